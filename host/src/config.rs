@@ -1,0 +1,382 @@
+//! The operator's configuration: one TOML file plus command-line overrides.
+//!
+//! Every section is a plain struct with `deny_unknown_fields`, so a typo is an error
+//! that names the key and the line. Secrets never live in the file: providers and
+//! tokens name an environment variable (or a file) to read them from.
+
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+/// The whole configuration, after defaults and overrides.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Address the HTTP server binds.
+    pub listen: SocketAddr,
+    /// Folder of built `.wasm` plugins (with optional `NAME.toml` manifests).
+    pub plugins_dir: PathBuf,
+    /// Folder of the sled store (sessions, audit log, compiled-plugin cache).
+    pub data_dir: PathBuf,
+    /// Global caps every plugin call runs within.
+    pub limits: Limits,
+    /// Upstream model providers.
+    pub providers: Vec<ProviderConfig>,
+    /// The hub's own agent loop.
+    pub agent: AgentConfig,
+    /// Client bearer tokens. None configured = loopback clients only.
+    pub tokens: Vec<TokenConfig>,
+    /// Audit log of calls.
+    pub audit: AuditConfig,
+    /// HTTP server hardening.
+    pub server: ServerConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: "127.0.0.1:8787".parse().unwrap(),
+            plugins_dir: PathBuf::from("dist/plugins"),
+            data_dir: PathBuf::from("data"),
+            limits: Limits::default(),
+            providers: Vec::new(),
+            agent: AgentConfig::default(),
+            tokens: Vec::new(),
+            audit: AuditConfig::default(),
+            server: ServerConfig::default(),
+        }
+    }
+}
+
+/// Global caps. A plugin's manifest may ask for less, never for more.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Linear memory per call instance, in MiB.
+    pub memory_mb: u64,
+    /// Wall-clock deadline of one call, in milliseconds (host calls included).
+    pub timeout_ms: u64,
+    /// Bytes of JSON output one call may return, in KiB.
+    pub output_kb: u64,
+    /// Bytes of stdout + stderr one call may write (captured, bounded), in KiB.
+    pub log_kb: u64,
+    /// Bytes of JSON input one call may receive, in KiB.
+    pub input_kb: u64,
+    /// Deepest chain of nested plugin -> hub calls.
+    pub max_call_depth: u32,
+    /// Most calls in one `hub_call` batch.
+    pub max_batch: usize,
+    /// Most nested calls one call may make in total.
+    pub max_fanout: u32,
+    /// Largest `.wasm` file the loader compiles, in MiB (compiling has no timeout).
+    pub max_plugin_mb: u64,
+    /// Most plugin instances alive at once (the pooling allocator's slots).
+    pub max_instances: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_mb: 64,
+            timeout_ms: 10_000,
+            output_kb: 1024,
+            log_kb: 64,
+            input_kb: 1024,
+            max_call_depth: 4,
+            max_batch: 32,
+            max_fanout: 64,
+            max_plugin_mb: 64,
+            max_instances: 256,
+        }
+    }
+}
+
+/// One OpenAI-compatible upstream.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// Name used in `provider/model` addressing.
+    pub name: String,
+    /// Base URL including the version path, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// Environment variable holding the API key (none for local servers).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Glob patterns (`gpt-*`) of model names this provider serves.
+    #[serde(default)]
+    pub models: Vec<String>,
+    /// Extra headers sent on every upstream request.
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
+    #[serde(default = "defaults::connect_timeout_ms")]
+    pub connect_timeout_ms: u64,
+    /// Time allowed until the first response byte.
+    #[serde(default = "defaults::first_byte_timeout_ms")]
+    pub first_byte_timeout_ms: u64,
+    /// Longest silence allowed inside a streaming response.
+    #[serde(default = "defaults::idle_timeout_ms")]
+    pub idle_timeout_ms: u64,
+    /// Retries on 429/5xx/connect errors before any byte was streamed.
+    #[serde(default = "defaults::max_retries")]
+    pub max_retries: u32,
+}
+
+/// The hub's agent loop.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentConfig {
+    /// Model used when a chat request names none (`provider/model` or a pattern match).
+    pub model: Option<String>,
+    /// Most model steps in one turn.
+    pub max_steps: u32,
+    /// System prompt put before every conversation.
+    pub system_prompt: Option<String>,
+    /// The model's context window in tokens, for the tool-result budget guard.
+    pub context_window: u64,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig { model: None, max_steps: 10, system_prompt: None, context_window: 128_000 }
+    }
+}
+
+/// A client bearer token and what it may call.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// Name recorded as the caller in the audit log.
+    pub name: String,
+    /// Environment variable holding the secret.
+    #[serde(default)]
+    pub secret_env: Option<String>,
+    /// File holding the secret (trailing newline ignored).
+    #[serde(default)]
+    pub secret_file: Option<PathBuf>,
+    /// Operation patterns this token may call: `weather.*`, `text.slugify`, `*`.
+    #[serde(default)]
+    pub allow: Vec<String>,
+}
+
+/// The audit log.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuditConfig {
+    /// Most call records kept; older ones are dropped first.
+    pub retention: usize,
+    /// Input/output field names whose values are replaced by `"[redacted]"`.
+    pub redact_fields: Vec<String>,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        AuditConfig {
+            retention: 100_000,
+            redact_fields: ["password", "secret", "token", "api_key", "apikey", "authorization"]
+                .map(String::from)
+                .to_vec(),
+        }
+    }
+}
+
+/// HTTP server hardening.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Largest request body accepted, in KiB.
+    pub max_body_kb: u64,
+    /// Extra `Origin` values accepted besides the hub's own address.
+    pub allowed_origins: Vec<String>,
+    /// Extra `Host` values accepted besides loopback names and the listen address.
+    pub allowed_hosts: Vec<String>,
+    /// Seconds in-flight requests get to finish after SIGINT/SIGTERM.
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            max_body_kb: 4096,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            shutdown_grace_secs: 10,
+        }
+    }
+}
+
+mod defaults {
+    pub fn connect_timeout_ms() -> u64 {
+        10_000
+    }
+    pub fn first_byte_timeout_ms() -> u64 {
+        120_000
+    }
+    pub fn idle_timeout_ms() -> u64 {
+        120_000
+    }
+    pub fn max_retries() -> u32 {
+        3
+    }
+}
+
+/// Why a configuration could not be used.
+#[derive(Debug)]
+pub enum ConfigError {
+    /// The file could not be read.
+    Read { path: PathBuf, source: std::io::Error },
+    /// The file is not valid TOML or has an unknown key or a wrong value; the
+    /// message names the key and the line.
+    Parse { path: PathBuf, message: String },
+    /// The values are individually fine but do not fit together.
+    Invalid { path: Option<PathBuf>, message: String },
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigError::Read { path, source } => write!(f, "{}: cannot read: {source}", path.display()),
+            ConfigError::Parse { path, message } => write!(f, "{}: {message}", path.display()),
+            ConfigError::Invalid { path: Some(path), message } => write!(f, "{}: {message}", path.display()),
+            ConfigError::Invalid { path: None, message } => write!(f, "configuration: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Parses configuration text; `path` is only used in error messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text)
+            .map_err(|e| ConfigError::Parse { path: path.to_owned(), message: one_line(&e.to_string()) })?;
+        config.check().map_err(|message| ConfigError::Invalid { path: Some(path.to_owned()), message })?;
+        Ok(config)
+    }
+
+    /// Loads `path`, or `wasmhub.toml` in the working directory when `path` is `None`
+    /// and that file exists, or the defaults.
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        let path = match path {
+            Some(p) => p.to_owned(),
+            None => {
+                let default = PathBuf::from("wasmhub.toml");
+                if !default.exists() {
+                    return Ok(Config::default());
+                }
+                default
+            }
+        };
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
+        Config::parse(&text, &path)
+    }
+
+    /// With no providers configured, `OPENAI_API_KEY` (and `OPENAI_BASE_URL`) define
+    /// one provider named `openai`, as the OpenAI SDKs do.
+    pub fn apply_openai_env_default(&mut self) {
+        if !self.providers.is_empty() || std::env::var_os("OPENAI_API_KEY").is_none() {
+            return;
+        }
+        let base_url = std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into());
+        self.providers.push(ProviderConfig {
+            name: "openai".into(),
+            base_url,
+            api_key_env: Some("OPENAI_API_KEY".into()),
+            models: vec!["*".into()],
+            headers: Default::default(),
+            connect_timeout_ms: defaults::connect_timeout_ms(),
+            first_byte_timeout_ms: defaults::first_byte_timeout_ms(),
+            idle_timeout_ms: defaults::idle_timeout_ms(),
+            max_retries: defaults::max_retries(),
+        });
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let mut names = std::collections::HashSet::new();
+        for p in &self.providers {
+            if p.name.is_empty() || p.name.contains('/') {
+                return Err(format!("providers: name {:?} must be non-empty and contain no '/'", p.name));
+            }
+            if !names.insert(&p.name) {
+                return Err(format!("providers: name {:?} is used twice", p.name));
+            }
+            if !(p.base_url.starts_with("http://") || p.base_url.starts_with("https://")) {
+                return Err(format!("providers.{}: base_url {:?} must start with http:// or https://", p.name, p.base_url));
+            }
+        }
+        let mut names = std::collections::HashSet::new();
+        for t in &self.tokens {
+            if !names.insert(&t.name) {
+                return Err(format!("tokens: name {:?} is used twice", t.name));
+            }
+            match (&t.secret_env, &t.secret_file) {
+                (Some(_), None) | (None, Some(_)) => {}
+                _ => return Err(format!("tokens.{}: set exactly one of secret_env or secret_file", t.name)),
+            }
+        }
+        let l = &self.limits;
+        for (key, value) in [
+            ("limits.memory_mb", l.memory_mb),
+            ("limits.timeout_ms", l.timeout_ms),
+            ("limits.output_kb", l.output_kb),
+            ("limits.input_kb", l.input_kb),
+            ("limits.max_plugin_mb", l.max_plugin_mb),
+        ] {
+            if value == 0 {
+                return Err(format!("{key} must be greater than 0"));
+            }
+        }
+        if l.max_batch == 0 || l.max_instances == 0 {
+            return Err("limits.max_batch and limits.max_instances must be greater than 0".into());
+        }
+        if self.agent.max_steps == 0 {
+            return Err("agent.max_steps must be greater than 0".into());
+        }
+        Ok(())
+    }
+}
+
+/// toml's messages span several lines with a source excerpt; keep them but on one line
+/// would lose the caret, so only trim the trailing newline.
+fn one_line(message: &str) -> String {
+    message.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_apply_to_an_empty_file() {
+        let c = Config::parse("", Path::new("w.toml")).unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8787");
+        assert_eq!(c.agent.max_steps, 10);
+        assert_eq!(c.limits.memory_mb, 64);
+    }
+
+    #[test]
+    fn unknown_keys_name_the_key_and_line() {
+        let err = Config::parse("listen = \"127.0.0.1:1\"\n[limits]\nmemroy_mb = 3\n", Path::new("w.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("memroy_mb"), "{err}");
+        assert!(err.contains("line 3"), "{err}");
+        assert!(err.starts_with("w.toml"), "{err}");
+    }
+
+    #[test]
+    fn tokens_need_exactly_one_secret_source() {
+        let err = Config::parse("[[tokens]]\nname = \"a\"\nallow = [\"*\"]\n", Path::new("w.toml")).unwrap_err();
+        assert!(err.to_string().contains("exactly one of secret_env or secret_file"), "{err}");
+    }
+
+    #[test]
+    fn providers_parse_with_defaults() {
+        let c = Config::parse(
+            "[[providers]]\nname = \"local\"\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodels = [\"llama*\"]\n",
+            Path::new("w.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.providers[0].max_retries, 3);
+        assert_eq!(c.providers[0].api_key_env, None);
+    }
+}

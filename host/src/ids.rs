@@ -1,0 +1,49 @@
+//! Random identifiers (call ids, session ids, MCP session ids, message ids).
+//!
+//! Ids are 128 random bits from the OS in lowercase hex with a short prefix naming
+//! what they identify, so a log line or a stored record says what an id is.
+
+/// A fresh id such as `call_3f9a…` (prefix, `_`, 32 hex digits).
+pub fn new_id(prefix: &str) -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the OS random source is available");
+    let mut id = String::with_capacity(prefix.len() + 33);
+    id.push_str(prefix);
+    id.push('_');
+    for b in bytes {
+        id.push(char::from_digit((b >> 4) as u32, 16).unwrap());
+        id.push(char::from_digit((b & 0xf) as u32, 16).unwrap());
+    }
+    id
+}
+
+/// Whether `id` is acceptable as a client-chosen id: 1-128 chars of `[A-Za-z0-9_-]`.
+/// Used for ids that arrive in URLs and request bodies (sessions, messages).
+pub fn is_valid_client_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_prefixed_unique_and_hex() {
+        let a = new_id("call");
+        let b = new_id("call");
+        assert_ne!(a, b);
+        assert!(a.starts_with("call_"));
+        assert_eq!(a.len(), 5 + 32);
+        assert!(a[5..].bytes().all(|c| c.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn client_ids_are_checked() {
+        assert!(is_valid_client_id("chat-1_AB"));
+        assert!(!is_valid_client_id(""));
+        assert!(!is_valid_client_id("../etc"));
+        assert!(!is_valid_client_id(&"a".repeat(129)));
+    }
+}

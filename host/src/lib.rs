@@ -1,0 +1,17 @@
+//! wasmhub: an LLM tool hub that runs WebAssembly component operations in a
+//! deny-by-default sandbox and shows models exactly four meta-tools.
+//!
+//! Layers, top to bottom (a layer only uses the ones below it):
+//! - [`cli`]: the `wasmhub` command;
+//! - [`surfaces`]: HTTP routes: REST, MCP, the OpenAI proxy, chat;
+//! - [`agent`]: the agent loop over the meta-tools;
+//! - [`llm`]: upstream model providers and the OpenAI -> UI message stream transform;
+//! - [`hub`]: the four meta-tools, the registry, search, and the call protocol;
+//! - [`runtime`]: the wasmtime engine, sandbox, loader and plugin cache;
+//! - beside them: [`storage`] (sled), [`config`], [`sse`], [`logging`], [`ids`].
+
+pub mod config;
+pub mod ids;
+pub mod logging;
+pub mod storage;
+pub mod surfaces;

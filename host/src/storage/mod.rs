@@ -1,0 +1,221 @@
+//! Durable storage: one sled database under the data directory, behind a small
+//! interface of named tables.
+//!
+//! Callers never see sled. They open a [`Table`] by name and store bytes or JSON
+//! values under byte keys. Writes that must survive a crash (a finished chat step,
+//! an audit record) call [`Table::flush`] before they are reported done.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::path::{Path, PathBuf};
+
+/// Why storage failed.
+#[derive(Debug)]
+pub enum StorageError {
+    /// The database could not be opened (locked by another process, corrupt, unreadable).
+    Open { path: PathBuf, message: String },
+    /// A read or write failed.
+    Io(String),
+    /// A stored value did not decode.
+    Corrupt { table: String, message: String },
+}
+
+impl std::fmt::Display for StorageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StorageError::Open { path, message } => write!(f, "cannot open the store at {}: {message}", path.display()),
+            StorageError::Io(m) => write!(f, "storage error: {m}"),
+            StorageError::Corrupt { table, message } => write!(f, "stored value in {table} does not decode: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for StorageError {}
+
+impl From<sled::Error> for StorageError {
+    fn from(e: sled::Error) -> Self {
+        StorageError::Io(e.to_string())
+    }
+}
+
+/// The hub's database. Cheap to clone.
+#[derive(Clone)]
+pub struct Storage {
+    db: sled::Db,
+}
+
+impl Storage {
+    /// Opens (creating if needed) the database in `dir`.
+    pub fn open(dir: &Path) -> Result<Storage, StorageError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| StorageError::Open { path: dir.to_owned(), message: e.to_string() })?;
+        let db = sled::Config::new()
+            .path(dir.join("store"))
+            .open()
+            .map_err(|e| StorageError::Open { path: dir.to_owned(), message: e.to_string() })?;
+        Ok(Storage { db })
+    }
+
+    /// A database that lives in memory only (tests, `wasmhub call`).
+    pub fn temporary() -> Result<Storage, StorageError> {
+        let db = sled::Config::new().temporary(true).open()?;
+        Ok(Storage { db })
+    }
+
+    /// The table called `name`, created on first use.
+    pub fn table(&self, name: &str) -> Result<Table, StorageError> {
+        Ok(Table { name: name.to_string(), tree: self.db.open_tree(name)? })
+    }
+
+    /// Makes every write so far durable.
+    pub fn flush(&self) -> Result<(), StorageError> {
+        self.db.flush()?;
+        Ok(())
+    }
+}
+
+/// An ordered map of byte keys to values.
+#[derive(Clone)]
+pub struct Table {
+    name: String,
+    tree: sled::Tree,
+}
+
+impl Table {
+    pub fn get_bytes(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        Ok(self.tree.get(key)?.map(|v| v.to_vec()))
+    }
+
+    pub fn put_bytes(&self, key: &[u8], value: &[u8]) -> Result<(), StorageError> {
+        self.tree.insert(key, value)?;
+        Ok(())
+    }
+
+    pub fn get<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, StorageError> {
+        match self.tree.get(key)? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| StorageError::Corrupt { table: self.name.clone(), message: e.to_string() }),
+        }
+    }
+
+    pub fn put<T: Serialize>(&self, key: &[u8], value: &T) -> Result<(), StorageError> {
+        let bytes = serde_json::to_vec(value).map_err(|e| StorageError::Io(e.to_string()))?;
+        self.put_bytes(key, &bytes)
+    }
+
+    pub fn remove(&self, key: &[u8]) -> Result<bool, StorageError> {
+        Ok(self.tree.remove(key)?.is_some())
+    }
+
+    /// Removes every key starting with `prefix`; returns how many.
+    pub fn remove_prefix(&self, prefix: &[u8]) -> Result<usize, StorageError> {
+        let mut batch = sled::Batch::default();
+        let mut n = 0;
+        for item in self.tree.scan_prefix(prefix) {
+            let (k, _) = item?;
+            batch.remove(k);
+            n += 1;
+        }
+        self.tree.apply_batch(batch)?;
+        Ok(n)
+    }
+
+    /// Writes several keys atomically.
+    pub fn put_many<T: Serialize>(&self, items: &[(Vec<u8>, T)]) -> Result<(), StorageError> {
+        let mut batch = sled::Batch::default();
+        for (k, v) in items {
+            let bytes = serde_json::to_vec(v).map_err(|e| StorageError::Io(e.to_string()))?;
+            batch.insert(k.as_slice(), bytes);
+        }
+        self.tree.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// Values whose key starts with `prefix`, in key order.
+    pub fn scan_prefix<T: DeserializeOwned>(&self, prefix: &[u8]) -> Result<Vec<(Vec<u8>, T)>, StorageError> {
+        let mut out = Vec::new();
+        for item in self.tree.scan_prefix(prefix) {
+            let (k, v) = item?;
+            let value = serde_json::from_slice(&v)
+                .map_err(|e| StorageError::Corrupt { table: self.name.clone(), message: e.to_string() })?;
+            out.push((k.to_vec(), value));
+        }
+        Ok(out)
+    }
+
+    /// Up to `limit` values with the greatest keys, greatest first.
+    pub fn last<T: DeserializeOwned>(&self, limit: usize) -> Result<Vec<(Vec<u8>, T)>, StorageError> {
+        let mut out = Vec::new();
+        for item in self.tree.iter().rev().take(limit) {
+            let (k, v) = item?;
+            let value = serde_json::from_slice(&v)
+                .map_err(|e| StorageError::Corrupt { table: self.name.clone(), message: e.to_string() })?;
+            out.push((k.to_vec(), value));
+        }
+        Ok(out)
+    }
+
+    /// Removes the smallest keys until at most `keep` remain; returns how many went.
+    pub fn trim_oldest(&self, keep: usize) -> Result<usize, StorageError> {
+        let len = self.tree.len();
+        if len <= keep {
+            return Ok(0);
+        }
+        let mut batch = sled::Batch::default();
+        let excess = len - keep;
+        for item in self.tree.iter().take(excess) {
+            let (k, _) = item?;
+            batch.remove(k);
+        }
+        self.tree.apply_batch(batch)?;
+        Ok(excess)
+    }
+
+    pub fn len(&self) -> usize {
+        self.tree.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tree.is_empty()
+    }
+
+    /// Makes this table's writes durable (sled flushes the whole database).
+    pub fn flush(&self) -> Result<(), StorageError> {
+        self.tree.flush()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_store_json_and_bytes_in_key_order() {
+        let s = Storage::temporary().unwrap();
+        let t = s.table("t").unwrap();
+        t.put(b"b", &2u32).unwrap();
+        t.put(b"a", &1u32).unwrap();
+        t.put(b"c", &3u32).unwrap();
+        assert_eq!(t.get::<u32>(b"a").unwrap(), Some(1));
+        let last: Vec<u32> = t.last(2).unwrap().into_iter().map(|(_, v)| v).collect();
+        assert_eq!(last, vec![3, 2]);
+        assert_eq!(t.trim_oldest(1).unwrap(), 2);
+        assert_eq!(t.len(), 1);
+        t.put_bytes(b"x", b"raw").unwrap();
+        assert_eq!(t.get_bytes(b"x").unwrap().unwrap(), b"raw");
+        assert!(t.get::<u32>(b"x").is_err());
+    }
+
+    #[test]
+    fn prefix_operations() {
+        let s = Storage::temporary().unwrap();
+        let t = s.table("t").unwrap();
+        t.put_many(&[(b"s1/a".to_vec(), 1), (b"s1/b".to_vec(), 2), (b"s2/a".to_vec(), 3)]).unwrap();
+        assert_eq!(t.scan_prefix::<i32>(b"s1/").unwrap().len(), 2);
+        assert_eq!(t.remove_prefix(b"s1/").unwrap(), 2);
+        assert_eq!(t.len(), 1);
+    }
+}

@@ -1,0 +1,61 @@
+//! The one response body type every surface returns: a whole buffer, or a stream of
+//! frames fed through a bounded channel.
+//!
+//! The channel is bounded on purpose: a slow client makes the producer wait instead
+//! of making the hub buffer without limit. When the client goes away the receiver is
+//! dropped and the producer's next `send` fails, which is how producers notice a
+//! disconnect and cancel their work.
+
+use bytes::Bytes;
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tokio::sync::mpsc;
+
+/// A response body.
+pub enum Body {
+    Full(Option<Bytes>),
+    Stream(mpsc::Receiver<Bytes>),
+}
+
+impl Body {
+    pub fn empty() -> Body {
+        Body::Full(None)
+    }
+
+    pub fn full(bytes: impl Into<Bytes>) -> Body {
+        Body::Full(Some(bytes.into()))
+    }
+
+    /// A streaming body and the sender that feeds it. `capacity` is the number of
+    /// frames the channel holds before `send` waits for the client.
+    pub fn channel(capacity: usize) -> (mpsc::Sender<Bytes>, Body) {
+        let (tx, rx) = mpsc::channel(capacity);
+        (tx, Body::Stream(rx))
+    }
+}
+
+impl HttpBody for Body {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Body::Stream(rx) => rx.poll_recv(cx).map(|item| item.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Body::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Body::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            Body::Full(None) => SizeHint::with_exact(0),
+            Body::Stream(_) => SizeHint::default(),
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The HTTP surfaces clients talk to: the listener and router, request guards, and
+//! each API (REST meta-tools, MCP, the OpenAI proxy, the UI-stream and chat
+//! endpoints, the chat page, metrics). Surfaces call the hub and the LLM client;
+//! nothing below them calls back up.
+
+pub mod body;
+pub mod guard;
+pub mod respond;
+pub mod router;
+pub mod server;
+
+use crate::config::Config;
+use std::sync::Arc;
+
+/// Everything a request handler can reach. Built once by `wasmhub serve`.
+pub struct App {
+    pub config: Arc<Config>,
+}

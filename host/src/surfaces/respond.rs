@@ -1,0 +1,84 @@
+//! Building responses: JSON bodies, the JSON error shape every route uses, and
+//! reading a request body within a size limit.
+//!
+//! Error bodies are `{"error": {"code": "...", "message": "..."}}` with a matching
+//! HTTP status, so every client gets the same shape from every route. (The OpenAI
+//! proxy relays upstream errors in OpenAI's shape, which is the same outer form.)
+
+use super::body::Body;
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde::Serialize;
+
+pub type Resp = Response<Body>;
+
+/// A JSON response with `status`.
+pub fn json<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> Resp {
+    let bytes = serde_json::to_vec(value).expect("serializable response");
+    let mut resp = Response::new(Body::full(bytes));
+    *resp.status_mut() = status;
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}
+
+/// The hub's error shape: `{"error": {"code", "message"}}`.
+pub fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Resp {
+    json(status, &serde_json::json!({ "error": { "code": code, "message": message.into() } }))
+}
+
+pub fn not_found(path: &str) -> Resp {
+    error(StatusCode::NOT_FOUND, "not_found", format!("no route for {path}"))
+}
+
+pub fn method_not_allowed(allowed: &'static str) -> Resp {
+    let mut resp = error(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", format!("allowed: {allowed}"));
+    resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allowed));
+    resp
+}
+
+pub fn no_content() -> Resp {
+    let mut resp = Response::new(Body::empty());
+    *resp.status_mut() = StatusCode::NO_CONTENT;
+    resp
+}
+
+/// Why a request body could not be read.
+#[derive(Debug)]
+pub enum BodyError {
+    TooLarge { limit: usize },
+    Read(String),
+    Json(String),
+}
+
+impl BodyError {
+    pub fn into_response(self) -> Resp {
+        match self {
+            BodyError::TooLarge { limit } => error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("request body is larger than {limit} bytes"),
+            ),
+            BodyError::Read(m) => error(StatusCode::BAD_REQUEST, "bad_request", format!("could not read the body: {m}")),
+            BodyError::Json(m) => error(StatusCode::BAD_REQUEST, "invalid_json", format!("request body is not valid JSON: {m}")),
+        }
+    }
+}
+
+/// Reads the whole body, failing as soon as it passes `limit` bytes.
+pub async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
+    let limited = http_body_util::Limited::new(body, limit);
+    match limited.collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(BodyError::TooLarge { limit }),
+        Err(e) => Err(BodyError::Read(e.to_string())),
+    }
+}
+
+/// Reads the body and parses it as JSON of type `T`.
+pub async fn read_json<T: serde::de::DeserializeOwned>(body: Incoming, limit: usize) -> Result<T, BodyError> {
+    let bytes = read_body(body, limit).await?;
+    serde_json::from_slice(&bytes).map_err(|e| BodyError::Json(e.to_string()))
+}

@@ -1,0 +1,25 @@
+//! Maps each request to its surface by method and path. The route table of the
+//! whole HTTP API is this one `match`.
+
+use super::App;
+use super::guard;
+use super::respond::{self, Resp};
+use http::{Method, Request};
+use hyper::body::Incoming;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+pub async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Resp {
+    if let Err(resp) = guard::check_host_and_origin(&app, &req) {
+        return resp;
+    }
+    let path = req.uri().path().to_string();
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match (req.method().clone(), segments.as_slice()) {
+        (Method::GET, ["health"]) => respond::json(http::StatusCode::OK, &serde_json::json!({ "status": "ok" })),
+        _ => {
+            let _ = peer;
+            respond::not_found(&path)
+        }
+    }
+}
