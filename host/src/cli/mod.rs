@@ -1,0 +1,105 @@
+//! The `wasmhub` command: parses the command line and runs one subcommand.
+//!
+//! Subcommands live in their own modules; this file only holds the help texts, the
+//! shared configuration flags, and the dispatch.
+
+mod args;
+pub mod serve;
+
+use crate::config::Config;
+use args::{Args, UsageError};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const HELP: &str = "\
+wasmhub: an LLM tool hub for WebAssembly component plugins
+
+Usage: wasmhub <command> [options]
+
+Commands:
+  serve                 run the hub's HTTP server (MCP, OpenAI proxy, chat, REST)
+  mcp --stdio           serve MCP over stdin/stdout for desktop clients
+  call TOOL JSON        run one operation locally, without a server
+  plugin new NAME       scaffold a Rust plugin crate
+  plugin check FILE     check a plugin component and say what is wrong with it
+  plugin inspect FILE   show a plugin's operations, schemas, imports and grants
+  plugin lock [DIR]     pin every plugin's sha256 in DIR/plugins.lock
+
+Run `wasmhub <command> --help` for its options.
+";
+
+const CONFIG_FLAGS_HELP: &str = "\
+  --config FILE     configuration file (default: wasmhub.toml here, if present)
+  --plugins DIR     folder of built .wasm plugins (config: plugins_dir)
+  --data DIR        data folder for the store (config: data_dir)";
+
+/// Flags every subcommand that loads the configuration accepts.
+const CONFIG_FLAGS: [&str; 3] = ["config", "plugins", "data"];
+
+/// Runs the command line `argv` (without the program name).
+pub fn main(argv: Vec<String>) -> ExitCode {
+    crate::logging::init_from_env();
+    let Some((command, rest)) = argv.split_first() else {
+        eprint!("{HELP}");
+        return ExitCode::from(2);
+    };
+    let result = match command.as_str() {
+        "serve" => serve_command(rest),
+        "-h" | "--help" | "help" => {
+            print!("{HELP}");
+            Ok(ExitCode::SUCCESS)
+        }
+        "-V" | "--version" => {
+            println!("wasmhub {}", env!("CARGO_PKG_VERSION"));
+            Ok(ExitCode::SUCCESS)
+        }
+        other => Err(UsageError(format!("unknown command {other:?}; run `wasmhub --help`"))),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("wasmhub {command}: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Loads the configuration named by `--config` (or the default) and applies the
+/// flag overrides. The error names the file and the problem.
+fn load_config(args: &Args) -> Result<Config, String> {
+    let mut config = Config::load(args.value("config").map(std::path::Path::new)).map_err(|e| e.to_string())?;
+    if let Some(dir) = args.value("plugins") {
+        config.plugins_dir = PathBuf::from(dir);
+    }
+    if let Some(dir) = args.value("data") {
+        config.data_dir = PathBuf::from(dir);
+    }
+    if let Some(listen) = args.value("listen") {
+        config.listen = listen.parse().map_err(|_| format!("--listen {listen:?} is not an address like 127.0.0.1:8787"))?;
+    }
+    config.apply_openai_env_default();
+    Ok(config)
+}
+
+fn serve_command(argv: &[String]) -> Result<ExitCode, UsageError> {
+    let mut with_value = CONFIG_FLAGS.to_vec();
+    with_value.push("listen");
+    let args = Args::parse(argv, &with_value, &["locked", "help"])?;
+    if args.switch("help") {
+        println!(
+            "Usage: wasmhub serve [options]\n\nRuns the hub's HTTP server.\n\nOptions:\n{CONFIG_FLAGS_HELP}\n  \
+             --listen ADDR     address to bind (config: listen; default 127.0.0.1:8787)\n  \
+             --locked          refuse plugins not pinned in plugins.lock"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    args.at_most(0)?;
+    let config = match load_config(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("wasmhub serve: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    Ok(serve::run(config, serve::Options { locked: args.switch("locked") }))
+}

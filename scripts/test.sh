@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs every test of the project: the Rust unit and end-to-end tests (the real
+# sandbox, real example plugins, the real binary on loopback), the Python plugin's
+# tests, and the suites that drive the hub with real clients (AI SDK, OpenAI SDK,
+# MCP conformance and SDK clients, headless Chromium). Needs only Rust via rustup,
+# python3 and node/npm from the machine; every other tool is installed on the way.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+passed=0
+failed=0
+failures=()
+suite() {
+    local name=$1
+    shift
+    echo
+    echo "=== $name"
+    if "$@"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        failures+=("$name")
+    fi
+}
+
+# Artifacts every suite needs; a failure here stops the run.
+bash scripts/build-plugins.sh
+bash tests/guests/build.sh
+cargo build -p wasmhub
+
+suite "cargo test (unit + e2e)" cargo test --workspace
+suite "units plugin (python)" python3 -m unittest discover -s plugins/units -t plugins/units
+suite "AI SDK + OpenAI clients" bash tests/node/run.sh
+suite "MCP conformance + SDK clients" bash tests/mcp/run.sh
+suite "chat: AI SDK useChat + Chromium" bash tests/chat/run.sh
+
+echo
+if [ "$failed" -gt 0 ]; then
+    echo "failed suites: ${failures[*]}"
+fi
+echo "suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
