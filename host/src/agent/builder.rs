@@ -1,0 +1,206 @@
+//! Builds the assistant UIMessage from the UI chunks the loop sends, the way the AI
+//! SDK client does (`processUIMessageStream`), so the stored message is exactly what
+//! the client shows.
+//!
+//! Text and reasoning parts are found by their stream ids, tool parts by
+//! `toolCallId`; ids are only tracked for the current stream, as on the client.
+
+use super::message::{Part, ToolPart, ToolState, UiMessage};
+use crate::llm::UiChunk;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+/// The assistant message being streamed.
+pub struct MessageBuilder {
+    message: UiMessage,
+    /// Stream id of an open text or reasoning part -> its index in `parts`.
+    open: HashMap<String, usize>,
+}
+
+impl MessageBuilder {
+    pub fn new(message: UiMessage) -> MessageBuilder {
+        MessageBuilder { message, open: HashMap::new() }
+    }
+
+    pub fn message(&self) -> &UiMessage {
+        &self.message
+    }
+
+    pub fn message_mut(&mut self) -> &mut UiMessage {
+        &mut self.message
+    }
+
+    pub fn into_message(self) -> UiMessage {
+        self.message
+    }
+
+    fn tool_mut(&mut self, id: &str) -> Option<&mut ToolPart> {
+        self.message.parts.iter_mut().rev().find_map(|p| match p {
+            Part::Tool(t) if t.tool_call_id == id => Some(t),
+            _ => None,
+        })
+    }
+
+    /// Applies one chunk.
+    pub fn apply(&mut self, chunk: &UiChunk) {
+        match chunk {
+            UiChunk::Start { message_metadata, .. } | UiChunk::Finish { message_metadata, .. } => {
+                if let Some(meta) = message_metadata {
+                    self.message.merge_metadata(meta);
+                }
+            }
+            UiChunk::MessageMetadata { message_metadata } => self.message.merge_metadata(message_metadata),
+            UiChunk::StartStep => self.message.parts.push(Part::StepStart),
+            UiChunk::FinishStep => self.open.clear(),
+            UiChunk::TextStart { id } => {
+                self.open.insert(id.clone(), self.message.parts.len());
+                self.message.parts.push(Part::Text { text: String::new(), state: Some("streaming".into()) });
+            }
+            UiChunk::ReasoningStart { id } => {
+                self.open.insert(id.clone(), self.message.parts.len());
+                self.message.parts.push(Part::Reasoning { text: String::new(), state: Some("streaming".into()) });
+            }
+            UiChunk::TextDelta { id, delta } | UiChunk::ReasoningDelta { id, delta } => {
+                if let Some(&i) = self.open.get(id)
+                    && let Some(Part::Text { text, .. } | Part::Reasoning { text, .. }) = self.message.parts.get_mut(i)
+                {
+                    text.push_str(delta);
+                }
+            }
+            UiChunk::TextEnd { id } | UiChunk::ReasoningEnd { id } => {
+                if let Some(i) = self.open.remove(id)
+                    && let Some(Part::Text { state, .. } | Part::Reasoning { state, .. }) = self.message.parts.get_mut(i)
+                {
+                    *state = Some("done".into());
+                }
+            }
+            UiChunk::ToolInputStart { tool_call_id, tool_name, dynamic, .. } => {
+                let mut t = ToolPart::new(tool_call_id.clone(), tool_name.clone());
+                t.dynamic = dynamic.unwrap_or(false);
+                self.message.parts.push(Part::Tool(t));
+            }
+            UiChunk::ToolInputDelta { .. } => {}
+            UiChunk::ToolInputAvailable { tool_call_id, tool_name, input } => {
+                if self.tool_mut(tool_call_id).is_none() {
+                    self.message.parts.push(Part::Tool(ToolPart::new(tool_call_id.clone(), tool_name.clone())));
+                }
+                let t = self.tool_mut(tool_call_id).expect("just ensured");
+                t.state = ToolState::InputAvailable;
+                t.input = Some(input.clone());
+            }
+            UiChunk::ToolInputError { tool_call_id, tool_name, input, error_text } => {
+                if self.tool_mut(tool_call_id).is_none() {
+                    self.message.parts.push(Part::Tool(ToolPart::new(tool_call_id.clone(), tool_name.clone())));
+                }
+                let t = self.tool_mut(tool_call_id).expect("just ensured");
+                t.state = ToolState::OutputError;
+                t.input = None;
+                t.raw_input = Some(input.clone());
+                t.error_text = Some(error_text.clone());
+            }
+            UiChunk::ToolOutputAvailable { tool_call_id, output, .. } => {
+                if let Some(t) = self.tool_mut(tool_call_id) {
+                    t.state = ToolState::OutputAvailable;
+                    t.output = Some(output.clone());
+                }
+            }
+            UiChunk::ToolOutputError { tool_call_id, error_text } => {
+                if let Some(t) = self.tool_mut(tool_call_id) {
+                    t.state = ToolState::OutputError;
+                    t.error_text = Some(error_text.clone());
+                }
+            }
+            UiChunk::SourceUrl { source_id, url, title } => {
+                let mut v = json!({ "type": "source-url", "sourceId": source_id, "url": url });
+                if let Some(title) = title {
+                    v["title"] = Value::String(title.clone());
+                }
+                self.message.parts.push(Part::Other(v));
+            }
+            UiChunk::File { url, media_type } => {
+                self.message.parts.push(Part::Other(json!({ "type": "file", "url": url, "mediaType": media_type })));
+            }
+            UiChunk::Data { name, id, data, transient } => {
+                if transient == &Some(true) {
+                    return;
+                }
+                let ty = format!("data-{name}");
+                let existing = id.as_ref().and_then(|id| {
+                    self.message.parts.iter().position(
+                        |p| matches!(p, Part::Other(v) if v["type"] == ty.as_str() && v["id"] == id.as_str()),
+                    )
+                });
+                let mut v = json!({ "type": ty, "data": data });
+                if let Some(id) = id {
+                    v["id"] = Value::String(id.clone());
+                }
+                match existing {
+                    Some(i) => self.message.parts[i] = Part::Other(v),
+                    None => self.message.parts.push(Part::Other(v)),
+                }
+            }
+            UiChunk::Error { error_text } => self.message.merge_metadata(&json!({ "error": error_text })),
+            UiChunk::Abort { .. } => self.message.merge_metadata(&json!({ "aborted": true })),
+        }
+    }
+
+    /// Marks every still-streaming text or reasoning part done (an aborted turn).
+    pub fn close_open_parts(&mut self) {
+        for (_, i) in self.open.drain() {
+            if let Some(Part::Text { state, .. } | Part::Reasoning { state, .. }) = self.message.parts.get_mut(i) {
+                *state = Some("done".into());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::message::Role;
+
+    #[test]
+    fn a_streamed_step_becomes_the_clients_parts() {
+        let mut b = MessageBuilder::new(UiMessage::new("a1".into(), Role::Assistant));
+        let chunks = vec![
+            UiChunk::Start { message_id: Some("a1".into()), message_metadata: None },
+            UiChunk::StartStep,
+            UiChunk::ReasoningStart { id: "r".into() },
+            UiChunk::ReasoningDelta { id: "r".into(), delta: "think".into() },
+            UiChunk::ReasoningEnd { id: "r".into() },
+            UiChunk::TextStart { id: "t".into() },
+            UiChunk::TextDelta { id: "t".into(), delta: "Hel".into() },
+            UiChunk::TextDelta { id: "t".into(), delta: "lo".into() },
+            UiChunk::TextEnd { id: "t".into() },
+            UiChunk::ToolInputStart { tool_call_id: "c1".into(), tool_name: "hub_search".into(), dynamic: None, title: None },
+            UiChunk::ToolInputDelta { tool_call_id: "c1".into(), input_text_delta: "{}".into() },
+            UiChunk::ToolInputAvailable { tool_call_id: "c1".into(), tool_name: "hub_search".into(), input: json!({}) },
+            UiChunk::ToolInputStart { tool_call_id: "c2".into(), tool_name: "hub_call".into(), dynamic: None, title: None },
+            UiChunk::ToolInputError { tool_call_id: "c2".into(), tool_name: "hub_call".into(), input: json!("{x"), error_text: "bad".into() },
+            UiChunk::ToolOutputAvailable { tool_call_id: "c1".into(), output: json!([1]), preliminary: None },
+            UiChunk::FinishStep,
+            UiChunk::StartStep,
+            UiChunk::TextStart { id: "t".into() },
+            UiChunk::TextDelta { id: "t".into(), delta: "cut".into() },
+            UiChunk::Abort { reason: None },
+            UiChunk::Finish { finish_reason: None, message_metadata: Some(json!({"usage": {"inputTokens": 1}})) },
+        ];
+        for c in &chunks {
+            b.apply(c);
+        }
+        b.close_open_parts();
+        let m = serde_json::to_value(b.message()).unwrap();
+        assert_eq!(
+            m,
+            json!({"id": "a1", "role": "assistant", "metadata": {"aborted": true, "usage": {"inputTokens": 1}}, "parts": [
+                {"type": "step-start"},
+                {"type": "reasoning", "text": "think", "state": "done"},
+                {"type": "text", "text": "Hello", "state": "done"},
+                {"type": "tool-hub_search", "toolCallId": "c1", "state": "output-available", "input": {}, "output": [1]},
+                {"type": "tool-hub_call", "toolCallId": "c2", "state": "output-error", "input": null, "rawInput": "{x", "errorText": "bad"},
+                {"type": "step-start"},
+                {"type": "text", "text": "cut", "state": "done"}
+            ]})
+        );
+    }
+}

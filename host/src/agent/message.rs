@@ -1,0 +1,300 @@
+//! The AI SDK `UIMessage` shape (`{id, role, metadata?, parts}`) as the hub stores
+//! and serves it.
+//!
+//! Parts the loop produces or reads (text, reasoning, step boundaries, tool parts)
+//! are typed; every other part a client sends (`file`, `source-url`, `data-*`, ...)
+//! is kept verbatim as JSON so a conversation round-trips unchanged. Tool parts are
+//! `tool-<toolName>` (static tools) or `dynamic-tool` with a `toolName` field, as
+//! the client renders them.
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value, json};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UiMessage {
+    pub id: String,
+    pub role: Role,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+    pub parts: Vec<Part>,
+}
+
+impl UiMessage {
+    pub fn new(id: String, role: Role) -> UiMessage {
+        UiMessage { id, role, metadata: None, parts: Vec::new() }
+    }
+
+    /// The text parts joined, for titles and token estimates.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            if let Part::Text { text, .. } = p {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// Merges `extra`'s keys into the metadata object (creating it).
+    pub fn merge_metadata(&mut self, extra: &Value) {
+        let Value::Object(extra) = extra else { return };
+        let meta = self.metadata.get_or_insert_with(|| Value::Object(Map::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(Map::new());
+        }
+        let obj = meta.as_object_mut().expect("just made an object");
+        for (k, v) in extra {
+            obj.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// Where a tool call is in its life, as the client names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolState {
+    InputStreaming,
+    InputAvailable,
+    OutputAvailable,
+    OutputError,
+}
+
+impl ToolState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolState::InputStreaming => "input-streaming",
+            ToolState::InputAvailable => "input-available",
+            ToolState::OutputAvailable => "output-available",
+            ToolState::OutputError => "output-error",
+        }
+    }
+
+    fn parse(s: &str) -> Option<ToolState> {
+        Some(match s {
+            "input-streaming" => ToolState::InputStreaming,
+            "input-available" => ToolState::InputAvailable,
+            "output-available" => ToolState::OutputAvailable,
+            "output-error" => ToolState::OutputError,
+            _ => return None,
+        })
+    }
+}
+
+/// A tool call and (once known) its result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolPart {
+    pub tool_name: String,
+    pub tool_call_id: String,
+    /// `dynamic-tool` instead of `tool-<name>`.
+    pub dynamic: bool,
+    pub state: ToolState,
+    pub input: Option<Value>,
+    /// The model's arguments as sent, when they were not valid JSON.
+    pub raw_input: Option<Value>,
+    pub output: Option<Value>,
+    pub error_text: Option<String>,
+}
+
+impl ToolPart {
+    pub fn new(tool_call_id: String, tool_name: String) -> ToolPart {
+        ToolPart {
+            tool_name,
+            tool_call_id,
+            dynamic: false,
+            state: ToolState::InputStreaming,
+            input: None,
+            raw_input: None,
+            output: None,
+            error_text: None,
+        }
+    }
+}
+
+/// One part of a message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    /// `state` is `streaming` or `done` (absent in older clients).
+    Text { text: String, state: Option<String> },
+    Reasoning { text: String, state: Option<String> },
+    StepStart,
+    Tool(ToolPart),
+    /// Any other part, kept as sent.
+    Other(Value),
+}
+
+impl Serialize for Part {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Part {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Part, D::Error> {
+        Part::from_value(Value::deserialize(deserializer)?).map_err(D::Error::custom)
+    }
+}
+
+impl Part {
+    pub fn to_value(&self) -> Value {
+        match self {
+            Part::Text { text, state } | Part::Reasoning { text, state } => {
+                let ty = if matches!(self, Part::Text { .. }) { "text" } else { "reasoning" };
+                let mut v = json!({ "type": ty, "text": text });
+                if let Some(state) = state {
+                    v["state"] = Value::String(state.clone());
+                }
+                v
+            }
+            Part::StepStart => json!({ "type": "step-start" }),
+            Part::Tool(t) => {
+                let mut m = Map::new();
+                if t.dynamic {
+                    m.insert("type".into(), "dynamic-tool".into());
+                    m.insert("toolName".into(), t.tool_name.clone().into());
+                } else {
+                    m.insert("type".into(), format!("tool-{}", t.tool_name).into());
+                }
+                m.insert("toolCallId".into(), t.tool_call_id.clone().into());
+                m.insert("state".into(), t.state.as_str().into());
+                // The client's schema wants `input` on every state past streaming.
+                let input = t.input.clone().unwrap_or(Value::Null);
+                if t.input.is_some() || t.state != ToolState::InputStreaming {
+                    m.insert("input".into(), input);
+                }
+                if let Some(raw) = &t.raw_input {
+                    m.insert("rawInput".into(), raw.clone());
+                }
+                if let Some(output) = &t.output {
+                    m.insert("output".into(), output.clone());
+                }
+                if let Some(e) = &t.error_text {
+                    m.insert("errorText".into(), e.clone().into());
+                }
+                Value::Object(m)
+            }
+            Part::Other(v) => v.clone(),
+        }
+    }
+
+    /// Reads a part; tool parts with an unknown state or a missing id are errors, any
+    /// other well-formed part (an object with a string `type`) is kept as is.
+    pub fn from_value(v: Value) -> Result<Part, String> {
+        let Value::Object(obj) = &v else { return Err("a message part must be a JSON object".into()) };
+        let Some(ty) = obj.get("type").and_then(Value::as_str) else {
+            return Err("a message part needs a string \"type\"".into());
+        };
+        let text = |obj: &Map<String, Value>| -> Result<(String, Option<String>), String> {
+            let text = obj.get("text").and_then(Value::as_str).ok_or(format!("a {ty:?} part needs a string \"text\""))?;
+            Ok((text.to_string(), obj.get("state").and_then(Value::as_str).map(str::to_string)))
+        };
+        Ok(match ty {
+            "text" => {
+                let (text, state) = text(obj)?;
+                Part::Text { text, state }
+            }
+            "reasoning" => {
+                let (text, state) = text(obj)?;
+                Part::Reasoning { text, state }
+            }
+            "step-start" => Part::StepStart,
+            "dynamic-tool" => {
+                let name = obj.get("toolName").and_then(Value::as_str).ok_or("a dynamic-tool part needs \"toolName\"")?;
+                Part::Tool(ToolPart { dynamic: true, ..tool_part(obj, name)? })
+            }
+            t if t.starts_with("tool-") => Part::Tool(tool_part(obj, &t["tool-".len()..])?),
+            _ => Part::Other(v),
+        })
+    }
+}
+
+fn tool_part(obj: &Map<String, Value>, name: &str) -> Result<ToolPart, String> {
+    if name.is_empty() {
+        return Err("a tool part needs a tool name after \"tool-\"".into());
+    }
+    let id = obj.get("toolCallId").and_then(Value::as_str).ok_or("a tool part needs a string \"toolCallId\"")?;
+    let state = obj.get("state").and_then(Value::as_str).unwrap_or("");
+    // States the hub never produces (approvals) are read as "input available": the
+    // call did not run, which is what the model is told.
+    let state = ToolState::parse(state).unwrap_or(ToolState::InputAvailable);
+    Ok(ToolPart {
+        tool_name: name.to_string(),
+        tool_call_id: id.to_string(),
+        dynamic: false,
+        state,
+        input: obj.get("input").cloned(),
+        raw_input: obj.get("rawInput").cloned(),
+        output: obj.get("output").cloned(),
+        error_text: obj.get("errorText").and_then(Value::as_str).map(str::to_string),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_round_trip_in_the_clients_shape() {
+        let wire = json!({
+            "id": "m1",
+            "role": "assistant",
+            "metadata": {"usage": {"inputTokens": 3}},
+            "parts": [
+                {"type": "step-start"},
+                {"type": "reasoning", "text": "hmm", "state": "done"},
+                {"type": "text", "text": "hi"},
+                {"type": "tool-hub_search", "toolCallId": "c1", "state": "output-available", "input": {"q": "x"}, "output": [1]},
+                {"type": "tool-hub_call", "toolCallId": "c2", "state": "output-error", "input": null, "rawInput": "{bad", "errorText": "invalid"},
+                {"type": "dynamic-tool", "toolName": "x", "toolCallId": "c3", "state": "input-available", "input": {}},
+                {"type": "data-weather", "id": "d", "data": {"t": 1}},
+                {"type": "file", "mediaType": "image/png", "url": "data:,"}
+            ]
+        });
+        let m: UiMessage = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(m.role, Role::Assistant);
+        assert!(matches!(&m.parts[3], Part::Tool(t) if t.tool_name == "hub_search" && t.state == ToolState::OutputAvailable));
+        assert!(matches!(&m.parts[5], Part::Tool(t) if t.dynamic && t.tool_name == "x"));
+        assert!(matches!(&m.parts[6], Part::Other(_)));
+        assert_eq!(serde_json::to_value(&m).unwrap(), wire);
+    }
+
+    #[test]
+    fn malformed_parts_are_rejected_with_a_reason() {
+        for (bad, why) in [
+            (json!({"text": "x"}), "type"),
+            (json!({"type": "text"}), "text"),
+            (json!({"type": "tool-hub_call", "state": "input-available"}), "toolCallId"),
+            (json!({"type": "tool-", "toolCallId": "c"}), "tool name"),
+            (json!("text"), "object"),
+        ] {
+            let err = Part::from_value(bad).unwrap_err();
+            assert!(err.contains(why), "{err}");
+        }
+        let err = serde_json::from_value::<UiMessage>(json!({"id": "a", "role": "robot", "parts": []})).unwrap_err();
+        assert!(err.to_string().contains("robot"));
+    }
+
+    #[test]
+    fn metadata_merges_and_text_joins() {
+        let mut m = UiMessage::new("a".into(), Role::User);
+        m.parts.push(Part::Text { text: "one".into(), state: None });
+        m.parts.push(Part::StepStart);
+        m.parts.push(Part::Text { text: "two".into(), state: None });
+        assert_eq!(m.text(), "one\ntwo");
+        m.merge_metadata(&json!({"a": 1}));
+        m.merge_metadata(&json!({"b": 2}));
+        assert_eq!(m.metadata, Some(json!({"a": 1, "b": 2})));
+    }
+}

@@ -1,0 +1,283 @@
+//! The agent loop: one turn of a conversation, step by step.
+//!
+//! ```text
+//! start
+//! for step in 1..=max_steps:
+//!     stream one model call through the shared transformer      (start-step, text, tool inputs)
+//!     no tool calls?  -> finish-step, save, finish             (done)
+//!     run every tool call of the step concurrently via the hub (tool-output-available / -error)
+//!     finish-step, save durably
+//! step limit reached -> finish (finishReason tool-calls, messageMetadata.finishReason max-steps)
+//! ```
+//!
+//! Tool failures, invalid tool-call JSON and results too large for the context go
+//! back to the model as tool results carrying the error, and the loop goes on. An
+//! upstream failure the LLM client did not recover from by retrying ends the turn
+//! with an `error` chunk. A cancelled turn (every client left) stops the upstream
+//! request and the running tool calls and is stored marked `aborted`.
+
+use super::budget::{Budget, estimate_tokens};
+use super::convert::{self, error_json};
+use super::live::LiveTurn;
+use super::message::UiMessage;
+use super::sessions::{SessionInfo, Sessions};
+use super::sink::TurnSink;
+use crate::hub::auth::Caller;
+use crate::hub::{CallContext, Hub};
+use crate::llm::openai::prepare_stream_body;
+use crate::llm::{FinishReason, Llm, Route, StepOptions, ToolCall, UiChunk, Usage};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinSet;
+
+/// How long running tool calls get to notice a cancellation (and record it) before
+/// their tasks are dropped.
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// Everything one turn needs besides the conversation.
+pub struct TurnEnv {
+    pub llm: Arc<Llm>,
+    pub hub: Arc<Hub>,
+    pub sessions: Sessions,
+    /// The OpenAI `tools` array of the four meta-tools.
+    pub tools: Arc<Value>,
+    pub system_prompt: String,
+    pub max_steps: u32,
+    pub context_window: u64,
+}
+
+/// One turn, planned and ready to run.
+pub struct Turn {
+    pub session: SessionInfo,
+    pub history: Vec<UiMessage>,
+    /// Leading messages of `history` already stored unchanged.
+    pub unchanged: usize,
+    pub assistant: UiMessage,
+    pub route: Route,
+    /// The model as the client named it (recorded in the metadata).
+    pub model: String,
+    pub caller: Caller,
+    pub live: Arc<LiveTurn>,
+}
+
+/// How a turn ended (the hub's own reason; `messageMetadata.finishReason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Stop,
+    MaxSteps,
+    Error,
+    Aborted,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Stop => "stop",
+            Outcome::MaxSteps => "max-steps",
+            Outcome::Error => "error",
+            Outcome::Aborted => "aborted",
+        }
+    }
+}
+
+/// The result of one tool call, ready to be sent and recorded.
+enum ToolResult {
+    Output(Value),
+    Error(String),
+}
+
+struct Runner<'a> {
+    env: &'a TurnEnv,
+    turn: Turn,
+    sink: TurnSink,
+    usage: Option<Usage>,
+    /// Where saving the history starts (after the first save, only the assistant).
+    save_from: usize,
+    steps: u32,
+}
+
+/// Runs `turn` to its end; never panics on provider or tool failures (they become
+/// chunks). Storage failures are logged and reported to the client as an error.
+pub async fn run(env: &TurnEnv, turn: Turn) -> Outcome {
+    let sink = TurnSink::new(turn.live.clone(), turn.assistant.clone());
+    let save_from = turn.unchanged;
+    let mut r = Runner { env, turn, sink, usage: None, save_from, steps: 0 };
+    let outcome = r.run().await;
+    r.close(outcome);
+    outcome
+}
+
+impl Runner<'_> {
+    async fn run(&mut self) -> Outcome {
+        if let Err(e) = self.save(false) {
+            return self.fail(format!("cannot store the conversation: {e}"));
+        }
+        self.sink.emit(&[UiChunk::Start {
+            message_id: Some(self.turn.assistant.id.clone()),
+            message_metadata: Some(json!({ "model": self.turn.model, "sessionId": self.turn.session.id })),
+        }]);
+        let mut budget = Budget::new(self.env.context_window);
+        for step in 0..self.env.max_steps {
+            let mut messages = convert::to_openai(Some(&self.env.system_prompt), &self.turn.history);
+            messages.extend(convert::to_openai(None, std::slice::from_ref(self.sink.message())));
+            let estimate = estimate_tokens(&Value::Array(messages.clone()).to_string());
+            let mut body = json!({ "messages": messages, "tools": &*self.env.tools });
+            prepare_stream_body(&mut body, &self.turn.route.model);
+            let opts = StepOptions {
+                emit_start: false,
+                emit_finish: false,
+                message_id: None,
+                step: self.steps_before() + step,
+                ..StepOptions::default()
+            };
+            let Ok(summary) = self.env.llm.run_step(&self.turn.route, &body, opts, &mut self.sink).await else {
+                return Outcome::Aborted;
+            };
+            self.steps += 1;
+            if let Some(u) = summary.usage {
+                self.usage = Some(self.usage.map_or(u, |t| t.add(u)));
+            }
+            if summary.error.is_some() {
+                // The `error` chunk was sent by the step; keep what the step produced.
+                self.sink.emit(&[UiChunk::FinishStep]);
+                self.finish(FinishReason::Error, Outcome::Error);
+                return Outcome::Error;
+            }
+            if summary.tool_calls.is_empty() {
+                self.sink.emit(&[UiChunk::FinishStep]);
+                self.finish(summary.finish_reason, Outcome::Stop);
+                return Outcome::Stop;
+            }
+            budget.set_used(summary.usage.map(|u| u.input_tokens + u.output_tokens).unwrap_or(estimate));
+            if !self.run_tools(&summary.tool_calls, &mut budget).await {
+                return Outcome::Aborted;
+            }
+            self.sink.emit(&[UiChunk::FinishStep]);
+            if let Err(e) = self.save(true) {
+                return self.fail(format!("cannot store the conversation: {e}"));
+            }
+            if self.sink.is_cancelled() {
+                return Outcome::Aborted;
+            }
+        }
+        self.finish(FinishReason::ToolCalls, Outcome::MaxSteps);
+        Outcome::MaxSteps
+    }
+
+    /// Steps the continued assistant message already had, so part ids stay unique.
+    fn steps_before(&self) -> u32 {
+        self.turn.assistant.parts.iter().filter(|p| matches!(p, super::message::Part::StepStart)).count() as u32
+    }
+
+    /// Runs a step's tool calls concurrently and sends each result as it arrives.
+    /// Returns false when the turn was cancelled meanwhile.
+    async fn run_tools(&mut self, calls: &[ToolCall], budget: &mut Budget) -> bool {
+        let mut tasks: JoinSet<(String, ToolResult)> = JoinSet::new();
+        for call in calls {
+            let input = match &call.arguments {
+                Ok(input) => input.clone(),
+                // `tool-input-error` was sent by the step and the part is already in
+                // its error state; the model is told through that part's result.
+                Err(_) => continue,
+            };
+            let hub = self.env.hub.clone();
+            let (id, name) = (call.id.clone(), call.name.clone());
+            let ctx = CallContext::new(self.turn.caller.clone(), self.turn.live.cancel.child());
+            tasks.spawn(async move {
+                let result = match hub.invoke(&name, input, ctx).await {
+                    Ok(output) => ToolResult::Output(output),
+                    Err(e) => ToolResult::Error(e.to_string()),
+                };
+                (id, result)
+            });
+        }
+        let cancel = self.turn.live.cancel.clone();
+        loop {
+            let joined = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => {
+                    // The hub calls see the cancelled token; give them a moment to stop
+                    // and record it, then drop whatever is still running.
+                    let _ = tokio::time::timeout(CANCEL_GRACE, async { while tasks.join_next().await.is_some() {} }).await;
+                    tasks.abort_all();
+                    return false;
+                }
+                joined = tasks.join_next() => joined,
+            };
+            let Some(joined) = joined else { return true };
+            let (id, result) = match joined {
+                Ok(pair) => pair,
+                Err(e) => {
+                    crate::error!("a tool call task failed: {e}");
+                    continue;
+                }
+            };
+            let chunk = match result {
+                ToolResult::Output(output) => {
+                    let text = match &output {
+                        Value::String(s) => s.clone(),
+                        v => v.to_string(),
+                    };
+                    match budget.admit(&text) {
+                        Ok(()) => UiChunk::ToolOutputAvailable { tool_call_id: id, output, preliminary: None },
+                        Err(too_large) => UiChunk::ToolOutputError { tool_call_id: id, error_text: too_large.message() },
+                    }
+                }
+                ToolResult::Error(message) => {
+                    let _ = budget.admit(&error_json(&message));
+                    UiChunk::ToolOutputError { tool_call_id: id, error_text: message }
+                }
+            };
+            self.sink.emit(&[chunk]);
+        }
+    }
+
+    fn metadata(&self, outcome: Outcome) -> Value {
+        let mut meta = Map::new();
+        meta.insert("model".into(), Value::String(self.turn.model.clone()));
+        meta.insert("provider".into(), Value::String(self.turn.route.provider.config.name.clone()));
+        meta.insert("finishReason".into(), Value::String(outcome.as_str().into()));
+        meta.insert("steps".into(), Value::from(self.steps));
+        if let Some(u) = &self.usage {
+            meta.insert("usage".into(), serde_json::to_value(u).expect("usage serializes"));
+        }
+        Value::Object(meta)
+    }
+
+    fn finish(&mut self, reason: FinishReason, outcome: Outcome) {
+        let meta = self.metadata(outcome);
+        self.sink.emit(&[UiChunk::Finish { finish_reason: Some(reason), message_metadata: Some(meta) }]);
+    }
+
+    fn fail(&mut self, message: String) -> Outcome {
+        crate::error!("chat session {}: {message}", self.turn.session.id);
+        self.sink.emit(&[UiChunk::Error { error_text: message }]);
+        self.finish(FinishReason::Error, Outcome::Error);
+        Outcome::Error
+    }
+
+    /// Ends the turn: an aborted turn gets its `abort` chunk, and the final message
+    /// is stored durably.
+    fn close(&mut self, outcome: Outcome) {
+        if outcome == Outcome::Aborted {
+            self.sink.builder_mut().close_open_parts();
+            self.sink.emit(&[UiChunk::Abort { reason: Some("the client disconnected".into()) }]);
+            let meta = self.metadata(outcome);
+            self.sink.builder_mut().message_mut().merge_metadata(&meta);
+        }
+        if let Err(e) = self.save(true) {
+            crate::error!("chat session {}: cannot store the final message: {e}", self.turn.session.id);
+        }
+    }
+
+    /// Stores the history and the assistant message as it is now.
+    fn save(&mut self, durable: bool) -> Result<(), crate::storage::StorageError> {
+        let assistant = Some(self.sink.message()).filter(|m| !m.parts.is_empty() || m.metadata.is_some());
+        self.turn.session.model = Some(self.turn.model.clone());
+        self.turn.session =
+            self.env.sessions.save(&self.turn.session, &self.turn.history, assistant, self.save_from, durable)?;
+        self.save_from = self.turn.history.len();
+        Ok(())
+    }
+}

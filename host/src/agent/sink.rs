@@ -1,0 +1,68 @@
+//! Where a turn's UI chunks go: into the stored assistant message (via the
+//! [`MessageBuilder`]) and to every client watching the turn (via the [`LiveTurn`]).
+//!
+//! It is the [`UiSink`] the shared step transformer streams into. One difference
+//! from a plain client sink: the transformer closes each model call with
+//! `finish-step`, but in the agent loop a step also includes running its tool calls,
+//! so the sink holds that chunk back and the loop sends `finish-step` itself after
+//! the tool results.
+
+use super::builder::MessageBuilder;
+use super::live::LiveTurn;
+use super::message::UiMessage;
+use crate::llm::{Closed, UiChunk, UiSink};
+use std::sync::Arc;
+
+/// The sink of one turn.
+pub struct TurnSink {
+    turn: Arc<LiveTurn>,
+    builder: MessageBuilder,
+    scratch: Vec<UiChunk>,
+}
+
+impl TurnSink {
+    pub fn new(turn: Arc<LiveTurn>, assistant: UiMessage) -> TurnSink {
+        TurnSink { turn, builder: MessageBuilder::new(assistant), scratch: Vec::new() }
+    }
+
+    /// Records and publishes chunks the loop itself produces.
+    pub fn emit(&mut self, chunks: &[UiChunk]) {
+        for c in chunks {
+            self.builder.apply(c);
+        }
+        self.turn.push(chunks);
+    }
+
+    pub fn message(&self) -> &UiMessage {
+        self.builder.message()
+    }
+
+    pub fn builder_mut(&mut self) -> &mut MessageBuilder {
+        &mut self.builder
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.turn.cancel.is_cancelled()
+    }
+}
+
+impl UiSink for TurnSink {
+    async fn send(&mut self, chunks: &[UiChunk]) -> Result<(), Closed> {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        scratch.extend(chunks.iter().filter(|c| !matches!(c, UiChunk::FinishStep)).cloned());
+        self.emit(&scratch);
+        self.scratch = scratch;
+        if self.is_cancelled() { Err(Closed) } else { Ok(()) }
+    }
+
+    /// Clients get keepalives from their own stream writers, which also serve late
+    /// joiners; nothing to record here.
+    async fn keepalive(&mut self) -> Result<(), Closed> {
+        if self.is_cancelled() { Err(Closed) } else { Ok(()) }
+    }
+
+    async fn closed(&self) {
+        self.turn.cancel.cancelled().await
+    }
+}

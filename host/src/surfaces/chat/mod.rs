@@ -1,0 +1,159 @@
+//! The chat surface: the AI SDK `useChat` endpoint, stream resumption, stored
+//! sessions, and the hub's own chat page.
+//!
+//! | route                         | answer |
+//! |-------------------------------|--------|
+//! | `POST /api/chat`              | runs a turn of the agent loop; UI message stream |
+//! | `GET /api/chat/{id}/stream`   | joins the running turn (chunks so far, then live); 204 when none |
+//! | `GET /api/sessions`           | `{sessions: [SessionInfo]}`, most recent first |
+//! | `GET /api/sessions/{id}`      | `{id, title, ..., messages: [UIMessage]}`; 404 when unknown |
+//! | `DELETE /api/sessions/{id}`   | 204; 404 when unknown; 409 while a turn runs |
+//! | `GET /`                       | the chat page |
+//!
+//! Errors before the stream starts are the hub's JSON error shape with a status
+//! (the AI SDK client shows the body as the error message): 400 for a bad body or a
+//! request that does not fit the session, 401/403 from authentication, 404 for an
+//! unknown model, 409 when the session already has a turn running, 503 when no
+//! provider is usable.
+
+pub mod page;
+pub mod request;
+pub mod stream;
+
+use super::App;
+use super::respond::{self, Resp};
+use crate::agent::AgentError;
+use crate::hub::auth::Caller;
+use crate::ids::is_valid_client_id;
+use crate::llm::RouteError;
+use http::{HeaderMap, Request, StatusCode, header};
+use hyper::body::Incoming;
+use serde_json::json;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Interval of `: keepalive` comments on a quiet chat stream. Besides keeping
+/// proxies from closing the stream, each one is a write that notices a client
+/// that went away while a long tool call runs.
+pub const KEEPALIVE: Duration = Duration::from_secs(5);
+
+/// The token of an `Authorization: Bearer <token>` header.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+fn authenticate(app: &App, headers: &HeaderMap, peer: SocketAddr) -> Result<Caller, Resp> {
+    app.hub.authenticate(bearer(headers), peer).map_err(|e| {
+        let status = if e.code() == "forbidden" { StatusCode::FORBIDDEN } else { StatusCode::UNAUTHORIZED };
+        respond::error(status, e.code(), e.to_string())
+    })
+}
+
+fn agent_error(e: AgentError) -> Resp {
+    let (status, code) = match &e {
+        AgentError::Invalid(_) => (StatusCode::BAD_REQUEST, "invalid_request"),
+        AgentError::Busy(_) => (StatusCode::CONFLICT, "turn_in_progress"),
+        AgentError::NoModel => (StatusCode::BAD_REQUEST, "no_model"),
+        AgentError::Route(RouteError::NoProviders) => (StatusCode::SERVICE_UNAVAILABLE, "no_providers"),
+        AgentError::Route(RouteError::UnknownModel { .. }) => (StatusCode::NOT_FOUND, "model_not_found"),
+        AgentError::ProviderKey(_) => (StatusCode::SERVICE_UNAVAILABLE, "provider_not_configured"),
+        AgentError::Storage(_) => (StatusCode::INTERNAL_SERVER_ERROR, "storage_error"),
+    };
+    respond::error(status, code, e.to_string())
+}
+
+fn storage_error(e: crate::storage::StorageError) -> Resp {
+    respond::error(StatusCode::INTERNAL_SERVER_ERROR, "storage_error", e.to_string())
+}
+
+fn check_id(id: &str) -> Result<(), Resp> {
+    if is_valid_client_id(id) {
+        Ok(())
+    } else {
+        Err(respond::error(StatusCode::BAD_REQUEST, "invalid_id", format!("{id:?} is not a valid id (1-128 characters of A-Z a-z 0-9 _ -)")))
+    }
+}
+
+/// `POST /api/chat`.
+pub async fn post_chat(app: &App, req: Request<Incoming>, peer: SocketAddr) -> Resp {
+    let caller = match authenticate(app, req.headers(), peer) {
+        Ok(c) => c,
+        Err(resp) => return resp,
+    };
+    let limit = (app.config.server.max_body_kb as usize).saturating_mul(1024);
+    let body = match respond::read_body(req.into_body(), limit).await {
+        Ok(b) => b,
+        Err(e) => return e.into_response(),
+    };
+    let chat = match request::parse(&body) {
+        Ok(c) => c,
+        Err(message) => return respond::error(StatusCode::BAD_REQUEST, "invalid_request", message),
+    };
+    match app.agent.start(chat, caller) {
+        Ok(sub) => stream::respond(sub, KEEPALIVE),
+        Err(e) => agent_error(e),
+    }
+}
+
+/// `GET /api/chat/{id}/stream`.
+pub fn resume(app: &App, headers: &HeaderMap, peer: SocketAddr, id: &str) -> Resp {
+    if let Err(resp) = authenticate(app, headers, peer).and_then(|_| check_id(id)) {
+        return resp;
+    }
+    match app.agent.join(id) {
+        Some(sub) => stream::respond(sub, KEEPALIVE),
+        None => respond::no_content(),
+    }
+}
+
+/// `GET /api/sessions`.
+pub fn list_sessions(app: &App, headers: &HeaderMap, peer: SocketAddr) -> Resp {
+    if let Err(resp) = authenticate(app, headers, peer) {
+        return resp;
+    }
+    match app.agent.list_sessions() {
+        Ok(list) => {
+            let sessions: Vec<_> = list
+                .into_iter()
+                .map(|s| {
+                    let active = app.agent.live_turns().get(&s.id).is_some();
+                    let mut v = serde_json::to_value(&s).expect("session info serializes");
+                    v["active"] = json!(active);
+                    v
+                })
+                .collect();
+            respond::json(StatusCode::OK, &json!({ "sessions": sessions }))
+        }
+        Err(e) => storage_error(e),
+    }
+}
+
+/// `GET /api/sessions/{id}`.
+pub fn get_session(app: &App, headers: &HeaderMap, peer: SocketAddr, id: &str) -> Resp {
+    if let Err(resp) = authenticate(app, headers, peer).and_then(|_| check_id(id)) {
+        return resp;
+    }
+    match app.agent.session(id) {
+        Ok(Some(session)) => {
+            let mut v = serde_json::to_value(&session).expect("session serializes");
+            v["active"] = json!(app.agent.live_turns().get(id).is_some());
+            respond::json(StatusCode::OK, &v)
+        }
+        Ok(None) => respond::error(StatusCode::NOT_FOUND, "not_found", format!("no session {id:?}")),
+        Err(e) => storage_error(e),
+    }
+}
+
+/// `DELETE /api/sessions/{id}`.
+pub fn delete_session(app: &App, headers: &HeaderMap, peer: SocketAddr, id: &str) -> Resp {
+    if let Err(resp) = authenticate(app, headers, peer).and_then(|_| check_id(id)) {
+        return resp;
+    }
+    match app.agent.delete_session(id) {
+        Ok(true) => respond::no_content(),
+        Ok(false) => respond::error(StatusCode::NOT_FOUND, "not_found", format!("no session {id:?}")),
+        Err(e) => agent_error(e),
+    }
+}

@@ -1,0 +1,84 @@
+//! Reading the `DefaultChatTransport` request body of `POST /api/chat`:
+//! `{ id, messages, trigger, messageId?, model?, ...extra }`.
+//!
+//! Unknown extra keys are accepted (the transport merges the application's `body`
+//! option into the request); the known ones are checked with messages that name the
+//! field, because the client shows the response text as its error.
+
+use crate::agent::message::UiMessage;
+use crate::agent::plan::{ChatRequest, Trigger};
+use crate::ids::is_valid_client_id;
+use serde_json::Value;
+
+/// Parses and checks a request body.
+pub fn parse(body: &[u8]) -> Result<ChatRequest, String> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| format!("request body is not valid JSON: {e}"))?;
+    let Value::Object(mut obj) = value else { return Err("the request body must be a JSON object".into()) };
+    let session_id = match obj.remove("id") {
+        Some(Value::String(id)) if is_valid_client_id(&id) => id,
+        Some(Value::String(id)) => return Err(format!("\"id\" {id:?} must be 1-128 characters of A-Z a-z 0-9 _ -")),
+        Some(_) => return Err("\"id\" must be a string (the chat id)".into()),
+        None => return Err("\"id\" (the chat id) is required".into()),
+    };
+    let trigger = match obj.remove("trigger") {
+        Some(Value::String(t)) => Trigger::parse(&t)
+            .ok_or_else(|| format!("\"trigger\" {t:?} must be \"submit-message\" or \"regenerate-message\""))?,
+        // Older transports send no trigger: a plain submit.
+        None | Some(Value::Null) => Trigger::SubmitMessage,
+        Some(_) => return Err("\"trigger\" must be a string".into()),
+    };
+    let message_id = match obj.remove("messageId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) if is_valid_client_id(&id) => Some(id),
+        Some(_) => return Err("\"messageId\" must be a message id string".into()),
+    };
+    let model = match obj.remove("model") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(m)) if !m.trim().is_empty() => Some(m),
+        Some(_) => return Err("\"model\" must be a non-empty string".into()),
+    };
+    let messages = match obj.remove("messages") {
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| serde_json::from_value::<UiMessage>(m).map_err(|e| format!("messages[{i}]: {e}")))
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => return Err("\"messages\" must be an array of UI messages".into()),
+        None => return Err("\"messages\" is required".into()),
+    };
+    Ok(ChatRequest { session_id, messages, trigger, message_id, model })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_transport_body_parses_with_extra_keys() {
+        let r = parse(
+            br#"{"id":"c1","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hi"}]}],
+                "trigger":"regenerate-message","messageId":"a1","model":"p/m","temperature":0}"#,
+        )
+        .unwrap();
+        assert_eq!((r.session_id.as_str(), r.trigger, r.message_id.as_deref(), r.model.as_deref()), ("c1", Trigger::RegenerateMessage, Some("a1"), Some("p/m")));
+        assert_eq!(r.messages.len(), 1);
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        for (body, why) in [
+            (&br#"[1]"#[..], "JSON object"),
+            (br#"{"messages":[]}"#, "\"id\""),
+            (br#"{"id":"../x","messages":[]}"#, "1-128"),
+            (br#"{"id":"c","messages":[],"trigger":"go"}"#, "trigger"),
+            (br#"{"id":"c"}"#, "messages"),
+            (br#"{"id":"c","messages":[{"id":"u","role":"user"}]}"#, "messages[0]"),
+            (br#"{"id":"c","messages":[],"model":""}"#, "model"),
+            (br#"{"id":"c","messages":[],"messageId":5}"#, "messageId"),
+            (b"{", "not valid JSON"),
+        ] {
+            let e = parse(body).unwrap_err();
+            assert!(e.contains(why), "{e} / {why}");
+        }
+    }
+}

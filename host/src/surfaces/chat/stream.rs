@@ -1,0 +1,47 @@
+//! Writing a turn to a client as a UI message stream: the chunks so far, then the
+//! live ones, `: keepalive` comments while the turn is quiet, and `data: [DONE]` at
+//! the end. Frames go through the shared SSE encoder (`llm::SseSink`).
+//!
+//! The writer holds the client's [`Subscription`]: when the client disconnects the
+//! body channel closes, the writer returns and drops it, and if it was the last
+//! client the turn is cancelled.
+
+use crate::agent::live::Subscription;
+use crate::llm::stream::{SseSink, UiSink, keepalive_while};
+use crate::surfaces::body::Body;
+use crate::surfaces::respond::Resp;
+use http::{HeaderValue, Response, header};
+use std::time::Duration;
+
+/// Frames buffered towards one client before the writer waits.
+const STREAM_FRAMES: usize = 16;
+
+/// The streaming response for `sub`.
+pub fn respond(mut sub: Subscription, keepalive: Duration) -> Resp {
+    let (tx, body) = Body::channel(STREAM_FRAMES);
+    tokio::spawn(async move {
+        let mut sink = SseSink::new(tx);
+        loop {
+            match keepalive_while(&mut sink, keepalive, sub.next_batch()).await {
+                Err(_closed) => return,
+                Ok(None) => {
+                    let _ = sink.done().await;
+                    return;
+                }
+                Ok(Some(batch)) => {
+                    if sink.send(&batch).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    let mut resp = Response::new(body);
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(header::CONNECTION, HeaderValue::from_static("keep-alive"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    h.insert("x-vercel-ai-ui-message-stream", HeaderValue::from_static("v1"));
+    resp
+}
