@@ -13,5 +13,6 @@
 pub mod config;
 pub mod ids;
 pub mod logging;
+pub mod runtime;
 pub mod storage;
 pub mod surfaces;

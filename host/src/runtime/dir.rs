@@ -1,0 +1,286 @@
+//! The watched plugins folder: loads every `NAME.wasm` (with its `NAME.toml`) at
+//! start, in parallel, then polls for changes and reloads what changed, so adding,
+//! replacing or removing a plugin or its manifest takes effect without a restart.
+//!
+//! Polling instead of inotify (the `notify` crate): a plugins folder holds tens of
+//! files, stat-ing them every 250 ms is negligible, it works the same on every
+//! filesystem (including network and container mounts where inotify is silent), and
+//! it gives the debounce for free: a file is (re)loaded only once its size, mtime and
+//! inode were the same at two consecutive ticks, so a multi-step writer is not
+//! loaded half-written, and an atomic rename is picked up at the next tick. If a
+//! slow writer pauses longer than a tick, the half file is rejected and reloaded
+//! when it changes again.
+//!
+//! In-flight calls hold their `Arc<Plugin>` and finish on the version they started
+//! with. Dotfiles (editors' and atomic writers' temporaries) are ignored.
+
+use super::lock::{LOCK_FILE, LockFile};
+use super::{LoadError, Plugin, Runtime, RuntimeError};
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often the folder is scanned.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
+
+/// One plugin of the folder and its state.
+#[derive(Clone, Debug)]
+pub struct PluginEntry {
+    /// The file stem (also the namespace when active).
+    pub name: String,
+    pub path: PathBuf,
+    pub state: PluginState,
+}
+
+#[derive(Clone, Debug)]
+pub enum PluginState {
+    /// Loaded and listed.
+    Active(Arc<Plugin>),
+    /// Loaded and callable, hidden from search (`deprecated = true`).
+    Deprecated(Arc<Plugin>),
+    /// Not loaded; `reason` has one line per problem.
+    Rejected { reason: String, digest: Option<String> },
+}
+
+impl PluginState {
+    pub fn plugin(&self) -> Option<&Arc<Plugin>> {
+        match self {
+            PluginState::Active(p) | PluginState::Deprecated(p) => Some(p),
+            PluginState::Rejected { .. } => None,
+        }
+    }
+
+    fn from_load(result: Result<Arc<Plugin>, LoadError>) -> PluginState {
+        match result {
+            Ok(p) if p.deprecated() => PluginState::Deprecated(p),
+            Ok(p) => PluginState::Active(p),
+            Err(e) => PluginState::Rejected { reason: e.to_string(), digest: e.digest },
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            PluginState::Active(p) => format!("active ({} operations)", p.operations().len()),
+            PluginState::Deprecated(p) => format!("deprecated ({} operations, hidden from search)", p.operations().len()),
+            PluginState::Rejected { reason, .. } => format!("rejected: {}", reason.replace('\n', "; ")),
+        }
+    }
+}
+
+/// What identifies one version of a file: (size, mtime ns, inode).
+type Stamp = (u64, i128, u64);
+
+/// What identifies one version of a plugin: its `.wasm` and its manifest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fingerprint {
+    wasm: Stamp,
+    manifest: Option<Stamp>,
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let m = std::fs::metadata(path).ok()?;
+    if !m.is_file() {
+        return None;
+    }
+    Some((m.len(), m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128, m.ino()))
+}
+
+/// The plugins currently in `dir`, by name.
+fn scan(dir: &Path) -> std::io::Result<BTreeMap<String, (PathBuf, Fingerprint)>> {
+    let mut found = BTreeMap::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let Some(file) = path.file_name().and_then(|f| f.to_str()) else { continue };
+        if file.starts_with('.') || !file.ends_with(".wasm") {
+            continue;
+        }
+        let Some(wasm) = stamp(&path) else { continue };
+        let manifest = stamp(&super::manifest_path(&path));
+        found.insert(super::plugin_name(&path), (path, Fingerprint { wasm, manifest }));
+    }
+    Ok(found)
+}
+
+struct Loaded {
+    entry: PluginEntry,
+    fingerprint: Fingerprint,
+}
+
+struct Watcher {
+    runtime: Runtime,
+    dir: PathBuf,
+    /// `Some` with `serve --locked`; re-read when `plugins.lock` changes.
+    lock: Option<LockFile>,
+    lock_stamp: Option<Stamp>,
+    loaded: BTreeMap<String, Loaded>,
+    /// Fingerprints seen at the previous tick for names that differ from `loaded`.
+    pending: BTreeMap<String, Option<Fingerprint>>,
+    entries: Arc<Mutex<Vec<PluginEntry>>>,
+    on_change: Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>,
+}
+
+/// A watched plugins folder; stops watching when dropped.
+pub struct PluginDir {
+    entries: Arc<Mutex<Vec<PluginEntry>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl PluginDir {
+    /// Loads every plugin in `dir` (in parallel, progress in the log), calls
+    /// `on_change` with the full set, then watches the folder and calls it again
+    /// with the full set after each change. With `lock`, files must be pinned.
+    pub async fn start(
+        runtime: Runtime,
+        dir: PathBuf,
+        lock: Option<LockFile>,
+        on_change: Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>,
+    ) -> Result<PluginDir, RuntimeError> {
+        let found = scan(&dir).map_err(|e| RuntimeError::PluginDir { path: dir.clone(), message: e.to_string() })?;
+        let lock_stamp = lock.as_ref().and_then(|_| stamp(&dir.join(LOCK_FILE)));
+        let entries = Arc::new(Mutex::new(Vec::new()));
+        let mut watcher = Watcher {
+            runtime,
+            dir,
+            lock,
+            lock_stamp,
+            loaded: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            entries: entries.clone(),
+            on_change,
+        };
+        let started = Instant::now();
+        crate::info!("plugins: loading {} from {}", found.len(), watcher.dir.display());
+        watcher.reload(found.into_iter().collect()).await;
+        let active = watcher.loaded.values().filter(|l| l.entry.state.plugin().is_some()).count();
+        crate::info!(
+            "plugins: {active} of {} loaded in {} ms",
+            watcher.loaded.len(),
+            started.elapsed().as_millis()
+        );
+        watcher.publish();
+        let task = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(POLL_INTERVAL);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                watcher.poll().await;
+            }
+        });
+        Ok(PluginDir { entries, task })
+    }
+
+    /// The current set of plugins, sorted by name.
+    pub fn entries(&self) -> Vec<PluginEntry> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl Drop for PluginDir {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Watcher {
+    /// Loads `files` in parallel and records each transition.
+    async fn reload(&mut self, files: Vec<(String, (PathBuf, Fingerprint))>) {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (name, (path, fingerprint)) in files {
+            let (runtime, lock) = (self.runtime.clone(), self.lock.clone());
+            tasks.spawn(async move {
+                let result = match &lock {
+                    Some(lock) => runtime.load_locked(&path, lock).await,
+                    None => runtime.load(&path).await,
+                };
+                (name, path, fingerprint, PluginState::from_load(result))
+            });
+        }
+        while let Some(joined) = tasks.join_next().await {
+            let Ok((name, path, fingerprint, state)) = joined else { continue };
+            let verb = if self.loaded.contains_key(&name) { "reloaded, " } else { "" };
+            match &state {
+                PluginState::Rejected { .. } => crate::warn!("plugin {name}: {verb}{}", state.describe()),
+                _ => crate::info!("plugin {name}: {verb}{}", state.describe()),
+            }
+            self.loaded.insert(name.clone(), Loaded { entry: PluginEntry { name, path, state }, fingerprint });
+        }
+    }
+
+    /// One tick: reload what changed and stayed stable since the previous tick.
+    async fn poll(&mut self) {
+        let found = match scan(&self.dir) {
+            Ok(found) => found,
+            Err(e) => {
+                crate::warn!("plugins: cannot read {}: {e}", self.dir.display());
+                return;
+            }
+        };
+        let lock_changed = self.refresh_lock();
+        let names: BTreeSet<String> = found.keys().chain(self.loaded.keys()).cloned().collect();
+        let mut to_load = Vec::new();
+        let mut removed = Vec::new();
+        for name in names {
+            let now = found.get(&name).map(|(_, f)| *f);
+            let current = self.loaded.get(&name).map(|l| l.fingerprint);
+            if now == current {
+                self.pending.remove(&name);
+                if lock_changed && let Some((path, fingerprint)) = found.get(&name) {
+                    to_load.push((name, (path.clone(), *fingerprint)));
+                }
+                continue;
+            }
+            // Changed: act only when it looks the same as at the previous tick.
+            if self.pending.get(&name) != Some(&now) {
+                self.pending.insert(name, now);
+                continue;
+            }
+            self.pending.remove(&name);
+            match found.get(&name) {
+                Some((path, fingerprint)) => to_load.push((name, (path.clone(), *fingerprint))),
+                None => removed.push(name),
+            }
+        }
+        if to_load.is_empty() && removed.is_empty() {
+            return;
+        }
+        for name in removed {
+            self.loaded.remove(&name);
+            crate::info!("plugin {name}: removed");
+        }
+        self.reload(to_load).await;
+        self.publish();
+    }
+
+    /// In locked mode, re-reads `plugins.lock` when it changed; returns whether it did
+    /// (every plugin is then re-checked against it).
+    fn refresh_lock(&mut self) -> bool {
+        if self.lock.is_none() {
+            return false;
+        }
+        let now = stamp(&self.dir.join(LOCK_FILE));
+        if now == self.lock_stamp {
+            return false;
+        }
+        self.lock_stamp = now;
+        match LockFile::read(&self.dir) {
+            Ok(lock) => {
+                crate::info!("plugins: {LOCK_FILE} changed; re-checking every plugin ({} pinned)", lock.len());
+                self.lock = Some(lock);
+                true
+            }
+            Err(e) => {
+                crate::warn!("plugins: keeping the previous pins: {e}");
+                false
+            }
+        }
+    }
+
+    fn publish(&self) {
+        let all: Vec<PluginEntry> = self.loaded.values().map(|l| l.entry.clone()).collect();
+        *self.entries.lock().unwrap_or_else(|p| p.into_inner()) = all.clone();
+        (self.on_change)(all);
+    }
+}

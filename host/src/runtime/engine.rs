@@ -1,0 +1,105 @@
+//! The process's one wasmtime `Engine`: its configuration (pooling allocator when the
+//! address space can be reserved, epoch interruption, no component-model async) and
+//! the epoch ticker thread that drives deadlines and yields.
+
+use crate::config::Limits;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+/// Epoch tick. Each tick a running guest yields to tokio (so a spinning guest cannot
+/// starve other tasks on its worker, and a dropped call future stops it at the next
+/// tick). The check costs the same at any tick rate; 2 ms keeps cancellation and
+/// timeouts within a few ms at ~500 wakeups/s of one sleeping thread.
+pub const EPOCH_TICK: Duration = Duration::from_millis(2);
+
+/// Linear-memory slots per instance slot: Rust components have 1-2 memories,
+/// componentize-py ones a few more.
+const MEMORIES_PER_INSTANCE: u32 = 4;
+/// Core-instance slots per component-instance slot (a component is several core
+/// modules: the program, the WASI adapter, shims).
+const CORE_INSTANCES_PER_INSTANCE: u32 = 16;
+const TABLES_PER_INSTANCE: u32 = 8;
+
+/// Which instance allocator the engine ended up with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Allocator {
+    Pooling,
+    OnDemand,
+}
+
+fn base_config() -> Config {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    // The component-model-async machinery costs ~1.5x per fresh-instance call and
+    // only WASIp3 guests need it.
+    config.concurrency_support(false);
+    config.epoch_interruption(true);
+    config
+}
+
+fn pooling(limits: &Limits) -> PoolingAllocationConfig {
+    let instances = limits.max_instances;
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(instances)
+        .total_core_instances(instances.saturating_mul(CORE_INSTANCES_PER_INSTANCE))
+        .total_memories(instances.saturating_mul(MEMORIES_PER_INSTANCE))
+        .total_tables(instances.saturating_mul(TABLES_PER_INSTANCE))
+        .total_stacks(instances)
+        .max_memory_size(usize::try_from(limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX))
+        // Keep the first pages of a freed slot mapped and reset them with memset
+        // instead of madvise+fault: most calls touch only a little memory.
+        .linear_memory_keep_resident(64 << 10)
+        .table_keep_resident(16 << 10)
+        .async_stack_keep_resident(16 << 10)
+        // Keep a few warm slots per plugin so an instance reuses the memory image
+        // already mapped for that plugin.
+        .max_unused_warm_slots(instances.min(64));
+    pool
+}
+
+/// Builds the engine: pooling if its address space reservation succeeds, else
+/// on-demand allocation (with a log line saying why).
+pub fn build(limits: &Limits) -> Result<(Engine, Allocator), wasmtime::Error> {
+    let mut config = base_config();
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling(limits)));
+    match Engine::new(&config) {
+        Ok(engine) => Ok((engine, Allocator::Pooling)),
+        Err(e) => {
+            crate::warn!(
+                "pooling allocator unavailable ({e}); falling back to on-demand allocation \
+                 (slower instantiation; check `ulimit -v` and vm.overcommit settings)"
+            );
+            let mut config = base_config();
+            config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+            Ok((Engine::new(&config)?, Allocator::OnDemand))
+        }
+    }
+}
+
+/// The thread that advances the engine's epoch every [`EPOCH_TICK`]; stops when
+/// dropped.
+pub struct Ticker {
+    stop: Arc<AtomicBool>,
+}
+
+impl Ticker {
+    pub fn start(engine: Engine) -> std::io::Result<Ticker> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        std::thread::Builder::new().name("wasmhub-epoch".into()).spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(EPOCH_TICK);
+                engine.increment_epoch();
+            }
+        })?;
+        Ok(Ticker { stop })
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}

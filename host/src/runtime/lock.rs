@@ -1,0 +1,157 @@
+//! `plugins.lock`: the sha256 of every pinned plugin file, in the plugins folder.
+//!
+//! The format is `sha256sum`'s: one `<64 hex digits>  <file name>` line per plugin,
+//! sorted by name, `#` comments allowed. So `sha256sum -c plugins.lock` run in the
+//! folder checks it too. With `serve --locked`, a file missing from the lock or with
+//! another digest is rejected before it is compiled.
+
+use super::cache::sha256_hex;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub const LOCK_FILE: &str = "plugins.lock";
+
+/// Why a lock file could not be read or written.
+#[derive(Debug)]
+pub enum LockError {
+    Io { path: PathBuf, message: String },
+    /// A line that is not `<sha256>  <name>.wasm`.
+    Syntax { path: PathBuf, line: usize, message: String },
+}
+
+impl fmt::Display for LockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LockError::Io { path, message } => write!(f, "{}: {message}", path.display()),
+            LockError::Syntax { path, line, message } => write!(f, "{} line {line}: {message}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for LockError {}
+
+/// Pinned digests by file name (`text.wasm`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LockFile {
+    entries: BTreeMap<String, String>,
+}
+
+impl LockFile {
+    /// Reads `dir/plugins.lock`.
+    pub fn read(dir: &Path) -> Result<LockFile, LockError> {
+        let path = dir.join(LOCK_FILE);
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| LockError::Io { path: path.clone(), message: e.to_string() })?;
+        LockFile::parse(&text, &path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<LockFile, LockError> {
+        let mut entries = BTreeMap::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let syntax = |message: String| LockError::Syntax { path: path.to_owned(), line: i + 1, message };
+            let (digest, name) = line
+                .split_once(char::is_whitespace)
+                .ok_or_else(|| syntax("expected `<sha256>  <name>.wasm`".into()))?;
+            // sha256sum marks binary mode with a leading '*' on the name.
+            let name = name.trim_start().trim_start_matches('*');
+            if digest.len() != 64 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(syntax(format!("{digest:?} is not a sha256 hex digest")));
+            }
+            if !name.ends_with(".wasm") || name.contains('/') {
+                return Err(syntax(format!("{name:?} is not a .wasm file name in this folder")));
+            }
+            if entries.insert(name.to_string(), digest.to_ascii_lowercase()).is_some() {
+                return Err(syntax(format!("{name} is listed twice")));
+            }
+        }
+        Ok(LockFile { entries })
+    }
+
+    /// Pins every `.wasm` file currently in `dir`.
+    pub fn from_dir(dir: &Path) -> Result<LockFile, LockError> {
+        let io = |e: std::io::Error| LockError::Io { path: dir.to_owned(), message: e.to_string() };
+        let mut lock = LockFile::default();
+        for entry in std::fs::read_dir(dir).map_err(io)? {
+            let path = entry.map_err(io)?.path();
+            if path.extension().is_some_and(|e| e == "wasm") && path.is_file() {
+                let bytes =
+                    std::fs::read(&path).map_err(|e| LockError::Io { path: path.clone(), message: e.to_string() })?;
+                let name = path.file_name().expect("a file has a name").to_string_lossy().into_owned();
+                lock.entries.insert(name, sha256_hex(&bytes));
+            }
+        }
+        Ok(lock)
+    }
+
+    /// Writes `dir/plugins.lock` atomically (temporary file, then rename).
+    pub fn write(&self, dir: &Path) -> Result<(), LockError> {
+        let path = dir.join(LOCK_FILE);
+        let tmp = dir.join(format!(".{LOCK_FILE}.tmp"));
+        let io = |e: std::io::Error| LockError::Io { path: path.clone(), message: e.to_string() };
+        std::fs::write(&tmp, self.to_string()).map_err(io)?;
+        std::fs::rename(&tmp, &path).map_err(io)
+    }
+
+    /// The pinned digest of `file_name` (`text.wasm`).
+    pub fn digest(&self, file_name: &str) -> Option<&str> {
+        self.entries.get(file_name).map(String::as_str)
+    }
+
+    pub fn insert(&mut self, file_name: &str, digest: &str) {
+        self.entries.insert(file_name.to_string(), digest.to_ascii_lowercase());
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(n, d)| (n.as_str(), d.as_str()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl fmt::Display for LockFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "# wasmhub plugins.lock: sha256 of each plugin (check with `sha256sum -c plugins.lock`)")?;
+        for (name, digest) in &self.entries {
+            writeln!(f, "{digest}  {name}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_accepts_sha256sum_output() {
+        let mut lock = LockFile::default();
+        lock.insert("text.wasm", &"AB".repeat(32));
+        let text = lock.to_string();
+        let back = LockFile::parse(&text, Path::new("plugins.lock")).unwrap();
+        assert_eq!(back, lock);
+        assert_eq!(back.digest("text.wasm"), Some("ab".repeat(32).as_str()));
+        let sum = format!("{}  calc.wasm\n{} *json.wasm\n", "0".repeat(64), "1".repeat(64));
+        let parsed = LockFile::parse(&sum, Path::new("l")).unwrap();
+        assert_eq!(parsed.len(), 2);
+        assert!(parsed.digest("json.wasm").is_some());
+    }
+
+    #[test]
+    fn bad_lines_name_the_line() {
+        let err = LockFile::parse("# c\nzz  a.wasm\n", Path::new("plugins.lock")).unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
+        let err = LockFile::parse(&format!("{}  a.txt\n", "0".repeat(64)), Path::new("l")).unwrap_err();
+        assert!(err.to_string().contains("not a .wasm"), "{err}");
+    }
+}

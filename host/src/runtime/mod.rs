@@ -1,0 +1,127 @@
+//! The sandboxed component runtime: one wasmtime engine per process, loading and
+//! validating plugin components, running each call in a fresh instance under its
+//! limits, the compiled-code cache, the watched plugin folder and `plugins.lock`.
+//!
+//! The hub layer calls [`Runtime::load`] / [`PluginDir::start`] and
+//! [`Plugin::call`]; everything about wasmtime stays in this module.
+//!
+//! - `engine`: engine configuration and the epoch ticker;
+//! - `bindings`: the WIT world and the host side of `wasmhub:plugin/host`;
+//! - `sandbox`, `capture`, `net`: what one call may touch;
+//! - `manifest`: `NAME.toml` grants and limits;
+//! - `loader`, `plugin`: loading and calling;
+//! - `cache`, `lock`, `dir`: compiled cache, pinning, hot reload.
+
+mod bindings;
+mod cache;
+mod capture;
+mod dir;
+mod engine;
+mod loader;
+mod lock;
+mod manifest;
+mod net;
+mod plugin;
+mod sandbox;
+mod types;
+
+pub use dir::{PluginDir, PluginEntry, PluginState};
+pub use engine::{Allocator, EPOCH_TICK};
+pub use loader::{LoadError, LoadProblem, manifest_path, plugin_name, valid_operation_name, valid_plugin_name};
+pub use lock::{LOCK_FILE, LockError, LockFile};
+pub use manifest::{DirGrant, EffectiveLimits, HostGrant, LimitRequests, Manifest, ManifestError};
+pub use net::is_public;
+pub use plugin::{Hints, Operation, Plugin};
+pub use types::{
+    CallFailure, CallOutput, ErrorCode, Invocation, NestedCallError, NestedCalls, NoNestedCalls,
+};
+
+use crate::config::Limits;
+use crate::storage::Storage;
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Why the runtime (or the plugin folder watcher) could not start.
+#[derive(Debug)]
+pub enum RuntimeError {
+    /// wasmtime rejected the engine configuration.
+    Engine(String),
+    /// The host's linker could not be built (a wasmtime/WASI version mismatch).
+    Linker(String),
+    /// The epoch ticker thread could not be spawned.
+    Ticker(String),
+    /// The compiled cache table could not be opened.
+    Cache(String),
+    /// The plugins folder cannot be read.
+    PluginDir { path: std::path::PathBuf, message: String },
+}
+
+impl fmt::Display for RuntimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RuntimeError::Engine(m) => write!(f, "cannot configure the wasmtime engine: {m}"),
+            RuntimeError::Linker(m) => write!(f, "cannot link the host interfaces: {m}"),
+            RuntimeError::Ticker(m) => write!(f, "cannot start the epoch ticker thread: {m}"),
+            RuntimeError::Cache(m) => write!(f, "cannot open the compiled-plugin cache: {m}"),
+            RuntimeError::PluginDir { path, message } => {
+                write!(f, "cannot read the plugins folder {}: {message}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
+/// Shared state behind [`Runtime`].
+struct Inner {
+    engine: wasmtime::Engine,
+    linker: wasmtime::component::Linker<sandbox::CallState>,
+    limits: Limits,
+    cache: Option<cache::CompiledCache>,
+    allocator: Allocator,
+    _ticker: engine::Ticker,
+}
+
+/// The process's plugin runtime. Cheap to clone; create one per process.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+impl Runtime {
+    /// Builds the engine (pooling allocator if possible), the linker and the epoch
+    /// ticker; with `cache`, compiled plugins are kept in its `compiled` table.
+    pub fn new(limits: &Limits, cache: Option<Storage>) -> Result<Runtime, RuntimeError> {
+        let (engine, allocator) = engine::build(limits).map_err(|e| RuntimeError::Engine(e.to_string()))?;
+        let linker = bindings::linker(&engine).map_err(|e| RuntimeError::Linker(e.to_string()))?;
+        let cache = cache
+            .map(|s| cache::CompiledCache::open(&s, &engine))
+            .transpose()
+            .map_err(|e| RuntimeError::Cache(e.to_string()))?;
+        let ticker = engine::Ticker::start(engine.clone()).map_err(|e| RuntimeError::Ticker(e.to_string()))?;
+        crate::debug!("runtime: {allocator:?} allocator, epoch tick {EPOCH_TICK:?}");
+        Ok(Runtime { inner: Arc::new(Inner { engine, linker, limits: limits.clone(), cache, allocator, _ticker: ticker }) })
+    }
+
+    /// Reads, (cached-)compiles, links, lists and validates the plugin at
+    /// `wasm_path`, applying the manifest `NAME.toml` beside it.
+    pub async fn load(&self, wasm_path: &Path) -> Result<Arc<Plugin>, LoadError> {
+        loader::load(&self.inner, wasm_path, None).await
+    }
+
+    /// [`Runtime::load`], but first requires the file's sha256 to be pinned in `lock`.
+    pub async fn load_locked(&self, wasm_path: &Path, lock: &LockFile) -> Result<Arc<Plugin>, LoadError> {
+        loader::load(&self.inner, wasm_path, Some(lock)).await
+    }
+
+    /// Which instance allocator the engine uses.
+    pub fn allocator(&self) -> Allocator {
+        self.inner.allocator
+    }
+
+    /// The operator's global caps this runtime enforces.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+}

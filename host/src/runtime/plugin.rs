@@ -1,0 +1,193 @@
+//! A loaded plugin and its calls: every call gets a fresh `Store` and instance from
+//! the plugin's `InstancePre` (nothing is shared between calls, so concurrent calls
+//! run in parallel and a trapped instance never poisons the next call), runs under
+//! its limits, and has each violation mapped to a precise [`CallFailure`].
+
+use super::bindings::{PluginError, PluginPre};
+use super::manifest::{EffectiveLimits, Manifest};
+use super::sandbox::{CallState, SandboxSpec};
+use super::types::{CallFailure, CallOutput, ErrorCode, Invocation};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::time::Instant;
+use wasmtime::{Engine, Store};
+
+/// Behaviour hints (MCP tool annotations); advice, not enforcement.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+/// One operation of a plugin, with its schemas compiled once at load.
+#[derive(Clone)]
+pub struct Operation {
+    pub name: String,
+    pub description: String,
+    pub input_schema: serde_json::Value,
+    pub output_schema: Option<serde_json::Value>,
+    pub hints: Hints,
+    pub input_validator: Arc<jsonschema::Validator>,
+    pub output_validator: Option<Arc<jsonschema::Validator>>,
+}
+
+impl std::fmt::Debug for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operation").field("name", &self.name).field("hints", &self.hints).finish_non_exhaustive()
+    }
+}
+
+/// A validated, compiled plugin, ready to be called. Cheap to share (`Arc<Plugin>`);
+/// in-flight calls keep the version they started with across hot reloads.
+pub struct Plugin {
+    pub(super) name: String,
+    pub(super) digest: String,
+    pub(super) size: u64,
+    pub(super) path: PathBuf,
+    pub(super) operations: Vec<Operation>,
+    pub(super) manifest: Manifest,
+    pub(super) imports: Vec<String>,
+    pub(super) notes: Vec<String>,
+    pub(super) engine: Engine,
+    pub(super) pre: PluginPre<CallState>,
+    pub(super) sandbox: SandboxSpec,
+    pub(super) max_instances: u32,
+    pub(super) name_arc: Arc<str>,
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin")
+            .field("name", &self.name)
+            .field("digest", &self.digest)
+            .field("operations", &self.operations)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Plugin {
+    /// The namespace: the file stem.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// sha256 of the `.wasm` file, lowercase hex.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+    /// Size of the `.wasm` file in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    pub fn operations(&self) -> &[Operation] {
+        &self.operations
+    }
+    pub fn operation(&self, name: &str) -> Option<&Operation> {
+        self.operations.iter().find(|o| o.name == name)
+    }
+    /// Callable but hidden from search (manifest `deprecated = true`).
+    pub fn deprecated(&self) -> bool {
+        self.manifest.deprecated
+    }
+    pub fn limits(&self) -> &EffectiveLimits {
+        &self.sandbox.limits
+    }
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+    /// The interfaces the component imports (`wasi:cli/environment@0.2.x`, ...).
+    pub fn imports(&self) -> &[String] {
+        &self.imports
+    }
+    /// Load-time remarks that did not reject the plugin (a clamped limit, a granted
+    /// environment variable that is not set).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Runs `op` on `input_json` in a fresh instance. Dropping the returned future
+    /// stops the guest at its next epoch tick.
+    pub async fn call(&self, op: &str, input_json: &str, inv: Invocation) -> Result<CallOutput, CallFailure> {
+        if self.operation(op).is_none() {
+            return Err(CallFailure::UnknownOperation(op.to_string()));
+        }
+        let limits = &self.sandbox.limits;
+        if input_json.len() > limits.input_bytes() {
+            return Err(CallFailure::InputTooLarge { limit_bytes: limits.input_bytes() as u64 });
+        }
+        let own_deadline = Instant::now() + std::time::Duration::from_millis(limits.timeout_ms);
+        let (deadline, limit_ms) = if inv.deadline < own_deadline {
+            let left = inv.deadline.saturating_duration_since(Instant::now());
+            (inv.deadline, left.as_millis() as u64)
+        } else {
+            (own_deadline, limits.timeout_ms)
+        };
+        let state = CallState::new(&self.sandbox, self.name_arc.clone(), inv.call_id.into(), deadline, inv.nested)
+            .map_err(|e| CallFailure::Plugin { code: ErrorCode::PluginError, message: e.0 })?;
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limiter);
+        // Yield to tokio at every tick: the deadline is enforced by the timeout
+        // below (which also covers blocked host calls) and by dropping the future.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_async_yield_and_update(1);
+
+        let run = async {
+            let instance = self.pre.instantiate_async(&mut store).await?;
+            instance.wasmhub_plugin_operations().call_call(&mut store, op, input_json).await
+        };
+        let result = tokio::time::timeout_at(deadline, run).await;
+        let state = store.data();
+        let logs = || state.output.text();
+        let log_overflow = || CallFailure::OutputLimit { limit_bytes: limits.log_bytes() as u64 };
+        match result {
+            Err(_elapsed) => Err(CallFailure::Timeout { limit_ms }),
+            Ok(Err(e)) => {
+                if state.output.overflowed() {
+                    Err(log_overflow())
+                } else if state.limiter.hit {
+                    Err(CallFailure::MemoryLimit { limit_mb: limits.memory_mb })
+                } else if e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>().is_some() {
+                    Err(CallFailure::Busy { max_instances: self.max_instances })
+                } else {
+                    Err(CallFailure::Trap { message: trap_message(&e, &logs()) })
+                }
+            }
+            Ok(Ok(_)) if state.output.overflowed() => Err(log_overflow()),
+            Ok(Ok(Err(err))) => Err(plugin_failure(err)),
+            Ok(Ok(Ok(json))) if json.len() > limits.output_bytes() => {
+                Err(CallFailure::OutputLimit { limit_bytes: limits.output_bytes() as u64 })
+            }
+            Ok(Ok(Ok(json))) => Ok(CallOutput { json, logs: logs() }),
+        }
+    }
+}
+
+fn plugin_failure(err: PluginError) -> CallFailure {
+    let (code, message) = match err {
+        PluginError::InvalidInput(m) => (ErrorCode::InvalidInput, m),
+        PluginError::NotFound(m) => (ErrorCode::NotFound, m),
+        PluginError::Forbidden(m) => (ErrorCode::Forbidden, m),
+        PluginError::Failed(m) => (ErrorCode::PluginError, m),
+    };
+    CallFailure::Plugin { code, message }
+}
+
+/// The trap's cause in one line, plus the guest's panic message when it printed one
+/// (Rust guests write `panicked at ...` to stderr before aborting).
+fn trap_message(e: &wasmtime::Error, logs: &str) -> String {
+    let cause = match e.downcast_ref::<wasmtime::Trap>() {
+        Some(trap) => trap.to_string(),
+        None => e.to_string().lines().next().unwrap_or("unknown error").to_string(),
+    };
+    let panic = logs.lines().skip_while(|l| !l.contains("panicked at")).take(2).collect::<Vec<_>>().join(" ");
+    if panic.is_empty() {
+        cause
+    } else {
+        let panic: String = panic.chars().take(500).collect();
+        format!("{cause} ({panic})")
+    }
+}

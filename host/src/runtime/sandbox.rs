@@ -1,0 +1,125 @@
+//! The per-call sandbox: the data of one `Store` (WASI context built from the
+//! plugin's grants only, bounded stdout/stderr capture, wasi-http hooks, memory
+//! limiter, nested-call handle) and how a fresh one is made for every call.
+//!
+//! `WasiCtxBuilder::new()` is deny-all (no env, no preopens, stdin closed, sockets
+//! and DNS denied); we only add what the manifest grants and never `inherit_*`.
+
+use super::capture::CapturePipe;
+use super::manifest::{DirGrant, EffectiveLimits};
+use super::net::{NetHooks, NetPolicy};
+use super::types::NestedCalls;
+use std::sync::Arc;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+/// Most resources (streams, pollables, HTTP handles...) one call may hold at once.
+const MAX_RESOURCES: usize = 10_000;
+/// Largest `get-random-bytes` request (the WASI default is 64 MiB).
+const MAX_RANDOM_BYTES: u64 = 1 << 20;
+/// Most table elements one table may grow to.
+const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+/// What a plugin's calls are granted, resolved once at load so a call only copies it.
+pub struct SandboxSpec {
+    /// Environment variables and secrets, with values read at load time.
+    pub env: Vec<(String, String)>,
+    pub dirs: Vec<DirGrant>,
+    pub net: Arc<NetPolicy>,
+    pub limits: EffectiveLimits,
+}
+
+/// Caps the total linear memory of one call's instance (all its memories together)
+/// and remembers whether the cap was hit, so a guest that aborts on a failed
+/// allocation is reported as `MemoryLimit`, not as a generic trap.
+pub struct MemoryLimiter {
+    max_bytes: usize,
+    used_bytes: usize,
+    pub hit: bool,
+}
+
+impl wasmtime::ResourceLimiter for MemoryLimiter {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let total = self.used_bytes - current.min(self.used_bytes) + desired;
+        if total > self.max_bytes {
+            self.hit = true;
+            return Ok(false);
+        }
+        self.used_bytes = total;
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}
+
+/// The data of one call's `Store`.
+pub struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    http: WasiHttpCtx,
+    net: NetHooks,
+    pub limiter: MemoryLimiter,
+    pub output: CapturePipe,
+    pub plugin: Arc<str>,
+    pub call_id: Arc<str>,
+    pub nested: Arc<dyn NestedCalls>,
+}
+
+/// Why a sandbox could not be set up (a granted directory vanished since load).
+#[derive(Debug)]
+pub struct SandboxError(pub String);
+
+impl CallState {
+    pub fn new(
+        spec: &SandboxSpec,
+        plugin: Arc<str>,
+        call_id: Arc<str>,
+        deadline: tokio::time::Instant,
+        nested: Arc<dyn NestedCalls>,
+    ) -> Result<CallState, SandboxError> {
+        let output = CapturePipe::new(spec.limits.log_bytes());
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.stdout(output.clone())
+            .stderr(output.clone())
+            .max_random_size(MAX_RANDOM_BYTES)
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false);
+        for (k, v) in &spec.env {
+            wasi.env(k, v);
+        }
+        for d in &spec.dirs {
+            let perms = if d.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+            wasi.preopened_dir(&d.host, &d.guest, perms)
+                .map_err(|e| SandboxError(format!("cannot open granted directory {}: {e}", d.host.display())))?;
+        }
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(MAX_RESOURCES);
+        Ok(CallState {
+            wasi: wasi.build(),
+            table,
+            http: WasiHttpCtx::new(),
+            net: NetHooks { policy: spec.net.clone(), deadline, plugin: plugin.clone(), call_id: call_id.clone() },
+            limiter: MemoryLimiter { max_bytes: spec.limits.memory_bytes(), used_bytes: 0, hit: false },
+            output,
+            plugin,
+            call_id,
+            nested,
+        })
+    }
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.net }
+    }
+}

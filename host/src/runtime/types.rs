@@ -1,0 +1,207 @@
+//! The call-facing types of the runtime: what a caller passes in ([`Invocation`],
+//! [`NestedCalls`]) and what it gets back ([`CallOutput`], [`CallFailure`],
+//! [`ErrorCode`]). They are the runtime's half of the call protocol; the hub owns
+//! the other half (graph, allowlist, depth, cancellation).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// The stable error codes every surface reports; the same set as the WIT
+/// `call-error-code` enum. Serialized as the `snake_case` wire strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    InvalidInput,
+    NotFound,
+    Forbidden,
+    Timeout,
+    MemoryLimit,
+    OutputLimit,
+    Trap,
+    PluginError,
+    Cancelled,
+    CallLimit,
+}
+
+impl ErrorCode {
+    /// The wire string: `"invalid_input"`, `"not_found"`, ..., `"call_limit"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidInput => "invalid_input",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::MemoryLimit => "memory_limit",
+            ErrorCode::OutputLimit => "output_limit",
+            ErrorCode::Trap => "trap",
+            ErrorCode::PluginError => "plugin_error",
+            ErrorCode::Cancelled => "cancelled",
+            ErrorCode::CallLimit => "call_limit",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed nested call (`host.call` from inside a plugin), as the hub reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NestedCallError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+/// The hub's side of `host.call`: it runs `tool` through the call protocol as a child
+/// of the current call. The runtime only forwards.
+pub trait NestedCalls: Send + Sync {
+    fn call(
+        &self,
+        tool: String,
+        input_json: String,
+    ) -> Pin<Box<dyn Future<Output = Result<String, NestedCallError>> + Send>>;
+}
+
+/// What one call runs under.
+#[derive(Clone)]
+pub struct Invocation {
+    /// Tags `host.log` lines and network decisions in the hub log.
+    pub call_id: String,
+    /// The call is stopped at this instant (or at the plugin's own time limit, if
+    /// earlier), host calls included.
+    pub deadline: tokio::time::Instant,
+    /// Where `host.call` goes.
+    pub nested: Arc<dyn NestedCalls>,
+}
+
+/// A [`NestedCalls`] that refuses every call: for `wasmhub call`, `plugin check`,
+/// benchmarks, and loading (where `list` must not call anything).
+pub struct NoNestedCalls;
+
+impl NestedCalls for NoNestedCalls {
+    fn call(
+        &self,
+        tool: String,
+        _input_json: String,
+    ) -> Pin<Box<dyn Future<Output = Result<String, NestedCallError>> + Send>> {
+        Box::pin(async move {
+            Err(NestedCallError {
+                code: ErrorCode::Forbidden,
+                message: format!("nested calls are not available here (called {tool})"),
+            })
+        })
+    }
+}
+
+/// A successful call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallOutput {
+    /// The operation's output, JSON text exactly as the plugin returned it (within the
+    /// output limit; not yet checked against the output schema).
+    pub json: String,
+    /// What the plugin wrote to stdout and stderr (interleaved, bounded by `log_kb`).
+    pub logs: String,
+}
+
+/// Why a call failed. Each variant maps to one [`ErrorCode`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallFailure {
+    /// The call ran past its deadline (the plugin's time limit or the caller's).
+    Timeout { limit_ms: u64 },
+    /// The plugin tried to grow its linear memory past its limit.
+    MemoryLimit { limit_mb: u64 },
+    /// The plugin returned more JSON than allowed, or wrote more to stdout/stderr
+    /// than its log limit.
+    OutputLimit { limit_bytes: u64 },
+    /// The input JSON is larger than the input limit; the plugin did not run.
+    InputTooLarge { limit_bytes: u64 },
+    /// The plugin trapped: a panic, an out-of-bounds access, a stack overflow...
+    Trap { message: String },
+    /// The plugin returned one of its own errors.
+    Plugin { code: ErrorCode, message: String },
+    /// The plugin has no operation of that name.
+    UnknownOperation(String),
+    /// Every instance slot of the engine is in use (`limits.max_instances`); the call
+    /// did not start and may be retried.
+    Busy { max_instances: u32 },
+}
+
+impl CallFailure {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            CallFailure::Timeout { .. } => ErrorCode::Timeout,
+            CallFailure::MemoryLimit { .. } => ErrorCode::MemoryLimit,
+            CallFailure::OutputLimit { .. } => ErrorCode::OutputLimit,
+            CallFailure::InputTooLarge { .. } => ErrorCode::InvalidInput,
+            CallFailure::Trap { .. } => ErrorCode::Trap,
+            CallFailure::Plugin { code, .. } => *code,
+            CallFailure::UnknownOperation(_) => ErrorCode::NotFound,
+            CallFailure::Busy { .. } => ErrorCode::CallLimit,
+        }
+    }
+}
+
+impl fmt::Display for CallFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallFailure::Timeout { limit_ms } => write!(f, "the call ran past its time limit of {limit_ms} ms"),
+            CallFailure::MemoryLimit { limit_mb } => {
+                write!(f, "the plugin tried to use more than its memory limit of {limit_mb} MiB")
+            }
+            CallFailure::OutputLimit { limit_bytes } => {
+                write!(f, "the plugin wrote more than its output limit of {limit_bytes} bytes")
+            }
+            CallFailure::InputTooLarge { limit_bytes } => {
+                write!(f, "the input is larger than the limit of {limit_bytes} bytes")
+            }
+            CallFailure::Trap { message } => write!(f, "the plugin crashed: {message}"),
+            CallFailure::Plugin { message, .. } => f.write_str(message),
+            CallFailure::UnknownOperation(op) => write!(f, "the plugin has no operation {op:?}"),
+            CallFailure::Busy { max_instances } => {
+                write!(f, "all {max_instances} plugin instance slots are busy; retry shortly")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CallFailure {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialize_as_their_wire_strings() {
+        for code in [
+            ErrorCode::InvalidInput,
+            ErrorCode::NotFound,
+            ErrorCode::Forbidden,
+            ErrorCode::Timeout,
+            ErrorCode::MemoryLimit,
+            ErrorCode::OutputLimit,
+            ErrorCode::Trap,
+            ErrorCode::PluginError,
+            ErrorCode::Cancelled,
+            ErrorCode::CallLimit,
+        ] {
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+            assert_eq!(serde_json::from_str::<ErrorCode>(&json).unwrap(), code);
+        }
+    }
+
+    #[test]
+    fn failures_map_to_codes() {
+        assert_eq!(CallFailure::Timeout { limit_ms: 5 }.code(), ErrorCode::Timeout);
+        assert_eq!(CallFailure::InputTooLarge { limit_bytes: 1 }.code(), ErrorCode::InvalidInput);
+        assert_eq!(CallFailure::UnknownOperation("x".into()).code(), ErrorCode::NotFound);
+        let plugin = CallFailure::Plugin { code: ErrorCode::Forbidden, message: "no".into() };
+        assert_eq!(plugin.code(), ErrorCode::Forbidden);
+        assert_eq!(plugin.to_string(), "no");
+    }
+}
