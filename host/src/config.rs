@@ -119,6 +119,16 @@ pub struct ProviderConfig {
     /// Retries on 429/5xx/connect errors before any byte was streamed.
     #[serde(default = "defaults::max_retries")]
     pub max_retries: u32,
+    /// First retry delay; doubled per attempt, with jitter (`Retry-After` wins).
+    #[serde(default = "defaults::retry_base_ms")]
+    pub retry_base_ms: u64,
+    /// Interval of `: keepalive` comments on streams to clients while this
+    /// provider is silent.
+    #[serde(default = "defaults::keepalive_ms")]
+    pub keepalive_ms: u64,
+    /// Largest single upstream SSE event accepted, in KiB.
+    #[serde(default = "defaults::max_event_kb")]
+    pub max_event_kb: u64,
 }
 
 /// The hub's agent loop.
@@ -217,6 +227,15 @@ mod defaults {
     pub fn max_retries() -> u32 {
         3
     }
+    pub fn retry_base_ms() -> u64 {
+        500
+    }
+    pub fn keepalive_ms() -> u64 {
+        15_000
+    }
+    pub fn max_event_kb() -> u64 {
+        16 * 1024
+    }
 }
 
 /// Why a configuration could not be used.
@@ -287,6 +306,9 @@ impl Config {
             first_byte_timeout_ms: defaults::first_byte_timeout_ms(),
             idle_timeout_ms: defaults::idle_timeout_ms(),
             max_retries: defaults::max_retries(),
+            retry_base_ms: defaults::retry_base_ms(),
+            keepalive_ms: defaults::keepalive_ms(),
+            max_event_kb: defaults::max_event_kb(),
         });
     }
 

@@ -12,7 +12,9 @@
 
 pub mod config;
 pub mod ids;
+pub mod llm;
 pub mod logging;
 pub mod runtime;
+pub mod sse;
 pub mod storage;
 pub mod surfaces;

@@ -5,6 +5,7 @@
 
 pub mod body;
 pub mod guard;
+pub mod openai_proxy;
 pub mod respond;
 pub mod router;
 pub mod server;
@@ -15,4 +16,6 @@ use std::sync::Arc;
 /// Everything a request handler can reach. Built once by `wasmhub serve`.
 pub struct App {
     pub config: Arc<Config>,
+    /// Upstream model providers (the OpenAI proxy, the UI stream, the agent loop).
+    pub llm: Arc<crate::llm::Llm>,
 }

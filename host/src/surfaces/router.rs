@@ -3,6 +3,7 @@
 
 use super::App;
 use super::guard;
+use super::openai_proxy;
 use super::respond::{self, Resp};
 use http::{Method, Request};
 use hyper::body::Incoming;
@@ -17,6 +18,12 @@ pub async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> R
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match (req.method().clone(), segments.as_slice()) {
         (Method::GET, ["health"]) => respond::json(http::StatusCode::OK, &serde_json::json!({ "status": "ok" })),
+        (Method::POST, ["v1", "chat", "completions"]) => openai_proxy::chat_completions(&app, req).await,
+        (_, ["v1", "chat", "completions"]) => respond::method_not_allowed("POST"),
+        (Method::GET, ["v1", "models"]) => openai_proxy::models(&app).await,
+        (_, ["v1", "models"]) => respond::method_not_allowed("GET"),
+        (Method::POST, ["api", "ui", "chat", "completions"]) => openai_proxy::ui_chat_completions(&app, req).await,
+        (_, ["api", "ui", "chat", "completions"]) => respond::method_not_allowed("POST"),
         _ => {
             let _ = peer;
             respond::not_found(&path)

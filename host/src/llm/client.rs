@@ -1,0 +1,349 @@
+//! The upstream HTTP client: HTTP/1.1 over hyper, TLS by rustls with the webpki
+//! roots (plain HTTP for local servers such as Ollama), a small keep-alive pool,
+//! `TCP_NODELAY`, and the connect / first-byte / idle timeouts.
+//!
+//! The pool is ours rather than hyper-util's legacy client: one `Vec` of idle
+//! connections per (scheme, host, port), most recently used first. A connection
+//! returns to the pool only after its response body was read to the end; a body
+//! dropped early drops the connection, which is how a cancelled stream closes the
+//! upstream request at once.
+
+use super::providers::BaseUrl;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::net::TcpStream;
+
+type Sender = SendRequest<Full<Bytes>>;
+
+/// Idle connections older than this are not reused (servers close theirs after a
+/// while, and a request on a half-closed socket fails).
+const POOL_IDLE: Duration = Duration::from_secs(30);
+/// Idle connections kept per host.
+const POOL_PER_HOST: usize = 8;
+
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+struct PoolKey {
+    https: bool,
+    host: String,
+    port: u16,
+}
+
+impl PoolKey {
+    fn of(base: &BaseUrl) -> PoolKey {
+        PoolKey {
+            https: base.https,
+            host: base.host.clone(),
+            port: base.port,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Pool {
+    idle: Mutex<HashMap<PoolKey, Vec<(Sender, Instant)>>>,
+}
+
+impl Pool {
+    fn take(&self, key: &PoolKey) -> Option<Sender> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let list = idle.get_mut(key)?;
+        while let Some((sender, since)) = list.pop() {
+            if since.elapsed() < POOL_IDLE && !sender.is_closed() {
+                return Some(sender);
+            }
+        }
+        None
+    }
+
+    fn put(&self, key: PoolKey, sender: Sender) {
+        if sender.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let list = idle.entry(key).or_default();
+        list.retain(|(s, since)| since.elapsed() < POOL_IDLE && !s.is_closed());
+        if list.len() < POOL_PER_HOST {
+            list.push((sender, Instant::now()));
+        }
+    }
+}
+
+/// Why a request got no response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendError {
+    /// DNS, TCP or TLS failed.
+    Connect(String),
+    ConnectTimeout(Duration),
+    /// No response head within the first-byte timeout.
+    FirstByteTimeout(Duration),
+    /// The connection broke before a response head arrived.
+    Protocol(String),
+}
+
+impl SendError {
+    /// Connect failures are safe to retry: the upstream never saw the request.
+    pub fn is_connect(&self) -> bool {
+        matches!(self, SendError::Connect(_) | SendError::ConnectTimeout(_))
+    }
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::Connect(m) => write!(f, "cannot connect: {m}"),
+            SendError::ConnectTimeout(d) => write!(f, "connecting took longer than {} ms", d.as_millis()),
+            SendError::FirstByteTimeout(d) => write!(f, "no response within {} ms", d.as_millis()),
+            SendError::Protocol(m) => write!(f, "the connection failed: {m}"),
+        }
+    }
+}
+
+/// Why reading a response body stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyError {
+    Idle(Duration),
+    Read(String),
+    TooLarge(usize),
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyError::Idle(d) => write!(f, "the upstream sent nothing for {} ms", d.as_millis()),
+            BodyError::Read(m) => write!(f, "the upstream connection failed mid-response: {m}"),
+            BodyError::TooLarge(n) => write!(f, "the upstream response is larger than {n} bytes"),
+        }
+    }
+}
+
+/// Timeouts of one request.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    pub connect: Duration,
+    pub first_byte: Duration,
+    pub idle: Duration,
+}
+
+/// A response head and its body.
+pub struct Response {
+    pub status: http::StatusCode,
+    pub headers: http::HeaderMap,
+    pub body: ResponseBody,
+}
+
+/// A response body read frame by frame under the idle timeout.
+pub struct ResponseBody {
+    incoming: Incoming,
+    idle: Duration,
+    /// When the last bytes arrived: the idle deadline survives a cancelled `chunk()`
+    /// (callers race it against keepalive timers).
+    last: tokio::time::Instant,
+    /// Where the connection goes back once the body is read to the end.
+    release: Option<(Arc<Pool>, PoolKey, Sender)>,
+}
+
+impl ResponseBody {
+    /// The next piece of the body; `None` at the end.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, BodyError> {
+        loop {
+            match tokio::time::timeout_at(self.last + self.idle, self.incoming.frame()).await {
+                Err(_) => return Err(BodyError::Idle(self.idle)),
+                Ok(None) => {
+                    if let Some((pool, key, sender)) = self.release.take() {
+                        pool.put(key, sender);
+                    }
+                    return Ok(None);
+                }
+                Ok(Some(Err(e))) => return Err(BodyError::Read(e.to_string())),
+                Ok(Some(Ok(frame))) => {
+                    if let Ok(data) = frame.into_data()
+                        && !data.is_empty()
+                    {
+                        self.last = tokio::time::Instant::now();
+                        return Ok(Some(data));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The whole body, refusing more than `limit` bytes.
+    pub async fn collect(mut self, limit: usize) -> Result<Bytes, BodyError> {
+        let mut buf = bytes::BytesMut::new();
+        while let Some(chunk) = self.chunk().await? {
+            if buf.len() + chunk.len() > limit {
+                return Err(BodyError::TooLarge(limit));
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        Ok(buf.freeze())
+    }
+}
+
+/// The shared upstream client. Cheap to share behind an `Arc`.
+pub struct Client {
+    tls: tokio_rustls::TlsConnector,
+    pool: Arc<Pool>,
+}
+
+impl Default for Client {
+    fn default() -> Self {
+        Client::new()
+    }
+}
+
+impl Client {
+    pub fn new() -> Client {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        // An explicit provider: the process-wide default may be unset or differ.
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default TLS versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Client {
+            tls: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            pool: Arc::new(Pool::default()),
+        }
+    }
+
+    /// Sends one request (no retries here). `req` carries path, method and headers;
+    /// the `Host` header is set from `base`.
+    pub async fn send(
+        &self,
+        base: &BaseUrl,
+        mut req: http::Request<Full<Bytes>>,
+        timeouts: Timeouts,
+    ) -> Result<Response, SendError> {
+        let key = PoolKey::of(base);
+        req.headers_mut().insert(
+            http::header::HOST,
+            http::HeaderValue::try_from(base.authority.as_str())
+                .map_err(|e| SendError::Connect(e.to_string()))?,
+        );
+        // A pooled connection may have been closed by the server since; a request
+        // that fails on one before any response is retried once on a fresh one.
+        let pooled = self.pool.take(&key);
+        let (mut sender, reused) = match pooled {
+            Some(sender) => (sender, true),
+            None => (self.connect(base, timeouts.connect).await?, false),
+        };
+        let first_try = if reused { Some(clone_request(&req)) } else { None };
+        let result = send_on(&mut sender, req, timeouts.first_byte).await;
+        let (sender, response) = match (result, first_try) {
+            (Err(SendError::Protocol(_)), Some(req)) => {
+                let mut fresh = self.connect(base, timeouts.connect).await?;
+                let r = send_on(&mut fresh, req, timeouts.first_byte).await?;
+                (fresh, r)
+            }
+            (result, _) => (sender, result?),
+        };
+        let (parts, incoming) = response.into_parts();
+        Ok(Response {
+            status: parts.status,
+            headers: parts.headers,
+            body: ResponseBody {
+                incoming,
+                idle: timeouts.idle,
+                last: tokio::time::Instant::now(),
+                release: Some((self.pool.clone(), key, sender)),
+            },
+        })
+    }
+
+    async fn connect(&self, base: &BaseUrl, timeout: Duration) -> Result<Sender, SendError> {
+        match tokio::time::timeout(timeout, self.connect_inner(base)).await {
+            Ok(result) => result,
+            Err(_) => Err(SendError::ConnectTimeout(timeout)),
+        }
+    }
+
+    async fn connect_inner(&self, base: &BaseUrl) -> Result<Sender, SendError> {
+        let addrs = tokio::net::lookup_host((base.host.as_str(), base.port))
+            .await
+            .map_err(|e| SendError::Connect(format!("{}: {e}", base.host)))?;
+        let mut last = format!("{} resolved to no address", base.host);
+        let mut tcp = None;
+        for addr in addrs {
+            match TcpStream::connect(addr).await {
+                Ok(s) => {
+                    tcp = Some(s);
+                    break;
+                }
+                Err(e) => last = format!("{addr}: {e}"),
+            }
+        }
+        let tcp = tcp.ok_or(SendError::Connect(last))?;
+        // Requests and small SSE frames must not wait for Nagle.
+        let _ = tcp.set_nodelay(true);
+        if base.https {
+            let name = rustls::pki_types::ServerName::try_from(base.host.clone())
+                .map_err(|e| SendError::Connect(format!("{}: {e}", base.host)))?;
+            let tls = self
+                .tls
+                .connect(name, tcp)
+                .await
+                .map_err(|e| SendError::Connect(format!("TLS: {e}")))?;
+            handshake(tls).await
+        } else {
+            handshake(tcp).await
+        }
+    }
+}
+
+async fn handshake<T>(io: T) -> Result<Sender, SendError>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| SendError::Connect(e.to_string()))?;
+    tokio::spawn(async move {
+        // Ends when the server closes, or when the sender and body are dropped.
+        let _ = conn.await;
+    });
+    Ok(sender)
+}
+
+async fn send_on(
+    sender: &mut Sender,
+    req: http::Request<Full<Bytes>>,
+    first_byte: Duration,
+) -> Result<http::Response<Incoming>, SendError> {
+    let fut = async {
+        sender
+            .ready()
+            .await
+            .map_err(|e| SendError::Protocol(e.to_string()))?;
+        sender
+            .send_request(req)
+            .await
+            .map_err(|e| SendError::Protocol(e.to_string()))
+    };
+    match tokio::time::timeout(first_byte, fut).await {
+        Ok(result) => result,
+        Err(_) => Err(SendError::FirstByteTimeout(first_byte)),
+    }
+}
+
+fn clone_request(req: &http::Request<Full<Bytes>>) -> http::Request<Full<Bytes>> {
+    let mut builder = http::Request::builder()
+        .method(req.method().clone())
+        .uri(req.uri().clone());
+    if let Some(h) = builder.headers_mut() {
+        *h = req.headers().clone();
+    }
+    // Full<Bytes> is a cheap clone of the same buffer.
+    builder
+        .body(req.body().clone())
+        .expect("a request that was valid once is valid again")
+}

@@ -1,0 +1,167 @@
+//! Upstream model providers and the OpenAI -> AI SDK UI message stream transform.
+//!
+//! This layer owns everything between the hub and an OpenAI-compatible provider:
+//! routing a model name to a provider ([`providers`]), the HTTP client with its pool,
+//! timeouts and retries ([`client`], [`upstream`]), the wire types ([`openai`],
+//! [`ui`]), the pure chunk transformer ([`transform`]) and streaming a call as UI
+//! chunks ([`stream`]). It knows nothing about the HTTP surfaces above it.
+
+pub mod client;
+pub mod openai;
+pub mod providers;
+pub mod stream;
+pub mod transform;
+pub mod ui;
+pub mod upstream;
+
+pub use openai::Usage;
+pub use providers::{Route, RouteError};
+pub use stream::{Closed, EventReader, SseSink, UiSink};
+pub use transform::{StepOptions, StepSummary, StepTransformer, ToolCall};
+pub use ui::{FinishReason, UiChunk};
+
+use bytes::Bytes;
+use client::{Client, Response, Timeouts};
+use http::{HeaderMap, Method};
+use providers::{Provider, Providers};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use upstream::CallError;
+
+/// How long `/v1/models` waits for each provider's own list before using the
+/// configured patterns instead.
+const MODELS_TIMEOUT: Duration = Duration::from_secs(5);
+/// Largest model list read from a provider.
+const MAX_MODELS_BODY: usize = 8 << 20;
+
+/// The providers and the client that talks to them. One per hub.
+pub struct Llm {
+    providers: Providers,
+    client: Arc<Client>,
+}
+
+impl Llm {
+    /// Builds the provider table; fails on an invalid base URL or header.
+    pub fn new(configs: &[crate::config::ProviderConfig]) -> Result<Llm, String> {
+        Ok(Llm {
+            providers: Providers::new(configs)?,
+            client: Arc::new(Client::new()),
+        })
+    }
+
+    pub fn providers(&self) -> &[Arc<Provider>] {
+        self.providers.all()
+    }
+
+    /// Which provider serves `model`, and the name to send it.
+    pub fn route(&self, model: &str) -> Result<Route, RouteError> {
+        self.providers.route(model)
+    }
+
+    /// `POST <base>/chat/completions` with `body` as is, with retries (see
+    /// [`upstream`]). Non-2xx answers are returned for the caller to relay. Dropping
+    /// the response (or its body) cancels the upstream request.
+    pub async fn chat(
+        &self,
+        route: &Route,
+        body: Bytes,
+        forwarded: &HeaderMap,
+    ) -> Result<Response, CallError> {
+        upstream::call(
+            &self.client,
+            &route.provider,
+            Method::POST,
+            "/chat/completions",
+            body,
+            forwarded,
+        )
+        .await
+    }
+
+    /// The union of every provider's models as `provider/model`, in OpenAI's list
+    /// shape. Each provider's own `/models` is asked (concurrently, 5 s each, no
+    /// retries); a provider that does not answer with a list contributes its literal
+    /// model patterns instead (wildcard patterns name no model and are left out).
+    pub async fn list_models(&self) -> Value {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (i, p) in self.providers.all().iter().enumerate() {
+            let (p, client) = (p.clone(), self.client.clone());
+            tasks.spawn(async move {
+                (
+                    i,
+                    fetch_models(&client, &p)
+                        .await
+                        .unwrap_or_else(|| configured_models(&p)),
+                )
+            });
+        }
+        let mut lists = Vec::new();
+        while let Some(joined) = tasks.join_next().await {
+            if let Ok(list) = joined {
+                lists.push(list);
+            }
+        }
+        lists.sort_by_key(|(i, _)| *i);
+        json!({ "object": "list", "data": lists.into_iter().flat_map(|(_, l)| l).collect::<Vec<_>>() })
+    }
+}
+
+fn model_entry(p: &Provider, id: &str, created: u64, owned_by: Option<&str>) -> Value {
+    json!({
+        "id": format!("{}/{id}", p.config.name),
+        "object": "model",
+        "created": created,
+        "owned_by": owned_by.unwrap_or(&p.config.name),
+    })
+}
+
+fn configured_models(p: &Provider) -> Vec<Value> {
+    p.config
+        .models
+        .iter()
+        .filter(|m| providers::is_literal(m))
+        .map(|m| model_entry(p, m, 0, None))
+        .collect()
+}
+
+async fn fetch_models(client: &Client, p: &Provider) -> Option<Vec<Value>> {
+    let timeouts = Timeouts {
+        connect: MODELS_TIMEOUT.min(Duration::from_millis(p.config.connect_timeout_ms.max(1))),
+        first_byte: MODELS_TIMEOUT,
+        idle: MODELS_TIMEOUT,
+    };
+    let mut req = http::Request::builder()
+        .uri(p.base.endpoint("/models"))
+        .body(http_body_util::Full::new(Bytes::new()))
+        .expect("a path is a valid URI");
+    for (name, value) in &p.headers {
+        req.headers_mut().insert(name.clone(), value.clone());
+    }
+    if let Ok(Some(auth)) = p.auth_header() {
+        req.headers_mut().insert(http::header::AUTHORIZATION, auth);
+    }
+    let fetch = async {
+        let resp = client.send(&p.base, req, timeouts).await.ok()?;
+        if !resp.status.is_success() {
+            return None;
+        }
+        resp.body.collect(MAX_MODELS_BODY).await.ok()
+    };
+    let body = tokio::time::timeout(MODELS_TIMEOUT, fetch).await.ok()??;
+    let list: Value = serde_json::from_slice(&body).ok()?;
+    let data = list.get("data")?.as_array()?;
+    Some(
+        data.iter()
+            .filter_map(|m| {
+                let id = m.get("id")?.as_str()?;
+                Some(model_entry(
+                    p,
+                    id,
+                    m.get("created").and_then(Value::as_u64).unwrap_or(0),
+                    m.get("owned_by").and_then(Value::as_str),
+                ))
+            })
+            .collect(),
+    )
+}

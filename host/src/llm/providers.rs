@@ -1,0 +1,315 @@
+//! Upstream providers: which provider serves a model name, and the headers (API key,
+//! extra headers) every request to it carries.
+//!
+//! A model is addressed as `provider/model` (explicit) or by name alone, in which case
+//! the first provider, in configuration order, with a matching glob pattern serves it.
+//! Model names may contain `/` themselves (`qwen/qwen3-32b` on Groq), so the prefix
+//! counts as a provider only when a provider of that name exists.
+
+use crate::config::ProviderConfig;
+use http::{HeaderName, HeaderValue, Uri};
+use std::sync::Arc;
+
+/// A configured provider, with its base URL parsed once.
+#[derive(Debug)]
+pub struct Provider {
+    pub config: ProviderConfig,
+    pub base: BaseUrl,
+    /// Extra headers from the configuration, validated.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+/// The parts of a provider's base URL the client needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseUrl {
+    pub https: bool,
+    /// Host name or IP (IPv6 without brackets), for DNS and TLS.
+    pub host: String,
+    pub port: u16,
+    /// `Host` header value.
+    pub authority: String,
+    /// Path prefix without a trailing slash, e.g. `/v1`.
+    pub path: String,
+}
+
+impl BaseUrl {
+    pub fn parse(url: &str) -> Result<BaseUrl, String> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| format!("base_url {url:?} is not a URL: {e}"))?;
+        let https = match uri.scheme_str() {
+            Some("https") => true,
+            Some("http") => false,
+            _ => return Err(format!("base_url {url:?} must start with http:// or https://")),
+        };
+        let authority = uri
+            .authority()
+            .ok_or_else(|| format!("base_url {url:?} has no host"))?;
+        let host = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        if host.is_empty() {
+            return Err(format!("base_url {url:?} has no host"));
+        }
+        if uri.query().is_some() {
+            return Err(format!("base_url {url:?} must not have a query string"));
+        }
+        Ok(BaseUrl {
+            https,
+            port: authority.port_u16().unwrap_or(if https { 443 } else { 80 }),
+            host,
+            authority: authority.as_str().to_string(),
+            path: uri.path().trim_end_matches('/').to_string(),
+        })
+    }
+
+    /// The path of an endpoint under the base URL (`/v1` + `/chat/completions`).
+    pub fn endpoint(&self, suffix: &str) -> String {
+        format!("{}{}", self.path, suffix)
+    }
+}
+
+/// Where a request goes: the provider and the model name it knows.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub provider: Arc<Provider>,
+    /// The model name sent upstream (the `provider/` prefix removed).
+    pub model: String,
+}
+
+/// Why a model could not be routed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteError {
+    NoProviders,
+    UnknownModel { model: String, providers: Vec<String> },
+}
+
+impl std::fmt::Display for RouteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RouteError::NoProviders => f.write_str(
+                "no model providers are configured: add a [[providers]] section (name, base_url, api_key_env, models) \
+                 to the configuration file, or set OPENAI_API_KEY (and optionally OPENAI_BASE_URL) before starting the hub",
+            ),
+            RouteError::UnknownModel { model, providers } => write!(
+                f,
+                "model {model:?} matches no configured provider; address it as \"<provider>/<model>\" with one of: {}, \
+                 or add a pattern to a provider's `models`",
+                providers.join(", ")
+            ),
+        }
+    }
+}
+
+/// The configured providers, in configuration order.
+#[derive(Debug, Default)]
+pub struct Providers {
+    list: Vec<Arc<Provider>>,
+}
+
+impl Providers {
+    pub fn new(configs: &[ProviderConfig]) -> Result<Providers, String> {
+        let mut list = Vec::with_capacity(configs.len());
+        for config in configs {
+            let base =
+                BaseUrl::parse(&config.base_url).map_err(|e| format!("providers.{}: {e}", config.name))?;
+            let mut headers = Vec::with_capacity(config.headers.len());
+            for (name, value) in &config.headers {
+                let name = HeaderName::try_from(name.as_str())
+                    .map_err(|_| format!("providers.{}: header name {name:?} is not valid", config.name))?;
+                let value = HeaderValue::try_from(value.as_str()).map_err(|_| {
+                    format!(
+                        "providers.{}: the value of header {name} is not valid",
+                        config.name
+                    )
+                })?;
+                headers.push((name, value));
+            }
+            list.push(Arc::new(Provider {
+                config: config.clone(),
+                base,
+                headers,
+            }));
+        }
+        Ok(Providers { list })
+    }
+
+    pub fn all(&self) -> &[Arc<Provider>] {
+        &self.list
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.list.iter().map(|p| p.config.name.clone()).collect()
+    }
+
+    /// Resolves a client's model name.
+    pub fn route(&self, model: &str) -> Result<Route, RouteError> {
+        if self.list.is_empty() {
+            return Err(RouteError::NoProviders);
+        }
+        if let Some((prefix, rest)) = model.split_once('/')
+            && !rest.is_empty()
+            && let Some(p) = self.list.iter().find(|p| p.config.name == prefix)
+        {
+            return Ok(Route {
+                provider: p.clone(),
+                model: rest.to_string(),
+            });
+        }
+        for p in &self.list {
+            if p.config.models.iter().any(|pattern| glob_match(pattern, model)) {
+                return Ok(Route {
+                    provider: p.clone(),
+                    model: model.to_string(),
+                });
+            }
+        }
+        Err(RouteError::UnknownModel {
+            model: model.to_string(),
+            providers: self.names(),
+        })
+    }
+}
+
+impl Provider {
+    /// `Authorization: Bearer <key>` from the provider's environment variable.
+    /// Read on every request so a rotated key takes effect without a restart.
+    pub fn auth_header(&self) -> Result<Option<HeaderValue>, String> {
+        let Some(var) = &self.config.api_key_env else {
+            return Ok(None);
+        };
+        let key = std::env::var(var).map_err(|_| {
+            format!(
+                "provider {:?} reads its API key from the environment variable {var}, which is not set",
+                self.config.name
+            )
+        })?;
+        let mut value = HeaderValue::try_from(format!("Bearer {}", key.trim()))
+            .map_err(|_| format!("the API key in {var} contains characters not allowed in a header"))?;
+        value.set_sensitive(true);
+        Ok(Some(value))
+    }
+}
+
+/// Glob match with `*` (any run, also empty) and `?` (one character).
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut pi, mut ni) = (0, 0);
+    // Position after the last `*` and the name position it was tried at.
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi + 1, ni));
+            pi += 1;
+        } else if let Some((after, at)) = star {
+            pi = after;
+            ni = at + 1;
+            star = Some((after, at + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Whether a pattern names exactly one model (no wildcards).
+pub fn is_literal(pattern: &str) -> bool {
+    !pattern.contains(['*', '?'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn provider(name: &str, models: &[&str]) -> ProviderConfig {
+        let text = format!(
+            "name = {name:?}\nbase_url = \"http://127.0.0.1:9/v1/\"\nmodels = {models:?}\napi_key_env = \"WASMHUB_TEST_KEY_{name}\"\n"
+        );
+        toml::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("gpt-*", "gpt-4o"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("*mini", "gpt-4o-mini"));
+        assert!(glob_match("g?t-*-mini", "gpt-4o-mini"));
+        assert!(glob_match("a*b*c", "aXbYbZc"));
+        assert!(!glob_match("gpt-*", "o3"));
+        assert!(!glob_match("a*b", "aXbY"));
+        assert!(is_literal("gpt-4o") && !is_literal("gpt-*"));
+    }
+
+    #[test]
+    fn routing_prefers_an_explicit_provider_then_the_first_matching_pattern() {
+        let ps = Providers::new(&[
+            provider("groq", &["llama-*", "qwen/*"]),
+            provider("openai", &["*"]),
+        ])
+        .unwrap();
+        let r = ps.route("openai/gpt-4o").unwrap();
+        assert_eq!(
+            (r.provider.config.name.as_str(), r.model.as_str()),
+            ("openai", "gpt-4o")
+        );
+        let r = ps.route("qwen/qwen3-32b").unwrap();
+        assert_eq!(
+            (r.provider.config.name.as_str(), r.model.as_str()),
+            ("groq", "qwen/qwen3-32b")
+        );
+        let r = ps.route("groq/qwen/qwen3-32b").unwrap();
+        assert_eq!(r.model, "qwen/qwen3-32b");
+        assert_eq!(ps.route("o3").unwrap().provider.config.name, "openai");
+        assert_eq!(
+            ps.all()[0].base.endpoint("/chat/completions"),
+            "/v1/chat/completions"
+        );
+
+        let only = Providers::new(&[provider("local", &["llama*"])]).unwrap();
+        let err = only.route("gpt-4o").unwrap_err();
+        assert_eq!(
+            err,
+            RouteError::UnknownModel {
+                model: "gpt-4o".into(),
+                providers: vec!["local".into()]
+            }
+        );
+        assert!(err.to_string().contains("local"));
+        assert_eq!(
+            Providers::new(&[]).unwrap().route("x").unwrap_err(),
+            RouteError::NoProviders
+        );
+        assert!(RouteError::NoProviders.to_string().contains("OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn base_urls() {
+        let b = BaseUrl::parse("https://api.openai.com/v1").unwrap();
+        assert_eq!(
+            (b.https, b.host.as_str(), b.port, b.path.as_str()),
+            (true, "api.openai.com", 443, "/v1")
+        );
+        let b = BaseUrl::parse("http://[::1]:11434/").unwrap();
+        assert_eq!(
+            (b.host.as_str(), b.port, b.authority.as_str(), b.path.as_str()),
+            ("::1", 11434, "[::1]:11434", "")
+        );
+        assert!(BaseUrl::parse("ftp://x").is_err());
+    }
+
+    #[test]
+    fn api_keys_come_from_the_environment() {
+        let ps = Providers::new(&[provider("keyed", &["*"])]).unwrap();
+        let p = &ps.all()[0];
+        // SAFETY: this test is the only user of this variable name.
+        unsafe { std::env::remove_var("WASMHUB_TEST_KEY_keyed") };
+        assert!(p.auth_header().unwrap_err().contains("WASMHUB_TEST_KEY_keyed"));
+        unsafe { std::env::set_var("WASMHUB_TEST_KEY_keyed", "sk-1\n") };
+        assert_eq!(p.auth_header().unwrap().unwrap(), "Bearer sk-1");
+    }
+}

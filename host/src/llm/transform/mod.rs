@@ -1,0 +1,495 @@
+//! The OpenAI chat-completion chunk -> AI SDK UI message stream transformer.
+//!
+//! A pure state machine (no I/O, no clock): the caller feeds it the `data` of each
+//! upstream event and collects the UI chunks it produces. One transformer covers one
+//! upstream call, i.e. one UI *step* (`start-step` .. `finish-step`). Whether the
+//! message-level `start` and `finish` chunks are emitted is the caller's choice: the
+//! proxy emits both around its single step; the agent loop emits `start` once, runs
+//! one transformer per model call, and emits `finish` itself. [`StepSummary`] is
+//! what a step leaves behind for the loop: text, reasoning, finalized tool calls,
+//! usage, the finish reason.
+//!
+//! Provider deviations handled here (see NOTES-protocols.md): reasoning in
+//! `reasoning_content` or `reasoning`; tool calls keyed by non-empty id first, then
+//! by index (missing, always 0, starting at 1, `"id": ""` continuations); finish
+//! reasons decided from what was seen; usage on the finish chunk, in `x_groq` or in a
+//! trailing chunk; Azure's leading empty chunk; duplicate finish chunks; no `[DONE]`.
+
+use super::openai::{ChatChunk, ToolCallDelta, Usage};
+use super::ui::{FinishReason, UiChunk};
+use serde_json::{Map, Value};
+
+#[cfg(test)]
+mod tests;
+
+/// What the caller decides about a step.
+#[derive(Debug, Clone)]
+pub struct StepOptions {
+    /// Emit the message `start` chunk before the step (the proxy: yes; the loop: only
+    /// for its first step, or never if it sends `start` itself).
+    pub emit_start: bool,
+    /// Emit the message `finish` chunk after the step, with usage and model in
+    /// `messageMetadata`.
+    pub emit_finish: bool,
+    /// `start.messageId`; `None` omits it (the client then keeps its own id).
+    pub message_id: Option<String>,
+    /// Step number within the message; part ids include it so they never repeat.
+    pub step: u32,
+    /// Prefix for tool-call ids the hub must invent when a provider sends none.
+    pub tool_id_prefix: String,
+    /// Extra keys merged into the `finish` chunk's `messageMetadata` (e.g. provider).
+    pub finish_metadata: Map<String, Value>,
+}
+
+impl Default for StepOptions {
+    fn default() -> Self {
+        StepOptions {
+            emit_start: true,
+            emit_finish: true,
+            message_id: None,
+            step: 0,
+            tool_id_prefix: crate::ids::new_id("call"),
+            finish_metadata: Map::new(),
+        }
+    }
+}
+
+/// A tool call as the model finally sent it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The parsed arguments, or the raw text when it never formed valid JSON (the
+    /// loop reports that to the model instead of running the tool).
+    pub arguments: Result<Value, String>,
+}
+
+/// What one step produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepSummary {
+    pub finish_reason: FinishReason,
+    /// The provider's own `finish_reason`, verbatim, when it sent one.
+    pub upstream_finish_reason: Option<String>,
+    pub text: String,
+    pub reasoning: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Option<Usage>,
+    pub model: Option<String>,
+    /// Set when the step ended with an error (upstream error frame, malformed chunk,
+    /// transport failure); the `error` chunk carrying it was already emitted.
+    pub error: Option<String>,
+}
+
+#[derive(Debug)]
+struct PendingCall {
+    id: String,
+    /// Last `index` this call was seen with, for continuations that carry only that.
+    index: Option<u32>,
+    name: String,
+    arguments: String,
+    started: bool,
+}
+
+/// Which part is open: at most one text or reasoning part at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Open {
+    None,
+    Text,
+    Reasoning,
+}
+
+/// The transformer for one step. See the module docs.
+pub struct StepTransformer {
+    opts: StepOptions,
+    begun: bool,
+    finished_input: bool,
+    open: Open,
+    part_id: String,
+    parts: u32,
+    calls: Vec<PendingCall>,
+    text: String,
+    reasoning: String,
+    upstream_finish: Option<String>,
+    usage: Option<Usage>,
+    model: Option<String>,
+    error: Option<String>,
+    saw_done: bool,
+}
+
+impl StepTransformer {
+    pub fn new(opts: StepOptions) -> StepTransformer {
+        StepTransformer {
+            opts,
+            begun: false,
+            finished_input: false,
+            open: Open::None,
+            part_id: String::new(),
+            parts: 0,
+            calls: Vec::new(),
+            text: String::new(),
+            reasoning: String::new(),
+            upstream_finish: None,
+            usage: None,
+            model: None,
+            error: None,
+            saw_done: false,
+        }
+    }
+
+    /// Emits `start` (if asked) and `start-step`. Idempotent; every other method
+    /// calls it, so calling it explicitly only matters to send them early.
+    pub fn begin(&mut self, out: &mut Vec<UiChunk>) {
+        if self.begun {
+            return;
+        }
+        self.begun = true;
+        if self.opts.emit_start {
+            out.push(UiChunk::Start {
+                message_id: self.opts.message_id.clone(),
+                message_metadata: None,
+            });
+        }
+        out.push(UiChunk::StartStep);
+    }
+
+    /// Whether the upstream stream is over for this step (`[DONE]`, an error frame or
+    /// a malformed chunk): the caller should stop reading and call [`finish`].
+    ///
+    /// [`finish`]: StepTransformer::finish
+    pub fn is_done(&self) -> bool {
+        self.finished_input
+    }
+
+    /// Feeds the `data` of one upstream event: a JSON chunk, an error frame, or
+    /// `[DONE]`. Events after the end are ignored.
+    pub fn feed_data(&mut self, data: &str, out: &mut Vec<UiChunk>) {
+        self.begin(out);
+        if self.finished_input {
+            return;
+        }
+        let data = data.trim_ascii();
+        if data == "[DONE]" {
+            self.saw_done = true;
+            self.finished_input = true;
+            return;
+        }
+        match serde_json::from_str::<ChatChunk>(data) {
+            Ok(chunk) => self.feed_chunk(&chunk, out),
+            Err(e) => {
+                let shown: String = data.chars().take(200).collect();
+                self.fail(
+                    format!("the upstream sent a chunk that is not valid JSON ({e}): {shown}"),
+                    out,
+                );
+            }
+        }
+    }
+
+    /// Feeds one parsed chunk.
+    pub fn feed_chunk(&mut self, chunk: &ChatChunk<'_>, out: &mut Vec<UiChunk>) {
+        self.begin(out);
+        if self.finished_input {
+            return;
+        }
+        if let Some(message) = chunk.error_message() {
+            self.fail(message, out);
+            return;
+        }
+        if self.model.is_none()
+            && let Some(model) = chunk.model.as_deref().filter(|m| !m.is_empty())
+        {
+            self.model = Some(model.to_string());
+        }
+        if let Some(usage) = chunk.usage() {
+            self.usage = Some(usage);
+        }
+        // One message, one choice: `n > 1` cannot be shown as one UI message.
+        let Some(choice) = chunk.choices.iter().find(|c| c.index.unwrap_or(0) == 0) else {
+            return;
+        };
+        if let Some(delta) = &choice.delta {
+            let reasoning = delta.reasoning_content.as_deref().or(delta.reasoning.as_deref());
+            if let Some(r) = reasoning.filter(|r| !r.is_empty()) {
+                self.push_part(Open::Reasoning, r, out);
+            }
+            if let Some(t) = delta.content.as_deref().filter(|t| !t.is_empty()) {
+                self.push_part(Open::Text, t, out);
+            }
+            // A refusal is what the model says instead of answering: show it as text.
+            if let Some(t) = delta.refusal.as_deref().filter(|t| !t.is_empty()) {
+                self.push_part(Open::Text, t, out);
+            }
+            if let Some(calls) = &delta.tool_calls {
+                for call in calls {
+                    self.push_tool_delta(call, out);
+                }
+            }
+        }
+        // Keep the first finish reason: some providers repeat the finish chunk.
+        if self.upstream_finish.is_none()
+            && let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty())
+        {
+            self.upstream_finish = Some(reason.to_string());
+        }
+    }
+
+    /// Ends the step with an error (upstream error frame, transport failure, idle
+    /// timeout, oversized event). Emits one `error` chunk; the first error wins.
+    pub fn fail(&mut self, message: impl Into<String>, out: &mut Vec<UiChunk>) {
+        self.begin(out);
+        self.finished_input = true;
+        if self.error.is_none() {
+            let message = message.into();
+            out.push(UiChunk::Error {
+                error_text: message.clone(),
+            });
+            self.error = Some(message);
+        }
+    }
+
+    /// Closes the step: ends open parts, finalizes tool calls, emits `finish-step`
+    /// and (if asked) `finish`. `clean_end` says the upstream stream ended normally
+    /// (EOF or `[DONE]`); a stream that stops without `[DONE]` and without a finish
+    /// reason was cut off and ends the step with an error.
+    pub fn finish(mut self, out: &mut Vec<UiChunk>) -> StepSummary {
+        self.begin(out);
+        if self.error.is_none() && !self.saw_done && self.upstream_finish.is_none() {
+            self.fail("the upstream stream ended before the response was complete", out);
+        }
+        self.close_part(out);
+        let failed = self.error.is_some();
+        let mut tool_calls = Vec::with_capacity(self.calls.len());
+        for call in std::mem::take(&mut self.calls) {
+            tool_calls.push(self.finalize_call(call, failed, out));
+        }
+        let finish_reason = self.finish_reason(&tool_calls);
+        out.push(UiChunk::FinishStep);
+        if self.opts.emit_finish {
+            let mut meta = std::mem::take(&mut self.opts.finish_metadata);
+            if let Some(model) = &self.model {
+                meta.insert("model".into(), Value::String(model.clone()));
+            }
+            if let Some(usage) = &self.usage {
+                meta.insert(
+                    "usage".into(),
+                    serde_json::to_value(usage).expect("usage serializes"),
+                );
+            }
+            let message_metadata = if meta.is_empty() {
+                None
+            } else {
+                Some(Value::Object(meta))
+            };
+            out.push(UiChunk::Finish {
+                finish_reason: Some(finish_reason),
+                message_metadata,
+            });
+        }
+        StepSummary {
+            finish_reason,
+            upstream_finish_reason: self.upstream_finish,
+            text: self.text,
+            reasoning: self.reasoning,
+            tool_calls,
+            usage: self.usage,
+            model: self.model,
+            error: self.error,
+        }
+    }
+
+    fn finish_reason(&self, calls: &[ToolCall]) -> FinishReason {
+        if self.error.is_some() {
+            return FinishReason::Error;
+        }
+        let upstream = match self.upstream_finish.as_deref() {
+            Some(r) => FinishReason::from_openai(r),
+            None => FinishReason::Other,
+        };
+        match (calls.is_empty(), upstream) {
+            // Several providers say `stop` after sending tool calls; what was sent wins.
+            (false, FinishReason::Stop | FinishReason::Other) => FinishReason::ToolCalls,
+            // `tool_calls` with no call seen: nothing to run, so the model stopped.
+            (true, FinishReason::ToolCalls) => FinishReason::Stop,
+            (_, reason) => reason,
+        }
+    }
+
+    fn next_part_id(&mut self, kind: &str) {
+        self.part_id.clear();
+        use std::fmt::Write;
+        let _ = write!(self.part_id, "{kind}-{}-{}", self.opts.step, self.parts);
+        self.parts += 1;
+    }
+
+    fn push_part(&mut self, kind: Open, delta: &str, out: &mut Vec<UiChunk>) {
+        if self.open != kind {
+            self.close_part(out);
+            match kind {
+                Open::Text => {
+                    self.next_part_id("text");
+                    out.push(UiChunk::TextStart {
+                        id: self.part_id.clone(),
+                    });
+                }
+                Open::Reasoning => {
+                    self.next_part_id("reasoning");
+                    out.push(UiChunk::ReasoningStart {
+                        id: self.part_id.clone(),
+                    });
+                }
+                Open::None => unreachable!("push_part is called for text or reasoning"),
+            }
+            self.open = kind;
+        }
+        let (id, delta_owned) = (self.part_id.clone(), delta.to_string());
+        if kind == Open::Text {
+            self.text.push_str(delta);
+            out.push(UiChunk::TextDelta {
+                id,
+                delta: delta_owned,
+            });
+        } else {
+            self.reasoning.push_str(delta);
+            out.push(UiChunk::ReasoningDelta {
+                id,
+                delta: delta_owned,
+            });
+        }
+    }
+
+    fn close_part(&mut self, out: &mut Vec<UiChunk>) {
+        let id = self.part_id.clone();
+        match std::mem::replace(&mut self.open, Open::None) {
+            Open::None => {}
+            Open::Text => out.push(UiChunk::TextEnd { id }),
+            Open::Reasoning => out.push(UiChunk::ReasoningEnd { id }),
+        }
+    }
+
+    /// Finds the call a fragment belongs to: a non-empty id names it; otherwise the
+    /// latest call seen with the same index; otherwise (no index either) the latest
+    /// call. A fragment that matches nothing starts a new call.
+    fn call_slot(&mut self, delta: &ToolCallDelta<'_>) -> usize {
+        let id = delta.id.as_deref().filter(|id| !id.is_empty());
+        let found = match (id, delta.index) {
+            (Some(id), _) => self.calls.iter().rposition(|c| c.id == id),
+            (None, Some(index)) => self.calls.iter().rposition(|c| c.index == Some(index)),
+            (None, None) => self.calls.len().checked_sub(1),
+        };
+        if let Some(slot) = found {
+            if delta.index.is_some() {
+                self.calls[slot].index = delta.index;
+            }
+            return slot;
+        }
+        let id = match id {
+            Some(id) => id.to_string(),
+            None => format!("{}_{}", self.opts.tool_id_prefix, self.calls.len()),
+        };
+        self.calls.push(PendingCall {
+            id,
+            index: delta.index,
+            name: String::new(),
+            arguments: String::new(),
+            started: false,
+        });
+        self.calls.len() - 1
+    }
+
+    fn push_tool_delta(&mut self, delta: &ToolCallDelta<'_>, out: &mut Vec<UiChunk>) {
+        let (name, arguments) = match &delta.function {
+            Some(f) => (
+                f.name.as_deref().unwrap_or(""),
+                f.arguments.as_deref().unwrap_or(""),
+            ),
+            None => ("", ""),
+        };
+        // An id-less, name-less, argument-less fragment carries nothing.
+        if name.is_empty() && arguments.is_empty() && delta.id.as_deref().is_none_or(str::is_empty) {
+            return;
+        }
+        let slot = self.call_slot(delta);
+        if !self.calls[slot].started {
+            self.close_part(out);
+        }
+        let call = &mut self.calls[slot];
+        // The first name wins: some providers repeat the full name on every fragment.
+        if call.name.is_empty() && !name.is_empty() {
+            call.name = name.to_string();
+        }
+        call.arguments.push_str(arguments);
+        if !call.started {
+            if call.name.is_empty() {
+                // Wait for the name; the arguments gathered so far follow the start.
+                return;
+            }
+            call.started = true;
+            out.push(UiChunk::ToolInputStart {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                dynamic: None,
+                title: None,
+            });
+            if !call.arguments.is_empty() {
+                out.push(UiChunk::ToolInputDelta {
+                    tool_call_id: call.id.clone(),
+                    input_text_delta: call.arguments.clone(),
+                });
+            }
+        } else if !arguments.is_empty() {
+            out.push(UiChunk::ToolInputDelta {
+                tool_call_id: call.id.clone(),
+                input_text_delta: arguments.to_string(),
+            });
+        }
+    }
+
+    fn finalize_call(&self, call: PendingCall, failed: bool, out: &mut Vec<UiChunk>) -> ToolCall {
+        if !call.started {
+            out.push(UiChunk::ToolInputStart {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                dynamic: None,
+                title: None,
+            });
+        }
+        let parsed = if failed {
+            Err("the response ended with an error before this tool call was complete".to_string())
+        } else if call.name.is_empty() {
+            Err("the model sent a tool call without a function name".to_string())
+        } else if call.arguments.trim().is_empty() {
+            // Models send "" for tools without parameters.
+            Ok(Value::Object(Map::new()))
+        } else {
+            serde_json::from_str::<Value>(&call.arguments)
+                .map_err(|e| format!("the tool arguments are not valid JSON: {e}"))
+        };
+        match parsed {
+            Ok(input) => {
+                out.push(UiChunk::ToolInputAvailable {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    input: input.clone(),
+                });
+                ToolCall {
+                    id: call.id,
+                    name: call.name,
+                    arguments: Ok(input),
+                }
+            }
+            Err(error_text) => {
+                out.push(UiChunk::ToolInputError {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    input: Value::String(call.arguments.clone()),
+                    error_text,
+                });
+                ToolCall {
+                    id: call.id,
+                    name: call.name,
+                    arguments: Err(call.arguments),
+                }
+            }
+        }
+    }
+}

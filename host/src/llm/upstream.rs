@@ -1,0 +1,335 @@
+//! Calls to a provider: request building (API key injection, extra and forwarded
+//! headers), retries with backoff, and the model list.
+//!
+//! Retries happen only before any byte of a response was passed on: on connect
+//! failures and on 429/5xx answers, at most `max_retries` times, waiting
+//! `Retry-After` (or `retry-after-ms`) when the upstream says so and otherwise
+//! `retry_base_ms * 2^attempt` with jitter. Once a 2xx head is returned the caller
+//! streams it and nothing is ever retried.
+
+use super::client::{Client, Response, SendError, Timeouts};
+use super::providers::Provider;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http_body_util::Full;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Longest `Retry-After` the hub waits; a longer one is passed to the client.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+/// Longest backoff between attempts without `Retry-After`.
+const MAX_BACKOFF: Duration = Duration::from_secs(8);
+
+/// Why a provider call failed without a response to relay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// The provider's API key variable is unset (a hub configuration problem).
+    MissingKey(String),
+    /// No response after all attempts.
+    Send {
+        provider: String,
+        attempts: u32,
+        error: SendError,
+    },
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::MissingKey(m) => f.write_str(m),
+            CallError::Send {
+                provider,
+                attempts,
+                error,
+            } => {
+                write!(f, "provider {provider:?}: {error}")?;
+                if *attempts > 1 {
+                    write!(f, " (after {attempts} attempts)")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Client request headers passed on to the upstream. Everything else (cookies, the
+/// client's own `Authorization`, hop-by-hop headers) stays at the hub.
+pub fn forwarded_headers(client: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for (name, value) in client {
+        let n = name.as_str();
+        if n.starts_with("openai-") || n == "idempotency-key" || n == "x-request-id" {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+fn timeouts(p: &Provider) -> Timeouts {
+    Timeouts {
+        connect: Duration::from_millis(p.config.connect_timeout_ms.max(1)),
+        first_byte: Duration::from_millis(p.config.first_byte_timeout_ms.max(1)),
+        idle: Duration::from_millis(p.config.idle_timeout_ms.max(1)),
+    }
+}
+
+fn build_request(
+    p: &Provider,
+    method: Method,
+    suffix: &str,
+    body: &Bytes,
+    forwarded: &HeaderMap,
+) -> Result<http::Request<Full<Bytes>>, CallError> {
+    let auth = p.auth_header().map_err(CallError::MissingKey)?;
+    let mut req = http::Request::builder()
+        .method(method)
+        .uri(p.base.endpoint(suffix))
+        .body(Full::new(body.clone()))
+        .expect("method and path are valid");
+    let h = req.headers_mut();
+    for (name, value) in forwarded {
+        h.append(name.clone(), value.clone());
+    }
+    if !body.is_empty() {
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    h.insert(
+        header::USER_AGENT,
+        HeaderValue::from_static(concat!("wasmhub/", env!("CARGO_PKG_VERSION"))),
+    );
+    // The operator's headers win over forwarded ones; the key wins over both.
+    for (name, value) in &p.headers {
+        h.insert(name.clone(), value.clone());
+    }
+    match auth {
+        Some(value) => {
+            h.insert(header::AUTHORIZATION, value);
+        }
+        None => {
+            h.remove(header::AUTHORIZATION);
+        }
+    }
+    Ok(req)
+}
+
+fn retryable(status: StatusCode) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS
+        || (status.is_server_error()
+            && status != StatusCode::NOT_IMPLEMENTED
+            && status != StatusCode::HTTP_VERSION_NOT_SUPPORTED)
+}
+
+/// Sends a request to provider `p`, retrying as described in the module docs. A
+/// non-2xx response that is not retried (or is the last attempt's) is returned
+/// for the caller to relay.
+pub async fn call(
+    client: &Client,
+    p: &Provider,
+    method: Method,
+    suffix: &str,
+    body: Bytes,
+    forwarded: &HeaderMap,
+) -> Result<Response, CallError> {
+    let max_retries = p.config.max_retries;
+    let mut attempt = 0u32;
+    loop {
+        let req = build_request(p, method.clone(), suffix, &body, forwarded)?;
+        let last = attempt >= max_retries;
+        match client.send(&p.base, req, timeouts(p)).await {
+            Ok(resp) if !last && retryable(resp.status) => {
+                let wait = match retry_after(&resp.headers) {
+                    Some(wait) if wait > MAX_RETRY_WAIT => return Ok(resp),
+                    Some(wait) => wait,
+                    None => backoff(p.config.retry_base_ms, attempt),
+                };
+                crate::info!(
+                    "provider {:?} answered {}; retrying in {} ms ({}/{max_retries})",
+                    p.config.name,
+                    resp.status,
+                    wait.as_millis(),
+                    attempt + 1
+                );
+                // Dropping the unread body closes that connection.
+                drop(resp);
+                tokio::time::sleep(wait).await;
+            }
+            Ok(resp) => return Ok(resp),
+            Err(error) if !last && error.is_connect() => {
+                let wait = backoff(p.config.retry_base_ms, attempt);
+                crate::info!(
+                    "provider {:?}: {error}; retrying in {} ms",
+                    p.config.name,
+                    wait.as_millis()
+                );
+                tokio::time::sleep(wait).await;
+            }
+            Err(error) => {
+                return Err(CallError::Send {
+                    provider: p.config.name.clone(),
+                    attempts: attempt + 1,
+                    error,
+                });
+            }
+        }
+        attempt += 1;
+    }
+}
+
+/// `base * 2^attempt`, capped, with "equal jitter": half fixed, half random, so
+/// clients that failed together do not retry together.
+pub fn backoff(base_ms: u64, attempt: u32) -> Duration {
+    let full = base_ms
+        .saturating_mul(1u64 << attempt.min(20))
+        .min(MAX_BACKOFF.as_millis() as u64);
+    let mut r = [0u8; 8];
+    let random = if getrandom::fill(&mut r).is_ok() {
+        u64::from_le_bytes(r)
+    } else {
+        0
+    };
+    let half = full / 2;
+    Duration::from_millis(half + if half > 0 { random % (half + 1) } else { 0 })
+}
+
+/// The wait an upstream asked for: `retry-after-ms` (OpenAI), or `Retry-After` as
+/// seconds or an HTTP date.
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_millis(ms as u64));
+    }
+    let value = get("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_millis((secs * 1000.0) as u64));
+    }
+    let at = parse_http_date(value)?;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
+    Some(Duration::from_secs(at.saturating_sub(now)))
+}
+
+/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) into Unix seconds.
+fn parse_http_date(s: &str) -> Option<u64> {
+    let rest = s.split_once(", ")?.1;
+    let parts: Vec<&str> = rest.split(' ').collect();
+    let [day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    .iter()
+    .position(|m| m == month)? as i64
+        + 1;
+    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
+    let hms: Vec<u64> = time.split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    let [h, m, sec] = hms.as_slice() else { return None };
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days)
+        .ok()
+        .map(|d| d * 86_400 + h * 3600 + m * 60 + sec)
+}
+
+/// The human message in an OpenAI-shaped error body, else the body text (cut).
+pub fn error_message(body: &[u8]) -> String {
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
+        let m = v
+            .pointer("/error/message")
+            .or_else(|| v.get("message"))
+            .or_else(|| v.get("error"));
+        if let Some(serde_json::Value::String(m)) = m {
+            return m.clone();
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.chars().count() > 300 {
+        format!("{}...", text.chars().take(300).collect::<String>())
+    } else {
+        text.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_in_each_form() {
+        let mut h = HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", HeaderValue::from_static("150"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
+        let mut h = HeaderMap::new();
+        h.insert(
+            "retry-after",
+            HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"),
+        );
+        assert_eq!(
+            retry_after(&h),
+            Some(Duration::ZERO),
+            "a date in the past means now"
+        );
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(784_111_777)
+        );
+        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(parse_http_date("yesterday"), None);
+    }
+
+    #[test]
+    fn backoff_doubles_with_jitter_and_is_capped() {
+        for attempt in 0..4 {
+            let full = 100u64 << attempt;
+            for _ in 0..50 {
+                let d = backoff(100, attempt).as_millis() as u64;
+                assert!(d >= full / 2 && d <= full, "attempt {attempt}: {d}");
+            }
+        }
+        assert!(backoff(1000, 30) <= MAX_BACKOFF);
+        assert_eq!(backoff(0, 3), Duration::ZERO);
+    }
+
+    #[test]
+    fn which_statuses_are_retried() {
+        for s in [429, 500, 502, 503, 504, 529] {
+            assert!(retryable(StatusCode::from_u16(s).unwrap()), "{s}");
+        }
+        for s in [200, 400, 401, 404, 501, 505] {
+            assert!(!retryable(StatusCode::from_u16(s).unwrap()), "{s}");
+        }
+    }
+
+    #[test]
+    fn only_safe_client_headers_are_forwarded() {
+        let mut h = HeaderMap::new();
+        h.insert("authorization", HeaderValue::from_static("Bearer client-secret"));
+        h.insert("cookie", HeaderValue::from_static("s=1"));
+        h.insert("openai-organization", HeaderValue::from_static("org"));
+        h.insert("x-request-id", HeaderValue::from_static("r1"));
+        let f = forwarded_headers(&h);
+        assert_eq!(f.len(), 2);
+        assert!(f.get("authorization").is_none());
+    }
+
+    #[test]
+    fn error_messages_are_extracted() {
+        assert_eq!(
+            error_message(br#"{"error":{"message":"Incorrect API key","type":"x"}}"#),
+            "Incorrect API key"
+        );
+        assert_eq!(error_message(br#"{"message":"flat"}"#), "flat");
+        assert_eq!(error_message(b"  Bad Gateway \n"), "Bad Gateway");
+    }
+}
