@@ -1,0 +1,120 @@
+//! What the MCP server needs from the layer below it: the tool definitions, who a
+//! request's caller is, and running one tool call.
+//!
+//! The MCP protocol code is written against this small trait rather than against
+//! the hub directly, so its revision, session and transport logic is unit-tested
+//! with a scripted backend; `hub_backend` implements it for the real hub.
+
+use crate::hub::auth::{AuthError, Caller};
+use crate::hub::cancel::CancelToken;
+use serde_json::Value;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// One tool as `tools/list` shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    /// The wire name (`hub_list`); the dotted spelling (`hub.list`) is accepted too.
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    pub input_schema: Value,
+    pub output_schema: Option<Value>,
+    /// MCP `ToolAnnotations` (`readOnlyHint`, `destructiveHint`, …).
+    pub annotations: Value,
+}
+
+impl ToolSpec {
+    /// Whether `name` names this tool, in its wire or dotted spelling.
+    pub fn answers_to(&self, name: &str) -> bool {
+        name == self.name || (name.len() == self.name.len() && name.replacen('.', "_", 1) == self.name)
+    }
+}
+
+/// A progress report from a running call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Where a running call reports progress.
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// One tool call to run.
+pub struct Invocation {
+    /// The tool's wire name, already checked against [`Backend::tools`].
+    pub tool: String,
+    /// The `arguments` object.
+    pub arguments: Value,
+    pub caller: Caller,
+    /// Cancelled when the client cancels or goes away; cancels the whole call graph.
+    pub cancel: CancelToken,
+    pub progress: Option<ProgressSink>,
+}
+
+/// Why a call produced no result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InvokeError {
+    /// No such tool: a protocol error (-32602), not a tool result.
+    UnknownTool { name: String },
+    /// The call was cancelled before it finished.
+    Cancelled,
+    /// A tool-level failure (invalid arguments, forbidden, failed…): reported to
+    /// the model as a result with `isError: true` so it can correct itself.
+    Failed { code: String, message: String },
+}
+
+impl std::fmt::Display for InvokeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InvokeError::UnknownTool { name } => write!(f, "unknown tool {name:?}"),
+            InvokeError::Cancelled => f.write_str("the call was cancelled"),
+            InvokeError::Failed { code, message } => write!(f, "{code}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for InvokeError {}
+
+/// A boxed, sendable future borrowed from the backend.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The hub as the MCP server sees it.
+pub trait Backend: Send + Sync + 'static {
+    /// The tools, in the order `tools/list` shows them. Never changes while the
+    /// process runs (the server advertises `listChanged: false`).
+    fn tools(&self) -> Vec<ToolSpec>;
+
+    /// The caller a request runs as; `bearer` is the token without `Bearer `.
+    fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError>;
+
+    /// Runs one tool call through the hub's call protocol.
+    fn invoke(&self, call: Invocation) -> BoxFuture<'_, Result<Value, InvokeError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tools_answer_to_wire_and_dotted_names() {
+        let t = ToolSpec {
+            name: "hub_call".into(),
+            title: None,
+            description: String::new(),
+            input_schema: json!({"type":"object"}),
+            output_schema: None,
+            annotations: json!({}),
+        };
+        assert!(t.answers_to("hub_call"));
+        assert!(t.answers_to("hub.call"));
+        assert!(!t.answers_to("hub_calls"));
+        assert!(!t.answers_to("hub.cal"));
+        assert!(!t.answers_to("hub/call"));
+    }
+}

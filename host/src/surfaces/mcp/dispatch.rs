@@ -1,0 +1,490 @@
+//! The MCP methods, independent of the transport: what each revision answers to
+//! `initialize`, `server/discover`, `ping`, `tools/list`, `tools/call`, and the
+//! empty `prompts/list` / `resources/list` / `resources/templates/list`.
+//!
+//! Results of the stateless revision carry `resultType: "complete"`, and its list
+//! results carry the caching hints `ttlMs` and `cacheScope` (the tool list is the
+//! same for every caller and never changes while the process runs, so it is
+//! `public`). A tool result carries the output twice, as text JSON in `content` for
+//! clients that only read text, and as `structuredContent` matching the tool's
+//! `outputSchema`; tool-level failures are results with `isError: true`, while an
+//! unknown tool name is a JSON-RPC -32602 error.
+
+use super::backend::{Backend, Invocation, InvokeError, ProgressSink, ToolSpec};
+use super::jsonrpc::{self, Request, RpcError};
+use super::revision::{self, Revision};
+use crate::hub::auth::Caller;
+use crate::hub::cancel::CancelToken;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// How long clients may cache list results of the stateless revision, in ms.
+const LIST_TTL_MS: u64 = 3_600_000;
+
+const INSTRUCTIONS: &str = "This hub exposes its operations (plugin.operation) through four meta-tools: \
+hub_search or hub_list to find operations, hub_schema to read one operation's input schema, and hub_call \
+to run one or more operations in a single call.";
+
+/// Everything a method needs besides its request.
+pub struct CallCtx {
+    pub revision: Revision,
+    pub caller: Caller,
+    pub cancel: CancelToken,
+    /// Set when the client sent `_meta.progressToken` and the transport can
+    /// deliver notifications.
+    pub progress: Option<ProgressSink>,
+}
+
+/// The MCP methods over one backend.
+pub struct Dispatcher {
+    backend: Arc<dyn Backend>,
+    tools: Vec<ToolSpec>,
+    /// `tools/list`'s `tools` array, built once.
+    tools_json: Value,
+    server_info: Value,
+}
+
+impl Dispatcher {
+    pub fn new(backend: Arc<dyn Backend>) -> Dispatcher {
+        let tools = backend.tools();
+        let tools_json = Value::Array(tools.iter().map(tool_json).collect());
+        let server_info =
+            json!({ "name": "wasmhub", "title": "wasmhub tool hub", "version": env!("CARGO_PKG_VERSION") });
+        Dispatcher {
+            backend,
+            tools,
+            tools_json,
+            server_info,
+        }
+    }
+
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
+    }
+
+    /// The tool `name` (wire or dotted spelling) names.
+    pub fn tool(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.iter().find(|t| t.answers_to(name))
+    }
+
+    /// The result of `initialize` for the negotiated handshake-era `version`.
+    pub fn initialize_result(&self, version: &str) -> Value {
+        json!({
+            "protocolVersion": version,
+            "capabilities": capabilities(),
+            "serverInfo": self.server_info,
+            "instructions": INSTRUCTIONS,
+        })
+    }
+
+    /// The checks that need no work: the method exists in `revision`, and a
+    /// `tools/call` is well formed and names a known tool. Transports run this
+    /// before committing to a streamed response, so these errors keep their HTTP
+    /// status.
+    pub fn preflight(&self, revision: Revision, req: &Request) -> Result<(), RpcError> {
+        if !method_exists(revision, &req.method) {
+            return Err(RpcError::method_not_found(&req.method));
+        }
+        if req.method == "tools/call" {
+            self.call_target(req)?;
+        }
+        Ok(())
+    }
+
+    /// Answers one request (`initialize` excepted: opening a session is the
+    /// transport's business, see [`Dispatcher::initialize_result`]).
+    pub async fn handle(&self, req: &Request, ctx: CallCtx) -> Result<Value, RpcError> {
+        self.preflight(ctx.revision, req)?;
+        let stateless = ctx.revision == Revision::Stateless;
+        let mut result = match req.method.as_str() {
+            "ping" => json!({}),
+            "server/discover" => self.discover_result(),
+            "tools/list" => {
+                reject_cursor(req)?;
+                json!({ "tools": self.tools_json })
+            }
+            "prompts/list" => {
+                reject_cursor(req)?;
+                json!({ "prompts": [] })
+            }
+            "resources/list" => {
+                reject_cursor(req)?;
+                json!({ "resources": [] })
+            }
+            "resources/templates/list" => {
+                reject_cursor(req)?;
+                json!({ "resourceTemplates": [] })
+            }
+            "tools/call" => self.call(req, ctx).await?,
+            "initialize" => {
+                return Err(RpcError::invalid_request(
+                    "initialize is answered by the transport, not here",
+                ));
+            }
+            other => return Err(RpcError::method_not_found(other)),
+        };
+        if stateless && let Value::Object(obj) = &mut result {
+            obj.insert("resultType".into(), "complete".into());
+            if req.method.ends_with("/list") {
+                obj.insert("ttlMs".into(), LIST_TTL_MS.into());
+                obj.insert("cacheScope".into(), "public".into());
+            }
+        }
+        Ok(result)
+    }
+
+    fn discover_result(&self) -> Value {
+        json!({
+            "supportedVersions": revision::SUPPORTED_VERSIONS,
+            "capabilities": capabilities(),
+            "instructions": INSTRUCTIONS,
+            "ttlMs": LIST_TTL_MS,
+            "cacheScope": "public",
+            "_meta": { revision::META_SERVER_INFO: self.server_info },
+        })
+    }
+
+    /// The tool and arguments of a `tools/call`, or the -32602 error saying what is wrong.
+    fn call_target<'a>(&'a self, req: &'a Request) -> Result<(&'a ToolSpec, Option<&'a Value>), RpcError> {
+        let params = req
+            .params_object()
+            .ok_or_else(|| RpcError::invalid_params("tools/call needs params {\"name\", \"arguments\"}"))?;
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| RpcError::invalid_params("params.name must be a string naming a tool"))?;
+        let tool = self.tool(name).ok_or_else(|| self.unknown_tool(name))?;
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => None,
+            Some(v @ Value::Object(_)) => Some(v),
+            Some(_) => return Err(RpcError::invalid_params("params.arguments must be an object")),
+        };
+        Ok((tool, arguments))
+    }
+
+    fn unknown_tool(&self, name: &str) -> RpcError {
+        let known: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+        RpcError::invalid_params(format!(
+            "unknown tool {name:?}; this server's tools are {}",
+            known.join(", ")
+        ))
+    }
+
+    async fn call(&self, req: &Request, ctx: CallCtx) -> Result<Value, RpcError> {
+        let (tool, arguments) = self.call_target(req)?;
+        let call = Invocation {
+            tool: tool.name.clone(),
+            arguments: arguments.cloned().unwrap_or_else(|| Value::Object(Map::new())),
+            caller: ctx.caller,
+            cancel: ctx.cancel,
+            progress: ctx.progress,
+        };
+        match self.backend.invoke(call).await {
+            Ok(output) => Ok(tool_result(output, tool.output_schema.is_some())),
+            Err(InvokeError::UnknownTool { name }) => Err(self.unknown_tool(&name)),
+            Err(InvokeError::Cancelled) => Err(RpcError::new(
+                jsonrpc::REQUEST_CANCELLED,
+                "the request was cancelled",
+            )),
+            Err(InvokeError::Failed { code, message }) => Ok(tool_error_result(&code, &message)),
+        }
+    }
+}
+
+/// Whether `method` is a request method of `revision` (notifications excluded).
+pub fn method_exists(revision: Revision, method: &str) -> bool {
+    match method {
+        "tools/list" | "tools/call" | "prompts/list" | "resources/list" | "resources/templates/list" => true,
+        "initialize" | "ping" => revision == Revision::Handshake,
+        "server/discover" => revision == Revision::Stateless,
+        _ => false,
+    }
+}
+
+/// Tools never change; prompts and resources exist (empty) so clients that list
+/// them get an answer, not an error.
+fn capabilities() -> Value {
+    json!({
+        "tools": { "listChanged": false },
+        "prompts": { "listChanged": false },
+        "resources": { "subscribe": false, "listChanged": false },
+    })
+}
+
+/// We never hand out cursors, so any cursor is one we did not issue.
+fn reject_cursor(req: &Request) -> Result<(), RpcError> {
+    match req.params_object().and_then(|p| p.get("cursor")) {
+        None | Some(Value::Null) => Ok(()),
+        Some(_) => Err(RpcError::invalid_params(
+            "invalid cursor: every list fits in one page",
+        )),
+    }
+}
+
+fn tool_json(t: &ToolSpec) -> Value {
+    let mut obj = Map::new();
+    obj.insert("name".into(), t.name.clone().into());
+    if let Some(title) = &t.title {
+        obj.insert("title".into(), title.clone().into());
+    }
+    obj.insert("description".into(), t.description.clone().into());
+    obj.insert("inputSchema".into(), t.input_schema.clone());
+    if let Some(out) = &t.output_schema {
+        obj.insert("outputSchema".into(), out.clone());
+    }
+    if t.annotations.as_object().is_some_and(|a| !a.is_empty()) {
+        obj.insert("annotations".into(), t.annotations.clone());
+    }
+    Value::Object(obj)
+}
+
+/// A successful call: the output as text JSON and, when the tool declares an
+/// output schema (which describes an object), as `structuredContent`.
+pub fn tool_result(output: Value, structured: bool) -> Value {
+    let text = output.to_string();
+    let mut obj = Map::with_capacity(3);
+    obj.insert("content".into(), json!([{ "type": "text", "text": text }]));
+    if structured && output.is_object() {
+        obj.insert("structuredContent".into(), output);
+    }
+    Value::Object(obj)
+}
+
+/// A tool-level failure the model can read and act on.
+pub fn tool_error_result(code: &str, message: &str) -> Value {
+    let text = json!({ "error": { "code": code, "message": message } }).to_string();
+    json!({ "content": [{ "type": "text", "text": text }], "isError": true })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::hub::auth::AuthError;
+    use crate::surfaces::mcp::backend::BoxFuture;
+    use std::net::SocketAddr;
+
+    /// A scripted backend: `echo` returns its arguments, `fail` fails, `wait`
+    /// blocks until cancelled, `progress` reports two steps.
+    pub struct FakeBackend;
+
+    impl Backend for FakeBackend {
+        fn tools(&self) -> Vec<ToolSpec> {
+            ["hub_echo", "hub_fail", "hub_wait", "hub_progress"]
+                .iter()
+                .map(|n| ToolSpec {
+                    name: n.to_string(),
+                    title: None,
+                    description: format!("{n} test tool"),
+                    input_schema: json!({ "type": "object" }),
+                    output_schema: Some(json!({ "type": "object" })),
+                    annotations: json!({ "readOnlyHint": true }),
+                })
+                .collect()
+        }
+
+        fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
+            match bearer {
+                Some("good") => Ok(Caller::local()),
+                Some(_) => Err(AuthError::InvalidToken),
+                None if peer.ip().is_loopback() => Ok(Caller::local()),
+                None => Err(AuthError::MissingToken),
+            }
+        }
+
+        fn invoke(&self, call: Invocation) -> BoxFuture<'_, Result<Value, InvokeError>> {
+            Box::pin(async move {
+                match call.tool.as_str() {
+                    "hub_echo" => Ok(json!({ "echo": call.arguments })),
+                    "hub_fail" => Err(InvokeError::Failed {
+                        code: "invalid_input".into(),
+                        message: "x is required".into(),
+                    }),
+                    "hub_wait" => {
+                        call.cancel.cancelled().await;
+                        Err(InvokeError::Cancelled)
+                    }
+                    "hub_progress" => {
+                        if let Some(p) = &call.progress {
+                            for i in 1..=2 {
+                                p(super::super::backend::Progress {
+                                    progress: i as f64,
+                                    total: Some(2.0),
+                                    message: None,
+                                });
+                                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                            }
+                        }
+                        Ok(json!({ "done": true }))
+                    }
+                    other => Err(InvokeError::UnknownTool { name: other.into() }),
+                }
+            })
+        }
+    }
+
+    fn dispatcher() -> Dispatcher {
+        Dispatcher::new(Arc::new(FakeBackend))
+    }
+
+    fn ctx(revision: Revision) -> CallCtx {
+        CallCtx {
+            revision,
+            caller: Caller::local(),
+            cancel: CancelToken::new(),
+            progress: None,
+        }
+    }
+
+    fn req(method: &str, params: Value) -> Request {
+        Request {
+            id: json!(1),
+            method: method.into(),
+            params: Some(params),
+        }
+    }
+
+    #[tokio::test]
+    async fn methods_differ_by_revision() {
+        let d = dispatcher();
+        assert_eq!(
+            d.handle(&req("ping", json!({})), ctx(Revision::Handshake))
+                .await
+                .unwrap(),
+            json!({})
+        );
+        let e = d
+            .handle(&req("ping", json!({})), ctx(Revision::Stateless))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, jsonrpc::METHOD_NOT_FOUND);
+        let e = d
+            .handle(&req("server/discover", json!({})), ctx(Revision::Handshake))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, jsonrpc::METHOD_NOT_FOUND);
+        let discover = d
+            .handle(&req("server/discover", json!({})), ctx(Revision::Stateless))
+            .await
+            .unwrap();
+        assert_eq!(discover["supportedVersions"][0], "2026-07-28");
+        assert_eq!(discover["resultType"], "complete");
+        assert_eq!(discover["_meta"][revision::META_SERVER_INFO]["name"], "wasmhub");
+        let e = d
+            .handle(&req("logging/setLevel", json!({})), ctx(Revision::Handshake))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, jsonrpc::METHOD_NOT_FOUND);
+    }
+
+    #[tokio::test]
+    async fn lists_carry_caching_hints_only_when_stateless() {
+        let d = dispatcher();
+        let legacy = d
+            .handle(&req("tools/list", json!({})), ctx(Revision::Handshake))
+            .await
+            .unwrap();
+        assert_eq!(legacy["tools"].as_array().unwrap().len(), 4);
+        assert!(legacy.get("resultType").is_none() && legacy.get("ttlMs").is_none());
+        let tool = &legacy["tools"][0];
+        assert_eq!(tool["name"], "hub_echo");
+        assert_eq!(tool["inputSchema"]["type"], "object");
+        assert_eq!(tool["annotations"]["readOnlyHint"], true);
+        for method in [
+            "tools/list",
+            "prompts/list",
+            "resources/list",
+            "resources/templates/list",
+        ] {
+            let r = d
+                .handle(&req(method, json!({})), ctx(Revision::Stateless))
+                .await
+                .unwrap();
+            assert_eq!(r["resultType"], "complete", "{method}");
+            assert_eq!(r["cacheScope"], "public", "{method}");
+            assert!(r["ttlMs"].as_u64().is_some(), "{method}");
+        }
+        let e = d
+            .handle(
+                &req("tools/list", json!({"cursor": "x"})),
+                ctx(Revision::Handshake),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, jsonrpc::INVALID_PARAMS);
+    }
+
+    #[tokio::test]
+    async fn tool_calls_map_results_errors_and_unknown_tools() {
+        let d = dispatcher();
+        let ok = d
+            .handle(
+                &req("tools/call", json!({"name": "hub.echo", "arguments": {"a": 1}})),
+                ctx(Revision::Handshake),
+            )
+            .await
+            .unwrap();
+        assert_eq!(ok["structuredContent"], json!({"echo": {"a": 1}}));
+        assert_eq!(ok["content"][0]["type"], "text");
+        let text: Value = serde_json::from_str(ok["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, ok["structuredContent"]);
+        assert!(ok.get("isError").is_none());
+
+        let failed = d
+            .handle(
+                &req("tools/call", json!({"name": "hub_fail"})),
+                ctx(Revision::Stateless),
+            )
+            .await
+            .unwrap();
+        assert_eq!(failed["isError"], true);
+        assert_eq!(failed["resultType"], "complete");
+        assert!(
+            failed["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("x is required")
+        );
+
+        for params in [
+            json!({"name": "nope"}),
+            json!({"arguments": {}}),
+            json!({"name": "hub_echo", "arguments": 3}),
+        ] {
+            let e = d
+                .handle(&req("tools/call", params.clone()), ctx(Revision::Handshake))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code, jsonrpc::INVALID_PARAMS, "{params}");
+        }
+        let e = d
+            .handle(
+                &req("tools/call", json!({"name": "nope"})),
+                ctx(Revision::Handshake),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            e.message.contains("hub_echo"),
+            "the error names the real tools: {}",
+            e.message
+        );
+    }
+
+    #[tokio::test]
+    async fn cancelling_the_token_ends_the_call() {
+        let d = dispatcher();
+        let c = ctx(Revision::Handshake);
+        let token = c.cancel.clone();
+        let call = req("tools/call", json!({"name": "hub_wait"}));
+        let (r, ()) = tokio::join!(d.handle(&call, c), async { token.cancel() });
+        assert_eq!(r.unwrap_err().code, jsonrpc::REQUEST_CANCELLED);
+    }
+
+    #[test]
+    fn initialize_result_echoes_the_version() {
+        let r = dispatcher().initialize_result("2025-06-18");
+        assert_eq!(r["protocolVersion"], "2025-06-18");
+        assert_eq!(r["capabilities"]["tools"]["listChanged"], false);
+        assert_eq!(r["serverInfo"]["name"], "wasmhub");
+    }
+}

@@ -1,0 +1,252 @@
+//! Running the requests of one HTTP POST and answering them, as one JSON body or as
+//! a `text/event-stream` of progress notifications followed by the responses.
+//!
+//! Cancellation: every request runs under its own [`CancelToken`]. A JSON answer is
+//! computed inside the connection's service future, and a guard cancels the token
+//! if hyper drops that future (the client went away); a streamed answer runs in a
+//! task that cancels every token as soon as the response body is dropped, even
+//! while the call is silent. `notifications/cancelled` reaches the same tokens
+//! through the session table.
+
+use super::backend::{Progress, ProgressSink};
+use super::dispatch::{CallCtx, Dispatcher};
+use super::jsonrpc::{self, Request};
+use super::revision::Revision;
+use super::session::InFlight;
+use crate::hub::auth::Caller;
+use crate::hub::cancel::CancelToken;
+use crate::surfaces::body::Body;
+use crate::surfaces::respond::Resp;
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Frames buffered between the calls of a streamed answer and the client.
+const STREAM_FRAMES: usize = 32;
+
+/// One entry of a POST body, in order.
+pub enum Item {
+    /// Answered without running anything (an invalid message in a batch).
+    Ready(Value),
+    /// A request to run.
+    Run(Job),
+}
+
+/// A request to run and what it runs under.
+pub struct Job {
+    pub req: Request,
+    pub cancel: CancelToken,
+    /// Keeps the request findable by `notifications/cancelled` while it runs.
+    pub in_flight: Option<InFlight>,
+}
+
+impl Job {
+    pub fn new(req: Request, in_flight: impl FnOnce(&Request, &CancelToken) -> Option<InFlight>) -> Job {
+        let cancel = CancelToken::new();
+        let in_flight = in_flight(&req, &cancel);
+        Job {
+            req,
+            cancel,
+            in_flight,
+        }
+    }
+}
+
+/// What every request of the POST shares.
+#[derive(Clone)]
+pub struct Scope {
+    pub dispatcher: Arc<Dispatcher>,
+    pub revision: Revision,
+    pub caller: Caller,
+}
+
+/// The HTTP status for a JSON answer carrying `error_code`.
+pub type StatusFor = fn(i64) -> StatusCode;
+
+/// Cancels the token when dropped, unless disarmed.
+struct CancelOnDrop(Option<CancelToken>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(token) = self.0.take() {
+            token.cancel();
+        }
+    }
+}
+
+async fn run(scope: &Scope, job: Job, progress: Option<ProgressSink>) -> Value {
+    let Job {
+        req,
+        cancel,
+        in_flight,
+    } = job;
+    let mut guard = CancelOnDrop(Some(cancel.clone()));
+    let ctx = CallCtx {
+        revision: scope.revision,
+        caller: scope.caller.clone(),
+        cancel,
+        progress,
+    };
+    let answer = match scope.dispatcher.handle(&req, ctx).await {
+        Ok(result) => jsonrpc::result_response(&req.id, result),
+        Err(error) => jsonrpc::error_response(&req.id, &error),
+    };
+    guard.0 = None;
+    drop(in_flight);
+    answer
+}
+
+/// Answers one request as `application/json`; the status comes from `status_for`
+/// when the answer is an error.
+pub async fn json_single(scope: &Scope, job: Job, status_for: StatusFor) -> Resp {
+    let answer = run(scope, job, None).await;
+    let status = answer["error"]["code"]
+        .as_i64()
+        .map(status_for)
+        .unwrap_or(StatusCode::OK);
+    json_response(status, &answer)
+}
+
+/// Answers a batch as one `application/json` array, in order; the requests run
+/// concurrently. A batch of only notifications gets 202.
+pub async fn json_batch(scope: &Scope, items: Vec<Item>) -> Resp {
+    let mut pending = Vec::with_capacity(items.len());
+    for item in items {
+        pending.push(match item {
+            Item::Ready(v) => Err(v),
+            Item::Run(job) => {
+                let scope = scope.clone();
+                let guard = CancelOnDrop(Some(job.cancel.clone()));
+                Ok((tokio::spawn(async move { run(&scope, job, None).await }), guard))
+            }
+        });
+    }
+    let mut answers = Vec::with_capacity(pending.len());
+    for p in pending {
+        answers.push(match p {
+            Err(ready) => ready,
+            Ok((handle, mut guard)) => {
+                let answer = handle.await.unwrap_or_else(|e| {
+                    jsonrpc::error_response(
+                        &Value::Null,
+                        &jsonrpc::RpcError::internal(format!("call task failed: {e}")),
+                    )
+                });
+                guard.0 = None;
+                answer
+            }
+        });
+    }
+    if answers.is_empty() {
+        return accepted();
+    }
+    json_response(StatusCode::OK, &Value::Array(answers))
+}
+
+/// Answers as `text/event-stream`: progress notifications while the requests run,
+/// then each response as it completes. The stream ends after the last response.
+pub fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String)]) -> Resp {
+    let (body_tx, body) = Body::channel(STREAM_FRAMES);
+    let (frame_tx, mut frame_rx) = mpsc::channel::<Bytes>(STREAM_FRAMES);
+    let mut tokens = Vec::new();
+    let mut ready = Vec::new();
+    for item in items {
+        match item {
+            Item::Ready(v) => ready.push(frame(&v)),
+            Item::Run(job) => {
+                tokens.push(job.cancel.clone());
+                let progress = job
+                    .req
+                    .progress_token()
+                    .cloned()
+                    .map(|t| progress_sink(t, frame_tx.clone()));
+                let scope = scope.clone();
+                let tx = frame_tx.clone();
+                tokio::spawn(async move {
+                    let answer = run(&scope, job, progress).await;
+                    let _ = tx.send(frame(&answer)).await;
+                });
+            }
+        }
+    }
+    drop(frame_tx);
+    tokio::spawn(async move {
+        for bytes in ready {
+            if body_tx.send(bytes).await.is_err() {
+                break;
+            }
+        }
+        loop {
+            tokio::select! {
+                next = frame_rx.recv() => match next {
+                    Some(bytes) => {
+                        if body_tx.send(bytes).await.is_err() {
+                            break;
+                        }
+                    }
+                    None => return,
+                },
+                () = body_tx.closed() => break,
+            }
+        }
+        // The client closed the stream: stop everything still running for it.
+        for token in tokens {
+            token.cancel();
+        }
+    });
+    let mut resp = Response::new(body);
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    for (name, value) in extra {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            h.insert(*name, v);
+        }
+    }
+    resp
+}
+
+/// Reports progress as `notifications/progress` frames; a full buffer drops the
+/// report (progress is advisory, the final response is never dropped).
+fn progress_sink(token: Value, tx: mpsc::Sender<Bytes>) -> ProgressSink {
+    Arc::new(move |p: Progress| {
+        let mut params = json!({ "progressToken": token, "progress": p.progress });
+        if let Some(total) = p.total {
+            params["total"] = total.into();
+        }
+        if let Some(message) = p.message {
+            params["message"] = message.into();
+        }
+        let _ = tx.try_send(frame(&jsonrpc::notification("notifications/progress", params)));
+    })
+}
+
+fn frame(message: &Value) -> Bytes {
+    let mut buf = Vec::with_capacity(128);
+    crate::sse::write_json(&mut buf, message);
+    Bytes::from(buf)
+}
+
+/// A JSON body with `status`.
+pub fn json_response(status: StatusCode, body: &Value) -> Resp {
+    let mut resp = Response::new(Body::full(
+        serde_json::to_vec(body).expect("a JSON value serializes"),
+    ));
+    *resp.status_mut() = status;
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}
+
+/// 202 with no body: notifications and client responses.
+pub fn accepted() -> Resp {
+    let mut resp = Response::new(Body::empty());
+    *resp.status_mut() = StatusCode::ACCEPTED;
+    resp
+}

@@ -1,0 +1,528 @@
+//! MCP Streamable HTTP on `/mcp`: both revisions on one endpoint.
+//!
+//! Order of checks on a POST: authentication (401 with `WWW-Authenticate:
+//! Bearer`, or 403 for a non-loopback client of a token-less hub), `Accept` (406)
+//! and `Content-Type` (415), the body limit (413), JSON parsing (400, -32700), then
+//! the revision (see [`super::revision`]) and that revision's rules:
+//!
+//! - **2025-11-25 and older**: `initialize` opens a session and answers with
+//!   `Mcp-Session-Id`; later requests must carry it (400 without, 404 for an
+//!   unknown or expired one) and a matching `MCP-Protocol-Version` when they send
+//!   one; notifications and client responses get 202; `notifications/cancelled`
+//!   cancels the named request; batches only for the revisions that had them;
+//!   `DELETE` ends the session; `GET` is 405 (the tool list never changes, so there
+//!   is nothing to push).
+//! - **2026-07-28**: one message per POST; the envelope and routing headers are
+//!   checked; errors get the revision's HTTP status (404 for -32601, 400 for the
+//!   envelope errors); `GET` and `DELETE` are 405.
+//!
+//! A request is answered with `text/event-stream` when it carries
+//! `_meta.progressToken` (progress notifications, then the response) or when the
+//! client accepts only SSE; with `application/json` otherwise.
+
+use super::McpState;
+use super::exchange::{self, Item, Job, Scope};
+use super::jsonrpc::{self, Message, Payload, Request, RpcError};
+use super::revision::{self, Revision, RoutingHeaders, Signals};
+use crate::hub::auth::{AuthError, Caller};
+use crate::surfaces::respond::{self, BodyError, Resp};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use hyper::body::Incoming;
+use serde_json::Value;
+use std::net::SocketAddr;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
+/// JSON-RPC code for authentication failures and unknown sessions (implementation-defined range).
+const SERVER_ERROR: i64 = -32001;
+
+/// Handles one request to `/mcp`.
+pub async fn handle(
+    state: &McpState,
+    req: http::Request<Incoming>,
+    peer: SocketAddr,
+    max_body: usize,
+) -> Resp {
+    match *req.method() {
+        Method::POST => post(state, req, peer, max_body).await,
+        Method::DELETE => delete(state, req.headers(), peer),
+        // No server-initiated messages exist (tools never change), so no GET stream.
+        Method::GET => respond::method_not_allowed("POST, DELETE"),
+        _ => respond::method_not_allowed("POST, DELETE"),
+    }
+}
+
+/// The request headers the MCP rules look at, copied before the body is read.
+struct McpHeaders {
+    session_id: Option<String>,
+    version: Option<String>,
+    method: Option<String>,
+    name: Option<String>,
+    /// A routing header sent more than once.
+    duplicated: Option<&'static str>,
+    accepts_json: bool,
+    accepts_sse: bool,
+}
+
+impl McpHeaders {
+    fn read(h: &HeaderMap) -> McpHeaders {
+        let get = |name: &str| {
+            h.get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(|v| v.trim().to_string())
+        };
+        let duplicated = [VERSION_HEADER, METHOD_HEADER, NAME_HEADER]
+            .into_iter()
+            .find(|name| h.get_all(*name).iter().count() > 1);
+        let (accepts_json, accepts_sse) = accepts(h);
+        McpHeaders {
+            session_id: get(SESSION_HEADER),
+            version: get(VERSION_HEADER),
+            method: get(METHOD_HEADER),
+            name: get(NAME_HEADER),
+            duplicated,
+            accepts_json,
+            accepts_sse,
+        }
+    }
+
+    /// SSE when the client asked for progress or accepts nothing else.
+    fn wants_sse<'a>(&self, mut requests: impl Iterator<Item = &'a Request>) -> bool {
+        self.accepts_sse && (!self.accepts_json || requests.any(|r| r.progress_token().is_some()))
+    }
+}
+
+/// Which of JSON and SSE the `Accept` header allows; both when it is absent.
+fn accepts(h: &HeaderMap) -> (bool, bool) {
+    let mut values = h
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .peekable();
+    if values.peek().is_none() {
+        return (true, true);
+    }
+    let (mut json, mut sse) = (false, false);
+    for media in values.flat_map(|v| v.split(',')) {
+        let media = media.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        match media.as_str() {
+            "application/json" | "application/*" => json = true,
+            "text/event-stream" | "text/*" => sse = true,
+            "*/*" => (json, sse) = (true, true),
+            _ => {}
+        }
+    }
+    (json, sse)
+}
+
+fn authenticate(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Result<Caller, AuthError> {
+    let bearer = h
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        });
+    state.dispatcher.backend().authenticate(bearer, peer)
+}
+
+/// 401 with a `WWW-Authenticate: Bearer` challenge, or 403 for a non-loopback
+/// client of a hub without tokens.
+fn auth_failure(e: AuthError) -> Resp {
+    let status = match e {
+        AuthError::NotLoopback { .. } => StatusCode::FORBIDDEN,
+        AuthError::MissingToken | AuthError::InvalidToken => StatusCode::UNAUTHORIZED,
+    };
+    let mut resp = error(status, &Value::Null, RpcError::new(SERVER_ERROR, e.to_string()));
+    let challenge = match e {
+        AuthError::InvalidToken => "Bearer realm=\"wasmhub\", error=\"invalid_token\"",
+        _ => "Bearer realm=\"wasmhub\"",
+    };
+    if status == StatusCode::UNAUTHORIZED {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+    }
+    resp
+}
+
+fn error(status: StatusCode, id: &Value, e: RpcError) -> Resp {
+    exchange::json_response(status, &jsonrpc::error_response(id, &e))
+}
+
+fn delete(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Resp {
+    let Some(sid) = h.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        // The stateless revision has nothing to delete.
+        return respond::method_not_allowed("POST");
+    };
+    let caller = match authenticate(state, h, peer) {
+        Ok(c) => c,
+        Err(e) => return auth_failure(e),
+    };
+    if state.sessions.close(sid.trim(), &caller.name) {
+        respond::no_content()
+    } else {
+        session_not_found()
+    }
+}
+
+fn session_not_found() -> Resp {
+    error(
+        StatusCode::NOT_FOUND,
+        &Value::Null,
+        RpcError::new(
+            SERVER_ERROR,
+            "session not found (it ended or expired): send initialize to open a new one",
+        ),
+    )
+}
+
+async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, max_body: usize) -> Resp {
+    let caller = match authenticate(state, req.headers(), peer) {
+        Ok(c) => c,
+        Err(e) => return auth_failure(e),
+    };
+    let headers = McpHeaders::read(req.headers());
+    if !headers.accepts_json && !headers.accepts_sse {
+        return error(
+            StatusCode::NOT_ACCEPTABLE,
+            &Value::Null,
+            RpcError::invalid_request("Accept must allow application/json or text/event-stream"),
+        );
+    }
+    if let Some(ct) = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        && !ct.trim().to_ascii_lowercase().starts_with("application/json")
+    {
+        return error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            &Value::Null,
+            RpcError::invalid_request(format!("Content-Type must be application/json, not {ct:?}")),
+        );
+    }
+    let body = match respond::read_body(req.into_body(), max_body).await {
+        Ok(b) => b,
+        Err(BodyError::TooLarge { limit }) => {
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &Value::Null,
+                RpcError::invalid_request(format!("request body is larger than {limit} bytes")),
+            );
+        }
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                RpcError::invalid_request(format!("{e:?}")),
+            );
+        }
+    };
+    let payload = match jsonrpc::parse(&body) {
+        Ok(p) => p,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &Value::Null, e),
+    };
+    let stateless_body = match &payload {
+        Payload::Single(Message::Request(r)) => revision::body_is_stateless(&r.method, r.params.as_ref()),
+        Payload::Single(Message::Notification(n)) => {
+            revision::body_is_stateless(&n.method, n.params.as_ref())
+        }
+        _ => false,
+    };
+    let signals = Signals {
+        has_session_id: headers.session_id.is_some(),
+        version_header: headers.version.as_deref(),
+        stateless_body,
+    };
+    match revision::detect(signals) {
+        Revision::Stateless => stateless(state, caller, &headers, payload).await,
+        Revision::Handshake => handshake(state, caller, &headers, payload).await,
+    }
+}
+
+/// The HTTP status of a 2026-07-28 JSON answer carrying `code`.
+pub fn stateless_status(code: i64) -> StatusCode {
+    match code {
+        jsonrpc::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        jsonrpc::PARSE_ERROR
+        | jsonrpc::INVALID_REQUEST
+        | jsonrpc::INVALID_PARAMS
+        | jsonrpc::HEADER_MISMATCH
+        | jsonrpc::MISSING_CLIENT_CAPABILITY
+        | jsonrpc::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// Handshake-era method errors travel in a 200 response, as JSON-RPC intends.
+fn handshake_status(_code: i64) -> StatusCode {
+    StatusCode::OK
+}
+
+async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders, payload: Payload) -> Resp {
+    let bad = |id: &Value, e: RpcError| error(stateless_status(e.code), id, e);
+    let msg = match payload {
+        Payload::Single(m) => m,
+        Payload::Batch(_) => {
+            return bad(
+                &Value::Null,
+                RpcError::invalid_request(
+                    "a 2026-07-28 request body is exactly one JSON-RPC message, not a batch",
+                ),
+            );
+        }
+    };
+    let req = match msg {
+        Message::Request(r) => r,
+        Message::Notification(_) => {
+            // Nothing to act on (cancelling is closing the response stream), but a
+            // version we do not serve is still reported.
+            return match h.version.as_deref() {
+                Some(v) if v != revision::STATELESS_VERSION => {
+                    bad(&Value::Null, revision::unsupported_version(v))
+                }
+                _ => exchange::accepted(),
+            };
+        }
+        Message::Response => {
+            return bad(
+                &Value::Null,
+                RpcError::invalid_request(
+                    "this server sends no requests in 2026-07-28, so there is nothing to answer",
+                ),
+            );
+        }
+        Message::Invalid { id, error } => return bad(&id, error),
+    };
+    if let Some(name) = h.duplicated {
+        return bad(
+            &req.id,
+            RpcError::new(
+                jsonrpc::HEADER_MISMATCH,
+                format!("the {name} header appears more than once"),
+            ),
+        );
+    }
+    let routing = RoutingHeaders {
+        protocol_version: h.version.as_deref(),
+        method: h.method.as_deref(),
+        name: h.name.as_deref(),
+    };
+    if let Err(e) = revision::check_envelope(&req, Some(routing)) {
+        return bad(&req.id, e);
+    }
+    if let Err(e) = state.dispatcher.preflight(Revision::Stateless, &req) {
+        return bad(&req.id, e);
+    }
+    let scope = Scope {
+        dispatcher: state.dispatcher.clone(),
+        revision: Revision::Stateless,
+        caller,
+    };
+    let sse = h.wants_sse(std::iter::once(&req));
+    let job = Job::new(req, |_, _| None);
+    if sse {
+        exchange::sse(scope, vec![Item::Run(job)], &[])
+    } else {
+        exchange::json_single(&scope, job, stateless_status).await
+    }
+}
+
+async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders, payload: Payload) -> Resp {
+    let bad = |id: &Value, e: RpcError| error(StatusCode::BAD_REQUEST, id, e);
+    let session = match &h.session_id {
+        None => None,
+        Some(sid) => match state.sessions.touch(sid, &caller.name) {
+            Some(info) => Some((sid.clone(), info.version)),
+            None => return session_not_found(),
+        },
+    };
+    if let Some(v) = &h.version {
+        match (revision::handshake_version(v), &session) {
+            (None, _) => {
+                return bad(
+                    &Value::Null,
+                    RpcError::invalid_request(format!("unsupported MCP-Protocol-Version {v:?}")),
+                );
+            }
+            (Some(v), Some((_, negotiated))) if v != *negotiated => {
+                return bad(
+                    &Value::Null,
+                    RpcError::invalid_request(format!(
+                        "MCP-Protocol-Version {v} does not match the version negotiated for this session ({negotiated})"
+                    )),
+                );
+            }
+            _ => {}
+        }
+    }
+    let batch = matches!(payload, Payload::Batch(_));
+    let messages = match payload {
+        Payload::Single(Message::Request(r)) if r.method == "initialize" => {
+            if session.is_some() {
+                return bad(
+                    &r.id,
+                    RpcError::invalid_request(
+                        "this session is already initialized; send initialize without Mcp-Session-Id to open a new one",
+                    ),
+                );
+            }
+            return initialize(state, &caller, h, r);
+        }
+        Payload::Single(m) => vec![m],
+        Payload::Batch(items) => {
+            let version = session
+                .as_ref()
+                .map(|(_, v)| *v)
+                .unwrap_or(revision::LATEST_HANDSHAKE_VERSION);
+            if !revision::batches_allowed(version) {
+                return bad(
+                    &Value::Null,
+                    RpcError::invalid_request(format!(
+                        "JSON-RPC batches are not part of protocol revision {version}"
+                    )),
+                );
+            }
+            items
+        }
+    };
+    let mut items = Vec::new();
+    for m in messages {
+        match m {
+            Message::Request(r) if r.method == "initialize" => {
+                items.push(Item::Ready(jsonrpc::error_response(
+                    &r.id,
+                    &RpcError::invalid_request("initialize must be sent alone, not in a batch"),
+                )))
+            }
+            Message::Request(r) => {
+                let Some((sid, _)) = &session else {
+                    return bad(
+                        &r.id,
+                        RpcError::invalid_request("missing Mcp-Session-Id header: send initialize first"),
+                    );
+                };
+                let sessions = state.sessions.clone();
+                let job = Job::new(r, |req, cancel| {
+                    Some(sessions.track(sid, jsonrpc::id_key(&req.id), cancel.clone()))
+                });
+                items.push(Item::Run(job));
+            }
+            Message::Notification(n) => {
+                if n.method == "notifications/cancelled"
+                    && let Some((sid, _)) = &session
+                    && let Some(id) = n.params.as_ref().and_then(|p| p.get("requestId"))
+                {
+                    state.sessions.cancel(sid, &caller.name, &jsonrpc::id_key(id));
+                }
+            }
+            Message::Response => {}
+            Message::Invalid { id, error } if !batch => return bad(&id, error),
+            Message::Invalid { id, error } => items.push(Item::Ready(jsonrpc::error_response(&id, &error))),
+        }
+    }
+    if items.is_empty() {
+        return exchange::accepted();
+    }
+    let scope = Scope {
+        dispatcher: state.dispatcher.clone(),
+        revision: Revision::Handshake,
+        caller,
+    };
+    let requests = items.iter().filter_map(|i| match i {
+        Item::Run(job) => Some(&job.req),
+        Item::Ready(_) => None,
+    });
+    if h.wants_sse(requests) {
+        return exchange::sse(scope, items, &[]);
+    }
+    if batch {
+        return exchange::json_batch(&scope, items).await;
+    }
+    match items.pop() {
+        Some(Item::Run(job)) => exchange::json_single(&scope, job, handshake_status).await,
+        Some(Item::Ready(answer)) => exchange::json_response(StatusCode::BAD_REQUEST, &answer),
+        None => exchange::accepted(),
+    }
+}
+
+fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders, r: Request) -> Resp {
+    let requested = r.params_object().and_then(|p| p.get("protocolVersion"));
+    let Some(requested) = requested.and_then(Value::as_str) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &r.id,
+            RpcError::invalid_params("initialize needs params.protocolVersion (a string)"),
+        );
+    };
+    let version = revision::negotiate(Some(requested));
+    let sid = state.sessions.open(&caller.name, version);
+    let answer = jsonrpc::result_response(&r.id, state.dispatcher.initialize_result(version));
+    if !h.accepts_json {
+        let scope = Scope {
+            dispatcher: state.dispatcher.clone(),
+            revision: Revision::Handshake,
+            caller: caller.clone(),
+        };
+        return exchange::sse(scope, vec![Item::Ready(answer)], &[(SESSION_HEADER, sid)]);
+    }
+    let mut resp = exchange::json_response(StatusCode::OK, &answer);
+    if let Ok(v) = HeaderValue::from_str(&sid) {
+        resp.headers_mut().insert(SESSION_HEADER, v);
+    }
+    resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn accept_header_decides_json_and_sse() {
+        assert_eq!(accepts(&headers(&[])), (true, true));
+        assert_eq!(
+            accepts(&headers(&[("accept", "application/json, text/event-stream")])),
+            (true, true)
+        );
+        assert_eq!(
+            accepts(&headers(&[("accept", "application/json")])),
+            (true, false)
+        );
+        assert_eq!(
+            accepts(&headers(&[("accept", "text/event-stream;q=1")])),
+            (false, true)
+        );
+        assert_eq!(accepts(&headers(&[("accept", "*/*")])), (true, true));
+        assert_eq!(accepts(&headers(&[("accept", "text/html")])), (false, false));
+        let h = McpHeaders::read(&headers(&[
+            ("mcp-method", "a"),
+            ("mcp-method", "b"),
+            ("mcp-name", " x "),
+        ]));
+        assert_eq!(h.duplicated, Some(METHOD_HEADER));
+        assert_eq!(h.name.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn stateless_statuses_follow_the_revision_table() {
+        assert_eq!(stateless_status(jsonrpc::METHOD_NOT_FOUND), StatusCode::NOT_FOUND);
+        for code in [
+            jsonrpc::INVALID_PARAMS,
+            jsonrpc::HEADER_MISMATCH,
+            jsonrpc::UNSUPPORTED_PROTOCOL_VERSION,
+        ] {
+            assert_eq!(stateless_status(code), StatusCode::BAD_REQUEST);
+        }
+        assert_eq!(stateless_status(jsonrpc::INTERNAL_ERROR), StatusCode::OK);
+    }
+}

@@ -1,0 +1,39 @@
+//! The MCP server: the hub's four meta-tools for MCP clients, over Streamable HTTP
+//! (`/mcp`) and stdio, speaking both live revisions: the 2025-11-25 handshake
+//! (`initialize`, sessions) and the stateless 2026-07-28 revision
+//! (`server/discover`, per-request `_meta`). Written on hyper without an MCP SDK.
+//!
+//! Modules, bottom up: [`jsonrpc`] (framing and error codes), [`revision`] (which
+//! revision a message speaks and the stateless envelope checks), [`backend`] (what
+//! the server needs from the hub, implemented for the hub in `hub_backend`),
+//! [`dispatch`] (the methods), [`session`] (the bounded session table), and the two
+//! transports, [`http`] (with [`exchange`] answering as JSON or SSE) and [`stdio`].
+
+pub mod backend;
+pub mod dispatch;
+pub mod exchange;
+pub mod http;
+pub mod jsonrpc;
+pub mod revision;
+pub mod session;
+pub mod stdio;
+
+use backend::Backend;
+use dispatch::Dispatcher;
+use session::{SessionLimits, SessionTable};
+use std::sync::Arc;
+
+/// The MCP server's state, shared by every request to `/mcp`.
+pub struct McpState {
+    pub dispatcher: Arc<Dispatcher>,
+    pub sessions: Arc<SessionTable>,
+}
+
+impl McpState {
+    pub fn new(backend: Arc<dyn Backend>, limits: SessionLimits) -> McpState {
+        McpState {
+            dispatcher: Arc::new(Dispatcher::new(backend)),
+            sessions: Arc::new(SessionTable::new(limits)),
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! The handshake era's sessions (`Mcp-Session-Id`): a bounded table with an idle
+//! expiry, so sessions that clients never `DELETE` cannot pile up.
+//!
+//! Each session remembers the caller that opened it (another token's requests get
+//! 404, as if the id did not exist), the negotiated protocol version, and its
+//! in-flight requests so `notifications/cancelled` can cancel one. Expired
+//! sessions are swept whenever a session is opened; when the table is still full
+//! the least recently used session is evicted (its client gets 404 and
+//! re-initializes, which is what the revision prescribes for a lost session).
+
+use crate::hub::cancel::CancelToken;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Limits of the session table.
+#[derive(Clone, Copy, Debug)]
+pub struct SessionLimits {
+    /// Most sessions kept at once.
+    pub max_sessions: usize,
+    /// A session unused for this long is dropped.
+    pub idle_ttl: Duration,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        SessionLimits {
+            max_sessions: 4096,
+            idle_ttl: Duration::from_secs(30 * 60),
+        }
+    }
+}
+
+struct Session {
+    caller: String,
+    version: &'static str,
+    last_used: Instant,
+    /// In-flight requests by [`crate::surfaces::mcp::jsonrpc::id_key`].
+    in_flight: HashMap<String, CancelToken>,
+}
+
+/// What a request learns about its session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub version: &'static str,
+}
+
+/// The session table. Cheap to share: clone the `Arc` it lives in.
+pub struct SessionTable {
+    limits: SessionLimits,
+    sessions: Mutex<HashMap<String, Session>>,
+}
+
+impl SessionTable {
+    pub fn new(limits: SessionLimits) -> SessionTable {
+        SessionTable {
+            limits,
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
+        // A panic while holding the lock leaves the map consistent (every update
+        // is a single insert/remove), so a poisoned lock is still usable.
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Opens a session for `caller` at `version` and returns its id.
+    pub fn open(&self, caller: &str, version: &'static str) -> String {
+        let id = crate::ids::new_id("mcp");
+        let now = Instant::now();
+        let mut map = self.lock();
+        let ttl = self.limits.idle_ttl;
+        map.retain(|_, s| now.duration_since(s.last_used) < ttl);
+        while map.len() >= self.limits.max_sessions.max(1) {
+            let Some(oldest) = map
+                .iter()
+                .min_by_key(|(_, s)| s.last_used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(evicted) = map.remove(&oldest) {
+                cancel_all(&evicted);
+            }
+        }
+        map.insert(
+            id.clone(),
+            Session {
+                caller: caller.to_string(),
+                version,
+                last_used: now,
+                in_flight: HashMap::new(),
+            },
+        );
+        id
+    }
+
+    /// The live session `id` of `caller`, marked as used now. `None` when unknown,
+    /// expired, or opened by another caller.
+    pub fn touch(&self, id: &str, caller: &str) -> Option<SessionInfo> {
+        let now = Instant::now();
+        let mut map = self.lock();
+        let session = map.get_mut(id)?;
+        if session.caller != caller {
+            return None;
+        }
+        if now.duration_since(session.last_used) >= self.limits.idle_ttl {
+            if let Some(expired) = map.remove(id) {
+                cancel_all(&expired);
+            }
+            return None;
+        }
+        session.last_used = now;
+        Some(SessionInfo {
+            version: session.version,
+        })
+    }
+
+    /// Ends session `id` of `caller`, cancelling its in-flight requests. Whether it existed.
+    pub fn close(&self, id: &str, caller: &str) -> bool {
+        let mut map = self.lock();
+        if map.get(id).is_none_or(|s| s.caller != caller) {
+            return false;
+        }
+        if let Some(s) = map.remove(id) {
+            cancel_all(&s);
+        }
+        true
+    }
+
+    /// Records that request `key` of session `id` runs under `cancel`; the returned
+    /// guard forgets it when dropped.
+    pub fn track(self: &Arc<Self>, id: &str, key: String, cancel: CancelToken) -> InFlight {
+        if let Some(s) = self.lock().get_mut(id) {
+            s.in_flight.insert(key.clone(), cancel);
+        }
+        InFlight {
+            table: self.clone(),
+            session: id.to_string(),
+            key,
+        }
+    }
+
+    /// Cancels in-flight request `key` of session `id` (`notifications/cancelled`).
+    /// Whether one was running.
+    pub fn cancel(&self, id: &str, caller: &str, key: &str) -> bool {
+        let map = self.lock();
+        match map.get(id) {
+            Some(s) if s.caller == caller => s.in_flight.get(key).map(CancelToken::cancel).is_some(),
+            _ => false,
+        }
+    }
+
+    /// Number of live sessions (expired ones not yet swept included).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn cancel_all(s: &Session) {
+    for token in s.in_flight.values() {
+        token.cancel();
+    }
+}
+
+/// Keeps a request registered as in flight until dropped.
+pub struct InFlight {
+    table: Arc<SessionTable>,
+    session: String,
+    key: String,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(s) = self.table.lock().get_mut(&self.session) {
+            s.in_flight.remove(&self.key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(max: usize, ttl_ms: u64) -> Arc<SessionTable> {
+        Arc::new(SessionTable::new(SessionLimits {
+            max_sessions: max,
+            idle_ttl: Duration::from_millis(ttl_ms),
+        }))
+    }
+
+    #[test]
+    fn sessions_belong_to_their_caller_and_end_on_close() {
+        let t = table(10, 60_000);
+        let id = t.open("alice", "2025-11-25");
+        assert!(id.starts_with("mcp_") && id.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+        assert_eq!(
+            t.touch(&id, "alice"),
+            Some(SessionInfo {
+                version: "2025-11-25"
+            })
+        );
+        assert_eq!(t.touch(&id, "bob"), None, "another token cannot use the session");
+        assert!(!t.close(&id, "bob"));
+        assert!(t.close(&id, "alice"));
+        assert_eq!(t.touch(&id, "alice"), None);
+        assert!(!t.close(&id, "alice"));
+    }
+
+    #[test]
+    fn churn_stays_within_the_cap_and_evicts_the_least_recently_used() {
+        let t = table(8, 60_000);
+        let first = t.open("c", "2025-11-25");
+        let second = t.open("c", "2025-11-25");
+        for _ in 0..10_000 {
+            t.touch(&first, "c");
+            t.open("c", "2025-11-25");
+            assert!(t.len() <= 8);
+        }
+        assert!(t.touch(&first, "c").is_some(), "a session in use survives churn");
+        assert!(t.touch(&second, "c").is_none(), "an idle one is evicted");
+    }
+
+    #[test]
+    fn idle_sessions_expire_and_are_swept() {
+        let t = table(100, 30);
+        let idle = t.open("c", "2025-11-25");
+        for _ in 0..20 {
+            t.open("c", "2025-11-25");
+        }
+        std::thread::sleep(Duration::from_millis(40));
+        assert_eq!(t.touch(&idle, "c"), None);
+        t.open("c", "2025-11-25");
+        assert_eq!(t.len(), 1, "opening a session sweeps the expired ones");
+    }
+
+    #[test]
+    fn in_flight_requests_are_cancelled_by_id_close_or_eviction() {
+        let t = table(1, 60_000);
+        let id = t.open("c", "2025-11-25");
+        let a = CancelToken::new();
+        let guard = t.track(&id, "1".into(), a.clone());
+        assert!(!t.cancel(&id, "other", "1"));
+        assert!(t.cancel(&id, "c", "1"));
+        assert!(a.is_cancelled());
+        drop(guard);
+        assert!(!t.cancel(&id, "c", "1"), "finished requests are forgotten");
+
+        let b = CancelToken::new();
+        let _g = t.track(&id, "2".into(), b.clone());
+        t.open("c", "2025-11-25"); // evicts `id` (cap 1)
+        assert!(b.is_cancelled(), "eviction cancels the evicted session's calls");
+    }
+}

@@ -1,0 +1,372 @@
+//! MCP over stdio: newline-delimited JSON-RPC on stdin/stdout, for desktop clients
+//! that start `wasmhub mcp --stdio` themselves. Nothing but protocol messages is
+//! written to stdout (the hub logs to stderr).
+//!
+//! One process is one connection, so there is no session id: the handshake era's
+//! `initialize` sets the negotiated version (which decides whether batches are
+//! allowed), and messages carrying the stateless `_meta` envelope are answered per
+//! the 2026-07-28 revision (without the HTTP header checks). Requests run
+//! concurrently; `notifications/cancelled` cancels one, and closing stdin cancels
+//! everything still running. The caller is the local operator.
+
+use super::backend::{Progress, ProgressSink};
+use super::dispatch::{CallCtx, Dispatcher};
+use super::jsonrpc::{self, Message, Payload, Request, RpcError};
+use super::revision::{self, Revision};
+use crate::hub::auth::Caller;
+use crate::hub::cancel::CancelToken;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// Messages queued for stdout before a slow reader makes producers wait.
+const OUTBOX: usize = 256;
+
+type InFlightMap = Arc<Mutex<HashMap<String, CancelToken>>>;
+
+struct Conn {
+    dispatcher: Arc<Dispatcher>,
+    caller: Caller,
+    /// The handshake-era version negotiated by `initialize`, if any.
+    version: Option<&'static str>,
+    in_flight: InFlightMap,
+    out: mpsc::Sender<Value>,
+}
+
+/// Serves one connection until `input` ends; `max_line` bounds one message.
+pub async fn serve<R, W>(
+    dispatcher: Arc<Dispatcher>,
+    input: R,
+    output: W,
+    max_line: usize,
+) -> std::io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out, rx) = mpsc::channel(OUTBOX);
+    let writer = tokio::spawn(write_loop(output, rx));
+    let mut conn = Conn {
+        dispatcher,
+        caller: Caller::local(),
+        version: None,
+        in_flight: Arc::default(),
+        out,
+    };
+    let mut input = input;
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        let n = (&mut input)
+            .take(max_line as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .await?;
+        if n == 0 {
+            break;
+        }
+        if line.len() > max_line && line.last() != Some(&b'\n') {
+            // Too long: answer once, then skip the rest of that line.
+            skip_line(&mut input).await?;
+            let e = RpcError::invalid_request(format!("message is larger than {max_line} bytes"));
+            conn.send(jsonrpc::error_response(&Value::Null, &e)).await;
+            continue;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        conn.on_line(&line).await;
+    }
+    for token in conn.in_flight.lock().unwrap_or_else(|p| p.into_inner()).values() {
+        token.cancel();
+    }
+    drop(conn);
+    writer.await.map_err(std::io::Error::other)?
+}
+
+async fn skip_line<R: AsyncBufRead + Unpin>(input: &mut R) -> std::io::Result<()> {
+    loop {
+        let buf = input.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        if let Some(i) = buf.iter().position(|&b| b == b'\n') {
+            input.consume(i + 1);
+            return Ok(());
+        }
+        let len = buf.len();
+        input.consume(len);
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut output: W,
+    mut rx: mpsc::Receiver<Value>,
+) -> std::io::Result<()> {
+    while let Some(message) = rx.recv().await {
+        let mut bytes = serde_json::to_vec(&message).expect("a JSON value serializes");
+        bytes.push(b'\n');
+        output.write_all(&bytes).await?;
+        // Flush per message unless more are already queued.
+        if rx.is_empty() {
+            output.flush().await?;
+        }
+    }
+    output.flush().await
+}
+
+impl Conn {
+    async fn send(&self, message: Value) {
+        let _ = self.out.send(message).await;
+    }
+
+    async fn on_line(&mut self, line: &[u8]) {
+        match jsonrpc::parse(line) {
+            Err(e) => self.send(jsonrpc::error_response(&Value::Null, &e)).await,
+            Ok(Payload::Single(m)) => {
+                if let Some(answer) = self.on_message(m, None).await {
+                    self.send(answer).await;
+                }
+            }
+            Ok(Payload::Batch(items)) => {
+                if !self.version.is_some_and(revision::batches_allowed) {
+                    let version = self.version.unwrap_or("2026-07-28 or 2025-06-18 and later");
+                    let e = RpcError::invalid_request(format!(
+                        "JSON-RPC batches are not part of protocol revision {version}"
+                    ));
+                    return self.send(jsonrpc::error_response(&Value::Null, &e)).await;
+                }
+                let (tx, mut rx) = mpsc::channel(items.len().max(1));
+                let mut count = 0;
+                for m in items {
+                    if let Some(answer) = self.on_message(m, Some(tx.clone())).await {
+                        let _ = tx.send(answer).await;
+                    }
+                    count += 1;
+                }
+                drop(tx);
+                let out = self.out.clone();
+                tokio::spawn(async move {
+                    let mut answers = Vec::with_capacity(count);
+                    while let Some(a) = rx.recv().await {
+                        answers.push(a);
+                    }
+                    if !answers.is_empty() {
+                        let _ = out.send(Value::Array(answers)).await;
+                    }
+                });
+            }
+        }
+    }
+
+    /// Handles one message; an immediate answer is returned, a running request
+    /// answers later on `reply` (or on stdout when `None`).
+    async fn on_message(&mut self, m: Message, reply: Option<mpsc::Sender<Value>>) -> Option<Value> {
+        match m {
+            Message::Invalid { id, error } => Some(jsonrpc::error_response(&id, &error)),
+            Message::Response => None,
+            Message::Notification(n) => {
+                if n.method == "notifications/cancelled"
+                    && let Some(id) = n.params.as_ref().and_then(|p| p.get("requestId"))
+                    && let Some(token) = self
+                        .in_flight
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get(&jsonrpc::id_key(id))
+                {
+                    token.cancel();
+                }
+                None
+            }
+            Message::Request(r) => {
+                let revision = if revision::body_is_stateless(&r.method, r.params.as_ref()) {
+                    Revision::Stateless
+                } else {
+                    Revision::Handshake
+                };
+                if revision == Revision::Stateless
+                    && let Err(e) = revision::check_envelope(&r, None)
+                {
+                    return Some(jsonrpc::error_response(&r.id, &e));
+                }
+                if revision == Revision::Handshake && r.method == "initialize" {
+                    return Some(self.initialize(&r));
+                }
+                self.spawn(r, revision, reply.unwrap_or_else(|| self.out.clone()));
+                None
+            }
+        }
+    }
+
+    fn initialize(&mut self, r: &Request) -> Value {
+        let requested = r
+            .params_object()
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str);
+        let Some(requested) = requested else {
+            let e = RpcError::invalid_params("initialize needs params.protocolVersion (a string)");
+            return jsonrpc::error_response(&r.id, &e);
+        };
+        let version = revision::negotiate(Some(requested));
+        self.version = Some(version);
+        jsonrpc::result_response(&r.id, self.dispatcher.initialize_result(version))
+    }
+
+    fn spawn(&self, r: Request, revision: Revision, reply: mpsc::Sender<Value>) {
+        let cancel = CancelToken::new();
+        let key = jsonrpc::id_key(&r.id);
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.clone(), cancel.clone());
+        let progress = r
+            .progress_token()
+            .cloned()
+            .map(|t| progress_sink(t, self.out.clone()));
+        let ctx = CallCtx {
+            revision,
+            caller: self.caller.clone(),
+            cancel,
+            progress,
+        };
+        let dispatcher = self.dispatcher.clone();
+        let in_flight = self.in_flight.clone();
+        tokio::spawn(async move {
+            let answer = match dispatcher.handle(&r, ctx).await {
+                Ok(result) => jsonrpc::result_response(&r.id, result),
+                Err(e) => jsonrpc::error_response(&r.id, &e),
+            };
+            in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
+            let _ = reply.send(answer).await;
+        });
+    }
+}
+
+fn progress_sink(token: Value, out: mpsc::Sender<Value>) -> ProgressSink {
+    Arc::new(move |p: Progress| {
+        let mut params = json!({ "progressToken": token, "progress": p.progress });
+        if let Some(total) = p.total {
+            params["total"] = total.into();
+        }
+        if let Some(message) = p.message {
+            params["message"] = message.into();
+        }
+        let _ = out.try_send(jsonrpc::notification("notifications/progress", params));
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::surfaces::mcp::dispatch::tests::FakeBackend;
+    use tokio::io::{AsyncWriteExt, BufReader, duplex};
+
+    /// Runs a connection over in-memory pipes; returns (client writer, client line reader).
+    fn connect() -> (
+        tokio::io::DuplexStream,
+        tokio::io::Lines<BufReader<tokio::io::DuplexStream>>,
+    ) {
+        let (client_in, server_in) = duplex(1 << 16);
+        let (server_out, client_out) = duplex(1 << 16);
+        let dispatcher = Arc::new(Dispatcher::new(Arc::new(FakeBackend)));
+        tokio::spawn(serve(dispatcher, BufReader::new(server_in), server_out, 4096));
+        (client_in, BufReader::new(client_out).lines())
+    }
+
+    async fn next(lines: &mut tokio::io::Lines<BufReader<tokio::io::DuplexStream>>) -> Value {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(5), lines.next_line())
+            .await
+            .unwrap()
+            .unwrap();
+        serde_json::from_str(&line.expect("a line")).unwrap()
+    }
+
+    #[tokio::test]
+    async fn handshake_list_call_and_errors() {
+        let (mut w, mut r) = connect();
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n").await.unwrap();
+        assert_eq!(next(&mut r).await["result"]["protocolVersion"], "2025-11-25");
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n\n")
+            .await
+            .unwrap();
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n")
+            .await
+            .unwrap();
+        assert_eq!(next(&mut r).await["result"]["tools"].as_array().unwrap().len(), 4);
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"hub_echo\",\"arguments\":{\"x\":1}}}\n").await.unwrap();
+        assert_eq!(next(&mut r).await["result"]["structuredContent"]["echo"]["x"], 1);
+        w.write_all(b"not json\n").await.unwrap();
+        assert_eq!(next(&mut r).await["error"]["code"], jsonrpc::PARSE_ERROR);
+        w.write_all(b"[{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}]\n")
+            .await
+            .unwrap();
+        assert_eq!(
+            next(&mut r).await["error"]["code"],
+            jsonrpc::INVALID_REQUEST,
+            "no batches in 2025-11-25"
+        );
+        w.write_all(format!("{{\"x\":\"{}\"}}\n", "a".repeat(5000)).as_bytes())
+            .await
+            .unwrap();
+        assert_eq!(
+            next(&mut r).await["error"]["code"],
+            jsonrpc::INVALID_REQUEST,
+            "line too long"
+        );
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n")
+            .await
+            .unwrap();
+        assert_eq!(
+            next(&mut r).await["id"],
+            5,
+            "the connection survives an oversized line"
+        );
+    }
+
+    #[tokio::test]
+    async fn stateless_messages_cancellation_progress_and_batches() {
+        let (mut w, mut r) = connect();
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        w.write_all(
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{{{meta}}}}}\n"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+        let d = next(&mut r).await;
+        assert_eq!(d["result"]["resultType"], "complete");
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"server/discover\",\"params\":{}}\n")
+            .await
+            .unwrap();
+        assert_eq!(next(&mut r).await["error"]["code"], jsonrpc::INVALID_PARAMS);
+
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"w\",\"method\":\"tools/call\",\"params\":{\"name\":\"hub_wait\"}}\n").await.unwrap();
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"w\"}}\n").await.unwrap();
+        let cancelled = next(&mut r).await;
+        assert_eq!(cancelled["id"], "w");
+        assert_eq!(cancelled["error"]["code"], jsonrpc::REQUEST_CANCELLED);
+
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"hub_progress\",\"_meta\":{\"progressToken\":\"t\"}}}\n").await.unwrap();
+        let p1 = next(&mut r).await;
+        assert_eq!(p1["method"], "notifications/progress");
+        assert_eq!(p1["params"]["progressToken"], "t");
+        assert_eq!(next(&mut r).await["params"]["progress"], 2.0);
+        assert_eq!(next(&mut r).await["result"]["structuredContent"]["done"], true);
+
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-03-26\"}}\n").await.unwrap();
+        assert_eq!(next(&mut r).await["result"]["protocolVersion"], "2025-03-26");
+        w.write_all(b"[{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":\"x\"},{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"nope\"}]\n").await.unwrap();
+        let batch = next(&mut r).await;
+        let batch = batch.as_array().expect("a batch answer");
+        assert_eq!(batch.len(), 2);
+        assert!(batch.iter().any(|a| a["id"] == 9 && a["result"] == json!({})));
+        assert!(
+            batch
+                .iter()
+                .any(|a| a["id"] == 10 && a["error"]["code"] == jsonrpc::METHOD_NOT_FOUND)
+        );
+    }
+}
