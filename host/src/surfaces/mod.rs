@@ -5,6 +5,7 @@
 
 pub mod body;
 pub mod guard;
+pub mod mcp;
 pub mod openai_proxy;
 pub mod respond;
 pub mod router;
