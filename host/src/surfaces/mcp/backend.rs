@@ -56,6 +56,25 @@ pub struct Invocation {
     pub progress: Option<ProgressSink>,
 }
 
+/// What a call returned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    /// The tool's output (an object matching its output schema).
+    pub value: Value,
+    /// The output reports a failure the model should notice (e.g. every operation
+    /// of a `hub_call` failed): the result gets `isError: true`.
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(value: Value) -> ToolOutput {
+        ToolOutput {
+            value,
+            is_error: false,
+        }
+    }
+}
+
 /// Why a call produced no result.
 #[derive(Clone, Debug, PartialEq)]
 pub enum InvokeError {
@@ -93,7 +112,7 @@ pub trait Backend: Send + Sync + 'static {
     fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError>;
 
     /// Runs one tool call through the hub's call protocol.
-    fn invoke(&self, call: Invocation) -> BoxFuture<'_, Result<Value, InvokeError>>;
+    fn invoke(&self, call: Invocation) -> BoxFuture<'_, Result<ToolOutput, InvokeError>>;
 }
 
 #[cfg(test)]

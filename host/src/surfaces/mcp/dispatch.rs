@@ -10,7 +10,7 @@
 //! `outputSchema`; tool-level failures are results with `isError: true`, while an
 //! unknown tool name is a JSON-RPC -32602 error.
 
-use super::backend::{Backend, Invocation, InvokeError, ProgressSink, ToolSpec};
+use super::backend::{Backend, Invocation, InvokeError, ProgressSink, ToolOutput, ToolSpec};
 use super::jsonrpc::{self, Request, RpcError};
 use super::revision::{self, Revision};
 use crate::hub::auth::Caller;
@@ -238,14 +238,18 @@ fn tool_json(t: &ToolSpec) -> Value {
     Value::Object(obj)
 }
 
-/// A successful call: the output as text JSON and, when the tool declares an
+/// A call that returned: the output as text JSON and, when the tool declares an
 /// output schema (which describes an object), as `structuredContent`.
-pub fn tool_result(output: Value, structured: bool) -> Value {
-    let text = output.to_string();
+pub fn tool_result(output: ToolOutput, structured: bool) -> Value {
+    let ToolOutput { value, is_error } = output;
+    let text = value.to_string();
     let mut obj = Map::with_capacity(3);
     obj.insert("content".into(), json!([{ "type": "text", "text": text }]));
-    if structured && output.is_object() {
-        obj.insert("structuredContent".into(), output);
+    if structured && value.is_object() {
+        obj.insert("structuredContent".into(), value);
+    }
+    if is_error {
+        obj.insert("isError".into(), true.into());
     }
     Value::Object(obj)
 }
@@ -264,8 +268,11 @@ pub(crate) mod tests {
     use std::net::SocketAddr;
 
     /// A scripted backend: `echo` returns its arguments, `fail` fails, `wait`
-    /// blocks until cancelled, `progress` reports two steps.
-    pub struct FakeBackend;
+    /// blocks until cancelled (counting cancellations), `progress` reports two steps.
+    #[derive(Default)]
+    pub struct FakeBackend {
+        pub cancelled: Arc<std::sync::atomic::AtomicUsize>,
+    }
 
     impl Backend for FakeBackend {
         fn tools(&self) -> Vec<ToolSpec> {
@@ -291,16 +298,20 @@ pub(crate) mod tests {
             }
         }
 
-        fn invoke(&self, call: Invocation) -> BoxFuture<'_, Result<Value, InvokeError>> {
+        fn invoke(&self, call: Invocation) -> BoxFuture<'_, Result<ToolOutput, InvokeError>> {
             Box::pin(async move {
                 match call.tool.as_str() {
-                    "hub_echo" => Ok(json!({ "echo": call.arguments })),
+                    "hub_echo" => Ok(ToolOutput {
+                        is_error: call.arguments.get("fail").is_some(),
+                        value: json!({ "echo": call.arguments }),
+                    }),
                     "hub_fail" => Err(InvokeError::Failed {
                         code: "invalid_input".into(),
                         message: "x is required".into(),
                     }),
                     "hub_wait" => {
                         call.cancel.cancelled().await;
+                        self.cancelled.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         Err(InvokeError::Cancelled)
                     }
                     "hub_progress" => {
@@ -314,7 +325,7 @@ pub(crate) mod tests {
                                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                             }
                         }
-                        Ok(json!({ "done": true }))
+                        Ok(ToolOutput::ok(json!({ "done": true })))
                     }
                     other => Err(InvokeError::UnknownTool { name: other.into() }),
                 }
@@ -323,7 +334,7 @@ pub(crate) mod tests {
     }
 
     fn dispatcher() -> Dispatcher {
-        Dispatcher::new(Arc::new(FakeBackend))
+        Dispatcher::new(Arc::new(FakeBackend::default()))
     }
 
     fn ctx(revision: Revision) -> CallCtx {
@@ -428,6 +439,21 @@ pub(crate) mod tests {
         let text: Value = serde_json::from_str(ok["content"][0]["text"].as_str().unwrap()).unwrap();
         assert_eq!(text, ok["structuredContent"]);
         assert!(ok.get("isError").is_none());
+        let flagged = d
+            .handle(
+                &req(
+                    "tools/call",
+                    json!({"name": "hub_echo", "arguments": {"fail": 1}}),
+                ),
+                ctx(Revision::Handshake),
+            )
+            .await
+            .unwrap();
+        assert_eq!(flagged["isError"], true);
+        assert_eq!(
+            flagged["structuredContent"]["echo"]["fail"], 1,
+            "the output stays readable"
+        );
 
         let failed = d
             .handle(

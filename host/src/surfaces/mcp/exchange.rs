@@ -1,12 +1,16 @@
 //! Running the requests of one HTTP POST and answering them, as one JSON body or as
 //! a `text/event-stream` of progress notifications followed by the responses.
 //!
-//! Cancellation: every request runs under its own [`CancelToken`]. A JSON answer is
-//! computed inside the connection's service future, and a guard cancels the token
-//! if hyper drops that future (the client went away); a streamed answer runs in a
-//! task that cancels every token as soon as the response body is dropped, even
-//! while the call is silent. `notifications/cancelled` reaches the same tokens
-//! through the session table.
+//! Cancellation: every request runs under its own [`CancelToken`], cancelled as soon
+//! as the client is gone. hyper's HTTP/1 server notices a closed connection only
+//! when a write fails (not while the service future is pending, nor while the body
+//! waits for data), so a JSON answer that takes longer than [`COMMIT_AFTER`]
+//! commits `200` and its headers and then writes a space (JSON allows leading
+//! whitespace) every [`PROBE_EVERY`] until the answer is ready; an SSE answer writes
+//! `: keepalive` comments at the same pace. The write that fails drops the response
+//! body, which cancels the call. Quick answers keep their exact status and a
+//! `Content-Length`. `notifications/cancelled` reaches the same tokens through the
+//! session table.
 
 use super::backend::{Progress, ProgressSink};
 use super::dispatch::{CallCtx, Dispatcher};
@@ -21,10 +25,16 @@ use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode, header};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// Frames buffered between the calls of a streamed answer and the client.
 const STREAM_FRAMES: usize = 32;
+
+/// How long a JSON answer may take before its headers are committed (see above).
+pub const COMMIT_AFTER: Duration = Duration::from_millis(50);
+/// How often a committed answer probes the connection while the call is silent.
+pub const PROBE_EVERY: Duration = Duration::from_millis(250);
 
 /// One entry of a POST body, in order.
 pub enum Item {
@@ -76,7 +86,7 @@ impl Drop for CancelOnDrop {
     }
 }
 
-async fn run(scope: &Scope, job: Job, progress: Option<ProgressSink>) -> Value {
+async fn run(scope: Scope, job: Job, progress: Option<ProgressSink>) -> Value {
     let Job {
         req,
         cancel,
@@ -99,14 +109,53 @@ async fn run(scope: &Scope, job: Job, progress: Option<ProgressSink>) -> Value {
 }
 
 /// Answers one request as `application/json`; the status comes from `status_for`
-/// when the answer is an error.
+/// when the answer is an error and arrives within [`COMMIT_AFTER`].
 pub async fn json_single(scope: &Scope, job: Job, status_for: StatusFor) -> Resp {
-    let answer = run(scope, job, None).await;
+    let cancel = job.cancel.clone();
+    let mut call = Box::pin(run(scope.clone(), job, None));
+    let answer = match tokio::time::timeout(COMMIT_AFTER, &mut call).await {
+        Ok(answer) => answer,
+        Err(_) => return json_committed(call, cancel),
+    };
     let status = answer["error"]["code"]
         .as_i64()
         .map(status_for)
         .unwrap_or(StatusCode::OK);
     json_response(status, &answer)
+}
+
+/// A slow call's answer: `200` now, the JSON body when the call ends, and the call
+/// cancelled if the client closes the connection first.
+fn json_committed(
+    call: std::pin::Pin<Box<impl std::future::Future<Output = Value> + Send + 'static>>,
+    cancel: CancelToken,
+) -> Resp {
+    let (tx, body) = Body::channel(1);
+    tokio::spawn(async move {
+        let mut call = call;
+        let mut probe = tokio::time::interval(PROBE_EVERY);
+        loop {
+            tokio::select! {
+                answer = &mut call => {
+                    let _ = tx.send(Bytes::from(serde_json::to_vec(&answer).expect("a JSON value serializes"))).await;
+                    return;
+                }
+                _ = probe.tick() => {
+                    if tx.send(Bytes::from_static(b" ")).await.is_err() {
+                        break;
+                    }
+                }
+                () = tx.closed() => break,
+            }
+        }
+        // The client is gone: cancel, and let the call wind down (it records how it ended).
+        cancel.cancel();
+        let _ = call.await;
+    });
+    let mut resp = Response::new(body);
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
 }
 
 /// Answers a batch as one `application/json` array, in order; the requests run
@@ -119,7 +168,7 @@ pub async fn json_batch(scope: &Scope, items: Vec<Item>) -> Resp {
             Item::Run(job) => {
                 let scope = scope.clone();
                 let guard = CancelOnDrop(Some(job.cancel.clone()));
-                Ok((tokio::spawn(async move { run(&scope, job, None).await }), guard))
+                Ok((tokio::spawn(run(scope, job, None)), guard))
             }
         });
     }
@@ -165,7 +214,7 @@ pub fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String)]) -> 
                 let scope = scope.clone();
                 let tx = frame_tx.clone();
                 tokio::spawn(async move {
-                    let answer = run(&scope, job, progress).await;
+                    let answer = run(scope, job, progress).await;
                     let _ = tx.send(frame(&answer)).await;
                 });
             }
@@ -178,6 +227,7 @@ pub fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String)]) -> 
                 break;
             }
         }
+        let mut probe = tokio::time::interval_at(tokio::time::Instant::now() + PROBE_EVERY, PROBE_EVERY);
         loop {
             tokio::select! {
                 next = frame_rx.recv() => match next {
@@ -188,6 +238,11 @@ pub fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String)]) -> 
                     }
                     None => return,
                 },
+                _ = probe.tick() => {
+                    if body_tx.send(Bytes::from_static(crate::sse::KEEPALIVE)).await.is_err() {
+                        break;
+                    }
+                }
                 () = body_tx.closed() => break,
             }
         }

@@ -37,3 +37,6 @@ impl McpState {
         }
     }
 }
+
+#[cfg(test)]
+mod http_tests;

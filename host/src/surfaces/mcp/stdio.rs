@@ -269,7 +269,7 @@ mod tests {
     ) {
         let (client_in, server_in) = duplex(1 << 16);
         let (server_out, client_out) = duplex(1 << 16);
-        let dispatcher = Arc::new(Dispatcher::new(Arc::new(FakeBackend)));
+        let dispatcher = Arc::new(Dispatcher::new(Arc::new(FakeBackend::default())));
         tokio::spawn(serve(dispatcher, BufReader::new(server_in), server_out, 4096));
         (client_in, BufReader::new(client_out).lines())
     }
