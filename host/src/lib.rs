@@ -11,6 +11,7 @@
 //! - beside them: [`storage`] (sled), [`config`], [`sse`], [`logging`], [`ids`].
 
 pub mod config;
+pub mod hub;
 pub mod ids;
 pub mod llm;
 pub mod logging;

@@ -1,0 +1,325 @@
+//! Who is calling and what they may call: bearer tokens from the configuration,
+//! allowlist patterns, and the loopback-only rule when no token is configured.
+//!
+//! Secrets are read once at start-up (a missing variable or file is a start-up error
+//! naming the token) and kept only as SHA-256 digests, compared in constant time so a
+//! caller cannot learn a secret byte by byte from response times.
+
+use crate::config::TokenConfig;
+use sha2::{Digest, Sha256};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// The identity a call runs under: the token's name (recorded in the audit log) and
+/// the operations it may call.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    pub name: String,
+    pub allowlist: Allowlist,
+}
+
+impl Caller {
+    /// The local operator: loopback clients when no token is configured, and the CLI.
+    pub fn local() -> Caller {
+        Caller { name: "local".into(), allowlist: Allowlist::all() }
+    }
+
+    /// Whether this caller may call `tool` (`plugin.operation`).
+    pub fn may_call(&self, tool: &str) -> bool {
+        self.allowlist.allows(tool)
+    }
+}
+
+/// Operation patterns: `*`, `weather.*`, `text.slugify`, or any glob with `*`.
+/// Deny by default: an empty list allows nothing.
+#[derive(Clone, Debug)]
+pub struct Allowlist {
+    patterns: Arc<[String]>,
+}
+
+impl Allowlist {
+    pub fn new(patterns: &[String]) -> Allowlist {
+        Allowlist { patterns: patterns.iter().map(|p| p.trim().to_string()).collect() }
+    }
+
+    pub fn all() -> Allowlist {
+        Allowlist::new(&["*".to_string()])
+    }
+
+    pub fn allows(&self, tool: &str) -> bool {
+        self.patterns.iter().any(|p| glob_match(p.as_bytes(), tool.as_bytes()))
+    }
+
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
+}
+
+/// `*` matches any run of characters (dots included); everything else is literal.
+fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
+    // Iterative matcher with one backtrack point: linear for patterns with one `*`,
+    // O(n*m) at worst, and patterns are short operator-written strings.
+    let (mut p, mut t) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        if p < pattern.len() && pattern[p] == b'*' {
+            star = Some((p, t));
+            p += 1;
+        } else if p < pattern.len() && pattern[p] == text[t] {
+            p += 1;
+            t += 1;
+        } else if let Some((sp, st)) = star {
+            p = sp + 1;
+            t = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
+/// Why a request is refused. Surfaces answer 401 with the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthError {
+    /// Tokens are configured and the request has no `Authorization: Bearer`.
+    MissingToken,
+    /// The bearer token matches no configured token.
+    InvalidToken,
+    /// No tokens are configured and the peer is not on loopback.
+    NotLoopback { peer: SocketAddr },
+}
+
+impl std::fmt::Display for AuthError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuthError::MissingToken => f.write_str("this hub requires a bearer token: send 'Authorization: Bearer <token>'"),
+            AuthError::InvalidToken => f.write_str("the bearer token is not valid for this hub"),
+            AuthError::NotLoopback { peer } => write!(
+                f,
+                "no client tokens are configured, so this hub only serves loopback clients ({} is not one); configure [[tokens]] to allow remote clients",
+                peer.ip()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AuthError {}
+
+impl AuthError {
+    /// Stable code for the JSON error body.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AuthError::MissingToken | AuthError::InvalidToken => "unauthorized",
+            AuthError::NotLoopback { .. } => "forbidden",
+        }
+    }
+}
+
+/// Why the configured tokens cannot be used (a start-up error).
+#[derive(Debug)]
+pub enum TokenError {
+    EnvMissing { token: String, var: String },
+    FileUnreadable { token: String, path: std::path::PathBuf, message: String },
+    Empty { token: String },
+    Duplicate { first: String, second: String },
+}
+
+impl std::fmt::Display for TokenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TokenError::EnvMissing { token, var } => {
+                write!(f, "tokens.{token}: environment variable {var} is not set")
+            }
+            TokenError::FileUnreadable { token, path, message } => {
+                write!(f, "tokens.{token}: cannot read secret file {}: {message}", path.display())
+            }
+            TokenError::Empty { token } => write!(f, "tokens.{token}: the secret is empty"),
+            TokenError::Duplicate { first, second } => {
+                write!(f, "tokens.{first} and tokens.{second} have the same secret")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TokenError {}
+
+struct Token {
+    name: String,
+    digest: [u8; 32],
+    allowlist: Allowlist,
+}
+
+/// The configured tokens, checked on every request.
+pub struct Authenticator {
+    tokens: Vec<Token>,
+}
+
+impl Authenticator {
+    /// Reads every token's secret now, so a missing one stops start-up.
+    pub fn from_config(tokens: &[TokenConfig]) -> Result<Authenticator, TokenError> {
+        let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
+        for t in tokens {
+            let secret = read_secret(t)?;
+            let digest = sha256(secret.as_bytes());
+            if let Some(other) = out.iter().find(|o| o.digest == digest) {
+                return Err(TokenError::Duplicate { first: other.name.clone(), second: t.name.clone() });
+            }
+            out.push(Token { name: t.name.clone(), digest, allowlist: Allowlist::new(&t.allow) });
+        }
+        Ok(Authenticator { tokens: out })
+    }
+
+    pub fn has_tokens(&self) -> bool {
+        !self.tokens.is_empty()
+    }
+
+    /// The caller a request runs as; `bearer` is the token without the `Bearer ` prefix.
+    pub fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
+        if self.tokens.is_empty() {
+            return if peer.ip().is_loopback() { Ok(Caller::local()) } else { Err(AuthError::NotLoopback { peer }) };
+        }
+        let presented = bearer.map(str::trim).filter(|b| !b.is_empty()).ok_or(AuthError::MissingToken)?;
+        let digest = sha256(presented.as_bytes());
+        // Compare against every token without stopping early: time does not depend on
+        // which token (if any) matched.
+        let mut found: Option<&Token> = None;
+        for t in &self.tokens {
+            if constant_time_eq(&t.digest, &digest) {
+                found = Some(t);
+            }
+        }
+        let t = found.ok_or(AuthError::InvalidToken)?;
+        Ok(Caller { name: t.name.clone(), allowlist: t.allowlist.clone() })
+    }
+}
+
+fn read_secret(t: &TokenConfig) -> Result<String, TokenError> {
+    let secret = match (&t.secret_env, &t.secret_file) {
+        (Some(var), _) => std::env::var(var)
+            .map_err(|_| TokenError::EnvMissing { token: t.name.clone(), var: var.clone() })?,
+        (None, Some(path)) => std::fs::read_to_string(path).map_err(|e| TokenError::FileUnreadable {
+            token: t.name.clone(),
+            path: path.clone(),
+            message: e.to_string(),
+        })?,
+        // Config::check guarantees exactly one source; treat the impossible case as empty.
+        (None, None) => String::new(),
+    };
+    let secret = secret.trim_end_matches(['\n', '\r']).to_string();
+    if secret.trim().is_empty() {
+        return Err(TokenError::Empty { token: t.name.clone() });
+    }
+    Ok(secret)
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// Equal-length comparison whose time does not depend on where the bytes differ.
+fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    let mut diff = 0u8;
+    for i in 0..32 {
+        diff |= a[i] ^ b[i];
+    }
+    // black_box keeps the optimizer from turning the fold into an early exit.
+    std::hint::black_box(diff) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(name: &str, file: &std::path::Path, allow: &[&str]) -> TokenConfig {
+        TokenConfig {
+            name: name.into(),
+            secret_env: None,
+            secret_file: Some(file.to_owned()),
+            allow: allow.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn secret_file(dir: &std::path::Path, name: &str, secret: &str) -> std::path::PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, secret).unwrap();
+        path
+    }
+
+    fn tempdir(tag: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(crate::ids::new_id(tag));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn patterns_match_namespaces_exact_names_and_everything() {
+        let a = Allowlist::new(&["weather.*".into(), "text.slugify".into()]);
+        assert!(a.allows("weather.forecast"));
+        assert!(a.allows("text.slugify"));
+        assert!(!a.allows("text.upper"));
+        assert!(!a.allows("weatherx.forecast"));
+        assert!(Allowlist::all().allows("anything.at_all"));
+        assert!(!Allowlist::new(&[]).allows("text.slugify"));
+        assert!(Allowlist::new(&["*.get_*".into()]).allows("kv.get_value"));
+        assert!(!Allowlist::new(&["*.get_*".into()]).allows("kv.set_value"));
+    }
+
+    #[test]
+    fn tokens_authenticate_with_their_allowlist() {
+        let dir = tempdir("auth");
+        let auth = Authenticator::from_config(&[
+            token("ci", &secret_file(&dir, "ci", "s3cret-ci\n"), &["text.*"]),
+            token("ops", &secret_file(&dir, "ops", "s3cret-ops"), &["*"]),
+        ])
+        .unwrap();
+        let remote: SocketAddr = "10.1.2.3:5000".parse().unwrap();
+        let caller = auth.authenticate(Some("s3cret-ci"), remote).unwrap();
+        assert_eq!(caller.name, "ci");
+        assert!(caller.may_call("text.upper") && !caller.may_call("calc.eval"));
+        assert_eq!(auth.authenticate(Some("s3cret-ops"), remote).unwrap().name, "ops");
+        assert_eq!(auth.authenticate(Some("wrong"), remote).unwrap_err(), AuthError::InvalidToken);
+        // Loopback gets no free pass once tokens exist.
+        let local: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        assert_eq!(auth.authenticate(None, local).unwrap_err(), AuthError::MissingToken);
+    }
+
+    #[test]
+    fn without_tokens_only_loopback_is_served() {
+        let auth = Authenticator::from_config(&[]).unwrap();
+        assert_eq!(auth.authenticate(None, "127.0.0.1:1".parse().unwrap()).unwrap().name, "local");
+        assert_eq!(auth.authenticate(None, "[::1]:1".parse().unwrap()).unwrap().name, "local");
+        let err = auth.authenticate(None, "192.168.1.9:1".parse().unwrap()).unwrap_err();
+        assert!(err.to_string().contains("192.168.1.9"), "{err}");
+        assert_eq!(err.code(), "forbidden");
+    }
+
+    #[test]
+    fn missing_secrets_are_startup_errors_naming_the_token() {
+        let missing_env = TokenConfig {
+            name: "bot".into(),
+            secret_env: Some("WASMHUB_TEST_SURELY_UNSET_VAR".into()),
+            secret_file: None,
+            allow: vec![],
+        };
+        let err = Authenticator::from_config(&[missing_env]).err().unwrap().to_string();
+        assert!(err.contains("tokens.bot") && err.contains("WASMHUB_TEST_SURELY_UNSET_VAR"), "{err}");
+        let dir = tempdir("auth");
+        let err = Authenticator::from_config(&[token("f", &dir.join("absent"), &[])]).err().unwrap().to_string();
+        assert!(err.contains("tokens.f") && err.contains("absent"), "{err}");
+        let err = Authenticator::from_config(&[token("e", &secret_file(&dir, "e", "\n"), &[])])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("empty"), "{err}");
+    }
+
+    #[test]
+    fn constant_time_eq_compares_all_bytes() {
+        let a = sha256(b"a");
+        let mut b = a;
+        assert!(constant_time_eq(&a, &b));
+        b[31] ^= 1;
+        assert!(!constant_time_eq(&a, &b));
+    }
+}

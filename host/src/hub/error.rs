@@ -1,0 +1,195 @@
+//! The hub's errors: [`ToolError`] for a meta-tool that cannot run at all (unknown
+//! meta-tool, bad arguments, a batch over the limit), [`CallError`] for one operation
+//! call that failed (data inside a `hub_call` result, never a failed request), and
+//! [`HubError`] for start-up and storage problems.
+//!
+//! Codes are the runtime's [`ErrorCode`] (the WIT `call-error-code` enum), so a
+//! plugin's nested call, a REST client and an MCP client all see the same strings.
+
+use super::auth::TokenError;
+use super::validate::Violation;
+use crate::storage::StorageError;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+pub use crate::runtime::ErrorCode;
+
+/// One failed operation call, as reported in a `hub_call` result and to a plugin's
+/// nested `host.call`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CallError {
+    pub code: ErrorCode,
+    /// What went wrong and how to fix it, written for a model.
+    pub message: String,
+    /// Schema violations of the input (`invalid_input` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<Violation>,
+    /// Closest existing tool names (`not_found` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<String>,
+}
+
+impl CallError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> CallError {
+        CallError { code, message: message.into(), violations: Vec::new(), suggestions: Vec::new() }
+    }
+
+    /// The `{code, message, ...}` object.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).expect("CallError serializes")
+    }
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for CallError {}
+
+/// A meta-tool that could not run. Surfaces turn it into an error response (REST
+/// 400/403/404, an MCP `isError` result, a tool-result message in the agent loop).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolError {
+    /// No meta-tool of that name.
+    UnknownTool { name: String, suggestions: Vec<String> },
+    /// The arguments do not match the meta-tool's input schema.
+    InvalidArguments { message: String, violations: Vec<Violation> },
+    /// `hub_schema` of an operation that does not exist.
+    NotFound { tool: String, suggestions: Vec<String> },
+    /// `hub_schema` of an operation the caller may not call.
+    Forbidden { tool: String, caller: String },
+    /// More calls in one `hub_call` than `limits.max_batch`.
+    BatchTooLarge { count: usize, limit: usize },
+    /// The request was cancelled (the client went away) before it finished.
+    Cancelled,
+}
+
+impl ToolError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ToolError::UnknownTool { .. } | ToolError::NotFound { .. } => ErrorCode::NotFound,
+            ToolError::InvalidArguments { .. } => ErrorCode::InvalidInput,
+            ToolError::Forbidden { .. } => ErrorCode::Forbidden,
+            ToolError::BatchTooLarge { .. } => ErrorCode::CallLimit,
+            ToolError::Cancelled => ErrorCode::Cancelled,
+        }
+    }
+
+    /// The `{code, message, violations?, suggestions?}` object every surface shows.
+    pub fn to_json(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("code".into(), json!(self.code().as_str()));
+        out.insert("message".into(), json!(self.to_string()));
+        match self {
+            ToolError::InvalidArguments { violations, .. } if !violations.is_empty() => {
+                out.insert("violations".into(), json!(violations));
+            }
+            ToolError::UnknownTool { suggestions, .. } | ToolError::NotFound { suggestions, .. }
+                if !suggestions.is_empty() =>
+            {
+                out.insert("suggestions".into(), json!(suggestions));
+            }
+            _ => {}
+        }
+        Value::Object(out)
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolError::UnknownTool { name, suggestions } => {
+                write!(f, "no meta-tool named {name:?}; the hub's tools are hub_list, hub_search, hub_schema and hub_call")?;
+                if name.contains('.') && !name.starts_with("hub.") {
+                    write!(f, " (to run the operation {name:?}, use hub_call with {{\"calls\":[{{\"tool\":{name:?},\"input\":{{...}}}}]}})")?;
+                }
+                did_you_mean(f, suggestions)
+            }
+            ToolError::InvalidArguments { message, .. } => f.write_str(message),
+            ToolError::NotFound { tool, suggestions } => {
+                write!(f, "no operation named {tool:?}")?;
+                did_you_mean(f, suggestions)?;
+                if suggestions.is_empty() {
+                    f.write_str("; use hub_search to find operations")?;
+                }
+                Ok(())
+            }
+            ToolError::Forbidden { tool, caller } => {
+                write!(f, "the token {caller:?} is not allowed to call {tool:?}")
+            }
+            ToolError::BatchTooLarge { count, limit } => write!(
+                f,
+                "hub_call got {count} calls but at most {limit} are allowed in one batch; split them into several hub_call requests"
+            ),
+            ToolError::Cancelled => f.write_str("the request was cancelled before it finished"),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// `"; did you mean a, b?"` when there are suggestions.
+pub(crate) fn did_you_mean(f: &mut impl std::fmt::Write, suggestions: &[String]) -> std::fmt::Result {
+    if suggestions.is_empty() {
+        return Ok(());
+    }
+    write!(f, "; did you mean {}?", suggestions.join(", "))
+}
+
+/// Why the hub could not start or read its records.
+#[derive(Debug)]
+pub enum HubError {
+    /// A configured token's secret could not be read.
+    Token(TokenError),
+    /// The audit table could not be opened or read.
+    Storage(StorageError),
+}
+
+impl std::fmt::Display for HubError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HubError::Token(e) => write!(f, "{e}"),
+            HubError::Storage(e) => write!(f, "audit log: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for HubError {}
+
+impl From<TokenError> for HubError {
+    fn from(e: TokenError) -> Self {
+        HubError::Token(e)
+    }
+}
+
+impl From<StorageError> for HubError {
+    fn from(e: StorageError) -> Self {
+        HubError::Storage(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_errors_carry_codes_and_actionable_messages() {
+        let e = ToolError::UnknownTool { name: "text.slugify".into(), suggestions: vec![] };
+        assert_eq!(e.code().as_str(), "not_found");
+        assert!(e.to_string().contains("use hub_call"), "{e}");
+        let e = ToolError::NotFound { tool: "text.slugfy".into(), suggestions: vec!["text.slugify".into()] };
+        assert_eq!(e.to_json()["suggestions"][0], "text.slugify");
+        assert!(e.to_string().ends_with("did you mean text.slugify?"), "{e}");
+        let e = ToolError::BatchTooLarge { count: 40, limit: 32 };
+        assert!(e.to_string().contains("at most 32"), "{e}");
+        assert_eq!(e.to_json()["code"], "call_limit");
+    }
+
+    #[test]
+    fn call_errors_serialize_only_what_they_have() {
+        let e = CallError::new(ErrorCode::Timeout, "too slow");
+        assert_eq!(e.to_json(), json!({"code": "timeout", "message": "too slow"}));
+    }
+}

@@ -1,0 +1,138 @@
+//! Call metrics in Prometheus text format: call counts and latency histograms by
+//! tool and outcome, calls in flight, plugins by state.
+//!
+//! Hand-written (no metrics crate): one mutex-guarded map updated once per finished
+//! call, rendered on `GET /metrics`. Calls to tools that do not exist are counted
+//! under `tool="_unknown"` so a client sending garbage names cannot grow the map.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+/// Histogram upper bounds, in seconds.
+const BUCKETS: [f64; 16] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// The tool label of calls to tools the registry does not know.
+pub const UNKNOWN_TOOL: &str = "_unknown";
+
+#[derive(Default)]
+struct Series {
+    buckets: [u64; BUCKETS.len()],
+    count: u64,
+    sum_seconds: f64,
+}
+
+#[derive(Default)]
+pub(crate) struct Metrics {
+    /// tool → outcome → series.
+    calls: Mutex<BTreeMap<String, BTreeMap<&'static str, Series>>>,
+    in_flight: AtomicI64,
+}
+
+/// Decrements the in-flight gauge when the call ends, however it ends.
+pub(crate) struct InFlight<'a>(&'a Metrics);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Metrics {
+    pub fn start(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(self)
+    }
+
+    pub fn observe(&self, tool: &str, outcome: &'static str, elapsed: Duration) {
+        let seconds = elapsed.as_secs_f64();
+        let mut calls = self.calls.lock().unwrap();
+        // Look up by the borrowed name first: no allocation on the common path.
+        let by_outcome = match calls.get_mut(tool) {
+            Some(m) => m,
+            None => calls.entry(tool.to_string()).or_default(),
+        };
+        let series = by_outcome.entry(outcome).or_default();
+        series.count += 1;
+        series.sum_seconds += seconds;
+        if let Some(i) = BUCKETS.iter().position(|&b| seconds <= b) {
+            series.buckets[i] += 1;
+        }
+    }
+
+    /// The Prometheus exposition text; `plugins` are (state, count) pairs.
+    pub fn render(&self, plugins: &[(&str, usize)], operations: usize, audit_dropped: u64) -> String {
+        let mut out = String::new();
+        let calls = self.calls.lock().unwrap();
+        out.push_str("# HELP wasmhub_calls_total Operation calls by tool and outcome (ok or error code).\n");
+        out.push_str("# TYPE wasmhub_calls_total counter\n");
+        let series = || calls.iter().flat_map(|(tool, m)| m.iter().map(move |(outcome, s)| (tool, outcome, s)));
+        for (tool, outcome, s) in series() {
+            let _ = writeln!(out, "wasmhub_calls_total{{tool=\"{}\",outcome=\"{outcome}\"}} {}", escape(tool), s.count);
+        }
+        out.push_str("# HELP wasmhub_call_duration_seconds Operation call latency, validation and bookkeeping included.\n");
+        out.push_str("# TYPE wasmhub_call_duration_seconds histogram\n");
+        for (tool, outcome, s) in series() {
+            let labels = format!("tool=\"{}\",outcome=\"{outcome}\"", escape(tool));
+            let mut cumulative = 0;
+            for (bound, n) in BUCKETS.iter().zip(s.buckets) {
+                cumulative += n;
+                let _ = writeln!(out, "wasmhub_call_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}");
+            }
+            let _ = writeln!(out, "wasmhub_call_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}", s.count);
+            let _ = writeln!(out, "wasmhub_call_duration_seconds_sum{{{labels}}} {}", s.sum_seconds);
+            let _ = writeln!(out, "wasmhub_call_duration_seconds_count{{{labels}}} {}", s.count);
+        }
+        drop(calls);
+        out.push_str("# HELP wasmhub_calls_in_flight Operation calls running now (nested ones included).\n");
+        out.push_str("# TYPE wasmhub_calls_in_flight gauge\n");
+        let _ = writeln!(out, "wasmhub_calls_in_flight {}", self.in_flight.load(Ordering::Relaxed));
+        out.push_str("# HELP wasmhub_plugins Plugins in the plugins folder by state.\n");
+        out.push_str("# TYPE wasmhub_plugins gauge\n");
+        for (state, n) in plugins {
+            let _ = writeln!(out, "wasmhub_plugins{{state=\"{state}\"}} {n}");
+        }
+        out.push_str("# HELP wasmhub_operations Callable operations.\n");
+        out.push_str("# TYPE wasmhub_operations gauge\n");
+        let _ = writeln!(out, "wasmhub_operations {operations}");
+        out.push_str("# HELP wasmhub_audit_dropped_total Audit records dropped because the writer fell behind.\n");
+        out.push_str("# TYPE wasmhub_audit_dropped_total counter\n");
+        let _ = writeln!(out, "wasmhub_audit_dropped_total {audit_dropped}");
+        out
+    }
+}
+
+fn escape(label: &str) -> String {
+    label.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counters_cumulative_buckets_and_gauges() {
+        let m = Metrics::default();
+        m.observe("text.slugify", "ok", Duration::from_micros(300));
+        m.observe("text.slugify", "ok", Duration::from_millis(20));
+        m.observe("text.slugify", "timeout", Duration::from_secs(11));
+        let guard = m.start();
+        let text = m.render(&[("active", 2), ("rejected", 1)], 7, 0);
+        drop(guard);
+        assert!(text.contains("wasmhub_calls_total{tool=\"text.slugify\",outcome=\"ok\"} 2\n"), "{text}");
+        assert!(text.contains("wasmhub_calls_total{tool=\"text.slugify\",outcome=\"timeout\"} 1\n"));
+        assert!(text.contains("{tool=\"text.slugify\",outcome=\"ok\",le=\"0.0005\"} 1\n"), "{text}");
+        assert!(text.contains("{tool=\"text.slugify\",outcome=\"ok\",le=\"0.025\"} 2\n"));
+        // Past the last bound: only +Inf counts it.
+        assert!(text.contains("{tool=\"text.slugify\",outcome=\"timeout\",le=\"10\"} 0\n"));
+        assert!(text.contains("{tool=\"text.slugify\",outcome=\"timeout\",le=\"+Inf\"} 1\n"));
+        assert!(text.contains("wasmhub_calls_in_flight 1\n"));
+        assert!(text.contains("wasmhub_plugins{state=\"rejected\"} 1\n"));
+        assert!(text.contains("wasmhub_operations 7\n"));
+        assert!(m.render(&[], 0, 0).contains("wasmhub_calls_in_flight 0\n"));
+    }
+}

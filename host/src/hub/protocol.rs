@@ -1,0 +1,429 @@
+//! The call protocol: what happens to every operation call, whoever makes it (a
+//! `hub_call` batch, the CLI, or a plugin's nested `host.call`).
+//!
+//! Each call gets an id, its parent's id, a deadline (never later than its
+//! parent's), and a child of its parent's cancel token. Before the plugin runs the
+//! hub checks the call graph (depth, fan-out, cycles), the caller's allowlist (the
+//! original caller's, for nested calls), and validates the input against the
+//! operation's JSON Schema; after it returns, the output is checked against the
+//! declared output schema. Every call, failed or not, is counted in the metrics
+//! and written to the audit log.
+
+use super::audit::{AuditLog, CallRecord};
+use super::auth::Caller;
+use super::cancel::CancelToken;
+use super::error::{CallError, ErrorCode, did_you_mean};
+use super::metrics::{Metrics, UNKNOWN_TOOL};
+use super::registry::{OpRef, Registry};
+use super::search::suggest;
+use super::validate;
+use crate::config::Limits;
+use crate::runtime::{CallFailure, Invocation, NestedCallError, NestedCalls};
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::time::Instant;
+
+/// Inputs larger than this many bytes are not excerpted into the audit log.
+const MAX_EXCERPT_SOURCE: usize = 16 * 1024;
+
+/// What every call needs from the hub, shared with nested calls and batch tasks.
+pub(crate) struct Core {
+    pub limits: Limits,
+    pub audit: AuditLog,
+    pub metrics: Metrics,
+}
+
+/// A finished call in a `hub_call` batch, for progress reporting.
+#[derive(Debug, Clone)]
+pub struct ProgressEvent {
+    /// Position of the call in the batch.
+    pub index: usize,
+    /// Calls in the batch.
+    pub total: usize,
+    pub tool: String,
+    /// `None` when the call succeeded.
+    pub error: Option<ErrorCode>,
+    pub duration: Duration,
+}
+
+/// Called once per finished call of a batch, in completion order.
+pub type ProgressFn = Arc<dyn Fn(ProgressEvent) + Send + Sync>;
+
+/// Where a running call sits in the call graph.
+struct Frame {
+    id: String,
+    /// Tools from the top-level call down to this one.
+    chain: Vec<String>,
+    deadline: Instant,
+    cancel: CancelToken,
+    caller: Caller,
+    registry: Arc<Registry>,
+    /// Nested calls made so far (bounded by `limits.max_fanout`).
+    nested: AtomicU32,
+}
+
+/// Everything a call runs under.
+pub(crate) struct CallScope<'a> {
+    pub core: &'a Arc<Core>,
+    pub registry: &'a Arc<Registry>,
+    pub caller: &'a Caller,
+    pub cancel: &'a CancelToken,
+}
+
+/// Runs one top-level call.
+pub(crate) async fn call(scope: &CallScope<'_>, tool: &str, input: Value) -> Result<Value, CallError> {
+    run(scope, None, tool, input).await
+}
+
+/// Runs the calls of a batch concurrently (one task each, aborted if this future
+/// is dropped); results in input order.
+pub(crate) async fn call_batch(
+    scope: &CallScope<'_>,
+    calls: Vec<(String, Value)>,
+    progress: Option<&ProgressFn>,
+) -> Vec<Result<Value, CallError>> {
+    let total = calls.len();
+    let report = |index: usize, tool: &str, result: &Result<Value, CallError>, started: std::time::Instant| {
+        if let Some(progress) = progress {
+            progress(ProgressEvent {
+                index,
+                total,
+                tool: tool.to_string(),
+                error: result.as_ref().err().map(|e| e.code),
+                duration: started.elapsed(),
+            });
+        }
+    };
+    if total == 1 {
+        // No task for a single call: saves a spawn on the most common batch.
+        let (tool, input) = calls.into_iter().next().expect("one call");
+        let started = std::time::Instant::now();
+        let result = call(scope, &tool, input).await;
+        report(0, &tool, &result, started);
+        return vec![result];
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut tools = Vec::with_capacity(total);
+    for (index, (tool, input)) in calls.into_iter().enumerate() {
+        tools.push(tool.clone());
+        let (core, registry, caller, cancel) =
+            (scope.core.clone(), scope.registry.clone(), scope.caller.clone(), scope.cancel.clone());
+        tasks.spawn(async move {
+            let started = std::time::Instant::now();
+            let scope = CallScope { core: &core, registry: &registry, caller: &caller, cancel: &cancel };
+            let result = call(&scope, &tool, input).await;
+            (index, result, started)
+        });
+    }
+    let mut results: Vec<Option<Result<Value, CallError>>> = (0..total).map(|_| None).collect();
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok((index, result, started)) => {
+                report(index, &tools[index], &result, started);
+                results[index] = Some(result);
+            }
+            Err(e) => crate::error!("hub_call: a call task failed: {e}"),
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(CallError::new(ErrorCode::Trap, "the hub's task for this call failed; see the hub log"))))
+        .collect()
+}
+
+/// Checks, runs and accounts one call; `parent` is set for nested calls.
+async fn run(scope: &CallScope<'_>, parent: Option<&Frame>, tool: &str, input: Value) -> Result<Value, CallError> {
+    let started = Instant::now();
+    let started_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
+    let id = crate::ids::new_id("call");
+    let core = scope.core;
+    let _in_flight = core.metrics.start();
+    let op = scope.registry.get(tool);
+    let mut input_bytes = 0u64;
+    let mut output_bytes = 0u64;
+    let excerpt = excerpt(&core.audit, &input);
+    let result = match op {
+        None => Err(not_found(scope, tool)),
+        Some(op) => {
+            execute(scope, parent, op, &id, input, started, &mut input_bytes, &mut output_bytes).await
+        }
+    };
+    let elapsed = started.elapsed();
+    let outcome = match &result {
+        Ok(_) => "ok",
+        Err(e) => e.code.as_str(),
+    };
+    core.metrics.observe(if op.is_some() { tool } else { UNKNOWN_TOOL }, outcome, elapsed);
+    core.audit.record(CallRecord {
+        id,
+        tool: tool.to_string(),
+        caller: scope.caller.name.clone(),
+        parent: parent.map(|p| p.id.clone()),
+        started_ms,
+        duration_us: elapsed.as_micros() as u64,
+        input_bytes,
+        output_bytes,
+        outcome: outcome.to_string(),
+        error: result.as_ref().err().map(|e| e.message.clone()),
+        input: excerpt,
+    });
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn execute(
+    scope: &CallScope<'_>,
+    parent: Option<&Frame>,
+    op: &OpRef,
+    id: &str,
+    input: Value,
+    started: Instant,
+    input_bytes: &mut u64,
+    output_bytes: &mut u64,
+) -> Result<Value, CallError> {
+    let limits = &scope.core.limits;
+    let chain = match parent {
+        Some(p) => check_graph(p, &op.tool, limits)?,
+        None => vec![op.tool.clone()],
+    };
+    if !scope.caller.may_call(&op.tool) {
+        return Err(CallError::new(
+            ErrorCode::Forbidden,
+            format!("the token {:?} is not allowed to call {}", scope.caller.name, op.tool),
+        ));
+    }
+    let operation = op.operation();
+    let (violations, extra) = validate::violations(&operation.input_validator, &operation.input_schema, &input);
+    if !violations.is_empty() {
+        let mut e = CallError::new(
+            ErrorCode::InvalidInput,
+            format!(
+                "input does not match the input schema of {} ({}); fix it and call again (hub_schema shows the schema)",
+                op.tool,
+                validate::summary(&violations, extra)
+            ),
+        );
+        e.violations = violations;
+        return Err(e);
+    }
+    let input_json = input.to_string();
+    *input_bytes = input_json.len() as u64;
+    let own_deadline = started + Duration::from_millis(op.plugin.limits().timeout_ms);
+    let deadline = parent.map_or(own_deadline, |p| p.deadline.min(own_deadline));
+    let cancel = scope.cancel.child();
+    if cancel.is_cancelled() {
+        return Err(cancelled());
+    }
+    let frame = Arc::new(Frame {
+        id: id.to_string(),
+        chain,
+        deadline,
+        cancel: cancel.clone(),
+        caller: scope.caller.clone(),
+        registry: scope.registry.clone(),
+        nested: AtomicU32::new(0),
+    });
+    let nested = Arc::new(NestedCaller { core: scope.core.clone(), frame });
+    let invocation = Invocation { call_id: id.to_string(), deadline, nested };
+    let output = tokio::select! {
+        result = op.plugin.call(&operation.name, &input_json, invocation) => result,
+        // Dropping the call future stops the guest at its next epoch tick.
+        () = cancel.cancelled() => return Err(cancelled()),
+    };
+    let output = output.map_err(|failure| failure_error(&op.tool, failure))?;
+    *output_bytes = output.json.len() as u64;
+    if !output.logs.is_empty() {
+        crate::debug!("{} ({id}) wrote: {}", op.tool, output.logs.trim_end());
+    }
+    check_output(op, &output.json)
+}
+
+/// The chain of a nested call to `tool` from `parent`, or why it may not run.
+fn check_graph(parent: &Frame, tool: &str, limits: &Limits) -> Result<Vec<String>, CallError> {
+    let mut chain = parent.chain.clone();
+    chain.push(tool.to_string());
+    if parent.chain.iter().any(|t| t == tool) {
+        return Err(CallError::new(
+            ErrorCode::CallLimit,
+            format!("call cycle: {} (a call may not call an operation it is already inside)", chain.join(" -> ")),
+        ));
+    }
+    let depth = chain.len() - 1;
+    if depth > limits.max_call_depth as usize {
+        return Err(CallError::new(
+            ErrorCode::CallLimit,
+            format!("nested calls go deeper than limits.max_call_depth = {}: {}", limits.max_call_depth, chain.join(" -> ")),
+        ));
+    }
+    let made = parent.nested.fetch_add(1, Ordering::Relaxed) + 1;
+    if made > limits.max_fanout {
+        return Err(CallError::new(
+            ErrorCode::CallLimit,
+            format!("{} made more than limits.max_fanout = {} nested calls", parent.chain.last().map_or("", String::as_str), limits.max_fanout),
+        ));
+    }
+    Ok(chain)
+}
+
+/// Parses the plugin's output and checks it against the declared output schema; a
+/// mismatch is the plugin's bug, not the caller's.
+fn check_output(op: &OpRef, json: &str) -> Result<Value, CallError> {
+    let value: Value = serde_json::from_str(json).map_err(|e| {
+        CallError::new(ErrorCode::PluginError, format!("{} returned invalid JSON ({e}); this is a bug in the plugin", op.tool))
+    })?;
+    let operation = op.operation();
+    if let (Some(validator), Some(schema)) = (&operation.output_validator, &operation.output_schema) {
+        let (violations, extra) = validate::violations(validator, schema, &value);
+        if !violations.is_empty() {
+            return Err(CallError::new(
+                ErrorCode::PluginError,
+                format!(
+                    "{} returned output that does not match its declared output schema ({}); this is a bug in the plugin, not in your input",
+                    op.tool,
+                    validate::summary(&violations, extra)
+                ),
+            ));
+        }
+    }
+    Ok(value)
+}
+
+fn not_found(scope: &CallScope<'_>, tool: &str) -> CallError {
+    let caller = scope.caller;
+    let suggestions = suggest(tool, scope.registry.tool_names().filter(|t| caller.may_call(t)));
+    let mut message = format!("no operation named {tool:?}");
+    let _ = did_you_mean(&mut message, &suggestions);
+    if suggestions.is_empty() {
+        message.push_str("; use hub_search to find operations");
+    }
+    let mut e = CallError::new(ErrorCode::NotFound, message);
+    e.suggestions = suggestions;
+    e
+}
+
+fn cancelled() -> CallError {
+    CallError::new(ErrorCode::Cancelled, "the call was cancelled (its parent call or the client's request ended)")
+}
+
+fn failure_error(tool: &str, failure: CallFailure) -> CallError {
+    let code = failure.code();
+    let message = match &failure {
+        CallFailure::Plugin { message, .. } => format!("{tool}: {message}"),
+        other => format!("{tool}: {other}"),
+    };
+    CallError::new(code, message)
+}
+
+fn excerpt(audit: &AuditLog, input: &Value) -> Option<Value> {
+    // Serializing a huge input only to cut it would put its cost on every call.
+    if approx_len(input, MAX_EXCERPT_SOURCE) < MAX_EXCERPT_SOURCE {
+        Some(audit.excerpt(input))
+    } else {
+        Some(Value::String("(input too large to excerpt)".into()))
+    }
+}
+
+/// A lower bound of `value`'s JSON length, stopping early past `cap`.
+fn approx_len(value: &Value, cap: usize) -> usize {
+    match value {
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => {
+            let mut n = 2;
+            for v in items {
+                n += approx_len(v, cap) + 1;
+                if n >= cap {
+                    break;
+                }
+            }
+            n
+        }
+        Value::Object(m) => {
+            let mut n = 2;
+            for (k, v) in m {
+                n += k.len() + 4 + approx_len(v, cap);
+                if n >= cap {
+                    break;
+                }
+            }
+            n
+        }
+        _ => 8,
+    }
+}
+
+/// The hub's side of a plugin's `host.call`: a child call of `frame`.
+struct NestedCaller {
+    core: Arc<Core>,
+    frame: Arc<Frame>,
+}
+
+impl NestedCalls for NestedCaller {
+    fn call(&self, tool: String, input_json: String) -> Pin<Box<dyn Future<Output = Result<String, NestedCallError>> + Send>> {
+        let (core, frame) = (self.core.clone(), self.frame.clone());
+        Box::pin(async move {
+            let input: Value = serde_json::from_str(&input_json).map_err(|e| NestedCallError {
+                code: ErrorCode::InvalidInput,
+                message: format!("the input passed to host.call({tool}) is not valid JSON: {e}"),
+            })?;
+            let scope = CallScope { core: &core, registry: &frame.registry, caller: &frame.caller, cancel: &frame.cancel };
+            match run(&scope, Some(&frame), &tool, input).await {
+                Ok(output) => Ok(output.to_string()),
+                Err(e) => Err(NestedCallError { code: e.code, message: e.message }),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(chain: &[&str]) -> Frame {
+        Frame {
+            id: "call_1".into(),
+            chain: chain.iter().map(|s| s.to_string()).collect(),
+            deadline: Instant::now(),
+            cancel: CancelToken::new(),
+            caller: Caller::local(),
+            registry: Arc::new(Registry::empty()),
+            nested: AtomicU32::new(0),
+        }
+    }
+
+    #[test]
+    fn cycles_are_cut_naming_the_chain() {
+        let e = check_graph(&frame(&["a.x", "b.y"]), "a.x", &Limits::default()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::CallLimit);
+        assert!(e.message.contains("a.x -> b.y -> a.x"), "{}", e.message);
+    }
+
+    #[test]
+    fn depth_is_bounded() {
+        let limits = Limits { max_call_depth: 2, ..Limits::default() };
+        assert_eq!(check_graph(&frame(&["a.a", "b.b"]), "c.c", &limits).unwrap(), ["a.a", "b.b", "c.c"]);
+        let e = check_graph(&frame(&["a.a", "b.b", "c.c"]), "d.d", &limits).unwrap_err();
+        assert!(e.message.contains("max_call_depth = 2") && e.message.contains("a.a -> b.b -> c.c -> d.d"), "{}", e.message);
+    }
+
+    #[test]
+    fn fan_out_is_bounded_per_call() {
+        let limits = Limits { max_fanout: 3, ..Limits::default() };
+        let parent = frame(&["a.a"]);
+        for _ in 0..3 {
+            check_graph(&parent, "b.b", &limits).unwrap();
+        }
+        let e = check_graph(&parent, "b.b", &limits).unwrap_err();
+        assert!(e.message.contains("max_fanout = 3"), "{}", e.message);
+    }
+
+    #[test]
+    fn approximate_length_stops_early() {
+        let big = Value::Array(vec![Value::String("x".repeat(100)); 10_000]);
+        assert!(approx_len(&big, 1000) >= 1000);
+        assert!(approx_len(&serde_json::json!({"a": "bc"}), 1000) < 20);
+    }
+}
