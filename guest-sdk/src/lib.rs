@@ -247,6 +247,10 @@ macro_rules! export_plugin {
             }
         }
 
+        // Only a wasm component exports the world: a native cdylib (built by `cargo
+        // test` for `crate-type = ["cdylib", ...]`) cannot carry symbol names such as
+        // `wasmhub:plugin/operations@0.1.0#list` through the linker's version script.
+        #[cfg(target_arch = "wasm32")]
         $crate::__private::export!(__WasmhubExports with_types_in $crate::bindings);
 
         #[cfg(test)]
