@@ -32,10 +32,27 @@ pub fn run(config: Config, options: Options) -> ExitCode {
 }
 
 async fn start(config: Config, options: Options) -> Result<(), String> {
-    let _ = options.locked;
     let config = Arc::new(config);
+    // --locked: every plugin must be pinned in plugins.lock; read it before loading
+    // anything so a missing or broken lock file stops the start, naming the file.
+    let lock = match options.locked {
+        true => Some(crate::runtime::LockFile::read(&config.plugins_dir).map_err(|e| e.to_string())?),
+        false => None,
+    };
     let llm = Arc::new(crate::llm::Llm::new(&config.providers)?);
-    let app = Arc::new(App { config: config.clone(), llm });
+    let storage = crate::storage::Storage::open(&config.data_dir).map_err(|e| e.to_string())?;
+    let runtime = crate::runtime::Runtime::new(&config.limits, Some(storage.clone())).map_err(|e| e.to_string())?;
+    let hub = crate::hub::Hub::new(&config, runtime.clone(), storage.clone()).map_err(|e| e.to_string())?;
+    let on_change: Arc<dyn Fn(Vec<crate::runtime::PluginEntry>) + Send + Sync> = {
+        let hub = hub.clone();
+        Arc::new(move |entries| hub.apply_plugins(entries))
+    };
+    let _plugins = crate::runtime::PluginDir::start(runtime, config.plugins_dir.clone(), lock, on_change)
+        .await
+        .map_err(|e| e.to_string())?;
+    let agent = Arc::new(crate::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage).map_err(|e| e.to_string())?);
+    let mcp = crate::surfaces::mcp::McpState::for_hub(hub.clone());
+    let app = Arc::new(App { config: config.clone(), llm, hub, agent, mcp });
     let listener = server::bind(config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
