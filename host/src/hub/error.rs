@@ -8,6 +8,7 @@
 
 use super::auth::TokenError;
 use super::validate::Violation;
+use crate::runtime::RuntimeError;
 use crate::storage::StorageError;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -145,6 +146,8 @@ pub enum HubError {
     Token(TokenError),
     /// The audit table could not be opened or read.
     Storage(StorageError),
+    /// The plugin runtime or the plugins folder could not start.
+    Runtime(RuntimeError),
 }
 
 impl std::fmt::Display for HubError {
@@ -152,6 +155,7 @@ impl std::fmt::Display for HubError {
         match self {
             HubError::Token(e) => write!(f, "{e}"),
             HubError::Storage(e) => write!(f, "audit log: {e}"),
+            HubError::Runtime(e) => write!(f, "{e}"),
         }
     }
 }
@@ -161,6 +165,12 @@ impl std::error::Error for HubError {}
 impl From<TokenError> for HubError {
     fn from(e: TokenError) -> Self {
         HubError::Token(e)
+    }
+}
+
+impl From<RuntimeError> for HubError {
+    fn from(e: RuntimeError) -> Self {
+        HubError::Runtime(e)
     }
 }
 

@@ -31,7 +31,7 @@ pub use protocol::{ProgressEvent, ProgressFn};
 pub use registry::{PluginInfo, PluginLimits};
 
 use crate::config::Config;
-use crate::runtime::{PluginEntry, Runtime};
+use crate::runtime::{LockFile, PluginDir, PluginEntry, Runtime};
 use crate::storage::Storage;
 use auth::Authenticator;
 use protocol::{CallScope, Core};
@@ -79,6 +79,25 @@ impl Hub {
         let audit = audit::AuditLog::start(storage.table("calls")?, &config.audit)?;
         let core = Arc::new(Core { limits: config.limits.clone(), audit, metrics: Default::default() });
         Ok(Arc::new(Hub { core, registry: RwLock::new(Arc::new(Registry::empty())), auth, runtime }))
+    }
+
+    /// Builds the runtime (compiled-plugin cache in `storage`) and the hub, loads the
+    /// plugins folder `config.plugins_dir` (pinned by `lock` with `serve --locked`)
+    /// and keeps watching it. Dropping the [`PluginDir`] stops the watching.
+    pub async fn start(config: &Config, storage: Storage, lock: Option<LockFile>) -> Result<(Arc<Hub>, PluginDir), HubError> {
+        let runtime = Runtime::new(&config.limits, Some(storage.clone()))?;
+        let hub = Hub::new(config, runtime.clone(), storage)?;
+        let on_change = {
+            let hub = Arc::downgrade(&hub);
+            // Weak: the watcher must not keep a dropped hub alive.
+            Arc::new(move |entries: Vec<PluginEntry>| {
+                if let Some(hub) = hub.upgrade() {
+                    hub.apply_plugins(entries);
+                }
+            })
+        };
+        let dir = PluginDir::start(runtime, config.plugins_dir.clone(), lock, on_change).await?;
+        Ok((hub, dir))
     }
 
     /// Replaces the registry with one built from `entries` (the full set of the

@@ -6,8 +6,10 @@
 pub mod body;
 pub mod guard;
 pub mod mcp;
+pub mod metrics;
 pub mod openai_proxy;
 pub mod respond;
+pub mod rest;
 pub mod router;
 pub mod server;
 
@@ -19,4 +21,6 @@ pub struct App {
     pub config: Arc<Config>,
     /// Upstream model providers (the OpenAI proxy, the UI stream, the agent loop).
     pub llm: Arc<crate::llm::Llm>,
+    /// The meta-tools, the registry and the call protocol.
+    pub hub: Arc<crate::hub::Hub>,
 }

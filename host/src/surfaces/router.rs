@@ -3,8 +3,10 @@
 
 use super::App;
 use super::guard;
+use super::metrics;
 use super::openai_proxy;
 use super::respond::{self, Resp};
+use super::rest;
 use http::{Method, Request};
 use hyper::body::Incoming;
 use std::net::SocketAddr;
@@ -17,7 +19,18 @@ pub async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> R
     let path = req.uri().path().to_string();
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match (req.method().clone(), segments.as_slice()) {
-        (Method::GET, ["health"]) => respond::json(http::StatusCode::OK, &serde_json::json!({ "status": "ok" })),
+        (Method::GET, ["health"]) => metrics::health(&app),
+        (Method::GET, ["metrics"]) => metrics::metrics(&app),
+        (_, ["metrics"]) => respond::method_not_allowed("GET"),
+        (Method::POST, ["api", "hub", tool @ ("list" | "search" | "schema" | "call")]) => {
+            let wire_name = format!("hub_{tool}");
+            rest::meta_tool(&app, req, peer, &wire_name).await
+        }
+        (_, ["api", "hub", "list" | "search" | "schema" | "call"]) => respond::method_not_allowed("POST"),
+        (Method::GET, ["api", "plugins"]) => rest::plugins(&app, &req, peer),
+        (_, ["api", "plugins"]) => respond::method_not_allowed("GET"),
+        (Method::GET, ["api", "calls"]) => rest::calls(&app, &req, peer).await,
+        (_, ["api", "calls"]) => respond::method_not_allowed("GET"),
         (Method::POST, ["v1", "chat", "completions"]) => openai_proxy::chat_completions(&app, req).await,
         (_, ["v1", "chat", "completions"]) => respond::method_not_allowed("POST"),
         (Method::GET, ["v1", "models"]) => openai_proxy::models(&app).await,

@@ -131,10 +131,10 @@ impl SearchIndex {
             for word in &stems {
                 let ids = synonyms.entry(word.clone()).or_default();
                 for other in stems.iter().filter(|o| *o != word) {
-                    if let Some(&id) = vocab.get(other) {
-                        if !ids.contains(&id) {
-                            ids.push(id);
-                        }
+                    if let Some(&id) = vocab.get(other)
+                        && !ids.contains(&id)
+                    {
+                        ids.push(id);
                     }
                 }
             }

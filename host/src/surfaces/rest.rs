@@ -1,0 +1,162 @@
+//! The REST API of the hub: `POST /api/hub/{list,search,schema,call}` (body = the
+//! meta-tool's input), `GET /api/plugins`, `GET /api/calls?limit=N`, plus the
+//! bearer-token check every `/api/*` route uses.
+//!
+//! Meta-tool errors become 400/403/404 with the `{error: {code, message, ...}}`
+//! body; per-call failures inside a `hub_call` batch are part of a 200 answer.
+//! A client that disconnects drops the handler future, whose guard cancels the
+//! invocation's token, so calls still running (and their nested calls) stop.
+
+use super::App;
+use super::respond::{self, BodyError, Resp};
+use crate::hub::{AuthError, CallContext, CancelToken, Caller, ToolError};
+use http::{HeaderValue, Request, StatusCode, header};
+use hyper::body::Incoming;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+
+/// Default and largest `limit` of `GET /api/calls`.
+const CALLS_DEFAULT_LIMIT: usize = 100;
+const CALLS_MAX_LIMIT: usize = 1000;
+
+/// The caller of an `/api/*` request, or the 401/403 response.
+pub fn authorize<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Result<Caller, Resp> {
+    let bearer = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim());
+    app.hub.authenticate(bearer, peer).map_err(auth_response)
+}
+
+/// 401 (with `WWW-Authenticate`) for a missing or wrong token, 403 for a
+/// non-loopback peer of a hub without tokens.
+pub fn auth_response(e: AuthError) -> Resp {
+    let status = match e {
+        AuthError::NotLoopback { .. } => StatusCode::FORBIDDEN,
+        AuthError::MissingToken | AuthError::InvalidToken => StatusCode::UNAUTHORIZED,
+    };
+    let mut resp = respond::error(status, e.code(), e.to_string());
+    if status == StatusCode::UNAUTHORIZED {
+        resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
+
+/// HTTP status of a meta-tool error.
+pub fn tool_error_status(e: &ToolError) -> StatusCode {
+    match e {
+        ToolError::UnknownTool { .. } | ToolError::NotFound { .. } => StatusCode::NOT_FOUND,
+        ToolError::Forbidden { .. } => StatusCode::FORBIDDEN,
+        ToolError::InvalidArguments { .. } | ToolError::BatchTooLarge { .. } => StatusCode::BAD_REQUEST,
+        // Nobody reads it (the client left), but the log shows 499 like nginx does.
+        ToolError::Cancelled => StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST),
+    }
+}
+
+/// Cancels the token when dropped: the handler future is dropped when the client
+/// disconnects.
+struct CancelOnDrop(CancelToken);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// `POST /api/hub/{list,search,schema,call}`: `tool` is the meta-tool's wire name.
+pub async fn meta_tool(app: &App, req: Request<Incoming>, peer: SocketAddr, tool: &str) -> Resp {
+    let caller = match authorize(app, &req, peer) {
+        Ok(c) => c,
+        Err(resp) => return resp,
+    };
+    let limit = (app.config.server.max_body_kb * 1024) as usize;
+    let body = match respond::read_body(req.into_body(), limit).await {
+        Ok(b) => b,
+        Err(e) => return e.into_response(),
+    };
+    // An empty body is the meta-tool with no arguments (`hub_list`, `hub_search`).
+    let args: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => return BodyError::Json(e.to_string()).into_response(),
+        }
+    };
+    let ctx = CallContext::new(caller);
+    let _cancel_on_drop = CancelOnDrop(ctx.cancel.clone());
+    match app.hub.invoke(tool, args, ctx).await {
+        Ok(output) => respond::json(StatusCode::OK, &output),
+        Err(e) => respond::json(tool_error_status(&e), &json!({ "error": e.to_json() })),
+    }
+}
+
+/// `GET /api/plugins`: every plugin with its state, reason, operations, digest and
+/// capabilities.
+pub fn plugins(app: &App, req: &Request<Incoming>, peer: SocketAddr) -> Resp {
+    if let Err(resp) = authorize(app, req, peer) {
+        return resp;
+    }
+    respond::json(StatusCode::OK, &json!({ "plugins": app.hub.plugins() }))
+}
+
+/// `GET /api/calls?limit=N`: the newest call records, newest first.
+pub async fn calls(app: &App, req: &Request<Incoming>, peer: SocketAddr) -> Resp {
+    if let Err(resp) = authorize(app, req, peer) {
+        return resp;
+    }
+    let limit = match query_limit(req.uri().query()) {
+        Ok(l) => l,
+        Err(message) => return respond::error(StatusCode::BAD_REQUEST, "invalid_input", message),
+    };
+    // Reading waits for the audit writer: keep it off the async workers.
+    let hub = app.hub.clone();
+    match tokio::task::spawn_blocking(move || hub.calls(limit)).await {
+        Ok(Ok(records)) => respond::json(StatusCode::OK, &json!({ "calls": records })),
+        Ok(Err(e)) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "storage_error", e.to_string()),
+        Err(e) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()),
+    }
+}
+
+fn query_limit(query: Option<&str>) -> Result<usize, String> {
+    let value = query
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(k, _)| *k == "limit")
+        .map(|(_, v)| v);
+    match value {
+        None => Ok(CALLS_DEFAULT_LIMIT),
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if (1..=CALLS_MAX_LIMIT).contains(&n) => Ok(n),
+            _ => Err(format!("limit must be an integer from 1 to {CALLS_MAX_LIMIT}, got {v:?}")),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_is_parsed_and_bounded() {
+        assert_eq!(query_limit(None), Ok(CALLS_DEFAULT_LIMIT));
+        assert_eq!(query_limit(Some("a=1&limit=5")), Ok(5));
+        assert!(query_limit(Some("limit=0")).is_err());
+        assert!(query_limit(Some("limit=5000")).unwrap_err().contains("1 to 1000"));
+        assert!(query_limit(Some("limit=x")).is_err());
+    }
+
+    #[test]
+    fn tool_errors_map_to_statuses() {
+        assert_eq!(tool_error_status(&ToolError::Forbidden { tool: "a.b".into(), caller: "c".into() }), StatusCode::FORBIDDEN);
+        assert_eq!(tool_error_status(&ToolError::NotFound { tool: "a.b".into(), suggestions: vec![] }), StatusCode::NOT_FOUND);
+        assert_eq!(tool_error_status(&ToolError::BatchTooLarge { count: 2, limit: 1 }), StatusCode::BAD_REQUEST);
+        let resp = auth_response(AuthError::MissingToken);
+        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(resp.headers()[header::WWW_AUTHENTICATE], "Bearer");
+    }
+}
