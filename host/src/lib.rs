@@ -10,6 +10,8 @@
 //! - [`runtime`]: the wasmtime engine, sandbox, loader and plugin cache;
 //! - beside them: [`storage`] (sled), [`config`], [`sse`], [`logging`], [`ids`].
 
+pub mod agent;
+pub mod cli;
 pub mod config;
 pub mod hub;
 pub mod ids;

@@ -8,7 +8,7 @@
 //! client disconnected) the turn's [`CancelToken`] is cancelled, which stops the
 //! upstream request and the running tool calls.
 
-use crate::hub::cancel::CancelToken;
+use crate::hub::CancelToken;
 use crate::llm::UiChunk;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -25,8 +25,7 @@ pub mod sessions;
 pub mod sink;
 
 use crate::config::AgentConfig;
-use crate::hub::Hub;
-use crate::hub::auth::Caller;
+use crate::hub::{Caller, Hub};
 use crate::llm::{Llm, RouteError};
 use crate::storage::{Storage, StorageError};
 use live::{Busy, LiveTurns, Subscription};

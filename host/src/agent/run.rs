@@ -22,8 +22,7 @@ use super::live::LiveTurn;
 use super::message::UiMessage;
 use super::sessions::{SessionInfo, Sessions};
 use super::sink::TurnSink;
-use crate::hub::auth::Caller;
-use crate::hub::{CallContext, Hub};
+use crate::hub::{CallContext, Caller, Hub};
 use crate::llm::openai::prepare_stream_body;
 use crate::llm::{FinishReason, Llm, Route, StepOptions, ToolCall, UiChunk, Usage};
 use serde_json::{Map, Value, json};
@@ -183,7 +182,7 @@ impl Runner<'_> {
             };
             let hub = self.env.hub.clone();
             let (id, name) = (call.id.clone(), call.name.clone());
-            let ctx = CallContext::new(self.turn.caller.clone(), self.turn.live.cancel.child());
+            let ctx = CallContext { caller: self.turn.caller.clone(), cancel: self.turn.live.cancel.child(), progress: None };
             tasks.spawn(async move {
                 let result = match hub.invoke(&name, input, ctx).await {
                     Ok(output) => ToolResult::Output(output),

@@ -4,6 +4,7 @@
 //! nothing below them calls back up.
 
 pub mod body;
+pub mod chat;
 pub mod guard;
 pub mod mcp;
 pub mod metrics;
@@ -23,4 +24,8 @@ pub struct App {
     pub llm: Arc<crate::llm::Llm>,
     /// The meta-tools, the registry and the call protocol.
     pub hub: Arc<crate::hub::Hub>,
+    /// The agent loop and its stored conversations (`/api/chat`, `/api/sessions`).
+    pub agent: Arc<crate::agent::Agent>,
+    /// The MCP server's methods and session table (`/mcp`).
+    pub mcp: mcp::McpState,
 }

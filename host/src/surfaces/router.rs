@@ -2,6 +2,7 @@
 //! whole HTTP API is this one `match`.
 
 use super::App;
+use super::chat;
 use super::guard;
 use super::metrics;
 use super::openai_proxy;
@@ -42,4 +43,14 @@ pub async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> R
             respond::not_found(&path)
         }
     }
+        (Method::GET, [""]) => chat::page::page(),
+        (Method::POST, ["api", "chat"]) => chat::post_chat(&app, req, peer).await,
+        (_, ["api", "chat"]) => respond::method_not_allowed("POST"),
+        (Method::GET, ["api", "chat", id, "stream"]) => chat::resume(&app, &req, peer, id),
+        (_, ["api", "chat", _, "stream"]) => respond::method_not_allowed("GET"),
+        (Method::GET, ["api", "sessions"]) => chat::list_sessions(&app, &req, peer),
+        (_, ["api", "sessions"]) => respond::method_not_allowed("GET"),
+        (Method::GET, ["api", "sessions", id]) => chat::get_session(&app, &req, peer, id),
+        (Method::DELETE, ["api", "sessions", id]) => chat::delete_session(&app, &req, peer, id),
+        (_, ["api", "sessions", _]) => respond::method_not_allowed("GET, DELETE"),
 }

