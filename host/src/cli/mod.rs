@@ -4,6 +4,7 @@
 //! shared configuration flags, and the dispatch.
 
 mod args;
+pub mod call;
 pub mod serve;
 
 use crate::config::Config;

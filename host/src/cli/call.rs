@@ -1,0 +1,89 @@
+//! `wasmhub call TOOL 'JSON'`: runs one operation locally, without a server.
+//!
+//! It loads the plugins folder once and sends the call through `hub_call`, so the
+//! input validation, nested calls, limits and error codes are exactly those a model
+//! gets. The result goes to stdout as JSON; a failure goes to stderr as the
+//! `{code, message, ...}` error object, with exit status 1. The call runs as the
+//! local operator (every operation allowed), so configured tokens are not read.
+
+use crate::config::Config;
+use crate::hub::{CallContext, Caller, Hub};
+use crate::storage::Storage;
+use serde_json::{Value, json};
+use std::process::ExitCode;
+
+/// Runs `tool` on the JSON object `input`.
+pub fn run(tool: &str, input: &str, config: &Config) -> ExitCode {
+    let input: Value = match serde_json::from_str(input) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(other) => return fail(&format!("the input must be a JSON object, got {}", kind(&other))),
+        Err(e) => return fail(&format!("the input is not valid JSON: {e}")),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
+    };
+    runtime.block_on(call(tool, input, config))
+}
+
+async fn call(tool: &str, input: Value, config: &Config) -> ExitCode {
+    let mut config = config.clone();
+    config.tokens.clear();
+    let (hub, _watcher) = match Hub::start(&config, open_storage(&config), None).await {
+        Ok(started) => started,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let ctx = CallContext::new(Caller::local());
+    let cancel = ctx.cancel.clone();
+    let args = json!({ "calls": [{ "tool": tool, "input": input }] });
+    let answer = tokio::select! {
+        answer = hub.invoke("hub_call", args, ctx) => answer,
+        _ = tokio::signal::ctrl_c() => {
+            cancel.cancel();
+            return fail("interrupted");
+        }
+    };
+    let result = match answer {
+        Ok(mut output) => output["results"][0].take(),
+        Err(e) => return fail_json(&e.to_json()),
+    };
+    if result["ok"] == Value::Bool(true) {
+        println!("{}", serde_json::to_string_pretty(&result["result"]).unwrap_or_default());
+        ExitCode::SUCCESS
+    } else {
+        fail_json(&result["error"])
+    }
+}
+
+/// The data folder's store (so compiled plugins are cached between runs), or a
+/// temporary one when a running server holds it.
+fn open_storage(config: &Config) -> Storage {
+    match Storage::open(&config.data_dir) {
+        Ok(s) => s,
+        Err(e) => {
+            crate::debug!("using a temporary store: {e}");
+            Storage::temporary().expect("a temporary sled store opens")
+        }
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("wasmhub call: {message}");
+    ExitCode::FAILURE
+}
+
+fn fail_json(error: &Value) -> ExitCode {
+    eprintln!("{}", serde_json::to_string_pretty(error).unwrap_or_default());
+    ExitCode::FAILURE
+}
