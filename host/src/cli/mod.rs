@@ -5,6 +5,7 @@
 
 mod args;
 pub mod call;
+pub mod mcp;
 pub mod serve;
 
 use crate::config::Config;
@@ -46,6 +47,7 @@ pub fn main(argv: Vec<String>) -> ExitCode {
     };
     let result = match command.as_str() {
         "serve" => serve_command(rest),
+        "mcp" => mcp_command(rest),
         "-h" | "--help" | "help" => {
             print!("{HELP}");
             Ok(ExitCode::SUCCESS)
@@ -103,4 +105,27 @@ fn serve_command(argv: &[String]) -> Result<ExitCode, UsageError> {
         }
     };
     Ok(serve::run(config, serve::Options { locked: args.switch("locked") }))
+}
+
+fn mcp_command(argv: &[String]) -> Result<ExitCode, UsageError> {
+    let args = Args::parse(argv, &CONFIG_FLAGS, &["stdio", "help"])?;
+    if args.switch("help") {
+        println!(
+            "Usage: wasmhub mcp --stdio [options]\n\nServes MCP over stdin/stdout (newline-delimited JSON-RPC; logs on \
+             stderr).\nOver HTTP, MCP is part of `wasmhub serve` at /mcp.\n\nOptions:\n{CONFIG_FLAGS_HELP}"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    args.at_most(0)?;
+    if !args.switch("stdio") {
+        return Err(UsageError("mcp needs --stdio (over HTTP, MCP is served by `wasmhub serve` at /mcp)".into()));
+    }
+    let config = match load_config(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("wasmhub mcp: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    Ok(mcp::run_stdio(config))
 }

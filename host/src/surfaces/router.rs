@@ -4,6 +4,7 @@
 use super::App;
 use super::chat;
 use super::guard;
+use super::mcp;
 use super::metrics;
 use super::openai_proxy;
 use super::respond::{self, Resp};
@@ -22,6 +23,10 @@ pub async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> R
     match (req.method().clone(), segments.as_slice()) {
         (Method::GET, ["health"]) => metrics::health(&app),
         (Method::GET, ["metrics"]) => metrics::metrics(&app),
+        (_, ["mcp"]) => {
+            let max_body = app.config.server.max_body_kb as usize * 1024;
+            mcp::http::handle(&app.mcp, req, peer, max_body).await
+        }
         (_, ["metrics"]) => respond::method_not_allowed("GET"),
         (Method::POST, ["api", "hub", tool @ ("list" | "search" | "schema" | "call")]) => {
             let wire_name = format!("hub_{tool}");
@@ -38,11 +43,6 @@ pub async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> R
         (_, ["v1", "models"]) => respond::method_not_allowed("GET"),
         (Method::POST, ["api", "ui", "chat", "completions"]) => openai_proxy::ui_chat_completions(&app, req).await,
         (_, ["api", "ui", "chat", "completions"]) => respond::method_not_allowed("POST"),
-        _ => {
-            let _ = peer;
-            respond::not_found(&path)
-        }
-    }
         (Method::GET, [""]) => chat::page::page(),
         (Method::POST, ["api", "chat"]) => chat::post_chat(&app, req, peer).await,
         (_, ["api", "chat"]) => respond::method_not_allowed("POST"),
@@ -53,4 +53,9 @@ pub async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> R
         (Method::GET, ["api", "sessions", id]) => chat::get_session(&app, &req, peer, id),
         (Method::DELETE, ["api", "sessions", id]) => chat::delete_session(&app, &req, peer, id),
         (_, ["api", "sessions", _]) => respond::method_not_allowed("GET, DELETE"),
+        _ => {
+            let _ = peer;
+            respond::not_found(&path)
+        }
+    }
 }

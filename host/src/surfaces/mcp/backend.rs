@@ -83,8 +83,9 @@ pub enum InvokeError {
     /// The call was cancelled before it finished.
     Cancelled,
     /// A tool-level failure (invalid arguments, forbidden, failed…): reported to
-    /// the model as a result with `isError: true` so it can correct itself.
-    Failed { code: String, message: String },
+    /// the model as a result with `isError: true` so it can correct itself. The
+    /// value is the hub's error object: `{code, message, violations?, suggestions?}`.
+    Failed(Value),
 }
 
 impl std::fmt::Display for InvokeError {
@@ -92,7 +93,7 @@ impl std::fmt::Display for InvokeError {
         match self {
             InvokeError::UnknownTool { name } => write!(f, "unknown tool {name:?}"),
             InvokeError::Cancelled => f.write_str("the call was cancelled"),
-            InvokeError::Failed { code, message } => write!(f, "{code}: {message}"),
+            InvokeError::Failed(error) => write!(f, "{}: {}", error["code"], error["message"]),
         }
     }
 }

@@ -186,7 +186,7 @@ impl Dispatcher {
                 jsonrpc::REQUEST_CANCELLED,
                 "the request was cancelled",
             )),
-            Err(InvokeError::Failed { code, message }) => Ok(tool_error_result(&code, &message)),
+            Err(InvokeError::Failed(error)) => Ok(tool_error_result(error)),
         }
     }
 }
@@ -254,9 +254,10 @@ pub fn tool_result(output: ToolOutput, structured: bool) -> Value {
     Value::Object(obj)
 }
 
-/// A tool-level failure the model can read and act on.
-pub fn tool_error_result(code: &str, message: &str) -> Value {
-    let text = json!({ "error": { "code": code, "message": message } }).to_string();
+/// A tool-level failure the model can read and act on: `{"error": {code, message, …}}`
+/// as text.
+pub fn tool_error_result(error: Value) -> Value {
+    let text = json!({ "error": error }).to_string();
     json!({ "content": [{ "type": "text", "text": text }], "isError": true })
 }
 
@@ -305,10 +306,9 @@ pub(crate) mod tests {
                         is_error: call.arguments.get("fail").is_some(),
                         value: json!({ "echo": call.arguments }),
                     }),
-                    "hub_fail" => Err(InvokeError::Failed {
-                        code: "invalid_input".into(),
-                        message: "x is required".into(),
-                    }),
+                    "hub_fail" => Err(InvokeError::Failed(
+                        json!({ "code": "invalid_input", "message": "x is required" }),
+                    )),
                     "hub_wait" => {
                         call.cancel.cancelled().await;
                         self.cancelled.fetch_add(1, std::sync::atomic::Ordering::SeqCst);

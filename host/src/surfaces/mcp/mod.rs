@@ -13,6 +13,7 @@ pub mod backend;
 pub mod dispatch;
 pub mod exchange;
 pub mod http;
+pub mod hub_backend;
 pub mod jsonrpc;
 pub mod revision;
 pub mod session;
@@ -35,6 +36,14 @@ impl McpState {
             dispatcher: Arc::new(Dispatcher::new(backend)),
             sessions: Arc::new(SessionTable::new(limits)),
         }
+    }
+
+    /// The MCP server over `hub`, with the default session limits.
+    pub fn for_hub(hub: Arc<crate::hub::Hub>) -> McpState {
+        McpState::new(
+            Arc::new(hub_backend::HubBackend::new(hub)),
+            SessionLimits::default(),
+        )
     }
 }
 

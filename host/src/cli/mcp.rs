@@ -1,0 +1,54 @@
+//! `wasmhub mcp --stdio`: the MCP server over stdin/stdout for desktop clients
+//! that start the hub themselves (Claude Desktop and the like; see docs/mcp.md).
+//!
+//! The hub is built as `serve` builds it (storage, runtime, hub, the watched
+//! plugins folder), minus the HTTP listener, the model providers and the agent.
+//! stdout carries only protocol messages; logs go to stderr. The process exits when
+//! stdin closes.
+
+use crate::config::Config;
+use crate::surfaces::mcp::dispatch::Dispatcher;
+use crate::surfaces::mcp::hub_backend::HubBackend;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Serves MCP on stdin/stdout until stdin closes.
+pub fn run_stdio(config: Config) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("wasmhub mcp: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("wasmhub mcp: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(config: Config) -> Result<(), String> {
+    let storage = crate::storage::Storage::open(&config.data_dir).map_err(|e| {
+        format!("{e} (a running `wasmhub serve` holds its data folder: give this one its own --data)")
+    })?;
+    let runtime =
+        crate::runtime::Runtime::new(&config.limits, Some(storage.clone())).map_err(|e| e.to_string())?;
+    let hub = crate::hub::Hub::new(&config, runtime.clone(), storage).map_err(|e| e.to_string())?;
+    let on_change: Arc<dyn Fn(Vec<crate::runtime::PluginEntry>) + Send + Sync> = {
+        let hub = hub.clone();
+        Arc::new(move |entries| hub.apply_plugins(entries))
+    };
+    let _plugins = crate::runtime::PluginDir::start(runtime, config.plugins_dir.clone(), None, on_change)
+        .await
+        .map_err(|e| e.to_string())?;
+    let dispatcher = Arc::new(Dispatcher::new(Arc::new(HubBackend::new(hub))));
+    let max_line = config.server.max_body_kb as usize * 1024;
+    crate::info!("serving MCP on stdio");
+    let stdin = tokio::io::BufReader::new(tokio::io::stdin());
+    crate::surfaces::mcp::stdio::serve(dispatcher, stdin, tokio::io::stdout(), max_line)
+        .await
+        .map_err(|e| format!("stdio: {e}"))
+}

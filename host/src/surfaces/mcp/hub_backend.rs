@@ -1,0 +1,164 @@
+//! The MCP backend over the real hub: `tools/list` is the hub's single definition
+//! of the four meta-tools (plus MCP's display title and behaviour annotations),
+//! authentication is the hub's tokens, and every `tools/call` goes through
+//! [`Hub::invoke`], the call protocol every surface shares.
+
+use super::backend::{Backend, BoxFuture, Invocation, InvokeError, Progress, ToolOutput, ToolSpec};
+use crate::hub::{
+    self, AuthError, CallContext, Caller, Hub, MetaToolKind, ProgressEvent, ProgressFn, ToolError,
+};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// [`Backend`] for `Arc<Hub>`.
+pub struct HubBackend {
+    hub: Arc<Hub>,
+}
+
+impl HubBackend {
+    pub fn new(hub: Arc<Hub>) -> HubBackend {
+        HubBackend { hub }
+    }
+}
+
+/// MCP's human title and `ToolAnnotations` of each meta-tool. Listing, searching
+/// and reading schemas only read the registry; `hub_call` runs operations that may
+/// do anything their plugin is granted, including reaching the network.
+fn presentation(kind: MetaToolKind) -> (&'static str, Value) {
+    let read_only = json!({ "readOnlyHint": true, "idempotentHint": true, "openWorldHint": false });
+    match kind {
+        MetaToolKind::List => ("List operations", read_only),
+        MetaToolKind::Search => ("Search operations", read_only),
+        MetaToolKind::Schema => ("Operation schema", read_only),
+        MetaToolKind::Call => (
+            "Call operations",
+            json!({ "readOnlyHint": false, "openWorldHint": true }),
+        ),
+    }
+}
+
+impl Backend for HubBackend {
+    fn tools(&self) -> Vec<ToolSpec> {
+        hub::meta_tools()
+            .iter()
+            .filter_map(|t| {
+                let kind = MetaToolKind::parse(t.name)?;
+                let (title, annotations) = presentation(kind);
+                Some(ToolSpec {
+                    name: t.name.to_string(),
+                    title: Some(title.to_string()),
+                    description: t.description.to_string(),
+                    input_schema: t.input_schema.clone(),
+                    output_schema: Some(t.output_schema.clone()),
+                    annotations,
+                })
+            })
+            .collect()
+    }
+
+    fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
+        self.hub.authenticate(bearer, peer)
+    }
+
+    fn invoke(&self, call: Invocation) -> BoxFuture<'_, Result<ToolOutput, InvokeError>> {
+        Box::pin(async move {
+            let is_call = MetaToolKind::parse(&call.tool) == Some(MetaToolKind::Call);
+            let ctx = CallContext {
+                caller: call.caller,
+                cancel: call.cancel,
+                progress: call.progress.map(progress_fn),
+            };
+            match self.hub.invoke(&call.tool, call.arguments, ctx).await {
+                Ok(value) => Ok(ToolOutput {
+                    is_error: is_call && every_call_failed(&value),
+                    value,
+                }),
+                Err(ToolError::UnknownTool { name, .. }) => Err(InvokeError::UnknownTool { name }),
+                Err(ToolError::Cancelled) => Err(InvokeError::Cancelled),
+                Err(e) => Err(InvokeError::Failed(e.to_json())),
+            }
+        })
+    }
+}
+
+/// A `hub_call` whose every operation failed is an error the model should notice;
+/// a partly successful batch is not (its failures are in the results).
+fn every_call_failed(output: &Value) -> bool {
+    output["results"]
+        .as_array()
+        .is_some_and(|r| !r.is_empty() && r.iter().all(|c| c["ok"] == Value::Bool(false)))
+}
+
+/// The hub reports each finished call of a batch; MCP wants a growing number.
+fn progress_fn(sink: super::backend::ProgressSink) -> ProgressFn {
+    let done = AtomicUsize::new(0);
+    Arc::new(move |e: ProgressEvent| {
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        let message = match e.error {
+            None => format!("{} finished", e.tool),
+            Some(code) => format!("{} failed: {}", e.tool, code.as_str()),
+        };
+        sink(Progress {
+            progress: n as f64,
+            total: Some(e.total as f64),
+            message: Some(message),
+        });
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_all_failed_batch_is_an_error() {
+        assert!(every_call_failed(
+            &json!({"results": [{"tool": "a.b", "ok": false, "error": {}}]})
+        ));
+        assert!(!every_call_failed(
+            &json!({"results": [{"ok": false}, {"ok": true}]})
+        ));
+        assert!(!every_call_failed(&json!({"results": []})));
+        assert!(!every_call_failed(&json!({"operations": []})));
+    }
+
+    #[test]
+    fn progress_counts_finished_calls() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink_seen = seen.clone();
+        let f = progress_fn(Arc::new(move |p: Progress| sink_seen.lock().unwrap().push(p)));
+        for (index, error) in [(1, None), (0, Some(hub::ErrorCode::Forbidden))] {
+            f(ProgressEvent {
+                index,
+                total: 2,
+                tool: "text.upper".into(),
+                error,
+                duration: Default::default(),
+            });
+        }
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            seen.iter().map(|p| p.progress).collect::<Vec<_>>(),
+            vec![1.0, 2.0]
+        );
+        assert_eq!(seen[1].total, Some(2.0));
+        assert_eq!(seen[1].message.as_deref(), Some("text.upper failed: forbidden"));
+    }
+
+    #[test]
+    fn tools_come_from_the_hub_definition() {
+        let names: Vec<&str> = hub::meta_tools().iter().map(|t| t.name).collect();
+        assert_eq!(names, ["hub_list", "hub_search", "hub_schema", "hub_call"]);
+        for t in hub::meta_tools() {
+            let (title, annotations) = presentation(MetaToolKind::parse(t.name).unwrap());
+            assert!(!title.is_empty());
+            assert!(annotations["readOnlyHint"].is_boolean());
+            assert_eq!(
+                t.output_schema["type"], "object",
+                "MCP 2025-11-25 requires object output schemas"
+            );
+        }
+    }
+}
