@@ -13,7 +13,7 @@ use super::audit::{AuditLog, CallRecord};
 use super::auth::Caller;
 use super::cancel::CancelToken;
 use super::error::{CallError, ErrorCode, did_you_mean};
-use super::metrics::{Metrics, UNKNOWN_TOOL};
+use super::metrics::{InFlight, Metrics, UNKNOWN_TOOL};
 use super::registry::{OpRef, Registry};
 use super::search::suggest;
 use super::validate;
@@ -137,53 +137,88 @@ pub(crate) async fn call_batch(
 
 /// Checks, runs and accounts one call; `parent` is set for nested calls.
 async fn run(scope: &CallScope<'_>, parent: Option<&Frame>, tool: &str, input: Value) -> Result<Value, CallError> {
-    let started = Instant::now();
-    let started_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
-    let id = crate::ids::new_id("call");
-    let core = scope.core;
-    let _in_flight = core.metrics.start();
     let op = scope.registry.get(tool);
-    let mut input_bytes = 0u64;
-    let mut output_bytes = 0u64;
-    let excerpt = excerpt(&core.audit, &input);
+    let mut acct = Accounting {
+        core: scope.core,
+        started: Instant::now(),
+        started_ms: SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64,
+        id: crate::ids::new_id("call"),
+        tool,
+        known: op.is_some(),
+        caller: &scope.caller.name,
+        parent: parent.map(|p| p.id.as_str()),
+        input_bytes: 0,
+        output_bytes: 0,
+        excerpt: excerpt(&scope.core.audit, &input),
+        finished: false,
+        _in_flight: scope.core.metrics.start(),
+    };
     let result = match op {
         None => Err(not_found(scope, tool)),
-        Some(op) => {
-            execute(scope, parent, op, &id, input, started, &mut input_bytes, &mut output_bytes).await
-        }
+        Some(op) => execute(scope, parent, op, input, &mut acct).await,
     };
-    let elapsed = started.elapsed();
-    let outcome = match &result {
-        Ok(_) => "ok",
-        Err(e) => e.code.as_str(),
-    };
-    core.metrics.observe(if op.is_some() { tool } else { UNKNOWN_TOOL }, outcome, elapsed);
-    core.audit.record(CallRecord {
-        id,
-        tool: tool.to_string(),
-        caller: scope.caller.name.clone(),
-        parent: parent.map(|p| p.id.clone()),
-        started_ms,
-        duration_us: elapsed.as_micros() as u64,
-        input_bytes,
-        output_bytes,
-        outcome: outcome.to_string(),
-        error: result.as_ref().err().map(|e| e.message.clone()),
-        input: excerpt,
+    acct.finish(match &result {
+        Ok(_) => ("ok", None),
+        Err(e) => (e.code.as_str(), Some(e.message.clone())),
     });
     result
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Metrics and the audit record of one call. Written when the call finishes, or
+/// when its future is dropped unfinished (a parent that timed out or was cancelled
+/// drops its nested calls), which is recorded as `cancelled`.
+struct Accounting<'a> {
+    core: &'a Core,
+    started: Instant,
+    started_ms: u64,
+    id: String,
+    tool: &'a str,
+    /// Whether the registry knows `tool` (unknown names share one metrics label).
+    known: bool,
+    caller: &'a str,
+    parent: Option<&'a str>,
+    input_bytes: u64,
+    output_bytes: u64,
+    excerpt: Option<Value>,
+    finished: bool,
+    _in_flight: InFlight<'a>,
+}
+
+impl Accounting<'_> {
+    fn finish(&mut self, (outcome, error): (&'static str, Option<String>)) {
+        if std::mem::replace(&mut self.finished, true) {
+            return;
+        }
+        let elapsed = self.started.elapsed();
+        self.core.metrics.observe(if self.known { self.tool } else { UNKNOWN_TOOL }, outcome, elapsed);
+        self.core.audit.record(CallRecord {
+            id: std::mem::take(&mut self.id),
+            tool: self.tool.to_string(),
+            caller: self.caller.to_string(),
+            parent: self.parent.map(str::to_string),
+            started_ms: self.started_ms,
+            duration_us: elapsed.as_micros() as u64,
+            input_bytes: self.input_bytes,
+            output_bytes: self.output_bytes,
+            outcome: outcome.to_string(),
+            error,
+            input: self.excerpt.take(),
+        });
+    }
+}
+
+impl Drop for Accounting<'_> {
+    fn drop(&mut self) {
+        self.finish((ErrorCode::Cancelled.as_str(), Some("the call was stopped before it finished: its parent ended or the client went away".into())));
+    }
+}
+
 async fn execute(
     scope: &CallScope<'_>,
     parent: Option<&Frame>,
     op: &OpRef,
-    id: &str,
     input: Value,
-    started: Instant,
-    input_bytes: &mut u64,
-    output_bytes: &mut u64,
+    acct: &mut Accounting<'_>,
 ) -> Result<Value, CallError> {
     let limits = &scope.core.limits;
     let chain = match parent {
@@ -211,15 +246,15 @@ async fn execute(
         return Err(e);
     }
     let input_json = input.to_string();
-    *input_bytes = input_json.len() as u64;
-    let own_deadline = started + Duration::from_millis(op.plugin.limits().timeout_ms);
+    acct.input_bytes = input_json.len() as u64;
+    let own_deadline = acct.started + Duration::from_millis(op.plugin.limits().timeout_ms);
     let deadline = parent.map_or(own_deadline, |p| p.deadline.min(own_deadline));
     let cancel = scope.cancel.child();
     if cancel.is_cancelled() {
         return Err(cancelled());
     }
     let frame = Arc::new(Frame {
-        id: id.to_string(),
+        id: acct.id.clone(),
         chain,
         deadline,
         cancel: cancel.clone(),
@@ -228,16 +263,16 @@ async fn execute(
         nested: AtomicU32::new(0),
     });
     let nested = Arc::new(NestedCaller { core: scope.core.clone(), frame });
-    let invocation = Invocation { call_id: id.to_string(), deadline, nested };
+    let invocation = Invocation { call_id: acct.id.clone(), deadline, nested };
     let output = tokio::select! {
         result = op.plugin.call(&operation.name, &input_json, invocation) => result,
         // Dropping the call future stops the guest at its next epoch tick.
         () = cancel.cancelled() => return Err(cancelled()),
     };
     let output = output.map_err(|failure| failure_error(&op.tool, failure))?;
-    *output_bytes = output.json.len() as u64;
+    acct.output_bytes = output.json.len() as u64;
     if !output.logs.is_empty() {
-        crate::debug!("{} ({id}) wrote: {}", op.tool, output.logs.trim_end());
+        crate::debug!("{} ({}) wrote: {}", op.tool, acct.id, output.logs.trim_end());
     }
     check_output(op, &output.json)
 }
