@@ -247,6 +247,7 @@ pub(super) async fn load(inner: &Arc<Inner>, path: &Path, lock: Option<&LockFile
         imports,
         notes,
         engine: inner.engine.clone(),
+        _runtime: inner.clone(),
         pre,
         sandbox,
         max_instances: inner.limits.max_instances,

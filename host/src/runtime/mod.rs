@@ -124,4 +124,15 @@ impl Runtime {
     pub fn limits(&self) -> &Limits {
         &self.inner.limits
     }
+
+    /// Identifies compiled-code compatibility (wasmtime version, engine settings,
+    /// CPU features); keys of the `compiled` cache table are `<engine_hash>/<sha256>`.
+    pub fn engine_hash(&self) -> String {
+        cache::engine_hash(&self.inner.engine)
+    }
+}
+
+/// sha256 of a file, lowercase hex (the digest plugins and `plugins.lock` use).
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    Ok(cache::sha256_hex(&std::fs::read(path)?))
 }

@@ -51,6 +51,9 @@ pub struct Plugin {
     pub(super) imports: Vec<String>,
     pub(super) notes: Vec<String>,
     pub(super) engine: Engine,
+    /// Keeps the runtime (and its epoch ticker) alive while the plugin is: without
+    /// ticks, deadlines inside wasm code would never fire.
+    pub(super) _runtime: Arc<super::Inner>,
     pub(super) pre: PluginPre<CallState>,
     pub(super) sandbox: SandboxSpec,
     pub(super) max_instances: u32,

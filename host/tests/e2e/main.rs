@@ -1,0 +1,10 @@
+//! The end-to-end test binary: one module per area, all linked into one executable
+//! so the host crate is linked once.
+
+mod hub_protocol;
+mod hub_support;
+mod runtime_adversarial;
+mod runtime_loader;
+mod runtime_network;
+mod runtime_reload;
+mod runtime_support;

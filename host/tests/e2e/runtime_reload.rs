@@ -1,0 +1,224 @@
+//! The plugins folder: hot reload (add, replace, remove, manifest change) without
+//! failing in-flight calls, `plugins.lock` in locked mode, and the compiled cache
+//! across restarts.
+
+use crate::runtime_support::*;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use wasmhub::runtime::{LockFile, PluginDir, PluginEntry, PluginState, Runtime};
+
+/// Collects every set `on_change` publishes.
+#[derive(Clone, Default)]
+struct Published(Arc<Mutex<Vec<Vec<PluginEntry>>>>);
+
+impl Published {
+    fn callback(&self) -> Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync> {
+        let all = self.0.clone();
+        Arc::new(move |set| all.lock().unwrap().push(set))
+    }
+
+    fn count(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    fn last(&self) -> Vec<(String, String)> {
+        let all = self.0.lock().unwrap();
+        all.last().map(|set| set.iter().map(|e| (e.name.clone(), state(&e.state))).collect()).unwrap_or_default()
+    }
+
+    /// Waits until the latest published set satisfies `ok`.
+    async fn wait_for(&self, what: &str, ok: impl Fn(&[(String, String)]) -> bool) -> Vec<(String, String)> {
+        let started = Instant::now();
+        loop {
+            let last = self.last();
+            if ok(&last) {
+                return last;
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "timed out waiting for {what}; last set: {last:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+fn state(s: &PluginState) -> String {
+    match s {
+        PluginState::Active(_) => "active".into(),
+        PluginState::Deprecated(_) => "deprecated".into(),
+        PluginState::Rejected { reason, .. } => format!("rejected: {reason}"),
+    }
+}
+
+fn has(set: &[(String, String)], name: &str, prefix: &str) -> bool {
+    set.iter().any(|(n, s)| n == name && s.starts_with(prefix))
+}
+
+/// Replaces `to` with a copy of `from` the way a careful deploy does: write a
+/// dotfile, then rename over the target.
+fn atomic_copy(from: &Path, to: &Path) {
+    let tmp = to.with_file_name(format!(".{}.tmp", to.file_name().unwrap().to_string_lossy()));
+    std::fs::copy(from, &tmp).unwrap();
+    std::fs::rename(&tmp, to).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adding_replacing_and_removing_plugins_takes_effect_without_restart() {
+    let s = Scratch::new("reload");
+    s.plugin("adversary", "alpha", None);
+    std::fs::write(s.path("broken.wasm"), b"not wasm").unwrap();
+    std::fs::write(s.path("notes.txt"), b"ignored").unwrap();
+    let published = Published::default();
+    let dir = PluginDir::start(runtime(), s.0.clone(), None, published.callback()).await.unwrap();
+    assert_eq!(published.count(), 1, "the initial set is published once");
+    let first = published.last();
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert!(has(&first, "alpha", "active"));
+    assert!(has(&first, "broken", "rejected: not a WebAssembly file"), "{first:?}");
+    assert_eq!(dir.entries().len(), 2);
+
+    // A slow call on the current alpha survives alpha being replaced under it.
+    let old_alpha = dir.entries().into_iter().find(|e| e.name == "alpha").unwrap().state.plugin().unwrap().clone();
+    let in_flight = tokio::spawn(async move { old_alpha.call("slow", r#"{"ms": 1500}"#, inv()).await });
+
+    // Add a plugin.
+    s.plugin("adversary", "beta", None);
+    published.wait_for("beta active", |set| has(set, "beta", "active")).await;
+
+    // Replace alpha with a component of another world: rejected, beta unaffected.
+    atomic_copy(&guest("otherworld"), &s.path("alpha.wasm"));
+    let set = published.wait_for("alpha rejected", |set| has(set, "alpha", "rejected")).await;
+    assert!(has(&set, "alpha", "rejected: does not export wasmhub:plugin/operations@0.1.0"), "{set:?}");
+    assert!(has(&set, "beta", "active"));
+    assert_eq!(in_flight.await.unwrap().unwrap().json, r#"{"slept_ms":1500}"#);
+
+    // Adding a manifest beside beta applies it.
+    std::fs::write(s.path("beta.toml"), "deprecated = true\n").unwrap();
+    published.wait_for("beta deprecated", |set| has(set, "beta", "deprecated")).await;
+
+    // An invalid manifest edit rejects it with the line and key.
+    std::fs::write(s.path("beta.toml"), "deprecated = true\nnetwork = 3\n").unwrap();
+    let set = published.wait_for("beta rejected", |set| has(set, "beta", "rejected")).await;
+    assert!(set.iter().any(|(n, r)| n == "beta" && r.contains("line 2")), "{set:?}");
+
+    // Fix alpha, remove beta.
+    atomic_copy(&guest("adversary"), &s.path("alpha.wasm"));
+    std::fs::remove_file(s.path("beta.wasm")).unwrap();
+    let set = published
+        .wait_for("alpha back, beta gone", |set| has(set, "alpha", "active") && !set.iter().any(|(n, _)| n == "beta"))
+        .await;
+    assert_eq!(set.len(), 2, "{set:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_multi_step_writer_is_loaded_once_it_is_complete() {
+    let s = Scratch::new("writer");
+    let published = Published::default();
+    let _dir = PluginDir::start(runtime(), s.0.clone(), None, published.callback()).await.unwrap();
+    assert!(published.last().is_empty());
+    let bytes = std::fs::read(guest("adversary")).unwrap();
+    let target = s.path("gamma.wasm");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&target).unwrap();
+        for chunk in bytes.chunks(bytes.len() / 4 + 1) {
+            f.write_all(chunk).unwrap();
+            f.flush().unwrap();
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+    published.wait_for("gamma active", |set| has(set, "gamma", "active")).await;
+    let history = published.0.lock().unwrap().clone();
+    let rejected = history.iter().flatten().filter(|e| matches!(e.state, PluginState::Rejected { .. })).count();
+    assert_eq!(rejected, 0, "a file written in steps within a tick must not be loaded half-written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locked_mode_rejects_unpinned_and_changed_files_with_both_digests() {
+    let s = Scratch::new("lock");
+    s.plugin("adversary", "pinned", None);
+    s.plugin("adversary", "changed", None);
+    let lock = LockFile::from_dir(&s.0).unwrap();
+    lock.write(&s.0).unwrap();
+    assert_eq!(LockFile::read(&s.0).unwrap(), lock);
+    let pinned_digest = lock.digest("changed.wasm").unwrap().to_string();
+    // After locking: one file changes, one appears.
+    s.plugin("badschema", "changed", None);
+    s.plugin("adversary", "newcomer", None);
+    let actual = wasmhub::runtime::LockFile::from_dir(&s.0).unwrap().digest("changed.wasm").unwrap().to_string();
+
+    let published = Published::default();
+    let _dir = PluginDir::start(runtime(), s.0.clone(), Some(lock), published.callback()).await.unwrap();
+    let set = published.last();
+    assert!(has(&set, "pinned", "active"), "{set:?}");
+    let changed = set.iter().find(|(n, _)| n == "changed").unwrap();
+    assert!(changed.1.contains(&pinned_digest) && changed.1.contains(&actual), "{changed:?}");
+    assert!(has(&set, "newcomer", "rejected: not pinned in plugins.lock"), "{set:?}");
+
+    // Re-locking picks the new files up without a restart.
+    LockFile::from_dir(&s.0).unwrap().write(&s.0).unwrap();
+    published
+        .wait_for("newcomer active after re-lock", |set| {
+            has(set, "newcomer", "active") && has(set, "changed", "rejected: operation")
+        })
+        .await;
+}
+
+/// Copies of one guest made distinct by an appended custom section, so each has
+/// its own digest and cache entry.
+fn distinct_copies(s: &Scratch, n: usize) {
+    let bytes = std::fs::read(guest("adversary")).unwrap();
+    for i in 0..n {
+        let mut b = bytes.clone();
+        let name = format!("copy{i}");
+        // Component custom section: id 0, size, name length, name, payload.
+        let payload = format!("{i}");
+        b.push(0);
+        b.push((1 + name.len() + payload.len()) as u8);
+        b.push(name.len() as u8);
+        b.extend_from_slice(name.as_bytes());
+        b.extend_from_slice(payload.as_bytes());
+        std::fs::write(s.path(&format!("p{i}.wasm")), b).unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unchanged_plugins_load_from_the_compiled_cache_after_a_restart() {
+    let s = Scratch::new("cache");
+    let plugins = Scratch::new("cache-plugins");
+    distinct_copies(&plugins, 3);
+    let data = s.path("data");
+
+    let cold = {
+        let storage = wasmhub::storage::Storage::open(&data).unwrap();
+        let rt = Runtime::new(&limits(), Some(storage.clone())).unwrap();
+        let started = Instant::now();
+        for i in 0..3 {
+            rt.load(&plugins.path(&format!("p{i}.wasm"))).await.unwrap();
+        }
+        assert_eq!(storage.table("compiled").unwrap().len(), 3);
+        started.elapsed()
+    };
+    // "Restart": a new runtime over the reopened store.
+    let storage = wasmhub::storage::Storage::open(&data).unwrap();
+    let rt = Runtime::new(&limits(), Some(storage.clone())).unwrap();
+    let started = Instant::now();
+    for i in 0..3 {
+        let p = rt.load(&plugins.path(&format!("p{i}.wasm"))).await.unwrap();
+        assert_eq!(p.call("echo", r#"{"a":1}"#, inv()).await.unwrap().json, r#"{"a":1}"#);
+    }
+    let warm = started.elapsed();
+    assert!(warm * 4 < cold, "cache hits ({warm:?}) must be much faster than compiling ({cold:?})");
+    assert_eq!(storage.table("compiled").unwrap().len(), 3, "hits add no entries");
+
+    // Corrupt every cached artifact: loads still succeed (recompiled), never crash.
+    let table = storage.table("compiled").unwrap();
+    let key = format!("{}/{}", rt.engine_hash(), wasmhub::runtime::sha256_file(&plugins.path("p0.wasm")).unwrap());
+    let mut value = table.get_bytes(key.as_bytes()).unwrap().expect("entry under the documented key");
+    let mid = value.len() / 2;
+    value[mid] ^= 0xff;
+    table.put_bytes(key.as_bytes(), &value).unwrap();
+    let p = rt.load(&plugins.path("p0.wasm")).await.unwrap();
+    assert_eq!(p.call("noop", "{}", inv()).await.unwrap().json, "{}");
+    let repaired = table.get_bytes(key.as_bytes()).unwrap().unwrap();
+    assert_ne!(repaired, value, "the corrupt entry was replaced");
+}

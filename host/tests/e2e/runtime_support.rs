@@ -1,0 +1,116 @@
+//! Shared helpers of the runtime tests: building the test guests once per process,
+//! scratch folders, invocations, nested-call recorders and RSS readings.
+
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+use wasmhub::config::Limits;
+use wasmhub::runtime::{ErrorCode, Invocation, NestedCallError, NestedCalls, NoNestedCalls, Runtime};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ has a parent").to_path_buf()
+}
+
+/// Path of a built test guest (`tests/guests/<name>`), building them all on first
+/// use in this process (cargo makes it a no-op when they are up to date).
+pub fn guest(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let out = BUILT.get_or_init(|| {
+        let script = repo_root().join("tests/guests/build.sh");
+        let status = std::process::Command::new("bash")
+            .arg(&script)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("run tests/guests/build.sh");
+        assert!(status.success(), "tests/guests/build.sh failed");
+        repo_root().join("target/test-guests")
+    });
+    let path = out.join(format!("{name}.wasm"));
+    assert!(path.exists(), "{} was not built", path.display());
+    path
+}
+
+/// A fresh scratch folder under the target dir, removed at drop.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(tag: &str) -> Scratch {
+        let dir = repo_root().join("target/test-scratch").join(wasmhub::ids::new_id(tag));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// Copies test guest `guest` to `<name>.wasm` here, with an optional manifest.
+    pub fn plugin(&self, guest_name: &str, name: &str, manifest: Option<&str>) -> PathBuf {
+        let wasm = self.path(&format!("{name}.wasm"));
+        std::fs::copy(guest(guest_name), &wasm).unwrap();
+        if let Some(text) = manifest {
+            std::fs::write(self.path(&format!("{name}.toml")), text).unwrap();
+        }
+        wasm
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Caps used by most tests: the defaults with a short time limit.
+pub fn limits() -> Limits {
+    Limits { timeout_ms: 5_000, ..Limits::default() }
+}
+
+pub fn runtime() -> Runtime {
+    Runtime::new(&limits(), None).expect("runtime")
+}
+
+/// An invocation with a generous deadline and no nested calls.
+pub fn inv() -> Invocation {
+    inv_with(Arc::new(NoNestedCalls), Duration::from_secs(30))
+}
+
+pub fn inv_with(nested: Arc<dyn NestedCalls>, within: Duration) -> Invocation {
+    Invocation {
+        call_id: wasmhub::ids::new_id("call"),
+        deadline: tokio::time::Instant::now() + within,
+        nested,
+    }
+}
+
+/// Records nested calls and answers each with `{"echo": <input>}`, or fails for
+/// tool `missing.op`.
+#[derive(Default)]
+pub struct Recorder {
+    pub calls: Mutex<Vec<(String, String)>>,
+}
+
+impl NestedCalls for Recorder {
+    fn call(
+        &self,
+        tool: String,
+        input_json: String,
+    ) -> Pin<Box<dyn Future<Output = Result<String, NestedCallError>> + Send>> {
+        self.calls.lock().unwrap().push((tool.clone(), input_json.clone()));
+        Box::pin(async move {
+            if tool == "missing.op" {
+                return Err(NestedCallError { code: ErrorCode::NotFound, message: format!("no tool {tool}") });
+            }
+            Ok(format!("{{\"echo\":{input_json}}}"))
+        })
+    }
+}
+
+/// Resident set size of this process, in bytes.
+pub fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
+}
