@@ -152,10 +152,12 @@ impl Runner<'_> {
             if !self.run_tools(&summary.tool_calls, &mut budget).await {
                 return Outcome::Aborted;
             }
-            self.sink.emit(&[UiChunk::FinishStep]);
+            // Durable before `finish-step` is sent: a step reported finished survives
+            // a crash.
             if let Err(e) = self.save(true) {
                 return self.fail(format!("cannot store the conversation: {e}"));
             }
+            self.sink.emit(&[UiChunk::FinishStep]);
             if self.sink.is_cancelled() {
                 return Outcome::Aborted;
             }

@@ -1,0 +1,185 @@
+//! Helpers of the chat tests: the example plugins they call (calc, text), OpenAI
+//! replies that make tool calls, a hub with the agent configured against the
+//! scripted upstream, and reading a chat stream as strictly parsed UI chunks.
+
+use crate::support::client::{self, ClientResp};
+use crate::support::hub::{self, Hub};
+use crate::support::upstream::{Frame, Reply, Upstream};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+use wasmhub::config::Config;
+use wasmhub::llm::UiChunk;
+
+pub const MODEL: &str = "scripted/m1";
+
+/// A folder holding the built calc and text plugins (and `extra` test guests),
+/// fresh per call. Plugins come from `dist/plugins` when `scripts/build-plugins.sh`
+/// has run, else they are built here.
+pub fn plugins(extra: &[&str]) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let root = crate::runtime_support::repo_root();
+    let built = BUILT.get_or_init(|| {
+        let dist = root.join("dist/plugins");
+        if dist.join("calc.wasm").exists() && dist.join("text.wasm").exists() {
+            return dist;
+        }
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-q", "--release", "--target", "wasm32-wasip2", "-p", "calc", "-p", "text"])
+            .current_dir(&root)
+            .status()
+            .expect("run cargo build for the plugins");
+        assert!(status.success(), "building the calc and text plugins failed");
+        root.join("target/wasm32-wasip2/release")
+    });
+    let dir = root.join("target/test-scratch").join(wasmhub::ids::new_id("chat-plugins"));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["calc", "text"] {
+        std::fs::copy(built.join(format!("{name}.wasm")), dir.join(format!("{name}.wasm"))).unwrap();
+    }
+    for guest in extra {
+        std::fs::copy(crate::runtime_support::guest(guest), dir.join(format!("{guest}.wasm"))).unwrap();
+    }
+    dir
+}
+
+/// One store for every chat test hub of this process, so each plugin is compiled
+/// once (the compiled-plugin cache lives in the store); sessions do not collide
+/// because every test uses its own chat ids.
+fn shared_storage() -> wasmhub::storage::Storage {
+    static STORE: OnceLock<wasmhub::storage::Storage> = OnceLock::new();
+    STORE
+        .get_or_init(|| {
+            let dir = crate::runtime_support::repo_root().join("target/test-scratch").join(wasmhub::ids::new_id("chat-store"));
+            wasmhub::storage::Storage::open(&dir).expect("the shared chat test store")
+        })
+        .clone()
+}
+
+/// A hub whose agent talks to `upstream`, with the plugins in `plugins_dir`.
+pub async fn hub_with(upstream: &Upstream, plugins_dir: PathBuf, tune: impl FnOnce(&mut Config)) -> Hub {
+    let mut config = Config {
+        providers: vec![hub::provider("scripted", &upstream.base_url(), &["m*"], "max_retries = 0")],
+        plugins_dir,
+        ..Config::default()
+    };
+    config.agent.model = Some(MODEL.into());
+    tune(&mut config);
+    let hub = hub::start_with_storage(config, shared_storage()).await;
+    // The plugins folder loads in the background: wait for its operations.
+    for _ in 0..200 {
+        if hub.app.hub.plugins().iter().all(|p| p.state == "active") && !hub.app.hub.plugins().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    hub
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> Frame {
+    Frame::Data(
+        json!({"id": "c", "object": "chat.completion.chunk", "model": "m1", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            .to_string(),
+    )
+}
+
+fn usage(input: u64, output: u64) -> Frame {
+    Frame::Data(
+        json!({"id": "c", "object": "chat.completion.chunk", "model": "m1", "choices": [],
+            "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output}})
+        .to_string(),
+    )
+}
+
+/// A model step that says `text` (if any) and calls `calls` = `(id, name, arguments
+/// text)`, each call's arguments in two fragments.
+pub fn tool_step(text: Option<&str>, calls: &[(&str, &str, String)]) -> Reply {
+    let mut frames = vec![chunk(json!({"role": "assistant", "content": text.unwrap_or("")}), None)];
+    for (index, (id, name, args)) in calls.iter().enumerate() {
+        let cut = args.len() / 2;
+        let cut = (0..=cut).rev().find(|i| args.is_char_boundary(*i)).unwrap_or(0);
+        frames.push(chunk(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": &args[..cut]}}]}),
+            None,
+        ));
+        frames.push(chunk(json!({"tool_calls": [{"index": index, "function": {"arguments": &args[cut..]}}]}), None));
+    }
+    frames.push(chunk(json!({}), Some("tool_calls")));
+    frames.push(usage(100, 10));
+    frames.push(Frame::Data("[DONE]".into()));
+    Reply::sse(frames)
+}
+
+/// A model step that answers `text` in a few deltas.
+pub fn text_step(text: &str) -> Reply {
+    let mut frames = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    for piece in text.split_inclusive(' ') {
+        frames.push(chunk(json!({"content": piece}), None));
+    }
+    frames.push(chunk(json!({}), Some("stop")));
+    frames.push(usage(100, 10));
+    frames.push(Frame::Data("[DONE]".into()));
+    Reply::sse(frames)
+}
+
+/// `text_step` with `delay` before every frame.
+pub fn slow_text_step(text: &str, delay: Duration) -> Reply {
+    let mut reply = text_step(text);
+    if let crate::support::upstream::ReplyBody::Sse(frames) = &mut reply.body {
+        *frames = frames.drain(..).flat_map(|f| [Frame::Delay(delay), f]).collect();
+    }
+    reply
+}
+
+pub fn user(id: &str, text: &str) -> Value {
+    json!({"id": id, "role": "user", "parts": [{"type": "text", "text": text}]})
+}
+
+pub fn submit(chat: &str, messages: Vec<Value>) -> Value {
+    json!({"id": chat, "trigger": "submit-message", "messages": messages})
+}
+
+pub async fn post_chat(addr: SocketAddr, body: &Value) -> ClientResp {
+    client::post(addr, "/api/chat", body).await
+}
+
+/// The next UI chunk of a chat stream, parsed as strictly as the AI SDK client
+/// does (unknown types, missing or extra keys fail the test); `None` at `[DONE]`
+/// or the end of the body.
+pub async fn next_chunk(resp: &mut ClientResp) -> Option<UiChunk> {
+    let data = resp.next_event().await?;
+    if data == "[DONE]" {
+        return None;
+    }
+    Some(serde_json::from_str(&data).unwrap_or_else(|e| panic!("a chunk useChat would reject ({e}): {data}")))
+}
+
+/// Every chunk of a chat stream; the stream must end with `[DONE]`.
+pub async fn chunks(resp: ClientResp) -> Vec<UiChunk> {
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.header("x-vercel-ai-ui-message-stream"), Some("v1"));
+    let (events, _) = resp.events(Duration::from_secs(30)).await;
+    assert_eq!(events.last().map(String::as_str), Some("[DONE]"), "the stream ends with [DONE]: {events:?}");
+    events[..events.len() - 1]
+        .iter()
+        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("a chunk useChat would reject ({e}): {d}")))
+        .collect()
+}
+
+pub fn types(chunks: &[UiChunk]) -> Vec<String> {
+    chunks.iter().map(|c| c.type_name().into_owned()).collect()
+}
+
+/// The stored session `id`.
+pub async fn session(addr: SocketAddr, id: &str) -> Value {
+    let resp = client::send(addr, http::Method::GET, &format!("/api/sessions/{id}"), None, &[]).await;
+    assert_eq!(resp.status, 200, "GET /api/sessions/{id}");
+    resp.json().await
+}
+
+/// The arguments text of a `hub_call`.
+pub fn call_args(calls: Value) -> String {
+    json!({ "calls": calls }).to_string()
+}
