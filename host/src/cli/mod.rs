@@ -6,6 +6,7 @@
 mod args;
 pub mod call;
 pub mod mcp;
+pub mod plugin;
 pub mod serve;
 
 use crate::config::Config;

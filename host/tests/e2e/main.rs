@@ -4,6 +4,7 @@
 mod hub_protocol;
 mod hub_support;
 mod runtime_adversarial;
+mod runtime_cli;
 mod runtime_loader;
 mod runtime_network;
 mod runtime_reload;

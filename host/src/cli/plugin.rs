@@ -1,0 +1,182 @@
+//! `wasmhub plugin check|inspect|lock`: the plugin author's and operator's view of
+//! what the runtime's loader decides about a file.
+//!
+//! `check` runs every loader check and prints each problem on its own line with the
+//! fix; `inspect` shows digest, size, operations with schemas, imports, limits and
+//! what the manifest grants; `lock` pins every plugin of a folder in
+//! `plugins.lock`.
+
+use crate::config::Limits;
+use crate::runtime::{LOCK_FILE, LockFile, Plugin, Runtime};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Loads `path` with the default global caps on a small runtime.
+fn load(path: &Path) -> Result<Result<Arc<Plugin>, crate::runtime::LoadError>, String> {
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    tokio.block_on(async {
+        let runtime = Runtime::new(&Limits::default(), None).map_err(|e| e.to_string())?;
+        Ok(runtime.load(path).await)
+    })
+}
+
+/// `wasmhub plugin check FILE`: exit 0 when the plugin would load, else 1 with one
+/// `error:` line per problem.
+pub fn check(path: &Path) -> ExitCode {
+    match load(path) {
+        Err(e) => {
+            eprintln!("wasmhub plugin check: {e}");
+            ExitCode::from(2)
+        }
+        Ok(Err(e)) => {
+            println!("{}: {} problem(s)", path.display(), e.problems.len());
+            for p in &e.problems {
+                println!("error: {p}");
+            }
+            ExitCode::from(1)
+        }
+        Ok(Ok(plugin)) => {
+            println!(
+                "{}: ok: plugin {} with {} operation(s): {}",
+                path.display(),
+                plugin.name(),
+                plugin.operations().len(),
+                plugin.operations().iter().map(|o| o.name.as_str()).collect::<Vec<_>>().join(", ")
+            );
+            for note in plugin.notes() {
+                println!("note: {note}");
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn hint_names(op: &crate::runtime::Operation) -> Vec<&'static str> {
+    let h = &op.hints;
+    [(h.read_only, "read-only"), (h.destructive, "destructive"), (h.idempotent, "idempotent"), (h.open_world, "open-world")]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+}
+
+/// Everything `inspect` shows, as JSON.
+pub fn describe(plugin: &Plugin) -> Value {
+    let l = plugin.limits();
+    let m = plugin.manifest();
+    json!({
+        "name": plugin.name(),
+        "path": plugin.path().display().to_string(),
+        "sha256": plugin.digest(),
+        "size": plugin.size(),
+        "deprecated": plugin.deprecated(),
+        "imports": plugin.imports(),
+        "limits": {
+            "memory_mb": l.memory_mb, "timeout_ms": l.timeout_ms, "output_kb": l.output_kb,
+            "log_kb": l.log_kb, "input_kb": l.input_kb,
+        },
+        "manifest": m.path.as_ref().map(|p| p.display().to_string()),
+        "grants": {
+            "network": m.network.iter().map(|g| g.to_string()).collect::<Vec<_>>(),
+            "dirs": m.dirs.iter().map(|d| json!({
+                "host": d.host.display().to_string(), "guest": d.guest, "writable": d.writable,
+            })).collect::<Vec<_>>(),
+            "env": m.env_vars,
+            "secrets": m.secrets,
+        },
+        "notes": plugin.notes(),
+        "operations": plugin.operations().iter().map(|o| json!({
+            "name": o.name,
+            "description": o.description,
+            "hints": hint_names(o),
+            "inputSchema": o.input_schema,
+            "outputSchema": o.output_schema,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// `wasmhub plugin inspect FILE [--json]`.
+pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
+    let plugin = match load(path) {
+        Err(e) => {
+            eprintln!("wasmhub plugin inspect: {e}");
+            return ExitCode::from(2);
+        }
+        Ok(Err(e)) => {
+            if as_json {
+                let problems: Vec<String> = e.problems.iter().map(|p| p.to_string()).collect();
+                println!("{}", json!({ "path": path.display().to_string(), "sha256": e.digest, "problems": problems }));
+            } else {
+                println!("{}: rejected", path.display());
+                if let Some(d) = &e.digest {
+                    println!("sha256:  {d}");
+                }
+                for p in &e.problems {
+                    println!("error: {p}");
+                }
+            }
+            return ExitCode::from(1);
+        }
+        Ok(Ok(p)) => p,
+    };
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&describe(&plugin)).unwrap_or_default());
+        return ExitCode::SUCCESS;
+    }
+    let l = plugin.limits();
+    println!("plugin:  {}{}", plugin.name(), if plugin.deprecated() { " (deprecated)" } else { "" });
+    println!("file:    {}", plugin.path().display());
+    println!("sha256:  {}", plugin.digest());
+    println!("size:    {} bytes", plugin.size());
+    println!(
+        "limits:  memory {} MiB, time {} ms, output {} KiB, logs {} KiB, input {} KiB",
+        l.memory_mb, l.timeout_ms, l.output_kb, l.log_kb, l.input_kb
+    );
+    println!("grants:");
+    for line in plugin.manifest().describe() {
+        println!("  {line}");
+    }
+    for note in plugin.notes() {
+        println!("  note: {note}");
+    }
+    println!("imports:");
+    for i in plugin.imports() {
+        println!("  {i}");
+    }
+    println!("operations:");
+    for op in plugin.operations() {
+        let hints = hint_names(op);
+        let hints = if hints.is_empty() { String::new() } else { format!(" [{}]", hints.join(", ")) };
+        println!("  {}.{}{hints}", plugin.name(), op.name);
+        println!("    {}", op.description);
+        println!("    input:  {}", op.input_schema);
+        if let Some(out) = &op.output_schema {
+            println!("    output: {out}");
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `wasmhub plugin lock DIR`: pins the sha256 of every `.wasm` in DIR.
+pub fn lock(dir: &Path) -> ExitCode {
+    let lock = match LockFile::from_dir(dir) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("wasmhub plugin lock: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    if let Err(e) = lock.write(dir) {
+        eprintln!("wasmhub plugin lock: {e}");
+        return ExitCode::from(1);
+    }
+    for (name, digest) in lock.entries() {
+        println!("{digest}  {name}");
+    }
+    println!("pinned {} plugin(s) in {}", lock.len(), dir.join(LOCK_FILE).display());
+    ExitCode::SUCCESS
+}
