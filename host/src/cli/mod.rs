@@ -49,6 +49,8 @@ pub fn main(argv: Vec<String>) -> ExitCode {
     let result = match command.as_str() {
         "serve" => serve_command(rest),
         "mcp" => mcp_command(rest),
+        "call" => call_command(rest),
+        "plugin" => plugin_command(rest),
         "-h" | "--help" | "help" => {
             print!("{HELP}");
             Ok(ExitCode::SUCCESS)
@@ -129,4 +131,55 @@ fn mcp_command(argv: &[String]) -> Result<ExitCode, UsageError> {
         }
     };
     Ok(mcp::run_stdio(config))
+}
+
+fn call_command(argv: &[String]) -> Result<ExitCode, UsageError> {
+    let args = Args::parse(argv, &CONFIG_FLAGS, &["help"])?;
+    if args.switch("help") {
+        println!(
+            "Usage: wasmhub call TOOL JSON [options]\n\nRuns one operation (`plugin.operation`) locally, without a \
+             server, through the same validation and errors as hub_call.\nPrints the result JSON on stdout; errors \
+             go to stderr with exit code 1.\n\nOptions:\n{CONFIG_FLAGS_HELP}"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    args.at_most(2)?;
+    let [tool, input] = match args.positional.as_slice() {
+        [tool, input] => [tool.as_str(), input.as_str()],
+        [tool] => [tool.as_str(), "{}"],
+        _ => return Err(UsageError("call needs TOOL and JSON, e.g. wasmhub call calc.eval '{\"expr\":\"1/3+1/6\"}'".into())),
+    };
+    let config = match load_config(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("wasmhub call: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    Ok(call::run(tool, input, &config))
+}
+
+const PLUGIN_HELP: &str = "\
+Usage: wasmhub plugin <new|check|inspect|lock> ...
+
+  plugin new NAME [--dir DIR]   scaffold a Rust plugin crate in DIR/NAME (default: ./NAME)
+  plugin check FILE             check a component; each problem on its own line; exit 1 on any
+  plugin inspect FILE [--json]  operations, schemas, imports and what its manifest grants
+  plugin lock [DIR]             write DIR/plugins.lock (default DIR: ./dist/plugins)";
+
+fn plugin_command(argv: &[String]) -> Result<ExitCode, UsageError> {
+    let args = Args::parse(argv, &["dir"], &["json", "help"])?;
+    let positional: Vec<&str> = args.positional.iter().map(String::as_str).collect();
+    if args.switch("help") {
+        println!("{PLUGIN_HELP}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    match positional.as_slice() {
+        ["check", file] => Ok(plugin::check(std::path::Path::new(file))),
+        ["inspect", file] => Ok(plugin::inspect(std::path::Path::new(file), args.switch("json"))),
+        ["lock"] => Ok(plugin::lock(std::path::Path::new("dist/plugins"))),
+        ["lock", dir] => Ok(plugin::lock(std::path::Path::new(dir))),
+        [] => Err(UsageError(format!("missing subcommand\n{PLUGIN_HELP}"))),
+        [other, ..] => Err(UsageError(format!("unknown or incomplete subcommand {other:?}\n{PLUGIN_HELP}"))),
+    }
 }
