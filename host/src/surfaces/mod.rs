@@ -13,6 +13,7 @@ pub mod respond;
 pub mod rest;
 pub mod router;
 pub mod server;
+pub mod watched;
 
 use crate::config::Config;
 use std::sync::Arc;

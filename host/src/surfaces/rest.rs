@@ -4,12 +4,13 @@
 //!
 //! Meta-tool errors become 400/403/404 with the `{error: {code, message, ...}}`
 //! body; per-call failures inside a `hub_call` batch are part of a 200 answer.
-//! A client that disconnects drops the handler future, whose guard cancels the
-//! invocation's token, so calls still running (and their nested calls) stop.
+//! A client that disconnects cancels the invocation's token (see `watched`), so
+//! calls still running (and their nested calls) stop.
 
 use super::App;
 use super::respond::{self, BodyError, Resp};
-use crate::hub::{AuthError, CallContext, CancelToken, Caller, ToolError};
+use super::watched;
+use crate::hub::{AuthError, CallContext, Caller, ToolError};
 use http::{HeaderValue, Request, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
@@ -56,16 +57,6 @@ pub fn tool_error_status(e: &ToolError) -> StatusCode {
     }
 }
 
-/// Cancels the token when dropped: the handler future is dropped when the client
-/// disconnects.
-struct CancelOnDrop(CancelToken);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        self.0.cancel();
-    }
-}
-
 /// `POST /api/hub/{list,search,schema,call}`: `tool` is the meta-tool's wire name.
 pub async fn meta_tool(app: &App, req: Request<Incoming>, peer: SocketAddr, tool: &str) -> Resp {
     let caller = match authorize(app, &req, peer) {
@@ -87,11 +78,15 @@ pub async fn meta_tool(app: &App, req: Request<Incoming>, peer: SocketAddr, tool
         }
     };
     let ctx = CallContext::new(caller);
-    let _cancel_on_drop = CancelOnDrop(ctx.cancel.clone());
-    match app.hub.invoke(tool, args, ctx).await {
-        Ok(output) => respond::json(StatusCode::OK, &output),
-        Err(e) => respond::json(tool_error_status(&e), &json!({ "error": e.to_json() })),
-    }
+    let cancel = ctx.cancel.clone();
+    let (hub, tool) = (app.hub.clone(), tool.to_string());
+    let work = async move {
+        match hub.invoke(&tool, args, ctx).await {
+            Ok(output) => (StatusCode::OK, output),
+            Err(e) => (tool_error_status(&e), json!({ "error": e.to_json() })),
+        }
+    };
+    watched::json(work, cancel).await
 }
 
 /// `GET /api/plugins`: every plugin with its state, reason, operations, digest and

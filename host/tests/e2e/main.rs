@@ -2,6 +2,7 @@
 //! so the host crate is linked once.
 
 mod hub_protocol;
+mod hub_rest;
 mod hub_support;
 mod runtime_adversarial;
 mod runtime_cli;

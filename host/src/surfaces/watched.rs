@@ -1,0 +1,85 @@
+//! JSON answers that notice a client leaving while the work runs.
+//!
+//! hyper's HTTP/1 server notices a closed connection only when a write fails, not
+//! while the service future is pending. So an answer that takes longer than
+//! [`COMMIT_AFTER`] commits `200` and its headers, then writes a space (JSON allows
+//! leading whitespace) every [`PROBE_EVERY`] until the answer is ready; the write
+//! that fails cancels the work's token. Quick answers keep their exact status.
+
+use super::body::Body;
+use super::respond::{self, Resp};
+use crate::hub::CancelToken;
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use serde_json::Value;
+use std::future::Future;
+use std::time::Duration;
+
+/// How long an answer may take before its headers are committed.
+pub const COMMIT_AFTER: Duration = Duration::from_millis(50);
+/// How often a committed answer probes the connection while the work is silent.
+pub const PROBE_EVERY: Duration = Duration::from_millis(250);
+
+/// Answers with `work`'s status and JSON; `cancel` is cancelled when the client
+/// goes away first (or when this future is dropped before committing).
+pub async fn json<F>(work: F, cancel: CancelToken) -> Resp
+where
+    F: Future<Output = (StatusCode, Value)> + Send + 'static,
+{
+    let mut work = Box::pin(work);
+    let mut guard = CancelOnDrop(Some(cancel.clone()));
+    match tokio::time::timeout(COMMIT_AFTER, &mut work).await {
+        Ok((status, value)) => {
+            guard.0 = None;
+            respond::json(status, &value)
+        }
+        Err(_) => {
+            guard.0 = None;
+            committed(work, cancel)
+        }
+    }
+}
+
+/// `200` now, the JSON body when `work` ends (whatever its status), `cancel`
+/// cancelled if the client closes the connection first.
+fn committed<F>(mut work: std::pin::Pin<Box<F>>, cancel: CancelToken) -> Resp
+where
+    F: Future<Output = (StatusCode, Value)> + Send + 'static,
+{
+    let (tx, body) = Body::channel(1);
+    tokio::spawn(async move {
+        let mut probe = tokio::time::interval(PROBE_EVERY);
+        loop {
+            tokio::select! {
+                (_, value) = &mut work => {
+                    let _ = tx.send(Bytes::from(serde_json::to_vec(&value).expect("a JSON value serializes"))).await;
+                    return;
+                }
+                _ = probe.tick() => {
+                    if tx.send(Bytes::from_static(b" ")).await.is_err() {
+                        break;
+                    }
+                }
+                () = tx.closed() => break,
+            }
+        }
+        // The client is gone: cancel, and let the work wind down (calls record how
+        // they ended).
+        cancel.cancel();
+        let _ = work.await;
+    });
+    let mut resp = Response::new(body);
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}
+
+/// Cancels the token when dropped unless disarmed.
+struct CancelOnDrop(Option<CancelToken>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(token) = self.0.take() {
+            token.cancel();
+        }
+    }
+}
