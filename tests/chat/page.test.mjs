@@ -58,6 +58,8 @@ test("the chat page streams a tool-using answer from the hub", async () => {
     await page.waitForFunction(() => document.querySelectorAll("#sessions li").length >= 1, null, { timeout: 5_000 });
     assert.match(await page.locator("#sessions li.current").textContent(), /What is 6\*7/);
 
+    // Show the end of the conversation: the call's output and the final answer.
+    await page.evaluate(() => { const log = document.querySelector("#log"); log.scrollTop = log.scrollHeight; });
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     const shot = path.join(ARTIFACTS, "chat-page.png");
     await page.screenshot({ path: shot, fullPage: false });

@@ -64,7 +64,7 @@ export function script(messages) {
       chunk({ role: "assistant", content: "Let me find the tools." }),
       ...toolCalls([
         { id: "s1", name: "hub_search", args: { q: "calculate arithmetic expression", limit: 3 } },
-        { id: "s2", name: "hub_search", args: { q: "uppercase text", limit: 3 } },
+        { id: "s2", name: "hub_search", args: { q: "slugify text", limit: 3 } },
       ]),
       chunk({}, "tool_calls"),
     ];
