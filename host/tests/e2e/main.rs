@@ -1,6 +1,7 @@
 //! The end-to-end test binary: one module per area, all linked into one executable
 //! so the host crate is linked once.
 
+mod hub_binary;
 mod hub_protocol;
 mod hub_rest;
 mod hub_support;
