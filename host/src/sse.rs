@@ -57,6 +57,26 @@ fn single_line(s: &str) -> &str {
     s.split(['\n', '\r']).next().unwrap_or("")
 }
 
+/// Index of the first `\n` or `\r`. Word-at-a-time: SSE lines are long JSON
+/// payloads, and a byte loop was the parser's main cost.
+fn find_eol(bytes: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
+    let mut i = 0;
+    while i + 8 <= bytes.len() {
+        let w = u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+        if has_zero(w ^ (LO * b'\n' as u64)) | has_zero(w ^ (LO * b'\r' as u64)) != 0 {
+            break;
+        }
+        i += 8;
+    }
+    bytes[i..]
+        .iter()
+        .position(|&b| b == b'\n' || b == b'\r')
+        .map(|p| p + i)
+}
+
 /// Bytes a line may carry besides its value (the field name and colon).
 const FIELD_SLACK: usize = 16;
 
@@ -154,7 +174,14 @@ impl Parser {
             }
         }
         while !bytes.is_empty() {
-            match bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+            if self.line.is_empty()
+                && !self.has_data
+                && let Some(rest) = self.whole_data_event(bytes, on_event)?
+            {
+                bytes = rest;
+                continue;
+            }
+            match find_eol(bytes) {
                 Some(end) => {
                     let terminator = bytes[end];
                     if self.line.is_empty() {
@@ -185,6 +212,45 @@ impl Parser {
             }
         }
         Ok(())
+    }
+
+    /// Fast path for the common frame, `data: <payload>\n\n` whole in this read:
+    /// dispatches straight from the read buffer without copying the payload.
+    /// Returns the bytes after the frame, or `None` to take the general path.
+    fn whole_data_event<'b>(
+        &mut self,
+        bytes: &'b [u8],
+        on_event: &mut impl FnMut(Event<'_>),
+    ) -> Result<Option<&'b [u8]>, ParseError> {
+        let Some(rest) = bytes.strip_prefix(b"data:") else {
+            return Ok(None);
+        };
+        let Some(end) = find_eol(rest) else {
+            return Ok(None);
+        };
+        let after = match &rest[end..] {
+            [b'\n', b'\n', after @ ..] => after,
+            [b'\r', b'\n', b'\r', b'\n', after @ ..] => after,
+            _ => return Ok(None),
+        };
+        self.check_size(end)?;
+        let value = &rest[..end];
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        let Ok(data) = std::str::from_utf8(value) else {
+            return Ok(None);
+        };
+        let event = if self.event.is_empty() {
+            "message"
+        } else {
+            self.event.as_str()
+        };
+        on_event(Event {
+            event,
+            data,
+            id: self.id.as_deref(),
+        });
+        self.event.clear();
+        Ok(Some(after))
     }
 
     /// Ends the stream. A last event that was not followed by an empty line is still
@@ -379,6 +445,27 @@ mod tests {
         }
         assert!(result.is_err());
         assert!(parser.buffered() <= 64 + FIELD_SLACK);
+    }
+
+    #[test]
+    fn end_of_line_search_finds_the_first_break_at_every_offset() {
+        for len in 0..40 {
+            for at in 0..len {
+                for brk in [b'\n', b'\r'] {
+                    let mut v = vec![b'x'; len];
+                    v[at] = brk;
+                    if at + 3 < len {
+                        v[at + 3] = b'\n';
+                    }
+                    assert_eq!(find_eol(&v), Some(at), "len {len} at {at}");
+                }
+            }
+            assert_eq!(
+                find_eol(&vec![0x8au8; len]),
+                None,
+                "bytes with the high bit set are not breaks"
+            );
+        }
     }
 
     #[test]

@@ -51,8 +51,10 @@ pub struct ChatChunk<'a> {
     pub object: Option<Str<'a>>,
     #[serde(borrow)]
     pub model: Option<Str<'a>>,
-    #[serde(borrow)]
-    pub choices: Vec<Choice<'a>>,
+    /// The choice with index 0 (a missing index counts as 0); other choices of an
+    /// `n > 1` request are skipped while parsing, since one UI message shows one.
+    #[serde(borrow, rename = "choices", deserialize_with = "first_choice")]
+    pub choice: Option<Choice<'a>>,
     pub usage: Option<Value>,
     /// Groq puts usage here (and, lately, also at the top level).
     pub x_groq: Option<XGroq>,
@@ -61,6 +63,31 @@ pub struct ChatChunk<'a> {
     /// Some servers send `{"object": "error", "message": ...}` instead.
     #[serde(borrow)]
     pub message: Option<Str<'a>>,
+}
+
+/// Keeps the first index-0 choice of the `choices` array without collecting the
+/// array (this runs once per streamed chunk).
+fn first_choice<'de: 'a, 'a, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Choice<'a>>, D::Error> {
+    struct V<'a>(std::marker::PhantomData<Choice<'a>>);
+    impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+        type Value = Option<Choice<'a>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array of choices")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(choice) = seq.next_element::<Choice<'a>>()? {
+                if found.is_none() && choice.index.unwrap_or(0) == 0 {
+                    found = Some(choice);
+                }
+            }
+            Ok(found)
+        }
+    }
+    d.deserialize_any(V(std::marker::PhantomData))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -255,16 +282,27 @@ mod tests {
         let text = r#"{"id":"x","choices":[{"delta":{"content":"hi","tool_calls":[{"id":"","function":{"arguments":"{\"a"}}]},"finish_reason":null,"logprobs":null}],"usage":null,"obfuscation":"q"}"#;
         let chunk: ChatChunk = serde_json::from_str(text).unwrap();
         assert!(matches!(
-            chunk.choices[0].delta.as_ref().unwrap().content,
+            chunk.choice.as_ref().unwrap().delta.as_ref().unwrap().content,
             Some(Str(Cow::Borrowed("hi")))
         ));
         let escaped: ChatChunk =
             serde_json::from_str(r#"{"choices":[{"delta":{"content":"a\nb"}}]}"#).unwrap();
         assert_eq!(
-            escaped.choices[0].delta.as_ref().unwrap().content.as_deref(),
+            escaped
+                .choice
+                .as_ref()
+                .unwrap()
+                .delta
+                .as_ref()
+                .unwrap()
+                .content
+                .as_deref(),
             Some("a\nb")
         );
-        let call = &chunk.choices[0]
+        let call = &chunk
+            .choice
+            .as_ref()
+            .unwrap()
             .delta
             .as_ref()
             .unwrap()

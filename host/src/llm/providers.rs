@@ -97,7 +97,7 @@ impl std::fmt::Display for RouteError {
                 f,
                 "model {model:?} matches no configured provider; address it as \"<provider>/<model>\" with one of: {}, \
                  or add a pattern to a provider's `models`",
-                providers.join(", ")
+                providers.iter().map(|p| format!("{p:?}")).collect::<Vec<_>>().join(", ")
             ),
         }
     }

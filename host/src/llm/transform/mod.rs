@@ -35,7 +35,8 @@ pub struct StepOptions {
     pub message_id: Option<String>,
     /// Step number within the message; part ids include it so they never repeat.
     pub step: u32,
-    /// Prefix for tool-call ids the hub must invent when a provider sends none.
+    /// Prefix for tool-call ids the hub must invent when a provider sends none;
+    /// empty means a random one, made when first needed.
     pub tool_id_prefix: String,
     /// Extra keys merged into the `finish` chunk's `messageMetadata` (e.g. provider).
     pub finish_metadata: Map<String, Value>,
@@ -48,7 +49,7 @@ impl Default for StepOptions {
             emit_finish: true,
             message_id: None,
             step: 0,
-            tool_id_prefix: crate::ids::new_id("call"),
+            tool_id_prefix: String::new(),
             finish_metadata: Map::new(),
         }
     }
@@ -204,7 +205,7 @@ impl StepTransformer {
             self.usage = Some(usage);
         }
         // One message, one choice: `n > 1` cannot be shown as one UI message.
-        let Some(choice) = chunk.choices.iter().find(|c| c.index.unwrap_or(0) == 0) else {
+        let Some(choice) = &chunk.choice else {
             return;
         };
         if let Some(delta) = &choice.delta {
@@ -384,7 +385,12 @@ impl StepTransformer {
         }
         let id = match id {
             Some(id) => id.to_string(),
-            None => format!("{}_{}", self.opts.tool_id_prefix, self.calls.len()),
+            None => {
+                if self.opts.tool_id_prefix.is_empty() {
+                    self.opts.tool_id_prefix = crate::ids::new_id("call");
+                }
+                format!("{}_{}", self.opts.tool_id_prefix, self.calls.len())
+            }
         };
         self.calls.push(PendingCall {
             id,

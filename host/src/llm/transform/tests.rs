@@ -758,6 +758,24 @@ fn agent_loop_steps_leave_start_and_finish_to_the_caller() {
 }
 
 #[test]
+fn invented_tool_call_ids_are_random_by_default() {
+    let datas = [
+        tools(vec![call(Some(0), None, Some("f"), "{}")]),
+        chunk(json!({}), Some("tool_calls")),
+    ];
+    let (a, b) = (
+        run(&datas, StepOptions::default()).1,
+        run(&datas, StepOptions::default()).1,
+    );
+    assert!(
+        a.tool_calls[0].id.starts_with("call_") && a.tool_calls[0].id.ends_with("_0"),
+        "{}",
+        a.tool_calls[0].id
+    );
+    assert_ne!(a.tool_calls[0].id, b.tool_calls[0].id);
+}
+
+#[test]
 fn a_transport_failure_reported_by_the_caller_is_one_error_chunk() {
     let mut t = StepTransformer::new(opts());
     let mut out = Vec::new();
