@@ -7,6 +7,7 @@ mod args;
 pub mod call;
 pub mod mcp;
 pub mod plugin;
+pub mod scaffold;
 pub mod serve;
 
 use crate::config::Config;
@@ -179,7 +180,47 @@ fn plugin_command(argv: &[String]) -> Result<ExitCode, UsageError> {
         ["inspect", file] => Ok(plugin::inspect(std::path::Path::new(file), args.switch("json"))),
         ["lock"] => Ok(plugin::lock(std::path::Path::new("dist/plugins"))),
         ["lock", dir] => Ok(plugin::lock(std::path::Path::new(dir))),
+        ["new", name] => Ok(plugin_new(name, args.value("dir").unwrap_or("."))),
         [] => Err(UsageError(format!("missing subcommand\n{PLUGIN_HELP}"))),
         [other, ..] => Err(UsageError(format!("unknown or incomplete subcommand {other:?}\n{PLUGIN_HELP}"))),
+    }
+}
+
+/// `plugin new`: the crate depends on the guest SDK by path. A hub built from this
+/// repository knows where its SDK is; `WASMHUB_GUEST_SDK` points elsewhere.
+fn plugin_new(name: &str, dir: &str) -> ExitCode {
+    let sdk = match std::env::var_os("WASMHUB_GUEST_SDK") {
+        Some(path) => PathBuf::from(path),
+        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../guest-sdk")),
+    };
+    let sdk = match sdk.canonicalize() {
+        Ok(path) if path.join("Cargo.toml").is_file() => path,
+        _ => {
+            eprintln!(
+                "wasmhub plugin new: the guest SDK is not at {} (set WASMHUB_GUEST_SDK to the guest-sdk folder of a \
+                 wasmhub checkout)",
+                sdk.display()
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    match scaffold::scaffold(name, std::path::Path::new(dir), &sdk) {
+        Ok(files) => {
+            let root = std::path::Path::new(dir).join(name);
+            for file in files {
+                println!("created {}", file.display());
+            }
+            println!(
+                "\nnext:\n  cd {root}\n  cargo build --release --target wasm32-wasip2\n  \
+                 wasmhub plugin check target/wasm32-wasip2/release/{crate_name}.wasm",
+                root = root.display(),
+                crate_name = name.replace('-', "_")
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("wasmhub plugin new: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
