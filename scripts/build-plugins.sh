@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Builds every example plugin under plugins/ into WebAssembly components and copies
+# them, with their capability manifests, into dist/plugins/ (the hub's default
+# plugins folder).
+#
+#   Rust plugins   (plugins/NAME/Cargo.toml): cargo build --release --target wasm32-wasip2
+#   Python plugins (plugins/NAME/app.py):     componentize-py 0.25.1 from .venv/
+#
+# Usage: scripts/build-plugins.sh [--out DIR]      (run from anywhere)
+#
+# Idempotent: cargo rebuilds only what changed, a Python component is rebuilt only
+# when its sources, the WIT or the componentize-py version change (a sha256 stamp),
+# and a file in the output folder is replaced only when its bytes differ, so a
+# running hub's folder watcher does not reload unchanged plugins.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="$ROOT/dist/plugins"
+COMPONENTIZE_PY_VERSION="0.25.1"
+
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --out) OUT="$2"; shift 2 ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+log() { printf '==> %s\n' "$*"; }
+
+cd "$ROOT"
+mkdir -p "$OUT"
+TARGET_DIR="$(cargo metadata --format-version 1 --no-deps \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+
+# Replaces $2 with $1 only when the bytes differ, through a rename so a reader never
+# sees half a file.
+install_file() {
+    local src="$1" dst="$2"
+    if [[ -f "$dst" ]] && cmp -s "$src" "$dst"; then
+        return 0
+    fi
+    cp "$src" "$dst.partial"
+    mv -f "$dst.partial" "$dst"
+}
+
+BUILT=()
+
+# --- Rust plugins ----------------------------------------------------------------
+rust_plugins=()
+for manifest in plugins/*/Cargo.toml; do
+    [[ -f "$manifest" ]] || continue
+    rust_plugins+=("$(basename "$(dirname "$manifest")")")
+done
+
+if [[ ${#rust_plugins[@]} -gt 0 ]]; then
+    if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
+        log "installing the wasm32-wasip2 target"
+        rustup target add wasm32-wasip2
+    fi
+    args=()
+    for name in "${rust_plugins[@]}"; do args+=(-p "$name"); done
+    log "cargo build --release --target wasm32-wasip2 ${args[*]}"
+    cargo build --release --target wasm32-wasip2 "${args[@]}"
+    for name in "${rust_plugins[@]}"; do
+        # Cargo names the artifact after the library: dashes become underscores.
+        wasm="$TARGET_DIR/wasm32-wasip2/release/${name//-/_}.wasm"
+        [[ -f "$wasm" ]] || { echo "expected $wasm after the build" >&2; exit 1; }
+        install_file "$wasm" "$OUT/$name.wasm"
+        BUILT+=("$name")
+    done
+fi
+
+# --- Python plugins (componentize-py) --------------------------------------------
+python_plugins=()
+for app in plugins/*/app.py; do
+    [[ -f "$app" ]] || continue
+    dir="$(dirname "$app")"
+    [[ -f "$dir/Cargo.toml" ]] && continue
+    python_plugins+=("$(basename "$dir")")
+done
+
+if [[ ${#python_plugins[@]} -gt 0 ]]; then
+    VENV="$ROOT/.venv"
+    if [[ ! -x "$VENV/bin/python" ]]; then
+        log "creating $VENV"
+        python3 -m venv "$VENV"
+    fi
+    if [[ "$("$VENV/bin/componentize-py" --version 2>/dev/null || true)" != "componentize-py $COMPONENTIZE_PY_VERSION" ]]; then
+        log "installing componentize-py==$COMPONENTIZE_PY_VERSION into $VENV"
+        "$VENV/bin/python" -m pip install --quiet "componentize-py==$COMPONENTIZE_PY_VERSION"
+    fi
+    mkdir -p "$TARGET_DIR/componentize-py"
+    for name in "${python_plugins[@]}"; do
+        dir="$ROOT/plugins/$name"
+        wasm="$TARGET_DIR/componentize-py/$name.wasm"
+        stamp="$wasm.sha256"
+        # Tests are not part of the component, so they do not force a rebuild.
+        digest="$( {
+            echo "componentize-py $COMPONENTIZE_PY_VERSION"
+            find "$dir" -name '*.py' ! -name 'test_*' -print0 | sort -z | xargs -0 sha256sum
+            sha256sum "$ROOT"/wit/*.wit
+        } | sed "s|$ROOT/||" | sha256sum | cut -d' ' -f1)"
+        if [[ -f "$wasm" && -f "$stamp" && "$(cat "$stamp")" == "$digest" ]]; then
+            log "$name: sources unchanged, reusing $wasm"
+        else
+            log "$name: componentize-py componentize app (takes about a minute)"
+            rm -f "$stamp"
+            "$VENV/bin/componentize-py" -d "$ROOT/wit" -w plugin componentize app -p "$dir" -o "$wasm.partial"
+            mv -f "$wasm.partial" "$wasm"
+            echo "$digest" > "$stamp"
+        fi
+        install_file "$wasm" "$OUT/$name.wasm"
+        BUILT+=("$name")
+    done
+fi
+
+# --- Manifests and summary -------------------------------------------------------
+for name in "${BUILT[@]}"; do
+    if [[ -f "plugins/$name/$name.toml" ]]; then
+        install_file "plugins/$name/$name.toml" "$OUT/$name.toml"
+    fi
+done
+
+log "plugins in $OUT:"
+for name in "${BUILT[@]}"; do
+    size=$(stat -c %s "$OUT/$name.wasm")
+    manifest=""
+    [[ -f "$OUT/$name.toml" ]] && manifest="  + $name.toml"
+    printf '    %-10s %10s bytes (%s KiB)%s\n' "$name.wasm" "$size" "$(( (size + 1023) / 1024 ))" "$manifest"
+done
