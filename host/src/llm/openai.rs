@@ -46,8 +46,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
 #[serde(default)]
 pub struct ChatChunk<'a> {
     #[serde(borrow)]
-    pub id: Option<Str<'a>>,
-    #[serde(borrow)]
     pub object: Option<Str<'a>>,
     #[serde(borrow)]
     pub model: Option<Str<'a>>,
@@ -55,11 +53,13 @@ pub struct ChatChunk<'a> {
     /// `n > 1` request are skipped while parsing, since one UI message shows one.
     #[serde(borrow, rename = "choices", deserialize_with = "first_choice")]
     pub choice: Option<Choice<'a>>,
-    pub usage: Option<Value>,
+    /// Rare fields are boxed: the struct is moved a few times per chunk while
+    /// parsing, and its size showed up as memcpy in profiles.
+    pub usage: Option<Box<Value>>,
     /// Groq puts usage here (and, lately, also at the top level).
-    pub x_groq: Option<XGroq>,
+    pub x_groq: Option<Box<XGroq>>,
     /// A mid-stream error frame: `{"error": {"message", "type", "param", "code"}}`.
-    pub error: Option<Value>,
+    pub error: Option<Box<Value>>,
     /// Some servers send `{"object": "error", "message": ...}` instead.
     #[serde(borrow)]
     pub message: Option<Str<'a>>,
@@ -146,7 +146,7 @@ impl ChatChunk<'_> {
     /// The error message if this chunk is an upstream error frame.
     pub fn error_message(&self) -> Option<String> {
         if let Some(err) = &self.error {
-            let message = match err {
+            let message = match &**err {
                 Value::String(s) => s.clone(),
                 Value::Object(o) => match o.get("message") {
                     Some(Value::String(s)) => s.clone(),
@@ -164,7 +164,7 @@ impl ChatChunk<'_> {
 
     /// Usage from wherever this provider put it.
     pub fn usage(&self) -> Option<Usage> {
-        let raw = match &self.usage {
+        let raw = match self.usage.as_deref() {
             Some(u @ Value::Object(_)) => u,
             _ => self.x_groq.as_ref()?.usage.as_ref()?,
         };
