@@ -9,22 +9,23 @@
 //! not match the engine.
 
 use crate::storage::{Storage, StorageError, Table};
-use sha2::{Digest, Sha256};
+use ring::digest::{Context, SHA256};
 use std::hash::{Hash, Hasher};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
 /// Feeds `Hash` impls into SHA-256, so the engine hash is stable across runs (std's
 /// `DefaultHasher` is only stable within one build, and we want a plain digest).
-struct ShaHasher(Sha256);
+/// (ring's SHA-256: ring is already in the tree for TLS, so no second digest crate.)
+struct ShaHasher(Context);
 
 impl Hasher for ShaHasher {
     fn write(&mut self, bytes: &[u8]) {
         self.0.update(bytes);
     }
     fn finish(&self) -> u64 {
-        let d = self.0.clone().finalize();
-        u64::from_le_bytes(d[..8].try_into().expect("8 bytes"))
+        let d = self.0.clone().finish();
+        u64::from_le_bytes(d.as_ref()[..8].try_into().expect("8 bytes"))
     }
 }
 
@@ -34,14 +35,14 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// sha256 of `bytes`, lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
+    hex(ring::digest::digest(&SHA256, bytes).as_ref())
 }
 
 /// A hex digest of everything that makes a compiled artifact usable by `engine`.
 pub fn engine_hash(engine: &Engine) -> String {
-    let mut h = ShaHasher(Sha256::new());
+    let mut h = ShaHasher(Context::new(&SHA256));
     engine.precompile_compatibility_hash().hash(&mut h);
-    hex(&h.0.finalize()[..16])
+    hex(&h.0.finish().as_ref()[..16])
 }
 
 /// Compiled artifacts of this engine, keyed by the source's sha256.
@@ -71,7 +72,7 @@ impl CompiledCache {
                 return None;
             }
         };
-        if value.len() < 32 || Sha256::digest(&value[32..]).as_slice() != &value[..32] {
+        if value.len() < 32 || ring::digest::digest(&SHA256, &value[32..]).as_ref() != &value[..32] {
             crate::warn!("compiled cache: entry for {digest} is corrupt; recompiling");
             let _ = self.table.remove(&key);
             return None;
@@ -93,7 +94,7 @@ impl CompiledCache {
     /// Stores an artifact produced by `Engine::precompile_component`.
     pub fn put(&self, digest: &str, artifact: &[u8]) {
         let mut value = Vec::with_capacity(32 + artifact.len());
-        value.extend_from_slice(&Sha256::digest(artifact));
+        value.extend_from_slice(ring::digest::digest(&SHA256, artifact).as_ref());
         value.extend_from_slice(artifact);
         if let Err(e) = self.table.put_bytes(&self.key(digest), &value).and_then(|()| self.table.flush()) {
             crate::warn!("compiled cache: cannot store {digest}: {e}");
