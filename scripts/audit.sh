@@ -19,5 +19,5 @@ if ! [ -x "$audit_bin" ]; then
 fi
 db=$(mktemp -d)
 trap 'rm -rf "$db"' EXIT
-git clone -q "$bundle" "$db/advisory-db"
+git -c init.defaultBranch=main clone -q "$bundle" "$db/advisory-db"
 "$audit_bin" audit --db "$db/advisory-db" --no-fetch --stale
