@@ -245,7 +245,7 @@ pub fn get(input: GetInput) -> Result<GetOutput, Error> {
     let plan = plan(&input)?;
     #[cfg(target_arch = "wasm32")]
     {
-        wstd::runtime::block_on(net::fetch(plan))
+        net::fetch(plan)
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
