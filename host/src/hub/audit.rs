@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Records waiting for the writer before new ones are dropped.
@@ -61,7 +60,7 @@ pub(crate) struct AuditLog {
     table: Table,
     redact: Vec<String>,
     seq: AtomicU64,
-    dropped: Arc<AtomicU64>,
+    dropped: AtomicU64,
     writer: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -79,7 +78,7 @@ impl AuditLog {
             table,
             redact: config.redact_fields.iter().map(|f| f.to_ascii_lowercase()).collect(),
             seq: AtomicU64::new(0),
-            dropped: Arc::new(AtomicU64::new(0)),
+            dropped: AtomicU64::new(0),
             writer: Some(writer),
         })
     }
