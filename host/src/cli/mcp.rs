@@ -1,8 +1,9 @@
 //! `wasmhub mcp --stdio`: the MCP server over stdin/stdout for desktop clients
 //! that start the hub themselves (Claude Desktop and the like; see docs/mcp.md).
 //!
-//! The hub is built as `serve` builds it (storage, runtime, hub, the watched
-//! plugins folder), minus the HTTP listener, the model providers and the agent.
+//! The hub is built with [`crate::hub::Hub::start`] as `serve` builds it (storage,
+//! runtime, hub, the watched plugins folder), minus the HTTP listener, the model
+//! providers and the agent.
 //! stdout carries only protocol messages; logs go to stderr. The process exits when
 //! stdin closes.
 
@@ -34,14 +35,8 @@ async fn serve(config: Config) -> Result<(), String> {
     let storage = crate::storage::Storage::open(&config.data_dir).map_err(|e| {
         format!("{e} (a running `wasmhub serve` holds its data folder: give this one its own --data)")
     })?;
-    let runtime =
-        crate::runtime::Runtime::new(&config.limits, Some(storage.clone())).map_err(|e| e.to_string())?;
-    let hub = crate::hub::Hub::new(&config, runtime.clone(), storage).map_err(|e| e.to_string())?;
-    let on_change: Arc<dyn Fn(Vec<crate::runtime::PluginEntry>) + Send + Sync> = {
-        let hub = hub.clone();
-        Arc::new(move |entries| hub.apply_plugins(entries))
-    };
-    let _plugins = crate::runtime::PluginDir::start(runtime, config.plugins_dir.clone(), None, on_change)
+    // `_plugins` keeps the plugins folder loaded and watched while we serve.
+    let (hub, _plugins) = crate::hub::Hub::start(&config, storage, None)
         .await
         .map_err(|e| e.to_string())?;
     let dispatcher = Arc::new(Dispatcher::new(Arc::new(HubBackend::new(hub))));

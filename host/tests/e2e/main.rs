@@ -12,6 +12,7 @@ mod runtime_network;
 mod runtime_reload;
 mod runtime_support;
 mod llm_proxy;
+mod mcp_binary;
 mod support;
 mod chat_crash;
 mod chat_stream;
