@@ -114,6 +114,9 @@ fn main() {
             samples.push(t.elapsed());
         }
         report("fresh instance + echo (30 B JSON)", samples);
+        if std::env::var_os("RUNTIME_BENCH_LATENCY_ONLY").is_some() {
+            return;
+        }
 
         let one = throughput(&plugin, 1, 2.0).await;
         let two = throughput(&plugin, 2, 2.0).await;

@@ -6,7 +6,7 @@ use crate::config::Limits;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// Epoch tick. Each tick a running guest yields to tokio (so a spinning guest cannot
 /// starve other tasks on its worker, and a dropped call future stops it at the next
@@ -48,14 +48,21 @@ fn pooling(limits: &Limits) -> PoolingAllocationConfig {
         .total_tables(instances.saturating_mul(TABLES_PER_INSTANCE))
         .total_stacks(instances)
         .max_memory_size(usize::try_from(limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX))
-        // Keep the first pages of a freed slot mapped and reset them with memset
-        // instead of madvise+fault: most calls touch only a little memory.
-        .linear_memory_keep_resident(64 << 10)
         .table_keep_resident(16 << 10)
         .async_stack_keep_resident(16 << 10)
         // Keep a few warm slots per plugin so an instance reuses the memory image
         // already mapped for that plugin.
         .max_unused_warm_slots(instances.min(64));
+    // Resetting a freed slot: with Linux's PAGEMAP_SCAN (6.7+) wasmtime finds the
+    // pages the call dirtied and memsets just those (up to 1 MiB), so the next call
+    // neither faults them in again nor pays an madvise. Measured on the trivial-call
+    // bench: 30 µs -> 15 µs median, p99 ~2.5 ms -> ~0.1 ms under load. Without it,
+    // keep-resident memsets the lowest bytes blindly, so keep that small.
+    if PoolingAllocationConfig::is_pagemap_scan_available() {
+        pool.pagemap_scan(Enabled::Yes).linear_memory_keep_resident(1 << 20);
+    } else {
+        pool.linear_memory_keep_resident(64 << 10);
+    }
     pool
 }
 

@@ -11,13 +11,12 @@ use super::lock::LockFile;
 use super::manifest::{EffectiveLimits, Manifest};
 use super::net::NetPolicy;
 use super::plugin::{Hints, Operation, Plugin};
-use super::sandbox::{CallState, SandboxSpec};
+use super::sandbox::{CallState, SandboxSpec, new_store};
 use super::types::NoNestedCalls;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmtime::Store;
 use wasmtime::component::Component;
 
 /// Longest time `list` may take at load (a plugin's own time limit if shorter).
@@ -316,10 +315,7 @@ async fn list(
     let deadline = tokio::time::Instant::now() + timeout;
     let state = CallState::new(sandbox, name.into(), "load".into(), deadline, Arc::new(NoNestedCalls))
         .map_err(|e| e.0)?;
-    let mut store = Store::new(&inner.engine, state);
-    store.limiter(|s| &mut s.limiter);
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_async_yield_and_update(1);
+    let mut store = new_store(&inner.engine, state, &sandbox.limits);
     let run = async {
         let instance = pre.instantiate_async(&mut store).await?;
         instance.wasmhub_plugin_operations().call_list(&mut store).await

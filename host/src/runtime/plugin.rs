@@ -5,12 +5,12 @@
 
 use super::bindings::{PluginError, PluginPre};
 use super::manifest::{EffectiveLimits, Manifest};
-use super::sandbox::{CallState, SandboxSpec};
+use super::sandbox::{CallState, SandboxSpec, new_store};
 use super::types::{CallFailure, CallOutput, ErrorCode, Invocation};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::time::Instant;
-use wasmtime::{Engine, Store};
+use wasmtime::Engine;
 
 /// Behaviour hints (MCP tool annotations); advice, not enforcement.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -131,12 +131,7 @@ impl Plugin {
         };
         let state = CallState::new(&self.sandbox, self.name_arc.clone(), inv.call_id.into(), deadline, inv.nested)
             .map_err(|e| CallFailure::Plugin { code: ErrorCode::PluginError, message: e.0 })?;
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|s| &mut s.limiter);
-        // Yield to tokio at every tick: the deadline is enforced by the timeout
-        // below (which also covers blocked host calls) and by dropping the future.
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_async_yield_and_update(1);
+        let mut store = new_store(&self.engine, state, limits);
 
         let run = async {
             let instance = self.pre.instantiate_async(&mut store).await?;
@@ -153,6 +148,8 @@ impl Plugin {
                     Err(log_overflow())
                 } else if state.limiter.hit {
                     Err(CallFailure::MemoryLimit { limit_mb: limits.memory_mb })
+                } else if hostcall_fuel_exhausted(&e) {
+                    Err(CallFailure::OutputLimit { limit_bytes: limits.output_bytes() as u64 })
                 } else if e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>().is_some() {
                     Err(CallFailure::Busy { max_instances: self.max_instances })
                 } else {
@@ -167,6 +164,14 @@ impl Plugin {
             Ok(Ok(Ok(json))) => Ok(CallOutput { json, logs: logs() }),
         }
     }
+}
+
+/// The guest tried to hand the host more bytes in one transfer (its result, or an
+/// argument of a host call) than the store's hostcall fuel allows, which is sized
+/// to the output limit: wasmtime refuses before copying. Its error type is private,
+/// so match its message (wasmtime is pinned; a test covers this mapping).
+fn hostcall_fuel_exhausted(e: &wasmtime::Error) -> bool {
+    e.chain().any(|c| c.to_string().contains("fuel allocated for hostcalls has been exhausted"))
 }
 
 fn plugin_failure(err: PluginError) -> CallFailure {

@@ -20,6 +20,8 @@ const MAX_RESOURCES: usize = 10_000;
 const MAX_RANDOM_BYTES: u64 = 1 << 20;
 /// Most table elements one table may grow to.
 const MAX_TABLE_ELEMENTS: usize = 100_000;
+/// Most component-model handles alive at once in one call (default 100,000).
+const MAX_HANDLES: usize = 10_000;
 
 /// What a plugin's calls are granted, resolved once at load so a call only copies it.
 pub struct SandboxSpec {
@@ -110,6 +112,21 @@ impl CallState {
             nested,
         })
     }
+}
+
+/// A store for one call, with every per-store limit set: memory limiter, hostcall
+/// fuel (bytes the guest may hand the host in one host call: enough for the
+/// largest input or output, not the 128 MiB default), handle cap, and the epoch
+/// deadline that yields to tokio at every tick (the wall-clock deadline itself is
+/// the caller's `tokio::time::timeout`, which also covers blocked host calls).
+pub fn new_store(engine: &wasmtime::Engine, state: CallState, limits: &EffectiveLimits) -> wasmtime::Store<CallState> {
+    let mut store = wasmtime::Store::new(engine, state);
+    store.limiter(|s| &mut s.limiter);
+    store.set_hostcall_fuel(limits.input_bytes().max(limits.output_bytes()).saturating_add(64 << 10));
+    store.set_max_component_handles(MAX_HANDLES);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_async_yield_and_update(1);
+    store
 }
 
 impl WasiView for CallState {
