@@ -235,12 +235,19 @@ fn entry(op: &registry::OpRef) -> Value {
     Value::Object(out)
 }
 
-fn list(registry: &Registry, caller: &Caller, namespace: Option<&str>) -> Value {
-    let operations: Vec<Value> = registry
+/// Visible operations `caller` may call, in name order, optionally one namespace.
+fn callable<'a>(
+    registry: &'a Registry,
+    caller: &'a Caller,
+    namespace: Option<&'a str>,
+) -> impl Iterator<Item = &'a registry::OpRef> {
+    registry
         .visible()
-        .filter(|op| namespace.is_none_or(|ns| op.plugin.name() == ns) && caller.may_call(&op.tool))
-        .map(entry)
-        .collect();
+        .filter(move |op| namespace.is_none_or(|ns| op.plugin.name() == ns) && caller.may_call(&op.tool))
+}
+
+fn list(registry: &Registry, caller: &Caller, namespace: Option<&str>) -> Value {
+    let operations: Vec<Value> = callable(registry, caller, namespace).map(entry).collect();
     json!({ "operations": operations })
 }
 
@@ -253,12 +260,7 @@ fn search(registry: &Registry, caller: &Caller, args: &Value) -> Value {
     };
     let results: Vec<Value> = if q.is_empty() {
         // No query: everything visible, in name order.
-        registry
-            .visible()
-            .filter(|op| namespace.is_none_or(|ns| op.plugin.name() == ns) && caller.may_call(&op.tool))
-            .take(limit)
-            .map(|op| result(op, 0.0))
-            .collect()
+        callable(registry, caller, namespace).take(limit).map(|op| result(op, 0.0)).collect()
     } else {
         let index = &registry.index;
         index

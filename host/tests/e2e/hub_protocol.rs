@@ -160,6 +160,10 @@ async fn deprecated_plugins_are_callable_but_hidden_and_rejected_ones_say_why() 
     assert!(tools.contains(&"a.echo") && !tools.iter().any(|t| t.starts_with("old.")), "{tools:?}");
     let found = h.hub.invoke("hub_search", json!({"q": "returns its input unchanged"}), local()).await.unwrap();
     assert!(found["results"].as_array().unwrap().iter().all(|r| !r["tool"].as_str().unwrap().starts_with("old.")));
+    // No query: every visible operation in name order, up to the limit.
+    let all = h.hub.invoke("hub_search", json!({"limit": 3}), local()).await.unwrap();
+    let names: Vec<&str> = all["results"].as_array().unwrap().iter().map(|r| r["tool"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a.echo", "a.env", "a.fail"]);
     assert_eq!(h.call("old.echo", json!({"v": 1})).await["result"], json!({"v": 1}));
     let plugins = h.hub.plugins();
     let state = |name: &str| plugins.iter().find(|p| p.name == name).map(|p| p.state).unwrap();
