@@ -41,13 +41,8 @@ async fn start(config: Config, options: Options) -> Result<(), String> {
     };
     let llm = Arc::new(crate::llm::Llm::new(&config.providers)?);
     let storage = crate::storage::Storage::open(&config.data_dir).map_err(|e| e.to_string())?;
-    let runtime = crate::runtime::Runtime::new(&config.limits, Some(storage.clone())).map_err(|e| e.to_string())?;
-    let hub = crate::hub::Hub::new(&config, runtime.clone(), storage.clone()).map_err(|e| e.to_string())?;
-    let on_change: Arc<dyn Fn(Vec<crate::runtime::PluginEntry>) + Send + Sync> = {
-        let hub = hub.clone();
-        Arc::new(move |entries| hub.apply_plugins(entries))
-    };
-    let _plugins = crate::runtime::PluginDir::start(runtime, config.plugins_dir.clone(), lock, on_change)
+    // `_plugins` keeps the plugins folder loaded and watched while we serve.
+    let (hub, _plugins) = crate::hub::Hub::start(&config, storage.clone(), lock)
         .await
         .map_err(|e| e.to_string())?;
     let agent = Arc::new(crate::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage).map_err(|e| e.to_string())?);
