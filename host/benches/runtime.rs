@@ -52,8 +52,28 @@ fn report(label: &str, mut samples: Vec<Duration>) {
     );
 }
 
-/// Calls/s of `callers` tasks each calling `noop` in a loop for `secs`.
-async fn throughput(plugin: &Arc<wasmhub::runtime::Plugin>, callers: usize, secs: f64) -> f64 {
+/// CPU time (user + system) this process has used so far.
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    Duration::from_millis(ticks * 10)
+}
+
+/// The store may still be held for a moment by tasks being torn down.
+fn open_storage(dir: &Path) -> wasmhub::storage::Storage {
+    for _ in 0..100 {
+        if let Ok(s) = wasmhub::storage::Storage::open(dir) {
+            return s;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("cannot open the store at {}", dir.display());
+}
+
+/// (calls/s, CPU µs per call) of `callers` tasks each calling `noop` in a loop
+/// for `secs`. CPU per call is the fairer number on a shared machine.
+async fn throughput(plugin: &Arc<wasmhub::runtime::Plugin>, callers: usize, secs: f64) -> (f64, f64) {
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
     let tasks: Vec<_> = (0..callers)
@@ -67,13 +87,14 @@ async fn throughput(plugin: &Arc<wasmhub::runtime::Plugin>, callers: usize, secs
             })
         })
         .collect();
-    let started = Instant::now();
+    let (started, cpu) = (Instant::now(), cpu_time());
     tokio::time::sleep(Duration::from_secs_f64(secs)).await;
     stop.store(true, Ordering::Relaxed);
     for t in tasks {
         t.await.unwrap();
     }
-    done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+    let n = done.load(Ordering::Relaxed) as f64;
+    (n / started.elapsed().as_secs_f64(), (cpu_time() - cpu).as_secs_f64() * 1e6 / n)
 }
 
 fn distinct_copies(dir: &Path, n: usize) {
@@ -118,10 +139,16 @@ fn main() {
             return;
         }
 
-        let one = throughput(&plugin, 1, 2.0).await;
-        let two = throughput(&plugin, 2, 2.0).await;
-        let many = throughput(&plugin, 64, 2.0).await;
-        println!("throughput: 1 caller {one:.0}/s, 2 callers {two:.0}/s ({:.2}x), 64 callers {many:.0}/s ({:.2}x)", two / one, many / one);
+        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        println!("load average before throughput: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
+        let (one, one_cpu) = throughput(&plugin, 1, 3.0).await;
+        for callers in [2, 64] {
+            let (n, cpu) = throughput(&plugin, callers, 3.0).await;
+            println!(
+                "throughput, {callers:>2} callers: {n:>7.0} calls/s ({:.2}x of 1 caller's {one:.0}/s), CPU {cpu:.1} µs/call (1 caller: {one_cpu:.1})",
+                n / one
+            );
+        }
 
         // Resident memory per live instance: hold 200 instances in `slow`.
         let before = rss();
@@ -147,7 +174,7 @@ fn main() {
         let data = scratch.join("data");
         let noop: Arc<dyn Fn(Vec<wasmhub::runtime::PluginEntry>) + Send + Sync> = Arc::new(|_| {});
         {
-            let storage = wasmhub::storage::Storage::open(&data).unwrap();
+            let storage = open_storage(&data);
             let t = Instant::now();
             let rt = Runtime::new(&limits, Some(storage)).unwrap();
             let dir = PluginDir::start(rt, plugins.clone(), None, noop.clone()).await.unwrap();
@@ -156,7 +183,7 @@ fn main() {
         }
         let mut samples = Vec::new();
         for _ in 0..5 {
-            let storage = wasmhub::storage::Storage::open(&data).unwrap();
+            let storage = open_storage(&data);
             let t = Instant::now();
             let rt = Runtime::new(&limits, Some(storage)).unwrap();
             let dir = PluginDir::start(rt, plugins.clone(), None, noop.clone()).await.unwrap();
