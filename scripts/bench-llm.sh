@@ -14,13 +14,13 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
 echo "== hub transformer (cargo bench --bench transform)"
-cargo bench -q -p wasmhub --bench transform 2>/dev/null | tee "$out/transform.txt"
+cargo bench -q -p wasmhub --bench transform | tee "$out/transform.txt"
 echo
 echo "== AI SDK pipeline (tests/node/bench/ai-sdk.mjs)"
 (cd tests/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null && node_modules/node22/bin/node bench/ai-sdk.mjs) | tee "$out/aisdk.txt"
 echo
 echo "== added latency per chunk (cargo bench --bench proxy_latency)"
-cargo bench -q -p wasmhub --bench proxy_latency 2>/dev/null | grep -v " INFO \| WARN " | tee "$out/latency.txt"
+cargo bench -q -p wasmhub --bench proxy_latency 2>&1 | grep -v " INFO \| WARN " | tee "$out/latency.txt"
 
 result() { sed -n "s/^RESULT $1=//p" "$2" | tail -1; }
 hub=$(result transform_chunks_per_sec "$out/transform.txt")
