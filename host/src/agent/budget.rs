@@ -61,7 +61,10 @@ impl Budget {
     /// Accepts a result of `text` (counting it) or says it does not fit.
     pub fn admit(&mut self, text: &str) -> Result<(), TooLarge> {
         let tokens = estimate_tokens(text);
-        let available = self.window.saturating_sub(self.reserve()).saturating_sub(self.used);
+        let available = self
+            .window
+            .saturating_sub(self.reserve())
+            .saturating_sub(self.used);
         if tokens > available {
             return Err(TooLarge { tokens, available });
         }
@@ -87,7 +90,13 @@ mod tests {
         b.set_used(7000);
         assert!(b.admit(&"x".repeat(600)).is_ok()); // 150 tokens -> 7150
         let err = b.admit(&"x".repeat(400)).unwrap_err(); // 100 tokens, 18 left
-        assert_eq!(err, TooLarge { tokens: 100, available: 18 });
+        assert_eq!(
+            err,
+            TooLarge {
+                tokens: 100,
+                available: 18
+            }
+        );
         assert!(err.message().starts_with("result too large"));
         assert_eq!(b.used(), 7150);
     }

@@ -19,7 +19,10 @@ pub struct MessageBuilder {
 
 impl MessageBuilder {
     pub fn new(message: UiMessage) -> MessageBuilder {
-        MessageBuilder { message, open: HashMap::new() }
+        MessageBuilder {
+            message,
+            open: HashMap::new(),
+        }
     }
 
     pub fn message(&self) -> &UiMessage {
@@ -54,43 +57,69 @@ impl MessageBuilder {
             UiChunk::FinishStep => self.open.clear(),
             UiChunk::TextStart { id } => {
                 self.open.insert(id.clone(), self.message.parts.len());
-                self.message.parts.push(Part::Text { text: String::new(), state: Some("streaming".into()) });
+                self.message.parts.push(Part::Text {
+                    text: String::new(),
+                    state: Some("streaming".into()),
+                });
             }
             UiChunk::ReasoningStart { id } => {
                 self.open.insert(id.clone(), self.message.parts.len());
-                self.message.parts.push(Part::Reasoning { text: String::new(), state: Some("streaming".into()) });
+                self.message.parts.push(Part::Reasoning {
+                    text: String::new(),
+                    state: Some("streaming".into()),
+                });
             }
             UiChunk::TextDelta { id, delta } | UiChunk::ReasoningDelta { id, delta } => {
                 if let Some(&i) = self.open.get(id)
-                    && let Some(Part::Text { text, .. } | Part::Reasoning { text, .. }) = self.message.parts.get_mut(i)
+                    && let Some(Part::Text { text, .. } | Part::Reasoning { text, .. }) =
+                        self.message.parts.get_mut(i)
                 {
                     text.push_str(delta);
                 }
             }
             UiChunk::TextEnd { id } | UiChunk::ReasoningEnd { id } => {
                 if let Some(i) = self.open.remove(id)
-                    && let Some(Part::Text { state, .. } | Part::Reasoning { state, .. }) = self.message.parts.get_mut(i)
+                    && let Some(Part::Text { state, .. } | Part::Reasoning { state, .. }) =
+                        self.message.parts.get_mut(i)
                 {
                     *state = Some("done".into());
                 }
             }
-            UiChunk::ToolInputStart { tool_call_id, tool_name, dynamic, .. } => {
+            UiChunk::ToolInputStart {
+                tool_call_id,
+                tool_name,
+                dynamic,
+                ..
+            } => {
                 let mut t = ToolPart::new(tool_call_id.clone(), tool_name.clone());
                 t.dynamic = dynamic.unwrap_or(false);
                 self.message.parts.push(Part::Tool(t));
             }
             UiChunk::ToolInputDelta { .. } => {}
-            UiChunk::ToolInputAvailable { tool_call_id, tool_name, input } => {
+            UiChunk::ToolInputAvailable {
+                tool_call_id,
+                tool_name,
+                input,
+            } => {
                 if self.tool_mut(tool_call_id).is_none() {
-                    self.message.parts.push(Part::Tool(ToolPart::new(tool_call_id.clone(), tool_name.clone())));
+                    self.message
+                        .parts
+                        .push(Part::Tool(ToolPart::new(tool_call_id.clone(), tool_name.clone())));
                 }
                 let t = self.tool_mut(tool_call_id).expect("just ensured");
                 t.state = ToolState::InputAvailable;
                 t.input = Some(input.clone());
             }
-            UiChunk::ToolInputError { tool_call_id, tool_name, input, error_text } => {
+            UiChunk::ToolInputError {
+                tool_call_id,
+                tool_name,
+                input,
+                error_text,
+            } => {
                 if self.tool_mut(tool_call_id).is_none() {
-                    self.message.parts.push(Part::Tool(ToolPart::new(tool_call_id.clone(), tool_name.clone())));
+                    self.message
+                        .parts
+                        .push(Part::Tool(ToolPart::new(tool_call_id.clone(), tool_name.clone())));
                 }
                 let t = self.tool_mut(tool_call_id).expect("just ensured");
                 t.state = ToolState::OutputError;
@@ -98,19 +127,28 @@ impl MessageBuilder {
                 t.raw_input = Some(input.clone());
                 t.error_text = Some(error_text.clone());
             }
-            UiChunk::ToolOutputAvailable { tool_call_id, output, .. } => {
+            UiChunk::ToolOutputAvailable {
+                tool_call_id, output, ..
+            } => {
                 if let Some(t) = self.tool_mut(tool_call_id) {
                     t.state = ToolState::OutputAvailable;
                     t.output = Some(output.clone());
                 }
             }
-            UiChunk::ToolOutputError { tool_call_id, error_text } => {
+            UiChunk::ToolOutputError {
+                tool_call_id,
+                error_text,
+            } => {
                 if let Some(t) = self.tool_mut(tool_call_id) {
                     t.state = ToolState::OutputError;
                     t.error_text = Some(error_text.clone());
                 }
             }
-            UiChunk::SourceUrl { source_id, url, title } => {
+            UiChunk::SourceUrl {
+                source_id,
+                url,
+                title,
+            } => {
                 let mut v = json!({ "type": "source-url", "sourceId": source_id, "url": url });
                 if let Some(title) = title {
                     v["title"] = Value::String(title.clone());
@@ -118,9 +156,16 @@ impl MessageBuilder {
                 self.message.parts.push(Part::Other(v));
             }
             UiChunk::File { url, media_type } => {
-                self.message.parts.push(Part::Other(json!({ "type": "file", "url": url, "mediaType": media_type })));
+                self.message.parts.push(Part::Other(
+                    json!({ "type": "file", "url": url, "mediaType": media_type }),
+                ));
             }
-            UiChunk::Data { name, id, data, transient } => {
+            UiChunk::Data {
+                name,
+                id,
+                data,
+                transient,
+            } => {
                 if transient == &Some(true) {
                     return;
                 }
@@ -147,7 +192,9 @@ impl MessageBuilder {
     /// Marks every still-streaming text or reasoning part done (an aborted turn).
     pub fn close_open_parts(&mut self) {
         for (_, i) in self.open.drain() {
-            if let Some(Part::Text { state, .. } | Part::Reasoning { state, .. }) = self.message.parts.get_mut(i) {
+            if let Some(Part::Text { state, .. } | Part::Reasoning { state, .. }) =
+                self.message.parts.get_mut(i)
+            {
                 *state = Some("done".into());
             }
         }
@@ -163,27 +210,71 @@ mod tests {
     fn a_streamed_step_becomes_the_clients_parts() {
         let mut b = MessageBuilder::new(UiMessage::new("a1".into(), Role::Assistant));
         let chunks = vec![
-            UiChunk::Start { message_id: Some("a1".into()), message_metadata: None },
+            UiChunk::Start {
+                message_id: Some("a1".into()),
+                message_metadata: None,
+            },
             UiChunk::StartStep,
             UiChunk::ReasoningStart { id: "r".into() },
-            UiChunk::ReasoningDelta { id: "r".into(), delta: "think".into() },
+            UiChunk::ReasoningDelta {
+                id: "r".into(),
+                delta: "think".into(),
+            },
             UiChunk::ReasoningEnd { id: "r".into() },
             UiChunk::TextStart { id: "t".into() },
-            UiChunk::TextDelta { id: "t".into(), delta: "Hel".into() },
-            UiChunk::TextDelta { id: "t".into(), delta: "lo".into() },
+            UiChunk::TextDelta {
+                id: "t".into(),
+                delta: "Hel".into(),
+            },
+            UiChunk::TextDelta {
+                id: "t".into(),
+                delta: "lo".into(),
+            },
             UiChunk::TextEnd { id: "t".into() },
-            UiChunk::ToolInputStart { tool_call_id: "c1".into(), tool_name: "hub_search".into(), dynamic: None, title: None },
-            UiChunk::ToolInputDelta { tool_call_id: "c1".into(), input_text_delta: "{}".into() },
-            UiChunk::ToolInputAvailable { tool_call_id: "c1".into(), tool_name: "hub_search".into(), input: json!({}) },
-            UiChunk::ToolInputStart { tool_call_id: "c2".into(), tool_name: "hub_call".into(), dynamic: None, title: None },
-            UiChunk::ToolInputError { tool_call_id: "c2".into(), tool_name: "hub_call".into(), input: json!("{x"), error_text: "bad".into() },
-            UiChunk::ToolOutputAvailable { tool_call_id: "c1".into(), output: json!([1]), preliminary: None },
+            UiChunk::ToolInputStart {
+                tool_call_id: "c1".into(),
+                tool_name: "hub_search".into(),
+                dynamic: None,
+                title: None,
+            },
+            UiChunk::ToolInputDelta {
+                tool_call_id: "c1".into(),
+                input_text_delta: "{}".into(),
+            },
+            UiChunk::ToolInputAvailable {
+                tool_call_id: "c1".into(),
+                tool_name: "hub_search".into(),
+                input: json!({}),
+            },
+            UiChunk::ToolInputStart {
+                tool_call_id: "c2".into(),
+                tool_name: "hub_call".into(),
+                dynamic: None,
+                title: None,
+            },
+            UiChunk::ToolInputError {
+                tool_call_id: "c2".into(),
+                tool_name: "hub_call".into(),
+                input: json!("{x"),
+                error_text: "bad".into(),
+            },
+            UiChunk::ToolOutputAvailable {
+                tool_call_id: "c1".into(),
+                output: json!([1]),
+                preliminary: None,
+            },
             UiChunk::FinishStep,
             UiChunk::StartStep,
             UiChunk::TextStart { id: "t".into() },
-            UiChunk::TextDelta { id: "t".into(), delta: "cut".into() },
+            UiChunk::TextDelta {
+                id: "t".into(),
+                delta: "cut".into(),
+            },
             UiChunk::Abort { reason: None },
-            UiChunk::Finish { finish_reason: None, message_metadata: Some(json!({"usage": {"inputTokens": 1}})) },
+            UiChunk::Finish {
+                finish_reason: None,
+                message_metadata: Some(json!({"usage": {"inputTokens": 1}})),
+            },
         ];
         for c in &chunks {
             b.apply(c);

@@ -162,8 +162,14 @@ mod tests {
         assert_eq!(out[0], json!({"role": "system", "content": "be brief"}));
         assert_eq!(out[1], json!({"role": "user", "content": "add 2 and 3"}));
         assert_eq!(out[2]["content"], "Looking.");
-        assert_eq!(out[2]["tool_calls"][0]["function"], json!({"name": "hub_search", "arguments": "{\"q\":\"add\"}"}));
-        assert_eq!(out[3], json!({"role": "tool", "tool_call_id": "c1", "content": "[{\"tool\":\"calc.add\"}]"}));
+        assert_eq!(
+            out[2]["tool_calls"][0]["function"],
+            json!({"name": "hub_search", "arguments": "{\"q\":\"add\"}"})
+        );
+        assert_eq!(
+            out[3],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "[{\"tool\":\"calc.add\"}]"})
+        );
         assert_eq!(out[4]["content"], Value::Null);
         assert_eq!(out[4]["tool_calls"][0]["function"]["arguments"], "{bad");
         assert_eq!(out[5]["content"], "{\"error\":\"not JSON\"}");
@@ -181,7 +187,10 @@ mod tests {
         ]}));
         let out = to_openai(Some("  "), &[m]);
         assert_eq!(out.len(), 1);
-        assert_eq!(out[0]["content"][1], json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}));
+        assert_eq!(
+            out[0]["content"][1],
+            json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}})
+        );
         assert_eq!(out[0]["content"].as_array().unwrap().len(), 2);
     }
 }

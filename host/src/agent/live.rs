@@ -51,7 +51,11 @@ impl LiveTurn {
     /// A new watcher starting from the first chunk.
     pub fn subscribe(self: &Arc<Self>) -> Subscription {
         self.subscribers.fetch_add(1, Ordering::AcqRel);
-        Subscription { turn: self.clone(), next: 0, rx: self.state.subscribe() }
+        Subscription {
+            turn: self.clone(),
+            next: 0,
+            rx: self.state.subscribe(),
+        }
     }
 
     pub fn subscriber_count(&self) -> usize {
@@ -118,7 +122,9 @@ impl LiveTurns {
     pub fn begin(&self, session_id: &str) -> Result<Arc<LiveTurn>, Busy> {
         let mut turns = self.turns.lock().expect("live turns lock");
         if turns.contains_key(session_id) {
-            return Err(Busy { session_id: session_id.to_string() });
+            return Err(Busy {
+                session_id: session_id.to_string(),
+            });
         }
         let (state, _) = watch::channel((0, false));
         let turn = Arc::new(LiveTurn {
@@ -142,7 +148,11 @@ impl LiveTurns {
     }
 
     pub fn get(&self, session_id: &str) -> Option<Arc<LiveTurn>> {
-        self.turns.lock().expect("live turns lock").get(session_id).cloned()
+        self.turns
+            .lock()
+            .expect("live turns lock")
+            .get(session_id)
+            .cloned()
     }
 
     pub fn len(&self) -> usize {
@@ -163,13 +173,21 @@ mod tests {
     async fn late_joiners_get_everything_and_the_last_leaver_cancels() {
         let turns = LiveTurns::default();
         let turn = turns.begin("s").unwrap();
-        assert_eq!(turns.begin("s").err(), Some(Busy { session_id: "s".into() }));
+        assert_eq!(
+            turns.begin("s").err(),
+            Some(Busy {
+                session_id: "s".into()
+            })
+        );
         let mut first = turn.subscribe();
         turn.push(&[UiChunk::StartStep]);
         assert_eq!(first.next_batch().await.unwrap(), vec![UiChunk::StartStep]);
         turn.push(&[UiChunk::FinishStep]);
         let mut late = turn.subscribe();
-        assert_eq!(late.next_batch().await.unwrap(), vec![UiChunk::StartStep, UiChunk::FinishStep]);
+        assert_eq!(
+            late.next_batch().await.unwrap(),
+            vec![UiChunk::StartStep, UiChunk::FinishStep]
+        );
         // Waiting subscribers wake on new chunks.
         let waiter = tokio::spawn(async move {
             let batch = late.next_batch().await;
@@ -177,7 +195,10 @@ mod tests {
         });
         tokio::time::sleep(Duration::from_millis(10)).await;
         turn.push(&[UiChunk::Abort { reason: None }]);
-        let (late, batch) = tokio::time::timeout(Duration::from_secs(1), waiter).await.unwrap().unwrap();
+        let (late, batch) = tokio::time::timeout(Duration::from_secs(1), waiter)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(batch.unwrap(), vec![UiChunk::Abort { reason: None }]);
         drop(first);
         assert!(!turn.cancel.is_cancelled());

@@ -32,7 +32,12 @@ pub struct UiMessage {
 
 impl UiMessage {
     pub fn new(id: String, role: Role) -> UiMessage {
-        UiMessage { id, role, metadata: None, parts: Vec::new() }
+        UiMessage {
+            id,
+            role,
+            metadata: None,
+            parts: Vec::new(),
+        }
     }
 
     /// The text parts joined, for titles and token estimates.
@@ -127,8 +132,14 @@ impl ToolPart {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Part {
     /// `state` is `streaming` or `done` (absent in older clients).
-    Text { text: String, state: Option<String> },
-    Reasoning { text: String, state: Option<String> },
+    Text {
+        text: String,
+        state: Option<String>,
+    },
+    Reasoning {
+        text: String,
+        state: Option<String>,
+    },
     StepStart,
     Tool(ToolPart),
     /// Any other part, kept as sent.
@@ -151,7 +162,11 @@ impl Part {
     pub fn to_value(&self) -> Value {
         match self {
             Part::Text { text, state } | Part::Reasoning { text, state } => {
-                let ty = if matches!(self, Part::Text { .. }) { "text" } else { "reasoning" };
+                let ty = if matches!(self, Part::Text { .. }) {
+                    "text"
+                } else {
+                    "reasoning"
+                };
                 let mut v = json!({ "type": ty, "text": text });
                 if let Some(state) = state {
                     v["state"] = Value::String(state.clone());
@@ -192,13 +207,21 @@ impl Part {
     /// Reads a part; tool parts with an unknown state or a missing id are errors, any
     /// other well-formed part (an object with a string `type`) is kept as is.
     pub fn from_value(v: Value) -> Result<Part, String> {
-        let Value::Object(obj) = &v else { return Err("a message part must be a JSON object".into()) };
+        let Value::Object(obj) = &v else {
+            return Err("a message part must be a JSON object".into());
+        };
         let Some(ty) = obj.get("type").and_then(Value::as_str) else {
             return Err("a message part needs a string \"type\"".into());
         };
         let text = |obj: &Map<String, Value>| -> Result<(String, Option<String>), String> {
-            let text = obj.get("text").and_then(Value::as_str).ok_or(format!("a {ty:?} part needs a string \"text\""))?;
-            Ok((text.to_string(), obj.get("state").and_then(Value::as_str).map(str::to_string)))
+            let text = obj
+                .get("text")
+                .and_then(Value::as_str)
+                .ok_or(format!("a {ty:?} part needs a string \"text\""))?;
+            Ok((
+                text.to_string(),
+                obj.get("state").and_then(Value::as_str).map(str::to_string),
+            ))
         };
         Ok(match ty {
             "text" => {
@@ -211,8 +234,14 @@ impl Part {
             }
             "step-start" => Part::StepStart,
             "dynamic-tool" => {
-                let name = obj.get("toolName").and_then(Value::as_str).ok_or("a dynamic-tool part needs \"toolName\"")?;
-                Part::Tool(ToolPart { dynamic: true, ..tool_part(obj, name)? })
+                let name = obj
+                    .get("toolName")
+                    .and_then(Value::as_str)
+                    .ok_or("a dynamic-tool part needs \"toolName\"")?;
+                Part::Tool(ToolPart {
+                    dynamic: true,
+                    ..tool_part(obj, name)?
+                })
             }
             t if t.starts_with("tool-") => Part::Tool(tool_part(obj, &t["tool-".len()..])?),
             _ => Part::Other(v),
@@ -224,7 +253,10 @@ fn tool_part(obj: &Map<String, Value>, name: &str) -> Result<ToolPart, String> {
     if name.is_empty() {
         return Err("a tool part needs a tool name after \"tool-\"".into());
     }
-    let id = obj.get("toolCallId").and_then(Value::as_str).ok_or("a tool part needs a string \"toolCallId\"")?;
+    let id = obj
+        .get("toolCallId")
+        .and_then(Value::as_str)
+        .ok_or("a tool part needs a string \"toolCallId\"")?;
     let state = obj.get("state").and_then(Value::as_str).unwrap_or("");
     // States the hub never produces (approvals) are read as "input available": the
     // call did not run, which is what the model is told.
@@ -264,7 +296,9 @@ mod tests {
         });
         let m: UiMessage = serde_json::from_value(wire.clone()).unwrap();
         assert_eq!(m.role, Role::Assistant);
-        assert!(matches!(&m.parts[3], Part::Tool(t) if t.tool_name == "hub_search" && t.state == ToolState::OutputAvailable));
+        assert!(
+            matches!(&m.parts[3], Part::Tool(t) if t.tool_name == "hub_search" && t.state == ToolState::OutputAvailable)
+        );
         assert!(matches!(&m.parts[5], Part::Tool(t) if t.dynamic && t.tool_name == "x"));
         assert!(matches!(&m.parts[6], Part::Other(_)));
         assert_eq!(serde_json::to_value(&m).unwrap(), wire);
@@ -275,23 +309,33 @@ mod tests {
         for (bad, why) in [
             (json!({"text": "x"}), "type"),
             (json!({"type": "text"}), "text"),
-            (json!({"type": "tool-hub_call", "state": "input-available"}), "toolCallId"),
+            (
+                json!({"type": "tool-hub_call", "state": "input-available"}),
+                "toolCallId",
+            ),
             (json!({"type": "tool-", "toolCallId": "c"}), "tool name"),
             (json!("text"), "object"),
         ] {
             let err = Part::from_value(bad).unwrap_err();
             assert!(err.contains(why), "{err}");
         }
-        let err = serde_json::from_value::<UiMessage>(json!({"id": "a", "role": "robot", "parts": []})).unwrap_err();
+        let err = serde_json::from_value::<UiMessage>(json!({"id": "a", "role": "robot", "parts": []}))
+            .unwrap_err();
         assert!(err.to_string().contains("robot"));
     }
 
     #[test]
     fn metadata_merges_and_text_joins() {
         let mut m = UiMessage::new("a".into(), Role::User);
-        m.parts.push(Part::Text { text: "one".into(), state: None });
+        m.parts.push(Part::Text {
+            text: "one".into(),
+            state: None,
+        });
         m.parts.push(Part::StepStart);
-        m.parts.push(Part::Text { text: "two".into(), state: None });
+        m.parts.push(Part::Text {
+            text: "two".into(),
+            state: None,
+        });
         assert_eq!(m.text(), "one\ntwo");
         m.merge_metadata(&json!({"a": 1}));
         m.merge_metadata(&json!({"b": 2}));

@@ -55,8 +55,14 @@ impl std::fmt::Display for AgentError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             AgentError::Invalid(e) => e.fmt(f),
-            AgentError::Busy(b) => write!(f, "a turn is already running in session {:?}; wait for it or stop it", b.session_id),
-            AgentError::NoModel => f.write_str("no model: send \"model\" in the request body or set [agent] model in the configuration"),
+            AgentError::Busy(b) => write!(
+                f,
+                "a turn is already running in session {:?}; wait for it or stop it",
+                b.session_id
+            ),
+            AgentError::NoModel => f.write_str(
+                "no model: send \"model\" in the request body or set [agent] model in the configuration",
+            ),
             AgentError::Route(e) => e.fmt(f),
             AgentError::ProviderKey(m) => f.write_str(m),
             AgentError::Storage(e) => e.fmt(f),
@@ -95,7 +101,12 @@ pub fn openai_tools() -> Value {
 }
 
 impl Agent {
-    pub fn new(config: &AgentConfig, llm: Arc<Llm>, hub: Arc<Hub>, storage: &Storage) -> Result<Agent, StorageError> {
+    pub fn new(
+        config: &AgentConfig,
+        llm: Arc<Llm>,
+        hub: Arc<Hub>,
+        storage: &Storage,
+    ) -> Result<Agent, StorageError> {
         let env = TurnEnv {
             llm,
             hub,
@@ -105,7 +116,11 @@ impl Agent {
             max_steps: config.max_steps.max(1),
             context_window: config.context_window,
         };
-        Ok(Agent { env, default_model: config.model.clone(), live: LiveTurns::default() })
+        Ok(Agent {
+            env,
+            default_model: config.model.clone(),
+            live: LiveTurns::default(),
+        })
     }
 
     pub fn sessions(&self) -> &Sessions {
@@ -119,7 +134,11 @@ impl Agent {
     /// Starts a turn for `req` and returns the first client's subscription to it.
     /// The turn runs on its own task; it is cancelled when every subscriber is gone.
     pub fn start(self: &Arc<Self>, req: ChatRequest, caller: Caller) -> Result<Subscription, AgentError> {
-        let model = req.model.clone().or_else(|| self.default_model.clone()).ok_or(AgentError::NoModel)?;
+        let model = req
+            .model
+            .clone()
+            .or_else(|| self.default_model.clone())
+            .ok_or(AgentError::NoModel)?;
         let route = self.env.llm.route(&model).map_err(AgentError::Route)?;
         route.provider.auth_header().map_err(AgentError::ProviderKey)?;
         let live = self.live.begin(&req.session_id).map_err(AgentError::Busy)?;
@@ -165,7 +184,11 @@ impl Agent {
         let agent = self.clone();
         tokio::spawn(async move {
             let outcome = run::run(&agent.env, turn).await;
-            crate::debug!("chat session {}: turn ended ({})", live.session_id, outcome.as_str());
+            crate::debug!(
+                "chat session {}: turn ended ({})",
+                live.session_id,
+                outcome.as_str()
+            );
             agent.live.finish(&live);
         });
         Ok(subscription)
@@ -173,7 +196,10 @@ impl Agent {
 
     /// Joins the turn running in `session_id`, if any.
     pub fn join(&self, session_id: &str) -> Option<Subscription> {
-        self.live.get(session_id).filter(|t| !t.is_ended()).map(|t| t.subscribe())
+        self.live
+            .get(session_id)
+            .filter(|t| !t.is_ended())
+            .map(|t| t.subscribe())
     }
 
     pub fn session(&self, id: &str) -> Result<Option<Session>, StorageError> {

@@ -74,8 +74,14 @@ fn err<T>(message: impl Into<String>) -> Result<T, PlanError> {
 }
 
 /// Applies `req` to the stored messages (`None`: the session does not exist).
-pub fn plan_turn(stored: Option<Vec<UiMessage>>, req: &ChatRequest, new_id: impl FnOnce() -> String) -> Result<TurnPlan, PlanError> {
-    let Some(last) = req.messages.last() else { return err("\"messages\" is empty: send at least the new user message") };
+pub fn plan_turn(
+    stored: Option<Vec<UiMessage>>,
+    req: &ChatRequest,
+    new_id: impl FnOnce() -> String,
+) -> Result<TurnPlan, PlanError> {
+    let Some(last) = req.messages.last() else {
+        return err("\"messages\" is empty: send at least the new user message");
+    };
     let (mut base, mut unchanged) = match stored {
         Some(stored) => {
             let n = stored.len();
@@ -94,9 +100,13 @@ pub fn plan_turn(stored: Option<Vec<UiMessage>>, req: &ChatRequest, new_id: impl
         }
         (Role::User, Some(i)) => {
             if base[i].role != Role::User {
-                return err(format!("message {:?} is a {:?} message in the stored session", last.id, base[i].role));
+                return err(format!(
+                    "message {:?} is a {:?} message in the stored session",
+                    last.id, base[i].role
+                ));
             }
-            let edit = req.trigger == Trigger::SubmitMessage && req.message_id.as_deref() == Some(last.id.as_str());
+            let edit =
+                req.trigger == Trigger::SubmitMessage && req.message_id.as_deref() == Some(last.id.as_str());
             if edit {
                 validate_new_user_message(last)?;
                 base[i] = last.clone();
@@ -109,18 +119,31 @@ pub fn plan_turn(stored: Option<Vec<UiMessage>>, req: &ChatRequest, new_id: impl
             base.truncate(i + 1);
             let assistant = base.pop().expect("position i exists");
             unchanged = unchanged.min(base.len());
-            return Ok(TurnPlan { history: base, assistant, continued: true, unchanged });
+            return Ok(TurnPlan {
+                history: base,
+                assistant,
+                continued: true,
+                unchanged,
+            });
         }
         (Role::Assistant, _) if req.trigger == Trigger::RegenerateMessage => {
             return err("regenerate-message: the last message must be the user message to answer again");
         }
         (Role::Assistant, _) => {
-            return err(format!("the last message {:?} is an assistant message this session does not have", last.id));
+            return err(format!(
+                "the last message {:?} is an assistant message this session does not have",
+                last.id
+            ));
         }
         (Role::System, _) => return err("the last message must be a user message, not a system message"),
     }
     let assistant = UiMessage::new(new_id(), Role::Assistant);
-    Ok(TurnPlan { history: base, assistant, continued: false, unchanged })
+    Ok(TurnPlan {
+        history: base,
+        assistant,
+        continued: false,
+        unchanged,
+    })
 }
 
 /// The history a client sends to start a session: valid, unique ids and parts that
@@ -129,13 +152,19 @@ fn validate_history(messages: &[UiMessage]) -> Result<(), PlanError> {
     let mut seen = std::collections::HashSet::new();
     for (i, m) in messages.iter().enumerate() {
         if !is_valid_client_id(&m.id) {
-            return err(format!("messages[{i}].id {:?} must be 1-128 characters of A-Z a-z 0-9 _ -", m.id));
+            return err(format!(
+                "messages[{i}].id {:?} must be 1-128 characters of A-Z a-z 0-9 _ -",
+                m.id
+            ));
         }
         if !seen.insert(m.id.as_str()) {
             return err(format!("messages[{i}].id {:?} is used twice", m.id));
         }
         if m.role != Role::Assistant && m.parts.iter().any(|p| matches!(p, Part::Tool(_))) {
-            return err(format!("messages[{i}] is a {:?} message with a tool part", m.role));
+            return err(format!(
+                "messages[{i}] is a {:?} message with a tool part",
+                m.role
+            ));
         }
     }
     Ok(())
@@ -143,9 +172,15 @@ fn validate_history(messages: &[UiMessage]) -> Result<(), PlanError> {
 
 fn validate_new_user_message(m: &UiMessage) -> Result<(), PlanError> {
     if !is_valid_client_id(&m.id) {
-        return err(format!("message id {:?} must be 1-128 characters of A-Z a-z 0-9 _ -", m.id));
+        return err(format!(
+            "message id {:?} must be 1-128 characters of A-Z a-z 0-9 _ -",
+            m.id
+        ));
     }
-    if m.parts.iter().any(|p| matches!(p, Part::Tool(_) | Part::StepStart | Part::Reasoning { .. })) {
+    if m.parts
+        .iter()
+        .any(|p| matches!(p, Part::Tool(_) | Part::StepStart | Part::Reasoning { .. }))
+    {
         return err("a user message may only have text, file and data parts");
     }
     if m.text().trim().is_empty() && !m.parts.iter().any(|p| matches!(p, Part::Other(_))) {
@@ -160,11 +195,18 @@ mod tests {
     use serde_json::json;
 
     fn m(id: &str, role: &str, text: &str) -> UiMessage {
-        serde_json::from_value(json!({"id": id, "role": role, "parts": [{"type": "text", "text": text}]})).unwrap()
+        serde_json::from_value(json!({"id": id, "role": role, "parts": [{"type": "text", "text": text}]}))
+            .unwrap()
     }
 
     fn req(messages: Vec<UiMessage>, trigger: Trigger, message_id: Option<&str>) -> ChatRequest {
-        ChatRequest { session_id: "s".into(), messages, trigger, message_id: message_id.map(str::to_string), model: None }
+        ChatRequest {
+            session_id: "s".into(),
+            messages,
+            trigger,
+            message_id: message_id.map(str::to_string),
+            model: None,
+        }
     }
 
     fn ids(ms: &[UiMessage]) -> Vec<&str> {
@@ -172,21 +214,51 @@ mod tests {
     }
 
     fn stored() -> Vec<UiMessage> {
-        vec![m("u1", "user", "hi"), m("a1", "assistant", "hello"), m("u2", "user", "more"), m("a2", "assistant", "sure")]
+        vec![
+            m("u1", "user", "hi"),
+            m("a1", "assistant", "hello"),
+            m("u2", "user", "more"),
+            m("a2", "assistant", "sure"),
+        ]
     }
 
     #[test]
     fn a_new_session_takes_the_clients_history() {
-        let p = plan_turn(None, &req(vec![m("u1", "user", "hi"), m("a1", "assistant", "yo"), m("u2", "user", "?")], Trigger::SubmitMessage, None), || "new".into()).unwrap();
+        let p = plan_turn(
+            None,
+            &req(
+                vec![
+                    m("u1", "user", "hi"),
+                    m("a1", "assistant", "yo"),
+                    m("u2", "user", "?"),
+                ],
+                Trigger::SubmitMessage,
+                None,
+            ),
+            || "new".into(),
+        )
+        .unwrap();
         assert_eq!(ids(&p.history), ["u1", "a1", "u2"]);
-        assert_eq!((p.assistant.id.as_str(), p.continued, p.unchanged), ("new", false, 0));
+        assert_eq!(
+            (p.assistant.id.as_str(), p.continued, p.unchanged),
+            ("new", false, 0)
+        );
     }
 
     #[test]
     fn submit_appends_to_the_stored_history_ignoring_the_clients_copy() {
         // The client's copy of a1 differs; the stored one wins.
-        let client = vec![m("u1", "user", "hi"), m("a1", "assistant", "tampered"), m("u2", "user", "more"), m("a2", "assistant", "x"), m("u3", "user", "next")];
-        let p = plan_turn(Some(stored()), &req(client, Trigger::SubmitMessage, None), || "a3".into()).unwrap();
+        let client = vec![
+            m("u1", "user", "hi"),
+            m("a1", "assistant", "tampered"),
+            m("u2", "user", "more"),
+            m("a2", "assistant", "x"),
+            m("u3", "user", "next"),
+        ];
+        let p = plan_turn(Some(stored()), &req(client, Trigger::SubmitMessage, None), || {
+            "a3".into()
+        })
+        .unwrap();
         assert_eq!(ids(&p.history), ["u1", "a1", "u2", "a2", "u3"]);
         assert_eq!(p.history[1].text(), "hello");
         assert_eq!(p.unchanged, 4);
@@ -194,8 +266,17 @@ mod tests {
 
     #[test]
     fn regenerate_drops_the_answer_after_the_last_user_message() {
-        let client = vec![m("u1", "user", "hi"), m("a1", "assistant", "hello"), m("u2", "user", "more")];
-        let p = plan_turn(Some(stored()), &req(client, Trigger::RegenerateMessage, Some("a2")), || "a2b".into()).unwrap();
+        let client = vec![
+            m("u1", "user", "hi"),
+            m("a1", "assistant", "hello"),
+            m("u2", "user", "more"),
+        ];
+        let p = plan_turn(
+            Some(stored()),
+            &req(client, Trigger::RegenerateMessage, Some("a2")),
+            || "a2b".into(),
+        )
+        .unwrap();
         assert_eq!(ids(&p.history), ["u1", "a1", "u2"]);
         assert_eq!(p.unchanged, 3);
         assert!(!p.continued);
@@ -204,18 +285,33 @@ mod tests {
     #[test]
     fn editing_a_user_message_replaces_it_and_drops_what_followed() {
         let client = vec![m("u1", "user", "hi (edited)")];
-        let p = plan_turn(Some(stored()), &req(client, Trigger::SubmitMessage, Some("u1")), || "n".into()).unwrap();
+        let p = plan_turn(
+            Some(stored()),
+            &req(client, Trigger::SubmitMessage, Some("u1")),
+            || "n".into(),
+        )
+        .unwrap();
         assert_eq!(ids(&p.history), ["u1"]);
         assert_eq!(p.history[0].text(), "hi (edited)");
         assert_eq!(p.unchanged, 0);
         // Without messageId the stored text stays.
-        let p = plan_turn(Some(stored()), &req(vec![m("u1", "user", "other")], Trigger::SubmitMessage, None), || "n".into()).unwrap();
+        let p = plan_turn(
+            Some(stored()),
+            &req(vec![m("u1", "user", "other")], Trigger::SubmitMessage, None),
+            || "n".into(),
+        )
+        .unwrap();
         assert_eq!(p.history[0].text(), "hi");
     }
 
     #[test]
     fn the_last_assistant_message_is_continued() {
-        let p = plan_turn(Some(stored()), &req(stored(), Trigger::SubmitMessage, None), || unreachable!()).unwrap();
+        let p = plan_turn(
+            Some(stored()),
+            &req(stored(), Trigger::SubmitMessage, None),
+            || unreachable!(),
+        )
+        .unwrap();
         assert!(p.continued);
         assert_eq!(p.assistant.id, "a2");
         assert_eq!(ids(&p.history), ["u1", "a1", "u2"]);
@@ -226,13 +322,48 @@ mod tests {
     fn invalid_requests_say_why() {
         let cases = vec![
             (None, vec![], Trigger::SubmitMessage, "empty"),
-            (None, vec![m("bad id", "user", "x")], Trigger::SubmitMessage, "must be 1-128"),
-            (None, vec![m("u", "user", "x"), m("u", "user", "y")], Trigger::SubmitMessage, "used twice"),
-            (Some(stored()), vec![m("zz", "assistant", "x")], Trigger::SubmitMessage, "does not have"),
-            (Some(stored()), vec![m("a2", "assistant", "x")], Trigger::RegenerateMessage, "user message to answer"),
-            (Some(stored()), vec![m("a1", "user", "x")], Trigger::SubmitMessage, "Assistant message in the stored"),
-            (Some(stored()), vec![m("u9", "user", "  ")], Trigger::SubmitMessage, "empty"),
-            (Some(stored()), vec![m("s", "system", "x")], Trigger::SubmitMessage, "system"),
+            (
+                None,
+                vec![m("bad id", "user", "x")],
+                Trigger::SubmitMessage,
+                "must be 1-128",
+            ),
+            (
+                None,
+                vec![m("u", "user", "x"), m("u", "user", "y")],
+                Trigger::SubmitMessage,
+                "used twice",
+            ),
+            (
+                Some(stored()),
+                vec![m("zz", "assistant", "x")],
+                Trigger::SubmitMessage,
+                "does not have",
+            ),
+            (
+                Some(stored()),
+                vec![m("a2", "assistant", "x")],
+                Trigger::RegenerateMessage,
+                "user message to answer",
+            ),
+            (
+                Some(stored()),
+                vec![m("a1", "user", "x")],
+                Trigger::SubmitMessage,
+                "Assistant message in the stored",
+            ),
+            (
+                Some(stored()),
+                vec![m("u9", "user", "  ")],
+                Trigger::SubmitMessage,
+                "empty",
+            ),
+            (
+                Some(stored()),
+                vec![m("s", "system", "x")],
+                Trigger::SubmitMessage,
+                "system",
+            ),
         ];
         for (stored, messages, trigger, why) in cases {
             let e = plan_turn(stored, &req(messages, trigger, None), || "n".into()).unwrap_err();
@@ -242,6 +373,13 @@ mod tests {
             json!({"id": "u", "role": "user", "parts": [{"type": "tool-hub_call", "toolCallId": "c", "state": "input-available", "input": {}}]}),
         )
         .unwrap();
-        assert!(plan_turn(None, &req(vec![tool_in_user], Trigger::SubmitMessage, None), || "n".into()).is_err());
+        assert!(
+            plan_turn(
+                None,
+                &req(vec![tool_in_user], Trigger::SubmitMessage, None),
+                || "n".into()
+            )
+            .is_err()
+        );
     }
 }

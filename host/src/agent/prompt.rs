@@ -34,7 +34,9 @@ Be concise. Show numbers and data exactly as the operations returned them.";
 
 /// The prompt in force: the configured one, or the default.
 pub fn system_prompt(configured: Option<&str>) -> &str {
-    configured.filter(|s| !s.trim().is_empty()).unwrap_or(DEFAULT_SYSTEM_PROMPT)
+    configured
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or(DEFAULT_SYSTEM_PROMPT)
 }
 
 #[cfg(test)]

@@ -101,7 +101,14 @@ struct Runner<'a> {
 pub async fn run(env: &TurnEnv, turn: Turn) -> Outcome {
     let sink = TurnSink::new(turn.live.clone(), turn.assistant.clone());
     let save_from = turn.unchanged;
-    let mut r = Runner { env, turn, sink, usage: None, save_from, steps: 0 };
+    let mut r = Runner {
+        env,
+        turn,
+        sink,
+        usage: None,
+        save_from,
+        steps: 0,
+    };
     let outcome = r.run().await;
     r.close(outcome);
     outcome
@@ -119,7 +126,10 @@ impl Runner<'_> {
         let mut budget = Budget::new(self.env.context_window);
         for step in 0..self.env.max_steps {
             let mut messages = convert::to_openai(Some(&self.env.system_prompt), &self.turn.history);
-            messages.extend(convert::to_openai(None, std::slice::from_ref(self.sink.message())));
+            messages.extend(convert::to_openai(
+                None,
+                std::slice::from_ref(self.sink.message()),
+            ));
             let estimate = estimate_tokens(&Value::Array(messages.clone()).to_string());
             let mut body = json!({ "messages": messages, "tools": &*self.env.tools });
             prepare_stream_body(&mut body, &self.turn.route.model);
@@ -130,7 +140,12 @@ impl Runner<'_> {
                 step: self.steps_before() + step,
                 ..StepOptions::default()
             };
-            let Ok(summary) = self.env.llm.run_step(&self.turn.route, &body, opts, &mut self.sink).await else {
+            let Ok(summary) = self
+                .env
+                .llm
+                .run_step(&self.turn.route, &body, opts, &mut self.sink)
+                .await
+            else {
                 return Outcome::Aborted;
             };
             self.steps += 1;
@@ -148,7 +163,12 @@ impl Runner<'_> {
                 self.finish(summary.finish_reason, Outcome::Stop);
                 return Outcome::Stop;
             }
-            budget.set_used(summary.usage.map(|u| u.input_tokens + u.output_tokens).unwrap_or(estimate));
+            budget.set_used(
+                summary
+                    .usage
+                    .map(|u| u.input_tokens + u.output_tokens)
+                    .unwrap_or(estimate),
+            );
             if !self.run_tools(&summary.tool_calls, &mut budget).await {
                 return Outcome::Aborted;
             }
@@ -168,7 +188,12 @@ impl Runner<'_> {
 
     /// Steps the continued assistant message already had, so part ids stay unique.
     fn steps_before(&self) -> u32 {
-        self.turn.assistant.parts.iter().filter(|p| matches!(p, super::message::Part::StepStart)).count() as u32
+        self.turn
+            .assistant
+            .parts
+            .iter()
+            .filter(|p| matches!(p, super::message::Part::StepStart))
+            .count() as u32
     }
 
     /// Runs a step's tool calls concurrently and sends each result as it arrives.
@@ -184,7 +209,11 @@ impl Runner<'_> {
             };
             let hub = self.env.hub.clone();
             let (id, name) = (call.id.clone(), call.name.clone());
-            let ctx = CallContext { caller: self.turn.caller.clone(), cancel: self.turn.live.cancel.child(), progress: None };
+            let ctx = CallContext {
+                caller: self.turn.caller.clone(),
+                cancel: self.turn.live.cancel.child(),
+                progress: None,
+            };
             tasks.spawn(async move {
                 let result = match hub.invoke(&name, input, ctx).await {
                     Ok(output) => ToolResult::Output(output),
@@ -221,13 +250,23 @@ impl Runner<'_> {
                         v => v.to_string(),
                     };
                     match budget.admit(&text) {
-                        Ok(()) => UiChunk::ToolOutputAvailable { tool_call_id: id, output, preliminary: None },
-                        Err(too_large) => UiChunk::ToolOutputError { tool_call_id: id, error_text: too_large.message() },
+                        Ok(()) => UiChunk::ToolOutputAvailable {
+                            tool_call_id: id,
+                            output,
+                            preliminary: None,
+                        },
+                        Err(too_large) => UiChunk::ToolOutputError {
+                            tool_call_id: id,
+                            error_text: too_large.message(),
+                        },
                     }
                 }
                 ToolResult::Error(message) => {
                     let _ = budget.admit(&error_json(&message));
-                    UiChunk::ToolOutputError { tool_call_id: id, error_text: message }
+                    UiChunk::ToolOutputError {
+                        tool_call_id: id,
+                        error_text: message,
+                    }
                 }
             };
             self.sink.emit(&[chunk]);
@@ -237,7 +276,10 @@ impl Runner<'_> {
     fn metadata(&self, outcome: Outcome) -> Value {
         let mut meta = Map::new();
         meta.insert("model".into(), Value::String(self.turn.model.clone()));
-        meta.insert("provider".into(), Value::String(self.turn.route.provider.config.name.clone()));
+        meta.insert(
+            "provider".into(),
+            Value::String(self.turn.route.provider.config.name.clone()),
+        );
         meta.insert("finishReason".into(), Value::String(outcome.as_str().into()));
         meta.insert("steps".into(), Value::from(self.steps));
         if let Some(u) = &self.usage {
@@ -248,7 +290,10 @@ impl Runner<'_> {
 
     fn finish(&mut self, reason: FinishReason, outcome: Outcome) {
         let meta = self.metadata(outcome);
-        self.sink.emit(&[UiChunk::Finish { finish_reason: Some(reason), message_metadata: Some(meta) }]);
+        self.sink.emit(&[UiChunk::Finish {
+            finish_reason: Some(reason),
+            message_metadata: Some(meta),
+        }]);
     }
 
     fn fail(&mut self, message: String) -> Outcome {
@@ -263,12 +308,17 @@ impl Runner<'_> {
     fn close(&mut self, outcome: Outcome) {
         if outcome == Outcome::Aborted {
             self.sink.builder_mut().close_open_parts();
-            self.sink.emit(&[UiChunk::Abort { reason: Some("the client disconnected".into()) }]);
+            self.sink.emit(&[UiChunk::Abort {
+                reason: Some("the client disconnected".into()),
+            }]);
             let meta = self.metadata(outcome);
             self.sink.builder_mut().message_mut().merge_metadata(&meta);
         }
         if let Err(e) = self.save(true) {
-            crate::error!("chat session {}: cannot store the final message: {e}", self.turn.session.id);
+            crate::error!(
+                "chat session {}: cannot store the final message: {e}",
+                self.turn.session.id
+            );
         }
     }
 
@@ -276,8 +326,13 @@ impl Runner<'_> {
     fn save(&mut self, durable: bool) -> Result<(), crate::storage::StorageError> {
         let assistant = Some(self.sink.message()).filter(|m| !m.parts.is_empty() || m.metadata.is_some());
         self.turn.session.model = Some(self.turn.model.clone());
-        self.turn.session =
-            self.env.sessions.save(&self.turn.session, &self.turn.history, assistant, self.save_from, durable)?;
+        self.turn.session = self.env.sessions.save(
+            &self.turn.session,
+            &self.turn.history,
+            assistant,
+            self.save_from,
+            durable,
+        )?;
         self.save_from = self.turn.history.len();
         Ok(())
     }

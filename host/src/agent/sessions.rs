@@ -59,12 +59,17 @@ fn message_key(id: &str, index: usize) -> Vec<u8> {
 }
 
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 impl Sessions {
     pub fn open(storage: &Storage) -> Result<Sessions, StorageError> {
-        Ok(Sessions { table: storage.table(TABLE)? })
+        Ok(Sessions {
+            table: storage.table(TABLE)?,
+        })
     }
 
     pub fn info(&self, id: &str) -> Result<Option<SessionInfo>, StorageError> {
@@ -73,7 +78,9 @@ impl Sessions {
 
     /// The session and its messages (exactly `message_count` of them).
     pub fn load(&self, id: &str) -> Result<Option<Session>, StorageError> {
-        let Some(info) = self.info(id)? else { return Ok(None) };
+        let Some(info) = self.info(id)? else {
+            return Ok(None);
+        };
         let prefix = format!("m/{id}/");
         let mut messages: Vec<UiMessage> = self
             .table
@@ -84,7 +91,11 @@ impl Sessions {
         if messages.len() < info.message_count {
             return Err(StorageError::Corrupt {
                 table: TABLE.into(),
-                message: format!("session {id} records {} messages but {} are stored", info.message_count, messages.len()),
+                message: format!(
+                    "session {id} records {} messages but {} are stored",
+                    info.message_count,
+                    messages.len()
+                ),
             });
         }
         messages.truncate(info.message_count);
@@ -93,7 +104,12 @@ impl Sessions {
 
     /// Every session, most recently updated first.
     pub fn list(&self) -> Result<Vec<SessionInfo>, StorageError> {
-        let mut all: Vec<SessionInfo> = self.table.scan_prefix(b"s/")?.into_iter().map(|(_, i)| i).collect();
+        let mut all: Vec<SessionInfo> = self
+            .table
+            .scan_prefix(b"s/")?
+            .into_iter()
+            .map(|(_, i)| i)
+            .collect();
         all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.id.cmp(&b.id)));
         Ok(all)
     }
@@ -120,9 +136,15 @@ impl Sessions {
         }
         let mut batch: Vec<(Vec<u8>, Value)> = Vec::with_capacity(count.saturating_sub(from) + 1);
         for (i, m) in head.iter().chain(tail).enumerate().skip(from) {
-            batch.push((message_key(&info.id, i), serde_json::to_value(m).map_err(|e| StorageError::Io(e.to_string()))?));
+            batch.push((
+                message_key(&info.id, i),
+                serde_json::to_value(m).map_err(|e| StorageError::Io(e.to_string()))?,
+            ));
         }
-        batch.push((info_key(&info.id), serde_json::to_value(&info).map_err(|e| StorageError::Io(e.to_string()))?));
+        batch.push((
+            info_key(&info.id),
+            serde_json::to_value(&info).map_err(|e| StorageError::Io(e.to_string()))?,
+        ));
         self.table.put_many(&batch)?;
         for i in count..previous {
             self.table.remove(&message_key(&info.id, i))?;
@@ -144,7 +166,9 @@ impl Sessions {
 
 /// The first user message's text, cut to a title.
 pub fn title_of(messages: &[UiMessage]) -> String {
-    let Some(first) = messages.iter().find(|m| m.role == Role::User) else { return String::new() };
+    let Some(first) = messages.iter().find(|m| m.role == Role::User) else {
+        return String::new();
+    };
     let text = first.text();
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut title: String = line.chars().take(TITLE_CHARS).collect();
@@ -161,19 +185,34 @@ mod tests {
 
     fn user(id: &str, text: &str) -> UiMessage {
         let mut m = UiMessage::new(id.into(), Role::User);
-        m.parts.push(Part::Text { text: text.into(), state: None });
+        m.parts.push(Part::Text {
+            text: text.into(),
+            state: None,
+        });
         m
     }
 
     fn info(id: &str) -> SessionInfo {
-        SessionInfo { id: id.into(), title: String::new(), created_at: 1, updated_at: 1, message_count: 0, model: None }
+        SessionInfo {
+            id: id.into(),
+            title: String::new(),
+            created_at: 1,
+            updated_at: 1,
+            message_count: 0,
+            model: None,
+        }
     }
 
     #[test]
     fn sessions_save_load_truncate_list_and_delete() {
         let s = Sessions::open(&Storage::temporary().unwrap()).unwrap();
-        let msgs = vec![user("u1", "first   question\nhere"), user("u2", "b"), user("u3", "c")];
-        s.save(&info("chat-a"), &msgs[..2], Some(&msgs[2]), 0, true).unwrap();
+        let msgs = vec![
+            user("u1", "first   question\nhere"),
+            user("u2", "b"),
+            user("u3", "c"),
+        ];
+        s.save(&info("chat-a"), &msgs[..2], Some(&msgs[2]), 0, true)
+            .unwrap();
         s.save(&info("chat-ab"), &msgs[..1], None, 0, false).unwrap();
         let loaded = s.load("chat-a").unwrap().unwrap();
         assert_eq!(loaded.messages, msgs);

@@ -22,7 +22,11 @@ pub struct TurnSink {
 
 impl TurnSink {
     pub fn new(turn: Arc<LiveTurn>, assistant: UiMessage) -> TurnSink {
-        TurnSink { turn, builder: MessageBuilder::new(assistant), scratch: Vec::new() }
+        TurnSink {
+            turn,
+            builder: MessageBuilder::new(assistant),
+            scratch: Vec::new(),
+        }
     }
 
     /// Records and publishes chunks the loop itself produces.
@@ -50,7 +54,12 @@ impl UiSink for TurnSink {
     async fn send(&mut self, chunks: &[UiChunk]) -> Result<(), Closed> {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        scratch.extend(chunks.iter().filter(|c| !matches!(c, UiChunk::FinishStep)).cloned());
+        scratch.extend(
+            chunks
+                .iter()
+                .filter(|c| !matches!(c, UiChunk::FinishStep))
+                .cloned(),
+        );
         self.emit(&scratch);
         self.scratch = scratch;
         if self.is_cancelled() { Err(Closed) } else { Ok(()) }

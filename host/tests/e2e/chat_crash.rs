@@ -37,7 +37,9 @@ fn spawn_hub(config: &Path, data: &Path, plugins: &Path) -> (Child, SocketAddr) 
             }
         }
     });
-    let addr = rx.recv_timeout(Duration::from_secs(120)).expect("the hub says where it listens");
+    let addr = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the hub says where it listens");
     (child, addr.parse().unwrap())
 }
 
@@ -58,7 +60,10 @@ async fn a_killed_hub_restarts_with_every_finished_step_stored() {
     let plugins = plugins(&[]);
 
     let (mut child, addr) = spawn_hub(&config, &data, &plugins);
-    upstream.push(tool_step(Some("Checking."), &[("call_l", "hub_list", "{}".into())]));
+    upstream.push(tool_step(
+        Some("Checking."),
+        &[("call_l", "hub_list", "{}".into())],
+    ));
     upstream.push(Reply::sse(vec![
         Frame::Data(json!({"choices": [{"index": 0, "delta": {"content": "half an ans"}}]}).to_string()),
         Frame::Hang,
@@ -78,7 +83,10 @@ async fn a_killed_hub_restarts_with_every_finished_step_stored() {
     drop(resp);
 
     let (mut child, addr) = spawn_hub(&config, &data, &plugins);
-    let list = client::send(addr, http::Method::GET, "/api/sessions", None, &[]).await.json().await;
+    let list = client::send(addr, http::Method::GET, "/api/sessions", None, &[])
+        .await
+        .json()
+        .await;
     assert_eq!(list["sessions"][0]["id"], "chat-crash", "{list}");
     let s = session(addr, "chat-crash").await;
     assert_eq!(s["messageCount"], 2, "{s}");
@@ -86,7 +94,10 @@ async fn a_killed_hub_restarts_with_every_finished_step_stored() {
     assert_eq!(a["parts"][0]["type"], "step-start");
     assert_eq!(a["parts"][1]["text"], "Checking.");
     assert_eq!(a["parts"][2]["type"], "tool-hub_list");
-    assert_eq!(a["parts"][2]["state"], "output-available", "the finished step survived: {a}");
+    assert_eq!(
+        a["parts"][2]["state"], "output-available",
+        "the finished step survived: {a}"
+    );
     assert_eq!(a["parts"][2]["output"]["operations"].as_array().unwrap().len(), 5);
 
     // The conversation goes on after the restart.

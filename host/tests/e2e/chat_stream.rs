@@ -14,11 +14,21 @@ use wasmhub::llm::UiChunk;
 async fn a_late_joiner_gets_the_whole_turn_and_204_when_none_runs() {
     let upstream = Upstream::start().await;
     let hub = hub_with(&upstream, plugins(&[]), |_| {}).await;
-    let none = client::send(hub.addr, http::Method::GET, "/api/chat/chat-res/stream", None, &[]).await;
+    let none = client::send(
+        hub.addr,
+        http::Method::GET,
+        "/api/chat/chat-res/stream",
+        None,
+        &[],
+    )
+    .await;
     assert_eq!(none.status, 204);
 
     upstream.push(tool_step(None, &[("call_l", "hub_list", "{}".into())]));
-    upstream.push(slow_text_step("one two three four five six", Duration::from_millis(100)));
+    upstream.push(slow_text_step(
+        "one two three four five six",
+        Duration::from_millis(100),
+    ));
     let mut first = post_chat(hub.addr, &submit("chat-res", vec![user("u1", "list")])).await;
     let mut seen = Vec::new();
     // Read until the second step streams text, then join.
@@ -29,15 +39,32 @@ async fn a_late_joiner_gets_the_whole_turn_and_204_when_none_runs() {
             break;
         }
     }
-    let joined = client::send(hub.addr, http::Method::GET, "/api/chat/chat-res/stream", None, &[]).await;
+    let joined = client::send(
+        hub.addr,
+        http::Method::GET,
+        "/api/chat/chat-res/stream",
+        None,
+        &[],
+    )
+    .await;
     assert_eq!(joined.status, 200);
     let late = chunks(joined).await;
     while let Some(c) = next_chunk(&mut first).await {
         seen.push(c);
     }
-    assert_eq!(late, seen, "the late joiner sees exactly what the first client saw");
+    assert_eq!(
+        late, seen,
+        "the late joiner sees exactly what the first client saw"
+    );
     assert!(matches!(late.last(), Some(UiChunk::Finish { .. })));
-    let after = client::send(hub.addr, http::Method::GET, "/api/chat/chat-res/stream", None, &[]).await;
+    let after = client::send(
+        hub.addr,
+        http::Method::GET,
+        "/api/chat/chat-res/stream",
+        None,
+        &[],
+    )
+    .await;
     assert_eq!(after.status, 204);
 }
 
@@ -48,10 +75,21 @@ async fn the_joiner_keeps_the_turn_alive_when_the_first_client_leaves() {
     upstream.push(slow_text_step("a b c d e f g h", Duration::from_millis(100)));
     let mut first = post_chat(hub.addr, &submit("chat-keep", vec![user("u1", "hi")])).await;
     assert!(next_chunk(&mut first).await.is_some());
-    let joined = client::send(hub.addr, http::Method::GET, "/api/chat/chat-keep/stream", None, &[]).await;
+    let joined = client::send(
+        hub.addr,
+        http::Method::GET,
+        "/api/chat/chat-keep/stream",
+        None,
+        &[],
+    )
+    .await;
     drop(first);
     let late = chunks(joined).await;
-    assert!(matches!(late.last(), Some(UiChunk::Finish { .. })), "{:?}", types(&late));
+    assert!(
+        matches!(late.last(), Some(UiChunk::Finish { .. })),
+        "{:?}",
+        types(&late)
+    );
     assert_eq!(upstream.cancelled(), 0);
     let s = session(hub.addr, "chat-keep").await;
     assert!(s["messages"][1]["metadata"].get("aborted").is_none());
@@ -78,7 +116,10 @@ async fn disconnecting_cancels_the_upstream_request_and_stores_the_partial_messa
         }
     }
     drop(resp);
-    assert!(upstream.wait_cancelled(1, Duration::from_secs(10)).await, "the upstream request was cancelled");
+    assert!(
+        upstream.wait_cancelled(1, Duration::from_secs(10)).await,
+        "the upstream request was cancelled"
+    );
     let s = wait_for_session_end(hub.addr, "chat-abort").await;
     let a = &s["messages"][1];
     assert_eq!(a["metadata"]["aborted"], true, "{a}");
@@ -98,7 +139,14 @@ async fn disconnecting_cancels_the_upstream_request_and_stores_the_partial_messa
 async fn disconnecting_cancels_a_running_tool_call() {
     let upstream = Upstream::start().await;
     let hub = hub_with(&upstream, plugins(&["adversary"]), |_| {}).await;
-    upstream.push(tool_step(None, &[("call_slow", "hub_call", call_args(json!([{"tool": "adversary.slow", "input": {"ms": 30000}}])))]));
+    upstream.push(tool_step(
+        None,
+        &[(
+            "call_slow",
+            "hub_call",
+            call_args(json!([{"tool": "adversary.slow", "input": {"ms": 30000}}])),
+        )],
+    ));
     let mut resp = post_chat(hub.addr, &submit("chat-tool-abort", vec![user("u1", "wait")])).await;
     while let Some(c) = next_chunk(&mut resp).await {
         if matches!(c, UiChunk::ToolInputAvailable { .. }) {
@@ -114,16 +162,25 @@ async fn disconnecting_cancels_a_running_tool_call() {
         if let Some(r) = calls.into_iter().find(|r| r.tool == "adversary.slow") {
             break r;
         }
-        assert!(left.elapsed() < Duration::from_secs(15), "the slow call was not recorded as ended");
+        assert!(
+            left.elapsed() < Duration::from_secs(15),
+            "the slow call was not recorded as ended"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert_eq!(record.outcome, "cancelled", "{record:?}");
-    assert!(record.duration_us < 15_000_000, "stopped long before its 30 s: {record:?}");
+    assert!(
+        record.duration_us < 15_000_000,
+        "stopped long before its 30 s: {record:?}"
+    );
     let s = wait_for_session_end(hub.addr, "chat-tool-abort").await;
     let a = &s["messages"][1];
     assert_eq!(a["metadata"]["aborted"], true);
     assert_eq!(a["parts"][1]["type"], "tool-hub_call");
-    assert_eq!(a["parts"][1]["state"], "input-available", "no result was stored for the cancelled call");
+    assert_eq!(
+        a["parts"][1]["state"], "input-available",
+        "no result was stored for the cancelled call"
+    );
 }
 
 /// The stored session once its turn is over.
@@ -134,7 +191,10 @@ async fn wait_for_session_end(addr: std::net::SocketAddr, id: &str) -> serde_jso
         if s["active"] == false && s["messages"].as_array().map(Vec::len) == Some(2) {
             return s;
         }
-        assert!(start.elapsed() < Duration::from_secs(15), "the turn did not end: {s}");
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "the turn did not end: {s}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

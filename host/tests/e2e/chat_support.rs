@@ -27,20 +27,40 @@ pub fn plugins(extra: &[&str]) -> PathBuf {
             return dist;
         }
         let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-q", "--release", "--target", "wasm32-wasip2", "-p", "calc", "-p", "text"])
+            .args([
+                "build",
+                "-q",
+                "--release",
+                "--target",
+                "wasm32-wasip2",
+                "-p",
+                "calc",
+                "-p",
+                "text",
+            ])
             .current_dir(&root)
             .status()
             .expect("run cargo build for the plugins");
         assert!(status.success(), "building the calc and text plugins failed");
         root.join("target/wasm32-wasip2/release")
     });
-    let dir = root.join("target/test-scratch").join(wasmhub::ids::new_id("chat-plugins"));
+    let dir = root
+        .join("target/test-scratch")
+        .join(wasmhub::ids::new_id("chat-plugins"));
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["calc", "text"] {
-        std::fs::copy(built.join(format!("{name}.wasm")), dir.join(format!("{name}.wasm"))).unwrap();
+        std::fs::copy(
+            built.join(format!("{name}.wasm")),
+            dir.join(format!("{name}.wasm")),
+        )
+        .unwrap();
     }
     for guest in extra {
-        std::fs::copy(crate::runtime_support::guest(guest), dir.join(format!("{guest}.wasm"))).unwrap();
+        std::fs::copy(
+            crate::runtime_support::guest(guest),
+            dir.join(format!("{guest}.wasm")),
+        )
+        .unwrap();
     }
     dir
 }
@@ -52,7 +72,9 @@ fn shared_storage() -> wasmhub::storage::Storage {
     static STORE: OnceLock<wasmhub::storage::Storage> = OnceLock::new();
     STORE
         .get_or_init(|| {
-            let dir = crate::runtime_support::repo_root().join("target/test-scratch").join(wasmhub::ids::new_id("chat-store"));
+            let dir = crate::runtime_support::repo_root()
+                .join("target/test-scratch")
+                .join(wasmhub::ids::new_id("chat-store"));
             wasmhub::storage::Storage::open(&dir).expect("the shared chat test store")
         })
         .clone()
@@ -61,7 +83,12 @@ fn shared_storage() -> wasmhub::storage::Storage {
 /// A hub whose agent talks to `upstream`, with the plugins in `plugins_dir`.
 pub async fn hub_with(upstream: &Upstream, plugins_dir: PathBuf, tune: impl FnOnce(&mut Config)) -> Hub {
     let mut config = Config {
-        providers: vec![hub::provider("scripted", &upstream.base_url(), &["m*"], "max_retries = 0")],
+        providers: vec![hub::provider(
+            "scripted",
+            &upstream.base_url(),
+            &["m*"],
+            "max_retries = 0",
+        )],
         plugins_dir,
         ..Config::default()
     };
@@ -96,7 +123,10 @@ fn usage(input: u64, output: u64) -> Frame {
 /// A model step that says `text` (if any) and calls `calls` = `(id, name, arguments
 /// text)`, each call's arguments in two fragments.
 pub fn tool_step(text: Option<&str>, calls: &[(&str, &str, String)]) -> Reply {
-    let mut frames = vec![chunk(json!({"role": "assistant", "content": text.unwrap_or("")}), None)];
+    let mut frames = vec![chunk(
+        json!({"role": "assistant", "content": text.unwrap_or("")}),
+        None,
+    )];
     for (index, (id, name, args)) in calls.iter().enumerate() {
         let cut = args.len() / 2;
         let cut = (0..=cut).rev().find(|i| args.is_char_boundary(*i)).unwrap_or(0);
@@ -104,7 +134,10 @@ pub fn tool_step(text: Option<&str>, calls: &[(&str, &str, String)]) -> Reply {
             json!({"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": &args[..cut]}}]}),
             None,
         ));
-        frames.push(chunk(json!({"tool_calls": [{"index": index, "function": {"arguments": &args[cut..]}}]}), None));
+        frames.push(chunk(
+            json!({"tool_calls": [{"index": index, "function": {"arguments": &args[cut..]}}]}),
+            None,
+        ));
     }
     frames.push(chunk(json!({}), Some("tool_calls")));
     frames.push(usage(100, 10));
@@ -161,10 +194,16 @@ pub async fn chunks(resp: ClientResp) -> Vec<UiChunk> {
     assert_eq!(resp.status, 200);
     assert_eq!(resp.header("x-vercel-ai-ui-message-stream"), Some("v1"));
     let (events, _) = resp.events(Duration::from_secs(30)).await;
-    assert_eq!(events.last().map(String::as_str), Some("[DONE]"), "the stream ends with [DONE]: {events:?}");
+    assert_eq!(
+        events.last().map(String::as_str),
+        Some("[DONE]"),
+        "the stream ends with [DONE]: {events:?}"
+    );
     events[..events.len() - 1]
         .iter()
-        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("a chunk useChat would reject ({e}): {d}")))
+        .map(|d| {
+            serde_json::from_str(d).unwrap_or_else(|e| panic!("a chunk useChat would reject ({e}): {d}"))
+        })
         .collect()
 }
 

@@ -14,8 +14,13 @@ fn outputs(chunks: &[UiChunk]) -> Vec<(String, Result<Value, String>)> {
     chunks
         .iter()
         .filter_map(|c| match c {
-            UiChunk::ToolOutputAvailable { tool_call_id, output, .. } => Some((tool_call_id.clone(), Ok(output.clone()))),
-            UiChunk::ToolOutputError { tool_call_id, error_text } => Some((tool_call_id.clone(), Err(error_text.clone()))),
+            UiChunk::ToolOutputAvailable {
+                tool_call_id, output, ..
+            } => Some((tool_call_id.clone(), Ok(output.clone()))),
+            UiChunk::ToolOutputError {
+                tool_call_id,
+                error_text,
+            } => Some((tool_call_id.clone(), Err(error_text.clone()))),
             _ => None,
         })
         .collect()
@@ -23,14 +28,21 @@ fn outputs(chunks: &[UiChunk]) -> Vec<(String, Result<Value, String>)> {
 
 fn finish(chunks: &[UiChunk]) -> (Option<FinishReason>, Value) {
     match chunks.iter().rev().find(|c| matches!(c, UiChunk::Finish { .. })) {
-        Some(UiChunk::Finish { finish_reason, message_metadata }) => (*finish_reason, message_metadata.clone().unwrap_or(Value::Null)),
+        Some(UiChunk::Finish {
+            finish_reason,
+            message_metadata,
+        }) => (*finish_reason, message_metadata.clone().unwrap_or(Value::Null)),
         _ => panic!("no finish chunk in {:?}", types(chunks)),
     }
 }
 
 /// The OpenAI messages of the `n`th upstream request.
 fn sent_messages(upstream: &Upstream, n: usize) -> Vec<Value> {
-    let requests: Vec<_> = upstream.requests().into_iter().filter(|r| r.path == CHAT).collect();
+    let requests: Vec<_> = upstream
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == CHAT)
+        .collect();
     requests[n].json()["messages"].as_array().unwrap().clone()
 }
 
@@ -42,7 +54,11 @@ async fn a_turn_searches_reads_a_schema_and_calls_calc_and_text_in_one_batch() {
     upstream.push(tool_step(
         Some("Looking."),
         &[
-            ("call_s", "hub_search", json!({"q": "evaluate arithmetic expression", "limit": 3}).to_string()),
+            (
+                "call_s",
+                "hub_search",
+                json!({"q": "evaluate arithmetic expression", "limit": 3}).to_string(),
+            ),
             ("call_k", "hub_schema", json!({"tool": "calc.eval"}).to_string()),
         ],
     ));
@@ -59,7 +75,14 @@ async fn a_turn_searches_reads_a_schema_and_calls_calc_and_text_in_one_batch() {
     ));
     upstream.push(text_step("6*7 is 42 and the slug is hello-world."));
 
-    let chunks = chunks(post_chat(hub.addr, &submit("chat-1", vec![user("u1", "What is 6*7? Slugify Hello World.")])).await).await;
+    let chunks = chunks(
+        post_chat(
+            hub.addr,
+            &submit("chat-1", vec![user("u1", "What is 6*7? Slugify Hello World.")]),
+        )
+        .await,
+    )
+    .await;
     let t = types(&chunks);
     assert_eq!(t.first().map(String::as_str), Some("start"));
     assert_eq!(t.iter().filter(|x| *x == "start-step").count(), 3, "{t:?}");
@@ -68,7 +91,13 @@ async fn a_turn_searches_reads_a_schema_and_calls_calc_and_text_in_one_batch() {
     let first_finish = t.iter().position(|x| x == "finish-step").unwrap();
     let first_output = t.iter().position(|x| x == "tool-output-available").unwrap();
     assert!(first_output < first_finish, "{t:?}");
-    let UiChunk::Start { message_id: Some(assistant_id), .. } = &chunks[0] else { panic!("start without messageId") };
+    let UiChunk::Start {
+        message_id: Some(assistant_id),
+        ..
+    } = &chunks[0]
+    else {
+        panic!("start without messageId")
+    };
 
     let outs = outputs(&chunks);
     assert_eq!(outs.len(), 3, "{outs:?}");
@@ -86,19 +115,35 @@ async fn a_turn_searches_reads_a_schema_and_calls_calc_and_text_in_one_batch() {
     assert_eq!(reason, Some(FinishReason::Stop));
     assert_eq!(meta["finishReason"], "stop");
     assert_eq!(meta["steps"], 3);
-    assert_eq!(meta["usage"]["inputTokens"], 300, "usage is summed over the steps: {meta}");
+    assert_eq!(
+        meta["usage"]["inputTokens"], 300,
+        "usage is summed over the steps: {meta}"
+    );
     assert_eq!(meta["model"], MODEL);
 
     // What the model was sent: the system prompt, the four tools, and in step 2 the
     // assistant's tool calls followed by one tool message per call, in order.
-    let first = upstream.requests().into_iter().find(|r| r.path == CHAT).unwrap().json();
+    let first = upstream
+        .requests()
+        .into_iter()
+        .find(|r| r.path == CHAT)
+        .unwrap()
+        .json();
     assert_eq!(first["model"], "m1");
-    let tools: Vec<&str> = first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
     assert_eq!(tools, ["hub_list", "hub_search", "hub_schema", "hub_call"]);
     let step2 = sent_messages(&upstream, 1);
     assert_eq!(step2[0]["role"], "system");
     assert!(step2[0]["content"].as_str().unwrap().contains("hub_search"));
-    assert_eq!(step2[1], json!({"role": "user", "content": "What is 6*7? Slugify Hello World."}));
+    assert_eq!(
+        step2[1],
+        json!({"role": "user", "content": "What is 6*7? Slugify Hello World."})
+    );
     assert_eq!(step2[2]["content"], "Looking.");
     assert_eq!(step2[2]["tool_calls"].as_array().unwrap().len(), 2);
     assert_eq!(step2[3]["tool_call_id"], "call_s");
@@ -113,10 +158,24 @@ async fn a_turn_searches_reads_a_schema_and_calls_calc_and_text_in_one_batch() {
     assert_eq!(s["title"], "What is 6*7? Slugify Hello World.");
     let a = &s["messages"][1];
     assert_eq!(a["id"], assistant_id.as_str());
-    let parts: Vec<&str> = a["parts"].as_array().unwrap().iter().map(|p| p["type"].as_str().unwrap()).collect();
+    let parts: Vec<&str> = a["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["type"].as_str().unwrap())
+        .collect();
     assert_eq!(
         parts,
-        ["step-start", "text", "tool-hub_search", "tool-hub_schema", "step-start", "tool-hub_call", "step-start", "text"]
+        [
+            "step-start",
+            "text",
+            "tool-hub_search",
+            "tool-hub_schema",
+            "step-start",
+            "tool-hub_call",
+            "step-start",
+            "text"
+        ]
     );
     assert_eq!(a["parts"][5]["state"], "output-available");
     assert_eq!(a["parts"][7]["text"], "6*7 is 42 and the slug is hello-world.");
@@ -136,26 +195,60 @@ async fn tool_failures_and_invalid_arguments_go_back_to_the_model() {
         ],
     ));
     upstream.push(text_step("Division by zero is undefined."));
-    let chunks = chunks(post_chat(hub.addr, &submit("chat-err", vec![user("u1", "What is 1/0?")])).await).await;
+    let chunks =
+        chunks(post_chat(hub.addr, &submit("chat-err", vec![user("u1", "What is 1/0?")])).await).await;
     let t = types(&chunks);
     assert!(t.contains(&"tool-input-error".to_string()), "{t:?}");
     let outs = outputs(&chunks);
     // The batch answers with per-call errors; the unknown tool is a tool error.
-    let batch = outs.iter().find(|(id, _)| id == "call_a").unwrap().1.clone().unwrap();
+    let batch = outs
+        .iter()
+        .find(|(id, _)| id == "call_a")
+        .unwrap()
+        .1
+        .clone()
+        .unwrap();
     assert_eq!(batch["results"][0]["ok"], false);
     assert_eq!(batch["results"][1]["ok"], false);
-    let schema_err = outs.iter().find(|(id, _)| id == "call_b").unwrap().1.clone().unwrap_err();
-    assert!(schema_err.contains("calc.eval"), "a suggestion is offered: {schema_err}");
-    assert!(!outs.iter().any(|(id, _)| id == "call_c"), "invalid JSON is not run");
+    let schema_err = outs
+        .iter()
+        .find(|(id, _)| id == "call_b")
+        .unwrap()
+        .1
+        .clone()
+        .unwrap_err();
+    assert!(
+        schema_err.contains("calc.eval"),
+        "a suggestion is offered: {schema_err}"
+    );
+    assert!(
+        !outs.iter().any(|(id, _)| id == "call_c"),
+        "invalid JSON is not run"
+    );
     assert_eq!(finish(&chunks).0, Some(FinishReason::Stop));
 
     let step2 = sent_messages(&upstream, 1);
     let tool_msgs: Vec<&Value> = step2.iter().filter(|m| m["role"] == "tool").collect();
     assert_eq!(tool_msgs.len(), 3);
     assert!(tool_msgs[0]["content"].as_str().unwrap().contains("\"ok\":false"));
-    assert!(tool_msgs[1]["content"].as_str().unwrap().starts_with("{\"error\":"));
-    assert!(tool_msgs[2]["content"].as_str().unwrap().contains("not valid JSON"), "{}", tool_msgs[2]);
-    assert_eq!(step2.iter().find(|m| m["role"] == "assistant").unwrap()["tool_calls"][2]["function"]["arguments"], "{\"calls\": [");
+    assert!(
+        tool_msgs[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("{\"error\":")
+    );
+    assert!(
+        tool_msgs[2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON"),
+        "{}",
+        tool_msgs[2]
+    );
+    assert_eq!(
+        step2.iter().find(|m| m["role"] == "assistant").unwrap()["tool_calls"][2]["function"]["arguments"],
+        "{\"calls\": ["
+    );
     let s = session(hub.addr, "chat-err").await;
     assert_eq!(s["messages"][1]["parts"][3]["state"], "output-error");
     assert_eq!(s["messages"][1]["parts"][3]["rawInput"], "{\"calls\": [");
@@ -166,7 +259,8 @@ async fn the_step_limit_ends_the_turn_with_max_steps_in_the_metadata() {
     let upstream = Upstream::start().await;
     let hub = hub_with(&upstream, plugins(&[]), |c| c.agent.max_steps = 3).await;
     upstream.set_default(CHAT, tool_step(None, &[("call_l", "hub_list", "{}".into())]));
-    let chunks = chunks(post_chat(hub.addr, &submit("chat-max", vec![user("u1", "List forever")])).await).await;
+    let chunks =
+        chunks(post_chat(hub.addr, &submit("chat-max", vec![user("u1", "List forever")])).await).await;
     assert_eq!(upstream.requests().iter().filter(|r| r.path == CHAT).count(), 3);
     let (reason, meta) = finish(&chunks);
     assert_eq!(reason, Some(FinishReason::ToolCalls), "a valid AI SDK reason");
@@ -187,7 +281,12 @@ async fn upstream_errors_end_the_turn_with_an_error_chunk() {
     assert!(err.unwrap().contains("context length exceeded"));
     assert_eq!(finish(&chunks).1["finishReason"], "error");
     let s = session(hub.addr, "chat-up").await;
-    assert!(s["messages"][1]["metadata"]["error"].as_str().unwrap().contains("context length"));
+    assert!(
+        s["messages"][1]["metadata"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("context length")
+    );
 }
 
 #[tokio::test]
@@ -196,13 +295,23 @@ async fn a_tool_result_too_large_for_the_context_is_replaced_by_an_error() {
     // 8192-token window, 1024 reserved, the step reports 100+10 tokens used.
     let hub = hub_with(&upstream, plugins(&[]), |c| c.agent.context_window = 8192).await;
     let long = "word ".repeat(8000);
-    upstream.push(tool_step(None, &[("call_big", "hub_call", call_args(json!([{"tool": "text.slugify", "input": {"text": long, "max_length": 100000}}])))]));
+    upstream.push(tool_step(
+        None,
+        &[(
+            "call_big",
+            "hub_call",
+            call_args(json!([{"tool": "text.slugify", "input": {"text": long, "max_length": 100000}}])),
+        )],
+    ));
     upstream.push(text_step("Too large."));
     let chunks = chunks(post_chat(hub.addr, &submit("chat-big", vec![user("u1", "slug it")])).await).await;
     let outs = outputs(&chunks);
     let err = outs[0].1.clone().unwrap_err();
     assert!(err.starts_with("result too large"), "{err}");
-    let tool_msg = sent_messages(&upstream, 1).into_iter().find(|m| m["role"] == "tool").unwrap();
+    let tool_msg = sent_messages(&upstream, 1)
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
     assert!(tool_msg["content"].as_str().unwrap().contains("result too large"));
 }
 
@@ -212,13 +321,23 @@ async fn regenerate_edit_and_continuation_follow_the_ai_sdk() {
     let hub = hub_with(&upstream, plugins(&[]), |_| {}).await;
     upstream.push(text_step("first answer"));
     let c1 = chunks(post_chat(hub.addr, &submit("chat-r", vec![user("u1", "hello")])).await).await;
-    let UiChunk::Start { message_id: Some(a1), .. } = &c1[0] else { panic!() };
+    let UiChunk::Start {
+        message_id: Some(a1), ..
+    } = &c1[0]
+    else {
+        panic!()
+    };
 
     // Regenerate: the client dropped the assistant message and names it.
     upstream.push(text_step("second answer"));
     let body = json!({"id": "chat-r", "trigger": "regenerate-message", "messageId": a1, "messages": [user("u1", "hello")]});
     let c2 = chunks(post_chat(hub.addr, &body).await).await;
-    let UiChunk::Start { message_id: Some(a2), .. } = &c2[0] else { panic!() };
+    let UiChunk::Start {
+        message_id: Some(a2), ..
+    } = &c2[0]
+    else {
+        panic!()
+    };
     assert_ne!(a1, a2);
     let s = session(hub.addr, "chat-r").await;
     assert_eq!(s["messages"].as_array().unwrap().len(), 2);
@@ -254,12 +373,29 @@ async fn regenerate_edit_and_continuation_follow_the_ai_sdk() {
     let s = session(hub.addr, "chat-r").await;
     let last = s["messages"][3].clone();
     upstream.push(text_step("continued"));
-    let c = chunks(post_chat(hub.addr, &submit("chat-r", s["messages"].as_array().unwrap().clone())).await).await;
-    let UiChunk::Start { message_id: Some(id), .. } = &c[0] else { panic!() };
+    let c = chunks(
+        post_chat(
+            hub.addr,
+            &submit("chat-r", s["messages"].as_array().unwrap().clone()),
+        )
+        .await,
+    )
+    .await;
+    let UiChunk::Start {
+        message_id: Some(id), ..
+    } = &c[0]
+    else {
+        panic!()
+    };
     assert_eq!(id, last["id"].as_str().unwrap());
     let s = session(hub.addr, "chat-r").await;
     assert_eq!(s["messageCount"], 4);
-    let texts: Vec<&str> = s["messages"][3]["parts"].as_array().unwrap().iter().filter_map(|p| p["text"].as_str()).collect();
+    let texts: Vec<&str> = s["messages"][3]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect();
     assert_eq!(texts, ["ok", "continued"]);
 }
 
@@ -269,11 +405,23 @@ async fn bad_requests_busy_sessions_and_the_session_routes() {
     let hub = hub_with(&upstream, plugins(&[]), |_| {}).await;
     for (body, code) in [
         (json!({"messages": []}), "invalid_request"),
-        (json!({"id": "../x", "messages": [user("u1", "x")]}), "invalid_request"),
+        (
+            json!({"id": "../x", "messages": [user("u1", "x")]}),
+            "invalid_request",
+        ),
         (json!({"id": "c", "messages": []}), "invalid_request"),
-        (json!({"id": "c", "messages": [user("u1", "x")], "trigger": "resume"}), "invalid_request"),
-        (json!({"id": "c", "messages": [user("u1", "x")], "model": "nobody/none"}), "model_not_found"),
-        (json!({"id": "c", "messages": [{"id": "a", "role": "assistant", "parts": []}]}), "invalid_request"),
+        (
+            json!({"id": "c", "messages": [user("u1", "x")], "trigger": "resume"}),
+            "invalid_request",
+        ),
+        (
+            json!({"id": "c", "messages": [user("u1", "x")], "model": "nobody/none"}),
+            "model_not_found",
+        ),
+        (
+            json!({"id": "c", "messages": [{"id": "a", "role": "assistant", "parts": []}]}),
+            "invalid_request",
+        ),
     ] {
         let resp = post_chat(hub.addr, &body).await;
         let status = resp.status;
@@ -286,18 +434,42 @@ async fn bad_requests_busy_sessions_and_the_session_routes() {
     // One turn per session: a second request while the first streams gets 409.
     upstream.push(slow_text_step("slow answer here", Duration::from_millis(150)));
     let mut first = post_chat(hub.addr, &submit("chat-busy", vec![user("u1", "slow")])).await;
-    assert!(matches!(next_chunk(&mut first).await, Some(UiChunk::Start { .. })));
-    let second = post_chat(hub.addr, &submit("chat-busy", vec![user("u1", "slow"), user("u2", "again")])).await;
+    assert!(matches!(
+        next_chunk(&mut first).await,
+        Some(UiChunk::Start { .. })
+    ));
+    let second = post_chat(
+        hub.addr,
+        &submit("chat-busy", vec![user("u1", "slow"), user("u2", "again")]),
+    )
+    .await;
     assert_eq!(second.status, 409);
     assert_eq!(second.json().await["error"]["code"], "turn_in_progress");
-    let del = client::send(hub.addr, http::Method::DELETE, "/api/sessions/chat-busy", None, &[]).await;
+    let del = client::send(
+        hub.addr,
+        http::Method::DELETE,
+        "/api/sessions/chat-busy",
+        None,
+        &[],
+    )
+    .await;
     assert_eq!(del.status, 409);
     while next_chunk(&mut first).await.is_some() {}
 
-    let list = client::send(hub.addr, http::Method::GET, "/api/sessions", None, &[]).await.json().await;
+    let list = client::send(hub.addr, http::Method::GET, "/api/sessions", None, &[])
+        .await
+        .json()
+        .await;
     assert_eq!(list["sessions"][0]["id"], "chat-busy");
     assert_eq!(list["sessions"][0]["active"], false);
-    let del = client::send(hub.addr, http::Method::DELETE, "/api/sessions/chat-busy", None, &[]).await;
+    let del = client::send(
+        hub.addr,
+        http::Method::DELETE,
+        "/api/sessions/chat-busy",
+        None,
+        &[],
+    )
+    .await;
     assert_eq!(del.status, 204);
     let gone = client::send(hub.addr, http::Method::GET, "/api/sessions/chat-busy", None, &[]).await;
     assert_eq!(gone.status, 404);

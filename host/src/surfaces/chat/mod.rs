@@ -63,7 +63,11 @@ fn check_id(id: &str) -> Result<(), Resp> {
     if is_valid_client_id(id) {
         Ok(())
     } else {
-        Err(respond::error(StatusCode::BAD_REQUEST, "invalid_id", format!("{id:?} is not a valid id (1-128 characters of A-Z a-z 0-9 _ -)")))
+        Err(respond::error(
+            StatusCode::BAD_REQUEST,
+            "invalid_id",
+            format!("{id:?} is not a valid id (1-128 characters of A-Z a-z 0-9 _ -)"),
+        ))
     }
 }
 

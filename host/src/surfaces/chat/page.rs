@@ -14,7 +14,10 @@ pub const PAGE: &str = include_str!("page.html");
 pub fn page() -> Resp {
     let mut resp = Response::new(Body::full(PAGE));
     let h = resp.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -33,7 +36,14 @@ mod tests {
     #[test]
     fn the_page_is_self_contained() {
         assert!(PAGE.starts_with("<!doctype html>"));
-        for needle in ["/api/chat", "/api/sessions", "/v1/models", "getReader", "tool-output-available", "abort"] {
+        for needle in [
+            "/api/chat",
+            "/api/sessions",
+            "/v1/models",
+            "getReader",
+            "tool-output-available",
+            "abort",
+        ] {
             assert!(PAGE.contains(needle), "{needle}");
         }
         // No external resources.

@@ -12,17 +12,25 @@ use serde_json::Value;
 
 /// Parses and checks a request body.
 pub fn parse(body: &[u8]) -> Result<ChatRequest, String> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| format!("request body is not valid JSON: {e}"))?;
-    let Value::Object(mut obj) = value else { return Err("the request body must be a JSON object".into()) };
+    let value: Value =
+        serde_json::from_slice(body).map_err(|e| format!("request body is not valid JSON: {e}"))?;
+    let Value::Object(mut obj) = value else {
+        return Err("the request body must be a JSON object".into());
+    };
     let session_id = match obj.remove("id") {
         Some(Value::String(id)) if is_valid_client_id(&id) => id,
-        Some(Value::String(id)) => return Err(format!("\"id\" {id:?} must be 1-128 characters of A-Z a-z 0-9 _ -")),
+        Some(Value::String(id)) => {
+            return Err(format!(
+                "\"id\" {id:?} must be 1-128 characters of A-Z a-z 0-9 _ -"
+            ));
+        }
         Some(_) => return Err("\"id\" must be a string (the chat id)".into()),
         None => return Err("\"id\" (the chat id) is required".into()),
     };
     let trigger = match obj.remove("trigger") {
-        Some(Value::String(t)) => Trigger::parse(&t)
-            .ok_or_else(|| format!("\"trigger\" {t:?} must be \"submit-message\" or \"regenerate-message\""))?,
+        Some(Value::String(t)) => Trigger::parse(&t).ok_or_else(|| {
+            format!("\"trigger\" {t:?} must be \"submit-message\" or \"regenerate-message\"")
+        })?,
         // Older transports send no trigger: a plain submit.
         None | Some(Value::Null) => Trigger::SubmitMessage,
         Some(_) => return Err("\"trigger\" must be a string".into()),
@@ -46,7 +54,13 @@ pub fn parse(body: &[u8]) -> Result<ChatRequest, String> {
         Some(_) => return Err("\"messages\" must be an array of UI messages".into()),
         None => return Err("\"messages\" is required".into()),
     };
-    Ok(ChatRequest { session_id, messages, trigger, message_id, model })
+    Ok(ChatRequest {
+        session_id,
+        messages,
+        trigger,
+        message_id,
+        model,
+    })
 }
 
 #[cfg(test)]
@@ -60,7 +74,15 @@ mod tests {
                 "trigger":"regenerate-message","messageId":"a1","model":"p/m","temperature":0}"#,
         )
         .unwrap();
-        assert_eq!((r.session_id.as_str(), r.trigger, r.message_id.as_deref(), r.model.as_deref()), ("c1", Trigger::RegenerateMessage, Some("a1"), Some("p/m")));
+        assert_eq!(
+            (
+                r.session_id.as_str(),
+                r.trigger,
+                r.message_id.as_deref(),
+                r.model.as_deref()
+            ),
+            ("c1", Trigger::RegenerateMessage, Some("a1"), Some("p/m"))
+        );
         assert_eq!(r.messages.len(), 1);
     }
 
@@ -72,7 +94,10 @@ mod tests {
             (br#"{"id":"../x","messages":[]}"#, "1-128"),
             (br#"{"id":"c","messages":[],"trigger":"go"}"#, "trigger"),
             (br#"{"id":"c"}"#, "messages"),
-            (br#"{"id":"c","messages":[{"id":"u","role":"user"}]}"#, "messages[0]"),
+            (
+                br#"{"id":"c","messages":[{"id":"u","role":"user"}]}"#,
+                "messages[0]",
+            ),
             (br#"{"id":"c","messages":[],"model":""}"#, "model"),
             (br#"{"id":"c","messages":[],"messageId":5}"#, "messageId"),
             (b"{", "not valid JSON"),
