@@ -138,6 +138,16 @@ async fn tokens_and_allowlists_decide_what_each_caller_sees_and_calls() {
     let resp = s.request(Method::POST, "/api/hub/list", Some(&list), Some("wrong")).await;
     assert_eq!(resp.status, 401);
     assert_eq!(s.request(Method::GET, "/api/plugins", None, None).await.status, 401);
+    // The model surfaces are behind the same tokens (no provider is configured here,
+    // so an authorized request gets past auth to a 503 naming the missing provider).
+    let chat = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+    for path in ["/v1/chat/completions", "/api/ui/chat/completions"] {
+        assert_eq!(s.request(Method::POST, path, Some(&chat), None).await.status, 401, "{path}");
+        assert_eq!(s.request(Method::POST, path, Some(&chat), Some("wrong")).await.status, 401, "{path}");
+        assert_eq!(s.request(Method::POST, path, Some(&chat), Some("ci-secret-123")).await.status, 503, "{path}");
+    }
+    assert_eq!(s.request(Method::GET, "/v1/models", None, None).await.status, 401);
+    assert_eq!(s.request(Method::GET, "/v1/models", None, Some("ops-secret-456")).await.status, 503);
 
     let listed = s.request(Method::POST, "/api/hub/list", Some(&list), Some("ci-secret-123")).await.json().await;
     let names = tools(&listed, "operations");
