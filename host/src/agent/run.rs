@@ -150,7 +150,7 @@ impl Runner<'_> {
             };
             self.steps += 1;
             if let Some(u) = summary.usage {
-                self.usage = Some(self.usage.map_or(u, |t| t.add(u)));
+                self.usage = Some(self.usage.map_or(u, |t| t + u));
             }
             if summary.error.is_some() {
                 // The `error` chunk was sent by the step; keep what the step produced.

@@ -203,9 +203,13 @@ impl Usage {
             cached_input_tokens: n(raw.pointer("/prompt_tokens_details/cached_tokens")),
         })
     }
+}
 
-    /// Sum of two steps' usage (the agent loop reports a turn's total).
-    pub fn add(self, other: Usage) -> Usage {
+/// Sum of two steps' usage (the agent loop reports a turn's total).
+impl std::ops::Add for Usage {
+    type Output = Usage;
+
+    fn add(self, other: Usage) -> Usage {
         let opt = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
@@ -337,7 +341,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(groq.usage().unwrap().total_tokens, 5);
-        let sum = groq.usage().unwrap().add(top.usage().unwrap());
+        let sum = groq.usage().unwrap() + top.usage().unwrap();
         assert_eq!((sum.input_tokens, sum.reasoning_tokens), (17, Some(64)));
     }
 
