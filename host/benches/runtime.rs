@@ -15,13 +15,19 @@ use wasmhub::config::Limits;
 use wasmhub::runtime::{Invocation, NoNestedCalls, PluginDir, Runtime};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn guest(name: &str) -> PathBuf {
     let path = root().join("target/test-guests").join(format!("{name}.wasm"));
     if !path.exists() {
-        let ok = std::process::Command::new("bash").arg(root().join("tests/guests/build.sh")).status().unwrap();
+        let ok = std::process::Command::new("bash")
+            .arg(root().join("tests/guests/build.sh"))
+            .status()
+            .unwrap();
         assert!(ok.success());
     }
     path
@@ -94,7 +100,10 @@ async fn throughput(plugin: &Arc<wasmhub::runtime::Plugin>, callers: usize, secs
         t.await.unwrap();
     }
     let n = done.load(Ordering::Relaxed) as f64;
-    (n / started.elapsed().as_secs_f64(), (cpu_time() - cpu).as_secs_f64() * 1e6 / n)
+    (
+        n / started.elapsed().as_secs_f64(),
+        (cpu_time() - cpu).as_secs_f64() * 1e6 / n,
+    )
 }
 
 fn distinct_copies(dir: &Path, n: usize) {
@@ -110,7 +119,11 @@ fn distinct_copies(dir: &Path, n: usize) {
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let limits = Limits::default();
         let runtime = Runtime::new(&limits, None).unwrap();

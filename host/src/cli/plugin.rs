@@ -46,7 +46,12 @@ pub fn check(path: &Path) -> ExitCode {
                 path.display(),
                 plugin.name(),
                 plugin.operations().len(),
-                plugin.operations().iter().map(|o| o.name.as_str()).collect::<Vec<_>>().join(", ")
+                plugin
+                    .operations()
+                    .iter()
+                    .map(|o| o.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             for note in plugin.notes() {
                 println!("note: {note}");
@@ -58,10 +63,15 @@ pub fn check(path: &Path) -> ExitCode {
 
 fn hint_names(op: &crate::runtime::Operation) -> Vec<&'static str> {
     let h = &op.hints;
-    [(h.read_only, "read-only"), (h.destructive, "destructive"), (h.idempotent, "idempotent"), (h.open_world, "open-world")]
-        .into_iter()
-        .filter_map(|(on, name)| on.then_some(name))
-        .collect()
+    [
+        (h.read_only, "read-only"),
+        (h.destructive, "destructive"),
+        (h.idempotent, "idempotent"),
+        (h.open_world, "open-world"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect()
 }
 
 /// Everything `inspect` shows, as JSON.
@@ -109,7 +119,10 @@ pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
         Ok(Err(e)) => {
             if as_json {
                 let problems: Vec<String> = e.problems.iter().map(|p| p.to_string()).collect();
-                println!("{}", json!({ "path": path.display().to_string(), "sha256": e.digest, "problems": problems }));
+                println!(
+                    "{}",
+                    json!({ "path": path.display().to_string(), "sha256": e.digest, "problems": problems })
+                );
             } else {
                 println!("{}: rejected", path.display());
                 if let Some(d) = &e.digest {
@@ -124,11 +137,18 @@ pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
         Ok(Ok(p)) => p,
     };
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&describe(&plugin)).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&describe(&plugin)).unwrap_or_default()
+        );
         return ExitCode::SUCCESS;
     }
     let l = plugin.limits();
-    println!("plugin:  {}{}", plugin.name(), if plugin.deprecated() { " (deprecated)" } else { "" });
+    println!(
+        "plugin:  {}{}",
+        plugin.name(),
+        if plugin.deprecated() { " (deprecated)" } else { "" }
+    );
     println!("file:    {}", plugin.path().display());
     println!("sha256:  {}", plugin.digest());
     println!("size:    {} bytes", plugin.size());
@@ -150,7 +170,11 @@ pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
     println!("operations:");
     for op in plugin.operations() {
         let hints = hint_names(op);
-        let hints = if hints.is_empty() { String::new() } else { format!(" [{}]", hints.join(", ")) };
+        let hints = if hints.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", hints.join(", "))
+        };
         println!("  {}.{}{hints}", plugin.name(), op.name);
         println!("    {}", op.description);
         println!("    input:  {}", op.input_schema);
@@ -177,6 +201,10 @@ pub fn lock(dir: &Path) -> ExitCode {
     for (name, digest) in lock.entries() {
         println!("{digest}  {name}");
     }
-    println!("pinned {} plugin(s) in {}", lock.len(), dir.join(LOCK_FILE).display());
+    println!(
+        "pinned {} plugin(s) in {}",
+        lock.len(),
+        dir.join(LOCK_FILE).display()
+    );
     ExitCode::SUCCESS
 }

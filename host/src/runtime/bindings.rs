@@ -38,15 +38,21 @@ impl wasmhub::plugin::host::Host for CallState {
         };
         // Bounded so a plugin cannot write megabytes into the hub log in one line.
         let message: String = message.chars().take(4096).collect();
-        crate::log!(level, "plugin {} call {}: {}", self.plugin, self.call_id, message.escape_debug());
+        crate::log!(
+            level,
+            "plugin {} call {}: {}",
+            self.plugin,
+            self.call_id,
+            message.escape_debug()
+        );
         Ok(())
     }
 
     async fn call(&mut self, tool: String, input_json: String) -> Result<String, CallError> {
-        self.nested
-            .call(tool, input_json)
-            .await
-            .map_err(|e| CallError { code: wit_code(e.code), message: e.message })
+        self.nested.call(tool, input_json).await.map_err(|e| CallError {
+            code: wit_code(e.code),
+            message: e.message,
+        })
     }
 }
 

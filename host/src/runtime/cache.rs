@@ -54,7 +54,10 @@ pub struct CompiledCache {
 
 impl CompiledCache {
     pub fn open(storage: &Storage, engine: &Engine) -> Result<CompiledCache, StorageError> {
-        Ok(CompiledCache { table: storage.table("compiled")?, prefix: format!("{}/", engine_hash(engine)) })
+        Ok(CompiledCache {
+            table: storage.table("compiled")?,
+            prefix: format!("{}/", engine_hash(engine)),
+        })
     }
 
     fn key(&self, digest: &str) -> Vec<u8> {
@@ -96,7 +99,11 @@ impl CompiledCache {
         let mut value = Vec::with_capacity(32 + artifact.len());
         value.extend_from_slice(ring::digest::digest(&SHA256, artifact).as_ref());
         value.extend_from_slice(artifact);
-        if let Err(e) = self.table.put_bytes(&self.key(digest), &value).and_then(|()| self.table.flush()) {
+        if let Err(e) = self
+            .table
+            .put_bytes(&self.key(digest), &value)
+            .and_then(|()| self.table.flush())
+        {
             crate::warn!("compiled cache: cannot store {digest}: {e}");
         }
     }

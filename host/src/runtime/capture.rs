@@ -29,7 +29,10 @@ pub struct CapturePipe {
 
 impl CapturePipe {
     pub fn new(capacity: usize) -> CapturePipe {
-        CapturePipe { capacity, buffer: Arc::new(Mutex::new(Buffer::default())) }
+        CapturePipe {
+            capacity,
+            buffer: Arc::new(Mutex::new(Buffer::default())),
+        }
     }
 
     /// Whether a write was refused because the buffer was full.
@@ -63,13 +66,19 @@ impl CapturePipe {
 }
 
 fn limit_trap() -> StreamError {
-    StreamError::Trap(wasmtime::format_err!("output limit exceeded: stdout/stderr capture is full"))
+    StreamError::Trap(wasmtime::format_err!(
+        "output limit exceeded: stdout/stderr capture is full"
+    ))
 }
 
 #[wasmtime_wasi::async_trait]
 impl OutputStream for CapturePipe {
     fn write(&mut self, bytes: Bytes) -> Result<(), StreamError> {
-        if self.append(&bytes) { Ok(()) } else { Err(limit_trap()) }
+        if self.append(&bytes) {
+            Ok(())
+        } else {
+            Err(limit_trap())
+        }
     }
 
     fn flush(&mut self) -> Result<(), StreamError> {

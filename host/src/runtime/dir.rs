@@ -56,14 +56,20 @@ impl PluginState {
         match result {
             Ok(p) if p.deprecated() => PluginState::Deprecated(p),
             Ok(p) => PluginState::Active(p),
-            Err(e) => PluginState::Rejected { reason: e.to_string(), digest: e.digest },
+            Err(e) => PluginState::Rejected {
+                reason: e.to_string(),
+                digest: e.digest,
+            },
         }
     }
 
     fn describe(&self) -> String {
         match self {
             PluginState::Active(p) => format!("active ({} operations)", p.operations().len()),
-            PluginState::Deprecated(p) => format!("deprecated ({} operations, hidden from search)", p.operations().len()),
+            PluginState::Deprecated(p) => format!(
+                "deprecated ({} operations, hidden from search)",
+                p.operations().len()
+            ),
             PluginState::Rejected { reason, .. } => format!("rejected: {}", reason.replace('\n', "; ")),
         }
     }
@@ -84,7 +90,11 @@ fn stamp(path: &Path) -> Option<Stamp> {
     if !m.is_file() {
         return None;
     }
-    Some((m.len(), m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128, m.ino()))
+    Some((
+        m.len(),
+        m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+        m.ino(),
+    ))
 }
 
 /// The plugins currently in `dir`, by name.
@@ -92,7 +102,9 @@ fn scan(dir: &Path) -> std::io::Result<BTreeMap<String, (PathBuf, Fingerprint)>>
     let mut found = BTreeMap::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        let Some(file) = path.file_name().and_then(|f| f.to_str()) else { continue };
+        let Some(file) = path.file_name().and_then(|f| f.to_str()) else {
+            continue;
+        };
         if file.starts_with('.') || !file.ends_with(".wasm") {
             continue;
         }
@@ -137,7 +149,10 @@ impl PluginDir {
         lock: Option<LockFile>,
         on_change: Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>,
     ) -> Result<PluginDir, RuntimeError> {
-        let found = scan(&dir).map_err(|e| RuntimeError::PluginDir { path: dir.clone(), message: e.to_string() })?;
+        let found = scan(&dir).map_err(|e| RuntimeError::PluginDir {
+            path: dir.clone(),
+            message: e.to_string(),
+        })?;
         let lock_stamp = lock.as_ref().and_then(|_| stamp(&dir.join(LOCK_FILE)));
         let entries = Arc::new(Mutex::new(Vec::new()));
         let mut watcher = Watcher {
@@ -153,7 +168,11 @@ impl PluginDir {
         let started = Instant::now();
         crate::info!("plugins: loading {} from {}", found.len(), watcher.dir.display());
         watcher.reload(found.into_iter().collect()).await;
-        let active = watcher.loaded.values().filter(|l| l.entry.state.plugin().is_some()).count();
+        let active = watcher
+            .loaded
+            .values()
+            .filter(|l| l.entry.state.plugin().is_some())
+            .count();
         crate::info!(
             "plugins: {active} of {} loaded in {} ms",
             watcher.loaded.len(),
@@ -199,13 +218,25 @@ impl Watcher {
             });
         }
         while let Some(joined) = tasks.join_next().await {
-            let Ok((name, path, fingerprint, state)) = joined else { continue };
-            let verb = if self.loaded.contains_key(&name) { "reloaded, " } else { "" };
+            let Ok((name, path, fingerprint, state)) = joined else {
+                continue;
+            };
+            let verb = if self.loaded.contains_key(&name) {
+                "reloaded, "
+            } else {
+                ""
+            };
             match &state {
                 PluginState::Rejected { .. } => crate::warn!("plugin {name}: {verb}{}", state.describe()),
                 _ => crate::info!("plugin {name}: {verb}{}", state.describe()),
             }
-            self.loaded.insert(name.clone(), Loaded { entry: PluginEntry { name, path, state }, fingerprint });
+            self.loaded.insert(
+                name.clone(),
+                Loaded {
+                    entry: PluginEntry { name, path, state },
+                    fingerprint,
+                },
+            );
         }
     }
 
@@ -267,7 +298,10 @@ impl Watcher {
         self.lock_stamp = now;
         match LockFile::read(&self.dir) {
             Ok(lock) => {
-                crate::info!("plugins: {LOCK_FILE} changed; re-checking every plugin ({} pinned)", lock.len());
+                crate::info!(
+                    "plugins: {LOCK_FILE} changed; re-checking every plugin ({} pinned)",
+                    lock.len()
+                );
                 self.lock = Some(lock);
                 true
             }

@@ -59,7 +59,8 @@ fn pooling(limits: &Limits) -> PoolingAllocationConfig {
     // bench: 30 µs -> 15 µs median, p99 ~2.5 ms -> ~0.1 ms under load. Without it,
     // keep-resident memsets the lowest bytes blindly, so keep that small.
     if PoolingAllocationConfig::is_pagemap_scan_available() {
-        pool.pagemap_scan(Enabled::Yes).linear_memory_keep_resident(1 << 20);
+        pool.pagemap_scan(Enabled::Yes)
+            .linear_memory_keep_resident(1 << 20);
     } else {
         pool.linear_memory_keep_resident(64 << 10);
     }
@@ -95,12 +96,14 @@ impl Ticker {
     pub fn start(engine: Engine) -> std::io::Result<Ticker> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        std::thread::Builder::new().name("wasmhub-epoch".into()).spawn(move || {
-            while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(EPOCH_TICK);
-                engine.increment_epoch();
-            }
-        })?;
+        std::thread::Builder::new()
+            .name("wasmhub-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            })?;
         Ok(Ticker { stop })
     }
 }

@@ -128,7 +128,9 @@ impl std::error::Error for LoadError {}
 
 /// The plugin name of `path`: its file stem.
 pub fn plugin_name(path: &Path) -> String {
-    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 pub fn valid_plugin_name(name: &str) -> bool {
@@ -150,9 +152,17 @@ pub fn manifest_path(wasm: &Path) -> PathBuf {
     wasm.with_extension("toml")
 }
 
-pub(super) async fn load(inner: &Arc<Inner>, path: &Path, lock: Option<&LockFile>) -> Result<Arc<Plugin>, LoadError> {
+pub(super) async fn load(
+    inner: &Arc<Inner>,
+    path: &Path,
+    lock: Option<&LockFile>,
+) -> Result<Arc<Plugin>, LoadError> {
     let name = plugin_name(path);
-    let mut err = LoadError { path: path.to_owned(), digest: None, problems: Vec::new() };
+    let mut err = LoadError {
+        path: path.to_owned(),
+        digest: None,
+        problems: Vec::new(),
+    };
     if !valid_plugin_name(&name) {
         err.problems.push(LoadProblem::BadName(name.clone()));
     }
@@ -171,12 +181,21 @@ pub(super) async fn load(inner: &Arc<Inner>, path: &Path, lock: Option<&LockFile
     let digest = sha256_hex(&bytes);
     err.digest = Some(digest.clone());
     if let Some(lock) = lock {
-        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         match lock.digest(&file) {
             None => return Err(with(err, LoadProblem::Unpinned)),
             Some(expected) if expected != digest => {
                 let expected = expected.to_string();
-                return Err(with(err, LoadProblem::DigestMismatch { expected, actual: digest }));
+                return Err(with(
+                    err,
+                    LoadProblem::DigestMismatch {
+                        expected,
+                        actual: digest,
+                    },
+                ));
             }
             Some(_) => {}
         }
@@ -190,7 +209,11 @@ pub(super) async fn load(inner: &Arc<Inner>, path: &Path, lock: Option<&LockFile
     let manifest = match Manifest::load(&manifest_path(path)) {
         Ok(m) => m,
         Err(e) => {
-            err.problems.extend(e.problems.into_iter().map(|p| LoadProblem::Manifest(format!("{}: {p}", e.path.display()))));
+            err.problems.extend(
+                e.problems
+                    .into_iter()
+                    .map(|p| LoadProblem::Manifest(format!("{}: {p}", e.path.display()))),
+            );
             Manifest::default()
         }
     };
@@ -218,11 +241,17 @@ pub(super) async fn load(inner: &Arc<Inner>, path: &Path, lock: Option<&LockFile
     for var in manifest.env_vars.iter().chain(&manifest.secrets) {
         match std::env::var(var) {
             Ok(value) => env.push((var.clone(), value)),
-            Err(_) => notes.push(format!("environment variable {var} is granted but not set on the host")),
+            Err(_) => notes.push(format!(
+                "environment variable {var} is granted but not set on the host"
+            )),
         }
     }
-    let sandbox =
-        SandboxSpec { env, dirs: manifest.dirs.clone(), net: Arc::new(NetPolicy::new(manifest.network.clone())), limits };
+    let sandbox = SandboxSpec {
+        env,
+        dirs: manifest.dirs.clone(),
+        net: Arc::new(NetPolicy::new(manifest.network.clone())),
+        limits,
+    };
 
     let specs = match list(inner, &pre, &sandbox, &name).await {
         Ok(specs) => specs,
@@ -274,7 +303,10 @@ fn link_message(e: &wasmtime::Error) -> String {
 async fn compile(inner: &Arc<Inner>, name: &str, digest: &str, bytes: Vec<u8>) -> Result<Component, String> {
     if let Some(cache) = &inner.cache {
         let (cache, engine, d) = (cache.clone(), inner.engine.clone(), digest.to_string());
-        let hit = tokio::task::spawn_blocking(move || cache.get(&engine, &d)).await.ok().flatten();
+        let hit = tokio::task::spawn_blocking(move || cache.get(&engine, &d))
+            .await
+            .ok()
+            .flatten();
         if let Some(component) = hit {
             crate::debug!("plugin {name}: compiled code loaded from cache");
             return Ok(component);
@@ -300,7 +332,11 @@ async fn compile(inner: &Arc<Inner>, name: &str, digest: &str, bytes: Vec<u8>) -
 }
 
 fn error_text(e: &wasmtime::Error) -> String {
-    e.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": ").replace('\n', " ")
+    e.chain()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(": ")
+        .replace('\n', " ")
 }
 
 /// Calls `operations.list` in a fresh sandbox with the plugin's own grants and
@@ -313,8 +349,14 @@ async fn list(
 ) -> Result<Vec<OperationSpec>, String> {
     let timeout = LIST_TIMEOUT.min(Duration::from_millis(sandbox.limits.timeout_ms));
     let deadline = tokio::time::Instant::now() + timeout;
-    let state = CallState::new(sandbox, name.into(), "load".into(), deadline, Arc::new(NoNestedCalls))
-        .map_err(|e| e.0)?;
+    let state = CallState::new(
+        sandbox,
+        name.into(),
+        "load".into(),
+        deadline,
+        Arc::new(NoNestedCalls),
+    )
+    .map_err(|e| e.0)?;
     let mut store = new_store(&inner.engine, state, &sandbox.limits);
     let run = async {
         let instance = pre.instantiate_async(&mut store).await?;
@@ -322,9 +364,11 @@ async fn list(
     };
     match tokio::time::timeout_at(deadline, run).await {
         Err(_) => Err(format!("did not return within {} ms", timeout.as_millis())),
-        Ok(Err(e)) if store.data().limiter.hit => {
-            Err(format!("hit the memory limit of {} MiB ({})", sandbox.limits.memory_mb, error_text(&e)))
-        }
+        Ok(Err(e)) if store.data().limiter.hit => Err(format!(
+            "hit the memory limit of {} MiB ({})",
+            sandbox.limits.memory_mb,
+            error_text(&e)
+        )),
         Ok(Err(e)) => Err(error_text(&e)),
         Ok(Ok(specs)) => Ok(specs),
     }
@@ -339,9 +383,16 @@ fn validate_operations(specs: Vec<OperationSpec>, problems: &mut Vec<LoadProblem
         problems.push(LoadProblem::List("the plugin lists no operations".into()));
     }
     for spec in specs {
-        let mut bad = |problem: String| problems.push(LoadProblem::Operation { op: spec.name.clone(), problem });
+        let mut bad = |problem: String| {
+            problems.push(LoadProblem::Operation {
+                op: spec.name.clone(),
+                problem,
+            })
+        };
         if !valid_operation_name(&spec.name) {
-            bad(format!("the name must match [a-z][a-z0-9_]* and be at most {MAX_NAME_LEN} bytes"));
+            bad(format!(
+                "the name must match [a-z][a-z0-9_]* and be at most {MAX_NAME_LEN} bytes"
+            ));
             continue;
         }
         if !seen.insert(spec.name.clone()) {
@@ -349,7 +400,10 @@ fn validate_operations(specs: Vec<OperationSpec>, problems: &mut Vec<LoadProblem
             continue;
         }
         let input = compile_schema(&spec.input_schema, "input schema", true);
-        let output = spec.output_schema.as_deref().map(|s| compile_schema(s, "output schema", false));
+        let output = spec
+            .output_schema
+            .as_deref()
+            .map(|s| compile_schema(s, "output schema", false));
         let (input_schema, input_validator) = match input {
             Ok(v) => v,
             Err(m) => {
@@ -387,17 +441,24 @@ fn compile_schema(
     what: &str,
     object_root: bool,
 ) -> Result<(serde_json::Value, Arc<jsonschema::Validator>), String> {
-    let schema: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("the {what} is not JSON ({e}): return JSON Schema text"))?;
+    let schema: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| format!("the {what} is not JSON ({e}): return JSON Schema text"))?;
     if object_root && schema.get("type").and_then(|t| t.as_str()) != Some("object") {
-        return Err(format!("the {what} must describe an object: its root needs \"type\": \"object\""));
+        return Err(format!(
+            "the {what} must describe an object: its root needs \"type\": \"object\""
+        ));
     }
     if let Err(e) = jsonschema::meta::validate(&schema) {
         let at = e.instance_path().to_string();
-        let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
+        let at = if at.is_empty() {
+            String::new()
+        } else {
+            format!(" at {at}")
+        };
         return Err(format!("the {what} is not valid JSON Schema{at}: {e}"));
     }
-    let validator = jsonschema::validator_for(&schema).map_err(|e| format!("the {what} cannot be compiled: {e}"))?;
+    let validator =
+        jsonschema::validator_for(&schema).map_err(|e| format!("the {what} cannot be compiled: {e}"))?;
     Ok((schema, Arc::new(validator)))
 }
 
@@ -423,8 +484,12 @@ mod tests {
         assert!(compile_schema(r#"{"type":"object"}"#, "input schema", true).is_ok());
         let e = compile_schema(r#"{"type":12}"#, "input schema", true).unwrap_err();
         assert!(e.contains("root needs"), "{e}");
-        let e = compile_schema(r#"{"type":"object","properties":{"a":{"type":12}}}"#, "input schema", true)
-            .unwrap_err();
+        let e = compile_schema(
+            r#"{"type":"object","properties":{"a":{"type":12}}}"#,
+            "input schema",
+            true,
+        )
+        .unwrap_err();
         assert!(e.contains("not valid JSON Schema at /properties/a/type"), "{e}");
         let e = compile_schema(r#"{"type":"array"}"#, "input schema", true).unwrap_err();
         assert!(e.contains("must describe an object"), "{e}");

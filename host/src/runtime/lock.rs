@@ -15,16 +15,25 @@ pub const LOCK_FILE: &str = "plugins.lock";
 /// Why a lock file could not be read or written.
 #[derive(Debug)]
 pub enum LockError {
-    Io { path: PathBuf, message: String },
+    Io {
+        path: PathBuf,
+        message: String,
+    },
     /// A line that is not `<sha256>  <name>.wasm`.
-    Syntax { path: PathBuf, line: usize, message: String },
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
 }
 
 impl fmt::Display for LockError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LockError::Io { path, message } => write!(f, "{}: {message}", path.display()),
-            LockError::Syntax { path, line, message } => write!(f, "{} line {line}: {message}", path.display()),
+            LockError::Syntax { path, line, message } => {
+                write!(f, "{} line {line}: {message}", path.display())
+            }
         }
     }
 }
@@ -41,8 +50,10 @@ impl LockFile {
     /// Reads `dir/plugins.lock`.
     pub fn read(dir: &Path) -> Result<LockFile, LockError> {
         let path = dir.join(LOCK_FILE);
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| LockError::Io { path: path.clone(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(&path).map_err(|e| LockError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
         LockFile::parse(&text, &path)
     }
 
@@ -53,7 +64,11 @@ impl LockFile {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let syntax = |message: String| LockError::Syntax { path: path.to_owned(), line: i + 1, message };
+            let syntax = |message: String| LockError::Syntax {
+                path: path.to_owned(),
+                line: i + 1,
+                message,
+            };
             let (digest, name) = line
                 .split_once(char::is_whitespace)
                 .ok_or_else(|| syntax("expected `<sha256>  <name>.wasm`".into()))?;
@@ -63,9 +78,14 @@ impl LockFile {
                 return Err(syntax(format!("{digest:?} is not a sha256 hex digest")));
             }
             if !name.ends_with(".wasm") || name.contains('/') {
-                return Err(syntax(format!("{name:?} is not a .wasm file name in this folder")));
+                return Err(syntax(format!(
+                    "{name:?} is not a .wasm file name in this folder"
+                )));
             }
-            if entries.insert(name.to_string(), digest.to_ascii_lowercase()).is_some() {
+            if entries
+                .insert(name.to_string(), digest.to_ascii_lowercase())
+                .is_some()
+            {
                 return Err(syntax(format!("{name} is listed twice")));
             }
         }
@@ -74,14 +94,23 @@ impl LockFile {
 
     /// Pins every `.wasm` file currently in `dir`.
     pub fn from_dir(dir: &Path) -> Result<LockFile, LockError> {
-        let io = |e: std::io::Error| LockError::Io { path: dir.to_owned(), message: e.to_string() };
+        let io = |e: std::io::Error| LockError::Io {
+            path: dir.to_owned(),
+            message: e.to_string(),
+        };
         let mut lock = LockFile::default();
         for entry in std::fs::read_dir(dir).map_err(io)? {
             let path = entry.map_err(io)?.path();
             if path.extension().is_some_and(|e| e == "wasm") && path.is_file() {
-                let bytes =
-                    std::fs::read(&path).map_err(|e| LockError::Io { path: path.clone(), message: e.to_string() })?;
-                let name = path.file_name().expect("a file has a name").to_string_lossy().into_owned();
+                let bytes = std::fs::read(&path).map_err(|e| LockError::Io {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?;
+                let name = path
+                    .file_name()
+                    .expect("a file has a name")
+                    .to_string_lossy()
+                    .into_owned();
                 lock.entries.insert(name, sha256_hex(&bytes));
             }
         }
@@ -92,7 +121,10 @@ impl LockFile {
     pub fn write(&self, dir: &Path) -> Result<(), LockError> {
         let path = dir.join(LOCK_FILE);
         let tmp = dir.join(format!(".{LOCK_FILE}.tmp"));
-        let io = |e: std::io::Error| LockError::Io { path: path.clone(), message: e.to_string() };
+        let io = |e: std::io::Error| LockError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        };
         std::fs::write(&tmp, self.to_string()).map_err(io)?;
         std::fs::rename(&tmp, &path).map_err(io)
     }
@@ -103,7 +135,8 @@ impl LockFile {
     }
 
     pub fn insert(&mut self, file_name: &str, digest: &str) {
-        self.entries.insert(file_name.to_string(), digest.to_ascii_lowercase());
+        self.entries
+            .insert(file_name.to_string(), digest.to_ascii_lowercase());
     }
 
     pub fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
@@ -121,7 +154,10 @@ impl LockFile {
 
 impl fmt::Display for LockFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "# wasmhub plugins.lock: sha256 of each plugin (check with `sha256sum -c plugins.lock`)")?;
+        writeln!(
+            f,
+            "# wasmhub plugins.lock: sha256 of each plugin (check with `sha256sum -c plugins.lock`)"
+        )?;
         for (name, digest) in &self.entries {
             writeln!(f, "{digest}  {name}")?;
         }
@@ -149,7 +185,9 @@ mod tests {
 
     #[test]
     fn bad_lines_name_the_line() {
-        let err = LockFile::parse("# c\nzz  a.wasm\n", Path::new("plugins.lock")).unwrap_err().to_string();
+        let err = LockFile::parse("# c\nzz  a.wasm\n", Path::new("plugins.lock"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("line 2"), "{err}");
         let err = LockFile::parse(&format!("{}  a.txt\n", "0".repeat(64)), Path::new("l")).unwrap_err();
         assert!(err.to_string().contains("not a .wasm"), "{err}");

@@ -57,7 +57,9 @@ impl EffectiveLimits {
         let mut notes = Vec::new();
         let mut clamp = |key: &str, asked: Option<u64>, cap: u64| match asked {
             Some(v) if v > cap => {
-                notes.push(format!("limits.{key} = {v} is above the operator's cap; using {cap}"));
+                notes.push(format!(
+                    "limits.{key} = {v} is above the operator's cap; using {cap}"
+                ));
                 cap
             }
             Some(v) => v,
@@ -115,16 +117,27 @@ impl HostGrant {
     /// Parses `host`, `host:port`, `1.2.3.4:80`, `[::1]:8080`.
     pub fn parse(text: &str) -> Result<HostGrant, String> {
         if text.contains("://") || text.contains('/') {
-            return Err(format!("{text:?} must be a host or host:port, without scheme or path"));
+            return Err(format!(
+                "{text:?} must be a host or host:port, without scheme or path"
+            ));
         }
         if let Ok(ip) = text.parse::<IpAddr>() {
-            return Ok(HostGrant { host: ip.to_string(), port: None, ip: Some(ip) });
+            return Ok(HostGrant {
+                host: ip.to_string(),
+                port: None,
+                ip: Some(ip),
+            });
         }
         let (host, port) = if let Some(rest) = text.strip_prefix('[') {
-            let (ip, after) = rest.split_once(']').ok_or_else(|| format!("{text:?}: missing ']'"))?;
+            let (ip, after) = rest
+                .split_once(']')
+                .ok_or_else(|| format!("{text:?}: missing ']'"))?;
             let port = match after {
                 "" => None,
-                p => Some(p.strip_prefix(':').ok_or_else(|| format!("{text:?}: expected ':port' after ']'"))?),
+                p => Some(
+                    p.strip_prefix(':')
+                        .ok_or_else(|| format!("{text:?}: expected ':port' after ']'"))?,
+                ),
             };
             (ip, port)
         } else {
@@ -141,7 +154,11 @@ impl HostGrant {
             },
         };
         if let Ok(ip) = host.parse::<IpAddr>() {
-            return Ok(HostGrant { host: ip.to_string(), port, ip: Some(ip) });
+            return Ok(HostGrant {
+                host: ip.to_string(),
+                port,
+                ip: Some(ip),
+            });
         }
         let host = host.to_ascii_lowercase();
         let valid_label = |l: &str| {
@@ -152,7 +169,9 @@ impl HostGrant {
                 && !l.ends_with('-')
         };
         if host.is_empty() || host.len() > 253 || !host.split('.').all(valid_label) {
-            return Err(format!("{text:?} is not a valid host name (letters, digits, '-' and '.'; no wildcards)"));
+            return Err(format!(
+                "{text:?} is not a valid host name (letters, digits, '-' and '.'; no wildcards)"
+            ));
         }
         Ok(HostGrant { host, port, ip: None })
     }
@@ -233,7 +252,11 @@ struct RawLimits {
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
 }
 
 fn is_env_name(name: &str) -> bool {
@@ -248,23 +271,38 @@ impl Manifest {
         match std::fs::read_to_string(path) {
             Ok(text) => Manifest::parse(&text, path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
-            Err(e) => Err(ManifestError { path: path.to_owned(), problems: vec![format!("cannot read: {e}")] }),
+            Err(e) => Err(ManifestError {
+                path: path.to_owned(),
+                problems: vec![format!("cannot read: {e}")],
+            }),
         }
     }
 
     /// Parses and validates manifest text; `path` names the file in problems and
     /// anchors relative directory paths.
     pub fn parse(text: &str, path: &Path) -> Result<Manifest, ManifestError> {
-        let fail = |problems| ManifestError { path: path.to_owned(), problems };
+        let fail = |problems| ManifestError {
+            path: path.to_owned(),
+            problems,
+        };
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| format!("line {}: ", line_of(text, s.start))).unwrap_or_default();
+            let line = e
+                .span()
+                .map(|s| format!("line {}: ", line_of(text, s.start)))
+                .unwrap_or_default();
             fail(vec![format!("{line}{}", e.message().trim_end())])
         })?;
         let mut problems = Vec::new();
         let at = |s: &std::ops::Range<usize>| format!("line {}", line_of(text, s.start));
 
         let mut network = Vec::new();
-        for (i, entry) in raw.network.map(|n| n.allow).unwrap_or_default().iter().enumerate() {
+        for (i, entry) in raw
+            .network
+            .map(|n| n.allow)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
             match HostGrant::parse(entry.get_ref()) {
                 Ok(g) => network.push(g),
                 Err(m) => problems.push(format!("{}: network.allow[{i}]: {m}", at(&entry.span()))),
@@ -278,8 +316,16 @@ impl Manifest {
             let host = if host.is_absolute() { host } else { base.join(host) };
             match std::fs::metadata(&host) {
                 Ok(m) if m.is_dir() => {}
-                Ok(_) => problems.push(format!("{}: dirs[{i}].host {} is not a directory", at(&d.host.span()), host.display())),
-                Err(e) => problems.push(format!("{}: dirs[{i}].host {}: {e}", at(&d.host.span()), host.display())),
+                Ok(_) => problems.push(format!(
+                    "{}: dirs[{i}].host {} is not a directory",
+                    at(&d.host.span()),
+                    host.display()
+                )),
+                Err(e) => problems.push(format!(
+                    "{}: dirs[{i}].host {}: {e}",
+                    at(&d.host.span()),
+                    host.display()
+                )),
             }
             let guest = d.guest.get_ref();
             if !guest.starts_with('/') || guest.split('/').any(|c| c == "..") {
@@ -288,12 +334,19 @@ impl Manifest {
                     at(&d.guest.span())
                 ));
             }
-            dirs.push(DirGrant { host, guest: guest.clone(), writable: d.writable.unwrap_or(false) });
+            dirs.push(DirGrant {
+                host,
+                guest: guest.clone(),
+                writable: d.writable.unwrap_or(false),
+            });
         }
 
         let (mut env_vars, mut secrets) = (Vec::new(), Vec::new());
         if let Some(env) = raw.env {
-            for (key, list, out) in [("vars", &env.vars, &mut env_vars), ("secrets", &env.secrets, &mut secrets)] {
+            for (key, list, out) in [
+                ("vars", &env.vars, &mut env_vars),
+                ("secrets", &env.secrets, &mut secrets),
+            ] {
                 for (i, name) in list.iter().enumerate() {
                     if is_env_name(name.get_ref()) {
                         out.push(name.get_ref().clone());
@@ -387,7 +440,14 @@ mod tests {
         );
         let m = parse(&text).unwrap();
         assert!(m.deprecated);
-        assert_eq!(m.network[0], HostGrant { host: "en.wikipedia.org".into(), port: None, ip: None });
+        assert_eq!(
+            m.network[0],
+            HostGrant {
+                host: "en.wikipedia.org".into(),
+                port: None,
+                ip: None
+            }
+        );
         assert_eq!(m.network[1].port, Some(8080));
         assert!(m.network[1].ip.is_some());
         assert_eq!(m.network[2].to_string(), "[::1]:9");
@@ -438,7 +498,11 @@ mod tests {
     #[test]
     fn limits_are_clamped_to_caps() {
         let caps = Limits::default();
-        let asked = LimitRequests { memory_mb: Some(10_000), timeout_ms: Some(50), ..Default::default() };
+        let asked = LimitRequests {
+            memory_mb: Some(10_000),
+            timeout_ms: Some(50),
+            ..Default::default()
+        };
         let (l, notes) = EffectiveLimits::resolve(&asked, &caps);
         assert_eq!(l.memory_mb, caps.memory_mb);
         assert_eq!(l.timeout_ms, 50);

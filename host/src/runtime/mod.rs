@@ -27,7 +27,9 @@ mod types;
 
 pub use dir::{PluginDir, PluginEntry, PluginState};
 pub use engine::{Allocator, EPOCH_TICK};
-pub use loader::{LoadError, LoadProblem, manifest_path, plugin_name, valid_operation_name, valid_plugin_name};
+pub use loader::{
+    LoadError, LoadProblem, manifest_path, plugin_name, valid_operation_name, valid_plugin_name,
+};
 pub use lock::{LOCK_FILE, LockError, LockFile};
 pub use manifest::{DirGrant, EffectiveLimits, HostGrant, LimitRequests, Manifest, ManifestError};
 pub use net::is_public;
@@ -54,7 +56,10 @@ pub enum RuntimeError {
     /// The compiled cache table could not be opened.
     Cache(String),
     /// The plugins folder cannot be read.
-    PluginDir { path: std::path::PathBuf, message: String },
+    PluginDir {
+        path: std::path::PathBuf,
+        message: String,
+    },
 }
 
 impl fmt::Display for RuntimeError {
@@ -99,9 +104,19 @@ impl Runtime {
             .map(|s| cache::CompiledCache::open(&s, &engine))
             .transpose()
             .map_err(|e| RuntimeError::Cache(e.to_string()))?;
-        let ticker = engine::Ticker::start(engine.clone()).map_err(|e| RuntimeError::Ticker(e.to_string()))?;
+        let ticker =
+            engine::Ticker::start(engine.clone()).map_err(|e| RuntimeError::Ticker(e.to_string()))?;
         crate::debug!("runtime: {allocator:?} allocator, epoch tick {EPOCH_TICK:?}");
-        Ok(Runtime { inner: Arc::new(Inner { engine, linker, limits: limits.clone(), cache, allocator, _ticker: ticker }) })
+        Ok(Runtime {
+            inner: Arc::new(Inner {
+                engine,
+                linker,
+                limits: limits.clone(),
+                cache,
+                allocator,
+                _ticker: ticker,
+            }),
+        })
     }
 
     /// Reads, (cached-)compiles, links, lists and validates the plugin at

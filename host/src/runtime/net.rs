@@ -67,10 +67,20 @@ pub fn is_public(ip: IpAddr) -> bool {
             let s = v6.segments();
             // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) embed an IPv4 address.
             if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
-                return is_public_v4(Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8));
+                return is_public_v4(Ipv4Addr::new(
+                    (s[6] >> 8) as u8,
+                    s[6] as u8,
+                    (s[7] >> 8) as u8,
+                    s[7] as u8,
+                ));
             }
             if s[0] == 0x2002 {
-                return is_public_v4(Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8));
+                return is_public_v4(Ipv4Addr::new(
+                    (s[1] >> 8) as u8,
+                    s[1] as u8,
+                    (s[2] >> 8) as u8,
+                    s[2] as u8,
+                ));
             }
             !(v6.is_unspecified()
                 || v6.is_loopback()
@@ -156,13 +166,22 @@ fn check(policy: &NetPolicy, request: &http::Request<WasiBody>) -> Result<Target
         other => return Err(format!("unsupported scheme {other:?}")),
     };
     let raw_host = uri.host().ok_or("the URL has no host")?;
-    let host = raw_host.trim_start_matches('[').trim_end_matches(']').trim_end_matches('.').to_ascii_lowercase();
+    let host = raw_host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
     let default_port = if tls { 443 } else { 80 };
     let port = uri.port_u16().unwrap_or(default_port);
     let grant = policy
         .grant_for(&host, port, default_port)
         .ok_or_else(|| format!("{host}:{port} is not granted by the plugin's manifest"))?;
-    Ok(Target { literal: grant.ip, host, port, tls })
+    Ok(Target {
+        literal: grant.ip,
+        host,
+        port,
+        tls,
+    })
 }
 
 /// Resolves `target` and keeps the addresses the policy allows.
@@ -173,7 +192,12 @@ async fn resolve(target: &Target, deadline: Instant) -> Result<Vec<SocketAddr>, 
     let lookup = tokio::net::lookup_host((target.host.as_str(), target.port));
     let addrs: Vec<SocketAddr> = match tokio::time::timeout_at(deadline, lookup).await {
         Err(_) => return Err(HttpError::DnsTimeout),
-        Ok(Err(e)) => return Err(HttpError::DnsError { rcode: Some(e.to_string()), info_code: None }),
+        Ok(Err(e)) => {
+            return Err(HttpError::DnsError {
+                rcode: Some(e.to_string()),
+                info_code: None,
+            });
+        }
         Ok(Ok(addrs)) => addrs.collect(),
     };
     let public: Vec<SocketAddr> = addrs.iter().copied().filter(|a| is_public(a.ip())).collect();
@@ -192,12 +216,16 @@ fn tls_config() -> Arc<rustls::ClientConfig> {
     static CONFIG: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {
-            let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.into() };
-            let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-                .with_safe_default_protocol_versions()
-                .expect("ring supports the default TLS versions")
-                .with_root_certificates(roots)
-                .with_no_client_auth();
+            let roots = rustls::RootCertStore {
+                roots: webpki_roots::TLS_SERVER_ROOTS.into(),
+            };
+            let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default TLS versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
             Arc::new(config)
         })
         .clone()
@@ -232,15 +260,25 @@ async fn send(
     let _ = stream.set_nodelay(true);
 
     // Only the origin-form path goes on the wire; the Host header carries the name.
-    let path = request.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/").to_string();
-    *request.uri_mut() = http::Uri::builder().path_and_query(path).build().map_err(|_| HttpError::HttpRequestUriInvalid)?;
+    let path = request
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/")
+        .to_string();
+    *request.uri_mut() = http::Uri::builder()
+        .path_and_query(path)
+        .build()
+        .map_err(|_| HttpError::HttpRequestUriInvalid)?;
 
     let first_byte_by = Instant::now() + clamp(options.and_then(|o| o.first_byte_timeout), deadline);
     let between = clamp(options.and_then(|o| o.between_bytes_timeout), deadline);
     if target.tls {
         let name = match target.host.parse::<IpAddr>() {
             Ok(ip) => rustls::pki_types::ServerName::from(ip),
-            Err(_) => rustls::pki_types::ServerName::try_from(target.host.clone()).map_err(HttpError::from)?,
+            Err(_) => {
+                rustls::pki_types::ServerName::try_from(target.host.clone()).map_err(HttpError::from)?
+            }
         };
         let connector = tokio_rustls::TlsConnector::from(tls_config());
         let tls = tokio::time::timeout_at(connect_by, connector.connect(name, stream))
@@ -266,9 +304,10 @@ async fn exchange<T>(
 where
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let (mut sender, conn) = tokio::time::timeout_at(first_byte_by, hyper::client::conn::http1::handshake(io))
-        .await
-        .map_err(|_| HttpError::ConnectionTimeout)??;
+    let (mut sender, conn) =
+        tokio::time::timeout_at(first_byte_by, hyper::client::conn::http1::handshake(io))
+            .await
+            .map_err(|_| HttpError::ConnectionTimeout)??;
     let mut conn = Box::pin(conn);
     let mut conn_done = false;
     let response = sender.send_request(request);
@@ -287,7 +326,10 @@ where
     .await
     .map_err(|_| HttpError::ConnectionReadTimeout)??;
     let (parts, incoming) = head.into_parts();
-    let response = http::Response::from_parts(parts, DeadlineBody::new(incoming, between, deadline).boxed_unsync());
+    let response = http::Response::from_parts(
+        parts,
+        DeadlineBody::new(incoming, between, deadline).boxed_unsync(),
+    );
     let io: IoFuture = Box::new(async move {
         if conn_done {
             return Ok(());
@@ -309,7 +351,12 @@ struct DeadlineBody {
 impl DeadlineBody {
     fn new(inner: hyper::body::Incoming, between: Duration, deadline: Instant) -> DeadlineBody {
         let timer = Box::pin(tokio::time::sleep_until((Instant::now() + between).min(deadline)));
-        DeadlineBody { inner, between, deadline, timer }
+        DeadlineBody {
+            inner,
+            between,
+            deadline,
+            timer,
+        }
     }
 }
 
@@ -317,7 +364,10 @@ impl Body for DeadlineBody {
     type Data = Bytes;
     type Error = HttpError;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
         match Pin::new(&mut self.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 let next = (Instant::now() + self.between).min(self.deadline);
@@ -353,13 +403,35 @@ mod tests {
     #[test]
     fn private_and_special_addresses_are_not_public() {
         for s in [
-            "127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0", "100.64.0.1",
-            "255.255.255.255", "224.0.0.1", "198.18.0.1", "::1", "::", "fc00::1", "fd12::1", "fe80::1",
-            "::ffff:127.0.0.1", "64:ff9b::a00:1", "2002:7f00:1::", "2001:db8::1", "::127.0.0.1",
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "255.255.255.255",
+            "224.0.0.1",
+            "198.18.0.1",
+            "::1",
+            "::",
+            "fc00::1",
+            "fd12::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "64:ff9b::a00:1",
+            "2002:7f00:1::",
+            "2001:db8::1",
+            "::127.0.0.1",
         ] {
             assert!(!is_public(ip(s)), "{s} must not be public");
         }
-        for s in ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"] {
+        for s in [
+            "93.184.216.34",
+            "1.1.1.1",
+            "2606:4700:4700::1111",
+            "::ffff:8.8.8.8",
+        ] {
             assert!(is_public(ip(s)), "{s} must be public");
         }
     }
@@ -367,14 +439,22 @@ mod tests {
     #[test]
     fn grants_match_host_and_port() {
         let policy = NetPolicy::new(
-            ["en.wikipedia.org", "127.0.0.1:8080", "[::1]:9000", "api.example.com:8443"]
-                .iter()
-                .map(|g| HostGrant::parse(g).unwrap())
-                .collect(),
+            [
+                "en.wikipedia.org",
+                "127.0.0.1:8080",
+                "[::1]:9000",
+                "api.example.com:8443",
+            ]
+            .iter()
+            .map(|g| HostGrant::parse(g).unwrap())
+            .collect(),
         );
         assert!(policy.grant_for("en.wikipedia.org", 443, 443).is_some());
         assert!(policy.grant_for("en.wikipedia.org", 80, 80).is_some());
-        assert!(policy.grant_for("en.wikipedia.org", 8080, 443).is_none(), "no port = default port only");
+        assert!(
+            policy.grant_for("en.wikipedia.org", 8080, 443).is_none(),
+            "no port = default port only"
+        );
         assert!(policy.grant_for("de.wikipedia.org", 443, 443).is_none());
         assert!(policy.grant_for("127.0.0.1", 8080, 80).unwrap().ip.is_some());
         assert!(policy.grant_for("127.0.0.1", 8081, 80).is_none());

@@ -35,7 +35,10 @@ pub struct Operation {
 
 impl std::fmt::Debug for Operation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Operation").field("name", &self.name).field("hints", &self.hints).finish_non_exhaustive()
+        f.debug_struct("Operation")
+            .field("name", &self.name)
+            .field("hints", &self.hints)
+            .finish_non_exhaustive()
     }
 }
 
@@ -120,7 +123,9 @@ impl Plugin {
         }
         let limits = &self.sandbox.limits;
         if input_json.len() > limits.input_bytes() {
-            return Err(CallFailure::InputTooLarge { limit_bytes: limits.input_bytes() as u64 });
+            return Err(CallFailure::InputTooLarge {
+                limit_bytes: limits.input_bytes() as u64,
+            });
         }
         let own_deadline = Instant::now() + std::time::Duration::from_millis(limits.timeout_ms);
         let (deadline, limit_ms) = if inv.deadline < own_deadline {
@@ -129,38 +134,60 @@ impl Plugin {
         } else {
             (own_deadline, limits.timeout_ms)
         };
-        let state = CallState::new(&self.sandbox, self.name_arc.clone(), inv.call_id.into(), deadline, inv.nested)
-            .map_err(|e| CallFailure::Plugin { code: ErrorCode::PluginError, message: e.0 })?;
+        let state = CallState::new(
+            &self.sandbox,
+            self.name_arc.clone(),
+            inv.call_id.into(),
+            deadline,
+            inv.nested,
+        )
+        .map_err(|e| CallFailure::Plugin {
+            code: ErrorCode::PluginError,
+            message: e.0,
+        })?;
         let mut store = new_store(&self.engine, state, limits);
 
         let run = async {
             let instance = self.pre.instantiate_async(&mut store).await?;
-            instance.wasmhub_plugin_operations().call_call(&mut store, op, input_json).await
+            instance
+                .wasmhub_plugin_operations()
+                .call_call(&mut store, op, input_json)
+                .await
         };
         let result = tokio::time::timeout_at(deadline, run).await;
         let state = store.data();
         let logs = || state.output.text();
-        let log_overflow = || CallFailure::OutputLimit { limit_bytes: limits.log_bytes() as u64 };
+        let log_overflow = || CallFailure::OutputLimit {
+            limit_bytes: limits.log_bytes() as u64,
+        };
         match result {
             Err(_elapsed) => Err(CallFailure::Timeout { limit_ms }),
             Ok(Err(e)) => {
                 if state.output.overflowed() {
                     Err(log_overflow())
                 } else if state.limiter.hit {
-                    Err(CallFailure::MemoryLimit { limit_mb: limits.memory_mb })
+                    Err(CallFailure::MemoryLimit {
+                        limit_mb: limits.memory_mb,
+                    })
                 } else if hostcall_fuel_exhausted(&e) {
-                    Err(CallFailure::OutputLimit { limit_bytes: limits.output_bytes() as u64 })
+                    Err(CallFailure::OutputLimit {
+                        limit_bytes: limits.output_bytes() as u64,
+                    })
                 } else if e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>().is_some() {
-                    Err(CallFailure::Busy { max_instances: self.max_instances })
+                    Err(CallFailure::Busy {
+                        max_instances: self.max_instances,
+                    })
                 } else {
-                    Err(CallFailure::Trap { message: trap_message(&e, &logs()) })
+                    Err(CallFailure::Trap {
+                        message: trap_message(&e, &logs()),
+                    })
                 }
             }
             Ok(Ok(_)) if state.output.overflowed() => Err(log_overflow()),
             Ok(Ok(Err(err))) => Err(plugin_failure(err)),
-            Ok(Ok(Ok(json))) if json.len() > limits.output_bytes() => {
-                Err(CallFailure::OutputLimit { limit_bytes: limits.output_bytes() as u64 })
-            }
+            Ok(Ok(Ok(json))) if json.len() > limits.output_bytes() => Err(CallFailure::OutputLimit {
+                limit_bytes: limits.output_bytes() as u64,
+            }),
             Ok(Ok(Ok(json))) => Ok(CallOutput { json, logs: logs() }),
         }
     }
@@ -171,7 +198,10 @@ impl Plugin {
 /// to the output limit: wasmtime refuses before copying. Its error type is private,
 /// so match its message (wasmtime is pinned; a test covers this mapping).
 fn hostcall_fuel_exhausted(e: &wasmtime::Error) -> bool {
-    e.chain().any(|c| c.to_string().contains("fuel allocated for hostcalls has been exhausted"))
+    e.chain().any(|c| {
+        c.to_string()
+            .contains("fuel allocated for hostcalls has been exhausted")
+    })
 }
 
 fn plugin_failure(err: PluginError) -> CallFailure {
@@ -189,9 +219,19 @@ fn plugin_failure(err: PluginError) -> CallFailure {
 fn trap_message(e: &wasmtime::Error, logs: &str) -> String {
     let cause = match e.downcast_ref::<wasmtime::Trap>() {
         Some(trap) => trap.to_string(),
-        None => e.to_string().lines().next().unwrap_or("unknown error").to_string(),
+        None => e
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("unknown error")
+            .to_string(),
     };
-    let panic = logs.lines().skip_while(|l| !l.contains("panicked at")).take(2).collect::<Vec<_>>().join(" ");
+    let panic = logs
+        .lines()
+        .skip_while(|l| !l.contains("panicked at"))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ");
     if panic.is_empty() {
         cause
     } else {

@@ -42,7 +42,12 @@ pub struct MemoryLimiter {
 }
 
 impl wasmtime::ResourceLimiter for MemoryLimiter {
-    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         let total = self.used_bytes - current.min(self.used_bytes) + desired;
         if total > self.max_bytes {
             self.hit = true;
@@ -52,7 +57,12 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
         Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= MAX_TABLE_ELEMENTS)
     }
 }
@@ -94,9 +104,14 @@ impl CallState {
             wasi.env(k, v);
         }
         for d in &spec.dirs {
-            let perms = if d.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
-            wasi.preopened_dir(&d.host, &d.guest, perms)
-                .map_err(|e| SandboxError(format!("cannot open granted directory {}: {e}", d.host.display())))?;
+            let perms = if d.writable {
+                FsPerms::ReadWrite
+            } else {
+                FsPerms::ReadOnly
+            };
+            wasi.preopened_dir(&d.host, &d.guest, perms).map_err(|e| {
+                SandboxError(format!("cannot open granted directory {}: {e}", d.host.display()))
+            })?;
         }
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
@@ -104,8 +119,17 @@ impl CallState {
             wasi: wasi.build(),
             table,
             http: WasiHttpCtx::new(),
-            net: NetHooks { policy: spec.net.clone(), deadline, plugin: plugin.clone(), call_id: call_id.clone() },
-            limiter: MemoryLimiter { max_bytes: spec.limits.memory_bytes(), used_bytes: 0, hit: false },
+            net: NetHooks {
+                policy: spec.net.clone(),
+                deadline,
+                plugin: plugin.clone(),
+                call_id: call_id.clone(),
+            },
+            limiter: MemoryLimiter {
+                max_bytes: spec.limits.memory_bytes(),
+                used_bytes: 0,
+                hit: false,
+            },
             output,
             plugin,
             call_id,
@@ -119,10 +143,19 @@ impl CallState {
 /// largest input or output, not the 128 MiB default), handle cap, and the epoch
 /// deadline that yields to tokio at every tick (the wall-clock deadline itself is
 /// the caller's `tokio::time::timeout`, which also covers blocked host calls).
-pub fn new_store(engine: &wasmtime::Engine, state: CallState, limits: &EffectiveLimits) -> wasmtime::Store<CallState> {
+pub fn new_store(
+    engine: &wasmtime::Engine,
+    state: CallState,
+    limits: &EffectiveLimits,
+) -> wasmtime::Store<CallState> {
     let mut store = wasmtime::Store::new(engine, state);
     store.limiter(|s| &mut s.limiter);
-    store.set_hostcall_fuel(limits.input_bytes().max(limits.output_bytes()).saturating_add(64 << 10));
+    store.set_hostcall_fuel(
+        limits
+            .input_bytes()
+            .max(limits.output_bytes())
+            .saturating_add(64 << 10),
+    );
     store.set_max_component_handles(MAX_HANDLES);
     store.set_epoch_deadline(1);
     store.epoch_deadline_async_yield_and_update(1);
@@ -131,12 +164,19 @@ pub fn new_store(engine: &wasmtime::Engine, state: CallState, limits: &Effective
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
 impl WasiHttpView for CallState {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.net }
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.net,
+        }
     }
 }

@@ -149,12 +149,20 @@ impl CallFailure {
 impl fmt::Display for CallFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CallFailure::Timeout { limit_ms } => write!(f, "the call ran past its time limit of {limit_ms} ms"),
+            CallFailure::Timeout { limit_ms } => {
+                write!(f, "the call ran past its time limit of {limit_ms} ms")
+            }
             CallFailure::MemoryLimit { limit_mb } => {
-                write!(f, "the plugin tried to use more than its memory limit of {limit_mb} MiB")
+                write!(
+                    f,
+                    "the plugin tried to use more than its memory limit of {limit_mb} MiB"
+                )
             }
             CallFailure::OutputLimit { limit_bytes } => {
-                write!(f, "the plugin wrote more than its output limit of {limit_bytes} bytes")
+                write!(
+                    f,
+                    "the plugin wrote more than its output limit of {limit_bytes} bytes"
+                )
             }
             CallFailure::InputTooLarge { limit_bytes } => {
                 write!(f, "the input is larger than the limit of {limit_bytes} bytes")
@@ -163,7 +171,10 @@ impl fmt::Display for CallFailure {
             CallFailure::Plugin { message, .. } => f.write_str(message),
             CallFailure::UnknownOperation(op) => write!(f, "the plugin has no operation {op:?}"),
             CallFailure::Busy { max_instances } => {
-                write!(f, "all {max_instances} plugin instance slots are busy; retry shortly")
+                write!(
+                    f,
+                    "all {max_instances} plugin instance slots are busy; retry shortly"
+                )
             }
         }
     }
@@ -198,9 +209,18 @@ mod tests {
     #[test]
     fn failures_map_to_codes() {
         assert_eq!(CallFailure::Timeout { limit_ms: 5 }.code(), ErrorCode::Timeout);
-        assert_eq!(CallFailure::InputTooLarge { limit_bytes: 1 }.code(), ErrorCode::InvalidInput);
-        assert_eq!(CallFailure::UnknownOperation("x".into()).code(), ErrorCode::NotFound);
-        let plugin = CallFailure::Plugin { code: ErrorCode::Forbidden, message: "no".into() };
+        assert_eq!(
+            CallFailure::InputTooLarge { limit_bytes: 1 }.code(),
+            ErrorCode::InvalidInput
+        );
+        assert_eq!(
+            CallFailure::UnknownOperation("x".into()).code(),
+            ErrorCode::NotFound
+        );
+        let plugin = CallFailure::Plugin {
+            code: ErrorCode::Forbidden,
+            message: "no".into(),
+        };
         assert_eq!(plugin.code(), ErrorCode::Forbidden);
         assert_eq!(plugin.to_string(), "no");
     }

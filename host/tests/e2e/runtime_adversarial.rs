@@ -27,7 +27,10 @@ async fn infinite_loop_times_out_at_its_limit() {
     let took = started.elapsed();
     assert_eq!(err, CallFailure::Timeout { limit_ms: 400 });
     assert_eq!(err.code(), ErrorCode::Timeout);
-    assert!(took >= Duration::from_millis(400) && took < Duration::from_millis(600), "took {took:?}");
+    assert!(
+        took >= Duration::from_millis(400) && took < Duration::from_millis(600),
+        "took {took:?}"
+    );
     assert_eq!(call(&p, "noop", "{}").await.unwrap().json, "{}");
 }
 
@@ -36,12 +39,25 @@ async fn the_callers_deadline_applies_when_it_is_earlier() {
     let s = Scratch::new("deadline");
     let p = adversary(&s).await;
     let started = Instant::now();
-    let err = p.call("spin", "{}", inv_with(Arc::new(wasmhub::runtime::NoNestedCalls), Duration::from_millis(100))).await;
+    let err = p
+        .call(
+            "spin",
+            "{}",
+            inv_with(
+                Arc::new(wasmhub::runtime::NoNestedCalls),
+                Duration::from_millis(100),
+            ),
+        )
+        .await;
     match err {
         Err(CallFailure::Timeout { limit_ms }) => assert!(limit_ms <= 100, "{limit_ms}"),
         other => panic!("expected a timeout, got {other:?}"),
     }
-    assert!(started.elapsed() < Duration::from_millis(250), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(250),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -54,7 +70,11 @@ async fn dropping_the_call_future_stops_a_spinning_guest() {
         let started = Instant::now();
         let r = tokio::time::timeout(Duration::from_millis(50), call(&p, "spin", "{}")).await;
         assert!(r.is_err(), "the spin call must still be running when cancelled");
-        assert!(started.elapsed() < Duration::from_millis(150), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_millis(150),
+            "{:?}",
+            started.elapsed()
+        );
     }
     let started = Instant::now();
     call(&p, "noop", "{}").await.unwrap();
@@ -65,7 +85,10 @@ async fn dropping_the_call_future_stops_a_spinning_guest() {
 async fn memory_bomb_hits_the_memory_limit() {
     let s = Scratch::new("mem");
     let p = adversary(&s).await;
-    assert_eq!(call(&p, "memory_bomb", "{}").await.unwrap_err(), CallFailure::MemoryLimit { limit_mb: 32 });
+    assert_eq!(
+        call(&p, "memory_bomb", "{}").await.unwrap_err(),
+        CallFailure::MemoryLimit { limit_mb: 32 }
+    );
     assert_eq!(call(&p, "noop", "{}").await.unwrap().json, "{}");
 }
 
@@ -88,8 +111,17 @@ async fn flooding_stdout_hits_the_log_limit() {
     let s = Scratch::new("flood");
     let p = adversary(&s).await;
     let started = Instant::now();
-    assert_eq!(call(&p, "flood_stdout", "{}").await.unwrap_err(), CallFailure::OutputLimit { limit_bytes: 16 * 1024 });
-    assert!(started.elapsed() < Duration::from_millis(300), "{:?}", started.elapsed());
+    assert_eq!(
+        call(&p, "flood_stdout", "{}").await.unwrap_err(),
+        CallFailure::OutputLimit {
+            limit_bytes: 16 * 1024
+        }
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -98,7 +130,10 @@ async fn a_panic_is_a_trap_with_the_panic_message() {
     let p = adversary(&s).await;
     match call(&p, "panic", "{}").await.unwrap_err() {
         CallFailure::Trap { message } => {
-            assert!(message.contains("deliberate panic in the adversary guest"), "{message}");
+            assert!(
+                message.contains("deliberate panic in the adversary guest"),
+                "{message}"
+            );
             assert!(message.contains("unreachable"), "{message}");
         }
         other => panic!("expected a trap, got {other:?}"),
@@ -112,8 +147,16 @@ async fn huge_output_hits_the_output_limit() {
     // 500 KB is copied out and then measured; 5 MB is refused by wasmtime's
     // hostcall fuel before it is copied. Both are the same failure.
     for bytes in [500_000, 5_000_000] {
-        let err = call(&p, "huge_output", &format!("{{\"bytes\": {bytes}}}")).await.unwrap_err();
-        assert_eq!(err, CallFailure::OutputLimit { limit_bytes: 256 * 1024 }, "{bytes} bytes");
+        let err = call(&p, "huge_output", &format!("{{\"bytes\": {bytes}}}"))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            CallFailure::OutputLimit {
+                limit_bytes: 256 * 1024
+            },
+            "{bytes} bytes"
+        );
     }
     let ok = call(&p, "huge_output", r#"{"bytes": 1000}"#).await.unwrap();
     assert_eq!(ok.json.len(), 1000);
@@ -124,9 +167,15 @@ async fn a_blocked_host_call_is_cut_at_the_deadline() {
     let s = Scratch::new("slow");
     let p = adversary(&s).await;
     let started = Instant::now();
-    assert_eq!(call(&p, "slow", r#"{"ms": 5000}"#).await.unwrap_err(), CallFailure::Timeout { limit_ms: 400 });
+    assert_eq!(
+        call(&p, "slow", r#"{"ms": 5000}"#).await.unwrap_err(),
+        CallFailure::Timeout { limit_ms: 400 }
+    );
     assert!(started.elapsed() < Duration::from_millis(600));
-    assert_eq!(call(&p, "slow", r#"{"ms": 20}"#).await.unwrap().json, r#"{"slept_ms":20}"#);
+    assert_eq!(
+        call(&p, "slow", r#"{"ms": 20}"#).await.unwrap().json,
+        r#"{"slept_ms":20}"#
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -134,8 +183,16 @@ async fn input_size_and_unknown_operations_are_refused_before_running() {
     let s = Scratch::new("input");
     let p = adversary(&s).await;
     let big = format!("{{\"x\":\"{}\"}}", "a".repeat(1024 * 1024 + 1));
-    assert_eq!(call(&p, "echo", &big).await.unwrap_err(), CallFailure::InputTooLarge { limit_bytes: 1024 * 1024 });
-    assert_eq!(call(&p, "nope", "{}").await.unwrap_err(), CallFailure::UnknownOperation("nope".into()));
+    assert_eq!(
+        call(&p, "echo", &big).await.unwrap_err(),
+        CallFailure::InputTooLarge {
+            limit_bytes: 1024 * 1024
+        }
+    );
+    assert_eq!(
+        call(&p, "nope", "{}").await.unwrap_err(),
+        CallFailure::UnknownOperation("nope".into())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -148,8 +205,16 @@ async fn plugin_errors_keep_their_codes() {
         ("forbidden", ErrorCode::Forbidden),
         ("failed", ErrorCode::PluginError),
     ] {
-        let err = call(&p, "fail", &format!("{{\"kind\":\"{kind}\"}}")).await.unwrap_err();
-        assert_eq!(err, CallFailure::Plugin { code, message: "deliberate failure".into() });
+        let err = call(&p, "fail", &format!("{{\"kind\":\"{kind}\"}}"))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            CallFailure::Plugin {
+                code,
+                message: "deliberate failure".into()
+            }
+        );
     }
 }
 
@@ -161,7 +226,9 @@ async fn stdout_and_stderr_are_captured_per_call() {
     assert_eq!(out.logs, "out: hi\nerr: hi\n");
     let again = call(&p, "noop", "{}").await.unwrap();
     assert_eq!(again.logs, "", "nothing leaks from one call into the next");
-    call(&p, "log", r#"{"message":"through host.log"}"#).await.unwrap();
+    call(&p, "log", r#"{"message":"through host.log"}"#)
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -173,7 +240,9 @@ async fn files_and_environment_are_denied_without_a_grant() {
     let input = format!("{{\"path\":\"{}\"}}", secret_file.display());
     let err = call(&p, "read_file", &input).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Forbidden, "{err}");
-    let err = call(&p, "read_file", r#"{"path":"/etc/passwd"}"#).await.unwrap_err();
+    let err = call(&p, "read_file", r#"{"path":"/etc/passwd"}"#)
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Forbidden, "{err}");
     let out = call(&p, "env", r#"{"name":"PATH"}"#).await.unwrap();
     assert_eq!(out.json, r#"{"value":null}"#);
@@ -195,20 +264,47 @@ async fn granted_dirs_and_env_are_visible_and_read_only_is_enforced() {
         "[[dirs]]\nhost = \"{}\"\nguest = \"/data\"\n[env]\nvars = [\"WASMHUB_TEST_LANG\"]\nsecrets = [\"WASMHUB_TEST_SECRET\"]\n",
         data.display()
     );
-    let p = runtime().load(&s.plugin("adversary", "granted", Some(&manifest))).await.unwrap();
-    let out = call(&p, "read_file", r#"{"path":"/data/hello.txt"}"#).await.unwrap();
+    let p = runtime()
+        .load(&s.plugin("adversary", "granted", Some(&manifest)))
+        .await
+        .unwrap();
+    let out = call(&p, "read_file", r#"{"path":"/data/hello.txt"}"#)
+        .await
+        .unwrap();
     assert_eq!(out.json, r#"{"text":"hello from the host"}"#);
-    let err = call(&p, "write_file", r#"{"path":"/data/new.txt","text":"x"}"#).await.unwrap_err();
+    let err = call(&p, "write_file", r#"{"path":"/data/new.txt","text":"x"}"#)
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Forbidden, "{err}");
     assert!(!data.join("new.txt").exists());
-    assert_eq!(call(&p, "env", r#"{"name":"WASMHUB_TEST_LANG"}"#).await.unwrap().json, r#"{"value":"en_GB"}"#);
-    assert_eq!(call(&p, "env", r#"{"name":"WASMHUB_TEST_SECRET"}"#).await.unwrap().json, r#"{"value":"s3cr3t"}"#);
-    assert_eq!(call(&p, "env", r#"{"name":"PATH"}"#).await.unwrap().json, r#"{"value":null}"#);
+    assert_eq!(
+        call(&p, "env", r#"{"name":"WASMHUB_TEST_LANG"}"#)
+            .await
+            .unwrap()
+            .json,
+        r#"{"value":"en_GB"}"#
+    );
+    assert_eq!(
+        call(&p, "env", r#"{"name":"WASMHUB_TEST_SECRET"}"#)
+            .await
+            .unwrap()
+            .json,
+        r#"{"value":"s3cr3t"}"#
+    );
+    assert_eq!(
+        call(&p, "env", r#"{"name":"PATH"}"#).await.unwrap().json,
+        r#"{"value":null}"#
+    );
     assert!(!p.manifest().describe().join("\n").contains("s3cr3t"));
 
     let writable = manifest.replace("guest = \"/data\"\n", "guest = \"/data\"\nwritable = true\n");
-    let p = runtime().load(&s.plugin("adversary", "writer", Some(&writable))).await.unwrap();
-    call(&p, "write_file", r#"{"path":"/data/new.txt","text":"written"}"#).await.unwrap();
+    let p = runtime()
+        .load(&s.plugin("adversary", "writer", Some(&writable)))
+        .await
+        .unwrap();
+    call(&p, "write_file", r#"{"path":"/data/new.txt","text":"written"}"#)
+        .await
+        .unwrap();
     assert_eq!(std::fs::read_to_string(data.join("new.txt")).unwrap(), "written");
 }
 
@@ -218,16 +314,30 @@ async fn nested_calls_go_to_the_hub_and_errors_keep_their_code() {
     let p = adversary(&s).await;
     let recorder = Arc::new(Recorder::default());
     let out = p
-        .call("nested", r#"{"tool":"text.slugify","input":{"text":"A B"}}"#, inv_with(recorder.clone(), Duration::from_secs(5)))
+        .call(
+            "nested",
+            r#"{"tool":"text.slugify","input":{"text":"A B"}}"#,
+            inv_with(recorder.clone(), Duration::from_secs(5)),
+        )
         .await
         .unwrap();
     assert_eq!(out.json, r#"{"ok":{"echo":{"text":"A B"}}}"#);
-    assert_eq!(recorder.calls.lock().unwrap()[0], ("text.slugify".to_string(), r#"{"text":"A B"}"#.to_string()));
+    assert_eq!(
+        recorder.calls.lock().unwrap()[0],
+        ("text.slugify".to_string(), r#"{"text":"A B"}"#.to_string())
+    );
     let out = p
-        .call("nested", r#"{"tool":"missing.op","input":{}}"#, inv_with(recorder.clone(), Duration::from_secs(5)))
+        .call(
+            "nested",
+            r#"{"tool":"missing.op","input":{}}"#,
+            inv_with(recorder.clone(), Duration::from_secs(5)),
+        )
         .await
         .unwrap();
-    assert_eq!(out.json, r#"{"error":"CallErrorCode::NotFound","message":"no tool missing.op"}"#);
+    assert_eq!(
+        out.json,
+        r#"{"error":"CallErrorCode::NotFound","message":"no tool missing.op"}"#
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -243,7 +353,11 @@ async fn concurrent_calls_to_one_plugin_run_in_parallel() {
         c.await.unwrap().unwrap();
     }
     // Serialized, 32 x 200 ms would take 6.4 s.
-    assert!(started.elapsed() < Duration::from_millis(1500), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -257,7 +371,15 @@ async fn the_host_survives_a_burst_of_abuse_and_memory_returns_to_baseline() {
     let baseline = rss_bytes();
     for _ in 0..4 {
         let mut tasks = Vec::new();
-        for op in ["memory_bomb", "flood_stdout", "panic", "recurse", "spin", "noop", "echo"] {
+        for op in [
+            "memory_bomb",
+            "flood_stdout",
+            "panic",
+            "recurse",
+            "spin",
+            "noop",
+            "echo",
+        ] {
             let p = p.clone();
             tasks.push(tokio::spawn(async move { (op, p.call(op, "{}", inv()).await) }));
         }
@@ -269,8 +391,15 @@ async fn the_host_survives_a_burst_of_abuse_and_memory_returns_to_baseline() {
             }
         }
     }
-    assert_eq!(call(&p, "echo", r#"{"still":"serving"}"#).await.unwrap().json, r#"{"still":"serving"}"#);
+    assert_eq!(
+        call(&p, "echo", r#"{"still":"serving"}"#).await.unwrap().json,
+        r#"{"still":"serving"}"#
+    );
     let after = rss_bytes();
     let grown = after.saturating_sub(baseline);
-    assert!(grown < 24 << 20, "RSS grew by {} KiB ({baseline} -> {after})", grown / 1024);
+    assert!(
+        grown < 24 << 20,
+        "RSS grew by {} KiB ({baseline} -> {after})",
+        grown / 1024
+    );
 }

@@ -24,7 +24,9 @@ impl Published {
 
     fn last(&self) -> Vec<(String, String)> {
         let all = self.0.lock().unwrap();
-        all.last().map(|set| set.iter().map(|e| (e.name.clone(), state(&e.state))).collect()).unwrap_or_default()
+        all.last()
+            .map(|set| set.iter().map(|e| (e.name.clone(), state(&e.state))).collect())
+            .unwrap_or_default()
     }
 
     /// Waits until the latest published set satisfies `ok`.
@@ -35,7 +37,10 @@ impl Published {
             if ok(&last) {
                 return last;
             }
-            assert!(started.elapsed() < Duration::from_secs(20), "timed out waiting for {what}; last set: {last:?}");
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "timed out waiting for {what}; last set: {last:?}"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -68,43 +73,76 @@ async fn adding_replacing_and_removing_plugins_takes_effect_without_restart() {
     std::fs::write(s.path("broken.wasm"), b"not wasm").unwrap();
     std::fs::write(s.path("notes.txt"), b"ignored").unwrap();
     let published = Published::default();
-    let dir = PluginDir::start(runtime(), s.0.clone(), None, published.callback()).await.unwrap();
+    let dir = PluginDir::start(runtime(), s.0.clone(), None, published.callback())
+        .await
+        .unwrap();
     assert_eq!(published.count(), 1, "the initial set is published once");
     let first = published.last();
     assert_eq!(first.len(), 2, "{first:?}");
     assert!(has(&first, "alpha", "active"));
-    assert!(has(&first, "broken", "rejected: not a WebAssembly file"), "{first:?}");
+    assert!(
+        has(&first, "broken", "rejected: not a WebAssembly file"),
+        "{first:?}"
+    );
     assert_eq!(dir.entries().len(), 2);
 
     // A slow call on the current alpha survives alpha being replaced under it.
-    let old_alpha = dir.entries().into_iter().find(|e| e.name == "alpha").unwrap().state.plugin().unwrap().clone();
+    let old_alpha = dir
+        .entries()
+        .into_iter()
+        .find(|e| e.name == "alpha")
+        .unwrap()
+        .state
+        .plugin()
+        .unwrap()
+        .clone();
     let in_flight = tokio::spawn(async move { old_alpha.call("slow", r#"{"ms": 1500}"#, inv()).await });
 
     // Add a plugin.
     s.plugin("adversary", "beta", None);
-    published.wait_for("beta active", |set| has(set, "beta", "active")).await;
+    published
+        .wait_for("beta active", |set| has(set, "beta", "active"))
+        .await;
 
     // Replace alpha with a component of another world: rejected, beta unaffected.
     atomic_copy(&guest("otherworld"), &s.path("alpha.wasm"));
-    let set = published.wait_for("alpha rejected", |set| has(set, "alpha", "rejected")).await;
-    assert!(has(&set, "alpha", "rejected: does not export wasmhub:plugin/operations@0.1.0"), "{set:?}");
+    let set = published
+        .wait_for("alpha rejected", |set| has(set, "alpha", "rejected"))
+        .await;
+    assert!(
+        has(
+            &set,
+            "alpha",
+            "rejected: does not export wasmhub:plugin/operations@0.1.0"
+        ),
+        "{set:?}"
+    );
     assert!(has(&set, "beta", "active"));
     assert_eq!(in_flight.await.unwrap().unwrap().json, r#"{"slept_ms":1500}"#);
 
     // Adding a manifest beside beta applies it.
     std::fs::write(s.path("beta.toml"), "deprecated = true\n").unwrap();
-    published.wait_for("beta deprecated", |set| has(set, "beta", "deprecated")).await;
+    published
+        .wait_for("beta deprecated", |set| has(set, "beta", "deprecated"))
+        .await;
 
     // An invalid manifest edit rejects it with the line and key.
     std::fs::write(s.path("beta.toml"), "deprecated = true\nnetwork = 3\n").unwrap();
-    let set = published.wait_for("beta rejected", |set| has(set, "beta", "rejected")).await;
-    assert!(set.iter().any(|(n, r)| n == "beta" && r.contains("line 2")), "{set:?}");
+    let set = published
+        .wait_for("beta rejected", |set| has(set, "beta", "rejected"))
+        .await;
+    assert!(
+        set.iter().any(|(n, r)| n == "beta" && r.contains("line 2")),
+        "{set:?}"
+    );
 
     // Fix alpha, remove beta.
     atomic_copy(&guest("adversary"), &s.path("alpha.wasm"));
     std::fs::remove_file(s.path("beta.wasm")).unwrap();
     let set = published
-        .wait_for("alpha back, beta gone", |set| has(set, "alpha", "active") && !set.iter().any(|(n, _)| n == "beta"))
+        .wait_for("alpha back, beta gone", |set| {
+            has(set, "alpha", "active") && !set.iter().any(|(n, _)| n == "beta")
+        })
         .await;
     assert_eq!(set.len(), 2, "{set:?}");
 }
@@ -113,7 +151,9 @@ async fn adding_replacing_and_removing_plugins_takes_effect_without_restart() {
 async fn a_multi_step_writer_is_loaded_once_it_is_complete() {
     let s = Scratch::new("writer");
     let published = Published::default();
-    let _dir = PluginDir::start(runtime(), s.0.clone(), None, published.callback()).await.unwrap();
+    let _dir = PluginDir::start(runtime(), s.0.clone(), None, published.callback())
+        .await
+        .unwrap();
     assert!(published.last().is_empty());
     let bytes = std::fs::read(guest("adversary")).unwrap();
     let target = s.path("gamma.wasm");
@@ -126,10 +166,19 @@ async fn a_multi_step_writer_is_loaded_once_it_is_complete() {
             std::thread::sleep(Duration::from_millis(60));
         }
     }
-    published.wait_for("gamma active", |set| has(set, "gamma", "active")).await;
+    published
+        .wait_for("gamma active", |set| has(set, "gamma", "active"))
+        .await;
     let history = published.0.lock().unwrap().clone();
-    let rejected = history.iter().flatten().filter(|e| matches!(e.state, PluginState::Rejected { .. })).count();
-    assert_eq!(rejected, 0, "a file written in steps within a tick must not be loaded half-written");
+    let rejected = history
+        .iter()
+        .flatten()
+        .filter(|e| matches!(e.state, PluginState::Rejected { .. }))
+        .count();
+    assert_eq!(
+        rejected, 0,
+        "a file written in steps within a tick must not be loaded half-written"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -144,15 +193,27 @@ async fn locked_mode_rejects_unpinned_and_changed_files_with_both_digests() {
     // After locking: one file changes, one appears.
     s.plugin("badschema", "changed", None);
     s.plugin("adversary", "newcomer", None);
-    let actual = wasmhub::runtime::LockFile::from_dir(&s.0).unwrap().digest("changed.wasm").unwrap().to_string();
+    let actual = wasmhub::runtime::LockFile::from_dir(&s.0)
+        .unwrap()
+        .digest("changed.wasm")
+        .unwrap()
+        .to_string();
 
     let published = Published::default();
-    let _dir = PluginDir::start(runtime(), s.0.clone(), Some(lock), published.callback()).await.unwrap();
+    let _dir = PluginDir::start(runtime(), s.0.clone(), Some(lock), published.callback())
+        .await
+        .unwrap();
     let set = published.last();
     assert!(has(&set, "pinned", "active"), "{set:?}");
     let changed = set.iter().find(|(n, _)| n == "changed").unwrap();
-    assert!(changed.1.contains(&pinned_digest) && changed.1.contains(&actual), "{changed:?}");
-    assert!(has(&set, "newcomer", "rejected: not pinned in plugins.lock"), "{set:?}");
+    assert!(
+        changed.1.contains(&pinned_digest) && changed.1.contains(&actual),
+        "{changed:?}"
+    );
+    assert!(
+        has(&set, "newcomer", "rejected: not pinned in plugins.lock"),
+        "{set:?}"
+    );
 
     // Re-locking picks the new files up without a restart.
     LockFile::from_dir(&s.0).unwrap().write(&s.0).unwrap();
@@ -204,16 +265,29 @@ async fn unchanged_plugins_load_from_the_compiled_cache_after_a_restart() {
     let started = Instant::now();
     for i in 0..3 {
         let p = rt.load(&plugins.path(&format!("p{i}.wasm"))).await.unwrap();
-        assert_eq!(p.call("echo", r#"{"a":1}"#, inv()).await.unwrap().json, r#"{"a":1}"#);
+        assert_eq!(
+            p.call("echo", r#"{"a":1}"#, inv()).await.unwrap().json,
+            r#"{"a":1}"#
+        );
     }
     let warm = started.elapsed();
-    assert!(warm * 4 < cold, "cache hits ({warm:?}) must be much faster than compiling ({cold:?})");
+    assert!(
+        warm * 4 < cold,
+        "cache hits ({warm:?}) must be much faster than compiling ({cold:?})"
+    );
     assert_eq!(storage.table("compiled").unwrap().len(), 3, "hits add no entries");
 
     // Corrupt every cached artifact: loads still succeed (recompiled), never crash.
     let table = storage.table("compiled").unwrap();
-    let key = format!("{}/{}", rt.engine_hash(), wasmhub::runtime::sha256_file(&plugins.path("p0.wasm")).unwrap());
-    let mut value = table.get_bytes(key.as_bytes()).unwrap().expect("entry under the documented key");
+    let key = format!(
+        "{}/{}",
+        rt.engine_hash(),
+        wasmhub::runtime::sha256_file(&plugins.path("p0.wasm")).unwrap()
+    );
+    let mut value = table
+        .get_bytes(key.as_bytes())
+        .unwrap()
+        .expect("entry under the documented key");
     let mid = value.len() / 2;
     value[mid] ^= 0xff;
     table.put_bytes(key.as_bytes(), &value).unwrap();

@@ -10,7 +10,10 @@ use wasmhub::runtime::{ErrorCode, Invocation, NestedCallError, NestedCalls, NoNe
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ has a parent")
+        .to_path_buf()
 }
 
 /// Path of a built test guest (`tests/guests/<name>`), building them all on first
@@ -37,7 +40,9 @@ pub struct Scratch(pub PathBuf);
 
 impl Scratch {
     pub fn new(tag: &str) -> Scratch {
-        let dir = repo_root().join("target/test-scratch").join(wasmhub::ids::new_id(tag));
+        let dir = repo_root()
+            .join("target/test-scratch")
+            .join(wasmhub::ids::new_id(tag));
         std::fs::create_dir_all(&dir).unwrap();
         Scratch(dir)
     }
@@ -65,7 +70,10 @@ impl Drop for Scratch {
 
 /// Caps used by most tests: the defaults with a short time limit.
 pub fn limits() -> Limits {
-    Limits { timeout_ms: 5_000, ..Limits::default() }
+    Limits {
+        timeout_ms: 5_000,
+        ..Limits::default()
+    }
 }
 
 pub fn runtime() -> Runtime {
@@ -98,10 +106,16 @@ impl NestedCalls for Recorder {
         tool: String,
         input_json: String,
     ) -> Pin<Box<dyn Future<Output = Result<String, NestedCallError>> + Send>> {
-        self.calls.lock().unwrap().push((tool.clone(), input_json.clone()));
+        self.calls
+            .lock()
+            .unwrap()
+            .push((tool.clone(), input_json.clone()));
         Box::pin(async move {
             if tool == "missing.op" {
-                return Err(NestedCallError { code: ErrorCode::NotFound, message: format!("no tool {tool}") });
+                return Err(NestedCallError {
+                    code: ErrorCode::NotFound,
+                    message: format!("no tool {tool}"),
+                });
             }
             Ok(format!("{{\"echo\":{input_json}}}"))
         })
