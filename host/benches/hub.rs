@@ -25,11 +25,17 @@ use wasmhub::runtime::{Invocation, NoNestedCalls};
 use wasmhub::storage::Storage;
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
     let guest = test_guest(&root);
     let plugins = scratch(&root, "bench-plugins");
     std::fs::copy(&guest, plugins.join("a.wasm")).unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(call_overhead(&plugins));
     search_latency(&root);
     rt.block_on(rest_load(&root, &plugins));
@@ -40,7 +46,11 @@ fn main() {
 fn test_guest(root: &Path) -> PathBuf {
     let path = root.join("target/test-guests/adversary.wasm");
     if !path.exists() {
-        let ok = std::process::Command::new("bash").arg(root.join("tests/guests/build.sh")).status().unwrap().success();
+        let ok = std::process::Command::new("bash")
+            .arg(root.join("tests/guests/build.sh"))
+            .status()
+            .unwrap()
+            .success();
         assert!(ok, "tests/guests/build.sh failed");
     }
     path
@@ -62,8 +72,13 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 async fn call_overhead(plugins: &Path) {
-    let config = Config { plugins_dir: plugins.to_path_buf(), ..Config::default() };
-    let (hub, _watcher) = Hub::start(&config, Storage::temporary().unwrap(), None).await.unwrap();
+    let config = Config {
+        plugins_dir: plugins.to_path_buf(),
+        ..Config::default()
+    };
+    let (hub, _watcher) = Hub::start(&config, Storage::temporary().unwrap(), None)
+        .await
+        .unwrap();
     let plugin = hub.runtime().load(&plugins.join("a.wasm")).await.unwrap();
     let args = json!({"calls": [{"tool": "a.noop", "input": {}}]});
     let direct = || async {
@@ -78,7 +93,10 @@ async fn call_overhead(plugins: &Path) {
     };
     let through_hub = || async {
         let t = Instant::now();
-        let out = hub.invoke("hub_call", args.clone(), CallContext::new(Caller::local())).await.unwrap();
+        let out = hub
+            .invoke("hub_call", args.clone(), CallContext::new(Caller::local()))
+            .await
+            .unwrap();
         let us = t.elapsed().as_secs_f64() * 1e6;
         assert_eq!(out["results"][0]["ok"], true);
         us
@@ -93,12 +111,17 @@ async fn call_overhead(plugins: &Path) {
         b.push(through_hub().await);
     }
     let (da, db) = (median(a), median(b));
-    println!("hub_call overhead: Plugin::call median {da:.1} µs, hub_call median {db:.1} µs, overhead {:.1} µs (5000 interleaved runs each)", db - da);
+    println!(
+        "hub_call overhead: Plugin::call median {da:.1} µs, hub_call median {db:.1} µs, overhead {:.1} µs (5000 interleaved runs each)",
+        db - da
+    );
 }
 
 fn search_latency(root: &Path) {
-    let corpus: Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("host/tests/data/search_corpus.json")).unwrap()).unwrap();
+    let corpus: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("host/tests/data/search_corpus.json")).unwrap(),
+    )
+    .unwrap();
     let mut ops: Vec<(String, String, Value)> = Vec::new();
     for copy in 0..9 {
         for op in corpus["operations"].as_array().unwrap() {
@@ -111,7 +134,14 @@ fn search_latency(root: &Path) {
                 .map(|(k, d)| (k.clone(), json!({"type": "string", "description": d})))
                 .collect();
             ops.push((
-                format!("{ns}{}.{name}", if copy == 0 { String::new() } else { copy.to_string() }),
+                format!(
+                    "{ns}{}.{name}",
+                    if copy == 0 {
+                        String::new()
+                    } else {
+                        copy.to_string()
+                    }
+                ),
                 op["description"].as_str().unwrap().to_string(),
                 json!({"type": "object", "properties": properties}),
             ));
@@ -124,7 +154,12 @@ fn search_latency(root: &Path) {
         input_schema: schema,
     }));
     let build_ms = started.elapsed().as_secs_f64() * 1e3;
-    let queries: Vec<&str> = corpus["queries"].as_array().unwrap().iter().map(|q| q["q"].as_str().unwrap()).collect();
+    let queries: Vec<&str> = corpus["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["q"].as_str().unwrap())
+        .collect();
     let mut samples = Vec::new();
     for round in 0..200 {
         for q in &queries {
@@ -168,8 +203,13 @@ async fn rest_load(root: &Path, plugins: &Path) {
             }
         }
     });
-    let addr: std::net::SocketAddr = rx.recv_timeout(Duration::from_secs(120)).unwrap().parse().unwrap();
-    let body = bytes::Bytes::from(serde_json::to_vec(&json!({"calls": [{"tool": "a.noop", "input": {}}]})).unwrap());
+    let addr: std::net::SocketAddr = rx
+        .recv_timeout(Duration::from_secs(120))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let body =
+        bytes::Bytes::from(serde_json::to_vec(&json!({"calls": [{"tool": "a.noop", "input": {}}]})).unwrap());
     const CLIENTS: usize = 64;
     let warmup = Duration::from_secs(1);
     let measure = Duration::from_secs(5);
@@ -180,7 +220,9 @@ async fn rest_load(root: &Path, plugins: &Path) {
         tasks.push(tokio::spawn(async move {
             let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
             tcp.set_nodelay(true).unwrap();
-            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp)).await.unwrap();
+            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+                .await
+                .unwrap();
             tokio::spawn(conn);
             let mut latencies = Vec::new();
             while start.elapsed() < warmup + measure {

@@ -147,7 +147,12 @@ pub struct AgentConfig {
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        AgentConfig { model: None, max_steps: 10, system_prompt: None, context_window: 128_000 }
+        AgentConfig {
+            model: None,
+            max_steps: 10,
+            system_prompt: None,
+            context_window: 128_000,
+        }
     }
 }
 
@@ -182,9 +187,16 @@ impl Default for AuditConfig {
     fn default() -> Self {
         AuditConfig {
             retention: 100_000,
-            redact_fields: ["password", "secret", "token", "api_key", "apikey", "authorization"]
-                .map(String::from)
-                .to_vec(),
+            redact_fields: [
+                "password",
+                "secret",
+                "token",
+                "api_key",
+                "apikey",
+                "authorization",
+            ]
+            .map(String::from)
+            .to_vec(),
         }
     }
 }
@@ -255,7 +267,10 @@ impl std::fmt::Display for ConfigError {
         match self {
             ConfigError::Read { path, source } => write!(f, "{}: cannot read: {source}", path.display()),
             ConfigError::Parse { path, message } => write!(f, "{}: {message}", path.display()),
-            ConfigError::Invalid { path: Some(path), message } => write!(f, "{}: {message}", path.display()),
+            ConfigError::Invalid {
+                path: Some(path),
+                message,
+            } => write!(f, "{}: {message}", path.display()),
             ConfigError::Invalid { path: None, message } => write!(f, "configuration: {message}"),
         }
     }
@@ -266,9 +281,14 @@ impl std::error::Error for ConfigError {}
 impl Config {
     /// Parses configuration text; `path` is only used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text)
-            .map_err(|e| ConfigError::Parse { path: path.to_owned(), message: one_line(&e.to_string()) })?;
-        config.check().map_err(|message| ConfigError::Invalid { path: Some(path.to_owned()), message })?;
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_owned(),
+            message: one_line(&e.to_string()),
+        })?;
+        config.check().map_err(|message| ConfigError::Invalid {
+            path: Some(path.to_owned()),
+            message,
+        })?;
         Ok(config)
     }
 
@@ -285,7 +305,10 @@ impl Config {
                 default
             }
         };
-        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+            path: path.clone(),
+            source,
+        })?;
         Config::parse(&text, &path)
     }
 
@@ -295,7 +318,8 @@ impl Config {
         if !self.providers.is_empty() || std::env::var_os("OPENAI_API_KEY").is_none() {
             return;
         }
-        let base_url = std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into());
+        let base_url =
+            std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into());
         self.providers.push(ProviderConfig {
             name: "openai".into(),
             base_url,
@@ -316,13 +340,19 @@ impl Config {
         let mut names = std::collections::HashSet::new();
         for p in &self.providers {
             if p.name.is_empty() || p.name.contains('/') {
-                return Err(format!("providers: name {:?} must be non-empty and contain no '/'", p.name));
+                return Err(format!(
+                    "providers: name {:?} must be non-empty and contain no '/'",
+                    p.name
+                ));
             }
             if !names.insert(&p.name) {
                 return Err(format!("providers: name {:?} is used twice", p.name));
             }
             if !(p.base_url.starts_with("http://") || p.base_url.starts_with("https://")) {
-                return Err(format!("providers.{}: base_url {:?} must start with http:// or https://", p.name, p.base_url));
+                return Err(format!(
+                    "providers.{}: base_url {:?} must start with http:// or https://",
+                    p.name, p.base_url
+                ));
             }
         }
         let mut names = std::collections::HashSet::new();
@@ -332,7 +362,12 @@ impl Config {
             }
             match (&t.secret_env, &t.secret_file) {
                 (Some(_), None) | (None, Some(_)) => {}
-                _ => return Err(format!("tokens.{}: set exactly one of secret_env or secret_file", t.name)),
+                _ => {
+                    return Err(format!(
+                        "tokens.{}: set exactly one of secret_env or secret_file",
+                        t.name
+                    ));
+                }
             }
         }
         let l = &self.limits;
@@ -377,9 +412,12 @@ mod tests {
 
     #[test]
     fn unknown_keys_name_the_key_and_line() {
-        let err = Config::parse("listen = \"127.0.0.1:1\"\n[limits]\nmemroy_mb = 3\n", Path::new("w.toml"))
-            .unwrap_err()
-            .to_string();
+        let err = Config::parse(
+            "listen = \"127.0.0.1:1\"\n[limits]\nmemroy_mb = 3\n",
+            Path::new("w.toml"),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("memroy_mb"), "{err}");
         assert!(err.contains("line 3"), "{err}");
         assert!(err.starts_with("w.toml"), "{err}");
@@ -387,8 +425,13 @@ mod tests {
 
     #[test]
     fn tokens_need_exactly_one_secret_source() {
-        let err = Config::parse("[[tokens]]\nname = \"a\"\nallow = [\"*\"]\n", Path::new("w.toml")).unwrap_err();
-        assert!(err.to_string().contains("exactly one of secret_env or secret_file"), "{err}");
+        let err =
+            Config::parse("[[tokens]]\nname = \"a\"\nallow = [\"*\"]\n", Path::new("w.toml")).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("exactly one of secret_env or secret_file"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -49,7 +49,9 @@ pub fn init_from_env() {
     if let Ok(value) = std::env::var("WASMHUB_LOG") {
         match Level::parse(&value) {
             Some(level) => MAX_LEVEL.store(level as u8, Ordering::Relaxed),
-            None => eprintln!("wasmhub: ignoring WASMHUB_LOG={value:?} (use error, warn, info, debug or trace)"),
+            None => {
+                eprintln!("wasmhub: ignoring WASMHUB_LOG={value:?} (use error, warn, info, debug or trace)")
+            }
         }
     }
 }

@@ -44,7 +44,9 @@ impl Args {
                         Some(v) => v,
                         None => {
                             i += 1;
-                            argv.get(i).cloned().ok_or_else(|| UsageError(format!("--{name} needs a value")))?
+                            argv.get(i)
+                                .cloned()
+                                .ok_or_else(|| UsageError(format!("--{name} needs a value")))?
                         }
                     };
                     args.values.insert(name.to_string(), value);
@@ -93,8 +95,12 @@ mod tests {
 
     #[test]
     fn parses_values_switches_and_positionals() {
-        let a = Args::parse(&argv("x --plugins dir --listen=1.2.3.4:5 --locked y"), &["plugins", "listen"], &["locked"])
-            .unwrap();
+        let a = Args::parse(
+            &argv("x --plugins dir --listen=1.2.3.4:5 --locked y"),
+            &["plugins", "listen"],
+            &["locked"],
+        )
+        .unwrap();
         assert_eq!(a.positional, vec!["x", "y"]);
         assert_eq!(a.value("plugins"), Some("dir"));
         assert_eq!(a.value("listen"), Some("1.2.3.4:5"));
@@ -104,8 +110,14 @@ mod tests {
 
     #[test]
     fn unknown_and_incomplete_flags_are_errors() {
-        assert_eq!(Args::parse(&argv("--nope"), &[], &[]).unwrap_err().0, "unknown flag --nope");
-        assert_eq!(Args::parse(&argv("--plugins"), &["plugins"], &[]).unwrap_err().0, "--plugins needs a value");
+        assert_eq!(
+            Args::parse(&argv("--nope"), &[], &[]).unwrap_err().0,
+            "unknown flag --nope"
+        );
+        assert_eq!(
+            Args::parse(&argv("--plugins"), &["plugins"], &[]).unwrap_err().0,
+            "--plugins needs a value"
+        );
         assert!(Args::parse(&argv("--locked=1"), &[], &["locked"]).is_err());
     }
 }

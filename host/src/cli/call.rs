@@ -48,7 +48,10 @@ async fn call(tool: &str, input: Value, config: &Config) -> ExitCode {
         Err(e) => return fail_json(&e.to_json()),
     };
     if result["ok"] == Value::Bool(true) {
-        println!("{}", serde_json::to_string_pretty(&result["result"]).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result["result"]).unwrap_or_default()
+        );
         ExitCode::SUCCESS
     } else {
         fail_json(&result["error"])

@@ -60,7 +60,9 @@ pub fn main(argv: Vec<String>) -> ExitCode {
             println!("wasmhub {}", env!("CARGO_PKG_VERSION"));
             Ok(ExitCode::SUCCESS)
         }
-        other => Err(UsageError(format!("unknown command {other:?}; run `wasmhub --help`"))),
+        other => Err(UsageError(format!(
+            "unknown command {other:?}; run `wasmhub --help`"
+        ))),
     };
     match result {
         Ok(code) => code,
@@ -74,7 +76,8 @@ pub fn main(argv: Vec<String>) -> ExitCode {
 /// Loads the configuration named by `--config` (or the default) and applies the
 /// flag overrides. The error names the file and the problem.
 fn load_config(args: &Args) -> Result<Config, String> {
-    let mut config = Config::load(args.value("config").map(std::path::Path::new)).map_err(|e| e.to_string())?;
+    let mut config =
+        Config::load(args.value("config").map(std::path::Path::new)).map_err(|e| e.to_string())?;
     if let Some(dir) = args.value("plugins") {
         config.plugins_dir = PathBuf::from(dir);
     }
@@ -82,7 +85,9 @@ fn load_config(args: &Args) -> Result<Config, String> {
         config.data_dir = PathBuf::from(dir);
     }
     if let Some(listen) = args.value("listen") {
-        config.listen = listen.parse().map_err(|_| format!("--listen {listen:?} is not an address like 127.0.0.1:8787"))?;
+        config.listen = listen
+            .parse()
+            .map_err(|_| format!("--listen {listen:?} is not an address like 127.0.0.1:8787"))?;
     }
     config.apply_openai_env_default();
     Ok(config)
@@ -108,7 +113,12 @@ fn serve_command(argv: &[String]) -> Result<ExitCode, UsageError> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    Ok(serve::run(config, serve::Options { locked: args.switch("locked") }))
+    Ok(serve::run(
+        config,
+        serve::Options {
+            locked: args.switch("locked"),
+        },
+    ))
 }
 
 fn mcp_command(argv: &[String]) -> Result<ExitCode, UsageError> {
@@ -122,7 +132,9 @@ fn mcp_command(argv: &[String]) -> Result<ExitCode, UsageError> {
     }
     args.at_most(0)?;
     if !args.switch("stdio") {
-        return Err(UsageError("mcp needs --stdio (over HTTP, MCP is served by `wasmhub serve` at /mcp)".into()));
+        return Err(UsageError(
+            "mcp needs --stdio (over HTTP, MCP is served by `wasmhub serve` at /mcp)".into(),
+        ));
     }
     let config = match load_config(&args) {
         Ok(c) => c,
@@ -148,7 +160,11 @@ fn call_command(argv: &[String]) -> Result<ExitCode, UsageError> {
     let [tool, input] = match args.positional.as_slice() {
         [tool, input] => [tool.as_str(), input.as_str()],
         [tool] => [tool.as_str(), "{}"],
-        _ => return Err(UsageError("call needs TOOL and JSON, e.g. wasmhub call calc.eval '{\"expr\":\"1/3+1/6\"}'".into())),
+        _ => {
+            return Err(UsageError(
+                "call needs TOOL and JSON, e.g. wasmhub call calc.eval '{\"expr\":\"1/3+1/6\"}'".into(),
+            ));
+        }
     };
     let config = match load_config(&args) {
         Ok(c) => c,
@@ -182,7 +198,9 @@ fn plugin_command(argv: &[String]) -> Result<ExitCode, UsageError> {
         ["lock", dir] => Ok(plugin::lock(std::path::Path::new(dir))),
         ["new", name] => Ok(plugin_new(name, args.value("dir").unwrap_or("."))),
         [] => Err(UsageError(format!("missing subcommand\n{PLUGIN_HELP}"))),
-        [other, ..] => Err(UsageError(format!("unknown or incomplete subcommand {other:?}\n{PLUGIN_HELP}"))),
+        [other, ..] => Err(UsageError(format!(
+            "unknown or incomplete subcommand {other:?}\n{PLUGIN_HELP}"
+        ))),
     }
 }
 

@@ -45,9 +45,18 @@ async fn start(config: Config, options: Options) -> Result<(), String> {
     let (hub, _plugins) = crate::hub::Hub::start(&config, storage.clone(), lock)
         .await
         .map_err(|e| e.to_string())?;
-    let agent = Arc::new(crate::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage).map_err(|e| e.to_string())?);
+    let agent = Arc::new(
+        crate::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage)
+            .map_err(|e| e.to_string())?,
+    );
     let mcp = crate::surfaces::mcp::McpState::for_hub(hub.clone());
-    let app = Arc::new(App { config: config.clone(), llm, hub, agent, mcp });
+    let app = Arc::new(App {
+        config: config.clone(),
+        llm,
+        hub,
+        agent,
+        mcp,
+    });
     let listener = server::bind(config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;

@@ -76,7 +76,11 @@ impl AuditLog {
         Ok(AuditLog {
             tx: Some(tx),
             table,
-            redact: config.redact_fields.iter().map(|f| f.to_ascii_lowercase()).collect(),
+            redact: config
+                .redact_fields
+                .iter()
+                .map(|f| f.to_ascii_lowercase())
+                .collect(),
             seq: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
             writer: Some(writer),
@@ -91,7 +95,9 @@ impl AuditLog {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 if self.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
-                    crate::warn!("audit log queue is full: dropping records (counted in wasmhub_audit_dropped_total)");
+                    crate::warn!(
+                        "audit log queue is full: dropping records (counted in wasmhub_audit_dropped_total)"
+                    );
                 }
             }
             Err(TrySendError::Disconnected(_)) => {}
@@ -121,13 +127,21 @@ impl AuditLog {
     /// before this call.
     pub fn recent(&self, limit: usize) -> Result<Vec<CallRecord>, StorageError> {
         self.sync();
-        Ok(self.table.last::<CallRecord>(limit)?.into_iter().map(|(_, r)| r).collect())
+        Ok(self
+            .table
+            .last::<CallRecord>(limit)?
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect())
     }
 
     /// Waits (at most a second) until the writer has stored everything queued so far.
     fn sync(&self) {
         let (ack_tx, ack_rx) = std::sync::mpsc::sync_channel(1);
-        let sent = self.tx.as_ref().is_some_and(|tx| tx.send(Msg::Sync(ack_tx)).is_ok());
+        let sent = self
+            .tx
+            .as_ref()
+            .is_some_and(|tx| tx.send(Msg::Sync(ack_tx)).is_ok());
         if sent {
             let _ = ack_rx.recv_timeout(Duration::from_secs(1));
         }
@@ -157,7 +171,11 @@ fn write_loop(rx: Receiver<Msg>, table: Table, retention: usize) {
                 Msg::Record(r, seq) => batch.push((key(r.started_ms, seq), *r)),
                 Msg::Sync(ack) => acks.push(ack),
             }
-            next = if batch.len() < BATCH { rx.try_recv().ok() } else { None };
+            next = if batch.len() < BATCH {
+                rx.try_recv().ok()
+            } else {
+                None
+            };
         }
         if !batch.is_empty() {
             match table.put_many(&batch) {
@@ -194,7 +212,14 @@ pub fn redact(value: &Value, fields: &[String]) -> Value {
             map.iter()
                 .map(|(k, v)| {
                     let sensitive = fields.iter().any(|f| f.eq_ignore_ascii_case(k));
-                    (k.clone(), if sensitive { Value::String(REDACTED.into()) } else { redact(v, fields) })
+                    (
+                        k.clone(),
+                        if sensitive {
+                            Value::String(REDACTED.into())
+                        } else {
+                            redact(v, fields)
+                        },
+                    )
                 })
                 .collect(),
         ),
@@ -228,23 +253,38 @@ mod tests {
     #[test]
     fn redacts_sensitive_fields_at_any_depth() {
         let fields = vec!["password".to_string(), "api_key".to_string()];
-        let v = redact(&json!({"user": "a", "Password": "x", "nested": [{"api_key": "k", "n": 1}]}), &fields);
-        assert_eq!(v, json!({"user": "a", "Password": "[redacted]", "nested": [{"api_key": "[redacted]", "n": 1}]}));
+        let v = redact(
+            &json!({"user": "a", "Password": "x", "nested": [{"api_key": "k", "n": 1}]}),
+            &fields,
+        );
+        assert_eq!(
+            v,
+            json!({"user": "a", "Password": "[redacted]", "nested": [{"api_key": "[redacted]", "n": 1}]})
+        );
     }
 
     #[test]
     fn records_come_back_newest_first_and_retention_is_bounded() {
         let storage = Storage::temporary().unwrap();
-        let config = AuditConfig { retention: 20, redact_fields: vec!["secret".into()] };
+        let config = AuditConfig {
+            retention: 20,
+            redact_fields: vec!["secret".into()],
+        };
         let log = AuditLog::start(storage.table("calls").unwrap(), &config).unwrap();
         for n in 0..100 {
             log.record(record(n));
         }
         let recent = log.recent(5).unwrap();
-        assert_eq!(recent.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["call_99", "call_98", "call_97", "call_96", "call_95"]);
+        assert_eq!(
+            recent.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["call_99", "call_98", "call_97", "call_96", "call_95"]
+        );
         // Trimmed back to the retention once past it by more than the slack.
         assert!(log.recent(1000).unwrap().len() <= 22);
-        assert_eq!(log.excerpt(&json!({"secret": "s", "a": 1})), json!({"secret": "[redacted]", "a": 1}));
+        assert_eq!(
+            log.excerpt(&json!({"secret": "s", "a": 1})),
+            json!({"secret": "[redacted]", "a": 1})
+        );
         let long = log.excerpt(&json!({"text": "x".repeat(5000)}));
         assert!(long.as_str().unwrap().len() <= EXCERPT_BYTES + 4);
     }

@@ -20,7 +20,10 @@ pub struct Caller {
 impl Caller {
     /// The local operator: loopback clients when no token is configured, and the CLI.
     pub fn local() -> Caller {
-        Caller { name: "local".into(), allowlist: Allowlist::all() }
+        Caller {
+            name: "local".into(),
+            allowlist: Allowlist::all(),
+        }
     }
 
     /// Whether this caller may call `tool` (`plugin.operation`).
@@ -38,7 +41,9 @@ pub struct Allowlist {
 
 impl Allowlist {
     pub fn new(patterns: &[String]) -> Allowlist {
-        Allowlist { patterns: patterns.iter().map(|p| p.trim().to_string()).collect() }
+        Allowlist {
+            patterns: patterns.iter().map(|p| p.trim().to_string()).collect(),
+        }
     }
 
     pub fn all() -> Allowlist {
@@ -46,7 +51,9 @@ impl Allowlist {
     }
 
     pub fn allows(&self, tool: &str) -> bool {
-        self.patterns.iter().any(|p| glob_match(p.as_bytes(), tool.as_bytes()))
+        self.patterns
+            .iter()
+            .any(|p| glob_match(p.as_bytes(), tool.as_bytes()))
     }
 
     pub fn patterns(&self) -> &[String] {
@@ -92,7 +99,9 @@ pub enum AuthError {
 impl std::fmt::Display for AuthError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            AuthError::MissingToken => f.write_str("this hub requires a bearer token: send 'Authorization: Bearer <token>'"),
+            AuthError::MissingToken => {
+                f.write_str("this hub requires a bearer token: send 'Authorization: Bearer <token>'")
+            }
             AuthError::InvalidToken => f.write_str("the bearer token is not valid for this hub"),
             AuthError::NotLoopback { peer } => write!(
                 f,
@@ -118,10 +127,22 @@ impl AuthError {
 /// Why the configured tokens cannot be used (a start-up error).
 #[derive(Debug)]
 pub enum TokenError {
-    EnvMissing { token: String, var: String },
-    FileUnreadable { token: String, path: std::path::PathBuf, message: String },
-    Empty { token: String },
-    Duplicate { first: String, second: String },
+    EnvMissing {
+        token: String,
+        var: String,
+    },
+    FileUnreadable {
+        token: String,
+        path: std::path::PathBuf,
+        message: String,
+    },
+    Empty {
+        token: String,
+    },
+    Duplicate {
+        first: String,
+        second: String,
+    },
 }
 
 impl std::fmt::Display for TokenError {
@@ -131,7 +152,11 @@ impl std::fmt::Display for TokenError {
                 write!(f, "tokens.{token}: environment variable {var} is not set")
             }
             TokenError::FileUnreadable { token, path, message } => {
-                write!(f, "tokens.{token}: cannot read secret file {}: {message}", path.display())
+                write!(
+                    f,
+                    "tokens.{token}: cannot read secret file {}: {message}",
+                    path.display()
+                )
             }
             TokenError::Empty { token } => write!(f, "tokens.{token}: the secret is empty"),
             TokenError::Duplicate { first, second } => {
@@ -162,9 +187,16 @@ impl Authenticator {
             let secret = read_secret(t)?;
             let digest = sha256(secret.as_bytes());
             if let Some(other) = out.iter().find(|o| o.digest == digest) {
-                return Err(TokenError::Duplicate { first: other.name.clone(), second: t.name.clone() });
+                return Err(TokenError::Duplicate {
+                    first: other.name.clone(),
+                    second: t.name.clone(),
+                });
             }
-            out.push(Token { name: t.name.clone(), digest, allowlist: Allowlist::new(&t.allow) });
+            out.push(Token {
+                name: t.name.clone(),
+                digest,
+                allowlist: Allowlist::new(&t.allow),
+            });
         }
         Ok(Authenticator { tokens: out })
     }
@@ -176,9 +208,16 @@ impl Authenticator {
     /// The caller a request runs as; `bearer` is the token without the `Bearer ` prefix.
     pub fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
         if self.tokens.is_empty() {
-            return if peer.ip().is_loopback() { Ok(Caller::local()) } else { Err(AuthError::NotLoopback { peer }) };
+            return if peer.ip().is_loopback() {
+                Ok(Caller::local())
+            } else {
+                Err(AuthError::NotLoopback { peer })
+            };
         }
-        let presented = bearer.map(str::trim).filter(|b| !b.is_empty()).ok_or(AuthError::MissingToken)?;
+        let presented = bearer
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+            .ok_or(AuthError::MissingToken)?;
         let digest = sha256(presented.as_bytes());
         // Compare against every token without stopping early: time does not depend on
         // which token (if any) matched.
@@ -189,14 +228,19 @@ impl Authenticator {
             }
         }
         let t = found.ok_or(AuthError::InvalidToken)?;
-        Ok(Caller { name: t.name.clone(), allowlist: t.allowlist.clone() })
+        Ok(Caller {
+            name: t.name.clone(),
+            allowlist: t.allowlist.clone(),
+        })
     }
 }
 
 fn read_secret(t: &TokenConfig) -> Result<String, TokenError> {
     let secret = match (&t.secret_env, &t.secret_file) {
-        (Some(var), _) => std::env::var(var)
-            .map_err(|_| TokenError::EnvMissing { token: t.name.clone(), var: var.clone() })?,
+        (Some(var), _) => std::env::var(var).map_err(|_| TokenError::EnvMissing {
+            token: t.name.clone(),
+            var: var.clone(),
+        })?,
         (None, Some(path)) => std::fs::read_to_string(path).map_err(|e| TokenError::FileUnreadable {
             token: t.name.clone(),
             path: path.clone(),
@@ -207,7 +251,9 @@ fn read_secret(t: &TokenConfig) -> Result<String, TokenError> {
     };
     let secret = secret.trim_end_matches(['\n', '\r']).to_string();
     if secret.trim().is_empty() {
-        return Err(TokenError::Empty { token: t.name.clone() });
+        return Err(TokenError::Empty {
+            token: t.name.clone(),
+        });
     }
     Ok(secret)
 }
@@ -278,18 +324,34 @@ mod tests {
         assert_eq!(caller.name, "ci");
         assert!(caller.may_call("text.upper") && !caller.may_call("calc.eval"));
         assert_eq!(auth.authenticate(Some("s3cret-ops"), remote).unwrap().name, "ops");
-        assert_eq!(auth.authenticate(Some("wrong"), remote).unwrap_err(), AuthError::InvalidToken);
+        assert_eq!(
+            auth.authenticate(Some("wrong"), remote).unwrap_err(),
+            AuthError::InvalidToken
+        );
         // Loopback gets no free pass once tokens exist.
         let local: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-        assert_eq!(auth.authenticate(None, local).unwrap_err(), AuthError::MissingToken);
+        assert_eq!(
+            auth.authenticate(None, local).unwrap_err(),
+            AuthError::MissingToken
+        );
     }
 
     #[test]
     fn without_tokens_only_loopback_is_served() {
         let auth = Authenticator::from_config(&[]).unwrap();
-        assert_eq!(auth.authenticate(None, "127.0.0.1:1".parse().unwrap()).unwrap().name, "local");
-        assert_eq!(auth.authenticate(None, "[::1]:1".parse().unwrap()).unwrap().name, "local");
-        let err = auth.authenticate(None, "192.168.1.9:1".parse().unwrap()).unwrap_err();
+        assert_eq!(
+            auth.authenticate(None, "127.0.0.1:1".parse().unwrap())
+                .unwrap()
+                .name,
+            "local"
+        );
+        assert_eq!(
+            auth.authenticate(None, "[::1]:1".parse().unwrap()).unwrap().name,
+            "local"
+        );
+        let err = auth
+            .authenticate(None, "192.168.1.9:1".parse().unwrap())
+            .unwrap_err();
         assert!(err.to_string().contains("192.168.1.9"), "{err}");
         assert_eq!(err.code(), "forbidden");
     }
@@ -302,10 +364,19 @@ mod tests {
             secret_file: None,
             allow: vec![],
         };
-        let err = Authenticator::from_config(&[missing_env]).err().unwrap().to_string();
-        assert!(err.contains("tokens.bot") && err.contains("WASMHUB_TEST_SURELY_UNSET_VAR"), "{err}");
+        let err = Authenticator::from_config(&[missing_env])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("tokens.bot") && err.contains("WASMHUB_TEST_SURELY_UNSET_VAR"),
+            "{err}"
+        );
         let dir = tempdir("auth");
-        let err = Authenticator::from_config(&[token("f", &dir.join("absent"), &[])]).err().unwrap().to_string();
+        let err = Authenticator::from_config(&[token("f", &dir.join("absent"), &[])])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("tokens.f") && err.contains("absent"), "{err}");
         let err = Authenticator::from_config(&[token("e", &secret_file(&dir, "e", "\n"), &[])])
             .err()

@@ -26,7 +26,9 @@ struct Inner {
 
 impl std::fmt::Debug for CancelToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CancelToken").field("cancelled", &self.is_cancelled()).finish()
+        f.debug_struct("CancelToken")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
     }
 }
 
@@ -135,7 +137,10 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(10)).await;
         assert!(!waiter.is_finished());
         root.cancel();
-        tokio::time::timeout(Duration::from_secs(1), waiter).await.unwrap().unwrap();
+        tokio::time::timeout(Duration::from_secs(1), waiter)
+            .await
+            .unwrap()
+            .unwrap();
         // Already cancelled: returns at once.
         root.cancelled().await;
     }

@@ -32,7 +32,12 @@ pub struct CallError {
 
 impl CallError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> CallError {
-        CallError { code, message: message.into(), violations: Vec::new(), suggestions: Vec::new() }
+        CallError {
+            code,
+            message: message.into(),
+            violations: Vec::new(),
+            suggestions: Vec::new(),
+        }
     }
 
     /// The `{code, message, ...}` object.
@@ -56,7 +61,10 @@ pub enum ToolError {
     /// No meta-tool of that name.
     UnknownTool { name: String, suggestions: Vec<String> },
     /// The arguments do not match the meta-tool's input schema.
-    InvalidArguments { message: String, violations: Vec<Violation> },
+    InvalidArguments {
+        message: String,
+        violations: Vec<Violation>,
+    },
     /// `hub_schema` of an operation that does not exist.
     NotFound { tool: String, suggestions: Vec<String> },
     /// `hub_schema` of an operation the caller may not call.
@@ -102,9 +110,15 @@ impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ToolError::UnknownTool { name, suggestions } => {
-                write!(f, "no meta-tool named {name:?}; the hub's tools are hub_list, hub_search, hub_schema and hub_call")?;
+                write!(
+                    f,
+                    "no meta-tool named {name:?}; the hub's tools are hub_list, hub_search, hub_schema and hub_call"
+                )?;
                 if name.contains('.') && !name.starts_with("hub.") {
-                    write!(f, " (to run the operation {name:?}, use hub_call with {{\"calls\":[{{\"tool\":{name:?},\"input\":{{...}}}}]}})")?;
+                    write!(
+                        f,
+                        " (to run the operation {name:?}, use hub_call with {{\"calls\":[{{\"tool\":{name:?},\"input\":{{...}}}}]}})"
+                    )?;
                 }
                 did_you_mean(f, suggestions)
             }
@@ -186,10 +200,16 @@ mod tests {
 
     #[test]
     fn tool_errors_carry_codes_and_actionable_messages() {
-        let e = ToolError::UnknownTool { name: "text.slugify".into(), suggestions: vec![] };
+        let e = ToolError::UnknownTool {
+            name: "text.slugify".into(),
+            suggestions: vec![],
+        };
         assert_eq!(e.code().as_str(), "not_found");
         assert!(e.to_string().contains("use hub_call"), "{e}");
-        let e = ToolError::NotFound { tool: "text.slugfy".into(), suggestions: vec!["text.slugify".into()] };
+        let e = ToolError::NotFound {
+            tool: "text.slugfy".into(),
+            suggestions: vec!["text.slugify".into()],
+        };
         assert_eq!(e.to_json()["suggestions"][0], "text.slugify");
         assert!(e.to_string().ends_with("did you mean text.slugify?"), "{e}");
         let e = ToolError::BatchTooLarge { count: 40, limit: 32 };

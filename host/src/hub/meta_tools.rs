@@ -208,12 +208,25 @@ mod tests {
     fn four_tools_in_kind_order_with_valid_wire_names() {
         let tools = meta_tools();
         assert_eq!(tools.len(), 4);
-        for kind in [MetaToolKind::List, MetaToolKind::Search, MetaToolKind::Schema, MetaToolKind::Call] {
+        for kind in [
+            MetaToolKind::List,
+            MetaToolKind::Search,
+            MetaToolKind::Schema,
+            MetaToolKind::Call,
+        ] {
             assert_eq!(kind.tool().name, kind.wire_name());
             assert_eq!(MetaToolKind::parse(kind.wire_name()), Some(kind));
-            assert_eq!(MetaToolKind::parse(&kind.wire_name().replace('_', ".")), Some(kind));
+            assert_eq!(
+                MetaToolKind::parse(&kind.wire_name().replace('_', ".")),
+                Some(kind)
+            );
             let name = kind.wire_name();
-            assert!(name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+            assert!(
+                name.len() <= 64
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            );
             jsonschema::validator_for(&kind.tool().output_schema).unwrap();
         }
         assert_eq!(MetaToolKind::parse("hub_lists"), None);
@@ -228,9 +241,15 @@ mod tests {
         assert!(!ok(MetaToolKind::Search, json!({"limit": 0})));
         assert!(ok(MetaToolKind::Schema, json!({"tool": "text.slugify"})));
         assert!(!ok(MetaToolKind::Schema, json!({})));
-        assert!(ok(MetaToolKind::Call, json!({"calls": [{"tool": "a.b"}, {"tool": "a.c", "input": {"x": 1}}]})));
+        assert!(ok(
+            MetaToolKind::Call,
+            json!({"calls": [{"tool": "a.b"}, {"tool": "a.c", "input": {"x": 1}}]})
+        ));
         assert!(!ok(MetaToolKind::Call, json!({"calls": []})));
-        assert!(!ok(MetaToolKind::Call, json!({"calls": [{"tool": "a.b", "input": "{}"}]})));
+        assert!(!ok(
+            MetaToolKind::Call,
+            json!({"calls": [{"tool": "a.b", "input": "{}"}]})
+        ));
     }
 
     /// The definitions are sent with every model request: keep them small. The

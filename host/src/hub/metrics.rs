@@ -70,9 +70,18 @@ impl Metrics {
         let calls = self.calls.lock().unwrap();
         out.push_str("# HELP wasmhub_calls_total Operation calls by tool and outcome (ok or error code).\n");
         out.push_str("# TYPE wasmhub_calls_total counter\n");
-        let series = || calls.iter().flat_map(|(tool, m)| m.iter().map(move |(outcome, s)| (tool, outcome, s)));
+        let series = || {
+            calls
+                .iter()
+                .flat_map(|(tool, m)| m.iter().map(move |(outcome, s)| (tool, outcome, s)))
+        };
         for (tool, outcome, s) in series() {
-            let _ = writeln!(out, "wasmhub_calls_total{{tool=\"{}\",outcome=\"{outcome}\"}} {}", escape(tool), s.count);
+            let _ = writeln!(
+                out,
+                "wasmhub_calls_total{{tool=\"{}\",outcome=\"{outcome}\"}} {}",
+                escape(tool),
+                s.count
+            );
         }
         out.push_str("# HELP wasmhub_call_duration_seconds Operation call latency, validation and bookkeeping included.\n");
         out.push_str("# TYPE wasmhub_call_duration_seconds histogram\n");
@@ -81,16 +90,31 @@ impl Metrics {
             let mut cumulative = 0;
             for (bound, n) in BUCKETS.iter().zip(s.buckets) {
                 cumulative += n;
-                let _ = writeln!(out, "wasmhub_call_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}");
+                let _ = writeln!(
+                    out,
+                    "wasmhub_call_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}"
+                );
             }
-            let _ = writeln!(out, "wasmhub_call_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}", s.count);
-            let _ = writeln!(out, "wasmhub_call_duration_seconds_sum{{{labels}}} {}", s.sum_seconds);
+            let _ = writeln!(
+                out,
+                "wasmhub_call_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
+                s.count
+            );
+            let _ = writeln!(
+                out,
+                "wasmhub_call_duration_seconds_sum{{{labels}}} {}",
+                s.sum_seconds
+            );
             let _ = writeln!(out, "wasmhub_call_duration_seconds_count{{{labels}}} {}", s.count);
         }
         drop(calls);
         out.push_str("# HELP wasmhub_calls_in_flight Operation calls running now (nested ones included).\n");
         out.push_str("# TYPE wasmhub_calls_in_flight gauge\n");
-        let _ = writeln!(out, "wasmhub_calls_in_flight {}", self.in_flight.load(Ordering::Relaxed));
+        let _ = writeln!(
+            out,
+            "wasmhub_calls_in_flight {}",
+            self.in_flight.load(Ordering::Relaxed)
+        );
         out.push_str("# HELP wasmhub_plugins Plugins in the plugins folder by state.\n");
         out.push_str("# TYPE wasmhub_plugins gauge\n");
         for (state, n) in plugins {
@@ -99,7 +123,9 @@ impl Metrics {
         out.push_str("# HELP wasmhub_operations Callable operations.\n");
         out.push_str("# TYPE wasmhub_operations gauge\n");
         let _ = writeln!(out, "wasmhub_operations {operations}");
-        out.push_str("# HELP wasmhub_audit_dropped_total Audit records dropped because the writer fell behind.\n");
+        out.push_str(
+            "# HELP wasmhub_audit_dropped_total Audit records dropped because the writer fell behind.\n",
+        );
         out.push_str("# TYPE wasmhub_audit_dropped_total counter\n");
         let _ = writeln!(out, "wasmhub_audit_dropped_total {audit_dropped}");
         out
@@ -107,7 +133,10 @@ impl Metrics {
 }
 
 fn escape(label: &str) -> String {
-    label.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    label
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 #[cfg(test)]
@@ -123,9 +152,15 @@ mod tests {
         let guard = m.start();
         let text = m.render(&[("active", 2), ("rejected", 1)], 7, 0);
         drop(guard);
-        assert!(text.contains("wasmhub_calls_total{tool=\"text.slugify\",outcome=\"ok\"} 2\n"), "{text}");
+        assert!(
+            text.contains("wasmhub_calls_total{tool=\"text.slugify\",outcome=\"ok\"} 2\n"),
+            "{text}"
+        );
         assert!(text.contains("wasmhub_calls_total{tool=\"text.slugify\",outcome=\"timeout\"} 1\n"));
-        assert!(text.contains("{tool=\"text.slugify\",outcome=\"ok\",le=\"0.0005\"} 1\n"), "{text}");
+        assert!(
+            text.contains("{tool=\"text.slugify\",outcome=\"ok\",le=\"0.0005\"} 1\n"),
+            "{text}"
+        );
         assert!(text.contains("{tool=\"text.slugify\",outcome=\"ok\",le=\"0.025\"} 2\n"));
         // Past the last bound: only +Inf counts it.
         assert!(text.contains("{tool=\"text.slugify\",outcome=\"timeout\",le=\"10\"} 0\n"));

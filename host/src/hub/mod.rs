@@ -53,7 +53,11 @@ pub struct CallContext {
 impl CallContext {
     /// A context for `caller` with a fresh cancel token and no progress reports.
     pub fn new(caller: Caller) -> CallContext {
-        CallContext { caller, cancel: CancelToken::new(), progress: None }
+        CallContext {
+            caller,
+            cancel: CancelToken::new(),
+            progress: None,
+        }
     }
 }
 
@@ -74,17 +78,32 @@ impl Hub {
     pub fn new(config: &Config, runtime: Runtime, storage: Storage) -> Result<Arc<Hub>, HubError> {
         let auth = Authenticator::from_config(&config.tokens)?;
         if !auth.has_tokens() {
-            crate::warn!("no [[tokens]] configured: the hub serves loopback clients only, with every operation allowed");
+            crate::warn!(
+                "no [[tokens]] configured: the hub serves loopback clients only, with every operation allowed"
+            );
         }
         let audit = audit::AuditLog::start(storage.table("calls")?, &config.audit)?;
-        let core = Arc::new(Core { limits: config.limits.clone(), audit, metrics: Default::default() });
-        Ok(Arc::new(Hub { core, registry: RwLock::new(Arc::new(Registry::empty())), auth, runtime }))
+        let core = Arc::new(Core {
+            limits: config.limits.clone(),
+            audit,
+            metrics: Default::default(),
+        });
+        Ok(Arc::new(Hub {
+            core,
+            registry: RwLock::new(Arc::new(Registry::empty())),
+            auth,
+            runtime,
+        }))
     }
 
     /// Builds the runtime (compiled-plugin cache in `storage`) and the hub, loads the
     /// plugins folder `config.plugins_dir` (pinned by `lock` with `serve --locked`)
     /// and keeps watching it. Dropping the [`PluginDir`] stops the watching.
-    pub async fn start(config: &Config, storage: Storage, lock: Option<LockFile>) -> Result<(Arc<Hub>, PluginDir), HubError> {
+    pub async fn start(
+        config: &Config,
+        storage: Storage,
+        lock: Option<LockFile>,
+    ) -> Result<(Arc<Hub>, PluginDir), HubError> {
         let runtime = Runtime::new(&config.limits, Some(storage.clone()))?;
         let hub = Hub::new(config, runtime.clone(), storage)?;
         let on_change = {
@@ -129,7 +148,11 @@ impl Hub {
             name: tool.to_string(),
             suggestions: search::suggest(tool, meta_tools().iter().map(|t| t.name)),
         })?;
-        let args = if args.is_null() { Value::Object(Map::new()) } else { args };
+        let args = if args.is_null() {
+            Value::Object(Map::new())
+        } else {
+            args
+        };
         check_arguments(kind, &args)?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
@@ -137,7 +160,11 @@ impl Hub {
         let registry = self.snapshot();
         let caller = &ctx.caller;
         match kind {
-            MetaToolKind::List => Ok(list(&registry, caller, args.get("namespace").and_then(Value::as_str))),
+            MetaToolKind::List => Ok(list(
+                &registry,
+                caller,
+                args.get("namespace").and_then(Value::as_str),
+            )),
             MetaToolKind::Search => Ok(search(&registry, caller, &args)),
             MetaToolKind::Schema => schema(&registry, caller, args["tool"].as_str().unwrap_or_default()),
             MetaToolKind::Call => self.call(&registry, &ctx, &args).await,
@@ -157,34 +184,60 @@ impl Hub {
     /// Plugin counts by state and the number of operations, for `GET /health`.
     pub fn health(&self) -> Value {
         let registry = self.snapshot();
-        let counts: Map<String, Value> = registry.plugin_counts().iter().map(|(s, n)| (s.to_string(), json!(n))).collect();
+        let counts: Map<String, Value> = registry
+            .plugin_counts()
+            .iter()
+            .map(|(s, n)| (s.to_string(), json!(n)))
+            .collect();
         json!({ "plugins": counts, "operations": registry.operation_count() })
     }
 
     /// Prometheus text exposition of the hub's metrics.
     pub fn metrics_text(&self) -> String {
         let registry = self.snapshot();
-        self.core.metrics.render(&registry.plugin_counts(), registry.operation_count(), self.core.audit.dropped())
+        self.core.metrics.render(
+            &registry.plugin_counts(),
+            registry.operation_count(),
+            self.core.audit.dropped(),
+        )
     }
 
     fn snapshot(&self) -> Arc<Registry> {
         self.registry.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    async fn call(&self, registry: &Arc<Registry>, ctx: &CallContext, args: &Value) -> Result<Value, ToolError> {
+    async fn call(
+        &self,
+        registry: &Arc<Registry>,
+        ctx: &CallContext,
+        args: &Value,
+    ) -> Result<Value, ToolError> {
         let calls = args["calls"].as_array().map(Vec::as_slice).unwrap_or_default();
         let limit = self.core.limits.max_batch;
         if calls.len() > limit {
-            return Err(ToolError::BatchTooLarge { count: calls.len(), limit });
+            return Err(ToolError::BatchTooLarge {
+                count: calls.len(),
+                limit,
+            });
         }
         let calls: Vec<(String, Value)> = calls
             .iter()
             .map(|c| {
                 let tool = c["tool"].as_str().unwrap_or_default().to_string();
-                (tool, c.get("input").cloned().unwrap_or_else(|| Value::Object(Map::new())))
+                (
+                    tool,
+                    c.get("input")
+                        .cloned()
+                        .unwrap_or_else(|| Value::Object(Map::new())),
+                )
             })
             .collect();
-        let scope = CallScope { core: &self.core, registry, caller: &ctx.caller, cancel: &ctx.cancel };
+        let scope = CallScope {
+            core: &self.core,
+            registry,
+            caller: &ctx.caller,
+            cancel: &ctx.cancel,
+        };
         let tools: Vec<String> = calls.iter().map(|(tool, _)| tool.clone()).collect();
         let outcomes = protocol::call_batch(&scope, calls, ctx.progress.as_ref()).await;
         if ctx.cancel.is_cancelled() {
@@ -210,7 +263,11 @@ fn check_arguments(kind: MetaToolKind, args: &Value) -> Result<(), ToolError> {
         return Ok(());
     }
     Err(ToolError::InvalidArguments {
-        message: format!("invalid arguments for {}: {}", tool.name, validate::summary(&violations, extra)),
+        message: format!(
+            "invalid arguments for {}: {}",
+            tool.name,
+            validate::summary(&violations, extra)
+        ),
         violations,
     })
 }
@@ -254,13 +311,17 @@ fn list(registry: &Registry, caller: &Caller, namespace: Option<&str>) -> Value 
 fn search(registry: &Registry, caller: &Caller, args: &Value) -> Value {
     let q = args.get("q").and_then(Value::as_str).unwrap_or("").trim();
     let namespace = args.get("namespace").and_then(Value::as_str);
-    let limit = args.get("limit").and_then(Value::as_u64).map_or(SEARCH_DEFAULT_LIMIT, |l| l as usize);
-    let result = |op: &registry::OpRef, score: f32| {
-        json!({ "tool": op.tool, "description": op.operation().description, "score": (score * 1000.0).round() / 1000.0 })
-    };
+    let limit = args
+        .get("limit")
+        .and_then(Value::as_u64)
+        .map_or(SEARCH_DEFAULT_LIMIT, |l| l as usize);
+    let result = |op: &registry::OpRef, score: f32| json!({ "tool": op.tool, "description": op.operation().description, "score": (score * 1000.0).round() / 1000.0 });
     let results: Vec<Value> = if q.is_empty() {
         // No query: everything visible, in name order.
-        callable(registry, caller, namespace).take(limit).map(|op| result(op, 0.0)).collect()
+        callable(registry, caller, namespace)
+            .take(limit)
+            .map(|op| result(op, 0.0))
+            .collect()
     } else {
         let index = &registry.index;
         index
@@ -275,10 +336,16 @@ fn search(registry: &Registry, caller: &Caller, args: &Value) -> Value {
 fn schema(registry: &Registry, caller: &Caller, tool: &str) -> Result<Value, ToolError> {
     let Some(op) = registry.get(tool) else {
         let suggestions = search::suggest(tool, registry.tool_names().filter(|t| caller.may_call(t)));
-        return Err(ToolError::NotFound { tool: tool.to_string(), suggestions });
+        return Err(ToolError::NotFound {
+            tool: tool.to_string(),
+            suggestions,
+        });
     };
     if !caller.may_call(tool) {
-        return Err(ToolError::Forbidden { tool: tool.to_string(), caller: caller.name.clone() });
+        return Err(ToolError::Forbidden {
+            tool: tool.to_string(),
+            caller: caller.name.clone(),
+        });
     }
     let operation = op.operation();
     let mut out = json!({

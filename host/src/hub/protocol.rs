@@ -87,17 +87,18 @@ pub(crate) async fn call_batch(
     progress: Option<&ProgressFn>,
 ) -> Vec<Result<Value, CallError>> {
     let total = calls.len();
-    let report = |index: usize, tool: &str, result: &Result<Value, CallError>, started: std::time::Instant| {
-        if let Some(progress) = progress {
-            progress(ProgressEvent {
-                index,
-                total,
-                tool: tool.to_string(),
-                error: result.as_ref().err().map(|e| e.code),
-                duration: started.elapsed(),
-            });
-        }
-    };
+    let report =
+        |index: usize, tool: &str, result: &Result<Value, CallError>, started: std::time::Instant| {
+            if let Some(progress) = progress {
+                progress(ProgressEvent {
+                    index,
+                    total,
+                    tool: tool.to_string(),
+                    error: result.as_ref().err().map(|e| e.code),
+                    duration: started.elapsed(),
+                });
+            }
+        };
     if total == 1 {
         // No task for a single call: saves a spawn on the most common batch.
         let (tool, input) = calls.into_iter().next().expect("one call");
@@ -110,11 +111,20 @@ pub(crate) async fn call_batch(
     let mut tools = Vec::with_capacity(total);
     for (index, (tool, input)) in calls.into_iter().enumerate() {
         tools.push(tool.clone());
-        let (core, registry, caller, cancel) =
-            (scope.core.clone(), scope.registry.clone(), scope.caller.clone(), scope.cancel.clone());
+        let (core, registry, caller, cancel) = (
+            scope.core.clone(),
+            scope.registry.clone(),
+            scope.caller.clone(),
+            scope.cancel.clone(),
+        );
         tasks.spawn(async move {
             let started = std::time::Instant::now();
-            let scope = CallScope { core: &core, registry: &registry, caller: &caller, cancel: &cancel };
+            let scope = CallScope {
+                core: &core,
+                registry: &registry,
+                caller: &caller,
+                cancel: &cancel,
+            };
             let result = call(&scope, &tool, input).await;
             (index, result, started)
         });
@@ -131,17 +141,32 @@ pub(crate) async fn call_batch(
     }
     results
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(CallError::new(ErrorCode::Trap, "the hub's task for this call failed; see the hub log"))))
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                Err(CallError::new(
+                    ErrorCode::Trap,
+                    "the hub's task for this call failed; see the hub log",
+                ))
+            })
+        })
         .collect()
 }
 
 /// Checks, runs and accounts one call; `parent` is set for nested calls.
-async fn run(scope: &CallScope<'_>, parent: Option<&Frame>, tool: &str, input: Value) -> Result<Value, CallError> {
+async fn run(
+    scope: &CallScope<'_>,
+    parent: Option<&Frame>,
+    tool: &str,
+    input: Value,
+) -> Result<Value, CallError> {
     let op = scope.registry.get(tool);
     let mut acct = Accounting {
         core: scope.core,
         started: Instant::now(),
-        started_ms: SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64,
+        started_ms: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis() as u64,
         id: crate::ids::new_id("call"),
         tool,
         known: op.is_some(),
@@ -190,7 +215,11 @@ impl Accounting<'_> {
             return;
         }
         let elapsed = self.started.elapsed();
-        self.core.metrics.observe(if self.known { self.tool } else { UNKNOWN_TOOL }, outcome, elapsed);
+        self.core.metrics.observe(
+            if self.known { self.tool } else { UNKNOWN_TOOL },
+            outcome,
+            elapsed,
+        );
         self.core.audit.record(CallRecord {
             id: std::mem::take(&mut self.id),
             tool: self.tool.to_string(),
@@ -209,7 +238,10 @@ impl Accounting<'_> {
 
 impl Drop for Accounting<'_> {
     fn drop(&mut self) {
-        self.finish((ErrorCode::Cancelled.as_str(), Some("the call was stopped before it finished: its parent ended or the client went away".into())));
+        self.finish((
+            ErrorCode::Cancelled.as_str(),
+            Some("the call was stopped before it finished: its parent ended or the client went away".into()),
+        ));
     }
 }
 
@@ -228,11 +260,15 @@ async fn execute(
     if !scope.caller.may_call(&op.tool) {
         return Err(CallError::new(
             ErrorCode::Forbidden,
-            format!("the token {:?} is not allowed to call {}", scope.caller.name, op.tool),
+            format!(
+                "the token {:?} is not allowed to call {}",
+                scope.caller.name, op.tool
+            ),
         ));
     }
     let operation = op.operation();
-    let (violations, extra) = validate::violations(&operation.input_validator, &operation.input_schema, &input);
+    let (violations, extra) =
+        validate::violations(&operation.input_validator, &operation.input_schema, &input);
     if !violations.is_empty() {
         let mut e = CallError::new(
             ErrorCode::InvalidInput,
@@ -262,8 +298,15 @@ async fn execute(
         registry: scope.registry.clone(),
         nested: AtomicU32::new(0),
     });
-    let nested = Arc::new(NestedCaller { core: scope.core.clone(), frame });
-    let invocation = Invocation { call_id: acct.id.clone(), deadline, nested };
+    let nested = Arc::new(NestedCaller {
+        core: scope.core.clone(),
+        frame,
+    });
+    let invocation = Invocation {
+        call_id: acct.id.clone(),
+        deadline,
+        nested,
+    };
     let output = tokio::select! {
         result = op.plugin.call(&operation.name, &input_json, invocation) => result,
         // Dropping the call future stops the guest at its next epoch tick.
@@ -284,21 +327,32 @@ fn check_graph(parent: &Frame, tool: &str, limits: &Limits) -> Result<Vec<String
     if parent.chain.iter().any(|t| t == tool) {
         return Err(CallError::new(
             ErrorCode::CallLimit,
-            format!("call cycle: {} (a call may not call an operation it is already inside)", chain.join(" -> ")),
+            format!(
+                "call cycle: {} (a call may not call an operation it is already inside)",
+                chain.join(" -> ")
+            ),
         ));
     }
     let depth = chain.len() - 1;
     if depth > limits.max_call_depth as usize {
         return Err(CallError::new(
             ErrorCode::CallLimit,
-            format!("nested calls go deeper than limits.max_call_depth = {}: {}", limits.max_call_depth, chain.join(" -> ")),
+            format!(
+                "nested calls go deeper than limits.max_call_depth = {}: {}",
+                limits.max_call_depth,
+                chain.join(" -> ")
+            ),
         ));
     }
     let made = parent.nested.fetch_add(1, Ordering::Relaxed) + 1;
     if made > limits.max_fanout {
         return Err(CallError::new(
             ErrorCode::CallLimit,
-            format!("{} made more than limits.max_fanout = {} nested calls", parent.chain.last().map_or("", String::as_str), limits.max_fanout),
+            format!(
+                "{} made more than limits.max_fanout = {} nested calls",
+                parent.chain.last().map_or("", String::as_str),
+                limits.max_fanout
+            ),
         ));
     }
     Ok(chain)
@@ -308,7 +362,13 @@ fn check_graph(parent: &Frame, tool: &str, limits: &Limits) -> Result<Vec<String
 /// mismatch is the plugin's bug, not the caller's.
 fn check_output(op: &OpRef, json: &str) -> Result<Value, CallError> {
     let value: Value = serde_json::from_str(json).map_err(|e| {
-        CallError::new(ErrorCode::PluginError, format!("{} returned invalid JSON ({e}); this is a bug in the plugin", op.tool))
+        CallError::new(
+            ErrorCode::PluginError,
+            format!(
+                "{} returned invalid JSON ({e}); this is a bug in the plugin",
+                op.tool
+            ),
+        )
     })?;
     let operation = op.operation();
     if let (Some(validator), Some(schema)) = (&operation.output_validator, &operation.output_schema) {
@@ -341,7 +401,10 @@ fn not_found(scope: &CallScope<'_>, tool: &str) -> CallError {
 }
 
 fn cancelled() -> CallError {
-    CallError::new(ErrorCode::Cancelled, "the call was cancelled (its parent call or the client's request ended)")
+    CallError::new(
+        ErrorCode::Cancelled,
+        "the call was cancelled (its parent call or the client's request ended)",
+    )
 }
 
 fn failure_error(tool: &str, failure: CallFailure) -> CallError {
@@ -397,17 +460,29 @@ struct NestedCaller {
 }
 
 impl NestedCalls for NestedCaller {
-    fn call(&self, tool: String, input_json: String) -> Pin<Box<dyn Future<Output = Result<String, NestedCallError>> + Send>> {
+    fn call(
+        &self,
+        tool: String,
+        input_json: String,
+    ) -> Pin<Box<dyn Future<Output = Result<String, NestedCallError>> + Send>> {
         let (core, frame) = (self.core.clone(), self.frame.clone());
         Box::pin(async move {
             let input: Value = serde_json::from_str(&input_json).map_err(|e| NestedCallError {
                 code: ErrorCode::InvalidInput,
                 message: format!("the input passed to host.call({tool}) is not valid JSON: {e}"),
             })?;
-            let scope = CallScope { core: &core, registry: &frame.registry, caller: &frame.caller, cancel: &frame.cancel };
+            let scope = CallScope {
+                core: &core,
+                registry: &frame.registry,
+                caller: &frame.caller,
+                cancel: &frame.cancel,
+            };
             match run(&scope, Some(&frame), &tool, input).await {
                 Ok(output) => Ok(output.to_string()),
-                Err(e) => Err(NestedCallError { code: e.code, message: e.message }),
+                Err(e) => Err(NestedCallError {
+                    code: e.code,
+                    message: e.message,
+                }),
             }
         })
     }
@@ -438,15 +513,28 @@ mod tests {
 
     #[test]
     fn depth_is_bounded() {
-        let limits = Limits { max_call_depth: 2, ..Limits::default() };
-        assert_eq!(check_graph(&frame(&["a.a", "b.b"]), "c.c", &limits).unwrap(), ["a.a", "b.b", "c.c"]);
+        let limits = Limits {
+            max_call_depth: 2,
+            ..Limits::default()
+        };
+        assert_eq!(
+            check_graph(&frame(&["a.a", "b.b"]), "c.c", &limits).unwrap(),
+            ["a.a", "b.b", "c.c"]
+        );
         let e = check_graph(&frame(&["a.a", "b.b", "c.c"]), "d.d", &limits).unwrap_err();
-        assert!(e.message.contains("max_call_depth = 2") && e.message.contains("a.a -> b.b -> c.c -> d.d"), "{}", e.message);
+        assert!(
+            e.message.contains("max_call_depth = 2") && e.message.contains("a.a -> b.b -> c.c -> d.d"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
     fn fan_out_is_bounded_per_call() {
-        let limits = Limits { max_fanout: 3, ..Limits::default() };
+        let limits = Limits {
+            max_fanout: 3,
+            ..Limits::default()
+        };
         let parent = frame(&["a.a"]);
         for _ in 0..3 {
             check_graph(&parent, "b.b", &limits).unwrap();

@@ -99,7 +99,15 @@ impl Registry {
                         let tool = format!("{}.{}", p.name(), op.name);
                         info.operations.push(tool.clone());
                         let deprecated = state == "deprecated";
-                        ops.insert(tool.clone(), OpRef { tool, plugin: p.clone(), index, deprecated });
+                        ops.insert(
+                            tool.clone(),
+                            OpRef {
+                                tool,
+                                plugin: p.clone(),
+                                index,
+                                deprecated,
+                            },
+                        );
                     }
                     let l = p.limits();
                     info.digest = Some(p.digest().to_string());
@@ -122,13 +130,26 @@ impl Registry {
             plugins.push(info);
         }
         plugins.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut visible: Vec<String> = ops.values().filter(|o| !o.deprecated).map(|o| o.tool.clone()).collect();
+        let mut visible: Vec<String> = ops
+            .values()
+            .filter(|o| !o.deprecated)
+            .map(|o| o.tool.clone())
+            .collect();
         visible.sort();
         let index = SearchIndex::build(visible.iter().map(|tool| {
             let op = ops[tool].operation();
-            SearchDoc { tool, description: &op.description, input_schema: &op.input_schema }
+            SearchDoc {
+                tool,
+                description: &op.description,
+                input_schema: &op.input_schema,
+            }
         }));
-        Registry { ops, visible, index, plugins }
+        Registry {
+            ops,
+            visible,
+            index,
+            plugins,
+        }
     }
 
     /// Any callable operation, deprecated ones included.
@@ -154,7 +175,11 @@ impl Registry {
     /// Plugins by state, for `/health` and `/metrics`.
     pub fn plugin_counts(&self) -> [(&'static str, usize); 3] {
         let count = |s: &str| self.plugins.iter().filter(|p| p.state == s).count();
-        [("active", count("active")), ("deprecated", count("deprecated")), ("rejected", count("rejected"))]
+        [
+            ("active", count("active")),
+            ("deprecated", count("deprecated")),
+            ("rejected", count("rejected")),
+        ]
     }
 
     pub fn operation_count(&self) -> usize {

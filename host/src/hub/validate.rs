@@ -43,7 +43,13 @@ pub fn violations(validator: &Validator, schema: &Value, instance: &Value) -> (V
 pub fn summary(violations: &[Violation], extra: usize) -> String {
     let mut parts: Vec<String> = violations
         .iter()
-        .map(|v| if v.path.is_empty() { v.message.clone() } else { format!("{}: {}", v.path, v.message) })
+        .map(|v| {
+            if v.path.is_empty() {
+                v.message.clone()
+            } else {
+                format!("{}: {}", v.path, v.message)
+            }
+        })
         .collect();
     if extra > 0 {
         parts.push(format!("and {extra} more"));
@@ -59,27 +65,42 @@ fn describe(error: &ValidationError<'_>, schema: &Value, out: &mut Vec<Violation
     let got = render(instance);
     let message = match error.kind() {
         ValidationErrorKind::Type { .. } => match keyword_value {
-            Some(expected) => format!("expected {}, got {} {got}", type_names(expected), json_type(instance)),
+            Some(expected) => format!(
+                "expected {}, got {} {got}",
+                type_names(expected),
+                json_type(instance)
+            ),
             None => format!("{error}"),
         },
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or_default();
-            out.push(Violation { path: format!("{path}/{}", escape(name)), message: "missing required property".into() });
+            out.push(Violation {
+                path: format!("{path}/{}", escape(name)),
+                message: "missing required property".into(),
+            });
             return;
         }
-        ValidationErrorKind::AdditionalProperties { unexpected } | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
             let allowed = sibling_properties(schema, error.schema_path().as_str());
             for name in unexpected {
                 let message = match &allowed {
-                    Some(list) if !list.is_empty() => format!("unexpected property; allowed properties: {}", list.join(", ")),
+                    Some(list) if !list.is_empty() => {
+                        format!("unexpected property; allowed properties: {}", list.join(", "))
+                    }
                     _ => "unexpected property; remove it".to_string(),
                 };
-                out.push(Violation { path: format!("{path}/{}", escape(name)), message });
+                out.push(Violation {
+                    path: format!("{path}/{}", escape(name)),
+                    message,
+                });
             }
             return;
         }
         ValidationErrorKind::Enum { options } => format!("expected one of {}, got {got}", render(options)),
-        ValidationErrorKind::Constant { expected_value } => format!("expected {}, got {got}", render(expected_value)),
+        ValidationErrorKind::Constant { expected_value } => {
+            format!("expected {}, got {got}", render(expected_value))
+        }
         ValidationErrorKind::Minimum { limit } => format!("expected a number >= {limit}, got {got}"),
         ValidationErrorKind::Maximum { limit } => format!("expected a number <= {limit}, got {got}"),
         ValidationErrorKind::ExclusiveMinimum { limit } => format!("expected a number > {limit}, got {got}"),
@@ -90,9 +111,15 @@ fn describe(error: &ValidationError<'_>, schema: &Value, out: &mut Vec<Violation
         ValidationErrorKind::MaxLength { limit } => {
             format!("expected at most {limit} characters, got {}", char_len(instance))
         }
-        ValidationErrorKind::MinItems { limit } => format!("expected at least {limit} items, got {}", item_len(instance)),
-        ValidationErrorKind::MaxItems { limit } => format!("expected at most {limit} items, got {}", item_len(instance)),
-        ValidationErrorKind::Pattern { pattern } => format!("expected a string matching /{pattern}/, got {got}"),
+        ValidationErrorKind::MinItems { limit } => {
+            format!("expected at least {limit} items, got {}", item_len(instance))
+        }
+        ValidationErrorKind::MaxItems { limit } => {
+            format!("expected at most {limit} items, got {}", item_len(instance))
+        }
+        ValidationErrorKind::Pattern { pattern } => {
+            format!("expected a string matching /{pattern}/, got {got}")
+        }
         ValidationErrorKind::Format { format } => format!("expected a {format:?} string, got {got}"),
         ValidationErrorKind::UniqueItems => "expected unique items, got duplicates".to_string(),
         _ => format!("{error}"),
@@ -111,7 +138,11 @@ fn sibling_properties(schema: &Value, keyword_path: &str) -> Option<Vec<String>>
 fn type_names(expected: &Value) -> String {
     match expected {
         Value::String(s) => s.clone(),
-        Value::Array(items) => items.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" or "),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" or "),
         other => other.to_string(),
     }
 }
@@ -175,12 +206,21 @@ mod tests {
             "additionalProperties": false
         });
         let v = check(schema, json!({"count": "3", "tags": ["a", 2], "colour": "red"}));
-        let find = |p: &str| v.iter().find(|x| x.path == p).unwrap_or_else(|| panic!("no {p} in {v:?}")).message.clone();
+        let find = |p: &str| {
+            v.iter()
+                .find(|x| x.path == p)
+                .unwrap_or_else(|| panic!("no {p} in {v:?}"))
+                .message
+                .clone()
+        };
         assert_eq!(find("/count"), "expected integer, got string \"3\"");
         assert_eq!(find("/tags/1"), "expected string, got integer 2");
         assert_eq!(find("/text"), "missing required property");
         assert_eq!(find("/mode"), "missing required property");
-        assert!(find("/colour").contains("allowed properties: count, mode, tags, text"), "{v:?}");
+        assert!(
+            find("/colour").contains("allowed properties: count, mode, tags, text"),
+            "{v:?}"
+        );
         assert_eq!(v.len(), 5, "{v:?}");
     }
 
@@ -196,22 +236,43 @@ mod tests {
         });
         let v = check(schema, json!({"n": 11, "s": "ABCD", "m": "c"}));
         let messages: Vec<String> = v.iter().map(|x| format!("{}: {}", x.path, x.message)).collect();
-        assert!(messages.contains(&"/n: expected a number <= 10, got 11".to_string()), "{messages:?}");
-        assert!(messages.contains(&"/s: expected at most 3 characters, got 4".to_string()), "{messages:?}");
-        assert!(messages.contains(&"/s: expected a string matching /^[a-z]+$/, got \"ABCD\"".to_string()), "{messages:?}");
-        assert!(messages.contains(&"/m: expected one of [\"a\",\"b\"], got \"c\"".to_string()), "{messages:?}");
+        assert!(
+            messages.contains(&"/n: expected a number <= 10, got 11".to_string()),
+            "{messages:?}"
+        );
+        assert!(
+            messages.contains(&"/s: expected at most 3 characters, got 4".to_string()),
+            "{messages:?}"
+        );
+        assert!(
+            messages.contains(&"/s: expected a string matching /^[a-z]+$/, got \"ABCD\"".to_string()),
+            "{messages:?}"
+        );
+        assert!(
+            messages.contains(&"/m: expected one of [\"a\",\"b\"], got \"c\"".to_string()),
+            "{messages:?}"
+        );
     }
 
     #[test]
     fn the_whole_input_of_the_wrong_type_is_reported_at_the_root() {
         let v = check(json!({"type": "object"}), json!([1]));
-        assert_eq!(v, vec![Violation { path: String::new(), message: "expected object, got array [1]".into() }]);
+        assert_eq!(
+            v,
+            vec![Violation {
+                path: String::new(),
+                message: "expected object, got array [1]".into()
+            }]
+        );
         assert_eq!(summary(&v, 2), "expected object, got array [1]; and 2 more");
     }
 
     #[test]
     fn long_values_are_cut() {
-        let v = check(json!({"type": "object", "properties": {"a": {"type": "integer"}}}), json!({"a": "x".repeat(500)}));
+        let v = check(
+            json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+            json!({"a": "x".repeat(500)}),
+        );
         assert!(v[0].message.len() < 120, "{}", v[0].message);
         assert!(v[0].message.ends_with('…'));
     }

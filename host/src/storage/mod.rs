@@ -23,9 +23,13 @@ pub enum StorageError {
 impl std::fmt::Display for StorageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StorageError::Open { path, message } => write!(f, "cannot open the store at {}: {message}", path.display()),
+            StorageError::Open { path, message } => {
+                write!(f, "cannot open the store at {}: {message}", path.display())
+            }
             StorageError::Io(m) => write!(f, "storage error: {m}"),
-            StorageError::Corrupt { table, message } => write!(f, "stored value in {table} does not decode: {message}"),
+            StorageError::Corrupt { table, message } => {
+                write!(f, "stored value in {table} does not decode: {message}")
+            }
         }
     }
 }
@@ -47,12 +51,17 @@ pub struct Storage {
 impl Storage {
     /// Opens (creating if needed) the database in `dir`.
     pub fn open(dir: &Path) -> Result<Storage, StorageError> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| StorageError::Open { path: dir.to_owned(), message: e.to_string() })?;
+        std::fs::create_dir_all(dir).map_err(|e| StorageError::Open {
+            path: dir.to_owned(),
+            message: e.to_string(),
+        })?;
         let db = sled::Config::new()
             .path(dir.join("store"))
             .open()
-            .map_err(|e| StorageError::Open { path: dir.to_owned(), message: e.to_string() })?;
+            .map_err(|e| StorageError::Open {
+                path: dir.to_owned(),
+                message: e.to_string(),
+            })?;
         Ok(Storage { db })
     }
 
@@ -64,7 +73,10 @@ impl Storage {
 
     /// The table called `name`, created on first use.
     pub fn table(&self, name: &str) -> Result<Table, StorageError> {
-        Ok(Table { name: name.to_string(), tree: self.db.open_tree(name)? })
+        Ok(Table {
+            name: name.to_string(),
+            tree: self.db.open_tree(name)?,
+        })
     }
 
     /// Makes every write so far durable.
@@ -96,7 +108,10 @@ impl Table {
             None => Ok(None),
             Some(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
-                .map_err(|e| StorageError::Corrupt { table: self.name.clone(), message: e.to_string() }),
+                .map_err(|e| StorageError::Corrupt {
+                    table: self.name.clone(),
+                    message: e.to_string(),
+                }),
         }
     }
 
@@ -138,8 +153,10 @@ impl Table {
         let mut out = Vec::new();
         for item in self.tree.scan_prefix(prefix) {
             let (k, v) = item?;
-            let value = serde_json::from_slice(&v)
-                .map_err(|e| StorageError::Corrupt { table: self.name.clone(), message: e.to_string() })?;
+            let value = serde_json::from_slice(&v).map_err(|e| StorageError::Corrupt {
+                table: self.name.clone(),
+                message: e.to_string(),
+            })?;
             out.push((k.to_vec(), value));
         }
         Ok(out)
@@ -150,8 +167,10 @@ impl Table {
         let mut out = Vec::new();
         for item in self.tree.iter().rev().take(limit) {
             let (k, v) = item?;
-            let value = serde_json::from_slice(&v)
-                .map_err(|e| StorageError::Corrupt { table: self.name.clone(), message: e.to_string() })?;
+            let value = serde_json::from_slice(&v).map_err(|e| StorageError::Corrupt {
+                table: self.name.clone(),
+                message: e.to_string(),
+            })?;
             out.push((k.to_vec(), value));
         }
         Ok(out)
@@ -213,7 +232,12 @@ mod tests {
     fn prefix_operations() {
         let s = Storage::temporary().unwrap();
         let t = s.table("t").unwrap();
-        t.put_many(&[(b"s1/a".to_vec(), 1), (b"s1/b".to_vec(), 2), (b"s2/a".to_vec(), 3)]).unwrap();
+        t.put_many(&[
+            (b"s1/a".to_vec(), 1),
+            (b"s1/b".to_vec(), 2),
+            (b"s2/a".to_vec(), 3),
+        ])
+        .unwrap();
         assert_eq!(t.scan_prefix::<i32>(b"s1/").unwrap().len(), 2);
         assert_eq!(t.remove_prefix(b"s1/").unwrap(), 2);
         assert_eq!(t.len(), 1);

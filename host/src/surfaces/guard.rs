@@ -17,7 +17,9 @@ pub fn check_host_and_origin<B>(app: &App, req: &Request<B>) -> Result<(), Resp>
             return Err(respond::error(
                 StatusCode::FORBIDDEN,
                 "forbidden_host",
-                format!("Host {host:?} is not accepted by this hub (DNS rebinding protection); add it to [server] allowed_hosts"),
+                format!(
+                    "Host {host:?} is not accepted by this hub (DNS rebinding protection); add it to [server] allowed_hosts"
+                ),
             ));
         }
     }
@@ -56,17 +58,30 @@ fn host_allowed(app: &App, host: &str) -> bool {
     if !listen.is_unspecified() && name == listen.to_string() {
         return true;
     }
-    app.config.server.allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(name))
+    app.config
+        .server
+        .allowed_hosts
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(name))
 }
 
 fn origin_allowed(app: &App, origin: &str) -> bool {
     if origin == "null" {
         return false;
     }
-    if app.config.server.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
+    if app
+        .config
+        .server
+        .allowed_origins
+        .iter()
+        .any(|o| o.eq_ignore_ascii_case(origin))
+    {
         return true;
     }
-    let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else {
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
         return false;
     };
     host_allowed(app, rest.trim_end_matches('/'))

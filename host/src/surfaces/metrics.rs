@@ -11,8 +11,10 @@ use serde_json::json;
 /// `GET /metrics`.
 pub fn metrics(app: &App) -> Resp {
     let mut resp = Response::new(Body::full(app.hub.metrics_text()));
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
     resp
 }
 

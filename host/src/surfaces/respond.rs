@@ -26,7 +26,10 @@ pub fn json<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> Resp {
 
 /// The hub's error shape: `{"error": {"code", "message"}}`.
 pub fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Resp {
-    json(status, &serde_json::json!({ "error": { "code": code, "message": message.into() } }))
+    json(
+        status,
+        &serde_json::json!({ "error": { "code": code, "message": message.into() } }),
+    )
 }
 
 pub fn not_found(path: &str) -> Resp {
@@ -34,8 +37,13 @@ pub fn not_found(path: &str) -> Resp {
 }
 
 pub fn method_not_allowed(allowed: &'static str) -> Resp {
-    let mut resp = error(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", format!("allowed: {allowed}"));
-    resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allowed));
+    let mut resp = error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("allowed: {allowed}"),
+    );
+    resp.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allowed));
     resp
 }
 
@@ -61,8 +69,16 @@ impl BodyError {
                 "body_too_large",
                 format!("request body is larger than {limit} bytes"),
             ),
-            BodyError::Read(m) => error(StatusCode::BAD_REQUEST, "bad_request", format!("could not read the body: {m}")),
-            BodyError::Json(m) => error(StatusCode::BAD_REQUEST, "invalid_json", format!("request body is not valid JSON: {m}")),
+            BodyError::Read(m) => error(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("could not read the body: {m}"),
+            ),
+            BodyError::Json(m) => error(
+                StatusCode::BAD_REQUEST,
+                "invalid_json",
+                format!("request body is not valid JSON: {m}"),
+            ),
         }
     }
 }
@@ -72,7 +88,9 @@ pub async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, BodyError>
     let limited = http_body_util::Limited::new(body, limit);
     match limited.collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(BodyError::TooLarge { limit }),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+            Err(BodyError::TooLarge { limit })
+        }
         Err(e) => Err(BodyError::Read(e.to_string())),
     }
 }

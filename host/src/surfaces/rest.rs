@@ -41,7 +41,8 @@ pub fn auth_response(e: AuthError) -> Resp {
     };
     let mut resp = respond::error(status, e.code(), e.to_string());
     if status == StatusCode::UNAUTHORIZED {
-        resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     }
     resp
 }
@@ -127,7 +128,9 @@ fn query_limit(query: Option<&str>) -> Result<usize, String> {
         None => Ok(CALLS_DEFAULT_LIMIT),
         Some(v) => match v.parse::<usize>() {
             Ok(n) if (1..=CALLS_MAX_LIMIT).contains(&n) => Ok(n),
-            _ => Err(format!("limit must be an integer from 1 to {CALLS_MAX_LIMIT}, got {v:?}")),
+            _ => Err(format!(
+                "limit must be an integer from 1 to {CALLS_MAX_LIMIT}, got {v:?}"
+            )),
         },
     }
 }
@@ -147,9 +150,24 @@ mod tests {
 
     #[test]
     fn tool_errors_map_to_statuses() {
-        assert_eq!(tool_error_status(&ToolError::Forbidden { tool: "a.b".into(), caller: "c".into() }), StatusCode::FORBIDDEN);
-        assert_eq!(tool_error_status(&ToolError::NotFound { tool: "a.b".into(), suggestions: vec![] }), StatusCode::NOT_FOUND);
-        assert_eq!(tool_error_status(&ToolError::BatchTooLarge { count: 2, limit: 1 }), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            tool_error_status(&ToolError::Forbidden {
+                tool: "a.b".into(),
+                caller: "c".into()
+            }),
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            tool_error_status(&ToolError::NotFound {
+                tool: "a.b".into(),
+                suggestions: vec![]
+            }),
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            tool_error_status(&ToolError::BatchTooLarge { count: 2, limit: 1 }),
+            StatusCode::BAD_REQUEST
+        );
         let resp = auth_response(AuthError::MissingToken);
         assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
         assert_eq!(resp.headers()[header::WWW_AUTHENTICATE], "Bearer");

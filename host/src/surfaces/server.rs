@@ -66,7 +66,10 @@ pub async fn serve(
             _ = &mut shutdown => break,
         }
     }
-    crate::info!("shutting down: waiting up to {}s for in-flight requests", grace.as_secs());
+    crate::info!(
+        "shutting down: waiting up to {}s for in-flight requests",
+        grace.as_secs()
+    );
     let _ = stop_tx.send(true);
     drop(done_tx);
     // recv() returns None once every connection task has dropped its sender.

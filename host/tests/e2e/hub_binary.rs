@@ -36,11 +36,17 @@ fn call_runs_one_operation_and_reports_errors_with_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("\"invalid_input\"") && stderr.contains("missing required property"), "{stderr}");
+    assert!(
+        stderr.contains("\"invalid_input\"") && stderr.contains("missing required property"),
+        "{stderr}"
+    );
 
     let out = run("calc.evl", r#"{"expression": "1"}"#);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("calc.eval"), "suggests the right name");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("calc.eval"),
+        "suggests the right name"
+    );
 
     let out = run("calc.eval", "[1]");
     assert_eq!(out.status.code(), Some(1));
@@ -69,14 +75,22 @@ async fn serve_answers_the_rest_meta_tools() {
             }
         }
     });
-    let addr = rx.recv_timeout(Duration::from_secs(60)).expect("the server says where it listens");
+    let addr = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the server says where it listens");
     let addr: std::net::SocketAddr = addr.parse().unwrap();
     let call = json!({"calls": [{"tool": "text.slugify", "input": {"text": "Served By The Binary"}}]});
     let resp = crate::support::client::post(addr, "/api/hub/call", &call).await;
     assert_eq!(resp.status, 200);
     let out = resp.json().await;
-    assert_eq!(out["results"][0]["result"]["slug"], "served-by-the-binary", "{out}");
-    let health = crate::support::client::send(addr, http::Method::GET, "/health", None, &[]).await.json().await;
+    assert_eq!(
+        out["results"][0]["result"]["slug"], "served-by-the-binary",
+        "{out}"
+    );
+    let health = crate::support::client::send(addr, http::Method::GET, "/health", None, &[])
+        .await
+        .json()
+        .await;
     assert_eq!(health["plugins"]["active"], 1, "{health}");
     let _ = child.kill();
     let _ = child.wait();

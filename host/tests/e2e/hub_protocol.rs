@@ -16,11 +16,16 @@ fn code(result: &Value) -> &str {
 async fn nested_calls_run_through_the_protocol_with_a_parent_id() {
     let dir = plugins(&[("adversary", "a"), ("adversary", "b")], &[]);
     let h = hub(&dir, |_| {}).await;
-    let r = h.call("a.nested", json!({"tool": "b.echo", "input": {"x": 1}})).await;
+    let r = h
+        .call("a.nested", json!({"tool": "b.echo", "input": {"x": 1}}))
+        .await;
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(r["result"], json!({"ok": {"x": 1}}));
     let calls = h.hub.calls(10).unwrap();
-    let parent = calls.iter().find(|c| c.tool == "a.nested").expect("parent recorded");
+    let parent = calls
+        .iter()
+        .find(|c| c.tool == "a.nested")
+        .expect("parent recorded");
     let child = calls.iter().find(|c| c.tool == "b.echo").expect("child recorded");
     assert_eq!(child.parent.as_deref(), Some(parent.id.as_str()));
     assert_eq!((parent.outcome.as_str(), child.outcome.as_str()), ("ok", "ok"));
@@ -32,36 +37,73 @@ async fn nested_calls_run_through_the_protocol_with_a_parent_id() {
 async fn a_cycle_is_cut_with_call_limit_naming_the_chain() {
     let dir = plugins(&[("adversary", "a"), ("adversary", "b")], &[]);
     let h = hub(&dir, |_| {}).await;
-    let r = h.call("a.nested", json!({"tool": "b.nested", "input": {"tool": "a.nested", "input": {"tool": "b.echo"}}})).await;
+    let r = h
+        .call(
+            "a.nested",
+            json!({"tool": "b.nested", "input": {"tool": "a.nested", "input": {"tool": "b.echo"}}}),
+        )
+        .await;
     // b.nested's host.call of a.nested failed; b reports the error as its output.
     let inner = &r["result"]["ok"];
     assert!(inner["error"].as_str().unwrap_or("").contains("CallLimit"), "{r}");
-    assert!(inner["message"].as_str().unwrap().contains("a.nested -> b.nested -> a.nested"), "{r}");
+    assert!(
+        inner["message"]
+            .as_str()
+            .unwrap()
+            .contains("a.nested -> b.nested -> a.nested"),
+        "{r}"
+    );
 }
 
 #[tokio::test]
 async fn depth_is_bounded_by_max_call_depth() {
     let dir = plugins(&[("adversary", "a"), ("adversary", "b"), ("adversary", "c")], &[]);
     let h = hub(&dir, |c| c.limits.max_call_depth = 1).await;
-    let r = h.call("a.nested", json!({"tool": "b.nested", "input": {"tool": "c.echo"}})).await;
+    let r = h
+        .call(
+            "a.nested",
+            json!({"tool": "b.nested", "input": {"tool": "c.echo"}}),
+        )
+        .await;
     let inner = &r["result"]["ok"];
     assert!(inner["error"].as_str().unwrap_or("").contains("CallLimit"), "{r}");
-    assert!(inner["message"].as_str().unwrap().contains("max_call_depth = 1"), "{r}");
+    assert!(
+        inner["message"].as_str().unwrap().contains("max_call_depth = 1"),
+        "{r}"
+    );
 }
 
 #[tokio::test]
 async fn nested_calls_use_the_original_callers_allowlist() {
     let dir = plugins(&[("adversary", "a"), ("adversary", "b")], &[]);
     let h = hub(&dir, |_| {}).await;
-    let caller = Caller { name: "ci".into(), allowlist: Allowlist::new(&["a.*".into()]) };
+    let caller = Caller {
+        name: "ci".into(),
+        allowlist: Allowlist::new(&["a.*".into()]),
+    };
     let args = json!({"calls": [
         {"tool": "a.nested", "input": {"tool": "b.echo", "input": {}}},
         {"tool": "b.echo", "input": {}}
     ]});
-    let out = h.hub.invoke("hub_call", args, CallContext::new(caller)).await.unwrap();
-    assert!(out["results"][0]["result"]["error"].as_str().unwrap_or("").contains("Forbidden"), "{out}");
+    let out = h
+        .hub
+        .invoke("hub_call", args, CallContext::new(caller))
+        .await
+        .unwrap();
+    assert!(
+        out["results"][0]["result"]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Forbidden"),
+        "{out}"
+    );
     assert_eq!(code(&out["results"][1]), "forbidden");
-    assert!(out["results"][1]["error"]["message"].as_str().unwrap().contains("\"ci\""));
+    assert!(
+        out["results"][1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"ci\"")
+    );
 }
 
 #[tokio::test]
@@ -71,12 +113,21 @@ async fn a_slow_call_times_out_and_a_child_never_outlives_its_parent() {
     let started = Instant::now();
     let r = h.call("a.slow", json!({"ms": 10_000})).await;
     assert_eq!(code(&r), "timeout", "{r}");
-    let r = h.call("a.nested", json!({"tool": "b.slow", "input": {"ms": 10_000}})).await;
+    let r = h
+        .call("a.nested", json!({"tool": "b.slow", "input": {"ms": 10_000}}))
+        .await;
     assert_eq!(code(&r), "timeout", "{r}");
-    assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
     let calls = h.hub.calls(10).unwrap();
     let child = calls.iter().find(|c| c.tool == "b.slow").expect("child recorded");
-    assert!(child.outcome == "timeout" || child.outcome == "cancelled", "{child:?}");
+    assert!(
+        child.outcome == "timeout" || child.outcome == "cancelled",
+        "{child:?}"
+    );
     assert!(child.duration_us < 1_500_000, "{child:?}");
 }
 
@@ -94,10 +145,17 @@ async fn cancelling_the_request_cancels_the_call_and_its_children() {
     let args = json!({"calls": [{"tool": "a.nested", "input": {"tool": "b.slow", "input": {"ms": 8_000}}}]});
     let err = h.hub.invoke("hub_call", args, ctx).await.unwrap_err();
     assert_eq!(err, ToolError::Cancelled);
-    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        started.elapsed()
+    );
     let calls = h.hub.calls(10).unwrap();
     for tool in ["a.nested", "b.slow"] {
-        let record = calls.iter().find(|c| c.tool == tool).unwrap_or_else(|| panic!("{tool} recorded"));
+        let record = calls
+            .iter()
+            .find(|c| c.tool == tool)
+            .unwrap_or_else(|| panic!("{tool} recorded"));
         assert_eq!(record.outcome, "cancelled", "{record:?}");
     }
 }
@@ -124,12 +182,31 @@ async fn a_batch_runs_concurrently_and_keeps_order_whatever_fails() {
     let elapsed = started.elapsed();
     let results = out["results"].as_array().unwrap();
     let tools: Vec<&str> = results.iter().map(|r| r["tool"].as_str().unwrap()).collect();
-    assert_eq!(tools, ["a.slow", "a.echo", "a.fail", "a.ecko", "a.panic", "a.slow", "a.huge_output"]);
+    assert_eq!(
+        tools,
+        [
+            "a.slow",
+            "a.echo",
+            "a.fail",
+            "a.ecko",
+            "a.panic",
+            "a.slow",
+            "a.huge_output"
+        ]
+    );
     assert_eq!(results[0]["result"], json!({"slept_ms": 600}));
     assert_eq!(results[1]["result"], json!({"n": 2}));
     assert_eq!(code(&results[2]), "not_found");
     assert_eq!(code(&results[3]), "not_found");
-    assert!(results[3]["error"]["suggestions"].as_array().unwrap().iter().any(|s| s == "a.echo"), "{}", results[3]);
+    assert!(
+        results[3]["error"]["suggestions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "a.echo"),
+        "{}",
+        results[3]
+    );
     assert_eq!(code(&results[4]), "trap");
     assert_eq!(code(&results[6]), "output_limit");
     // Two 600 ms sleeps side by side, not one after the other.
@@ -144,32 +221,79 @@ async fn batches_over_the_limit_are_refused_whole() {
     let dir = plugins(&[("adversary", "a")], &[]);
     let h = hub(&dir, |c| c.limits.max_batch = 2).await;
     let calls: Vec<Value> = (0..3).map(|_| json!({"tool": "a.noop"})).collect();
-    let err = h.hub.invoke("hub_call", json!({"calls": calls}), CallContext::new(Caller::local())).await.unwrap_err();
+    let err = h
+        .hub
+        .invoke(
+            "hub_call",
+            json!({"calls": calls}),
+            CallContext::new(Caller::local()),
+        )
+        .await
+        .unwrap_err();
     assert_eq!(err, ToolError::BatchTooLarge { count: 3, limit: 2 });
     assert!(err.to_string().contains("at most 2"));
 }
 
 #[tokio::test]
 async fn deprecated_plugins_are_callable_but_hidden_and_rejected_ones_say_why() {
-    let dir = plugins(&[("adversary", "a"), ("adversary", "old"), ("badschema", "broken")], &[]);
+    let dir = plugins(
+        &[("adversary", "a"), ("adversary", "old"), ("badschema", "broken")],
+        &[],
+    );
     std::fs::write(dir.path("old.toml"), "deprecated = true\n").unwrap();
     let h = hub(&dir, |_| {}).await;
     let local = || CallContext::new(Caller::local());
     let listed = h.hub.invoke("hub_list", json!({}), local()).await.unwrap();
-    let tools: Vec<&str> = listed["operations"].as_array().unwrap().iter().map(|o| o["tool"].as_str().unwrap()).collect();
-    assert!(tools.contains(&"a.echo") && !tools.iter().any(|t| t.starts_with("old.")), "{tools:?}");
-    let found = h.hub.invoke("hub_search", json!({"q": "returns its input unchanged"}), local()).await.unwrap();
-    assert!(found["results"].as_array().unwrap().iter().all(|r| !r["tool"].as_str().unwrap().starts_with("old.")));
+    let tools: Vec<&str> = listed["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["tool"].as_str().unwrap())
+        .collect();
+    assert!(
+        tools.contains(&"a.echo") && !tools.iter().any(|t| t.starts_with("old.")),
+        "{tools:?}"
+    );
+    let found = h
+        .hub
+        .invoke("hub_search", json!({"q": "returns its input unchanged"}), local())
+        .await
+        .unwrap();
+    assert!(
+        found["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| !r["tool"].as_str().unwrap().starts_with("old."))
+    );
     // No query: every visible operation in name order, up to the limit.
-    let all = h.hub.invoke("hub_search", json!({"limit": 3}), local()).await.unwrap();
-    let names: Vec<&str> = all["results"].as_array().unwrap().iter().map(|r| r["tool"].as_str().unwrap()).collect();
+    let all = h
+        .hub
+        .invoke("hub_search", json!({"limit": 3}), local())
+        .await
+        .unwrap();
+    let names: Vec<&str> = all["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["tool"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["a.echo", "a.env", "a.fail"]);
-    assert_eq!(h.call("old.echo", json!({"v": 1})).await["result"], json!({"v": 1}));
+    assert_eq!(
+        h.call("old.echo", json!({"v": 1})).await["result"],
+        json!({"v": 1})
+    );
     let plugins = h.hub.plugins();
     let state = |name: &str| plugins.iter().find(|p| p.name == name).map(|p| p.state).unwrap();
-    assert_eq!((state("a"), state("old"), state("broken")), ("active", "deprecated", "rejected"));
+    assert_eq!(
+        (state("a"), state("old"), state("broken")),
+        ("active", "deprecated", "rejected")
+    );
     let broken = plugins.iter().find(|p| p.name == "broken").unwrap();
-    assert!(broken.reason.as_deref().unwrap_or("").contains("Bad-Name"), "{broken:?}");
+    assert!(
+        broken.reason.as_deref().unwrap_or("").contains("Bad-Name"),
+        "{broken:?}"
+    );
     assert!(broken.operations.is_empty());
 }
 
@@ -181,7 +305,9 @@ async fn a_reload_swaps_the_registry_while_calls_in_flight_finish() {
         let hub = h.hub.clone();
         tokio::spawn(async move {
             let args = json!({"calls": [{"tool": "a.slow", "input": {"ms": 700}}]});
-            hub.invoke("hub_call", args, CallContext::new(Caller::local())).await.unwrap()
+            hub.invoke("hub_call", args, CallContext::new(Caller::local()))
+                .await
+                .unwrap()
         })
     };
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -197,7 +323,13 @@ async fn a_reload_swaps_the_registry_while_calls_in_flight_finish() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // The call that started on the old snapshot still finished on it.
-    assert_eq!(slow.await.unwrap()["results"][0]["result"], json!({"slept_ms": 700}));
+    assert_eq!(
+        slow.await.unwrap()["results"][0]["result"],
+        json!({"slept_ms": 700})
+    );
     assert_eq!(code(&h.call("a.echo", json!({})).await), "not_found");
-    assert_eq!(h.call("z.echo", json!({"k": true})).await["result"], json!({"k": true}));
+    assert_eq!(
+        h.call("z.echo", json!({"k": true})).await["result"],
+        json!({"k": true})
+    );
 }

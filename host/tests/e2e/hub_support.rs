@@ -31,7 +31,11 @@ pub fn example(name: &str) -> PathBuf {
             assert!(status.success(), "scripts/build-plugins.sh failed");
         });
     }
-    assert!(path.exists(), "{} was not built by scripts/build-plugins.sh", path.display());
+    assert!(
+        path.exists(),
+        "{} was not built by scripts/build-plugins.sh",
+        path.display()
+    );
     path
 }
 
@@ -60,7 +64,10 @@ pub struct TestHub {
 }
 
 pub async fn hub(dir: &Scratch, configure: impl FnOnce(&mut Config)) -> TestHub {
-    let mut config = Config { plugins_dir: dir.0.clone(), ..Config::default() };
+    let mut config = Config {
+        plugins_dir: dir.0.clone(),
+        ..Config::default()
+    };
     configure(&mut config);
     // One compiled-plugin cache for the whole process (compiling dominates these
     // tests); a fresh store per hub so each test sees only its own call records.
@@ -72,7 +79,9 @@ pub async fn hub(dir: &Scratch, configure: impl FnOnce(&mut Config)) -> TestHub 
         let hub = hub.clone();
         Arc::new(move |entries| hub.apply_plugins(entries))
     };
-    let watcher = PluginDir::start(runtime, config.plugins_dir.clone(), None, on_change).await.expect("plugins load");
+    let watcher = PluginDir::start(runtime, config.plugins_dir.clone(), None, on_change)
+        .await
+        .expect("plugins load");
     TestHub { hub, _dir: watcher }
 }
 
@@ -80,14 +89,21 @@ impl TestHub {
     /// `hub_call` of one operation as the local operator: the per-call result object.
     pub async fn call(&self, tool: &str, input: Value) -> Value {
         let args = serde_json::json!({ "calls": [{ "tool": tool, "input": input }] });
-        let mut out = self.hub.invoke("hub_call", args, CallContext::new(Caller::local())).await.expect("hub_call runs");
+        let mut out = self
+            .hub
+            .invoke("hub_call", args, CallContext::new(Caller::local()))
+            .await
+            .expect("hub_call runs");
         out["results"][0].take()
     }
 }
 
 /// The real HTTP server (the shared in-process hub of `support::hub`) over `dir`.
 pub async fn serve(dir: &Scratch, configure: impl FnOnce(&mut Config)) -> Server {
-    let mut config = Config { plugins_dir: dir.0.clone(), ..Config::default() };
+    let mut config = Config {
+        plugins_dir: dir.0.clone(),
+        ..Config::default()
+    };
     configure(&mut config);
     let hub = crate::support::hub::start_with(config).await;
     Server { addr: hub.addr, hub }
@@ -101,7 +117,13 @@ pub struct Server {
 
 impl Server {
     /// `method path` with a JSON body and an optional bearer token.
-    pub async fn request(&self, method: Method, path: &str, body: Option<&Value>, token: Option<&str>) -> ClientResp {
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        token: Option<&str>,
+    ) -> ClientResp {
         let auth = token.map(|t| format!("Bearer {t}"));
         let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("authorization", a.as_str())).collect();
         let body = body.map(|b| Bytes::from(serde_json::to_vec(b).unwrap()));

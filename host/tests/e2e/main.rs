@@ -1,20 +1,20 @@
 //! The end-to-end test binary: one module per area, all linked into one executable
 //! so the host crate is linked once.
 
+mod chat_crash;
+mod chat_stream;
+mod chat_support;
+mod chat_turns;
 mod hub_binary;
 mod hub_protocol;
 mod hub_rest;
 mod hub_support;
+mod llm_proxy;
+mod mcp_binary;
 mod runtime_adversarial;
 mod runtime_cli;
 mod runtime_loader;
 mod runtime_network;
 mod runtime_reload;
 mod runtime_support;
-mod llm_proxy;
-mod mcp_binary;
 mod support;
-mod chat_crash;
-mod chat_stream;
-mod chat_support;
-mod chat_turns;

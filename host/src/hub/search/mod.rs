@@ -107,7 +107,11 @@ impl SearchIndex {
             doc_len.push(len);
         }
         let n = tools.len();
-        let avg_len = if n == 0 { 1.0 } else { (doc_len.iter().sum::<f32>() / n as f32).max(1.0) };
+        let avg_len = if n == 0 {
+            1.0
+        } else {
+            (doc_len.iter().sum::<f32>() / n as f32).max(1.0)
+        };
         let mut postings: Vec<Vec<(u32, f32)>> = vec![Vec::new(); vocab.len()];
         for (doc, tf) in doc_terms.into_iter().enumerate() {
             let norm = K1 * (1.0 - B + B * doc_len[doc] / avg_len);
@@ -124,7 +128,11 @@ impl SearchIndex {
             .collect();
         let mut sorted_vocab: Vec<(String, u32)> = vocab.iter().map(|(k, v)| (k.clone(), *v)).collect();
         sorted_vocab.sort();
-        let by_tool = tools.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        let by_tool = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), i as u32))
+            .collect();
         let mut synonyms: HashMap<String, Vec<u32>> = HashMap::new();
         for group in SYNONYMS {
             let stems: Vec<String> = group.iter().map(|s| text::stem(s)).collect();
@@ -139,7 +147,16 @@ impl SearchIndex {
                 }
             }
         }
-        SearchIndex { tools, namespace_len, vocab, sorted_vocab, idf, postings, by_tool, synonyms }
+        SearchIndex {
+            tools,
+            namespace_len,
+            vocab,
+            sorted_vocab,
+            idf,
+            postings,
+            by_tool,
+            synonyms,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -163,7 +180,13 @@ impl SearchIndex {
     /// Up to `limit` documents matching `query`, best first, restricted to
     /// `namespace` when given and to documents `allowed` accepts. Ties keep build
     /// order, so results are deterministic.
-    pub fn search(&self, query: &str, namespace: Option<&str>, limit: usize, allowed: impl Fn(usize) -> bool) -> Vec<Hit> {
+    pub fn search(
+        &self,
+        query: &str,
+        namespace: Option<&str>,
+        limit: usize,
+        allowed: impl Fn(usize) -> bool,
+    ) -> Vec<Hit> {
         let mut scores = vec![0.0f32; self.tools.len()];
         // A term reached several ways (a word and another word's synonym) counts once,
         // at its strongest.
@@ -210,7 +233,9 @@ impl SearchIndex {
             if let Some(&id) = self.vocab.get(&word) {
                 out.push((id, 1.0));
             } else if word.len() >= 3 {
-                let start = self.sorted_vocab.partition_point(|(w, _)| w.as_str() < word.as_str());
+                let start = self
+                    .sorted_vocab
+                    .partition_point(|(w, _)| w.as_str() < word.as_str());
                 out.extend(
                     self.sorted_vocab[start..]
                         .iter()
@@ -262,20 +287,43 @@ mod tests {
 
     fn sample() -> SearchIndex {
         index(&[
-            ("text.slugify", "Turn a title into a URL slug.", json!({"properties": {"text": {}}})),
-            ("text.word_count", "Count the words in a text.", json!({"properties": {"text": {}}})),
-            ("weather.forecast", "Daily weather forecast for a city.", json!({"properties": {"city": {}, "days": {}}})),
-            ("calc.eval", "Evaluate an arithmetic expression.", json!({"properties": {"expression": {}}})),
+            (
+                "text.slugify",
+                "Turn a title into a URL slug.",
+                json!({"properties": {"text": {}}}),
+            ),
+            (
+                "text.word_count",
+                "Count the words in a text.",
+                json!({"properties": {"text": {}}}),
+            ),
+            (
+                "weather.forecast",
+                "Daily weather forecast for a city.",
+                json!({"properties": {"city": {}, "days": {}}}),
+            ),
+            (
+                "calc.eval",
+                "Evaluate an arithmetic expression.",
+                json!({"properties": {"expression": {}}}),
+            ),
         ])
     }
 
     #[test]
     fn ranks_by_name_description_and_properties() {
         let idx = sample();
-        let top = |q: &str| idx.search(q, None, 3, |_| true).first().map(|h| idx.tool(h.doc).to_string());
+        let top = |q: &str| {
+            idx.search(q, None, 3, |_| true)
+                .first()
+                .map(|h| idx.tool(h.doc).to_string())
+        };
         assert_eq!(top("slug").as_deref(), Some("text.slugify"));
         assert_eq!(top("how many words").as_deref(), Some("text.word_count"));
-        assert_eq!(top("forecast for days in a city").as_deref(), Some("weather.forecast"));
+        assert_eq!(
+            top("forecast for days in a city").as_deref(),
+            Some("weather.forecast")
+        );
         assert_eq!(top("compute an expression").as_deref(), Some("calc.eval"));
         assert_eq!(top("calc.eval").as_deref(), Some("calc.eval"));
         assert!(idx.search("zebra", None, 3, |_| true).is_empty());
@@ -291,7 +339,11 @@ mod tests {
         let hits = idx.search("text", None, 10, |doc| idx.tool(doc) != "text.slugify");
         assert!(hits.iter().all(|h| idx.tool(h.doc) != "text.slugify"));
         assert_eq!(idx.search("text words slug", None, 1, |_| true).len(), 1);
-        let scores: Vec<f32> = idx.search("text words", None, 10, |_| true).iter().map(|h| h.score).collect();
+        let scores: Vec<f32> = idx
+            .search("text words", None, 10, |_| true)
+            .iter()
+            .map(|h| h.score)
+            .collect();
         assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
     }
 }

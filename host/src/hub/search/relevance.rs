@@ -34,7 +34,8 @@ pub fn corpus_operations() -> Vec<(String, String, Value)> {
 #[test]
 fn relevance_hit_at_3_is_at_least_0_9() {
     let ops = corpus_operations();
-    let namespaces: std::collections::HashSet<&str> = ops.iter().map(|(t, _, _)| t.split('.').next().unwrap()).collect();
+    let namespaces: std::collections::HashSet<&str> =
+        ops.iter().map(|(t, _, _)| t.split('.').next().unwrap()).collect();
     assert!(ops.len() >= 100 && namespaces.len() >= 15);
     let index = SearchIndex::build(ops.iter().map(|(tool, description, schema)| SearchDoc {
         tool,
@@ -48,7 +49,11 @@ fn relevance_hit_at_3_is_at_least_0_9() {
     let mut misses = Vec::new();
     for q in queries {
         let (query, expect) = (q["q"].as_str().unwrap(), q["expect"].as_str().unwrap());
-        let top: Vec<&str> = index.search(query, None, 3, |_| true).iter().map(|h| index.tool(h.doc)).collect();
+        let top: Vec<&str> = index
+            .search(query, None, 3, |_| true)
+            .iter()
+            .map(|h| index.tool(h.doc))
+            .collect();
         if top.first() == Some(&expect) {
             hit1 += 1;
         }
@@ -60,9 +65,17 @@ fn relevance_hit_at_3_is_at_least_0_9() {
     }
     let n = queries.len() as f64;
     let (at1, at3) = (hit1 as f64 / n, hit3 as f64 / n);
-    println!("relevance: {} queries over {} operations: hit@1 = {at1:.3}, hit@3 = {at3:.3}", queries.len(), ops.len());
+    println!(
+        "relevance: {} queries over {} operations: hit@1 = {at1:.3}, hit@3 = {at3:.3}",
+        queries.len(),
+        ops.len()
+    );
     for miss in &misses {
         println!("  miss: {miss}");
     }
-    assert!(at3 >= 0.9, "hit@3 = {at3:.3} < 0.9; misses:\n{}", misses.join("\n"));
+    assert!(
+        at3 >= 0.9,
+        "hit@3 = {at3:.3} < 0.9; misses:\n{}",
+        misses.join("\n")
+    );
 }

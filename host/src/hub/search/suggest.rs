@@ -21,15 +21,26 @@ pub fn suggest<'a>(unknown: &str, candidates: impl IntoIterator<Item = &'a str>)
             distance = distance.min(edit_distance(&unknown_lower, op));
         }
         let close = distance <= (unknown_lower.chars().count() / 3).max(2);
-        let shared = text::terms(c).iter().filter(|t| unknown_terms.contains(t)).count();
+        let shared = text::terms(c)
+            .iter()
+            .filter(|t| unknown_terms.contains(t))
+            .count();
         if close || shared > 0 {
             // Close spellings first (by distance), then by shared words.
-            let rank = if close { distance as u32 } else { 1000 - shared.min(999) as u32 };
+            let rank = if close {
+                distance as u32
+            } else {
+                1000 - shared.min(999) as u32
+            };
             ranked.push((rank, distance, c));
         }
     }
     ranked.sort();
-    ranked.into_iter().take(MAX_SUGGESTIONS).map(|(_, _, c)| c.to_string()).collect()
+    ranked
+        .into_iter()
+        .take(MAX_SUGGESTIONS)
+        .map(|(_, _, c)| c.to_string())
+        .collect()
 }
 
 /// Optimal-string-alignment distance: insertions, deletions, substitutions and
@@ -60,7 +71,13 @@ fn edit_distance(a: &str, b: &str) -> usize {
 mod tests {
     use super::*;
 
-    const TOOLS: &[&str] = &["text.slugify", "text.word_count", "calc.eval", "json.format", "units.convert"];
+    const TOOLS: &[&str] = &[
+        "text.slugify",
+        "text.word_count",
+        "calc.eval",
+        "json.format",
+        "units.convert",
+    ];
 
     #[test]
     fn typos_find_the_tool() {
@@ -71,8 +88,14 @@ mod tests {
     #[test]
     fn missing_namespace_or_shared_words_find_the_tool() {
         assert_eq!(suggest("slugify", TOOLS.iter().copied())[0], "text.slugify");
-        assert_eq!(suggest("convert_units", TOOLS.iter().copied())[0], "units.convert");
-        assert_eq!(suggest("count_words", TOOLS.iter().copied())[0], "text.word_count");
+        assert_eq!(
+            suggest("convert_units", TOOLS.iter().copied())[0],
+            "units.convert"
+        );
+        assert_eq!(
+            suggest("count_words", TOOLS.iter().copied())[0],
+            "text.word_count"
+        );
     }
 
     #[test]

@@ -9,9 +9,9 @@
 
 /// Words that carry no meaning for finding a tool.
 const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "given", "how", "i",
-    "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "some", "that", "the", "their", "this", "to",
-    "tool", "use", "using", "want", "what", "which", "with", "you", "your",
+    "a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "given",
+    "how", "i", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "some", "that", "the",
+    "their", "this", "to", "tool", "use", "using", "want", "what", "which", "with", "you", "your",
 ];
 
 /// Index terms of `text`, in order, stop words removed.
@@ -36,7 +36,11 @@ fn for_each_word(text: &str, mut f: impl FnMut(String)) {
             flush(&mut word, &mut f);
             continue;
         }
-        if let Some(&p) = i.checked_sub(1).map(|j| &chars[j]).filter(|p| p.is_alphanumeric()) {
+        if let Some(&p) = i
+            .checked_sub(1)
+            .map(|j| &chars[j])
+            .filter(|p| p.is_alphanumeric())
+        {
             let camel = p.is_lowercase() && c.is_uppercase();
             let acronym_end =
                 p.is_uppercase() && c.is_uppercase() && chars.get(i + 1).is_some_and(|n| n.is_lowercase());
@@ -116,7 +120,10 @@ mod tests {
 
     #[test]
     fn drops_stop_words() {
-        assert_eq!(terms("How do I convert a file to the PDF"), ["convert", "fil", "pdf"]);
+        assert_eq!(
+            terms("How do I convert a file to the PDF"),
+            ["convert", "fil", "pdf"]
+        );
     }
 
     #[test]
