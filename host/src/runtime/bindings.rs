@@ -18,15 +18,17 @@ wasmtime::component::bindgen!({
 });
 
 pub use exports::wasmhub::plugin::operations::{Error as PluginError, OperationSpec};
-pub use wasmhub::plugin::types::Hints as WitHints;
-use wasmhub::plugin::types::{CallError, CallErrorCode, LogLevel};
+// `self::`: the generated module `wasmhub` shares its name with this crate, which
+// doctests see as an extern crate; a bare path is ambiguous there.
+pub use self::wasmhub::plugin::types::Hints as WitHints;
+use self::wasmhub::plugin::types::{CallError, CallErrorCode, LogLevel};
 
 /// The fully qualified name of the interface every plugin must export.
 pub const OPERATIONS_EXPORT: &str = "wasmhub:plugin/operations@0.1.0";
 
-impl wasmhub::plugin::types::Host for CallState {}
+impl self::wasmhub::plugin::types::Host for CallState {}
 
-impl wasmhub::plugin::host::Host for CallState {
+impl self::wasmhub::plugin::host::Host for CallState {
     fn log(&mut self, level: LogLevel, message: String) -> wasmtime::Result<()> {
         use crate::logging::Level;
         let level = match level {
