@@ -7,7 +7,6 @@ use crate::chat_support::*;
 use crate::support::client;
 use crate::support::upstream::{Frame, Reply, Upstream};
 use serde_json::json;
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -27,20 +26,8 @@ fn spawn_hub(config: &Path, data: &Path, plugins: &Path) -> (Child, SocketAddr) 
         .stderr(Stdio::piped())
         .spawn()
         .expect("start wasmhub serve");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    // Reads the log until the end (so the pipe never fills) and reports the address.
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(addr) = line.split("listening on http://").nth(1) {
-                let _ = tx.send(addr.trim().to_string());
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("the hub says where it listens");
-    (child, addr.parse().unwrap())
+    let addr = crate::support::binary::listen_addr(&mut child, Duration::from_secs(120));
+    (child, addr)
 }
 
 #[tokio::test]

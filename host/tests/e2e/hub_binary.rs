@@ -4,7 +4,6 @@
 use crate::hub_support::plugins;
 use crate::runtime_support::Scratch;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -66,19 +65,7 @@ async fn serve_answers_the_rest_meta_tools() {
         .stdout(Stdio::null())
         .spawn()
         .expect("start wasmhub serve");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(addr) = line.split("listening on http://").nth(1) {
-                let _ = tx.send(addr.trim().to_string());
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("the server says where it listens");
-    let addr: std::net::SocketAddr = addr.parse().unwrap();
+    let addr = crate::support::binary::listen_addr(&mut child, Duration::from_secs(60));
     let call = json!({"calls": [{"tool": "text.slugify", "input": {"text": "Served By The Binary"}}]});
     let resp = crate::support::client::post(addr, "/api/hub/call", &call).await;
     assert_eq!(resp.status, 200);

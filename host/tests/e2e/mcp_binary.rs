@@ -55,21 +55,10 @@ fn serve_with_tokens() -> Served {
         .stdout(Stdio::null())
         .spawn()
         .expect("start wasmhub serve");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(addr) = line.split("listening on http://").nth(1) {
-                let _ = tx.send(addr.trim().to_string());
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("the server says where it listens");
+    let addr = crate::support::binary::listen_addr(&mut child, Duration::from_secs(120));
     Served {
         child,
-        addr: addr.parse().unwrap(),
+        addr,
         _dirs: (dir, data),
     }
 }
