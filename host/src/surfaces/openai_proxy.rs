@@ -79,7 +79,7 @@ pub async fn chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp {
         return out;
     }
     let (tx, body) = Body::channel(STREAM_FRAMES);
-    let mut out = sse_response(body, false);
+    let mut out = respond::sse(body, false);
     relay_headers(&resp.headers, &mut out);
     let provider = route.provider.clone();
     tokio::spawn(async move {
@@ -134,7 +134,7 @@ pub async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp
             let _ = sink.done().await;
         }
     });
-    sse_response(body, true)
+    respond::sse(body, true)
 }
 
 /// `GET /v1/models`.
@@ -219,20 +219,4 @@ fn relay_headers(from: &http::HeaderMap, to: &mut Resp) {
             to.headers_mut().insert(name.clone(), v.clone());
         }
     }
-}
-
-fn sse_response(body: Body, ui: bool) -> Resp {
-    let mut resp = Response::new(body);
-    let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert(header::CONNECTION, HeaderValue::from_static("keep-alive"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    if ui {
-        h.insert("x-vercel-ai-ui-message-stream", HeaderValue::from_static("v1"));
-    }
-    resp
 }

@@ -47,6 +47,22 @@ pub fn method_not_allowed(allowed: &'static str) -> Resp {
     resp
 }
 
+/// An SSE response: the headers every stream the hub sends carries, plus
+/// `x-vercel-ai-ui-message-stream: v1` when it is an AI SDK UI message stream.
+pub fn sse(body: Body, ui_message_stream: bool) -> Resp {
+    let mut resp = Response::new(body);
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(header::CONNECTION, HeaderValue::from_static("keep-alive"));
+    // Proxies such as nginx would otherwise buffer the stream.
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    if ui_message_stream {
+        h.insert("x-vercel-ai-ui-message-stream", HeaderValue::from_static("v1"));
+    }
+    resp
+}
+
 pub fn no_content() -> Resp {
     let mut resp = Response::new(Body::empty());
     *resp.status_mut() = StatusCode::NO_CONTENT;

@@ -10,7 +10,6 @@ use crate::agent::live::Subscription;
 use crate::llm::stream::{SseSink, UiSink, keepalive_while};
 use crate::surfaces::body::Body;
 use crate::surfaces::respond::Resp;
-use http::{HeaderValue, Response, header};
 use std::time::Duration;
 
 /// Frames buffered towards one client before the writer waits.
@@ -36,15 +35,5 @@ pub fn respond(mut sub: Subscription, keepalive: Duration) -> Resp {
             }
         }
     });
-    let mut resp = Response::new(body);
-    let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert(header::CONNECTION, HeaderValue::from_static("keep-alive"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    h.insert("x-vercel-ai-ui-message-stream", HeaderValue::from_static("v1"));
-    resp
+    crate::surfaces::respond::sse(body, true)
 }
