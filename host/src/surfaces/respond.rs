@@ -52,7 +52,10 @@ pub fn method_not_allowed(allowed: &'static str) -> Resp {
 pub fn sse(body: Body, ui_message_stream: bool) -> Resp {
     let mut resp = Response::new(body);
     let h = resp.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert(header::CONNECTION, HeaderValue::from_static("keep-alive"));
     // Proxies such as nginx would otherwise buffer the stream.
