@@ -35,23 +35,23 @@ where
         }
         Err(_) => {
             guard.0 = None;
-            committed(work, cancel)
+            committed(Box::pin(async move { work.await.1 }), cancel)
         }
     }
 }
 
-/// `200` now, the JSON body when `work` ends (whatever its status), `cancel`
-/// cancelled if the client closes the connection first.
-fn committed<F>(mut work: std::pin::Pin<Box<F>>, cancel: CancelToken) -> Resp
+/// `200` now, the JSON body when `work` ends, `cancel` cancelled if the client
+/// closes the connection first. MCP's slow JSON answers use it too.
+pub fn committed<F>(mut work: std::pin::Pin<Box<F>>, cancel: CancelToken) -> Resp
 where
-    F: Future<Output = (StatusCode, Value)> + Send + 'static,
+    F: Future<Output = Value> + Send + 'static,
 {
     let (tx, body) = Body::channel(1);
     tokio::spawn(async move {
         let mut probe = tokio::time::interval(PROBE_EVERY);
         loop {
             tokio::select! {
-                (_, value) = &mut work => {
+                value = &mut work => {
                     let _ = tx.send(Bytes::from(serde_json::to_vec(&value).expect("a JSON value serializes"))).await;
                     return;
                 }
@@ -75,7 +75,7 @@ where
 }
 
 /// Cancels the token when dropped unless disarmed.
-struct CancelOnDrop(Option<CancelToken>);
+pub struct CancelOnDrop(pub Option<CancelToken>);
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {

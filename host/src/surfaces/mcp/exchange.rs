@@ -25,16 +25,13 @@ use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode, header};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// Frames buffered between the calls of a streamed answer and the client.
 const STREAM_FRAMES: usize = 32;
 
-/// How long a JSON answer may take before its headers are committed (see above).
-pub const COMMIT_AFTER: Duration = Duration::from_millis(50);
-/// How often a committed answer probes the connection while the call is silent.
-pub const PROBE_EVERY: Duration = Duration::from_millis(250);
+pub use crate::surfaces::watched::{COMMIT_AFTER, PROBE_EVERY};
+use crate::surfaces::watched::{CancelOnDrop, committed};
 
 /// One entry of a POST body, in order.
 pub enum Item {
@@ -75,17 +72,6 @@ pub struct Scope {
 /// The HTTP status for a JSON answer carrying `error_code`.
 pub type StatusFor = fn(i64) -> StatusCode;
 
-/// Cancels the token when dropped, unless disarmed.
-struct CancelOnDrop(Option<CancelToken>);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(token) = self.0.take() {
-            token.cancel();
-        }
-    }
-}
-
 async fn run(scope: Scope, job: Job, progress: Option<ProgressSink>) -> Value {
     let Job {
         req,
@@ -115,47 +101,13 @@ pub async fn json_single(scope: &Scope, job: Job, status_for: StatusFor) -> Resp
     let mut call = Box::pin(run(scope.clone(), job, None));
     let answer = match tokio::time::timeout(COMMIT_AFTER, &mut call).await {
         Ok(answer) => answer,
-        Err(_) => return json_committed(call, cancel),
+        Err(_) => return committed(call, cancel),
     };
     let status = answer["error"]["code"]
         .as_i64()
         .map(status_for)
         .unwrap_or(StatusCode::OK);
     json_response(status, &answer)
-}
-
-/// A slow call's answer: `200` now, the JSON body when the call ends, and the call
-/// cancelled if the client closes the connection first.
-fn json_committed(
-    call: std::pin::Pin<Box<impl std::future::Future<Output = Value> + Send + 'static>>,
-    cancel: CancelToken,
-) -> Resp {
-    let (tx, body) = Body::channel(1);
-    tokio::spawn(async move {
-        let mut call = call;
-        let mut probe = tokio::time::interval(PROBE_EVERY);
-        loop {
-            tokio::select! {
-                answer = &mut call => {
-                    let _ = tx.send(Bytes::from(serde_json::to_vec(&answer).expect("a JSON value serializes"))).await;
-                    return;
-                }
-                _ = probe.tick() => {
-                    if tx.send(Bytes::from_static(b" ")).await.is_err() {
-                        break;
-                    }
-                }
-                () = tx.closed() => break,
-            }
-        }
-        // The client is gone: cancel, and let the call wind down (it records how it ended).
-        cancel.cancel();
-        let _ = call.await;
-    });
-    let mut resp = Response::new(body);
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    resp
 }
 
 /// Answers a batch as one `application/json` array, in order; the requests run
