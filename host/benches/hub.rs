@@ -7,7 +7,10 @@
 //!    overhead is the difference of the medians. Target ≤ 10 µs.
 //! 2. `hub_search` ranking over 1,008 operations (the relevance corpus under nine
 //!    namespaces), the 56 corpus queries in turn. Target median ≤ 100 µs.
-//! 3. REST `hub_call` of the trivial operation against the real `wasmhub serve`
+//! 3. `hub_call` throughput in process: 64 concurrent callers of the trivial
+//!    operation through `Hub::invoke`, with the audit log on disk; calls/s. The
+//!    ceiling every HTTP surface works under.
+//! 4. REST `hub_call` of the trivial operation against the real `wasmhub serve`
 //!    over loopback: 64 concurrent keep-alive clients for a fixed time;
 //!    requests/s and latency percentiles. Client and server share the machine.
 
@@ -37,6 +40,7 @@ fn main() {
         .build()
         .unwrap();
     rt.block_on(call_overhead(&plugins));
+    rt.block_on(call_throughput(&root, &plugins));
     search_latency(&root);
     rt.block_on(rest_load(&root, &plugins));
     let _ = std::fs::remove_dir_all(&plugins);
@@ -115,6 +119,49 @@ async fn call_overhead(plugins: &Path) {
         "hub_call overhead: Plugin::call median {da:.1} µs, hub_call median {db:.1} µs, overhead {:.1} µs (5000 interleaved runs each)",
         db - da
     );
+}
+
+async fn call_throughput(root: &Path, plugins: &Path) {
+    const CALLERS: usize = 64;
+    const RUN: Duration = Duration::from_secs(5);
+    let data = scratch(root, "bench-throughput");
+    let config = Config {
+        plugins_dir: plugins.to_path_buf(),
+        ..Config::default()
+    };
+    let (hub, _watcher) = Hub::start(&config, Storage::open(&data).unwrap(), None)
+        .await
+        .unwrap();
+    let hub = Arc::new(hub);
+    let args = json!({"calls": [{"tool": "a.echo", "input": {"text": "hi"}}]});
+    let run = |until: Instant| {
+        let mut tasks = tokio::task::JoinSet::new();
+        for _ in 0..CALLERS {
+            let (hub, args) = (hub.clone(), args.clone());
+            tasks.spawn(async move {
+                let mut n = 0u64;
+                while Instant::now() < until {
+                    let out = hub
+                        .invoke("hub_call", args.clone(), CallContext::new(Caller::local()))
+                        .await
+                        .unwrap();
+                    assert_eq!(out["results"][0]["ok"], true);
+                    n += 1;
+                }
+                n
+            });
+        }
+        tasks
+    };
+    run(Instant::now() + Duration::from_secs(1)).join_all().await;
+    let started = Instant::now();
+    let calls: u64 = run(started + RUN).join_all().await.into_iter().sum();
+    println!(
+        "hub_call throughput in process: {:.0} calls/s ({CALLERS} concurrent callers, {calls} calls, audit on disk)",
+        calls as f64 / started.elapsed().as_secs_f64()
+    );
+    drop(hub);
+    let _ = std::fs::remove_dir_all(&data);
 }
 
 fn search_latency(root: &Path) {

@@ -1,24 +1,39 @@
 //! The audit log: one [`CallRecord`] per operation call (nested ones included), in
-//! the sled table `calls`, keyed by start time so the newest are the last keys.
+//! the sled table `calls`.
 //!
 //! Records are written off the hot path: the call protocol hands them to a writer
 //! thread through a bounded channel (a full channel drops the record and counts it
-//! rather than slowing calls down), and the writer stores them in batches and trims
-//! the table to `audit.retention`. Stored input excerpts have the configured
-//! sensitive field names redacted at any depth; outputs are recorded as sizes only.
+//! rather than slowing calls down). The writer lets records gather for
+//! [`GATHER`], stores each batch as one block, and trims the table to
+//! `audit.retention` records, oldest first. Stored input excerpts have the
+//! configured sensitive field names redacted at any depth; outputs are recorded as
+//! sizes only.
+//!
+//! A block is one key, `[written ms][block number]` (u64s) then `[records]` (u32),
+//! all big-endian, so key order is write order and counting needs no decoding; its
+//! value is the records as a JSON array in the order the calls finished. One sled
+//! insert per batch rather than per record: sled rewrites a tree node on every
+//! insert, which cost about as much CPU as the call itself at thousands of calls
+//! per second. 16-byte keys holding one record object come from earlier versions
+//! and are read, counted and trimmed like one-record blocks.
 
 use crate::config::AuditConfig;
 use crate::storage::{StorageError, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Records waiting for the writer before new ones are dropped.
 const QUEUE: usize = 8192;
-/// Most records written in one sled batch.
+/// Most records stored in one block.
 const BATCH: usize = 512;
+/// How long the writer lets records gather before it stores them. Sleeping instead
+/// of waiting on the channel means a busy hub's calls never wake the writer (a
+/// futex syscall each), and blocks hold many records.
+const GATHER: Duration = Duration::from_millis(20);
 /// Longest stored input excerpt, in bytes of JSON.
 const EXCERPT_BYTES: usize = 1024;
 const REDACTED: &str = "[redacted]";
@@ -48,7 +63,7 @@ pub struct CallRecord {
 }
 
 enum Msg {
-    Record(Box<CallRecord>, u64),
+    Record(Box<CallRecord>),
     /// Answered once everything sent before it is stored.
     Sync(SyncSender<()>),
 }
@@ -59,7 +74,6 @@ pub(crate) struct AuditLog {
     tx: Option<SyncSender<Msg>>,
     table: Table,
     redact: Vec<String>,
-    seq: AtomicU64,
     dropped: AtomicU64,
     writer: Option<std::thread::JoinHandle<()>>,
 }
@@ -81,7 +95,6 @@ impl AuditLog {
                 .iter()
                 .map(|f| f.to_ascii_lowercase())
                 .collect(),
-            seq: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
             writer: Some(writer),
         })
@@ -89,9 +102,8 @@ impl AuditLog {
 
     /// Queues `record`; never blocks.
     pub fn record(&self, record: CallRecord) {
-        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let Some(tx) = &self.tx else { return };
-        match tx.try_send(Msg::Record(Box::new(record), seq)) {
+        match tx.try_send(Msg::Record(Box::new(record))) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 if self.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
@@ -127,12 +139,15 @@ impl AuditLog {
     /// before this call.
     pub fn recent(&self, limit: usize) -> Result<Vec<CallRecord>, StorageError> {
         self.sync();
-        Ok(self
-            .table
-            .last::<CallRecord>(limit)?
-            .into_iter()
-            .map(|(_, r)| r)
-            .collect())
+        let mut out = Vec::with_capacity(limit.min(1024));
+        for item in self.table.newest_first::<Stored>() {
+            if out.len() >= limit {
+                break;
+            }
+            let (_, stored) = item?;
+            out.extend(stored.into_records().into_iter().rev().take(limit - out.len()));
+        }
+        Ok(out)
     }
 
     /// Waits (at most a second) until the writer has stored everything queued so far.
@@ -159,16 +174,21 @@ impl Drop for AuditLog {
 }
 
 fn write_loop(rx: Receiver<Msg>, table: Table, retention: usize) {
-    // sled's len() walks the whole tree: count once, then keep track.
-    let mut stored = table.len();
+    let mut blocks = Blocks::load(&table).unwrap_or_else(|e| {
+        crate::error!("audit log: cannot read the stored blocks ({e}); counting from zero");
+        Blocks::default()
+    });
     let slack = (retention / 10).max(1);
     while let Ok(first) = rx.recv() {
-        let mut batch: Vec<(Vec<u8>, CallRecord)> = Vec::new();
+        if matches!(first, Msg::Record(_)) {
+            std::thread::sleep(GATHER);
+        }
+        let mut batch: Vec<CallRecord> = Vec::new();
         let mut acks = Vec::new();
         let mut next = Some(first);
         while let Some(msg) = next {
             match msg {
-                Msg::Record(r, seq) => batch.push((key(r.started_ms, seq), *r)),
+                Msg::Record(r) => batch.push(*r),
                 Msg::Sync(ack) => acks.push(ack),
             }
             next = if batch.len() < BATCH {
@@ -178,16 +198,15 @@ fn write_loop(rx: Receiver<Msg>, table: Table, retention: usize) {
             };
         }
         if !batch.is_empty() {
-            match table.put_many(&batch) {
-                Ok(()) => stored += batch.len(),
+            let key = blocks.next_key(now_ms(), batch.len());
+            match table.put(&key.encode(), &batch) {
+                Ok(()) => blocks.stored_block(key),
                 Err(e) => crate::error!("audit log: cannot store {} records: {e}", batch.len()),
             }
         }
-        if stored > retention + slack || (retention == 0 && stored > 0) {
-            match table.trim_oldest(retention) {
-                Ok(_) => stored = retention.min(stored),
-                Err(e) => crate::error!("audit log: cannot trim to {retention} records: {e}"),
-            }
+        let over = blocks.records > retention + slack || (retention == 0 && blocks.records > 0);
+        if over && let Err(e) = blocks.trim(&table, retention) {
+            crate::error!("audit log: cannot trim to {retention} records: {e}");
         }
         for ack in acks {
             let _ = ack.send(());
@@ -196,12 +215,149 @@ fn write_loop(rx: Receiver<Msg>, table: Table, retention: usize) {
     let _ = table.flush();
 }
 
-/// Big-endian start time then sequence number: byte order is time order.
-fn key(started_ms: u64, seq: u64) -> Vec<u8> {
-    let mut k = Vec::with_capacity(16);
-    k.extend_from_slice(&started_ms.to_be_bytes());
-    k.extend_from_slice(&seq.to_be_bytes());
-    k
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64
+}
+
+/// A stored value: a block, or one record from an earlier version.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Stored {
+    Block(Vec<CallRecord>),
+    One(Box<CallRecord>),
+}
+
+impl Stored {
+    /// The records, in the order they finished.
+    fn into_records(self) -> Vec<CallRecord> {
+        match self {
+            Stored::Block(records) => records,
+            Stored::One(record) => vec![*record],
+        }
+    }
+}
+
+/// Where a block sits and how many records it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct BlockKey {
+    ms: u64,
+    number: u64,
+    records: u32,
+}
+
+impl BlockKey {
+    fn encode(&self) -> Vec<u8> {
+        let mut k = Vec::with_capacity(20);
+        k.extend_from_slice(&self.ms.to_be_bytes());
+        k.extend_from_slice(&self.number.to_be_bytes());
+        k.extend_from_slice(&self.records.to_be_bytes());
+        k
+    }
+
+    /// Reads a block key, or an earlier version's `[started ms][sequence]` key of
+    /// one record.
+    fn decode(k: &[u8]) -> Option<BlockKey> {
+        let u64_at = |i: usize| Some(u64::from_be_bytes(k.get(i..i + 8)?.try_into().ok()?));
+        let records = match k.len() {
+            16 => 1,
+            20 => u32::from_be_bytes(k[16..20].try_into().ok()?),
+            _ => return None,
+        };
+        Some(BlockKey {
+            ms: u64_at(0)?,
+            number: u64_at(8)?,
+            records,
+        })
+    }
+}
+
+/// The writer's view of the table: every block, oldest first, and the total.
+#[derive(Default)]
+struct Blocks {
+    keys: VecDeque<(Vec<u8>, BlockKey)>,
+    records: usize,
+}
+
+impl Blocks {
+    fn load(table: &Table) -> Result<Blocks, StorageError> {
+        let mut blocks = Blocks::default();
+        for raw in table.keys()? {
+            match BlockKey::decode(&raw) {
+                Some(key) => {
+                    blocks.records += key.records as usize;
+                    blocks.keys.push_back((raw, key));
+                }
+                None => crate::warn!("audit log: ignoring a stored key of {} bytes", raw.len()),
+            }
+        }
+        Ok(blocks)
+    }
+
+    /// The key for a new block of `records`, after every stored one even if the
+    /// clock went back.
+    fn next_key(&self, now_ms: u64, records: usize) -> BlockKey {
+        let (ms, number) = match self.keys.back() {
+            Some((_, last)) if last.ms >= now_ms => (last.ms, last.number + 1),
+            _ => (now_ms, 0),
+        };
+        BlockKey {
+            ms,
+            number,
+            records: records as u32,
+        }
+    }
+
+    fn stored_block(&mut self, key: BlockKey) {
+        self.records += key.records as usize;
+        self.keys.push_back((key.encode(), key));
+    }
+
+    /// Removes the oldest records until at most `keep` remain: whole blocks, then
+    /// the oldest part of the block that straddles the limit (rewritten under its
+    /// own position with the new count).
+    fn trim(&mut self, table: &Table, keep: usize) -> Result<(), StorageError> {
+        let mut excess = self.records.saturating_sub(keep);
+        let whole = self
+            .keys
+            .iter()
+            .take_while(|(_, key)| {
+                let fits = excess >= key.records as usize;
+                if fits {
+                    excess -= key.records as usize;
+                }
+                fits
+            })
+            .count();
+        let mut remove: Vec<Vec<u8>> = self.keys.iter().take(whole).map(|(raw, _)| raw.clone()).collect();
+        let mut rewritten = Vec::new();
+        if excess > 0
+            && let Some((raw, key)) = self.keys.get(whole)
+        {
+            let records = table
+                .get::<Stored>(raw)?
+                .map(Stored::into_records)
+                .unwrap_or_default();
+            let kept = records[excess.min(records.len())..].to_vec();
+            let key = BlockKey {
+                records: kept.len() as u32,
+                ..*key
+            };
+            remove.push(raw.clone());
+            rewritten.push((key.encode(), kept));
+        }
+        table.rewrite(&remove, &rewritten)?;
+        self.keys.drain(..whole + rewritten.len());
+        for (raw, kept) in rewritten {
+            let key = BlockKey::decode(&raw).expect("a key this writer encoded");
+            debug_assert_eq!(key.records as usize, kept.len());
+            self.keys.push_front((raw, key));
+        }
+        self.records = self.keys.iter().map(|(_, k)| k.records as usize).sum();
+        Ok(())
+    }
 }
 
 /// `value` with every object field whose name is in `fields` (lowercase,
@@ -287,5 +443,77 @@ mod tests {
         );
         let long = log.excerpt(&json!({"text": "x".repeat(5000)}));
         assert!(long.as_str().unwrap().len() <= EXCERPT_BYTES + 4);
+    }
+
+    fn ids(records: &[CallRecord]) -> Vec<String> {
+        records.iter().map(|r| r.id.clone()).collect()
+    }
+
+    #[test]
+    fn trimming_cuts_whole_blocks_then_the_oldest_part_of_one() {
+        let storage = Storage::temporary().unwrap();
+        let table = storage.table("calls").unwrap();
+        let mut blocks = Blocks::default();
+        for (ms, range) in [(10, 0..3), (11, 3..7), (12, 7..9)] {
+            let batch: Vec<CallRecord> = range.map(record).collect();
+            let key = blocks.next_key(ms, batch.len());
+            table.put(&key.encode(), &batch).unwrap();
+            blocks.stored_block(key);
+        }
+        assert_eq!(blocks.records, 9);
+        blocks.trim(&table, 5).unwrap();
+        assert_eq!(blocks.records, 5);
+        let stored: Vec<CallRecord> = table
+            .newest_first::<Stored>()
+            .flat_map(|r| r.unwrap().1.into_records().into_iter().rev())
+            .collect();
+        assert_eq!(ids(&stored), ["call_8", "call_7", "call_6", "call_5", "call_4"]);
+        // What the writer keeps in memory matches what a restart reads back.
+        let reloaded = Blocks::load(&table).unwrap();
+        assert_eq!(reloaded.records, 5);
+        assert_eq!(
+            reloaded.keys.iter().map(|(_, k)| *k).collect::<Vec<_>>(),
+            blocks.keys.iter().map(|(_, k)| *k).collect::<Vec<_>>()
+        );
+        blocks.trim(&table, 0).unwrap();
+        assert_eq!((blocks.records, table.len()), (0, 0));
+    }
+
+    #[test]
+    fn block_keys_keep_write_order_when_the_clock_goes_back() {
+        let mut blocks = Blocks::default();
+        let first = blocks.next_key(1_000, 2);
+        blocks.stored_block(first);
+        let second = blocks.next_key(900, 1);
+        assert!(second.encode() > first.encode());
+        assert_eq!((second.ms, second.number), (1_000, 1));
+        blocks.stored_block(second);
+        assert_eq!(blocks.next_key(2_000, 1).number, 0);
+        assert_eq!(BlockKey::decode(&second.encode()), Some(second));
+        assert_eq!(BlockKey::decode(b"short"), None);
+    }
+
+    #[test]
+    fn records_stored_one_per_key_by_earlier_versions_are_read_counted_and_trimmed() {
+        let storage = Storage::temporary().unwrap();
+        let table = storage.table("calls").unwrap();
+        for n in 0..3u64 {
+            let mut key = (1_000 + n).to_be_bytes().to_vec();
+            key.extend_from_slice(&n.to_be_bytes());
+            table.put(&key, &record(n)).unwrap();
+        }
+        let config = AuditConfig {
+            retention: 3,
+            redact_fields: Vec::new(),
+        };
+        let log = AuditLog::start(table, &config).unwrap();
+        log.record(record(3));
+        assert_eq!(
+            ids(&log.recent(10).unwrap()),
+            ["call_3", "call_2", "call_1", "call_0"]
+        );
+        // Past retention plus slack: the oldest legacy records go first.
+        log.record(record(4));
+        assert_eq!(ids(&log.recent(10).unwrap()), ["call_4", "call_3", "call_2"]);
     }
 }

@@ -162,34 +162,41 @@ impl Table {
         Ok(out)
     }
 
-    /// Up to `limit` values with the greatest keys, greatest first.
-    pub fn last<T: DeserializeOwned>(&self, limit: usize) -> Result<Vec<(Vec<u8>, T)>, StorageError> {
-        let mut out = Vec::new();
-        for item in self.tree.iter().rev().take(limit) {
+    /// Values from the greatest key down, decoded as the iterator reaches them.
+    pub fn newest_first<T: DeserializeOwned>(
+        &self,
+    ) -> impl Iterator<Item = Result<(Vec<u8>, T), StorageError>> + '_ {
+        self.tree.iter().rev().map(|item| {
             let (k, v) = item?;
             let value = serde_json::from_slice(&v).map_err(|e| StorageError::Corrupt {
                 table: self.name.clone(),
                 message: e.to_string(),
             })?;
-            out.push((k.to_vec(), value));
-        }
-        Ok(out)
+            Ok((k.to_vec(), value))
+        })
     }
 
-    /// Removes the smallest keys until at most `keep` remain; returns how many went.
-    pub fn trim_oldest(&self, keep: usize) -> Result<usize, StorageError> {
-        let len = self.tree.len();
-        if len <= keep {
-            return Ok(0);
-        }
+    /// Every key, smallest first (values are not decoded).
+    pub fn keys(&self) -> Result<Vec<Vec<u8>>, StorageError> {
+        self.tree.iter().keys().map(|k| Ok(k?.to_vec())).collect()
+    }
+
+    /// Removes `remove` and writes `put`, atomically.
+    pub fn rewrite<T: Serialize>(
+        &self,
+        remove: &[Vec<u8>],
+        put: &[(Vec<u8>, T)],
+    ) -> Result<(), StorageError> {
         let mut batch = sled::Batch::default();
-        let excess = len - keep;
-        for item in self.tree.iter().take(excess) {
-            let (k, _) = item?;
-            batch.remove(k);
+        for k in remove {
+            batch.remove(k.as_slice());
+        }
+        for (k, v) in put {
+            let bytes = serde_json::to_vec(v).map_err(|e| StorageError::Io(e.to_string()))?;
+            batch.insert(k.as_slice(), bytes);
         }
         self.tree.apply_batch(batch)?;
-        Ok(excess)
+        Ok(())
     }
 
     pub fn len(&self) -> usize {
@@ -219,10 +226,13 @@ mod tests {
         t.put(b"a", &1u32).unwrap();
         t.put(b"c", &3u32).unwrap();
         assert_eq!(t.get::<u32>(b"a").unwrap(), Some(1));
-        let last: Vec<u32> = t.last(2).unwrap().into_iter().map(|(_, v)| v).collect();
-        assert_eq!(last, vec![3, 2]);
-        assert_eq!(t.trim_oldest(1).unwrap(), 2);
-        assert_eq!(t.len(), 1);
+        let newest: Vec<u32> = t.newest_first().take(2).map(|r| r.unwrap().1).collect();
+        assert_eq!(newest, vec![3, 2]);
+        assert_eq!(t.keys().unwrap(), [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+        t.rewrite(&[b"a".to_vec(), b"b".to_vec()], &[(b"d".to_vec(), 4u32)])
+            .unwrap();
+        assert_eq!(t.keys().unwrap(), [b"c".to_vec(), b"d".to_vec()]);
+        assert_eq!(t.len(), 2);
         t.put_bytes(b"x", b"raw").unwrap();
         assert_eq!(t.get_bytes(b"x").unwrap().unwrap(), b"raw");
         assert!(t.get::<u32>(b"x").is_err());
