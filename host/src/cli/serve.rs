@@ -57,6 +57,13 @@ async fn start(config: Config, options: Options) -> Result<(), String> {
         agent,
         mcp,
     });
+    // Only a listening hub has clients to admit; `call` and `mcp --stdio` run as
+    // the local operator.
+    if config.tokens.is_empty() {
+        crate::warn!(
+            "no [[tokens]] configured: the hub serves loopback clients only, with every operation allowed"
+        );
+    }
     let listener = server::bind(config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;

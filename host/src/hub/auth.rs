@@ -201,10 +201,6 @@ impl Authenticator {
         Ok(Authenticator { tokens: out })
     }
 
-    pub fn has_tokens(&self) -> bool {
-        !self.tokens.is_empty()
-    }
-
     /// The caller a request runs as; `bearer` is the token without the `Bearer ` prefix.
     pub fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
         if self.tokens.is_empty() {

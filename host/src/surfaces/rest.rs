@@ -22,14 +22,9 @@ const CALLS_MAX_LIMIT: usize = 1000;
 
 /// The caller of an `/api/*` request, or the 401/403 response.
 pub fn authorize<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Result<Caller, Resp> {
-    let bearer = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim());
-    app.hub.authenticate(bearer, peer).map_err(auth_response)
+    app.hub
+        .authenticate(super::guard::bearer_token(req.headers()), peer)
+        .map_err(auth_response)
 }
 
 /// 401 (with `WWW-Authenticate`) for a missing or wrong token, 403 for a

@@ -118,13 +118,7 @@ fn accepts(h: &HeaderMap) -> (bool, bool) {
 }
 
 fn authenticate(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Result<Caller, AuthError> {
-    let bearer = h
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, token) = v.trim().split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-        });
+    let bearer = crate::surfaces::guard::bearer_token(h);
     state.dispatcher.backend().authenticate(bearer, peer)
 }
 
