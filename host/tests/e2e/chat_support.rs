@@ -44,9 +44,7 @@ pub fn plugins(extra: &[&str]) -> PathBuf {
         assert!(status.success(), "building the calc and text plugins failed");
         root.join("target/wasm32-wasip2/release")
     });
-    let dir = root
-        .join("target/test-scratch")
-        .join(wasmhub::ids::new_id("chat-plugins"));
+    let dir = scratch_root().join(wasmhub::ids::new_id("plugins"));
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["calc", "text"] {
         std::fs::copy(
@@ -65,6 +63,32 @@ pub fn plugins(extra: &[&str]) -> PathBuf {
     dir
 }
 
+/// This process's folder for chat test plugins and the chat store. Folders that
+/// earlier test processes left (an hour old or more) are removed on first use: a
+/// test binary has no hook that runs when it ends.
+fn scratch_root() -> &'static PathBuf {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let scratch = crate::runtime_support::repo_root().join("target/test-scratch");
+        let stale = |entry: &std::fs::DirEntry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let age = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok());
+            name.starts_with("chat-") && age.is_some_and(|a| a > Duration::from_secs(3600))
+        };
+        for entry in std::fs::read_dir(&scratch).into_iter().flatten().flatten() {
+            if stale(&entry) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        scratch.join(wasmhub::ids::new_id("chat"))
+    })
+}
+
 /// One store for every chat test hub of this process, so each plugin is compiled
 /// once (the compiled-plugin cache lives in the store); sessions do not collide
 /// because every test uses its own chat ids.
@@ -72,10 +96,8 @@ fn shared_storage() -> wasmhub::storage::Storage {
     static STORE: OnceLock<wasmhub::storage::Storage> = OnceLock::new();
     STORE
         .get_or_init(|| {
-            let dir = crate::runtime_support::repo_root()
-                .join("target/test-scratch")
-                .join(wasmhub::ids::new_id("chat-store"));
-            wasmhub::storage::Storage::open(&dir).expect("the shared chat test store")
+            wasmhub::storage::Storage::open(&scratch_root().join("store"))
+                .expect("the shared chat test store")
         })
         .clone()
 }
