@@ -45,6 +45,11 @@ async fn start(config: Config, options: Options) -> Result<(), String> {
     let (hub, _plugins) = crate::hub::Hub::start(&config, storage.clone(), lock)
         .await
         .map_err(|e| e.to_string())?;
+    // Only `serve` prunes: it owns its data folder, while `call` may point the same
+    // folder at another plugins folder for a moment.
+    let digests: Vec<String> = hub.plugins().into_iter().filter_map(|p| p.digest).collect();
+    hub.runtime()
+        .prune_compiled_cache(digests.iter().map(String::as_str));
     let agent = Arc::new(
         crate::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage)
             .map_err(|e| e.to_string())?,

@@ -10,6 +10,7 @@
 
 use crate::storage::{Storage, StorageError, Table};
 use ring::digest::{Context, SHA256};
+use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -106,5 +107,46 @@ impl CompiledCache {
         {
             crate::warn!("compiled cache: cannot store {digest}: {e}");
         }
+    }
+
+    /// Removes every entry except this engine's entries for `keep` (digests):
+    /// artifacts of plugins no longer in the folder, and of other wasmtime versions
+    /// or engine settings, which this engine would never read. Returns how many went.
+    pub fn prune(&self, keep: &BTreeSet<&str>) -> Result<usize, StorageError> {
+        let stale: Vec<Vec<u8>> = self
+            .table
+            .keys()?
+            .into_iter()
+            .filter(|key| {
+                let digest = key
+                    .strip_prefix(self.prefix.as_bytes())
+                    .and_then(|d| std::str::from_utf8(d).ok());
+                !digest.is_some_and(|d| keep.contains(d))
+            })
+            .collect();
+        self.table.rewrite::<()>(&stale, &[])?;
+        Ok(stale.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pruning_keeps_only_this_engines_entries_for_the_given_digests() {
+        let storage = Storage::temporary().unwrap();
+        let engine = Engine::default();
+        let cache = CompiledCache::open(&storage, &engine).unwrap();
+        cache.put("aaaa", b"artifact a");
+        cache.put("bbbb", b"artifact b");
+        let table = storage.table("compiled").unwrap();
+        table
+            .put_bytes(b"0123456789abcdef/aaaa", b"another engine's")
+            .unwrap();
+        assert_eq!(cache.prune(&BTreeSet::from(["aaaa"])).unwrap(), 2);
+        assert_eq!(table.keys().unwrap(), [cache.key("aaaa")]);
+        assert_eq!(cache.prune(&BTreeSet::new()).unwrap(), 1);
+        assert!(table.is_empty());
     }
 }

@@ -145,6 +145,20 @@ impl Runtime {
     pub fn engine_hash(&self) -> String {
         cache::engine_hash(&self.inner.engine)
     }
+
+    /// Drops compiled artifacts of everything but the plugins whose sha256 is in
+    /// `keep` (the plugins folder as it is now), so the cache does not grow with
+    /// every plugin upgrade. A failure is logged: the cache is an optimization.
+    pub fn prune_compiled_cache<'a>(&self, keep: impl IntoIterator<Item = &'a str>) {
+        let Some(cache) = &self.inner.cache else { return };
+        match cache.prune(&keep.into_iter().collect()) {
+            Ok(0) => {}
+            Ok(n) => crate::info!(
+                "compiled cache: removed {n} artifacts of plugins no longer in the folder or of another engine"
+            ),
+            Err(e) => crate::warn!("compiled cache: cannot prune: {e}"),
+        }
+    }
 }
 
 /// sha256 of a file, lowercase hex (the digest plugins and `plugins.lock` use).

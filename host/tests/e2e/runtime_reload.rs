@@ -295,4 +295,13 @@ async fn unchanged_plugins_load_from_the_compiled_cache_after_a_restart() {
     assert_eq!(p.call("noop", "{}", inv()).await.unwrap().json, "{}");
     let repaired = table.get_bytes(key.as_bytes()).unwrap().unwrap();
     assert_ne!(repaired, value, "the corrupt entry was replaced");
+
+    // Pruning to the folder as it is now: p0 is gone, and so is its artifact.
+    std::fs::remove_file(plugins.path("p0.wasm")).unwrap();
+    let keep: Vec<String> = (1..3)
+        .map(|i| wasmhub::runtime::sha256_file(&plugins.path(&format!("p{i}.wasm"))).unwrap())
+        .collect();
+    rt.prune_compiled_cache(keep.iter().map(String::as_str));
+    assert_eq!(table.len(), 2);
+    assert!(table.get_bytes(key.as_bytes()).unwrap().is_none());
 }
