@@ -213,6 +213,10 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// Seconds in-flight requests get to finish after SIGINT/SIGTERM.
     pub shutdown_grace_secs: u64,
+    /// Most MCP 2025-11-25 sessions kept at once; the least recently used goes first.
+    pub mcp_max_sessions: usize,
+    /// Minutes an MCP session may sit unused before it is dropped.
+    pub mcp_session_idle_minutes: u64,
 }
 
 impl Default for ServerConfig {
@@ -222,6 +226,8 @@ impl Default for ServerConfig {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             shutdown_grace_secs: 10,
+            mcp_max_sessions: 4096,
+            mcp_session_idle_minutes: 30,
         }
     }
 }
@@ -388,6 +394,11 @@ impl Config {
         if self.agent.max_steps == 0 {
             return Err("agent.max_steps must be greater than 0".into());
         }
+        if self.server.mcp_max_sessions == 0 || self.server.mcp_session_idle_minutes == 0 {
+            return Err(
+                "server.mcp_max_sessions and server.mcp_session_idle_minutes must be greater than 0".into(),
+            );
+        }
         Ok(())
     }
 }
@@ -421,6 +432,23 @@ mod tests {
         assert!(err.contains("memroy_mb"), "{err}");
         assert!(err.contains("line 3"), "{err}");
         assert!(err.starts_with("w.toml"), "{err}");
+    }
+
+    #[test]
+    fn mcp_session_limits_are_server_keys_and_must_be_positive() {
+        let c = Config::parse(
+            "[server]\nmcp_max_sessions = 8\nmcp_session_idle_minutes = 2\n",
+            Path::new("w.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.server.mcp_max_sessions, c.server.mcp_session_idle_minutes),
+            (8, 2)
+        );
+        let err = Config::parse("[server]\nmcp_max_sessions = 0\n", Path::new("w.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("server.mcp_max_sessions"), "{err}");
     }
 
     #[test]

@@ -54,7 +54,7 @@ async fn start(config: Config, options: Options) -> Result<(), String> {
         crate::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage)
             .map_err(|e| e.to_string())?,
     );
-    let mcp = crate::surfaces::mcp::McpState::for_hub(hub.clone());
+    let mcp = crate::surfaces::mcp::McpState::for_hub(hub.clone(), &config.server);
     let app = Arc::new(App {
         config: config.clone(),
         llm,

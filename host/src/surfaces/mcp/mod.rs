@@ -38,11 +38,11 @@ impl McpState {
         }
     }
 
-    /// The MCP server over `hub`, with the default session limits.
-    pub fn for_hub(hub: Arc<crate::hub::Hub>) -> McpState {
+    /// The MCP server over `hub`, with the session limits of `[server]`.
+    pub fn for_hub(hub: Arc<crate::hub::Hub>, server: &crate::config::ServerConfig) -> McpState {
         McpState::new(
             Arc::new(hub_backend::HubBackend::new(hub)),
-            SessionLimits::default(),
+            SessionLimits::from(server),
         )
     }
 }

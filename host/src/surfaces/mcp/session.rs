@@ -22,12 +22,18 @@ pub struct SessionLimits {
     pub idle_ttl: Duration,
 }
 
+impl From<&crate::config::ServerConfig> for SessionLimits {
+    fn from(server: &crate::config::ServerConfig) -> Self {
+        SessionLimits {
+            max_sessions: server.mcp_max_sessions,
+            idle_ttl: Duration::from_secs(server.mcp_session_idle_minutes.saturating_mul(60)),
+        }
+    }
+}
+
 impl Default for SessionLimits {
     fn default() -> Self {
-        SessionLimits {
-            max_sessions: 4096,
-            idle_ttl: Duration::from_secs(30 * 60),
-        }
+        SessionLimits::from(&crate::config::ServerConfig::default())
     }
 }
 
@@ -186,6 +192,21 @@ impl Drop for InFlight {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_come_from_the_server_config() {
+        let server = crate::config::ServerConfig {
+            mcp_max_sessions: 8,
+            mcp_session_idle_minutes: 2,
+            ..Default::default()
+        };
+        let limits = SessionLimits::from(&server);
+        assert_eq!(
+            (limits.max_sessions, limits.idle_ttl),
+            (8, Duration::from_secs(120))
+        );
+        assert_eq!(SessionLimits::default().max_sessions, 4096);
+    }
 
     fn table(max: usize, ttl_ms: u64) -> Arc<SessionTable> {
         Arc::new(SessionTable::new(SessionLimits {

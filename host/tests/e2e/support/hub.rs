@@ -70,7 +70,7 @@ pub async fn start_with_storage(mut config: Config, storage: wasmhub::storage::S
     let agent = Arc::new(
         wasmhub::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage).expect("the agent"),
     );
-    let mcp = wasmhub::surfaces::mcp::McpState::for_hub(hub.clone());
+    let mcp = wasmhub::surfaces::mcp::McpState::for_hub(hub.clone(), &config.server);
     let app = Arc::new(App {
         config,
         llm,
