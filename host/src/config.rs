@@ -301,21 +301,58 @@ impl Config {
     /// Loads `path`, or `wasmhub.toml` in the working directory when `path` is `None`
     /// and that file exists, or the defaults.
     pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        Config::load_with(path, &[])
+    }
+
+    /// [`Config::load`], then the `--set KEY=VALUE` overrides in order: KEY is a
+    /// dotted key (`limits.memory_mb`, `agent.model`, `server.allowed_hosts`), VALUE a
+    /// TOML value (`128`, `true`, `["a", "b"]`, `"text"`); a VALUE that is not TOML is
+    /// taken as a string, so `--set agent.model=openai/gpt-4o` needs no quotes.
+    pub fn load_with(path: Option<&Path>, overrides: &[String]) -> Result<Config, ConfigError> {
         let path = match path {
-            Some(p) => p.to_owned(),
-            None => {
-                let default = PathBuf::from("wasmhub.toml");
-                if !default.exists() {
-                    return Ok(Config::default());
-                }
-                default
-            }
+            Some(p) => Some(p.to_owned()),
+            None => Some(PathBuf::from("wasmhub.toml")).filter(|p| p.exists()),
         };
-        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
-            path: path.clone(),
-            source,
+        let text = match &path {
+            Some(path) => std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.clone(),
+                source,
+            })?,
+            None => String::new(),
+        };
+        let shown = path.clone().unwrap_or_else(|| PathBuf::from("(defaults)"));
+        if overrides.is_empty() {
+            return Config::parse(&text, &shown);
+        }
+        // The file's own mistakes first, with their line numbers.
+        toml::from_str::<Config>(&text).map_err(|e| ConfigError::Parse {
+            path: shown.clone(),
+            message: one_line(&e.to_string()),
         })?;
-        Config::parse(&text, &path)
+        let mut doc: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: shown.clone(),
+            message: one_line(&e.to_string()),
+        })?;
+        for item in overrides {
+            apply_override(&mut doc, item).map_err(|message| ConfigError::Invalid {
+                path: None,
+                message: format!("--set {item}: {message}"),
+            })?;
+        }
+        let config: Config =
+            toml::Value::Table(doc)
+                .try_into()
+                .map_err(|e: toml::de::Error| ConfigError::Invalid {
+                    path: None,
+                    message: format!(
+                        "with the --set overrides: {}",
+                        e.to_string().trim().replace('\n', " ")
+                    ),
+                })?;
+        config
+            .check()
+            .map_err(|message| ConfigError::Invalid { path, message })?;
+        Ok(config)
     }
 
     /// With no providers configured, `OPENAI_API_KEY` (and `OPENAI_BASE_URL`) define
@@ -403,6 +440,32 @@ impl Config {
     }
 }
 
+/// Sets the dotted key of `item` (`KEY=VALUE`) in `doc`, creating tables on the way.
+fn apply_override(doc: &mut toml::Table, item: &str) -> Result<(), String> {
+    let (key, raw) = item
+        .split_once('=')
+        .ok_or("expected KEY=VALUE, like limits.memory_mb=128")?;
+    let path: Vec<&str> = key.trim().split('.').map(str::trim).collect();
+    if path.iter().any(|p| p.is_empty()) {
+        return Err(format!("{key:?} is not a dotted key like limits.memory_mb"));
+    }
+    let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+    let (last, tables) = path.split_last().expect("at least one part");
+    let mut table = doc;
+    for part in tables {
+        table = table
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            .as_table_mut()
+            .ok_or_else(|| format!("{part} is not a table"))?;
+    }
+    table.insert(last.to_string(), value);
+    Ok(())
+}
+
 /// toml's messages span several lines with a source excerpt; keep them but on one line
 /// would lose the caret, so only trim the trailing newline.
 fn one_line(message: &str) -> String {
@@ -449,6 +512,58 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("server.mcp_max_sessions"), "{err}");
+    }
+
+    fn with_overrides(file: &str, overrides: &[&str]) -> Result<Config, ConfigError> {
+        let dir = std::env::temp_dir().join(crate::ids::new_id("wasmhub-config"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("w.toml");
+        std::fs::write(&path, file).unwrap();
+        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        let result = Config::load_with(Some(&path), &overrides);
+        let _ = std::fs::remove_dir_all(&dir);
+        result
+    }
+
+    #[test]
+    fn set_overrides_any_key_after_the_file() {
+        let c = with_overrides(
+            "[limits]\nmemory_mb = 32\n[agent]\nmax_steps = 4\n",
+            &[
+                "limits.memory_mb=128",
+                "agent.model=openai/gpt-4o",
+                "server.allowed_hosts=[\"hub.internal\"]",
+                "audit.retention = 10",
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.limits.memory_mb, 128);
+        assert_eq!(c.agent.max_steps, 4, "keys not overridden keep the file's value");
+        assert_eq!(c.agent.model.as_deref(), Some("openai/gpt-4o"));
+        assert_eq!(c.server.allowed_hosts, ["hub.internal"]);
+        assert_eq!(c.audit.retention, 10);
+    }
+
+    #[test]
+    fn set_errors_name_the_override() {
+        let err = |o: &str| with_overrides("", &[o]).unwrap_err().to_string();
+        assert!(
+            err("limits.memroy_mb=3").contains("memroy_mb"),
+            "{}",
+            err("limits.memroy_mb=3")
+        );
+        assert!(err("limits").contains("expected KEY=VALUE"));
+        assert!(err("limits..x=1").contains("not a dotted key"));
+        let nested = with_overrides("listen = \"127.0.0.1:1\"\n", &["listen.port=1"])
+            .unwrap_err()
+            .to_string();
+        assert!(nested.contains("listen is not a table"), "{nested}");
+        assert!(err("limits.memory_mb=0").contains("limits.memory_mb must be greater than 0"));
+        // The file's own mistakes keep their line numbers.
+        let file = with_overrides("[limits]\nmemroy_mb = 3\n", &["limits.memory_mb=1"])
+            .unwrap_err()
+            .to_string();
+        assert!(file.contains("line 2"), "{file}");
     }
 
     #[test]

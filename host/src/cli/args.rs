@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Default)]
 pub struct Args {
     pub positional: Vec<String>,
-    values: BTreeMap<String, String>,
+    /// Every value of each flag, in order (flags like `--set` repeat).
+    values: BTreeMap<String, Vec<String>>,
     switches: Vec<String>,
 }
 
@@ -49,7 +50,7 @@ impl Args {
                                 .ok_or_else(|| UsageError(format!("--{name} needs a value")))?
                         }
                     };
-                    args.values.insert(name.to_string(), value);
+                    args.values.entry(name.to_string()).or_default().push(value);
                 } else if switches.contains(&name) {
                     if inline.is_some() {
                         return Err(UsageError(format!("--{name} takes no value")));
@@ -68,8 +69,14 @@ impl Args {
         Ok(args)
     }
 
+    /// The flag's value (the last one when repeated).
     pub fn value(&self, name: &str) -> Option<&str> {
-        self.values.get(name).map(String::as_str)
+        self.values.get(name)?.last().map(String::as_str)
+    }
+
+    /// Every value of a repeatable flag, in order.
+    pub fn values(&self, name: &str) -> &[String] {
+        self.values.get(name).map_or(&[], Vec::as_slice)
     }
 
     pub fn switch(&self, name: &str) -> bool {

@@ -35,10 +35,12 @@ Run `wasmhub <command> --help` for its options.
 const CONFIG_FLAGS_HELP: &str = "\
   --config FILE     configuration file (default: wasmhub.toml here, if present)
   --plugins DIR     folder of built .wasm plugins (config: plugins_dir)
-  --data DIR        data folder for the store (config: data_dir)";
+  --data DIR        data folder for the store (config: data_dir)
+  --set KEY=VALUE   set any config key, dotted (limits.memory_mb=128, agent.model=x);
+                    VALUE is TOML or plain text; repeatable, applied after the file";
 
 /// Flags every subcommand that loads the configuration accepts.
-const CONFIG_FLAGS: [&str; 3] = ["config", "plugins", "data"];
+const CONFIG_FLAGS: [&str; 4] = ["config", "plugins", "data", "set"];
 
 /// Runs the command line `argv` (without the program name).
 pub fn main(argv: Vec<String>) -> ExitCode {
@@ -76,8 +78,8 @@ pub fn main(argv: Vec<String>) -> ExitCode {
 /// Loads the configuration named by `--config` (or the default) and applies the
 /// flag overrides. The error names the file and the problem.
 fn load_config(args: &Args) -> Result<Config, String> {
-    let mut config =
-        Config::load(args.value("config").map(std::path::Path::new)).map_err(|e| e.to_string())?;
+    let mut config = Config::load_with(args.value("config").map(std::path::Path::new), args.values("set"))
+        .map_err(|e| e.to_string())?;
     if let Some(dir) = args.value("plugins") {
         config.plugins_dir = PathBuf::from(dir);
     }
