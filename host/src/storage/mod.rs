@@ -106,18 +106,12 @@ impl Table {
     pub fn get<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, StorageError> {
         match self.tree.get(key)? {
             None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| StorageError::Corrupt {
-                    table: self.name.clone(),
-                    message: e.to_string(),
-                }),
+            Some(bytes) => self.decode(&bytes).map(Some),
         }
     }
 
     pub fn put<T: Serialize>(&self, key: &[u8], value: &T) -> Result<(), StorageError> {
-        let bytes = serde_json::to_vec(value).map_err(|e| StorageError::Io(e.to_string()))?;
-        self.put_bytes(key, &bytes)
+        self.put_bytes(key, &encode(value)?)
     }
 
     pub fn remove(&self, key: &[u8]) -> Result<bool, StorageError> {
@@ -139,13 +133,7 @@ impl Table {
 
     /// Writes several keys atomically.
     pub fn put_many<T: Serialize>(&self, items: &[(Vec<u8>, T)]) -> Result<(), StorageError> {
-        let mut batch = sled::Batch::default();
-        for (k, v) in items {
-            let bytes = serde_json::to_vec(v).map_err(|e| StorageError::Io(e.to_string()))?;
-            batch.insert(k.as_slice(), bytes);
-        }
-        self.tree.apply_batch(batch)?;
-        Ok(())
+        self.rewrite(&[], items)
     }
 
     /// Values whose key starts with `prefix`, in key order.
@@ -153,11 +141,7 @@ impl Table {
         let mut out = Vec::new();
         for item in self.tree.scan_prefix(prefix) {
             let (k, v) = item?;
-            let value = serde_json::from_slice(&v).map_err(|e| StorageError::Corrupt {
-                table: self.name.clone(),
-                message: e.to_string(),
-            })?;
-            out.push((k.to_vec(), value));
+            out.push((k.to_vec(), self.decode(&v)?));
         }
         Ok(out)
     }
@@ -168,11 +152,7 @@ impl Table {
     ) -> impl Iterator<Item = Result<(Vec<u8>, T), StorageError>> + '_ {
         self.tree.iter().rev().map(|item| {
             let (k, v) = item?;
-            let value = serde_json::from_slice(&v).map_err(|e| StorageError::Corrupt {
-                table: self.name.clone(),
-                message: e.to_string(),
-            })?;
-            Ok((k.to_vec(), value))
+            Ok((k.to_vec(), self.decode(&v)?))
         })
     }
 
@@ -192,8 +172,7 @@ impl Table {
             batch.remove(k.as_slice());
         }
         for (k, v) in put {
-            let bytes = serde_json::to_vec(v).map_err(|e| StorageError::Io(e.to_string()))?;
-            batch.insert(k.as_slice(), bytes);
+            batch.insert(k.as_slice(), encode(v)?);
         }
         self.tree.apply_batch(batch)?;
         Ok(())
@@ -201,6 +180,14 @@ impl Table {
 
     pub fn len(&self) -> usize {
         self.tree.len()
+    }
+
+    /// A stored JSON value of this table; a value that does not decode is `Corrupt`.
+    fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, StorageError> {
+        serde_json::from_slice(bytes).map_err(|e| StorageError::Corrupt {
+            table: self.name.clone(),
+            message: e.to_string(),
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -212,6 +199,11 @@ impl Table {
         self.tree.flush()?;
         Ok(())
     }
+}
+
+/// The stored JSON form of `value`.
+fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StorageError> {
+    serde_json::to_vec(value).map_err(|e| StorageError::Io(e.to_string()))
 }
 
 #[cfg(test)]
