@@ -332,28 +332,30 @@ impl Blocks {
             })
             .count();
         let mut remove: Vec<Vec<u8>> = self.keys.iter().take(whole).map(|(raw, _)| raw.clone()).collect();
+        // The block that straddles the limit keeps its newest records under its own
+        // position, with the new count.
         let mut rewritten = Vec::new();
+        let mut straddling = None;
         if excess > 0
             && let Some((raw, key)) = self.keys.get(whole)
         {
-            let records = table
+            let mut records = table
                 .get::<Stored>(raw)?
                 .map(Stored::into_records)
                 .unwrap_or_default();
-            let kept = records[excess.min(records.len())..].to_vec();
+            let kept = records.split_off(excess.min(records.len()));
             let key = BlockKey {
                 records: kept.len() as u32,
                 ..*key
             };
             remove.push(raw.clone());
             rewritten.push((key.encode(), kept));
+            straddling = Some(key);
         }
         table.rewrite(&remove, &rewritten)?;
-        self.keys.drain(..whole + rewritten.len());
-        for (raw, kept) in rewritten {
-            let key = BlockKey::decode(&raw).expect("a key this writer encoded");
-            debug_assert_eq!(key.records as usize, kept.len());
-            self.keys.push_front((raw, key));
+        self.keys.drain(..remove.len());
+        if let Some(key) = straddling {
+            self.keys.push_front((key.encode(), key));
         }
         self.records = self.keys.iter().map(|(_, k)| k.records as usize).sum();
         Ok(())
