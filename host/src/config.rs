@@ -287,10 +287,7 @@ impl std::error::Error for ConfigError {}
 impl Config {
     /// Parses configuration text; `path` is only used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.to_owned(),
-            message: one_line(&e.to_string()),
-        })?;
+        let config: Config = toml::from_str(text).map_err(|e| parse_error(path, e))?;
         config.check().map_err(|message| ConfigError::Invalid {
             path: Some(path.to_owned()),
             message,
@@ -325,14 +322,8 @@ impl Config {
             return Config::parse(&text, &shown);
         }
         // The file's own mistakes first, with their line numbers.
-        toml::from_str::<Config>(&text).map_err(|e| ConfigError::Parse {
-            path: shown.clone(),
-            message: one_line(&e.to_string()),
-        })?;
-        let mut doc: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-            path: shown.clone(),
-            message: one_line(&e.to_string()),
-        })?;
+        toml::from_str::<Config>(&text).map_err(|e| parse_error(&shown, e))?;
+        let mut doc: toml::Table = toml::from_str(&text).map_err(|e| parse_error(&shown, e))?;
         for item in overrides {
             apply_override(&mut doc, item).map_err(|message| ConfigError::Invalid {
                 path: None,
@@ -464,6 +455,13 @@ fn apply_override(doc: &mut toml::Table, item: &str) -> Result<(), String> {
     }
     table.insert(last.to_string(), value);
     Ok(())
+}
+
+fn parse_error(path: &Path, e: toml::de::Error) -> ConfigError {
+    ConfigError::Parse {
+        path: path.to_owned(),
+        message: one_line(&e.to_string()),
+    }
 }
 
 /// toml's messages span several lines with a source excerpt; keep them but on one line
