@@ -203,14 +203,8 @@ pub fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String)]) -> 
             token.cancel();
         }
     });
-    let mut resp = Response::new(body);
+    let mut resp = crate::surfaces::respond::sse(body, false);
     let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     for (name, value) in extra {
         if let Ok(v) = HeaderValue::from_str(value) {
             h.insert(*name, v);
