@@ -15,7 +15,6 @@
 //!    requests/s and latency percentiles. Client and server share the machine.
 
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -26,6 +25,7 @@ use wasmhub::hub::search::{SearchDoc, SearchIndex};
 use wasmhub::hub::{CallContext, Caller, Hub};
 use wasmhub::runtime::{Invocation, NoNestedCalls};
 use wasmhub::storage::Storage;
+use wasmtime_wasi_http::io::TokioIo;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -14,13 +14,13 @@ use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use wasmhub::sse;
 use wasmhub::surfaces::body::Body;
+use wasmtime_wasi_http::io::TokioIo;
 
 const STREAMS: usize = 20;
 const CHUNKS: usize = 200;

@@ -19,7 +19,6 @@ use bytes::Bytes;
 use http::uri::Scheme;
 use http_body::{Body, Frame};
 use http_body_util::BodyExt;
-use hyper_util::rt::TokioIo;
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::Pin;
@@ -27,6 +26,7 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::{Instant, Sleep};
+use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
 /// The hosts one plugin may reach.

@@ -10,12 +10,12 @@ use super::App;
 use super::router;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use wasmtime_wasi_http::io::TokioIo;
 
 /// Serves `app` on `listener` until `shutdown` resolves, then drains connections
 /// for at most `grace`.

@@ -6,12 +6,12 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
 use wasmhub::sse;
+use wasmtime_wasi_http::io::TokioIo;
 
 pub struct ClientResp {
     pub status: StatusCode,

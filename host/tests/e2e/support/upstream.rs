@@ -14,7 +14,6 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -25,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
+use wasmtime_wasi_http::io::TokioIo;
 
 /// The chat completions path, relative to the base URL `http://addr/v1`.
 pub const CHAT: &str = "/v1/chat/completions";
