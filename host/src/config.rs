@@ -287,7 +287,7 @@ impl std::error::Error for ConfigError {}
 impl Config {
     /// Parses configuration text; `path` is only used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text).map_err(|e| parse_error(path, e))?;
+        let config: Config = crate::toml::from_str(text).map_err(|e| parse_error(path, e))?;
         config.check().map_err(|message| ConfigError::Invalid {
             path: Some(path.to_owned()),
             message,
@@ -322,24 +322,19 @@ impl Config {
             return Config::parse(&text, &shown);
         }
         // The file's own mistakes first, with their line numbers.
-        toml::from_str::<Config>(&text).map_err(|e| parse_error(&shown, e))?;
-        let mut doc: toml::Table = toml::from_str(&text).map_err(|e| parse_error(&shown, e))?;
+        let file = crate::toml::Document::parse(&text).map_err(|e| parse_error(&shown, e))?;
+        file.deserialize::<Config>().map_err(|e| parse_error(&shown, e))?;
+        let mut doc = file.to_json();
         for item in overrides {
             apply_override(&mut doc, item).map_err(|message| ConfigError::Invalid {
                 path: None,
                 message: format!("--set {item}: {message}"),
             })?;
         }
-        let config: Config =
-            toml::Value::Table(doc)
-                .try_into()
-                .map_err(|e: toml::de::Error| ConfigError::Invalid {
-                    path: None,
-                    message: format!(
-                        "with the --set overrides: {}",
-                        e.to_string().trim().replace('\n', " ")
-                    ),
-                })?;
+        let config: Config = serde_json::from_value(doc).map_err(|e| ConfigError::Invalid {
+            path: None,
+            message: format!("with the --set overrides: {e}"),
+        })?;
         config
             .check()
             .map_err(|message| ConfigError::Invalid { path, message })?;
@@ -432,7 +427,7 @@ impl Config {
 }
 
 /// Sets the dotted key of `item` (`KEY=VALUE`) in `doc`, creating tables on the way.
-fn apply_override(doc: &mut toml::Table, item: &str) -> Result<(), String> {
+fn apply_override(doc: &mut serde_json::Value, item: &str) -> Result<(), String> {
     let (key, raw) = item
         .split_once('=')
         .ok_or("expected KEY=VALUE, like limits.memory_mb=128")?;
@@ -440,34 +435,26 @@ fn apply_override(doc: &mut toml::Table, item: &str) -> Result<(), String> {
     if path.iter().any(|p| p.is_empty()) {
         return Err(format!("{key:?} is not a dotted key like limits.memory_mb"));
     }
-    let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+    let value =
+        crate::toml::value_from_str(raw).unwrap_or_else(|| serde_json::Value::String(raw.to_string()));
     let (last, tables) = path.split_last().expect("at least one part");
-    let mut table = doc;
+    let mut table = doc.as_object_mut().expect("a TOML document is a table");
     for part in tables {
         table = table
             .entry(part.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
-            .as_table_mut()
+            .or_insert_with(|| serde_json::Value::Object(Default::default()))
+            .as_object_mut()
             .ok_or_else(|| format!("{part} is not a table"))?;
     }
     table.insert(last.to_string(), value);
     Ok(())
 }
 
-fn parse_error(path: &Path, e: toml::de::Error) -> ConfigError {
+fn parse_error(path: &Path, e: crate::toml::TomlError) -> ConfigError {
     ConfigError::Parse {
         path: path.to_owned(),
-        message: one_line(&e.to_string()),
+        message: e.to_string(),
     }
-}
-
-/// toml's messages span several lines with a source excerpt; keep them but on one line
-/// would lose the caret, so only trim the trailing newline.
-fn one_line(message: &str) -> String {
-    message.trim_end().to_string()
 }
 
 #[cfg(test)]

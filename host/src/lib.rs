@@ -8,7 +8,8 @@
 //! - [`llm`]: upstream model providers and the OpenAI -> UI message stream transform;
 //! - [`hub`]: the four meta-tools, the registry, search, and the call protocol;
 //! - [`runtime`]: the wasmtime engine, sandbox, loader and plugin cache;
-//! - beside them: [`storage`] (sled), [`config`], [`sse`], [`logging`], [`ids`].
+//! - beside them: [`storage`] (sled), [`config`] and [`toml`], [`sse`],
+//!   [`logging`], [`ids`].
 
 pub mod agent;
 pub mod cli;
@@ -21,3 +22,4 @@ pub mod runtime;
 pub mod sse;
 pub mod storage;
 pub mod surfaces;
+pub mod toml;

@@ -230,7 +230,7 @@ mod tests {
         let text = format!(
             "name = {name:?}\nbase_url = \"http://127.0.0.1:9/v1/\"\nmodels = {models:?}\napi_key_env = \"WASMHUB_TEST_KEY_{name}\"\n"
         );
-        toml::from_str(&text).unwrap()
+        crate::toml::from_str(&text).unwrap()
     }
 
     #[test]

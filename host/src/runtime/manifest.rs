@@ -5,11 +5,11 @@
 //! No manifest means pure compute: no network, no directories, no environment.
 
 use crate::config::Limits;
+use crate::toml::Document;
 use serde::Deserialize;
 use std::fmt;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-use toml::Spanned;
 
 /// A validated manifest. `Manifest::default()` is the deny-all manifest used when
 /// there is no `NAME.toml`.
@@ -222,14 +222,14 @@ struct RawManifest {
 #[serde(deny_unknown_fields)]
 struct RawNetwork {
     #[serde(default)]
-    allow: Vec<Spanned<String>>,
+    allow: Vec<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawDir {
-    host: Spanned<String>,
-    guest: Spanned<String>,
+    host: String,
+    guest: String,
     writable: Option<bool>,
 }
 
@@ -237,26 +237,18 @@ struct RawDir {
 #[serde(deny_unknown_fields)]
 struct RawEnv {
     #[serde(default)]
-    vars: Vec<Spanned<String>>,
+    vars: Vec<String>,
     #[serde(default)]
-    secrets: Vec<Spanned<String>>,
+    secrets: Vec<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawLimits {
-    memory_mb: Option<Spanned<u64>>,
-    timeout_ms: Option<Spanned<u64>>,
-    output_kb: Option<Spanned<u64>>,
-    log_kb: Option<Spanned<u64>>,
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .bytes()
-        .filter(|&b| b == b'\n')
-        .count()
-        + 1
+    memory_mb: Option<u64>,
+    timeout_ms: Option<u64>,
+    output_kb: Option<u64>,
+    log_kb: Option<u64>,
 }
 
 fn is_env_name(name: &str) -> bool {
@@ -285,15 +277,14 @@ impl Manifest {
             path: path.to_owned(),
             problems,
         };
-        let raw: RawManifest = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| format!("line {}: ", line_of(text, s.start)))
-                .unwrap_or_default();
-            fail(vec![format!("{line}{}", e.message().trim_end())])
-        })?;
+        let doc = Document::parse(text).map_err(|e| fail(vec![e.to_string()]))?;
+        let raw: RawManifest = doc.deserialize().map_err(|e| fail(vec![e.to_string()]))?;
         let mut problems = Vec::new();
-        let at = |s: &std::ops::Range<usize>| format!("line {}", line_of(text, s.start));
+        // Checks below name the line of the value they reject.
+        let at = |pointer: String| match doc.line_at(&pointer) {
+            Some(line) => format!("line {line}"),
+            None => "manifest".to_string(),
+        };
 
         let mut network = Vec::new();
         for (i, entry) in raw
@@ -303,35 +294,38 @@ impl Manifest {
             .iter()
             .enumerate()
         {
-            match HostGrant::parse(entry.get_ref()) {
+            match HostGrant::parse(entry) {
                 Ok(g) => network.push(g),
-                Err(m) => problems.push(format!("{}: network.allow[{i}]: {m}", at(&entry.span()))),
+                Err(m) => problems.push(format!(
+                    "{}: network.allow[{i}]: {m}",
+                    at(format!("/network/allow/{i}"))
+                )),
             }
         }
 
         let base = path.parent().unwrap_or(Path::new("."));
         let mut dirs = Vec::new();
         for (i, d) in raw.dirs.iter().enumerate() {
-            let host = PathBuf::from(d.host.get_ref());
+            let host = PathBuf::from(&d.host);
             let host = if host.is_absolute() { host } else { base.join(host) };
             match std::fs::metadata(&host) {
                 Ok(m) if m.is_dir() => {}
                 Ok(_) => problems.push(format!(
                     "{}: dirs[{i}].host {} is not a directory",
-                    at(&d.host.span()),
+                    at(format!("/dirs/{i}/host")),
                     host.display()
                 )),
                 Err(e) => problems.push(format!(
                     "{}: dirs[{i}].host {}: {e}",
-                    at(&d.host.span()),
+                    at(format!("/dirs/{i}/host")),
                     host.display()
                 )),
             }
-            let guest = d.guest.get_ref();
+            let guest = &d.guest;
             if !guest.starts_with('/') || guest.split('/').any(|c| c == "..") {
                 problems.push(format!(
                     "{}: dirs[{i}].guest {guest:?} must be an absolute path without '..' (like \"/data\")",
-                    at(&d.guest.span())
+                    at(format!("/dirs/{i}/guest"))
                 ));
             }
             dirs.push(DirGrant {
@@ -348,13 +342,13 @@ impl Manifest {
                 ("secrets", &env.secrets, &mut secrets),
             ] {
                 for (i, name) in list.iter().enumerate() {
-                    if is_env_name(name.get_ref()) {
-                        out.push(name.get_ref().clone());
+                    if is_env_name(name) {
+                        out.push(name.clone());
                     } else {
                         problems.push(format!(
                             "{}: env.{key}[{i}] {:?} is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)",
-                            at(&name.span()),
-                            name.get_ref()
+                            at(format!("/env/{key}/{i}")),
+                            name
                         ));
                     }
                 }
@@ -363,12 +357,15 @@ impl Manifest {
 
         let mut limits = LimitRequests::default();
         if let Some(l) = raw.limits {
-            let mut take = |key: &str, v: Option<Spanned<u64>>| match v {
-                Some(v) if *v.get_ref() == 0 => {
-                    problems.push(format!("{}: limits.{key} must be greater than 0", at(&v.span())));
+            let mut take = |key: &str, v: Option<u64>| match v {
+                Some(0) => {
+                    problems.push(format!(
+                        "{}: limits.{key} must be greater than 0",
+                        at(format!("/limits/{key}"))
+                    ));
                     None
                 }
-                v => v.map(|v| *v.get_ref()),
+                v => v,
             };
             limits.memory_mb = take("memory_mb", l.memory_mb);
             limits.timeout_ms = take("timeout_ms", l.timeout_ms);

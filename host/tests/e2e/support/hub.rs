@@ -29,7 +29,7 @@ impl Drop for Hub {
 /// (timeouts, retries, `api_key_env`, headers).
 pub fn provider(name: &str, base_url: &str, models: &[&str], extra: &str) -> ProviderConfig {
     let text = format!("name = {name:?}\nbase_url = {base_url:?}\nmodels = {models:?}\n{extra}\n");
-    toml::from_str(&text).unwrap_or_else(|e| panic!("provider TOML: {e}\n{text}"))
+    wasmhub::toml::from_str(&text).unwrap_or_else(|e| panic!("provider TOML: {e}\n{text}"))
 }
 
 /// Starts a hub with these providers and otherwise default settings.
