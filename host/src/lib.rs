@@ -9,7 +9,7 @@
 //! - [`hub`]: the four meta-tools, the registry, search, and the call protocol;
 //! - [`runtime`]: the wasmtime engine, sandbox, loader and plugin cache;
 //! - beside them: [`storage`] (sled), [`config`] and [`toml`], [`sse`],
-//!   [`logging`], [`ids`].
+//!   [`logging`], [`ids`], [`race`].
 
 pub mod agent;
 pub mod cli;
@@ -18,6 +18,7 @@ pub mod hub;
 pub mod ids;
 pub mod llm;
 pub mod logging;
+pub mod race;
 pub mod runtime;
 pub mod sse;
 pub mod storage;

@@ -25,6 +25,7 @@ use super::sink::TurnSink;
 use crate::hub::{CallContext, Caller, Hub};
 use crate::llm::openai::prepare_stream_body;
 use crate::llm::{FinishReason, Llm, Route, StepOptions, ToolCall, UiChunk, Usage};
+use crate::race::{Race, race};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -224,16 +225,18 @@ impl Runner<'_> {
         }
         let cancel = self.turn.live.cancel.clone();
         loop {
-            let joined = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => {
+            let joined = match race(cancel.cancelled(), tasks.join_next()).await {
+                Race::First(()) => {
                     // The hub calls see the cancelled token; give them a moment to stop
                     // and record it, then drop whatever is still running.
-                    let _ = tokio::time::timeout(CANCEL_GRACE, async { while tasks.join_next().await.is_some() {} }).await;
+                    let _ = tokio::time::timeout(CANCEL_GRACE, async {
+                        while tasks.join_next().await.is_some() {}
+                    })
+                    .await;
                     tasks.abort_all();
                     return false;
                 }
-                joined = tasks.join_next() => joined,
+                Race::Second(joined) => joined,
             };
             let Some(joined) = joined else { return true };
             let (id, result) = match joined {

@@ -6,8 +6,10 @@
 //! `{code, message, ...}` error object, with exit status 1. The call runs as the
 //! local operator (every operation allowed), so configured tokens are not read.
 
+use super::signals::Signals;
 use crate::config::Config;
 use crate::hub::{CallContext, Caller, Hub};
+use crate::race::{Race, race};
 use crate::storage::Storage;
 use serde_json::{Value, json};
 use std::process::ExitCode;
@@ -19,14 +21,19 @@ pub fn run(tool: &str, input: &str, config: &Config) -> ExitCode {
         Ok(other) => return fail(&format!("the input must be a JSON object, got {}", kind(&other))),
         Err(e) => return fail(&format!("the input is not valid JSON: {e}")),
     };
+    // Before the runtime starts its threads (see `signals`).
+    let signals = match super::signals::install() {
+        Ok(s) => s,
+        Err(e) => return fail(&format!("cannot take over SIGINT and SIGTERM: {e}")),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    runtime.block_on(call(tool, input, config))
+    runtime.block_on(call(tool, input, config, signals))
 }
 
-async fn call(tool: &str, input: Value, config: &Config) -> ExitCode {
+async fn call(tool: &str, input: Value, config: &Config, signals: Signals) -> ExitCode {
     let mut config = config.clone();
     config.tokens.clear();
     let (hub, _watcher) = match Hub::start(&config, open_storage(&config), None).await {
@@ -36,9 +43,9 @@ async fn call(tool: &str, input: Value, config: &Config) -> ExitCode {
     let ctx = CallContext::new(Caller::local());
     let cancel = ctx.cancel.clone();
     let args = json!({ "calls": [{ "tool": tool, "input": input }] });
-    let answer = tokio::select! {
-        answer = hub.invoke("hub_call", args, ctx) => answer,
-        _ = tokio::signal::ctrl_c() => {
+    let answer = match race(hub.invoke("hub_call", args, ctx), signals.received()).await {
+        Race::First(answer) => answer,
+        Race::Second(()) => {
             cancel.cancel();
             return fail("interrupted");
         }

@@ -9,6 +9,7 @@ pub mod mcp;
 pub mod plugin;
 pub mod scaffold;
 pub mod serve;
+mod signals;
 
 use crate::config::Config;
 use args::{Args, UsageError};

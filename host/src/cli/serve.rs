@@ -15,6 +15,14 @@ pub struct Options {
 
 /// Starts the hub; returns when it has shut down.
 pub fn run(config: Config, options: Options) -> ExitCode {
+    // Before the runtime starts its threads (see `signals`).
+    let signals = match super::signals::install() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("wasmhub serve: cannot take over SIGINT and SIGTERM: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -22,7 +30,7 @@ pub fn run(config: Config, options: Options) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(start(config, options)) {
+    match runtime.block_on(start(config, options, signals)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("wasmhub serve: {message}");
@@ -31,7 +39,7 @@ pub fn run(config: Config, options: Options) -> ExitCode {
     }
 }
 
-async fn start(config: Config, options: Options) -> Result<(), String> {
+async fn start(config: Config, options: Options, signals: super::signals::Signals) -> Result<(), String> {
     let config = Arc::new(config);
     // --locked: every plugin must be pinned in plugins.lock; read it before loading
     // anything so a missing or broken lock file stops the start, naming the file.
@@ -75,7 +83,7 @@ async fn start(config: Config, options: Options) -> Result<(), String> {
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     crate::info!("listening on http://{addr}");
     let grace = Duration::from_secs(config.server.shutdown_grace_secs);
-    server::serve(app, listener, server::shutdown_signal(), grace)
+    server::serve(app, listener, signals.received(), grace)
         .await
         .map_err(|e| e.to_string())
 }

@@ -18,6 +18,7 @@ use super::registry::{OpRef, Registry};
 use super::search::suggest;
 use super::validate;
 use crate::config::Limits;
+use crate::race::{Race, race};
 use crate::runtime::{CallFailure, Invocation, NestedCallError, NestedCalls};
 use serde_json::Value;
 use std::future::Future;
@@ -307,10 +308,15 @@ async fn execute(
         deadline,
         nested,
     };
-    let output = tokio::select! {
-        result = op.plugin.call(&operation.name, &input_json, invocation) => result,
-        // Dropping the call future stops the guest at its next epoch tick.
-        () = cancel.cancelled() => return Err(cancelled()),
+    // Dropping the call future stops the guest at its next epoch tick.
+    let output = match race(
+        op.plugin.call(&operation.name, &input_json, invocation),
+        cancel.cancelled(),
+    )
+    .await
+    {
+        Race::First(result) => result,
+        Race::Second(()) => return Err(cancelled()),
     };
     let output = output.map_err(|failure| failure_error(&op.tool, failure))?;
     acct.output_bytes = output.json.len() as u64;

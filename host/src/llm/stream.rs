@@ -12,6 +12,7 @@ use super::providers::Route;
 use super::transform::{StepOptions, StepSummary, StepTransformer};
 use super::ui::UiChunk;
 use super::upstream;
+use crate::race::{Race, race};
 use crate::sse::{self, OwnedEvent, ParseError};
 use bytes::Bytes;
 use http::{HeaderMap, Method};
@@ -172,16 +173,12 @@ pub async fn keepalive_while<S: UiSink, T>(
     interval: Duration,
     fut: impl Future<Output = T>,
 ) -> Result<T, Closed> {
-    tokio::pin!(fut);
+    let mut fut = std::pin::pin!(fut);
     loop {
-        let tick = tokio::select! {
-            biased;
-            _ = sink.closed() => return Err(Closed),
-            value = &mut fut => return Ok(value),
-            _ = tokio::time::sleep(interval) => true,
-        };
-        if tick {
-            sink.keepalive().await?;
+        match race(sink.closed(), tokio::time::timeout(interval, &mut fut)).await {
+            Race::First(()) => return Err(Closed),
+            Race::Second(Ok(value)) => return Ok(value),
+            Race::Second(Err(_quiet)) => sink.keepalive().await?,
         }
     }
 }

@@ -310,19 +310,20 @@ where
             .map_err(|_| HttpError::ConnectionTimeout)??;
     let mut conn = Box::pin(conn);
     let mut conn_done = false;
-    let response = sender.send_request(request);
-    tokio::pin!(response);
-    let head = tokio::time::timeout_at(first_byte_by, async {
-        loop {
-            tokio::select! {
-                r = &mut response => return r.map_err(HttpError::from),
-                c = &mut conn, if !conn_done => {
-                    conn_done = true;
-                    c.map_err(HttpError::from)?;
+    let mut response = std::pin::pin!(sender.send_request(request));
+    // Drive the connection (until it ends) while the response head is awaited.
+    let head = tokio::time::timeout_at(
+        first_byte_by,
+        std::future::poll_fn(|cx| {
+            if !conn_done && let Poll::Ready(ended) = conn.as_mut().poll(cx) {
+                conn_done = true;
+                if let Err(e) = ended {
+                    return Poll::Ready(Err(HttpError::from(e)));
                 }
             }
-        }
-    })
+            response.as_mut().poll(cx).map_err(HttpError::from)
+        }),
+    )
     .await
     .map_err(|_| HttpError::ConnectionReadTimeout)??;
     let (parts, incoming) = head.into_parts();

@@ -3,11 +3,13 @@
 //!
 //! Every accepted socket gets `TCP_NODELAY`: replies leave in one or two writes and
 //! must not wait for the client's delayed ACK (the 44 ms-per-call trap measured on
-//! other MCP servers). On SIGINT/SIGTERM the listener stops accepting and in-flight
-//! requests get `shutdown_grace_secs` to finish.
+//! other MCP servers). When the shutdown future resolves (`wasmhub serve`: SIGINT or
+//! SIGTERM) the listener stops accepting and in-flight requests get
+//! `shutdown_grace_secs` to finish.
 
 use super::App;
 use super::router;
+use crate::race::{Race, race};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use std::net::SocketAddr;
@@ -27,44 +29,36 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let (stop_tx, stop_rx) = watch::channel(false);
     let (done_tx, mut done_rx) = tokio::sync::mpsc::channel::<()>(1);
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(pair) => pair,
-                    Err(e) => {
-                        // EMFILE and friends: back off instead of spinning.
-                        crate::warn!("accept failed: {e}");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let app = app.clone();
-                let mut stop_rx = stop_rx.clone();
-                let done_tx = done_tx.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req| {
-                        let app = app.clone();
-                        async move { Ok::<_, std::convert::Infallible>(router::route(app, req, peer).await) }
-                    });
-                    let conn = http1::Builder::new()
-                        .keep_alive(true)
-                        .serve_connection(TokioIo::new(stream), service);
-                    tokio::pin!(conn);
-                    tokio::select! {
-                        _ = conn.as_mut() => {}
-                        _ = stop_rx.changed() => {
-                            conn.as_mut().graceful_shutdown();
-                            let _ = conn.await;
-                        }
-                    }
-                    drop(done_tx);
-                });
+    let mut shutdown = std::pin::pin!(shutdown);
+    while let Race::First(accepted) = race(listener.accept(), &mut shutdown).await {
+        let (stream, peer) = match accepted {
+            Ok(pair) => pair,
+            Err(e) => {
+                // EMFILE and friends: back off instead of spinning.
+                crate::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
             }
-            _ = &mut shutdown => break,
-        }
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let mut stop_rx = stop_rx.clone();
+        let done_tx = done_tx.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| {
+                let app = app.clone();
+                async move { Ok::<_, std::convert::Infallible>(router::route(app, req, peer).await) }
+            });
+            let conn = http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            if let Race::Second(_) = race(conn.as_mut(), stop_rx.changed()).await {
+                conn.as_mut().graceful_shutdown();
+                let _ = conn.await;
+            }
+            drop(done_tx);
+        });
     }
     crate::info!(
         "shutting down: waiting up to {}s for in-flight requests",
@@ -80,20 +74,4 @@ pub async fn serve(
 /// Binds `addr` and says where the hub listens.
 pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     TcpListener::bind(addr).await
-}
-
-/// Resolves on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("SIGTERM handler can be installed");
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
 }

@@ -9,6 +9,7 @@
 use super::body::Body;
 use super::respond::{self, Resp};
 use crate::hub::CancelToken;
+use crate::race::{Race, race};
 use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode, header};
 use serde_json::Value;
@@ -48,19 +49,22 @@ where
 {
     let (tx, body) = Body::channel(1);
     tokio::spawn(async move {
-        let mut probe = tokio::time::interval(PROBE_EVERY);
         loop {
-            tokio::select! {
-                value = &mut work => {
-                    let _ = tx.send(Bytes::from(serde_json::to_vec(&value).expect("a JSON value serializes"))).await;
+            match race(tokio::time::timeout(PROBE_EVERY, &mut work), tx.closed()).await {
+                Race::First(Ok(value)) => {
+                    let _ = tx
+                        .send(Bytes::from(
+                            serde_json::to_vec(&value).expect("a JSON value serializes"),
+                        ))
+                        .await;
                     return;
                 }
-                _ = probe.tick() => {
+                Race::First(Err(_quiet)) => {
                     if tx.send(Bytes::from_static(b" ")).await.is_err() {
                         break;
                     }
                 }
-                () = tx.closed() => break,
+                Race::Second(()) => break,
             }
         }
         // The client is gone: cancel, and let the work wind down (calls record how

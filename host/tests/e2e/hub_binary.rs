@@ -82,3 +82,122 @@ async fn serve_answers_the_rest_meta_tools() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+fn signal(child: &std::process::Child, signal: i32) {
+    // SAFETY: kill(2) on our own child's pid.
+    let rc = unsafe { libc::kill(child.id() as i32, signal) };
+    assert_eq!(rc, 0, "signal {signal} delivered");
+}
+
+/// Waits up to `limit` for the child to exit.
+fn exit_within(child: &mut std::process::Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.try_wait().expect("wait on wasmhub") {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    None
+}
+
+fn serve_slow_hub(data: &Scratch, dir: &Scratch) -> (std::process::Child, std::net::SocketAddr) {
+    let mut child = wasmhub()
+        .args(["serve", "--listen", "127.0.0.1:0", "--plugins"])
+        .arg(&dir.0)
+        .arg("--data")
+        .arg(&data.0)
+        .args([
+            "--set",
+            "server.shutdown_grace_secs=60",
+            "--set",
+            "limits.timeout_ms=60000",
+        ])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start wasmhub serve");
+    let addr = crate::support::binary::listen_addr(&mut child, Duration::from_secs(60));
+    (child, addr)
+}
+
+/// Starts `adversary.slow` for `ms` on the hub and waits until it runs.
+async fn slow_call(
+    addr: std::net::SocketAddr,
+    ms: u64,
+) -> tokio::task::JoinHandle<crate::support::client::ClientResp> {
+    let call = json!({"calls": [{"tool": "adversary.slow", "input": {"ms": ms}}]});
+    // The plugin loads in the background: wait until the hub lists it.
+    for _ in 0..600 {
+        let health = crate::support::client::send(addr, http::Method::GET, "/health", None, &[])
+            .await
+            .json()
+            .await;
+        if health["operations"].as_u64().unwrap_or(0) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let request =
+        tokio::spawn(async move { crate::support::client::post(addr, "/api/hub/call", &call).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    request
+}
+
+#[tokio::test]
+async fn serve_finishes_in_flight_calls_on_sigterm_and_exits_0() {
+    let dir = plugins(&[("adversary", "adversary")], &[]);
+    let data = Scratch::new("sigterm-data");
+    let (mut child, addr) = serve_slow_hub(&data, &dir);
+    let in_flight = slow_call(addr, 1500).await;
+    signal(&child, libc::SIGTERM);
+    let reply = in_flight.await.expect("the in-flight request task");
+    assert_eq!(reply.status, 200);
+    let out = reply.json().await;
+    assert_eq!(out["results"][0]["result"]["slept_ms"], 1500, "{out}");
+    let status = exit_within(&mut child, Duration::from_secs(30)).expect("the hub exits after draining");
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test]
+async fn a_second_signal_exits_without_waiting_for_the_grace() {
+    let dir = plugins(&[("adversary", "adversary")], &[]);
+    let data = Scratch::new("sigint-data");
+    let (mut child, addr) = serve_slow_hub(&data, &dir);
+    let _in_flight = slow_call(addr, 50_000).await;
+    signal(&child, libc::SIGINT);
+    // Draining: the 50 s call holds the hub in its 60 s grace.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first signal only starts draining"
+    );
+    signal(&child, libc::SIGINT);
+    let status = exit_within(&mut child, Duration::from_secs(5)).expect("the second Ctrl-C exits at once");
+    assert_eq!(status.code(), Some(130), "{status:?}");
+}
+
+#[test]
+fn call_stops_on_ctrl_c() {
+    let dir = plugins(&[("adversary", "adversary")], &[]);
+    let data = Scratch::new("call-sigint-data");
+    let mut child = wasmhub()
+        .args(["call", "adversary.slow", r#"{"ms": 50000}"#, "--plugins"])
+        .arg(&dir.0)
+        .arg("--data")
+        .arg(&data.0)
+        .args(["--set", "limits.timeout_ms=60000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start wasmhub call");
+    // Loading compiles the guest (cached in the data folder after the first run).
+    std::thread::sleep(Duration::from_secs(3));
+    signal(&child, libc::SIGINT);
+    let status = exit_within(&mut child, Duration::from_secs(10)).expect("call stops on SIGINT");
+    assert_eq!(status.code(), Some(1));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}

@@ -19,6 +19,7 @@ use super::revision::Revision;
 use super::session::InFlight;
 use crate::hub::auth::Caller;
 use crate::hub::cancel::CancelToken;
+use crate::race::{Race, race};
 use crate::surfaces::body::Body;
 use crate::surfaces::respond::Resp;
 use bytes::Bytes;
@@ -179,23 +180,21 @@ pub fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String)]) -> 
                 break;
             }
         }
-        let mut probe = tokio::time::interval_at(tokio::time::Instant::now() + PROBE_EVERY, PROBE_EVERY);
         loop {
-            tokio::select! {
-                next = frame_rx.recv() => match next {
-                    Some(bytes) => {
-                        if body_tx.send(bytes).await.is_err() {
-                            break;
-                        }
-                    }
-                    None => return,
-                },
-                _ = probe.tick() => {
-                    if body_tx.send(Bytes::from_static(crate::sse::KEEPALIVE)).await.is_err() {
-                        break;
-                    }
-                }
-                () = body_tx.closed() => break,
+            // A keepalive after every PROBE_EVERY without a frame.
+            let next = match race(
+                tokio::time::timeout(PROBE_EVERY, frame_rx.recv()),
+                body_tx.closed(),
+            )
+            .await
+            {
+                Race::First(Ok(Some(bytes))) => bytes,
+                Race::First(Ok(None)) => return,
+                Race::First(Err(_quiet)) => Bytes::from_static(crate::sse::KEEPALIVE),
+                Race::Second(()) => break,
+            };
+            if body_tx.send(next).await.is_err() {
+                break;
             }
         }
         // The client closed the stream: stop everything still running for it.
