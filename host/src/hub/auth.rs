@@ -288,10 +288,26 @@ mod tests {
         path
     }
 
-    fn tempdir(tag: &str) -> std::path::PathBuf {
+    /// A folder under the system temp dir, removed when the test ends.
+    struct TempDir(std::path::PathBuf);
+
+    impl std::ops::Deref for TempDir {
+        type Target = std::path::Path;
+        fn deref(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn tempdir(tag: &str) -> TempDir {
         let dir = std::env::temp_dir().join(crate::ids::new_id(tag));
         std::fs::create_dir_all(&dir).unwrap();
-        dir
+        TempDir(dir)
     }
 
     #[test]
