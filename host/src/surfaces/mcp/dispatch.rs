@@ -93,26 +93,27 @@ impl Dispatcher {
 
     /// Answers one request (`initialize` excepted: opening a session is the
     /// transport's business, see [`Dispatcher::initialize_result`]).
-    pub async fn handle(&self, req: &Request, ctx: CallCtx) -> Result<Value, RpcError> {
-        self.preflight(ctx.revision, req)?;
+    pub async fn handle(&self, req: Request, ctx: CallCtx) -> Result<Value, RpcError> {
+        self.preflight(ctx.revision, &req)?;
         let stateless = ctx.revision == Revision::Stateless;
+        let is_list = req.method.ends_with("/list");
         let mut result = match req.method.as_str() {
             "ping" => json!({}),
             "server/discover" => self.discover_result(),
             "tools/list" => {
-                reject_cursor(req)?;
+                reject_cursor(&req)?;
                 json!({ "tools": self.tools_json })
             }
             "prompts/list" => {
-                reject_cursor(req)?;
+                reject_cursor(&req)?;
                 json!({ "prompts": [] })
             }
             "resources/list" => {
-                reject_cursor(req)?;
+                reject_cursor(&req)?;
                 json!({ "resources": [] })
             }
             "resources/templates/list" => {
-                reject_cursor(req)?;
+                reject_cursor(&req)?;
                 json!({ "resourceTemplates": [] })
             }
             "tools/call" => self.call(req, ctx).await?,
@@ -125,7 +126,7 @@ impl Dispatcher {
         };
         if stateless && let Value::Object(obj) = &mut result {
             obj.insert("resultType".into(), "complete".into());
-            if req.method.ends_with("/list") {
+            if is_list {
                 obj.insert("ttlMs".into(), LIST_TTL_MS.into());
                 obj.insert("cacheScope".into(), "public".into());
             }
@@ -145,7 +146,7 @@ impl Dispatcher {
     }
 
     /// The tool and arguments of a `tools/call`, or the -32602 error saying what is wrong.
-    fn call_target<'a>(&'a self, req: &'a Request) -> Result<(&'a ToolSpec, Option<&'a Value>), RpcError> {
+    fn call_target<'s>(&'s self, req: &Request) -> Result<&'s ToolSpec, RpcError> {
         let params = req
             .params_object()
             .ok_or_else(|| RpcError::invalid_params("tools/call needs params {\"name\", \"arguments\"}"))?;
@@ -154,12 +155,10 @@ impl Dispatcher {
             .and_then(Value::as_str)
             .ok_or_else(|| RpcError::invalid_params("params.name must be a string naming a tool"))?;
         let tool = self.tool(name).ok_or_else(|| self.unknown_tool(name))?;
-        let arguments = match params.get("arguments") {
-            None | Some(Value::Null) => None,
-            Some(v @ Value::Object(_)) => Some(v),
-            Some(_) => return Err(RpcError::invalid_params("params.arguments must be an object")),
-        };
-        Ok((tool, arguments))
+        match params.get("arguments") {
+            None | Some(Value::Null | Value::Object(_)) => Ok(tool),
+            Some(_) => Err(RpcError::invalid_params("params.arguments must be an object")),
+        }
     }
 
     fn unknown_tool(&self, name: &str) -> RpcError {
@@ -170,11 +169,16 @@ impl Dispatcher {
         ))
     }
 
-    async fn call(&self, req: &Request, ctx: CallCtx) -> Result<Value, RpcError> {
-        let (tool, arguments) = self.call_target(req)?;
+    async fn call(&self, req: Request, ctx: CallCtx) -> Result<Value, RpcError> {
+        let tool = self.call_target(&req)?;
+        // Checked by call_target: absent, null or an object. Moved, not copied.
+        let arguments = match req.params {
+            Some(Value::Object(mut params)) => params.remove("arguments").filter(Value::is_object),
+            _ => None,
+        };
         let call = Invocation {
             tool: tool.name.clone(),
-            arguments: arguments.cloned().unwrap_or_else(|| Value::Object(Map::new())),
+            arguments: arguments.unwrap_or_else(|| Value::Object(Map::new())),
             caller: ctx.caller,
             cancel: ctx.cancel,
             progress: ctx.progress,
@@ -358,30 +362,30 @@ pub(crate) mod tests {
     async fn methods_differ_by_revision() {
         let d = dispatcher();
         assert_eq!(
-            d.handle(&req("ping", json!({})), ctx(Revision::Handshake))
+            d.handle(req("ping", json!({})), ctx(Revision::Handshake))
                 .await
                 .unwrap(),
             json!({})
         );
         let e = d
-            .handle(&req("ping", json!({})), ctx(Revision::Stateless))
+            .handle(req("ping", json!({})), ctx(Revision::Stateless))
             .await
             .unwrap_err();
         assert_eq!(e.code, jsonrpc::METHOD_NOT_FOUND);
         let e = d
-            .handle(&req("server/discover", json!({})), ctx(Revision::Handshake))
+            .handle(req("server/discover", json!({})), ctx(Revision::Handshake))
             .await
             .unwrap_err();
         assert_eq!(e.code, jsonrpc::METHOD_NOT_FOUND);
         let discover = d
-            .handle(&req("server/discover", json!({})), ctx(Revision::Stateless))
+            .handle(req("server/discover", json!({})), ctx(Revision::Stateless))
             .await
             .unwrap();
         assert_eq!(discover["supportedVersions"][0], "2026-07-28");
         assert_eq!(discover["resultType"], "complete");
         assert_eq!(discover["_meta"][revision::META_SERVER_INFO]["name"], "wasmhub");
         let e = d
-            .handle(&req("logging/setLevel", json!({})), ctx(Revision::Handshake))
+            .handle(req("logging/setLevel", json!({})), ctx(Revision::Handshake))
             .await
             .unwrap_err();
         assert_eq!(e.code, jsonrpc::METHOD_NOT_FOUND);
@@ -391,7 +395,7 @@ pub(crate) mod tests {
     async fn lists_carry_caching_hints_only_when_stateless() {
         let d = dispatcher();
         let legacy = d
-            .handle(&req("tools/list", json!({})), ctx(Revision::Handshake))
+            .handle(req("tools/list", json!({})), ctx(Revision::Handshake))
             .await
             .unwrap();
         assert_eq!(legacy["tools"].as_array().unwrap().len(), 4);
@@ -407,7 +411,7 @@ pub(crate) mod tests {
             "resources/templates/list",
         ] {
             let r = d
-                .handle(&req(method, json!({})), ctx(Revision::Stateless))
+                .handle(req(method, json!({})), ctx(Revision::Stateless))
                 .await
                 .unwrap();
             assert_eq!(r["resultType"], "complete", "{method}");
@@ -416,7 +420,7 @@ pub(crate) mod tests {
         }
         let e = d
             .handle(
-                &req("tools/list", json!({"cursor": "x"})),
+                req("tools/list", json!({"cursor": "x"})),
                 ctx(Revision::Handshake),
             )
             .await
@@ -429,7 +433,7 @@ pub(crate) mod tests {
         let d = dispatcher();
         let ok = d
             .handle(
-                &req("tools/call", json!({"name": "hub.echo", "arguments": {"a": 1}})),
+                req("tools/call", json!({"name": "hub.echo", "arguments": {"a": 1}})),
                 ctx(Revision::Handshake),
             )
             .await
@@ -441,7 +445,7 @@ pub(crate) mod tests {
         assert!(ok.get("isError").is_none());
         let flagged = d
             .handle(
-                &req(
+                req(
                     "tools/call",
                     json!({"name": "hub_echo", "arguments": {"fail": 1}}),
                 ),
@@ -457,7 +461,7 @@ pub(crate) mod tests {
 
         let failed = d
             .handle(
-                &req("tools/call", json!({"name": "hub_fail"})),
+                req("tools/call", json!({"name": "hub_fail"})),
                 ctx(Revision::Stateless),
             )
             .await
@@ -477,14 +481,14 @@ pub(crate) mod tests {
             json!({"name": "hub_echo", "arguments": 3}),
         ] {
             let e = d
-                .handle(&req("tools/call", params.clone()), ctx(Revision::Handshake))
+                .handle(req("tools/call", params.clone()), ctx(Revision::Handshake))
                 .await
                 .unwrap_err();
             assert_eq!(e.code, jsonrpc::INVALID_PARAMS, "{params}");
         }
         let e = d
             .handle(
-                &req("tools/call", json!({"name": "nope"})),
+                req("tools/call", json!({"name": "nope"})),
                 ctx(Revision::Handshake),
             )
             .await
@@ -502,7 +506,7 @@ pub(crate) mod tests {
         let c = ctx(Revision::Handshake);
         let token = c.cancel.clone();
         let call = req("tools/call", json!({"name": "hub_wait"}));
-        let (r, ()) = tokio::join!(d.handle(&call, c), async { token.cancel() });
+        let (r, ()) = tokio::join!(d.handle(call, c), async { token.cancel() });
         assert_eq!(r.unwrap_err().code, jsonrpc::REQUEST_CANCELLED);
     }
 

@@ -86,9 +86,10 @@ async fn run(scope: Scope, job: Job, progress: Option<ProgressSink>) -> Value {
         cancel,
         progress,
     };
-    let answer = match scope.dispatcher.handle(&req, ctx).await {
-        Ok(result) => jsonrpc::result_response(&req.id, result),
-        Err(error) => jsonrpc::error_response(&req.id, &error),
+    let id = req.id.clone();
+    let answer = match scope.dispatcher.handle(req, ctx).await {
+        Ok(result) => jsonrpc::result_response(&id, result),
+        Err(error) => jsonrpc::error_response(&id, &error),
     };
     guard.0 = None;
     drop(in_flight);

@@ -54,25 +54,21 @@ pub async fn handle(
     }
 }
 
-/// The request headers the MCP rules look at, copied before the body is read.
-struct McpHeaders {
-    session_id: Option<String>,
-    version: Option<String>,
-    method: Option<String>,
-    name: Option<String>,
+/// The request headers the MCP rules look at, trimmed.
+struct McpHeaders<'h> {
+    session_id: Option<&'h str>,
+    version: Option<&'h str>,
+    method: Option<&'h str>,
+    name: Option<&'h str>,
     /// A routing header sent more than once.
     duplicated: Option<&'static str>,
     accepts_json: bool,
     accepts_sse: bool,
 }
 
-impl McpHeaders {
-    fn read(h: &HeaderMap) -> McpHeaders {
-        let get = |name: &str| {
-            h.get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(|v| v.trim().to_string())
-        };
+impl<'h> McpHeaders<'h> {
+    fn read(h: &'h HeaderMap) -> McpHeaders<'h> {
+        let get = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
         let duplicated = [VERSION_HEADER, METHOD_HEADER, NAME_HEADER]
             .into_iter()
             .find(|name| h.get_all(*name).iter().count() > 1);
@@ -106,12 +102,14 @@ fn accepts(h: &HeaderMap) -> (bool, bool) {
     }
     let (mut json, mut sse) = (false, false);
     for media in values.flat_map(|v| v.split(',')) {
-        let media = media.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-        match media.as_str() {
-            "application/json" | "application/*" => json = true,
-            "text/event-stream" | "text/*" => sse = true,
-            "*/*" => (json, sse) = (true, true),
-            _ => {}
+        let media = media.split(';').next().unwrap_or("").trim();
+        let is = |name: &str| media.eq_ignore_ascii_case(name);
+        if is("application/json") || is("application/*") {
+            json = true;
+        } else if is("text/event-stream") || is("text/*") {
+            sse = true;
+        } else if media == "*/*" {
+            (json, sse) = (true, true);
         }
     }
     (json, sse)
@@ -173,11 +171,12 @@ fn session_not_found() -> Resp {
 }
 
 async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, max_body: usize) -> Resp {
-    let caller = match authenticate(state, req.headers(), peer) {
+    let (parts, body) = req.into_parts();
+    let caller = match authenticate(state, &parts.headers, peer) {
         Ok(c) => c,
         Err(e) => return auth_failure(e),
     };
-    let headers = McpHeaders::read(req.headers());
+    let headers = McpHeaders::read(&parts.headers);
     if !headers.accepts_json && !headers.accepts_sse {
         return error(
             StatusCode::NOT_ACCEPTABLE,
@@ -185,11 +184,14 @@ async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, 
             RpcError::invalid_request("Accept must allow application/json or text/event-stream"),
         );
     }
-    if let Some(ct) = req
-        .headers()
+    if let Some(ct) = parts
+        .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        && !ct.trim().to_ascii_lowercase().starts_with("application/json")
+        && !ct
+            .trim()
+            .get(.."application/json".len())
+            .is_some_and(|t| t.eq_ignore_ascii_case("application/json"))
     {
         return error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -197,7 +199,7 @@ async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, 
             RpcError::invalid_request(format!("Content-Type must be application/json, not {ct:?}")),
         );
     }
-    let body = match respond::read_body(req.into_body(), max_body).await {
+    let body = match respond::read_body(body, max_body).await {
         Ok(b) => b,
         Err(BodyError::TooLarge { limit }) => {
             return error(
@@ -227,7 +229,7 @@ async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, 
     };
     let signals = Signals {
         has_session_id: headers.session_id.is_some(),
-        version_header: headers.version.as_deref(),
+        version_header: headers.version,
         stateless_body,
     };
     match revision::detect(signals) {
@@ -255,7 +257,7 @@ fn handshake_status(_code: i64) -> StatusCode {
     StatusCode::OK
 }
 
-async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders, payload: Payload) -> Resp {
+async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload: Payload) -> Resp {
     let bad = |id: &Value, e: RpcError| error(stateless_status(e.code), id, e);
     let msg = match payload {
         Payload::Single(m) => m,
@@ -273,7 +275,7 @@ async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders, payload: Pa
         Message::Notification(_) => {
             // Nothing to act on (cancelling is closing the response stream), but a
             // version we do not serve is still reported.
-            return match h.version.as_deref() {
+            return match h.version {
                 Some(v) if v != revision::STATELESS_VERSION => {
                     bad(&Value::Null, revision::unsupported_version(v))
                 }
@@ -300,9 +302,9 @@ async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders, payload: Pa
         );
     }
     let routing = RoutingHeaders {
-        protocol_version: h.version.as_deref(),
-        method: h.method.as_deref(),
-        name: h.name.as_deref(),
+        protocol_version: h.version,
+        method: h.method,
+        name: h.name,
     };
     if let Err(e) = revision::check_envelope(&req, Some(routing)) {
         return bad(&req.id, e);
@@ -324,16 +326,16 @@ async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders, payload: Pa
     }
 }
 
-async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders, payload: Payload) -> Resp {
+async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload: Payload) -> Resp {
     let bad = |id: &Value, e: RpcError| error(StatusCode::BAD_REQUEST, id, e);
-    let session = match &h.session_id {
+    let session = match h.session_id {
         None => None,
         Some(sid) => match state.sessions.touch(sid, &caller.name) {
-            Some(info) => Some((sid.clone(), info.version)),
+            Some(info) => Some((sid.to_string(), info.version)),
             None => return session_not_found(),
         },
     };
-    if let Some(v) = &h.version {
+    if let Some(v) = h.version {
         match (revision::handshake_version(v), &session) {
             (None, _) => {
                 return bad(
@@ -442,7 +444,7 @@ async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders, payload: Pa
     }
 }
 
-fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders, r: Request) -> Resp {
+fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders<'_>, r: Request) -> Resp {
     let requested = r.params_object().and_then(|p| p.get("protocolVersion"));
     let Some(requested) = requested.and_then(Value::as_str) else {
         return error(
@@ -498,13 +500,10 @@ mod tests {
         );
         assert_eq!(accepts(&headers(&[("accept", "*/*")])), (true, true));
         assert_eq!(accepts(&headers(&[("accept", "text/html")])), (false, false));
-        let h = McpHeaders::read(&headers(&[
-            ("mcp-method", "a"),
-            ("mcp-method", "b"),
-            ("mcp-name", " x "),
-        ]));
+        let map = headers(&[("mcp-method", "a"), ("mcp-method", "b"), ("mcp-name", " x ")]);
+        let h = McpHeaders::read(&map);
         assert_eq!(h.duplicated, Some(METHOD_HEADER));
-        assert_eq!(h.name.as_deref(), Some("x"));
+        assert_eq!(h.name, Some("x"));
     }
 
     #[test]
