@@ -80,10 +80,7 @@ async fn an_error_frame_mid_stream_ends_the_ui_stream_with_error_then_finish_and
         Frame::Data(upstream::text_chunk("lo")),
         Frame::Data(r#"{"error":{"message":"The server had an error processing your request","type":"server_error","param":null,"code":500}}"#.into()),
     ]));
-    let (events, _) = client::post(hub.addr, "/api/ui/chat/completions", &chat_body(true))
-        .await
-        .events(WITHIN)
-        .await;
+    let events = streamed(&hub, "/api/ui/chat/completions").await;
     let chunks = ui_chunks(&events);
     let types: Vec<String> = chunks.iter().map(|c| c.type_name().into_owned()).collect();
     assert_eq!(
@@ -120,10 +117,7 @@ async fn a_dropped_connection_or_a_malformed_line_mid_stream_is_reported_in_both
     };
 
     up.push(dropped());
-    let (events, _) = client::post(hub.addr, "/api/ui/chat/completions", &chat_body(true))
-        .await
-        .events(WITHIN)
-        .await;
+    let events = streamed(&hub, "/api/ui/chat/completions").await;
     let chunks = ui_chunks(&events);
     assert!(
         error_text(&chunks).unwrap().contains("failed mid-response"),
@@ -133,10 +127,7 @@ async fn a_dropped_connection_or_a_malformed_line_mid_stream_is_reported_in_both
     assert_eq!(text_of(&chunks).0, "partial");
 
     up.push(dropped());
-    let (events, _) = client::post(hub.addr, "/v1/chat/completions", &chat_body(true))
-        .await
-        .events(WITHIN)
-        .await;
+    let events = streamed(&hub, "/v1/chat/completions").await;
     assert_eq!(events[0], upstream::text_chunk("partial"));
     let last: Value = serde_json::from_str(events.last().unwrap()).unwrap();
     assert_eq!(
@@ -153,10 +144,7 @@ async fn a_dropped_connection_or_a_malformed_line_mid_stream_is_reported_in_both
         Frame::Data(upstream::text_chunk("ok")),
         Frame::Data("{\"choices\": [{\"delta\": ".into()),
     ]));
-    let (events, _) = client::post(hub.addr, "/api/ui/chat/completions", &chat_body(true))
-        .await
-        .events(WITHIN)
-        .await;
+    let events = streamed(&hub, "/api/ui/chat/completions").await;
     let chunks = ui_chunks(&events);
     assert!(
         error_text(&chunks).unwrap().contains("not valid JSON"),
@@ -177,18 +165,12 @@ async fn a_ten_megabyte_chunk_passes_whole_and_an_event_over_the_cap_is_a_clean_
     ];
 
     up.push(Reply::sse(frames.clone()));
-    let (events, _) = client::post(hub.addr, "/v1/chat/completions", &chat_body(true))
-        .await
-        .events(WITHIN)
-        .await;
+    let events = streamed(&hub, "/v1/chat/completions").await;
     assert_eq!(events.len(), 3);
     assert!(events[0] == chunk, "the 10 MB event arrives intact");
 
     up.push(Reply::sse(frames.clone()));
-    let (events, _) = client::post(hub.addr, "/api/ui/chat/completions", &chat_body(true))
-        .await
-        .events(WITHIN)
-        .await;
+    let events = streamed(&hub, "/api/ui/chat/completions").await;
     let chunks = ui_chunks(&events);
     assert!(text_of(&chunks).0 == big);
     assert_eq!(finish_reason(&chunks), Some(FinishReason::Stop));
@@ -271,10 +253,7 @@ async fn idle_streams_get_keepalives_and_a_silent_upstream_hits_the_idle_timeout
         Frame::Hang,
     ]));
     let started = Instant::now();
-    let (events, _) = client::post(hub.addr, "/api/ui/chat/completions", &chat_body(true))
-        .await
-        .events(WITHIN)
-        .await;
+    let events = streamed(&hub, "/api/ui/chat/completions").await;
     let chunks = ui_chunks(&events);
     assert!(
         error_text(&chunks).unwrap().contains("sent nothing for 300 ms"),

@@ -170,10 +170,7 @@ async fn non_streamed_answers_and_upstream_errors_are_relayed_with_status_and_bo
 
     // On the UI endpoint the provider's message arrives as an error chunk.
     up.push(Reply::error(400, "context length exceeded"));
-    let (events, _) = client::post(hub.addr, "/api/ui/chat/completions", &chat_body(true))
-        .await
-        .events(WITHIN)
-        .await;
+    let events = streamed(&hub, "/api/ui/chat/completions").await;
     let chunks = ui_chunks(&events);
     assert_eq!(
         error_text(&chunks),

@@ -1,6 +1,7 @@
 //! What the OpenAI proxy tests share: a hub in front of a scripted upstream, a chat
 //! request body, and a strict reading of UI message streams.
 
+use crate::support::client;
 use crate::support::hub::{self, Hub};
 use crate::support::upstream::Upstream;
 use serde_json::{Value, json};
@@ -13,6 +14,15 @@ pub async fn setup(extra: &str) -> (Upstream, Hub) {
     let up = Upstream::start().await;
     let hub = hub::start(vec![hub::provider("up", &up.base_url(), &["gpt-*"], extra)]).await;
     (up, hub)
+}
+
+/// The SSE events of a streamed [`chat_body`] POSTed to `path`, read to the end.
+pub async fn streamed(hub: &Hub, path: &str) -> Vec<String> {
+    client::post(hub.addr, path, &chat_body(true))
+        .await
+        .events(WITHIN)
+        .await
+        .0
 }
 
 pub fn chat_body(stream: bool) -> Value {
