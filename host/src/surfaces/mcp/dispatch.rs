@@ -82,9 +82,7 @@ impl Dispatcher {
     /// before committing to a streamed response, so these errors keep their HTTP
     /// status.
     pub fn preflight(&self, revision: Revision, req: &Request) -> Result<(), RpcError> {
-        if !method_exists(revision, &req.method) {
-            return Err(RpcError::method_not_found(&req.method));
-        }
+        known_method(revision, req)?;
         if req.method == "tools/call" {
             self.call_target(req)?;
         }
@@ -94,7 +92,8 @@ impl Dispatcher {
     /// Answers one request (`initialize` excepted: opening a session is the
     /// transport's business, see [`Dispatcher::initialize_result`]).
     pub async fn handle(&self, req: Request, ctx: CallCtx) -> Result<Value, RpcError> {
-        self.preflight(ctx.revision, &req)?;
+        // The rest of preflight, the tools/call target, is checked by `call` itself.
+        known_method(ctx.revision, &req)?;
         let stateless = ctx.revision == Revision::Stateless;
         let is_list = req.method.ends_with("/list");
         let mut result = match req.method.as_str() {
@@ -192,6 +191,14 @@ impl Dispatcher {
             )),
             Err(InvokeError::Failed(error)) => Ok(tool_error_result(error)),
         }
+    }
+}
+
+/// -32601 unless `req.method` is a request method of `revision`.
+fn known_method(revision: Revision, req: &Request) -> Result<(), RpcError> {
+    match method_exists(revision, &req.method) {
+        true => Ok(()),
+        false => Err(RpcError::method_not_found(&req.method)),
     }
 }
 
