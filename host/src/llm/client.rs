@@ -1,6 +1,6 @@
-//! The upstream HTTP client: HTTP/1.1 over hyper, TLS by rustls with the webpki
-//! roots (plain HTTP for local servers such as Ollama), a small keep-alive pool,
-//! `TCP_NODELAY`, and the connect / first-byte / idle timeouts.
+//! The upstream HTTP client: HTTP/1.1 over the shared [`crate::http_client`] (TLS
+//! by rustls with the webpki roots; plain HTTP for local servers such as Ollama),
+//! a small keep-alive pool, and the connect / first-byte / idle timeouts.
 //!
 //! The pool is ours rather than hyper-util's legacy client: one `Vec` of idle
 //! connections per (scheme, host, port), most recently used first. A connection
@@ -9,6 +9,7 @@
 //! upstream request at once.
 
 use super::providers::BaseUrl;
+use crate::http_client;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -16,8 +17,6 @@ use hyper::client::conn::http1::SendRequest;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::net::TcpStream;
-use wasmtime_wasi_http::io::TokioIo;
 
 type Sender = SendRequest<Full<Bytes>>;
 
@@ -106,18 +105,18 @@ impl std::fmt::Display for SendError {
 
 /// Why reading a response body stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BodyError {
+pub enum ResponseBodyError {
     Idle(Duration),
     Read(String),
     TooLarge(usize),
 }
 
-impl std::fmt::Display for BodyError {
+impl std::fmt::Display for ResponseBodyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            BodyError::Idle(d) => write!(f, "the upstream sent nothing for {} ms", d.as_millis()),
-            BodyError::Read(m) => write!(f, "the upstream connection failed mid-response: {m}"),
-            BodyError::TooLarge(n) => write!(f, "the upstream response is larger than {n} bytes"),
+            ResponseBodyError::Idle(d) => write!(f, "the upstream sent nothing for {} ms", d.as_millis()),
+            ResponseBodyError::Read(m) => write!(f, "the upstream connection failed mid-response: {m}"),
+            ResponseBodyError::TooLarge(n) => write!(f, "the upstream response is larger than {n} bytes"),
         }
     }
 }
@@ -150,17 +149,17 @@ pub struct ResponseBody {
 
 impl ResponseBody {
     /// The next piece of the body; `None` at the end.
-    pub async fn chunk(&mut self) -> Result<Option<Bytes>, BodyError> {
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, ResponseBodyError> {
         loop {
             match tokio::time::timeout_at(self.last + self.idle, self.incoming.frame()).await {
-                Err(_) => return Err(BodyError::Idle(self.idle)),
+                Err(_) => return Err(ResponseBodyError::Idle(self.idle)),
                 Ok(None) => {
                     if let Some((pool, key, sender)) = self.release.take() {
                         pool.put(key, sender);
                     }
                     return Ok(None);
                 }
-                Ok(Some(Err(e))) => return Err(BodyError::Read(e.to_string())),
+                Ok(Some(Err(e))) => return Err(ResponseBodyError::Read(e.to_string())),
                 Ok(Some(Ok(frame))) => {
                     if let Ok(data) = frame.into_data()
                         && !data.is_empty()
@@ -174,11 +173,11 @@ impl ResponseBody {
     }
 
     /// The whole body, refusing more than `limit` bytes.
-    pub async fn collect(mut self, limit: usize) -> Result<Bytes, BodyError> {
+    pub async fn collect(mut self, limit: usize) -> Result<Bytes, ResponseBodyError> {
         let mut buf = bytes::BytesMut::new();
         while let Some(chunk) = self.chunk().await? {
             if buf.len() + chunk.len() > limit {
-                return Err(BodyError::TooLarge(limit));
+                return Err(ResponseBodyError::TooLarge(limit));
             }
             buf.extend_from_slice(&chunk);
         }
@@ -187,33 +186,14 @@ impl ResponseBody {
 }
 
 /// The shared upstream client. Cheap to share behind an `Arc`.
+#[derive(Default)]
 pub struct Client {
-    tls: tokio_rustls::TlsConnector,
     pool: Arc<Pool>,
-}
-
-impl Default for Client {
-    fn default() -> Self {
-        Client::new()
-    }
 }
 
 impl Client {
     pub fn new() -> Client {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        // An explicit provider: the process-wide default may be unset or differ.
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .expect("ring supports the default TLS versions")
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Client {
-            tls: tokio_rustls::TlsConnector::from(Arc::new(config)),
-            pool: Arc::new(Pool::default()),
-        }
+        Client::default()
     }
 
     /// Sends one request (no retries here). `req` carries path, method and headers;
@@ -271,47 +251,28 @@ impl Client {
         let addrs = tokio::net::lookup_host((base.host.as_str(), base.port))
             .await
             .map_err(|e| SendError::Connect(format!("{}: {e}", base.host)))?;
-        let mut last = format!("{} resolved to no address", base.host);
-        let mut tcp = None;
-        for addr in addrs {
-            match TcpStream::connect(addr).await {
-                Ok(s) => {
-                    tcp = Some(s);
-                    break;
-                }
-                Err(e) => last = format!("{addr}: {e}"),
+        let tcp = http_client::connect_tcp(addrs).await.map_err(|e| match e {
+            http_client::ConnectError::NoAddress => {
+                SendError::Connect(format!("{} resolved to no address", base.host))
             }
-        }
-        let tcp = tcp.ok_or(SendError::Connect(last))?;
-        // Requests and small SSE frames must not wait for Nagle.
-        let _ = tcp.set_nodelay(true);
-        if base.https {
-            let name = rustls::pki_types::ServerName::try_from(base.host.clone())
-                .map_err(|e| SendError::Connect(format!("{}: {e}", base.host)))?;
-            let tls = self
-                .tls
-                .connect(name, tcp)
+            e => SendError::Connect(e.to_string()),
+        })?;
+        let stream = if base.https {
+            http_client::secure(tcp, &base.host)
                 .await
-                .map_err(|e| SendError::Connect(format!("TLS: {e}")))?;
-            handshake(tls).await
+                .map_err(|e| SendError::Connect(e.to_string()))?
         } else {
-            handshake(tcp).await
-        }
+            http_client::Stream::Plain(tcp)
+        };
+        let (sender, conn) = http_client::handshake(stream)
+            .await
+            .map_err(|e| SendError::Connect(e.to_string()))?;
+        tokio::spawn(async move {
+            // Ends when the server closes, or when the sender and body are dropped.
+            let _ = conn.await;
+        });
+        Ok(sender)
     }
-}
-
-async fn handshake<T>(io: T) -> Result<Sender, SendError>
-where
-    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
-        .await
-        .map_err(|e| SendError::Connect(e.to_string()))?;
-    tokio::spawn(async move {
-        // Ends when the server closes, or when the sender and body are dropped.
-        let _ = conn.await;
-    });
-    Ok(sender)
 }
 
 async fn send_on(

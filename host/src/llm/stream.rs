@@ -7,7 +7,7 @@
 //! connection at once.
 
 use super::Llm;
-use super::client::{BodyError, ResponseBody};
+use super::client::{ResponseBody, ResponseBodyError};
 use super::providers::Route;
 use super::transform::{StepOptions, StepSummary, StepTransformer};
 use super::ui::UiChunk;
@@ -32,7 +32,7 @@ const MAX_ERROR_BODY: usize = 1 << 20;
 /// Why reading upstream events stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamError {
-    Body(BodyError),
+    Body(ResponseBodyError),
     Parse(ParseError),
 }
 

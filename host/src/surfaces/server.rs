@@ -9,6 +9,7 @@
 
 use super::App;
 use super::router;
+use crate::http_client::TokioIo;
 use crate::race::{Race, race};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -17,7 +18,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use wasmtime_wasi_http::io::TokioIo;
 
 /// Serves `app` on `listener` until `shutdown` resolves, then drains connections
 /// for at most `grace`.

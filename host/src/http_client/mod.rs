@@ -1,0 +1,111 @@
+//! The one outbound HTTP/1 + TLS client plumbing, shared by the plugins' wasi:http
+//! requests (`runtime`) and the upstream model providers (`llm`): connecting to
+//! already-resolved addresses with `TCP_NODELAY`, TLS by rustls (webpki roots,
+//! ALPN `http/1.1`, DNS names and IP literals), and the hyper HTTP/1 handshake.
+//!
+//! Policy stays with the callers: which addresses may be dialed (the runtime's
+//! grant and public-IP checks), timeouts, pooling and retries. Every step here is a
+//! separate call so each caller can put its own deadline around it.
+//!
+//! - `tls`: the shared client configuration and server-name rules;
+//! - `stream`: [`Stream`], plain TCP or TLS behind one type.
+
+mod stream;
+mod tls;
+
+pub use stream::Stream;
+
+use std::fmt;
+use std::net::SocketAddr;
+use tokio::net::TcpStream;
+
+/// The tokio <-> hyper I/O adapter. hyper-util is not a dependency; wasmtime's
+/// wasi-http crate (linked anyway) exports the same adapter, and this is the one
+/// place the host imports it.
+pub use wasmtime_wasi_http::io::TokioIo;
+
+/// The client half of an HTTP/1 connection over a [`Stream`]; poll it (or spawn
+/// it) for the requests on its sender to make progress.
+pub type Connection<B> = hyper::client::conn::http1::Connection<TokioIo<Stream>, B>;
+
+/// Why no connection could be opened.
+#[derive(Debug)]
+pub enum ConnectError {
+    /// There was no address to dial.
+    NoAddress,
+    /// Every address refused or failed; this is the last failure.
+    Tcp {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    /// The host is neither a DNS name nor an IP literal TLS can verify.
+    ServerName {
+        host: String,
+        source: rustls::pki_types::InvalidDnsNameError,
+    },
+    /// The TLS handshake failed (certificate, protocol, or the connection broke).
+    Tls(std::io::Error),
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectError::NoAddress => f.write_str("no address to connect to"),
+            ConnectError::Tcp { addr, source } => write!(f, "{addr}: {source}"),
+            ConnectError::ServerName { host, source } => write!(f, "{host}: {source}"),
+            ConnectError::Tls(e) => write!(f, "TLS: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConnectError::NoAddress => None,
+            ConnectError::Tcp { source, .. } => Some(source),
+            ConnectError::ServerName { source, .. } => Some(source),
+            ConnectError::Tls(e) => Some(e),
+        }
+    }
+}
+
+/// Connects to the first of `addrs` that accepts, in order, with `TCP_NODELAY`
+/// (requests and small SSE frames must not wait for Nagle).
+pub async fn connect_tcp(addrs: impl IntoIterator<Item = SocketAddr>) -> Result<TcpStream, ConnectError> {
+    let mut last = ConnectError::NoAddress;
+    for addr in addrs {
+        match TcpStream::connect(addr).await {
+            Ok(tcp) => {
+                let _ = tcp.set_nodelay(true);
+                return Ok(tcp);
+            }
+            Err(source) => last = ConnectError::Tcp { addr, source },
+        }
+    }
+    Err(last)
+}
+
+/// Wraps `tcp` in TLS for `host` (a DNS name, or an IP literal without brackets).
+pub async fn secure(tcp: TcpStream, host: &str) -> Result<Stream, ConnectError> {
+    let name = tls::server_name(host).map_err(|source| ConnectError::ServerName {
+        host: host.to_string(),
+        source,
+    })?;
+    let tls = tls::connector()
+        .connect(name, tcp)
+        .await
+        .map_err(ConnectError::Tls)?;
+    Ok(Stream::Tls(Box::new(tls)))
+}
+
+/// The HTTP/1 client handshake on `stream`.
+pub async fn handshake<B>(
+    stream: Stream,
+) -> hyper::Result<(hyper::client::conn::http1::SendRequest<B>, Connection<B>)>
+where
+    B: hyper::body::Body + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    hyper::client::conn::http1::handshake(TokioIo::new(stream)).await
+}

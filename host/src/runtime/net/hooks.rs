@@ -1,0 +1,236 @@
+//! The per-call wasi:http send hook: applies the plugin's [`NetPolicy`] to each
+//! request, resolves and filters its addresses, and makes the request through the
+//! shared [`crate::http_client`] with every timeout clamped to the call's deadline.
+
+use super::policy::{NetPolicy, Target, public_only};
+use crate::http_client::{self, ConnectError, Connection};
+use bytes::Bytes;
+use http_body::{Body, Frame};
+use http_body_util::BodyExt;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::time::{Instant, Sleep};
+use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+
+/// The per-call wasi:http hooks: one plugin's policy, the call's deadline and the
+/// tags for log lines.
+pub struct NetHooks {
+    pub policy: Arc<NetPolicy>,
+    pub deadline: Instant,
+    pub plugin: Arc<str>,
+    pub call_id: Arc<str>,
+}
+
+type IoFuture = Box<dyn Future<Output = Result<(), HttpError>> + Send>;
+type SendResult = Result<(http::Response<WasiBody>, IoFuture), HttpError>;
+
+impl WasiHttpHooks for NetHooks {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        _fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ) -> Box<dyn Future<Output = SendResult> + Send> {
+        let target = self.policy.check(request.uri());
+        let (plugin, call_id, deadline) = (self.plugin.clone(), self.call_id.clone(), self.deadline);
+        Box::new(async move {
+            let target = match target {
+                Ok(t) => t,
+                Err(reason) => {
+                    crate::warn!("plugin {plugin} call {call_id}: HTTP request denied: {reason}");
+                    return Err(HttpError::HttpRequestDenied);
+                }
+            };
+            let result = send(target, request, options, deadline).await;
+            if let Err(e) = &result {
+                crate::warn!("plugin {plugin} call {call_id}: HTTP request failed: {e}");
+            }
+            result
+        })
+    }
+}
+
+/// Resolves `target` and keeps the addresses the policy allows.
+async fn resolve(target: &Target, deadline: Instant) -> Result<Vec<SocketAddr>, HttpError> {
+    if let Some(ip) = target.literal {
+        return Ok(vec![SocketAddr::new(ip, target.port)]);
+    }
+    let lookup = tokio::net::lookup_host((target.host.as_str(), target.port));
+    let addrs: Vec<SocketAddr> = match tokio::time::timeout_at(deadline, lookup).await {
+        Err(_) => return Err(HttpError::DnsTimeout),
+        Ok(Err(e)) => {
+            return Err(HttpError::DnsError {
+                rcode: Some(e.to_string()),
+                info_code: None,
+            });
+        }
+        Ok(Ok(addrs)) => addrs.collect(),
+    };
+    let public = public_only(&addrs);
+    if public.is_empty() {
+        crate::warn!(
+            "HTTP request to {} refused: it resolves only to non-public addresses {addrs:?} \
+             (grant the IP literal to allow that)",
+            target.host
+        );
+        return Err(HttpError::DestinationIpProhibited);
+    }
+    Ok(public)
+}
+
+fn clamp(requested: Option<Duration>, deadline: Instant) -> Duration {
+    let left = deadline.saturating_duration_since(Instant::now());
+    requested.unwrap_or(left).min(left)
+}
+
+async fn send(
+    target: Target,
+    mut request: http::Request<WasiBody>,
+    options: Option<RequestOptions>,
+    deadline: Instant,
+) -> SendResult {
+    let addrs = resolve(&target, deadline).await?;
+    let connect_by = Instant::now() + clamp(options.and_then(|o| o.connect_timeout), deadline);
+    let tcp = tokio::time::timeout_at(connect_by, http_client::connect_tcp(addrs))
+        .await
+        .map_err(|_| HttpError::ConnectionTimeout)?
+        .map_err(connect_error)?;
+
+    // Only the origin-form path goes on the wire; the Host header carries the name.
+    let path = request
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/")
+        .to_string();
+    *request.uri_mut() = http::Uri::builder()
+        .path_and_query(path)
+        .build()
+        .map_err(|_| HttpError::HttpRequestUriInvalid)?;
+
+    let first_byte_by = Instant::now() + clamp(options.and_then(|o| o.first_byte_timeout), deadline);
+    let between = clamp(options.and_then(|o| o.between_bytes_timeout), deadline);
+    let stream = if target.tls {
+        tokio::time::timeout_at(connect_by, http_client::secure(tcp, &target.host))
+            .await
+            .map_err(|_| HttpError::ConnectionTimeout)?
+            .map_err(connect_error)?
+    } else {
+        http_client::Stream::Plain(tcp)
+    };
+    let (sender, conn) = tokio::time::timeout_at(first_byte_by, http_client::handshake(stream))
+        .await
+        .map_err(|_| HttpError::ConnectionTimeout)??;
+    exchange(sender, conn, request, first_byte_by, between, deadline).await
+}
+
+/// The wasi-http error for a failed connect: the guest sees the same error codes
+/// wasi-http's own client would report.
+fn connect_error(e: ConnectError) -> HttpError {
+    match e {
+        ConnectError::NoAddress => HttpError::ConnectionRefused,
+        ConnectError::Tcp { source, .. } => HttpError::Connect(source),
+        ConnectError::ServerName { source, .. } => HttpError::from(source),
+        ConnectError::Tls(e) => HttpError::Tls(e),
+    }
+}
+
+/// Runs one HTTP/1 exchange on a connection: drives the connection while waiting
+/// for the response head, then hands the connection driver back as the I/O future
+/// wasi-http keeps polling while the body streams.
+async fn exchange(
+    mut sender: hyper::client::conn::http1::SendRequest<WasiBody>,
+    conn: Connection<WasiBody>,
+    request: http::Request<WasiBody>,
+    first_byte_by: Instant,
+    between: Duration,
+    deadline: Instant,
+) -> SendResult {
+    let mut conn = Box::pin(conn);
+    let mut conn_done = false;
+    let mut response = std::pin::pin!(sender.send_request(request));
+    // Drive the connection (until it ends) while the response head is awaited.
+    let head = tokio::time::timeout_at(
+        first_byte_by,
+        std::future::poll_fn(|cx| {
+            if !conn_done && let Poll::Ready(ended) = conn.as_mut().poll(cx) {
+                conn_done = true;
+                if let Err(e) = ended {
+                    return Poll::Ready(Err(HttpError::from(e)));
+                }
+            }
+            response.as_mut().poll(cx).map_err(HttpError::from)
+        }),
+    )
+    .await
+    .map_err(|_| HttpError::ConnectionReadTimeout)??;
+    let (parts, incoming) = head.into_parts();
+    let response = http::Response::from_parts(
+        parts,
+        DeadlineBody::new(incoming, between, deadline).boxed_unsync(),
+    );
+    let io: IoFuture = Box::new(async move {
+        if conn_done {
+            return Ok(());
+        }
+        conn.await.map_err(HttpError::from)
+    });
+    Ok((response, io))
+}
+
+/// A response body that fails with a read timeout when no frame arrives within the
+/// between-bytes timeout, or when the call's deadline passes.
+struct DeadlineBody {
+    inner: hyper::body::Incoming,
+    between: Duration,
+    deadline: Instant,
+    timer: Pin<Box<Sleep>>,
+}
+
+impl DeadlineBody {
+    fn new(inner: hyper::body::Incoming, between: Duration, deadline: Instant) -> DeadlineBody {
+        let timer = Box::pin(tokio::time::sleep_until((Instant::now() + between).min(deadline)));
+        DeadlineBody {
+            inner,
+            between,
+            deadline,
+            timer,
+        }
+    }
+}
+
+impl Body for DeadlineBody {
+    type Data = Bytes;
+    type Error = HttpError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                let next = (Instant::now() + self.between).min(self.deadline);
+                self.timer.as_mut().reset(next);
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(HttpError::from(e)))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => match self.timer.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(HttpError::ConnectionReadTimeout))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
