@@ -149,9 +149,9 @@ impl PluginDir {
         lock: Option<LockFile>,
         on_change: Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>,
     ) -> Result<PluginDir, RuntimeError> {
-        let found = scan(&dir).map_err(|e| RuntimeError::PluginDir {
+        let found = scan(&dir).map_err(|source| RuntimeError::PluginDir {
             path: dir.clone(),
-            message: e.to_string(),
+            source,
         })?;
         let lock_stamp = lock.as_ref().and_then(|_| stamp(&dir.join(LOCK_FILE)));
         let entries = Arc::new(Mutex::new(Vec::new()));

@@ -13,6 +13,7 @@ use super::net::NetPolicy;
 use super::plugin::{Hints, Operation, Plugin};
 use super::sandbox::{CallState, SandboxSpec, new_store};
 use super::types::NoNestedCalls;
+use crate::config::Limits;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -166,77 +167,148 @@ pub(super) async fn load(
     if !valid_plugin_name(&name) {
         err.problems.push(LoadProblem::BadName(name.clone()));
     }
-    let limit_mb = inner.limits.max_plugin_mb;
-    let size = match tokio::fs::metadata(path).await {
-        Ok(m) => m.len(),
-        Err(e) => return Err(with(err, LoadProblem::Read(e.to_string()))),
+    let file = match read_wasm(path, inner.limits.max_plugin_mb, lock, &mut err.digest).await {
+        Ok(file) => file,
+        Err(problem) => return Err(with(err, problem)),
     };
-    if size > limit_mb.saturating_mul(1 << 20) {
-        return Err(with(err, LoadProblem::TooLarge { size, limit_mb }));
-    }
-    let bytes = match tokio::fs::read(path).await {
-        Ok(b) => b,
-        Err(e) => return Err(with(err, LoadProblem::Read(e.to_string()))),
-    };
-    let digest = sha256_hex(&bytes);
-    err.digest = Some(digest.clone());
-    if let Some(lock) = lock {
-        let file = path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        match lock.digest(&file) {
-            None => return Err(with(err, LoadProblem::Unpinned)),
-            Some(expected) if expected != digest => {
-                let expected = expected.to_string();
-                return Err(with(
-                    err,
-                    LoadProblem::DigestMismatch {
-                        expected,
-                        actual: digest,
-                    },
-                ));
-            }
-            Some(_) => {}
-        }
-    }
-    match bytes.get(..8) {
-        Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => return Err(with(err, LoadProblem::CoreModule)),
-        Some([0, b'a', b's', b'm', ..]) => {}
-        _ => return Err(with(err, LoadProblem::NotWasm)),
-    }
-
-    let manifest = match Manifest::load(&manifest_path(path)) {
-        Ok(m) => m,
-        Err(e) => {
-            err.problems.extend(
-                e.problems
-                    .into_iter()
-                    .map(|p| LoadProblem::Manifest(format!("{}: {p}", e.path.display()))),
-            );
-            Manifest::default()
-        }
-    };
-
-    let component = match compile(inner, &name, &digest, bytes).await {
-        Ok(c) => c,
-        Err(m) => return Err(with(err, LoadProblem::Invalid(m))),
-    };
-    let ty = component.component_type();
-    let exports: Vec<String> = ty.exports(&inner.engine).map(|(n, _)| n.to_string()).collect();
-    if !exports.iter().any(|e| e == OPERATIONS_EXPORT) {
-        return Err(with(err, LoadProblem::WrongWorld { exports }));
-    }
-    let imports: Vec<String> = ty.imports(&inner.engine).map(|(n, _)| n.to_string()).collect();
-    let pre = match inner.linker.instantiate_pre(&component).and_then(PluginPre::new) {
-        Ok(pre) => pre,
-        Err(e) => return Err(with(err, LoadProblem::Link(link_message(&e)))),
+    let manifest = read_manifest(path, &mut err.problems);
+    let (pre, imports) = match link(inner, &name, &file.digest, file.bytes).await {
+        Ok(linked) => linked,
+        Err(problem) => return Err(with(err, problem)),
     };
     if !err.problems.is_empty() {
         return Err(err);
     }
 
-    let (limits, mut notes) = EffectiveLimits::resolve(&manifest.limits, &inner.limits);
+    let (sandbox, notes) = sandbox_spec(&manifest, &inner.limits);
+    let specs = match list(inner, &pre, &sandbox, &name).await {
+        Ok(specs) => specs,
+        Err(m) => return Err(with(err, LoadProblem::List(m))),
+    };
+    let operations = validate_operations(specs, &mut err.problems);
+    if !err.problems.is_empty() {
+        return Err(err);
+    }
+    for note in &notes {
+        crate::warn!("plugin {name}: {note}");
+    }
+    Ok(Arc::new(Plugin {
+        name_arc: name.as_str().into(),
+        name,
+        digest: file.digest,
+        size: file.size,
+        path: path.to_owned(),
+        operations,
+        manifest,
+        imports,
+        notes,
+        engine: inner.engine.clone(),
+        _runtime: inner.clone(),
+        pre,
+        sandbox,
+        max_instances: inner.limits.max_instances,
+    }))
+}
+
+/// A `.wasm` file read whole, within the size cap.
+struct WasmFile {
+    bytes: Vec<u8>,
+    size: u64,
+    digest: String,
+}
+
+/// Reads the file, refusing it when it is too large, not pinned in `lock` (when
+/// given), or not a component; `digest` is set as soon as the bytes are read.
+async fn read_wasm(
+    path: &Path,
+    limit_mb: u64,
+    lock: Option<&LockFile>,
+    digest: &mut Option<String>,
+) -> Result<WasmFile, LoadProblem> {
+    let read = |e: std::io::Error| LoadProblem::Read(e.to_string());
+    let size = tokio::fs::metadata(path).await.map_err(read)?.len();
+    if size > limit_mb.saturating_mul(1 << 20) {
+        return Err(LoadProblem::TooLarge { size, limit_mb });
+    }
+    let bytes = tokio::fs::read(path).await.map_err(read)?;
+    let sha = sha256_hex(&bytes);
+    *digest = Some(sha.clone());
+    if let Some(lock) = lock {
+        check_pinned(lock, path, &sha)?;
+    }
+    match bytes.get(..8) {
+        Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => Err(LoadProblem::CoreModule),
+        Some([0, b'a', b's', b'm', ..]) => Ok(WasmFile {
+            bytes,
+            size,
+            digest: sha,
+        }),
+        _ => Err(LoadProblem::NotWasm),
+    }
+}
+
+/// `serve --locked`: the file must be pinned in `plugins.lock` with this digest.
+fn check_pinned(lock: &LockFile, path: &Path, digest: &str) -> Result<(), LoadProblem> {
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match lock.digest(&file) {
+        None => Err(LoadProblem::Unpinned),
+        Some(expected) if expected != digest => Err(LoadProblem::DigestMismatch {
+            expected: expected.to_string(),
+            actual: digest.to_string(),
+        }),
+        Some(_) => Ok(()),
+    }
+}
+
+/// The manifest beside `path`; its problems are pushed (and the deny-all manifest
+/// returned) so they are reported together with the component's.
+fn read_manifest(path: &Path, problems: &mut Vec<LoadProblem>) -> Manifest {
+    match Manifest::load(&manifest_path(path)) {
+        Ok(m) => m,
+        Err(e) => {
+            problems.extend(
+                e.problems
+                    .iter()
+                    .map(|p| LoadProblem::Manifest(format!("{}: {p}", e.path.display()))),
+            );
+            Manifest::default()
+        }
+    }
+}
+
+/// Compiles (or loads from the cache) the component, checks that it exports the
+/// operations interface, and links it; returns its imports too.
+async fn link(
+    inner: &Arc<Inner>,
+    name: &str,
+    digest: &str,
+    bytes: Vec<u8>,
+) -> Result<(PluginPre<CallState>, Vec<String>), LoadProblem> {
+    let component = compile(inner, name, digest, bytes)
+        .await
+        .map_err(LoadProblem::Invalid)?;
+    let ty = component.component_type();
+    let exports: Vec<String> = ty.exports(&inner.engine).map(|(n, _)| n.to_string()).collect();
+    if !exports.iter().any(|e| e == OPERATIONS_EXPORT) {
+        return Err(LoadProblem::WrongWorld { exports });
+    }
+    let imports: Vec<String> = ty.imports(&inner.engine).map(|(n, _)| n.to_string()).collect();
+    let pre = inner
+        .linker
+        .instantiate_pre(&component)
+        .and_then(PluginPre::new)
+        .map_err(|e| LoadProblem::Link(link_message(&e)))?;
+    Ok((pre, imports))
+}
+
+/// What the plugin's calls are granted: the manifest's grants, environment values
+/// read now, limits clamped to the operator's caps; the notes say what was lowered
+/// or is missing.
+fn sandbox_spec(manifest: &Manifest, caps: &Limits) -> (SandboxSpec, Vec<String>) {
+    let (limits, mut notes) = EffectiveLimits::resolve(&manifest.limits, caps);
     let mut env = Vec::new();
     for var in manifest.env_vars.iter().chain(&manifest.secrets) {
         match std::env::var(var) {
@@ -252,34 +324,7 @@ pub(super) async fn load(
         net: Arc::new(NetPolicy::new(manifest.network.clone())),
         limits,
     };
-
-    let specs = match list(inner, &pre, &sandbox, &name).await {
-        Ok(specs) => specs,
-        Err(m) => return Err(with(err, LoadProblem::List(m))),
-    };
-    let operations = validate_operations(specs, &mut err.problems);
-    if !err.problems.is_empty() {
-        return Err(err);
-    }
-    for note in &notes {
-        crate::warn!("plugin {name}: {note}");
-    }
-    Ok(Arc::new(Plugin {
-        name_arc: name.as_str().into(),
-        name,
-        digest,
-        size,
-        path: path.to_owned(),
-        operations,
-        manifest,
-        imports,
-        notes,
-        engine: inner.engine.clone(),
-        _runtime: inner.clone(),
-        pre,
-        sandbox,
-        max_instances: inner.limits.max_instances,
-    }))
+    (sandbox, notes)
 }
 
 fn with(mut err: LoadError, problem: LoadProblem) -> LoadError {
@@ -356,7 +401,7 @@ async fn list(
         deadline,
         Arc::new(NoNestedCalls),
     )
-    .map_err(|e| e.0)?;
+    .map_err(|e| e.to_string())?;
     let mut store = new_store(&inner.engine, state, &sandbox.limits);
     let run = async {
         let instance = pre.instantiate_async(&mut store).await?;

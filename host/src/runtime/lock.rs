@@ -15,10 +15,8 @@ pub const LOCK_FILE: &str = "plugins.lock";
 /// Why a lock file could not be read or written.
 #[derive(Debug)]
 pub enum LockError {
-    Io {
-        path: PathBuf,
-        message: String,
-    },
+    /// The file or folder cannot be read or written.
+    Io { path: PathBuf, source: std::io::Error },
     /// A line that is not `<sha256>  <name>.wasm`.
     Syntax {
         path: PathBuf,
@@ -30,7 +28,7 @@ pub enum LockError {
 impl fmt::Display for LockError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LockError::Io { path, message } => write!(f, "{}: {message}", path.display()),
+            LockError::Io { path, source } => write!(f, "{}: {source}", path.display()),
             LockError::Syntax { path, line, message } => {
                 write!(f, "{} line {line}: {message}", path.display())
             }
@@ -38,7 +36,14 @@ impl fmt::Display for LockError {
     }
 }
 
-impl std::error::Error for LockError {}
+impl std::error::Error for LockError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LockError::Io { source, .. } => Some(source),
+            LockError::Syntax { .. } => None,
+        }
+    }
+}
 
 /// Pinned digests by file name (`text.wasm`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -52,7 +57,7 @@ impl LockFile {
         let path = dir.join(LOCK_FILE);
         let text = std::fs::read_to_string(&path).map_err(|e| LockError::Io {
             path: path.clone(),
-            message: e.to_string(),
+            source: e,
         })?;
         LockFile::parse(&text, &path)
     }
@@ -96,7 +101,7 @@ impl LockFile {
     pub fn from_dir(dir: &Path) -> Result<LockFile, LockError> {
         let io = |e: std::io::Error| LockError::Io {
             path: dir.to_owned(),
-            message: e.to_string(),
+            source: e,
         };
         let mut lock = LockFile::default();
         for entry in std::fs::read_dir(dir).map_err(io)? {
@@ -104,7 +109,7 @@ impl LockFile {
             if path.extension().is_some_and(|e| e == "wasm") && path.is_file() {
                 let bytes = std::fs::read(&path).map_err(|e| LockError::Io {
                     path: path.clone(),
-                    message: e.to_string(),
+                    source: e,
                 })?;
                 let name = path
                     .file_name()
@@ -123,7 +128,7 @@ impl LockFile {
         let tmp = dir.join(format!(".{LOCK_FILE}.tmp"));
         let io = |e: std::io::Error| LockError::Io {
             path: path.clone(),
-            message: e.to_string(),
+            source: e,
         };
         std::fs::write(&tmp, self.to_string()).map_err(io)?;
         std::fs::rename(&tmp, &path).map_err(io)

@@ -31,15 +31,17 @@ pub use loader::{
     LoadError, LoadProblem, manifest_path, plugin_name, valid_operation_name, valid_plugin_name,
 };
 pub use lock::{LOCK_FILE, LockError, LockFile};
-pub use manifest::{DirGrant, EffectiveLimits, HostGrant, LimitRequests, Manifest, ManifestError};
+pub use manifest::{
+    DirGrant, EffectiveLimits, GrantError, HostGrant, LimitRequests, Manifest, ManifestError,
+};
 pub use net::is_public;
 pub use plugin::{Hints, Operation, Plugin};
 pub use types::{
-    CallFailure, CallOutput, ErrorCode, Invocation, NestedCallError, NestedCalls, NoNestedCalls,
+    CallFailure, CallOutput, ErrorCode, Invocation, NestedCallError, NestedCalls, NoNestedCalls, TrapKind,
 };
 
 use crate::config::Limits;
-use crate::storage::Storage;
+use crate::storage::{Storage, StorageError};
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -48,35 +50,43 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub enum RuntimeError {
     /// wasmtime rejected the engine configuration.
-    Engine(String),
+    Engine(wasmtime::Error),
     /// The host's linker could not be built (a wasmtime/WASI version mismatch).
-    Linker(String),
+    Linker(wasmtime::Error),
     /// The epoch ticker thread could not be spawned.
-    Ticker(String),
+    Ticker(std::io::Error),
     /// The compiled cache table could not be opened.
-    Cache(String),
+    Cache(StorageError),
     /// The plugins folder cannot be read.
     PluginDir {
         path: std::path::PathBuf,
-        message: String,
+        source: std::io::Error,
     },
 }
 
 impl fmt::Display for RuntimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RuntimeError::Engine(m) => write!(f, "cannot configure the wasmtime engine: {m}"),
-            RuntimeError::Linker(m) => write!(f, "cannot link the host interfaces: {m}"),
-            RuntimeError::Ticker(m) => write!(f, "cannot start the epoch ticker thread: {m}"),
-            RuntimeError::Cache(m) => write!(f, "cannot open the compiled-plugin cache: {m}"),
-            RuntimeError::PluginDir { path, message } => {
-                write!(f, "cannot read the plugins folder {}: {message}", path.display())
+            RuntimeError::Engine(e) => write!(f, "cannot configure the wasmtime engine: {e}"),
+            RuntimeError::Linker(e) => write!(f, "cannot link the host interfaces: {e}"),
+            RuntimeError::Ticker(e) => write!(f, "cannot start the epoch ticker thread: {e}"),
+            RuntimeError::Cache(e) => write!(f, "cannot open the compiled-plugin cache: {e}"),
+            RuntimeError::PluginDir { path, source } => {
+                write!(f, "cannot read the plugins folder {}: {source}", path.display())
             }
         }
     }
 }
 
-impl std::error::Error for RuntimeError {}
+impl std::error::Error for RuntimeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RuntimeError::Engine(e) | RuntimeError::Linker(e) => Some(e.as_ref()),
+            RuntimeError::Ticker(e) | RuntimeError::PluginDir { source: e, .. } => Some(e),
+            RuntimeError::Cache(e) => Some(e),
+        }
+    }
+}
 
 /// Shared state behind [`Runtime`].
 struct Inner {
@@ -98,14 +108,13 @@ impl Runtime {
     /// Builds the engine (pooling allocator if possible), the linker and the epoch
     /// ticker; with `cache`, compiled plugins are kept in its `compiled` table.
     pub fn new(limits: &Limits, cache: Option<Storage>) -> Result<Runtime, RuntimeError> {
-        let (engine, allocator) = engine::build(limits).map_err(|e| RuntimeError::Engine(e.to_string()))?;
-        let linker = bindings::linker(&engine).map_err(|e| RuntimeError::Linker(e.to_string()))?;
+        let (engine, allocator) = engine::build(limits).map_err(RuntimeError::Engine)?;
+        let linker = bindings::linker(&engine).map_err(RuntimeError::Linker)?;
         let cache = cache
             .map(|s| cache::CompiledCache::open(&s, &engine))
             .transpose()
-            .map_err(|e| RuntimeError::Cache(e.to_string()))?;
-        let ticker =
-            engine::Ticker::start(engine.clone()).map_err(|e| RuntimeError::Ticker(e.to_string()))?;
+            .map_err(RuntimeError::Cache)?;
+        let ticker = engine::Ticker::start(engine.clone()).map_err(RuntimeError::Ticker)?;
         crate::debug!("runtime: {allocator:?} allocator, epoch tick {EPOCH_TICK:?}");
         Ok(Runtime {
             inner: Arc::new(Inner {

@@ -6,7 +6,7 @@
 use super::bindings::{PluginError, PluginPre};
 use super::manifest::{EffectiveLimits, Manifest};
 use super::sandbox::{CallState, SandboxSpec, new_store};
-use super::types::{CallFailure, CallOutput, ErrorCode, Invocation};
+use super::types::{CallFailure, CallOutput, ErrorCode, Invocation, TrapKind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::time::Instant;
@@ -143,7 +143,7 @@ impl Plugin {
         )
         .map_err(|e| CallFailure::Plugin {
             code: ErrorCode::PluginError,
-            message: e.0,
+            message: e.to_string(),
         })?;
         let mut store = new_store(&self.engine, state, limits);
 
@@ -179,6 +179,7 @@ impl Plugin {
                     })
                 } else {
                     Err(CallFailure::Trap {
+                        kind: trap_kind(&e),
                         message: trap_message(&e, &logs()),
                     })
                 }
@@ -212,6 +213,22 @@ fn plugin_failure(err: PluginError) -> CallFailure {
         PluginError::Failed(m) => (ErrorCode::PluginError, m),
     };
     CallFailure::Plugin { code, message }
+}
+
+fn trap_kind(e: &wasmtime::Error) -> TrapKind {
+    use wasmtime::Trap;
+    match e.downcast_ref::<Trap>() {
+        Some(Trap::StackOverflow) => TrapKind::StackOverflow,
+        Some(Trap::MemoryOutOfBounds | Trap::HeapMisaligned) => TrapKind::MemoryOutOfBounds,
+        Some(Trap::TableOutOfBounds | Trap::IndirectCallToNull | Trap::BadSignature) => {
+            TrapKind::BadIndirectCall
+        }
+        Some(Trap::UnreachableCodeReached) => TrapKind::Unreachable,
+        Some(Trap::IntegerOverflow | Trap::IntegerDivisionByZero | Trap::BadConversionToInteger) => {
+            TrapKind::Arithmetic
+        }
+        _ => TrapKind::Other,
+    }
 }
 
 /// The trap's cause in one line, plus the guest's panic message when it printed one

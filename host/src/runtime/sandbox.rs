@@ -80,9 +80,30 @@ pub struct CallState {
     pub nested: Arc<dyn NestedCalls>,
 }
 
-/// Why a sandbox could not be set up (a granted directory vanished since load).
+/// Why a sandbox could not be set up: a granted directory cannot be opened (it
+/// vanished or changed since load).
 #[derive(Debug)]
-pub struct SandboxError(pub String);
+pub struct SandboxError {
+    dir: std::path::PathBuf,
+    source: wasmtime::Error,
+}
+
+impl std::fmt::Display for SandboxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot open granted directory {}: {}",
+            self.dir.display(),
+            self.source
+        )
+    }
+}
+
+impl std::error::Error for SandboxError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.source.as_ref())
+    }
+}
 
 impl CallState {
     pub fn new(
@@ -109,9 +130,11 @@ impl CallState {
             } else {
                 FsPerms::ReadOnly
             };
-            wasi.preopened_dir(&d.host, &d.guest, perms).map_err(|e| {
-                SandboxError(format!("cannot open granted directory {}: {e}", d.host.display()))
-            })?;
+            wasi.preopened_dir(&d.host, &d.guest, perms)
+                .map_err(|source| SandboxError {
+                    dir: d.host.clone(),
+                    source,
+                })?;
         }
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);

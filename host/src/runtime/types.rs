@@ -108,6 +108,25 @@ pub struct CallOutput {
     pub logs: String,
 }
 
+/// What kind of trap stopped a plugin, classified from wasmtime's trap code so
+/// callers match a variant instead of the wording of a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TrapKind {
+    /// The wasm call stack was exhausted (deep or unbounded recursion).
+    StackOverflow,
+    /// A load or store outside linear memory; also how a guest's own shadow stack
+    /// overflowing shows up.
+    MemoryOutOfBounds,
+    /// A table access out of bounds, a call through a null or mistyped table entry.
+    BadIndirectCall,
+    /// An `unreachable` instruction: how Rust guests abort after a panic.
+    Unreachable,
+    /// Integer overflow, division by zero or a failed float-to-int conversion.
+    Arithmetic,
+    /// Any other wasmtime trap, or an error raised by the host while the guest ran.
+    Other,
+}
+
 /// Why a call failed. Each variant maps to one [`ErrorCode`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallFailure {
@@ -121,7 +140,8 @@ pub enum CallFailure {
     /// The input JSON is larger than the input limit; the plugin did not run.
     InputTooLarge { limit_bytes: u64 },
     /// The plugin trapped: a panic, an out-of-bounds access, a stack overflow...
-    Trap { message: String },
+    /// `message` is wasmtime's cause plus the guest's panic message, if any.
+    Trap { kind: TrapKind, message: String },
     /// The plugin returned one of its own errors.
     Plugin { code: ErrorCode, message: String },
     /// The plugin has no operation of that name.
@@ -167,7 +187,7 @@ impl fmt::Display for CallFailure {
             CallFailure::InputTooLarge { limit_bytes } => {
                 write!(f, "the input is larger than the limit of {limit_bytes} bytes")
             }
-            CallFailure::Trap { message } => write!(f, "the plugin crashed: {message}"),
+            CallFailure::Trap { message, .. } => write!(f, "the plugin crashed: {message}"),
             CallFailure::Plugin { message, .. } => f.write_str(message),
             CallFailure::UnknownOperation(op) => write!(f, "the plugin has no operation {op:?}"),
             CallFailure::Busy { max_instances } => {

@@ -4,7 +4,7 @@
 use crate::runtime_support::*;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmhub::runtime::{CallFailure, ErrorCode, Plugin};
+use wasmhub::runtime::{CallFailure, ErrorCode, Plugin, TrapKind};
 
 const MANIFEST: &str = "[limits]\nmemory_mb = 32\ntimeout_ms = 400\noutput_kb = 256\nlog_kb = 16\n";
 
@@ -97,9 +97,9 @@ async fn deep_recursion_is_a_trap() {
     let s = Scratch::new("rec");
     let p = adversary(&s).await;
     match call(&p, "recurse", "{}").await.unwrap_err() {
-        CallFailure::Trap { message } => assert!(
-            message.contains("stack overflow") || message.contains("out of bounds"),
-            "{message}"
+        CallFailure::Trap { kind, message } => assert!(
+            matches!(kind, TrapKind::StackOverflow | TrapKind::MemoryOutOfBounds),
+            "{kind:?}: {message}"
         ),
         other => panic!("expected a trap, got {other:?}"),
     }
@@ -129,7 +129,8 @@ async fn a_panic_is_a_trap_with_the_panic_message() {
     let s = Scratch::new("panic");
     let p = adversary(&s).await;
     match call(&p, "panic", "{}").await.unwrap_err() {
-        CallFailure::Trap { message } => {
+        CallFailure::Trap { kind, message } => {
+            assert_eq!(kind, TrapKind::Unreachable, "{message}");
             assert!(
                 message.contains("deliberate panic in the adversary guest"),
                 "{message}"

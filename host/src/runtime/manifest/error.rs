@@ -1,0 +1,136 @@
+//! What is wrong with a manifest: [`ManifestError`] lists every problem found,
+//! each a [`ManifestProblem`] that names the line and key of the value it rejects
+//! and keeps the underlying error as its `source()`.
+
+use super::grants::GrantError;
+use crate::toml::TomlError;
+use std::fmt;
+use std::path::PathBuf;
+
+/// Why a manifest was refused: one entry per problem, each naming line and key.
+#[derive(Debug)]
+pub struct ManifestError {
+    pub path: PathBuf,
+    pub problems: Vec<ManifestProblem>,
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{}: {p}", self.path.display())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ManifestError {
+    /// The first problem: the others are in `problems`.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.problems.first().map(|p| p as _)
+    }
+}
+
+/// Where a rejected value is: `line N`, or `manifest` when the line is unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Line(pub Option<usize>);
+
+impl fmt::Display for Line {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(line) => write!(f, "line {line}"),
+            None => f.write_str("manifest"),
+        }
+    }
+}
+
+/// One problem of a manifest.
+#[derive(Debug)]
+pub enum ManifestProblem {
+    /// The file exists but cannot be read.
+    Read(std::io::Error),
+    /// Not TOML, an unknown key, or a value of the wrong type (names its line).
+    Toml(TomlError),
+    /// `network.allow[index]` is not a host grant.
+    Grant {
+        line: Line,
+        index: usize,
+        source: GrantError,
+    },
+    /// `dirs[index].host` exists but is not a directory.
+    NotADirectory { line: Line, index: usize, host: PathBuf },
+    /// `dirs[index].host` cannot be looked at (missing, no permission).
+    DirUnreadable {
+        line: Line,
+        index: usize,
+        host: PathBuf,
+        source: std::io::Error,
+    },
+    /// `dirs[index].guest` is relative or contains `..`.
+    GuestPath { line: Line, index: usize, guest: String },
+    /// `env.{key}[index]` is not an environment variable name.
+    EnvName {
+        line: Line,
+        key: &'static str,
+        index: usize,
+        name: String,
+    },
+    /// `limits.{key} = 0`.
+    ZeroLimit { line: Line, key: &'static str },
+}
+
+impl fmt::Display for ManifestProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ManifestProblem::Read(e) => write!(f, "cannot read: {e}"),
+            ManifestProblem::Toml(e) => write!(f, "{e}"),
+            ManifestProblem::Grant { line, index, source } => {
+                write!(f, "{line}: network.allow[{index}]: {source}")
+            }
+            ManifestProblem::NotADirectory { line, index, host } => write!(
+                f,
+                "{line}: dirs[{index}].host {} is not a directory",
+                host.display()
+            ),
+            ManifestProblem::DirUnreadable {
+                line,
+                index,
+                host,
+                source,
+            } => write!(f, "{line}: dirs[{index}].host {}: {source}", host.display()),
+            ManifestProblem::GuestPath { line, index, guest } => write!(
+                f,
+                "{line}: dirs[{index}].guest {guest:?} must be an absolute path without '..' (like \"/data\")"
+            ),
+            ManifestProblem::EnvName {
+                line,
+                key,
+                index,
+                name,
+            } => write!(
+                f,
+                "{line}: env.{key}[{index}] {name:?} is not an environment variable name \
+                 ([A-Za-z_][A-Za-z0-9_]*)"
+            ),
+            ManifestProblem::ZeroLimit { line, key } => {
+                write!(f, "{line}: limits.{key} must be greater than 0")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ManifestProblem {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ManifestProblem::Read(e) | ManifestProblem::DirUnreadable { source: e, .. } => Some(e),
+            ManifestProblem::Toml(e) => Some(e),
+            ManifestProblem::Grant { source, .. } => Some(source),
+            ManifestProblem::NotADirectory { .. }
+            | ManifestProblem::GuestPath { .. }
+            | ManifestProblem::EnvName { .. }
+            | ManifestProblem::ZeroLimit { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! The limits in a manifest: what it asks for, and what a plugin's calls run under
+//! once the requests are clamped to the operator's global caps.
+
+use crate::config::Limits;
+
+/// Limits a manifest asks for; `None` = the operator's global cap.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LimitRequests {
+    pub memory_mb: Option<u64>,
+    pub timeout_ms: Option<u64>,
+    pub output_kb: Option<u64>,
+    pub log_kb: Option<u64>,
+}
+
+/// The limits one plugin's calls run under: its manifest's requests clamped to the
+/// operator's caps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EffectiveLimits {
+    pub memory_mb: u64,
+    pub timeout_ms: u64,
+    pub output_kb: u64,
+    pub log_kb: u64,
+    pub input_kb: u64,
+}
+
+impl EffectiveLimits {
+    /// Clamps `requests` to `caps`; the notes say which requests were lowered.
+    pub fn resolve(requests: &LimitRequests, caps: &Limits) -> (EffectiveLimits, Vec<String>) {
+        let mut notes = Vec::new();
+        let mut clamp = |key: &str, asked: Option<u64>, cap: u64| match asked {
+            Some(v) if v > cap => {
+                notes.push(format!(
+                    "limits.{key} = {v} is above the operator's cap; using {cap}"
+                ));
+                cap
+            }
+            Some(v) => v,
+            None => cap,
+        };
+        let limits = EffectiveLimits {
+            memory_mb: clamp("memory_mb", requests.memory_mb, caps.memory_mb),
+            timeout_ms: clamp("timeout_ms", requests.timeout_ms, caps.timeout_ms),
+            output_kb: clamp("output_kb", requests.output_kb, caps.output_kb),
+            log_kb: clamp("log_kb", requests.log_kb, caps.log_kb),
+            input_kb: caps.input_kb,
+        };
+        (limits, notes)
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        usize::try_from(self.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
+    }
+    pub fn output_bytes(&self) -> usize {
+        usize::try_from(self.output_kb.saturating_mul(1024)).unwrap_or(usize::MAX)
+    }
+    pub fn log_bytes(&self) -> usize {
+        usize::try_from(self.log_kb.saturating_mul(1024)).unwrap_or(usize::MAX)
+    }
+    pub fn input_bytes(&self) -> usize {
+        usize::try_from(self.input_kb.saturating_mul(1024)).unwrap_or(usize::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_clamped_to_caps() {
+        let caps = Limits::default();
+        let asked = LimitRequests {
+            memory_mb: Some(10_000),
+            timeout_ms: Some(50),
+            ..Default::default()
+        };
+        let (l, notes) = EffectiveLimits::resolve(&asked, &caps);
+        assert_eq!(l.memory_mb, caps.memory_mb);
+        assert_eq!(l.timeout_ms, 50);
+        assert_eq!(l.output_kb, caps.output_kb);
+        assert_eq!(notes.len(), 1);
+    }
+}

@@ -1,0 +1,343 @@
+//! The capability manifest `NAME.toml` beside `NAME.wasm`: parsing, validation
+//! (every problem names its line and key), and the effective limits after clamping
+//! to the operator's global caps.
+//!
+//! No manifest means pure compute: no network, no directories, no environment.
+//!
+//! - `grants`: outbound hosts and preopened directories;
+//! - `limits`: requested and effective limits;
+//! - `error`: what is wrong with a manifest, one problem per value.
+
+mod error;
+mod grants;
+mod limits;
+
+use error::Line;
+pub use error::{ManifestError, ManifestProblem};
+pub use grants::{DirGrant, GrantError, HostGrant};
+pub use limits::{EffectiveLimits, LimitRequests};
+
+use crate::toml::Document;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// A validated manifest. `Manifest::default()` is the deny-all manifest used when
+/// there is no `NAME.toml`.
+#[derive(Clone, Debug, Default)]
+pub struct Manifest {
+    /// Where it was read from; `None` when the plugin has no manifest.
+    pub path: Option<PathBuf>,
+    /// Callable but hidden from search.
+    pub deprecated: bool,
+    /// Outbound HTTP destinations.
+    pub network: Vec<HostGrant>,
+    /// Preopened directories.
+    pub dirs: Vec<DirGrant>,
+    /// Environment variables copied by name.
+    pub env_vars: Vec<String>,
+    /// Environment variables copied by name whose values are never shown.
+    pub secrets: Vec<String>,
+    /// Limits the manifest asks for (before clamping).
+    pub limits: LimitRequests,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    deprecated: Option<bool>,
+    network: Option<RawNetwork>,
+    #[serde(default)]
+    dirs: Vec<RawDir>,
+    env: Option<RawEnv>,
+    limits: Option<RawLimits>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNetwork {
+    #[serde(default)]
+    allow: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDir {
+    host: String,
+    guest: String,
+    writable: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEnv {
+    #[serde(default)]
+    vars: Vec<String>,
+    #[serde(default)]
+    secrets: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    memory_mb: Option<u64>,
+    timeout_ms: Option<u64>,
+    output_kb: Option<u64>,
+    log_kb: Option<u64>,
+}
+
+fn is_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// The value checks of one manifest, collecting every problem.
+struct Checks<'d, 't> {
+    doc: &'d Document<'t>,
+    problems: Vec<ManifestProblem>,
+}
+
+impl Checks<'_, '_> {
+    /// The line of the value at `pointer` (`/dirs/0/host`).
+    fn line(&self, pointer: &str) -> Line {
+        Line(self.doc.line_at(pointer))
+    }
+
+    fn network(&mut self, allow: Vec<String>) -> Vec<HostGrant> {
+        let mut grants = Vec::new();
+        for (index, entry) in allow.iter().enumerate() {
+            match HostGrant::parse(entry) {
+                Ok(g) => grants.push(g),
+                Err(source) => self.problems.push(ManifestProblem::Grant {
+                    line: self.line(&format!("/network/allow/{index}")),
+                    index,
+                    source,
+                }),
+            }
+        }
+        grants
+    }
+
+    /// Relative host paths are resolved against `base`, the manifest's folder.
+    fn dirs(&mut self, raw: &[RawDir], base: &Path) -> Vec<DirGrant> {
+        let mut dirs = Vec::new();
+        for (index, d) in raw.iter().enumerate() {
+            let host = PathBuf::from(&d.host);
+            let host = if host.is_absolute() { host } else { base.join(host) };
+            let line = self.line(&format!("/dirs/{index}/host"));
+            match std::fs::metadata(&host) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => self.problems.push(ManifestProblem::NotADirectory {
+                    line,
+                    index,
+                    host: host.clone(),
+                }),
+                Err(source) => self.problems.push(ManifestProblem::DirUnreadable {
+                    line,
+                    index,
+                    host: host.clone(),
+                    source,
+                }),
+            }
+            let guest = &d.guest;
+            if !guest.starts_with('/') || guest.split('/').any(|c| c == "..") {
+                self.problems.push(ManifestProblem::GuestPath {
+                    line: self.line(&format!("/dirs/{index}/guest")),
+                    index,
+                    guest: guest.clone(),
+                });
+            }
+            dirs.push(DirGrant {
+                host,
+                guest: guest.clone(),
+                writable: d.writable.unwrap_or(false),
+            });
+        }
+        dirs
+    }
+
+    /// The valid names of `env.{key}`.
+    fn env_names(&mut self, key: &'static str, names: Vec<String>) -> Vec<String> {
+        let mut valid = Vec::new();
+        for (index, name) in names.into_iter().enumerate() {
+            if is_env_name(&name) {
+                valid.push(name);
+            } else {
+                self.problems.push(ManifestProblem::EnvName {
+                    line: self.line(&format!("/env/{key}/{index}")),
+                    key,
+                    index,
+                    name,
+                });
+            }
+        }
+        valid
+    }
+
+    fn limits(&mut self, raw: RawLimits) -> LimitRequests {
+        let mut take = |key: &'static str, v: Option<u64>| match v {
+            Some(0) => {
+                let line = self.line(&format!("/limits/{key}"));
+                self.problems.push(ManifestProblem::ZeroLimit { line, key });
+                None
+            }
+            v => v,
+        };
+        LimitRequests {
+            memory_mb: take("memory_mb", raw.memory_mb),
+            timeout_ms: take("timeout_ms", raw.timeout_ms),
+            output_kb: take("output_kb", raw.output_kb),
+            log_kb: take("log_kb", raw.log_kb),
+        }
+    }
+}
+
+impl Manifest {
+    /// Reads `path` if it exists; `Ok(Manifest::default())` when it does not.
+    pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Manifest::parse(&text, path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
+            Err(e) => Err(ManifestError {
+                path: path.to_owned(),
+                problems: vec![ManifestProblem::Read(e)],
+            }),
+        }
+    }
+
+    /// Parses and validates manifest text; `path` names the file in problems and
+    /// anchors relative directory paths.
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest, ManifestError> {
+        let fail = |problems| ManifestError {
+            path: path.to_owned(),
+            problems,
+        };
+        let doc = Document::parse(text).map_err(|e| fail(vec![ManifestProblem::Toml(e)]))?;
+        let raw: RawManifest = doc
+            .deserialize()
+            .map_err(|e| fail(vec![ManifestProblem::Toml(e)]))?;
+        // Checks below name the line of the value they reject.
+        let mut check = Checks {
+            doc: &doc,
+            problems: Vec::new(),
+        };
+        let network = check.network(raw.network.map(|n| n.allow).unwrap_or_default());
+        let dirs = check.dirs(&raw.dirs, path.parent().unwrap_or(Path::new(".")));
+        let (env_vars, secrets) = match raw.env {
+            Some(env) => (
+                check.env_names("vars", env.vars),
+                check.env_names("secrets", env.secrets),
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        let limits = raw.limits.map(|l| check.limits(l)).unwrap_or_default();
+        if !check.problems.is_empty() {
+            return Err(fail(check.problems));
+        }
+        Ok(Manifest {
+            path: Some(path.to_owned()),
+            deprecated: raw.deprecated.unwrap_or(false),
+            network,
+            dirs,
+            env_vars,
+            secrets,
+            limits,
+        })
+    }
+
+    /// One line per grant, for `plugin inspect` and the plugins API. Secret values
+    /// are never included, only their names.
+    pub fn describe(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.path.is_none() {
+            lines.push("no manifest: pure compute (no network, no files, no environment)".to_string());
+            return lines;
+        }
+        if self.deprecated {
+            lines.push("deprecated: callable, hidden from search".into());
+        }
+        for g in &self.network {
+            lines.push(format!("network: {g}"));
+        }
+        for d in &self.dirs {
+            let mode = if d.writable { "read-write" } else { "read-only" };
+            lines.push(format!("dir: {} -> {} ({mode})", d.host.display(), d.guest));
+        }
+        for v in &self.env_vars {
+            lines.push(format!("env: {v}"));
+        }
+        for v in &self.secrets {
+            lines.push(format!("secret: {v}"));
+        }
+        if lines.is_empty() {
+            lines.push("no grants".into());
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Manifest, ManifestError> {
+        Manifest::parse(text, Path::new("/tmp/p.toml"))
+    }
+
+    #[test]
+    fn full_manifest_parses() {
+        let dir = std::env::temp_dir();
+        let text = format!(
+            "deprecated = true\n[network]\nallow = [\"en.wikipedia.org\", \"127.0.0.1:8080\", \"[::1]:9\"]\n\
+             [[dirs]]\nhost = \"{}\"\nguest = \"/data\"\n[env]\nvars = [\"LANG\"]\nsecrets = [\"API_KEY\"]\n\
+             [limits]\nmemory_mb = 32\ntimeout_ms = 5000\noutput_kb = 256\nlog_kb = 16\n",
+            dir.display()
+        );
+        let m = parse(&text).unwrap();
+        assert!(m.deprecated);
+        assert_eq!(
+            m.network[0],
+            HostGrant {
+                host: "en.wikipedia.org".into(),
+                port: None,
+                ip: None
+            }
+        );
+        assert_eq!(m.network[1].port, Some(8080));
+        assert!(m.network[1].ip.is_some());
+        assert_eq!(m.network[2].to_string(), "[::1]:9");
+        assert!(!m.dirs[0].writable);
+        assert_eq!(m.env_vars, ["LANG"]);
+        assert_eq!(m.secrets, ["API_KEY"]);
+        assert_eq!(m.limits.memory_mb, Some(32));
+    }
+
+    #[test]
+    fn unknown_keys_name_key_and_line() {
+        let err = parse("[limits]\nmemroy_mb = 3\n").unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
+        assert!(err.contains("memroy_mb"), "{err}");
+    }
+
+    #[test]
+    fn invalid_values_name_key_and_line_each() {
+        let err = parse(
+            "[network]\nallow = [\"https://x.org/\"]\n[[dirs]]\nhost = \"/definitely/not/here\"\nguest = \"data\"\n\
+             [env]\nvars = [\"A-B\"]\n[limits]\ntimeout_ms = 0\n",
+        )
+        .unwrap_err();
+        let p: Vec<String> = err.problems.iter().map(ToString::to_string).collect();
+        assert_eq!(p.len(), 5, "{p:?}");
+        assert!(p[0].starts_with("line 2: network.allow[0]"), "{p:?}");
+        assert!(p[1].starts_with("line 4: dirs[0].host"), "{p:?}");
+        assert!(p[2].starts_with("line 5: dirs[0].guest"), "{p:?}");
+        assert!(p[3].starts_with("line 7: env.vars[0]"), "{p:?}");
+        assert!(p[4].starts_with("line 9: limits.timeout_ms"), "{p:?}");
+    }
+
+    #[test]
+    fn wrong_types_are_errors() {
+        let err = parse("deprecated = \"yes\"\n").unwrap_err().to_string();
+        assert!(err.contains("line 1"), "{err}");
+    }
+}
