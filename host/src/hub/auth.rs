@@ -130,11 +130,12 @@ pub enum TokenError {
     EnvMissing {
         token: String,
         var: String,
+        source: std::env::VarError,
     },
     FileUnreadable {
         token: String,
         path: std::path::PathBuf,
-        message: String,
+        source: std::io::Error,
     },
     Empty {
         token: String,
@@ -148,13 +149,13 @@ pub enum TokenError {
 impl std::fmt::Display for TokenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TokenError::EnvMissing { token, var } => {
+            TokenError::EnvMissing { token, var, .. } => {
                 write!(f, "tokens.{token}: environment variable {var} is not set")
             }
-            TokenError::FileUnreadable { token, path, message } => {
+            TokenError::FileUnreadable { token, path, source } => {
                 write!(
                     f,
-                    "tokens.{token}: cannot read secret file {}: {message}",
+                    "tokens.{token}: cannot read secret file {}: {source}",
                     path.display()
                 )
             }
@@ -166,7 +167,15 @@ impl std::fmt::Display for TokenError {
     }
 }
 
-impl std::error::Error for TokenError {}
+impl std::error::Error for TokenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TokenError::EnvMissing { source, .. } => Some(source),
+            TokenError::FileUnreadable { source, .. } => Some(source),
+            TokenError::Empty { .. } | TokenError::Duplicate { .. } => None,
+        }
+    }
+}
 
 struct Token {
     name: String,
@@ -233,14 +242,15 @@ impl Authenticator {
 
 fn read_secret(t: &TokenConfig) -> Result<String, TokenError> {
     let secret = match (&t.secret_env, &t.secret_file) {
-        (Some(var), _) => std::env::var(var).map_err(|_| TokenError::EnvMissing {
+        (Some(var), _) => std::env::var(var).map_err(|source| TokenError::EnvMissing {
             token: t.name.clone(),
             var: var.clone(),
+            source,
         })?,
         (None, Some(path)) => std::fs::read_to_string(path).map_err(|e| TokenError::FileUnreadable {
             token: t.name.clone(),
             path: path.clone(),
-            message: e.to_string(),
+            source: e,
         })?,
         // Config::check guarantees exactly one source; treat the impossible case as empty.
         (None, None) => String::new(),

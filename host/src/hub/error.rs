@@ -174,7 +174,16 @@ impl std::fmt::Display for HubError {
     }
 }
 
-impl std::error::Error for HubError {}
+impl std::error::Error for HubError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            // Shown as they are (see Display): their causes are this error's.
+            HubError::Token(e) => std::error::Error::source(e),
+            HubError::Runtime(e) => std::error::Error::source(e),
+            HubError::Storage(e) => Some(e),
+        }
+    }
+}
 
 impl From<TokenError> for HubError {
     fn from(e: TokenError) -> Self {
