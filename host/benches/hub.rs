@@ -2,7 +2,7 @@
 //!
 //! 1. `hub_call` overhead: a trivial operation (`noop` of the adversarial test
 //!    guest) called directly through `Plugin::call`, then through
-//!    `Hub::invoke("hub_call")` (argument validation, registry lookup, input schema
+//!    `Hub::invoke` of `hub_call` (argument validation, registry lookup, input schema
 //!    validation, call id, graph frame, metrics, audit record), interleaved; the
 //!    overhead is the difference of the medians. Target ≤ 10 µs.
 //! 2. `hub_search` ranking over 1,008 operations (the relevance corpus under nine
@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmhub::config::Config;
 use wasmhub::hub::search::{SearchDoc, SearchIndex};
-use wasmhub::hub::{CallContext, Caller, Hub};
+use wasmhub::hub::{CallContext, Caller, Hub, MetaToolRequest};
 use wasmhub::runtime::{Invocation, NoNestedCalls};
 use wasmhub::storage::Storage;
 use wasmtime_wasi_http::io::TokioIo;
@@ -66,6 +66,12 @@ fn scratch(root: &Path, tag: &str) -> PathBuf {
     dir
 }
 
+/// The `hub_call` request for `args`, read and validated as a surface does on
+/// every call (so the timings include it).
+fn call_request(args: &Value) -> MetaToolRequest {
+    MetaToolRequest::parse("hub_call", args.clone()).unwrap()
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -98,7 +104,7 @@ async fn call_overhead(plugins: &Path) {
     let through_hub = || async {
         let t = Instant::now();
         let out = hub
-            .invoke("hub_call", args.clone(), CallContext::new(Caller::local()))
+            .invoke(call_request(&args), CallContext::new(Caller::local()))
             .await
             .unwrap();
         let us = t.elapsed().as_secs_f64() * 1e6;
@@ -142,7 +148,7 @@ async fn call_throughput(root: &Path, plugins: &Path) {
                 let mut n = 0u64;
                 while Instant::now() < until {
                     let out = hub
-                        .invoke("hub_call", args.clone(), CallContext::new(Caller::local()))
+                        .invoke(call_request(&args), CallContext::new(Caller::local()))
                         .await
                         .unwrap();
                     assert_eq!(out["results"][0]["ok"], true);

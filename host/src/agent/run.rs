@@ -22,7 +22,7 @@ use super::live::LiveTurn;
 use super::message::UiMessage;
 use super::sessions::{SessionInfo, Sessions};
 use super::sink::TurnSink;
-use crate::hub::{CallContext, Caller, Hub};
+use crate::hub::{CallContext, Caller, Hub, MetaToolRequest};
 use crate::llm::openai::prepare_stream_body;
 use crate::llm::{FinishReason, Llm, Route, StepOptions, ToolCall, UiChunk, Usage};
 use crate::race::{Race, race};
@@ -216,7 +216,11 @@ impl Runner<'_> {
                 progress: None,
             };
             tasks.spawn(async move {
-                let result = match hub.invoke(&name, input, ctx).await {
+                let answer = match MetaToolRequest::parse(&name, input) {
+                    Ok(request) => hub.invoke(request, ctx).await,
+                    Err(e) => Err(e),
+                };
+                let result = match answer {
                     Ok(output) => ToolResult::Output(output),
                     Err(e) => ToolResult::Error(e.to_string()),
                 };

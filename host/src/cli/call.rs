@@ -8,7 +8,7 @@
 
 use super::signals::Signals;
 use crate::config::Config;
-use crate::hub::{CallContext, Caller, Hub};
+use crate::hub::{CallContext, Caller, Hub, MetaToolKind, MetaToolRequest};
 use crate::race::{Race, race};
 use crate::storage::Storage;
 use serde_json::{Value, json};
@@ -43,7 +43,11 @@ async fn call(tool: &str, input: Value, config: &Config, signals: Signals) -> Ex
     let ctx = CallContext::new(Caller::local());
     let cancel = ctx.cancel.clone();
     let args = json!({ "calls": [{ "tool": tool, "input": input }] });
-    let answer = match race(hub.invoke("hub_call", args, ctx), signals.received()).await {
+    let request = match MetaToolRequest::new(MetaToolKind::Call, args) {
+        Ok(request) => request,
+        Err(e) => return fail_json(&e.to_json()),
+    };
+    let answer = match race(hub.invoke(request, ctx), signals.received()).await {
         Race::First(answer) => answer,
         Race::Second(()) => {
             cancel.cancel();

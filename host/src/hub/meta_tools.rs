@@ -1,12 +1,19 @@
 //! The four meta-tools, defined once: wire name, the description a model reads,
 //! input JSON Schema and output JSON Schema. MCP's `tools/list`, the agent loop's
 //! OpenAI function tools and the REST routes all take them from [`meta_tools`].
+//! A request for one is a [`MetaToolRequest`]: the kind with its typed arguments,
+//! made from JSON only after the arguments passed the input schema.
 //!
 //! The descriptions are the whole manual a model gets, so they teach the workflow
 //! (search → schema → call, batch independent calls) in as few tokens as possible;
 //! `hub_meta_tool_definitions_stay_small` in the tests guards their size.
 
-use serde_json::{Value, json};
+use super::error::ToolError;
+use super::search;
+use super::validate;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
 use std::sync::OnceLock;
 
 /// One meta-tool as every surface shows it.
@@ -30,16 +37,26 @@ pub enum MetaToolKind {
 }
 
 impl MetaToolKind {
-    /// Accepts the wire name (`hub_call`) and the design documents' dotted alias
-    /// (`hub.call`).
+    /// The four kinds, in the order of [`meta_tools`].
+    pub const ALL: [MetaToolKind; 4] = [
+        MetaToolKind::List,
+        MetaToolKind::Search,
+        MetaToolKind::Schema,
+        MetaToolKind::Call,
+    ];
+
+    /// Accepts the wire name (`hub_call`) and the dotted spelling (`hub.call`), which
+    /// docs/hub.md promises is accepted on input.
     pub fn parse(name: &str) -> Option<MetaToolKind> {
-        match name {
-            "hub_list" | "hub.list" => Some(MetaToolKind::List),
-            "hub_search" | "hub.search" => Some(MetaToolKind::Search),
-            "hub_schema" | "hub.schema" => Some(MetaToolKind::Schema),
-            "hub_call" | "hub.call" => Some(MetaToolKind::Call),
-            _ => None,
-        }
+        let short = name.strip_prefix("hub_").or_else(|| name.strip_prefix("hub."))?;
+        MetaToolKind::from_route(short)
+    }
+
+    /// The kind of the REST route `POST /api/hub/{list,search,schema,call}`.
+    pub fn from_route(segment: &str) -> Option<MetaToolKind> {
+        MetaToolKind::ALL
+            .into_iter()
+            .find(|k| &k.wire_name()["hub_".len()..] == segment)
     }
 
     pub fn wire_name(self) -> &'static str {
@@ -58,6 +75,124 @@ impl MetaToolKind {
     }
 }
 
+/// One meta-tool to run, with its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetaToolRequest {
+    List(ListArgs),
+    Search(SearchArgs),
+    Schema(SchemaArgs),
+    Call(CallArgs),
+}
+
+/// `hub_list` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct ListArgs {
+    /// Only this plugin's operations.
+    pub namespace: Option<String>,
+}
+
+/// `hub_search` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct SearchArgs {
+    /// What the caller wants to do; empty lists everything visible.
+    #[serde(default)]
+    pub q: String,
+    pub namespace: Option<String>,
+    /// At most this many results (1 to [`SEARCH_MAX_LIMIT`]; default
+    /// [`SEARCH_DEFAULT_LIMIT`]).
+    pub limit: Option<usize>,
+}
+
+/// `hub_schema` arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct SchemaArgs {
+    /// The operation, e.g. `text.slugify`.
+    pub tool: String,
+}
+
+/// `hub_call` arguments.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct CallArgs {
+    /// The batch, run concurrently; results come back in this order.
+    pub calls: Vec<OperationCall>,
+}
+
+/// One operation call of a `hub_call` batch.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct OperationCall {
+    pub tool: String,
+    /// The operation's input (`{}` when left out).
+    #[serde(default)]
+    pub input: Map<String, Value>,
+}
+
+impl MetaToolRequest {
+    /// Meta-tool `name` (wire name or dotted alias) with its JSON arguments (`null`
+    /// counts as `{}`).
+    pub fn parse(name: &str, args: Value) -> Result<MetaToolRequest, ToolError> {
+        let kind = MetaToolKind::parse(name).ok_or_else(|| ToolError::UnknownTool {
+            name: name.to_string(),
+            suggestions: search::suggest(name, meta_tools().iter().map(|t| t.name)),
+        })?;
+        MetaToolRequest::new(kind, args)
+    }
+
+    /// Checks `args` (`null` counts as `{}`) against `kind`'s input schema, then reads
+    /// them into the typed arguments.
+    pub fn new(kind: MetaToolKind, args: Value) -> Result<MetaToolRequest, ToolError> {
+        let args = if args.is_null() {
+            Value::Object(Map::new())
+        } else {
+            args
+        };
+        check_arguments(kind, &args)?;
+        Ok(match kind {
+            MetaToolKind::List => MetaToolRequest::List(typed(kind, args)?),
+            MetaToolKind::Search => MetaToolRequest::Search(typed(kind, args)?),
+            MetaToolKind::Schema => MetaToolRequest::Schema(typed(kind, args)?),
+            MetaToolKind::Call => MetaToolRequest::Call(typed(kind, args)?),
+        })
+    }
+
+    pub fn kind(&self) -> MetaToolKind {
+        match self {
+            MetaToolRequest::List(_) => MetaToolKind::List,
+            MetaToolRequest::Search(_) => MetaToolKind::Search,
+            MetaToolRequest::Schema(_) => MetaToolKind::Schema,
+            MetaToolRequest::Call(_) => MetaToolKind::Call,
+        }
+    }
+}
+
+/// Validates meta-tool arguments against the meta-tool's input schema.
+fn check_arguments(kind: MetaToolKind, args: &Value) -> Result<(), ToolError> {
+    let tool = kind.tool();
+    let (violations, extra) = validate::violations(&tool.validator, &tool.input_schema, args);
+    if violations.is_empty() {
+        return Ok(());
+    }
+    Err(ToolError::InvalidArguments {
+        message: format!(
+            "invalid arguments for {}: {}",
+            tool.name,
+            validate::summary(&violations, extra)
+        ),
+        violations,
+    })
+}
+
+/// Schema-valid arguments as their typed struct. Failing here means the input
+/// schema accepts something the struct does not: a hub bug, reported as such.
+fn typed<T: DeserializeOwned>(kind: MetaToolKind, args: Value) -> Result<T, ToolError> {
+    serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments {
+        message: format!(
+            "invalid arguments for {}: {e} (the arguments match the input schema, so this is a bug in the hub)",
+            kind.wire_name()
+        ),
+        violations: Vec::new(),
+    })
+}
+
 /// The four definitions, in the order list, search, schema, call.
 pub fn meta_tools() -> &'static [MetaTool] {
     static TOOLS: OnceLock<Vec<MetaTool>> = OnceLock::new();
@@ -69,6 +204,27 @@ pub const SEARCH_DEFAULT_LIMIT: usize = 10;
 pub const SEARCH_MAX_LIMIT: usize = 50;
 
 fn build() -> Vec<MetaTool> {
+    [
+        list_definition(),
+        search_definition(),
+        schema_definition(),
+        call_definition(),
+    ]
+    .into_iter()
+    .map(|(name, description, input_schema, output_schema)| MetaTool {
+        name,
+        description,
+        validator: jsonschema::validator_for(&input_schema).expect("meta-tool input schemas are valid"),
+        input_schema,
+        output_schema,
+    })
+    .collect()
+}
+
+/// Wire name, description, input schema and output schema of one meta-tool.
+type Definition = (&'static str, &'static str, Value, Value);
+
+fn list_definition() -> Definition {
     let entry = json!({
         "type": "object",
         "properties": {
@@ -77,127 +233,124 @@ fn build() -> Vec<MetaTool> {
         },
         "required": ["tool", "description"]
     });
-    let definitions = [
-        (
-            "hub_list",
-            "List the operations you may call (optionally one namespace). Prefer hub_search to find one by purpose.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "namespace": {"type": "string", "description": "Plugin name, e.g. \"text\""}
-                },
-                "additionalProperties": false
-            }),
-            json!({
-                "type": "object",
-                "properties": {"operations": {"type": "array", "items": entry}},
-                "required": ["operations"]
-            }),
-        ),
-        (
-            "hub_search",
-            "Find operations by what they do, best match first. Then read the input schema with hub_schema and run it with hub_call.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "q": {"type": "string", "description": "What you want to do, in words"},
-                    "namespace": {"type": "string"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX_LIMIT, "default": SEARCH_DEFAULT_LIMIT}
-                },
-                "additionalProperties": false
-            }),
-            json!({
-                "type": "object",
-                "properties": {"results": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {
-                        "tool": {"type": "string"},
-                        "description": {"type": "string"},
-                        "score": {"type": "number"}
-                    },
-                    "required": ["tool", "description", "score"]
-                }}},
-                "required": ["results"]
-            }),
-        ),
-        (
-            "hub_schema",
-            "Get an operation's description and the JSON Schema of its input (and output). Read it before the first call.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "tool": {"type": "string", "description": "Operation, e.g. \"text.slugify\""}
-                },
-                "required": ["tool"],
-                "additionalProperties": false
-            }),
-            json!({
+    (
+        "hub_list",
+        "List the operations you may call (optionally one namespace). Prefer hub_search to find one by purpose.",
+        json!({
+            "type": "object",
+            "properties": {
+                "namespace": {"type": "string", "description": "Plugin name, e.g. \"text\""}
+            },
+            "additionalProperties": false
+        }),
+        json!({
+            "type": "object",
+            "properties": {"operations": {"type": "array", "items": entry}},
+            "required": ["operations"]
+        }),
+    )
+}
+
+fn search_definition() -> Definition {
+    (
+        "hub_search",
+        "Find operations by what they do, best match first. Then read the input schema with hub_schema and run it with hub_call.",
+        json!({
+            "type": "object",
+            "properties": {
+                "q": {"type": "string", "description": "What you want to do, in words"},
+                "namespace": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX_LIMIT, "default": SEARCH_DEFAULT_LIMIT}
+            },
+            "additionalProperties": false
+        }),
+        json!({
+            "type": "object",
+            "properties": {"results": {"type": "array", "items": {
                 "type": "object",
                 "properties": {
                     "tool": {"type": "string"},
                     "description": {"type": "string"},
-                    "inputSchema": {"type": "object"},
-                    "outputSchema": {"type": "object"}
+                    "score": {"type": "number"}
                 },
-                "required": ["tool", "description", "inputSchema"]
-            }),
-        ),
-        (
-            "hub_call",
-            "Run operations. Put independent calls in one request: they run concurrently. Results come in order as {tool, ok, result} or {tool, ok:false, error}; on invalid_input fix what error.violations lists and retry.",
-            json!({
+                "required": ["tool", "description", "score"]
+            }}},
+            "required": ["results"]
+        }),
+    )
+}
+
+fn schema_definition() -> Definition {
+    (
+        "hub_schema",
+        "Get an operation's description and the JSON Schema of its input (and output). Read it before the first call.",
+        json!({
+            "type": "object",
+            "properties": {
+                "tool": {"type": "string", "description": "Operation, e.g. \"text.slugify\""}
+            },
+            "required": ["tool"],
+            "additionalProperties": false
+        }),
+        json!({
+            "type": "object",
+            "properties": {
+                "tool": {"type": "string"},
+                "description": {"type": "string"},
+                "inputSchema": {"type": "object"},
+                "outputSchema": {"type": "object"}
+            },
+            "required": ["tool", "description", "inputSchema"]
+        }),
+    )
+}
+
+fn call_definition() -> Definition {
+    (
+        "hub_call",
+        "Run operations. Put independent calls in one request: they run concurrently. Results come in order as {tool, ok, result} or {tool, ok:false, error}; on invalid_input fix what error.violations lists and retry.",
+        json!({
+            "type": "object",
+            "properties": {
+                "calls": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "tool": {"type": "string"},
+                            "input": {"type": "object"}
+                        },
+                        "required": ["tool"],
+                        "additionalProperties": false
+                    }
+                }
+            },
+            "required": ["calls"],
+            "additionalProperties": false
+        }),
+        json!({
+            "type": "object",
+            "properties": {"results": {"type": "array", "items": {
                 "type": "object",
                 "properties": {
-                    "calls": {
-                        "type": "array",
-                        "minItems": 1,
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "tool": {"type": "string"},
-                                "input": {"type": "object"}
-                            },
-                            "required": ["tool"],
-                            "additionalProperties": false
-                        }
+                    "tool": {"type": "string"},
+                    "ok": {"type": "boolean"},
+                    "result": {},
+                    "error": {
+                        "type": "object",
+                        "properties": {
+                            "code": {"type": "string"},
+                            "message": {"type": "string"}
+                        },
+                        "required": ["code", "message"]
                     }
                 },
-                "required": ["calls"],
-                "additionalProperties": false
-            }),
-            json!({
-                "type": "object",
-                "properties": {"results": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {
-                        "tool": {"type": "string"},
-                        "ok": {"type": "boolean"},
-                        "result": {},
-                        "error": {
-                            "type": "object",
-                            "properties": {
-                                "code": {"type": "string"},
-                                "message": {"type": "string"}
-                            },
-                            "required": ["code", "message"]
-                        }
-                    },
-                    "required": ["tool", "ok"]
-                }}},
-                "required": ["results"]
-            }),
-        ),
-    ];
-    definitions
-        .into_iter()
-        .map(|(name, description, input_schema, output_schema)| MetaTool {
-            name,
-            description,
-            validator: jsonschema::validator_for(&input_schema).expect("meta-tool input schemas are valid"),
-            input_schema,
-            output_schema,
-        })
-        .collect()
+                "required": ["tool", "ok"]
+            }}},
+            "required": ["results"]
+        }),
+    )
 }
 
 #[cfg(test)]
@@ -208,12 +361,7 @@ mod tests {
     fn four_tools_in_kind_order_with_valid_wire_names() {
         let tools = meta_tools();
         assert_eq!(tools.len(), 4);
-        for kind in [
-            MetaToolKind::List,
-            MetaToolKind::Search,
-            MetaToolKind::Schema,
-            MetaToolKind::Call,
-        ] {
+        for kind in MetaToolKind::ALL {
             assert_eq!(kind.tool().name, kind.wire_name());
             assert_eq!(MetaToolKind::parse(kind.wire_name()), Some(kind));
             assert_eq!(
@@ -230,6 +378,36 @@ mod tests {
             jsonschema::validator_for(&kind.tool().output_schema).unwrap();
         }
         assert_eq!(MetaToolKind::parse("hub_lists"), None);
+        assert_eq!(MetaToolKind::parse("list"), None);
+        assert_eq!(MetaToolKind::from_route("schema"), Some(MetaToolKind::Schema));
+        assert_eq!(MetaToolKind::from_route("hub_schema"), None);
+    }
+
+    #[test]
+    fn requests_carry_typed_arguments_read_after_the_schema_check() {
+        let request = MetaToolRequest::parse("hub.search", json!({"q": "slug", "limit": 5})).unwrap();
+        assert_eq!(
+            request,
+            MetaToolRequest::Search(SearchArgs {
+                q: "slug".into(),
+                namespace: None,
+                limit: Some(5),
+            })
+        );
+        let MetaToolRequest::Call(args) =
+            MetaToolRequest::new(MetaToolKind::Call, json!({"calls": [{"tool": "a.b"}]})).unwrap()
+        else {
+            panic!("a hub_call request")
+        };
+        assert_eq!(args.calls[0].input, Map::new());
+        assert_eq!(
+            MetaToolRequest::new(MetaToolKind::List, Value::Null).unwrap(),
+            MetaToolRequest::List(ListArgs::default())
+        );
+        let e = MetaToolRequest::new(MetaToolKind::Schema, json!({})).unwrap_err();
+        assert!(matches!(e, ToolError::InvalidArguments { .. }), "{e:?}");
+        let e = MetaToolRequest::parse("hub_lists", json!({})).unwrap_err();
+        assert!(matches!(e, ToolError::UnknownTool { .. }), "{e:?}");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! call, rendered on `GET /metrics`. Calls to tools that do not exist are counted
 //! under `tool="_unknown"` so a client sending garbage names cannot grow the map.
 
+use super::registry::PluginCounts;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
@@ -64,8 +65,8 @@ impl Metrics {
         }
     }
 
-    /// The Prometheus exposition text; `plugins` are (state, count) pairs.
-    pub fn render(&self, plugins: &[(&str, usize)], operations: usize, audit_dropped: u64) -> String {
+    /// The Prometheus exposition text.
+    pub fn render(&self, plugins: &PluginCounts, operations: usize, audit_dropped: u64) -> String {
         let mut out = String::new();
         let calls = self.calls.lock().unwrap();
         out.push_str("# HELP wasmhub_calls_total Operation calls by tool and outcome (ok or error code).\n");
@@ -117,7 +118,7 @@ impl Metrics {
         );
         out.push_str("# HELP wasmhub_plugins Plugins in the plugins folder by state.\n");
         out.push_str("# TYPE wasmhub_plugins gauge\n");
-        for (state, n) in plugins {
+        for (state, n) in plugins.by_state() {
             let _ = writeln!(out, "wasmhub_plugins{{state=\"{state}\"}} {n}");
         }
         out.push_str("# HELP wasmhub_operations Callable operations.\n");
@@ -150,7 +151,12 @@ mod tests {
         m.observe("text.slugify", "ok", Duration::from_millis(20));
         m.observe("text.slugify", "timeout", Duration::from_secs(11));
         let guard = m.start();
-        let text = m.render(&[("active", 2), ("rejected", 1)], 7, 0);
+        let plugins = PluginCounts {
+            active: 2,
+            deprecated: 0,
+            rejected: 1,
+        };
+        let text = m.render(&plugins, 7, 0);
         drop(guard);
         assert!(
             text.contains("wasmhub_calls_total{tool=\"text.slugify\",outcome=\"ok\"} 2\n"),
@@ -168,6 +174,9 @@ mod tests {
         assert!(text.contains("wasmhub_calls_in_flight 1\n"));
         assert!(text.contains("wasmhub_plugins{state=\"rejected\"} 1\n"));
         assert!(text.contains("wasmhub_operations 7\n"));
-        assert!(m.render(&[], 0, 0).contains("wasmhub_calls_in_flight 0\n"));
+        assert!(
+            m.render(&PluginCounts::default(), 0, 0)
+                .contains("wasmhub_calls_in_flight 0\n")
+        );
     }
 }

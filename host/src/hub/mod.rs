@@ -2,15 +2,18 @@
 //! authentication, and the call protocol every surface goes through.
 //!
 //! [`Hub::invoke`] is the one entry point of every surface (REST, MCP, the agent
-//! loop, the CLI): it takes a meta-tool name and its JSON arguments and answers
-//! with the meta-tool's JSON output or a [`ToolError`]. Per-operation failures
-//! inside a `hub_call` batch are data in that output, never a `ToolError`.
+//! loop, the CLI): it takes a [`MetaToolRequest`] (a meta-tool with its typed
+//! arguments, read from JSON by [`MetaToolRequest::parse`]) and answers with the
+//! meta-tool's JSON output or a [`ToolError`]. Per-operation failures inside a
+//! `hub_call` batch are data in that output, never a `ToolError`.
 //!
-//! - `meta_tools`: the four definitions; `registry`: the operation snapshot;
+//! - `meta_tools`: the four definitions and requests; `answers`: what each one
+//!   returns; `registry`: the operation snapshot;
 //! - `search`: BM25F ranking and "did you mean"; `validate`: schema violations;
 //! - `protocol`: one call and batches; `cancel`: cancellation trees;
 //! - `auth`: tokens and allowlists; `audit`: the call log; `metrics`: Prometheus.
 
+mod answers;
 pub mod audit;
 pub mod auth;
 pub mod cancel;
@@ -22,13 +25,16 @@ mod registry;
 pub mod search;
 pub mod validate;
 
-pub use audit::CallRecord;
+pub use audit::{CallOutcome, CallRecord};
 pub use auth::{Allowlist, AuthError, Caller};
 pub use cancel::CancelToken;
 pub use error::{CallError, ErrorCode, HubError, ToolError};
-pub use meta_tools::{MetaTool, MetaToolKind, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, meta_tools};
+pub use meta_tools::{
+    CallArgs, ListArgs, MetaTool, MetaToolKind, MetaToolRequest, OperationCall, SEARCH_DEFAULT_LIMIT,
+    SEARCH_MAX_LIMIT, SchemaArgs, SearchArgs, meta_tools,
+};
 pub use protocol::{ProgressEvent, ProgressFn};
-pub use registry::{PluginInfo, PluginLimits};
+pub use registry::{PluginCounts, PluginInfo, PluginLimits, PluginStatus};
 
 use crate::config::Config;
 use crate::runtime::{LockFile, PluginDir, PluginEntry, Runtime};
@@ -36,7 +42,7 @@ use crate::storage::Storage;
 use auth::Authenticator;
 use protocol::{CallScope, Core};
 use registry::Registry;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 
@@ -118,10 +124,13 @@ impl Hub {
     /// plugins folder). What `PluginDir`'s `on_change` calls.
     pub fn apply_plugins(&self, entries: Vec<PluginEntry>) {
         let registry = Arc::new(Registry::build(entries));
-        let [(_, active), (_, deprecated), (_, rejected)] = registry.plugin_counts();
+        let counts = registry.plugin_counts();
         crate::info!(
-            "hub: {} operations from {active} active and {deprecated} deprecated plugins ({rejected} rejected)",
-            registry.operation_count()
+            "hub: {} operations from {} active and {} deprecated plugins ({} rejected)",
+            registry.operation_count(),
+            counts.active,
+            counts.deprecated,
+            counts.rejected
         );
         *self.registry.write().unwrap_or_else(|p| p.into_inner()) = registry;
     }
@@ -136,33 +145,27 @@ impl Hub {
         self.auth.authenticate(bearer, peer)
     }
 
-    /// Runs meta-tool `tool` (`hub_list`, `hub_search`, `hub_schema`, `hub_call`, or
-    /// the dotted aliases) with `args` (`null` counts as `{}`).
-    pub async fn invoke(&self, tool: &str, args: Value, ctx: CallContext) -> Result<Value, ToolError> {
-        let kind = MetaToolKind::parse(tool).ok_or_else(|| ToolError::UnknownTool {
-            name: tool.to_string(),
-            suggestions: search::suggest(tool, meta_tools().iter().map(|t| t.name)),
-        })?;
-        let args = if args.is_null() {
-            Value::Object(Map::new())
-        } else {
-            args
-        };
-        check_arguments(kind, &args)?;
+    /// Runs one meta-tool request: answers with the meta-tool's JSON output or why
+    /// it could not run.
+    pub async fn invoke(&self, request: MetaToolRequest, ctx: CallContext) -> Result<Value, ToolError> {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
         let registry = self.snapshot();
         let caller = &ctx.caller;
-        match kind {
-            MetaToolKind::List => Ok(list(
-                &registry,
-                caller,
-                args.get("namespace").and_then(Value::as_str),
-            )),
-            MetaToolKind::Search => Ok(search(&registry, caller, &args)),
-            MetaToolKind::Schema => schema(&registry, caller, args["tool"].as_str().unwrap_or_default()),
-            MetaToolKind::Call => self.call(&registry, &ctx, &args).await,
+        match request {
+            MetaToolRequest::List(args) => Ok(answers::list(&registry, caller, &args)),
+            MetaToolRequest::Search(args) => Ok(answers::search(&registry, caller, &args)),
+            MetaToolRequest::Schema(args) => answers::schema(&registry, caller, &args),
+            MetaToolRequest::Call(args) => {
+                let scope = CallScope {
+                    core: &self.core,
+                    registry: &registry,
+                    caller,
+                    cancel: &ctx.cancel,
+                };
+                answers::call(&scope, self.core.limits.max_batch, args, ctx.progress.as_ref()).await
+            }
         }
     }
 
@@ -179,12 +182,7 @@ impl Hub {
     /// Plugin counts by state and the number of operations, for `GET /health`.
     pub fn health(&self) -> Value {
         let registry = self.snapshot();
-        let counts: Map<String, Value> = registry
-            .plugin_counts()
-            .iter()
-            .map(|(s, n)| (s.to_string(), json!(n)))
-            .collect();
-        json!({ "plugins": counts, "operations": registry.operation_count() })
+        json!({ "plugins": registry.plugin_counts(), "operations": registry.operation_count() })
     }
 
     /// Prometheus text exposition of the hub's metrics.
@@ -200,156 +198,4 @@ impl Hub {
     fn snapshot(&self) -> Arc<Registry> {
         self.registry.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
-
-    async fn call(
-        &self,
-        registry: &Arc<Registry>,
-        ctx: &CallContext,
-        args: &Value,
-    ) -> Result<Value, ToolError> {
-        let calls = args["calls"].as_array().map(Vec::as_slice).unwrap_or_default();
-        let limit = self.core.limits.max_batch;
-        if calls.len() > limit {
-            return Err(ToolError::BatchTooLarge {
-                count: calls.len(),
-                limit,
-            });
-        }
-        let calls: Vec<(String, Value)> = calls
-            .iter()
-            .map(|c| {
-                let tool = c["tool"].as_str().unwrap_or_default().to_string();
-                (
-                    tool,
-                    c.get("input")
-                        .cloned()
-                        .unwrap_or_else(|| Value::Object(Map::new())),
-                )
-            })
-            .collect();
-        let scope = CallScope {
-            core: &self.core,
-            registry,
-            caller: &ctx.caller,
-            cancel: &ctx.cancel,
-        };
-        let tools: Vec<String> = calls.iter().map(|(tool, _)| tool.clone()).collect();
-        let outcomes = protocol::call_batch(&scope, calls, ctx.progress.as_ref()).await;
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::Cancelled);
-        }
-        let results: Vec<Value> = tools
-            .into_iter()
-            .zip(outcomes)
-            .map(|(tool, outcome)| match outcome {
-                Ok(result) => json!({ "tool": tool, "ok": true, "result": result }),
-                Err(error) => json!({ "tool": tool, "ok": false, "error": error.to_json() }),
-            })
-            .collect();
-        Ok(json!({ "results": results }))
-    }
-}
-
-/// Validates meta-tool arguments against the meta-tool's input schema.
-fn check_arguments(kind: MetaToolKind, args: &Value) -> Result<(), ToolError> {
-    let tool = kind.tool();
-    let (violations, extra) = validate::violations(&tool.validator, &tool.input_schema, args);
-    if violations.is_empty() {
-        return Ok(());
-    }
-    Err(ToolError::InvalidArguments {
-        message: format!(
-            "invalid arguments for {}: {}",
-            tool.name,
-            validate::summary(&violations, extra)
-        ),
-        violations,
-    })
-}
-
-/// One `hub_list` entry: tool, description and the hints that hold.
-fn entry(op: &registry::OpRef) -> Value {
-    let operation = op.operation();
-    let mut out = Map::new();
-    out.insert("tool".into(), json!(op.tool));
-    out.insert("description".into(), json!(operation.description));
-    let hints = &operation.hints;
-    for (name, set) in [
-        ("readOnly", hints.read_only),
-        ("destructive", hints.destructive),
-        ("idempotent", hints.idempotent),
-        ("openWorld", hints.open_world),
-    ] {
-        if set {
-            out.insert(name.into(), Value::Bool(true));
-        }
-    }
-    Value::Object(out)
-}
-
-/// Visible operations `caller` may call, in name order, optionally one namespace.
-fn callable<'a>(
-    registry: &'a Registry,
-    caller: &'a Caller,
-    namespace: Option<&'a str>,
-) -> impl Iterator<Item = &'a registry::OpRef> {
-    registry
-        .visible()
-        .filter(move |op| namespace.is_none_or(|ns| op.plugin.name() == ns) && caller.may_call(&op.tool))
-}
-
-fn list(registry: &Registry, caller: &Caller, namespace: Option<&str>) -> Value {
-    let operations: Vec<Value> = callable(registry, caller, namespace).map(entry).collect();
-    json!({ "operations": operations })
-}
-
-fn search(registry: &Registry, caller: &Caller, args: &Value) -> Value {
-    let q = args.get("q").and_then(Value::as_str).unwrap_or("").trim();
-    let namespace = args.get("namespace").and_then(Value::as_str);
-    let limit = args
-        .get("limit")
-        .and_then(Value::as_u64)
-        .map_or(SEARCH_DEFAULT_LIMIT, |l| l as usize);
-    let result = |op: &registry::OpRef, score: f32| json!({ "tool": op.tool, "description": op.operation().description, "score": (score * 1000.0).round() / 1000.0 });
-    let results: Vec<Value> = if q.is_empty() {
-        // No query: everything visible, in name order.
-        callable(registry, caller, namespace)
-            .take(limit)
-            .map(|op| result(op, 0.0))
-            .collect()
-    } else {
-        let index = &registry.index;
-        index
-            .search(q, namespace, limit, |doc| caller.may_call(index.tool(doc)))
-            .into_iter()
-            .map(|hit| result(registry.visible_at(hit.doc), hit.score))
-            .collect()
-    };
-    json!({ "results": results })
-}
-
-fn schema(registry: &Registry, caller: &Caller, tool: &str) -> Result<Value, ToolError> {
-    let Some(op) = registry.get(tool) else {
-        let suggestions = search::suggest(tool, registry.tool_names().filter(|t| caller.may_call(t)));
-        return Err(ToolError::NotFound {
-            tool: tool.to_string(),
-            suggestions,
-        });
-    };
-    if !caller.may_call(tool) {
-        return Err(ToolError::Forbidden {
-            tool: tool.to_string(),
-            caller: caller.name.clone(),
-        });
-    }
-    let operation = op.operation();
-    let mut out = json!({
-        "tool": op.tool,
-        "description": operation.description,
-        "inputSchema": operation.input_schema,
-    });
-    if let Some(output) = &operation.output_schema {
-        out["outputSchema"] = output.clone();
-    }
-    Ok(out)
 }

@@ -9,10 +9,11 @@
 //! declared output schema. Every call, failed or not, is counted in the metrics
 //! and written to the audit log.
 
-use super::audit::{AuditLog, CallRecord};
+use super::audit::{AuditLog, CallOutcome, CallRecord};
 use super::auth::Caller;
 use super::cancel::CancelToken;
 use super::error::{CallError, ErrorCode, did_you_mean};
+use super::meta_tools::OperationCall;
 use super::metrics::{InFlight, Metrics, UNKNOWN_TOOL};
 use super::registry::{OpRef, Registry};
 use super::search::suggest;
@@ -84,7 +85,7 @@ pub(crate) async fn call(scope: &CallScope<'_>, tool: &str, input: Value) -> Res
 /// is dropped); results in input order.
 pub(crate) async fn call_batch(
     scope: &CallScope<'_>,
-    calls: Vec<(String, Value)>,
+    calls: Vec<OperationCall>,
     progress: Option<&ProgressFn>,
 ) -> Vec<Result<Value, CallError>> {
     let total = calls.len();
@@ -102,15 +103,15 @@ pub(crate) async fn call_batch(
         };
     if total == 1 {
         // No task for a single call: saves a spawn on the most common batch.
-        let (tool, input) = calls.into_iter().next().expect("one call");
+        let OperationCall { tool, input } = calls.into_iter().next().expect("one call");
         let started = std::time::Instant::now();
-        let result = call(scope, &tool, input).await;
+        let result = call(scope, &tool, Value::Object(input)).await;
         report(0, &tool, &result, started);
         return vec![result];
     }
     let mut tasks = tokio::task::JoinSet::new();
     let mut tools = Vec::with_capacity(total);
-    for (index, (tool, input)) in calls.into_iter().enumerate() {
+    for (index, OperationCall { tool, input }) in calls.into_iter().enumerate() {
         tools.push(tool.clone());
         let (core, registry, caller, cancel) = (
             scope.core.clone(),
@@ -126,7 +127,7 @@ pub(crate) async fn call_batch(
                 caller: &caller,
                 cancel: &cancel,
             };
-            let result = call(&scope, &tool, input).await;
+            let result = call(&scope, &tool, Value::Object(input)).await;
             (index, result, started)
         });
     }
@@ -184,8 +185,11 @@ async fn run(
         Some(op) => execute(scope, parent, op, input, &mut acct).await,
     };
     acct.finish(match &result {
-        Ok(_) => ("ok", None),
-        Err(e) => (e.code.as_str(), Some(e.message.clone())),
+        Ok(_) => CallOutcome::Ok,
+        Err(e) => CallOutcome::Failed {
+            code: e.code,
+            message: e.message.clone(),
+        },
     });
     result
 }
@@ -211,14 +215,14 @@ struct Accounting<'a> {
 }
 
 impl Accounting<'_> {
-    fn finish(&mut self, (outcome, error): (&'static str, Option<String>)) {
+    fn finish(&mut self, outcome: CallOutcome) {
         if std::mem::replace(&mut self.finished, true) {
             return;
         }
         let elapsed = self.started.elapsed();
         self.core.metrics.observe(
             if self.known { self.tool } else { UNKNOWN_TOOL },
-            outcome,
+            outcome.as_str(),
             elapsed,
         );
         self.core.audit.record(CallRecord {
@@ -230,8 +234,7 @@ impl Accounting<'_> {
             duration_us: elapsed.as_micros() as u64,
             input_bytes: self.input_bytes,
             output_bytes: self.output_bytes,
-            outcome: outcome.to_string(),
-            error,
+            outcome,
             input: self.excerpt.take(),
         });
     }
@@ -239,10 +242,11 @@ impl Accounting<'_> {
 
 impl Drop for Accounting<'_> {
     fn drop(&mut self) {
-        self.finish((
-            ErrorCode::Cancelled.as_str(),
-            Some("the call was stopped before it finished: its parent ended or the client went away".into()),
-        ));
+        self.finish(CallOutcome::Failed {
+            code: ErrorCode::Cancelled,
+            message: "the call was stopped before it finished: its parent ended or the client went away"
+                .into(),
+        });
     }
 }
 
@@ -267,21 +271,7 @@ async fn execute(
             ),
         ));
     }
-    let operation = op.operation();
-    let (violations, extra) =
-        validate::violations(&operation.input_validator, &operation.input_schema, &input);
-    if !violations.is_empty() {
-        let mut e = CallError::new(
-            ErrorCode::InvalidInput,
-            format!(
-                "input does not match the input schema of {} ({}); fix it and call again (hub_schema shows the schema)",
-                op.tool,
-                validate::summary(&violations, extra)
-            ),
-        );
-        e.violations = violations;
-        return Err(e);
-    }
+    check_input(op, &input)?;
     let input_json = input.to_string();
     acct.input_bytes = input_json.len() as u64;
     let own_deadline = acct.started + Duration::from_millis(op.plugin.limits().timeout_ms);
@@ -310,7 +300,7 @@ async fn execute(
     };
     // Dropping the call future stops the guest at its next epoch tick.
     let output = match race(
-        op.plugin.call(&operation.name, &input_json, invocation),
+        op.plugin.call(&op.operation().name, &input_json, invocation),
         cancel.cancelled(),
     )
     .await
@@ -324,6 +314,26 @@ async fn execute(
         crate::debug!("{} ({}) wrote: {}", op.tool, acct.id, output.logs.trim_end());
     }
     check_output(op, &output.json)
+}
+
+/// Checks `input` against the operation's input schema.
+fn check_input(op: &OpRef, input: &Value) -> Result<(), CallError> {
+    let operation = op.operation();
+    let (violations, extra) =
+        validate::violations(&operation.input_validator, &operation.input_schema, input);
+    if violations.is_empty() {
+        return Ok(());
+    }
+    let mut e = CallError::new(
+        ErrorCode::InvalidInput,
+        format!(
+            "input does not match the input schema of {} ({}); fix it and call again (hub_schema shows the schema)",
+            op.tool,
+            validate::summary(&violations, extra)
+        ),
+    );
+    e.violations = violations;
+    Err(e)
 }
 
 /// The chain of a nested call to `tool` from `parent`, or why it may not run.

@@ -26,16 +26,49 @@ impl OpRef {
     }
 }
 
+/// Where a plugin of the folder stands, as the operator sees it. Serialized into
+/// [`PluginInfo`] as `"state": "active" | "deprecated" | "rejected"`, plus
+/// `"reason"` for a rejected one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+pub enum PluginStatus {
+    /// Loaded; its operations are listed, searched and callable.
+    Active,
+    /// Loaded and callable, hidden from `hub_list` and `hub_search`.
+    Deprecated,
+    /// Not loaded: no operations.
+    Rejected {
+        /// Why (one line per problem).
+        reason: String,
+    },
+}
+
+impl PluginStatus {
+    /// The wire name: `active`, `deprecated` or `rejected`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PluginStatus::Active => "active",
+            PluginStatus::Deprecated => "deprecated",
+            PluginStatus::Rejected { .. } => "rejected",
+        }
+    }
+
+    /// Why a rejected plugin was not loaded.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            PluginStatus::Rejected { reason } => Some(reason),
+            _ => None,
+        }
+    }
+}
+
 /// A plugin as the operator sees it (`GET /api/plugins`, `Hub::plugins`).
 #[derive(Debug, Clone, Serialize)]
 pub struct PluginInfo {
     pub name: String,
     pub path: String,
-    /// `active`, `deprecated` or `rejected`.
-    pub state: &'static str,
-    /// Why a rejected plugin was not loaded (one line per problem).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    #[serde(flatten)]
+    pub state: PluginStatus,
     /// sha256 of the `.wasm` file, when it could be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
@@ -59,6 +92,26 @@ pub struct PluginLimits {
     pub input_kb: u64,
 }
 
+/// Plugins of the folder by state, for `/health` (serialized as
+/// `{"active": n, "deprecated": n, "rejected": n}`) and `/metrics`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PluginCounts {
+    pub active: usize,
+    pub deprecated: usize,
+    pub rejected: usize,
+}
+
+impl PluginCounts {
+    /// (state wire name, count) pairs, in the order active, deprecated, rejected.
+    pub fn by_state(&self) -> [(&'static str, usize); 3] {
+        [
+            ("active", self.active),
+            ("deprecated", self.deprecated),
+            ("rejected", self.rejected),
+        ]
+    }
+}
+
 /// One snapshot of everything callable.
 pub(crate) struct Registry {
     ops: HashMap<String, OpRef>,
@@ -75,60 +128,7 @@ impl Registry {
 
     pub fn build(entries: Vec<PluginEntry>) -> Registry {
         let mut ops = HashMap::new();
-        let mut plugins = Vec::with_capacity(entries.len());
-        for entry in entries {
-            let (state, plugin) = match &entry.state {
-                PluginState::Active(p) => ("active", Some(p)),
-                PluginState::Deprecated(p) => ("deprecated", Some(p)),
-                PluginState::Rejected { .. } => ("rejected", None),
-            };
-            let mut info = PluginInfo {
-                name: entry.name.clone(),
-                path: entry.path.display().to_string(),
-                state,
-                reason: None,
-                digest: None,
-                operations: Vec::new(),
-                capabilities: Vec::new(),
-                limits: None,
-                notes: Vec::new(),
-            };
-            match plugin {
-                Some(p) => {
-                    for (index, op) in p.operations().iter().enumerate() {
-                        let tool = format!("{}.{}", p.name(), op.name);
-                        info.operations.push(tool.clone());
-                        let deprecated = state == "deprecated";
-                        ops.insert(
-                            tool.clone(),
-                            OpRef {
-                                tool,
-                                plugin: p.clone(),
-                                index,
-                                deprecated,
-                            },
-                        );
-                    }
-                    let l = p.limits();
-                    info.digest = Some(p.digest().to_string());
-                    info.capabilities = p.manifest().describe();
-                    info.limits = Some(PluginLimits {
-                        memory_mb: l.memory_mb,
-                        timeout_ms: l.timeout_ms,
-                        output_kb: l.output_kb,
-                        input_kb: l.input_kb,
-                    });
-                    info.notes = p.notes().to_vec();
-                }
-                None => {
-                    if let PluginState::Rejected { reason, digest } = &entry.state {
-                        info.reason = Some(reason.clone());
-                        info.digest = digest.clone();
-                    }
-                }
-            }
-            plugins.push(info);
-        }
+        let mut plugins: Vec<PluginInfo> = entries.iter().map(|e| describe(e, &mut ops)).collect();
         plugins.sort_by(|a, b| a.name.cmp(&b.name));
         let mut visible: Vec<String> = ops
             .values()
@@ -173,16 +173,72 @@ impl Registry {
     }
 
     /// Plugins by state, for `/health` and `/metrics`.
-    pub fn plugin_counts(&self) -> [(&'static str, usize); 3] {
-        let count = |s: &str| self.plugins.iter().filter(|p| p.state == s).count();
-        [
-            ("active", count("active")),
-            ("deprecated", count("deprecated")),
-            ("rejected", count("rejected")),
-        ]
+    pub fn plugin_counts(&self) -> PluginCounts {
+        let mut counts = PluginCounts::default();
+        for plugin in &self.plugins {
+            *match plugin.state {
+                PluginStatus::Active => &mut counts.active,
+                PluginStatus::Deprecated => &mut counts.deprecated,
+                PluginStatus::Rejected { .. } => &mut counts.rejected,
+            } += 1;
+        }
+        counts
     }
 
     pub fn operation_count(&self) -> usize {
         self.ops.len()
+    }
+}
+
+/// The operator's view of `entry`; a loaded plugin's operations go into `ops`.
+fn describe(entry: &PluginEntry, ops: &mut HashMap<String, OpRef>) -> PluginInfo {
+    let (state, plugin, digest) = match &entry.state {
+        PluginState::Active(p) => (PluginStatus::Active, p, p.digest()),
+        PluginState::Deprecated(p) => (PluginStatus::Deprecated, p, p.digest()),
+        PluginState::Rejected { reason, digest } => {
+            return PluginInfo {
+                name: entry.name.clone(),
+                path: entry.path.display().to_string(),
+                state: PluginStatus::Rejected {
+                    reason: reason.clone(),
+                },
+                digest: digest.clone(),
+                operations: Vec::new(),
+                capabilities: Vec::new(),
+                limits: None,
+                notes: Vec::new(),
+            };
+        }
+    };
+    let deprecated = state == PluginStatus::Deprecated;
+    let mut operations = Vec::with_capacity(plugin.operations().len());
+    for (index, op) in plugin.operations().iter().enumerate() {
+        let tool = format!("{}.{}", plugin.name(), op.name);
+        operations.push(tool.clone());
+        ops.insert(
+            tool.clone(),
+            OpRef {
+                tool,
+                plugin: plugin.clone(),
+                index,
+                deprecated,
+            },
+        );
+    }
+    let l = plugin.limits();
+    PluginInfo {
+        name: entry.name.clone(),
+        path: entry.path.display().to_string(),
+        state,
+        digest: Some(digest.to_string()),
+        operations,
+        capabilities: plugin.manifest().describe(),
+        limits: Some(PluginLimits {
+            memory_mb: l.memory_mb,
+            timeout_ms: l.timeout_ms,
+            output_kb: l.output_kb,
+            input_kb: l.input_kb,
+        }),
+        notes: plugin.notes().to_vec(),
     }
 }

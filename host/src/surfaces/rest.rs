@@ -10,7 +10,7 @@
 use super::App;
 use super::respond::{self, BodyError, Resp};
 use super::watched;
-use crate::hub::{AuthError, CallContext, Caller, ToolError};
+use crate::hub::{AuthError, CallContext, Caller, MetaToolKind, MetaToolRequest, ToolError};
 use http::{HeaderValue, Request, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
@@ -53,8 +53,9 @@ pub fn tool_error_status(e: &ToolError) -> StatusCode {
     }
 }
 
-/// `POST /api/hub/{list,search,schema,call}`: `tool` is the meta-tool's wire name.
-pub async fn meta_tool(app: &App, req: Request<Incoming>, peer: SocketAddr, tool: &str) -> Resp {
+/// `POST /api/hub/{list,search,schema,call}`: meta-tool `kind` with the body as its
+/// arguments.
+pub async fn meta_tool(app: &App, req: Request<Incoming>, peer: SocketAddr, kind: MetaToolKind) -> Resp {
     let caller = match authorize(app, &req, peer) {
         Ok(c) => c,
         Err(resp) => return resp,
@@ -75,9 +76,13 @@ pub async fn meta_tool(app: &App, req: Request<Incoming>, peer: SocketAddr, tool
     };
     let ctx = CallContext::new(caller);
     let cancel = ctx.cancel.clone();
-    let (hub, tool) = (app.hub.clone(), tool.to_string());
+    let hub = app.hub.clone();
     let work = async move {
-        match hub.invoke(&tool, args, ctx).await {
+        let answer = match MetaToolRequest::new(kind, args) {
+            Ok(request) => hub.invoke(request, ctx).await,
+            Err(e) => Err(e),
+        };
+        match answer {
             Ok(output) => (StatusCode::OK, output),
             Err(e) => (tool_error_status(&e), json!({ "error": e.to_json() })),
         }

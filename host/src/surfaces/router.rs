@@ -9,6 +9,7 @@ use super::metrics;
 use super::openai_proxy;
 use super::respond::{self, Resp};
 use super::rest;
+use crate::hub::MetaToolKind;
 use http::{Method, Request};
 use hyper::body::Incoming;
 use std::net::SocketAddr;
@@ -28,9 +29,8 @@ pub async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> R
             mcp::http::handle(&app.mcp, req, peer, max_body).await
         }
         (_, ["metrics"]) => respond::method_not_allowed("GET"),
-        (Method::POST, ["api", "hub", tool @ ("list" | "search" | "schema" | "call")]) => {
-            let wire_name = format!("hub_{tool}");
-            rest::meta_tool(&app, req, peer, &wire_name).await
+        (Method::POST, ["api", "hub", route]) if let Some(kind) = MetaToolKind::from_route(route) => {
+            rest::meta_tool(&app, req, peer, kind).await
         }
         (_, ["api", "hub", "list" | "search" | "schema" | "call"]) => respond::method_not_allowed("POST"),
         (Method::GET, ["api", "plugins"]) => rest::plugins(&app, &req, peer),

@@ -168,7 +168,7 @@ async fn disconnecting_cancels_a_running_tool_call() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    assert_eq!(record.outcome, "cancelled", "{record:?}");
+    assert_eq!(record.outcome.as_str(), "cancelled", "{record:?}");
     assert!(
         record.duration_us < 15_000_000,
         "stopped long before its 30 s: {record:?}"

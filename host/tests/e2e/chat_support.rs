@@ -119,7 +119,14 @@ pub async fn hub_with(upstream: &Upstream, plugins_dir: PathBuf, tune: impl FnOn
     let hub = hub::start_with_storage(config, shared_storage()).await;
     // The plugins folder loads in the background: wait for its operations.
     for _ in 0..200 {
-        if hub.app.hub.plugins().iter().all(|p| p.state == "active") && !hub.app.hub.plugins().is_empty() {
+        if hub
+            .app
+            .hub
+            .plugins()
+            .iter()
+            .all(|p| p.state == wasmhub::hub::PluginStatus::Active)
+            && !hub.app.hub.plugins().is_empty()
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;

@@ -6,7 +6,7 @@
 use crate::hub_support::{hub, plugins};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-use wasmhub::hub::{Allowlist, CallContext, Caller, ToolError};
+use wasmhub::hub::{Allowlist, CallContext, Caller, MetaToolRequest, ToolError};
 
 fn code(result: &Value) -> &str {
     result["error"]["code"].as_str().unwrap_or("")
@@ -87,7 +87,10 @@ async fn nested_calls_use_the_original_callers_allowlist() {
     ]});
     let out = h
         .hub
-        .invoke("hub_call", args, CallContext::new(caller))
+        .invoke(
+            MetaToolRequest::parse("hub_call", args).unwrap(),
+            CallContext::new(caller),
+        )
         .await
         .unwrap();
     assert!(
@@ -125,7 +128,7 @@ async fn a_slow_call_times_out_and_a_child_never_outlives_its_parent() {
     let calls = h.hub.calls(10).unwrap();
     let child = calls.iter().find(|c| c.tool == "b.slow").expect("child recorded");
     assert!(
-        child.outcome == "timeout" || child.outcome == "cancelled",
+        child.outcome.as_str() == "timeout" || child.outcome.as_str() == "cancelled",
         "{child:?}"
     );
     assert!(child.duration_us < 1_500_000, "{child:?}");
@@ -143,7 +146,11 @@ async fn cancelling_the_request_cancels_the_call_and_its_children() {
     });
     let started = Instant::now();
     let args = json!({"calls": [{"tool": "a.nested", "input": {"tool": "b.slow", "input": {"ms": 8_000}}}]});
-    let err = h.hub.invoke("hub_call", args, ctx).await.unwrap_err();
+    let err = h
+        .hub
+        .invoke(MetaToolRequest::parse("hub_call", args).unwrap(), ctx)
+        .await
+        .unwrap_err();
     assert_eq!(err, ToolError::Cancelled);
     assert!(
         started.elapsed() < Duration::from_secs(2),
@@ -156,7 +163,7 @@ async fn cancelling_the_request_cancels_the_call_and_its_children() {
             .iter()
             .find(|c| c.tool == tool)
             .unwrap_or_else(|| panic!("{tool} recorded"));
-        assert_eq!(record.outcome, "cancelled", "{record:?}");
+        assert_eq!(record.outcome.as_str(), "cancelled", "{record:?}");
     }
 }
 
@@ -178,7 +185,11 @@ async fn a_batch_runs_concurrently_and_keeps_order_whatever_fails() {
         {"tool": "a.huge_output", "input": {"bytes": 5_000_000}}
     ]});
     let started = Instant::now();
-    let out = h.hub.invoke("hub.call", args, ctx).await.unwrap();
+    let out = h
+        .hub
+        .invoke(MetaToolRequest::parse("hub.call", args).unwrap(), ctx)
+        .await
+        .unwrap();
     let elapsed = started.elapsed();
     let results = out["results"].as_array().unwrap();
     let tools: Vec<&str> = results.iter().map(|r| r["tool"].as_str().unwrap()).collect();
@@ -224,8 +235,7 @@ async fn batches_over_the_limit_are_refused_whole() {
     let err = h
         .hub
         .invoke(
-            "hub_call",
-            json!({"calls": calls}),
+            MetaToolRequest::parse("hub_call", json!({"calls": calls})).unwrap(),
             CallContext::new(Caller::local()),
         )
         .await
@@ -243,7 +253,11 @@ async fn deprecated_plugins_are_callable_but_hidden_and_rejected_ones_say_why() 
     std::fs::write(dir.path("old.toml"), "deprecated = true\n").unwrap();
     let h = hub(&dir, |_| {}).await;
     let local = || CallContext::new(Caller::local());
-    let listed = h.hub.invoke("hub_list", json!({}), local()).await.unwrap();
+    let listed = h
+        .hub
+        .invoke(MetaToolRequest::parse("hub_list", json!({})).unwrap(), local())
+        .await
+        .unwrap();
     let tools: Vec<&str> = listed["operations"]
         .as_array()
         .unwrap()
@@ -256,7 +270,10 @@ async fn deprecated_plugins_are_callable_but_hidden_and_rejected_ones_say_why() 
     );
     let found = h
         .hub
-        .invoke("hub_search", json!({"q": "returns its input unchanged"}), local())
+        .invoke(
+            MetaToolRequest::parse("hub_search", json!({"q": "returns its input unchanged"})).unwrap(),
+            local(),
+        )
         .await
         .unwrap();
     assert!(
@@ -269,7 +286,10 @@ async fn deprecated_plugins_are_callable_but_hidden_and_rejected_ones_say_why() 
     // No query: every visible operation in name order, up to the limit.
     let all = h
         .hub
-        .invoke("hub_search", json!({"limit": 3}), local())
+        .invoke(
+            MetaToolRequest::parse("hub_search", json!({"limit": 3})).unwrap(),
+            local(),
+        )
         .await
         .unwrap();
     let names: Vec<&str> = all["results"]
@@ -284,14 +304,20 @@ async fn deprecated_plugins_are_callable_but_hidden_and_rejected_ones_say_why() 
         json!({"v": 1})
     );
     let plugins = h.hub.plugins();
-    let state = |name: &str| plugins.iter().find(|p| p.name == name).map(|p| p.state).unwrap();
+    let state = |name: &str| {
+        plugins
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.state.as_str())
+            .unwrap()
+    };
     assert_eq!(
         (state("a"), state("old"), state("broken")),
         ("active", "deprecated", "rejected")
     );
     let broken = plugins.iter().find(|p| p.name == "broken").unwrap();
     assert!(
-        broken.reason.as_deref().unwrap_or("").contains("Bad-Name"),
+        broken.state.reason().unwrap_or("").contains("Bad-Name"),
         "{broken:?}"
     );
     assert!(broken.operations.is_empty());
@@ -305,9 +331,12 @@ async fn a_reload_swaps_the_registry_while_calls_in_flight_finish() {
         let hub = h.hub.clone();
         tokio::spawn(async move {
             let args = json!({"calls": [{"tool": "a.slow", "input": {"ms": 700}}]});
-            hub.invoke("hub_call", args, CallContext::new(Caller::local()))
-                .await
-                .unwrap()
+            hub.invoke(
+                MetaToolRequest::parse("hub_call", args).unwrap(),
+                CallContext::new(Caller::local()),
+            )
+            .await
+            .unwrap()
         })
     };
     tokio::time::sleep(Duration::from_millis(100)).await;

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use wasmhub::config::Config;
-use wasmhub::hub::{CallContext, Caller, Hub};
+use wasmhub::hub::{CallContext, Caller, Hub, MetaToolRequest};
 use wasmhub::runtime::{PluginDir, Runtime};
 use wasmhub::storage::Storage;
 
@@ -91,7 +91,10 @@ impl TestHub {
         let args = serde_json::json!({ "calls": [{ "tool": tool, "input": input }] });
         let mut out = self
             .hub
-            .invoke("hub_call", args, CallContext::new(Caller::local()))
+            .invoke(
+                MetaToolRequest::parse("hub_call", args).unwrap(),
+                CallContext::new(Caller::local()),
+            )
             .await
             .expect("hub_call runs");
         out["results"][0].take()

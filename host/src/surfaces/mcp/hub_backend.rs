@@ -5,7 +5,8 @@
 
 use super::backend::{Backend, BoxFuture, Invocation, InvokeError, Progress, ToolOutput, ToolSpec};
 use crate::hub::{
-    self, AuthError, CallContext, Caller, Hub, MetaToolKind, ProgressEvent, ProgressFn, ToolError,
+    self, AuthError, CallContext, Caller, Hub, MetaToolKind, MetaToolRequest, ProgressEvent, ProgressFn,
+    ToolError,
 };
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -64,13 +65,18 @@ impl Backend for HubBackend {
 
     fn invoke(&self, call: Invocation) -> BoxFuture<'_, Result<ToolOutput, InvokeError>> {
         Box::pin(async move {
-            let is_call = MetaToolKind::parse(&call.tool) == Some(MetaToolKind::Call);
+            let request = MetaToolRequest::parse(&call.tool, call.arguments);
+            let is_call = matches!(request, Ok(MetaToolRequest::Call(_)));
             let ctx = CallContext {
                 caller: call.caller,
                 cancel: call.cancel,
                 progress: call.progress.map(progress_fn),
             };
-            match self.hub.invoke(&call.tool, call.arguments, ctx).await {
+            let answer = match request {
+                Ok(request) => self.hub.invoke(request, ctx).await,
+                Err(e) => Err(e),
+            };
+            match answer {
                 Ok(value) => Ok(ToolOutput {
                     is_error: is_call && every_call_failed(&value),
                     value,

@@ -1,0 +1,135 @@
+//! The answers of the four meta-tools: what `hub_list`, `hub_search`, `hub_schema`
+//! and `hub_call` return to one caller, from one registry snapshot. The [`Hub`]
+//! facade picks the snapshot and the caller; the shapes are the output schemas in
+//! `meta_tools`.
+//!
+//! [`Hub`]: super::Hub
+
+use super::auth::Caller;
+use super::error::ToolError;
+use super::meta_tools::{CallArgs, ListArgs, SEARCH_DEFAULT_LIMIT, SchemaArgs, SearchArgs};
+use super::protocol::{self, CallScope, ProgressFn};
+use super::registry::{OpRef, Registry};
+use super::search;
+use serde_json::{Map, Value, json};
+
+/// `hub_list`: the operations `caller` may call, in name order.
+pub(crate) fn list(registry: &Registry, caller: &Caller, args: &ListArgs) -> Value {
+    let operations: Vec<Value> = callable(registry, caller, args.namespace.as_deref())
+        .map(entry)
+        .collect();
+    json!({ "operations": operations })
+}
+
+/// `hub_search`: the best matches `caller` may call, or everything visible in name
+/// order when there is no query.
+pub(crate) fn search(registry: &Registry, caller: &Caller, args: &SearchArgs) -> Value {
+    let q = args.q.trim();
+    let namespace = args.namespace.as_deref();
+    let limit = args.limit.unwrap_or(SEARCH_DEFAULT_LIMIT);
+    let result = |op: &OpRef, score: f32| json!({ "tool": op.tool, "description": op.operation().description, "score": (score * 1000.0).round() / 1000.0 });
+    let results: Vec<Value> = if q.is_empty() {
+        callable(registry, caller, namespace)
+            .take(limit)
+            .map(|op| result(op, 0.0))
+            .collect()
+    } else {
+        let index = &registry.index;
+        index
+            .search(q, namespace, limit, |doc| caller.may_call(index.tool(doc)))
+            .into_iter()
+            .map(|hit| result(registry.visible_at(hit.doc), hit.score))
+            .collect()
+    };
+    json!({ "results": results })
+}
+
+/// `hub_schema`: an operation's description and schemas, if `caller` may call it.
+pub(crate) fn schema(registry: &Registry, caller: &Caller, args: &SchemaArgs) -> Result<Value, ToolError> {
+    let tool = args.tool.as_str();
+    let Some(op) = registry.get(tool) else {
+        let suggestions = search::suggest(tool, registry.tool_names().filter(|t| caller.may_call(t)));
+        return Err(ToolError::NotFound {
+            tool: tool.to_string(),
+            suggestions,
+        });
+    };
+    if !caller.may_call(tool) {
+        return Err(ToolError::Forbidden {
+            tool: tool.to_string(),
+            caller: caller.name.clone(),
+        });
+    }
+    let operation = op.operation();
+    let mut out = json!({
+        "tool": op.tool,
+        "description": operation.description,
+        "inputSchema": operation.input_schema,
+    });
+    if let Some(output) = &operation.output_schema {
+        out["outputSchema"] = output.clone();
+    }
+    Ok(out)
+}
+
+/// `hub_call`: runs the batch (at most `max_batch` calls) and reports every call's
+/// result or error, in input order.
+pub(crate) async fn call(
+    scope: &CallScope<'_>,
+    max_batch: usize,
+    args: CallArgs,
+    progress: Option<&ProgressFn>,
+) -> Result<Value, ToolError> {
+    let calls = args.calls;
+    if calls.len() > max_batch {
+        return Err(ToolError::BatchTooLarge {
+            count: calls.len(),
+            limit: max_batch,
+        });
+    }
+    let tools: Vec<String> = calls.iter().map(|c| c.tool.clone()).collect();
+    let outcomes = protocol::call_batch(scope, calls, progress).await;
+    if scope.cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+    let results: Vec<Value> = tools
+        .into_iter()
+        .zip(outcomes)
+        .map(|(tool, outcome)| match outcome {
+            Ok(result) => json!({ "tool": tool, "ok": true, "result": result }),
+            Err(error) => json!({ "tool": tool, "ok": false, "error": error.to_json() }),
+        })
+        .collect();
+    Ok(json!({ "results": results }))
+}
+
+/// One `hub_list` entry: tool, description and the hints that hold.
+fn entry(op: &OpRef) -> Value {
+    let operation = op.operation();
+    let mut out = Map::new();
+    out.insert("tool".into(), json!(op.tool));
+    out.insert("description".into(), json!(operation.description));
+    let hints = &operation.hints;
+    for (name, set) in [
+        ("readOnly", hints.read_only),
+        ("destructive", hints.destructive),
+        ("idempotent", hints.idempotent),
+        ("openWorld", hints.open_world),
+    ] {
+        if set {
+            out.insert(name.into(), Value::Bool(true));
+        }
+    }
+    Value::Object(out)
+}
+
+/// Visible operations `caller` may call, in name order, optionally one namespace.
+fn callable<'a>(
+    registry: &'a Registry,
+    caller: &'a Caller,
+    namespace: Option<&'a str>,
+) -> impl Iterator<Item = &'a OpRef> {
+    registry
+        .visible()
+        .filter(move |op| namespace.is_none_or(|ns| op.plugin.name() == ns) && caller.may_call(&op.tool))
+}
