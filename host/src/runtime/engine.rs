@@ -32,7 +32,8 @@ pub enum Allocator {
 fn base_config() -> Config {
     let mut config = Config::new();
     config.wasm_component_model(true);
-    // The component-model-async machinery costs ~1.5x per fresh-instance call and
+    // The component-model-async machinery costs ~1.5x per fresh-instance call
+    // (`cargo bench -p wasmhub --bench runtime`, trivial call, with it enabled) and
     // only WASIp3 guests need it.
     config.concurrency_support(false);
     config.epoch_interruption(true);
@@ -55,8 +56,9 @@ fn pooling(limits: &Limits) -> PoolingAllocationConfig {
         .max_unused_warm_slots(instances.min(64));
     // Resetting a freed slot: with Linux's PAGEMAP_SCAN (6.7+) wasmtime finds the
     // pages the call dirtied and memsets just those (up to 1 MiB), so the next call
-    // neither faults them in again nor pays an madvise. Measured on the trivial-call
-    // bench: 30 µs -> 15 µs median, p99 ~2.5 ms -> ~0.1 ms under load. Without it,
+    // neither faults them in again nor pays an madvise. Measured with
+    // `cargo bench -p wasmhub --bench runtime` (the trivial fresh-instance call):
+    // 30 µs -> 15 µs median, p99 ~2.5 ms -> ~0.1 ms under load. Without it,
     // keep-resident memsets the lowest bytes blindly, so keep that small.
     if PoolingAllocationConfig::is_pagemap_scan_available() {
         pool.pagemap_scan(Enabled::Yes)
