@@ -94,7 +94,7 @@ async fn call_overhead(plugins: &Path) {
     let direct = || async {
         let inv = Invocation {
             call_id: "bench".into(),
-            deadline: tokio::time::Instant::now() + Duration::from_secs(10),
+            deadline: (tokio::time::Instant::now() + Duration::from_secs(10)).into(),
             nested: Arc::new(NoNestedCalls),
         };
         let t = Instant::now();

@@ -36,7 +36,7 @@ fn guest(name: &str) -> PathBuf {
 fn inv() -> Invocation {
     Invocation {
         call_id: "bench".into(),
-        deadline: tokio::time::Instant::now() + Duration::from_secs(60),
+        deadline: (tokio::time::Instant::now() + Duration::from_secs(60)).into(),
         nested: Arc::new(NoNestedCalls),
     }
 }

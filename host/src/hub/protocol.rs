@@ -20,7 +20,7 @@ use super::search::suggest;
 use super::validate;
 use crate::config::Limits;
 use crate::race::{Race, race};
-use crate::runtime::{CallFailure, Invocation, NestedCallError, NestedCalls};
+use crate::runtime::{CallFailure, Deadline, Invocation, NestedCallError, NestedCalls};
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
@@ -60,7 +60,7 @@ struct Frame {
     id: String,
     /// Tools from the top-level call down to this one.
     chain: Vec<String>,
-    deadline: Instant,
+    deadline: Deadline,
     cancel: CancelToken,
     caller: Caller,
     registry: Arc<Registry>,
@@ -274,8 +274,12 @@ async fn execute(
     check_input(op, &input)?;
     let input_json = input.to_string();
     acct.input_bytes = input_json.len() as u64;
-    let own_deadline = acct.started + Duration::from_millis(op.plugin.limits().timeout_ms);
-    let deadline = parent.map_or(own_deadline, |p| p.deadline.min(own_deadline));
+    // Computed once: the runtime stops the call at it and nested calls inherit it.
+    let deadline = Deadline::new(
+        acct.started,
+        op.plugin.limits().timeout_ms,
+        parent.map(|p| p.deadline.at()),
+    );
     let cancel = scope.cancel.child();
     if cancel.is_cancelled() {
         return Err(cancelled());
@@ -512,7 +516,7 @@ mod tests {
         Frame {
             id: "call_1".into(),
             chain: chain.iter().map(|s| s.to_string()).collect(),
-            deadline: Instant::now(),
+            deadline: Instant::now().into(),
             cancel: CancelToken::new(),
             caller: Caller::local(),
             registry: Arc::new(Registry::empty()),

@@ -37,7 +37,8 @@ pub use manifest::{
 pub use net::is_public;
 pub use plugin::{Hints, Operation, Plugin};
 pub use types::{
-    CallFailure, CallOutput, ErrorCode, Invocation, NestedCallError, NestedCalls, NoNestedCalls, TrapKind,
+    CallFailure, CallOutput, Deadline, ErrorCode, Invocation, NestedCallError, NestedCalls, NoNestedCalls,
+    TrapKind,
 };
 
 use crate::config::Limits;

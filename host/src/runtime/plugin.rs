@@ -127,13 +127,7 @@ impl Plugin {
                 limit_bytes: limits.input_bytes() as u64,
             });
         }
-        let own_deadline = Instant::now() + std::time::Duration::from_millis(limits.timeout_ms);
-        let (deadline, limit_ms) = if inv.deadline < own_deadline {
-            let left = inv.deadline.saturating_duration_since(Instant::now());
-            (inv.deadline, left.as_millis() as u64)
-        } else {
-            (own_deadline, limits.timeout_ms)
-        };
+        let (deadline, limit_ms) = inv.deadline.resolve(Instant::now(), limits.timeout_ms);
         let state = CallState::new(
             &self.sandbox,
             self.name_arc.clone(),

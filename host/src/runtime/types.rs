@@ -72,11 +72,68 @@ pub trait NestedCalls: Send + Sync {
 pub struct Invocation {
     /// Tags `host.log` lines and network decisions in the hub log.
     pub call_id: String,
-    /// The call is stopped at this instant (or at the plugin's own time limit, if
-    /// earlier), host calls included.
-    pub deadline: tokio::time::Instant,
+    /// When the call is stopped, host calls included.
+    pub deadline: Deadline,
     /// Where `host.call` goes.
     pub nested: Arc<dyn NestedCalls>,
+}
+
+/// When a call is stopped: the plugin's own time limit counted from the call's
+/// start, or the caller's bound if that comes first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deadline {
+    /// Only the caller's bound (`Instant::into`): the runtime applies the plugin's
+    /// time limit when the call starts.
+    Bound(tokio::time::Instant),
+    /// Already both (made by [`Deadline::new`]; the hub makes it once per call and
+    /// bounds the call's nested calls by it): the call stops `at`, and a timeout
+    /// reports `limit_ms`.
+    Limit { at: tokio::time::Instant, limit_ms: u64 },
+}
+
+impl Deadline {
+    /// The earlier of `bound` and the plugin's `timeout_ms` counted from `start`.
+    pub fn new(
+        start: tokio::time::Instant,
+        timeout_ms: u64,
+        bound: Option<tokio::time::Instant>,
+    ) -> Deadline {
+        let own = start + std::time::Duration::from_millis(timeout_ms);
+        match bound {
+            Some(at) if at < own => Deadline::Limit {
+                at,
+                limit_ms: at.saturating_duration_since(start).as_millis() as u64,
+            },
+            _ => Deadline::Limit {
+                at: own,
+                limit_ms: timeout_ms,
+            },
+        }
+    }
+
+    /// When the call stops.
+    pub fn at(self) -> tokio::time::Instant {
+        match self {
+            Deadline::Bound(at) | Deadline::Limit { at, .. } => at,
+        }
+    }
+
+    /// When the call stops and the limit a timeout reports, applying the plugin's
+    /// `timeout_ms` from `start` if that was not done yet.
+    pub fn resolve(self, start: tokio::time::Instant, timeout_ms: u64) -> (tokio::time::Instant, u64) {
+        match self {
+            Deadline::Limit { at, limit_ms } => (at, limit_ms),
+            Deadline::Bound(bound) => {
+                Deadline::new(start, timeout_ms, Some(bound)).resolve(start, timeout_ms)
+            }
+        }
+    }
+}
+
+impl From<tokio::time::Instant> for Deadline {
+    fn from(bound: tokio::time::Instant) -> Deadline {
+        Deadline::Bound(bound)
+    }
 }
 
 /// A [`NestedCalls`] that refuses every call: for `wasmhub call`, `plugin check`,
