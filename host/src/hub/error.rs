@@ -160,6 +160,8 @@ pub enum HubError {
     Token(TokenError),
     /// The audit table could not be opened or read.
     Storage(StorageError),
+    /// The audit log's writer thread could not be started.
+    AuditWriter(std::io::Error),
     /// The plugin runtime or the plugins folder could not start.
     Runtime(RuntimeError),
 }
@@ -169,6 +171,7 @@ impl std::fmt::Display for HubError {
         match self {
             HubError::Token(e) => write!(f, "{e}"),
             HubError::Storage(e) => write!(f, "audit log: {e}"),
+            HubError::AuditWriter(e) => write!(f, "audit log: cannot start the audit writer: {e}"),
             HubError::Runtime(e) => write!(f, "{e}"),
         }
     }
@@ -181,6 +184,7 @@ impl std::error::Error for HubError {
             HubError::Token(e) => std::error::Error::source(e),
             HubError::Runtime(e) => std::error::Error::source(e),
             HubError::Storage(e) => Some(e),
+            HubError::AuditWriter(e) => Some(e),
         }
     }
 }

@@ -83,7 +83,8 @@ impl Hub {
     /// [`Hub::apply_plugins`] to `PluginDir::start` as its `on_change`.
     pub fn new(config: &Config, runtime: Runtime, storage: Storage) -> Result<Arc<Hub>, HubError> {
         let auth = Authenticator::from_config(&config.tokens)?;
-        let audit = audit::AuditLog::start(storage.table("calls")?, &config.audit)?;
+        let audit =
+            audit::AuditLog::start(storage.table("calls")?, &config.audit).map_err(HubError::AuditWriter)?;
         let core = Arc::new(Core {
             limits: config.limits.clone(),
             audit,

@@ -4,26 +4,23 @@
 //! Records are written off the hot path: the call protocol hands them to a writer
 //! thread through a bounded channel (a full channel drops the record and counts it
 //! rather than slowing calls down). The writer lets records gather for
-//! [`GATHER`], stores each batch as one block, and trims the table to
+//! [`GATHER`], stores each batch as one block (`blocks`), and trims the table to
 //! `audit.retention` records, oldest first. Stored input excerpts have the
 //! configured sensitive field names redacted at any depth; outputs are recorded as
 //! sizes only.
 //!
-//! A block is one key, `[written ms][block number]` (u64s) then `[records]` (u32),
-//! all big-endian, so key order is write order and counting needs no decoding; its
-//! value is the records as a JSON array in the order the calls finished. One sled
-//! insert per batch rather than per record: sled rewrites a tree node on every
-//! insert, which cost about as much CPU as the call itself at thousands of calls
-//! per second (the in-process `hub_call` throughput of `cargo bench --bench hub`). 16-byte keys holding one record object come from earlier versions
-//! and are read, counted and trimmed like one-record blocks.
+//! - `record`: what one record holds and its stored JSON;
+//! - `blocks`: the table's layout (keys, blocks, trimming).
 
-use super::error::ErrorCode;
+mod blocks;
+mod record;
+
+pub use record::{CallOutcome, CallRecord};
+
 use crate::config::AuditConfig;
 use crate::storage::{StorageError, Table};
-use serde::de::value::StrDeserializer;
-use serde::{Deserialize, Serialize};
+use blocks::{Blocks, Stored};
 use serde_json::Value;
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -39,91 +36,6 @@ const GATHER: Duration = Duration::from_millis(20);
 /// Longest stored input excerpt, in bytes of JSON.
 const EXCERPT_BYTES: usize = 1024;
 const REDACTED: &str = "[redacted]";
-
-/// One call, as stored and as `GET /api/calls` shows it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CallRecord {
-    pub id: String,
-    pub tool: String,
-    /// The token name the call ran under (never the secret).
-    pub caller: String,
-    /// The call that made this one through `host.call`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent: Option<String>,
-    /// Start, in milliseconds since the Unix epoch.
-    pub started_ms: u64,
-    pub duration_us: u64,
-    pub input_bytes: u64,
-    pub output_bytes: u64,
-    /// Stored as `"outcome"` (`ok` or the error code) and, for a failed call,
-    /// `"error"` (the message).
-    #[serde(flatten)]
-    pub outcome: CallOutcome,
-    /// The input with sensitive fields redacted, cut to about 1 KiB.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input: Option<Value>,
-}
-
-/// How a call ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(into = "OutcomeFields", try_from = "OutcomeFields")]
-pub enum CallOutcome {
-    Ok,
-    Failed {
-        code: ErrorCode,
-        /// What went wrong, as the caller was told.
-        message: String,
-    },
-}
-
-impl CallOutcome {
-    /// `ok` or the error code: the stored `outcome` and the metrics label.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            CallOutcome::Ok => "ok",
-            CallOutcome::Failed { code, .. } => code.as_str(),
-        }
-    }
-}
-
-/// The stored shape of a [`CallOutcome`]; the `error` of a failure may be missing
-/// (it is optional in the stored format).
-#[derive(Serialize, Deserialize)]
-struct OutcomeFields {
-    outcome: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-}
-
-impl From<CallOutcome> for OutcomeFields {
-    fn from(outcome: CallOutcome) -> OutcomeFields {
-        match outcome {
-            CallOutcome::Ok => OutcomeFields {
-                outcome: "ok".into(),
-                error: None,
-            },
-            CallOutcome::Failed { code, message } => OutcomeFields {
-                outcome: code.as_str().into(),
-                error: Some(message),
-            },
-        }
-    }
-}
-
-impl TryFrom<OutcomeFields> for CallOutcome {
-    type Error = serde::de::value::Error;
-
-    fn try_from(fields: OutcomeFields) -> Result<CallOutcome, Self::Error> {
-        if fields.outcome == "ok" {
-            return Ok(CallOutcome::Ok);
-        }
-        let code = ErrorCode::deserialize(StrDeserializer::new(&fields.outcome))?;
-        Ok(CallOutcome::Failed {
-            code,
-            message: fields.error.unwrap_or_default(),
-        })
-    }
-}
 
 enum Msg {
     Record(Box<CallRecord>),
@@ -142,14 +54,14 @@ pub(crate) struct AuditLog {
 }
 
 impl AuditLog {
-    pub fn start(table: Table, config: &AuditConfig) -> Result<AuditLog, StorageError> {
+    /// Starts the writer thread (which is all that can fail).
+    pub fn start(table: Table, config: &AuditConfig) -> std::io::Result<AuditLog> {
         let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
         let retention = config.retention;
         let writer_table = table.clone();
         let writer = std::thread::Builder::new()
             .name("wasmhub-audit".into())
-            .spawn(move || write_loop(rx, writer_table, retention))
-            .map_err(|e| StorageError::Io(format!("cannot start the audit writer: {e}")))?;
+            .spawn(move || write_loop(rx, writer_table, retention))?;
         Ok(AuditLog {
             tx: Some(tx),
             table,
@@ -285,146 +197,6 @@ fn now_ms() -> u64 {
         .as_millis() as u64
 }
 
-/// A stored value: a block, or one record from an earlier version.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Stored {
-    Block(Vec<CallRecord>),
-    One(Box<CallRecord>),
-}
-
-impl Stored {
-    /// The records, in the order they finished.
-    fn into_records(self) -> Vec<CallRecord> {
-        match self {
-            Stored::Block(records) => records,
-            Stored::One(record) => vec![*record],
-        }
-    }
-}
-
-/// Where a block sits and how many records it holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct BlockKey {
-    ms: u64,
-    number: u64,
-    records: u32,
-}
-
-impl BlockKey {
-    fn encode(&self) -> Vec<u8> {
-        let mut k = Vec::with_capacity(20);
-        k.extend_from_slice(&self.ms.to_be_bytes());
-        k.extend_from_slice(&self.number.to_be_bytes());
-        k.extend_from_slice(&self.records.to_be_bytes());
-        k
-    }
-
-    /// Reads a block key, or an earlier version's `[started ms][sequence]` key of
-    /// one record.
-    fn decode(k: &[u8]) -> Option<BlockKey> {
-        let u64_at = |i: usize| Some(u64::from_be_bytes(k.get(i..i + 8)?.try_into().ok()?));
-        let records = match k.len() {
-            16 => 1,
-            20 => u32::from_be_bytes(k[16..20].try_into().ok()?),
-            _ => return None,
-        };
-        Some(BlockKey {
-            ms: u64_at(0)?,
-            number: u64_at(8)?,
-            records,
-        })
-    }
-}
-
-/// The writer's view of the table: every block, oldest first, and the total.
-#[derive(Default)]
-struct Blocks {
-    keys: VecDeque<(Vec<u8>, BlockKey)>,
-    records: usize,
-}
-
-impl Blocks {
-    fn load(table: &Table) -> Result<Blocks, StorageError> {
-        let mut blocks = Blocks::default();
-        for raw in table.keys()? {
-            match BlockKey::decode(&raw) {
-                Some(key) => {
-                    blocks.records += key.records as usize;
-                    blocks.keys.push_back((raw, key));
-                }
-                None => crate::warn!("audit log: ignoring a stored key of {} bytes", raw.len()),
-            }
-        }
-        Ok(blocks)
-    }
-
-    /// The key for a new block of `records`, after every stored one even if the
-    /// clock went back.
-    fn next_key(&self, now_ms: u64, records: usize) -> BlockKey {
-        let (ms, number) = match self.keys.back() {
-            Some((_, last)) if last.ms >= now_ms => (last.ms, last.number + 1),
-            _ => (now_ms, 0),
-        };
-        BlockKey {
-            ms,
-            number,
-            records: records as u32,
-        }
-    }
-
-    fn stored_block(&mut self, key: BlockKey) {
-        self.records += key.records as usize;
-        self.keys.push_back((key.encode(), key));
-    }
-
-    /// Removes the oldest records until at most `keep` remain: whole blocks, then
-    /// the oldest part of the block that straddles the limit (rewritten under its
-    /// own position with the new count).
-    fn trim(&mut self, table: &Table, keep: usize) -> Result<(), StorageError> {
-        let mut excess = self.records.saturating_sub(keep);
-        let whole = self
-            .keys
-            .iter()
-            .take_while(|(_, key)| {
-                let fits = excess >= key.records as usize;
-                if fits {
-                    excess -= key.records as usize;
-                }
-                fits
-            })
-            .count();
-        let mut remove: Vec<Vec<u8>> = self.keys.iter().take(whole).map(|(raw, _)| raw.clone()).collect();
-        // The block that straddles the limit keeps its newest records under its own
-        // position, with the new count.
-        let mut rewritten = Vec::new();
-        let mut straddling = None;
-        if excess > 0
-            && let Some((raw, key)) = self.keys.get(whole)
-        {
-            let mut records = table
-                .get::<Stored>(raw)?
-                .map(Stored::into_records)
-                .unwrap_or_default();
-            let kept = records.split_off(excess.min(records.len()));
-            let key = BlockKey {
-                records: kept.len() as u32,
-                ..*key
-            };
-            remove.push(raw.clone());
-            rewritten.push((key.encode(), kept));
-            straddling = Some(key);
-        }
-        table.rewrite(&remove, &rewritten)?;
-        self.keys.drain(..remove.len());
-        if let Some(key) = straddling {
-            self.keys.push_front((key.encode(), key));
-        }
-        self.records = self.keys.iter().map(|(_, k)| k.records as usize).sum();
-        Ok(())
-    }
-}
-
 /// `value` with every object field whose name is in `fields` (lowercase,
 /// compared case-insensitively) replaced by `"[redacted]"`, at any depth.
 pub fn redact(value: &Value, fields: &[String]) -> Value {
@@ -451,7 +223,9 @@ pub fn redact(value: &Value, fields: &[String]) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use super::blocks::BlockKey;
     use super::*;
+    use crate::hub::error::ErrorCode;
     use crate::storage::Storage;
     use serde_json::json;
 
