@@ -8,7 +8,7 @@
 
 use super::auth::TokenError;
 use super::validate::Violation;
-use crate::runtime::RuntimeError;
+use crate::runtime::{CallFailure, RuntimeError};
 use crate::storage::StorageError;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -28,6 +28,9 @@ pub struct CallError {
     /// Closest existing tool names (`not_found` only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<String>,
+    /// The runtime's failure this error reports (its text is in `message`).
+    #[serde(skip)]
+    cause: Option<CallFailure>,
 }
 
 impl CallError {
@@ -37,7 +40,14 @@ impl CallError {
             message: message.into(),
             violations: Vec::new(),
             suggestions: Vec::new(),
+            cause: None,
         }
+    }
+
+    /// This error as the report of the runtime's `failure`.
+    pub fn caused_by(mut self, failure: CallFailure) -> CallError {
+        self.cause = Some(failure);
+        self
     }
 
     /// The `{code, message, ...}` object.
@@ -52,7 +62,11 @@ impl std::fmt::Display for CallError {
     }
 }
 
-impl std::error::Error for CallError {}
+impl std::error::Error for CallError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause.as_ref().map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}
 
 /// A meta-tool that could not run. Surfaces turn it into an error response (REST
 /// 400/403/404, an MCP `isError` result, a tool-result message in the agent loop).

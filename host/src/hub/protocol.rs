@@ -433,7 +433,7 @@ fn failure_error(tool: &str, failure: CallFailure) -> CallError {
         CallFailure::Plugin { message, .. } => format!("{tool}: {message}"),
         other => format!("{tool}: {other}"),
     };
-    CallError::new(code, message)
+    CallError::new(code, message).caused_by(failure)
 }
 
 fn excerpt(audit: &AuditLog, input: &Value) -> Option<Value> {
