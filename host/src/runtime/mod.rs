@@ -9,7 +9,9 @@
 //! - `bindings`: the WIT world and the host side of `wasmhub:plugin/host`;
 //! - `sandbox`, `capture`, `net`: what one call may touch;
 //! - `manifest`: `NAME.toml` grants and limits;
-//! - `loader`, `plugin`: loading and calling;
+//! - `loader`, `load_error`, `operations`: loading, why a load failed, checking
+//!   the listed operations;
+//! - `plugin`: calling;
 //! - `cache`, `lock`, `dir`: compiled cache, pinning, hot reload.
 
 mod bindings;
@@ -17,25 +19,28 @@ mod cache;
 mod capture;
 mod dir;
 mod engine;
+mod load_error;
 mod loader;
 mod lock;
 mod manifest;
 mod net;
+mod operations;
 mod plugin;
 mod sandbox;
 mod types;
 
 pub use dir::{PluginDir, PluginEntry, PluginState};
 pub use engine::{Allocator, EPOCH_TICK};
-pub use loader::{
-    LoadError, LoadProblem, manifest_path, plugin_name, valid_operation_name, valid_plugin_name,
-};
+pub use load_error::{CompileError, ListError, LoadError, LoadProblem};
+pub use loader::{manifest_path, plugin_name, valid_operation_name, valid_plugin_name};
 pub use lock::{LOCK_FILE, LockError, LockFile};
 pub use manifest::{
-    DirGrant, EffectiveLimits, GrantError, HostGrant, LimitRequests, Manifest, ManifestError,
+    DirGrant, EffectiveLimits, GrantError, HostGrant, LimitRequests, Manifest, ManifestError, ManifestProblem,
 };
 pub use net::is_public;
+pub use operations::{OperationProblem, SchemaRole};
 pub use plugin::{Hints, Operation, Plugin};
+pub use sandbox::SandboxError;
 pub use types::{
     CallFailure, CallOutput, Deadline, ErrorCode, Invocation, NestedCallError, NestedCalls, NoNestedCalls,
     TrapKind,

@@ -50,16 +50,13 @@ async fn truncated_core_module_and_garbage_files_get_precise_reasons() {
     let p = problems(&rt, &s.path("truncated.wasm")).await;
     assert!(matches!(&p[..], [LoadProblem::Invalid(_)]), "{p:?}");
     assert!(p[0].to_string().contains("truncated"), "{}", p[0]);
-    assert_eq!(
-        problems(&rt, &s.path("core.wasm")).await,
-        [LoadProblem::CoreModule]
-    );
+    let p = problems(&rt, &s.path("core.wasm")).await;
+    assert!(matches!(&p[..], [LoadProblem::CoreModule]), "{p:?}");
     assert!(LoadProblem::CoreModule.to_string().contains("not a component"));
-    assert_eq!(
-        problems(&rt, &s.path("garbage.wasm")).await,
-        [LoadProblem::NotWasm]
-    );
-    assert_eq!(problems(&rt, &s.path("empty.wasm")).await, [LoadProblem::NotWasm]);
+    for file in ["garbage.wasm", "empty.wasm"] {
+        let p = problems(&rt, &s.path(file)).await;
+        assert!(matches!(&p[..], [LoadProblem::NotWasm]), "{file}: {p:?}");
+    }
     let missing = problems(&rt, &s.path("absent.wasm")).await;
     assert!(matches!(&missing[..], [LoadProblem::Read(_)]), "{missing:?}");
 }
@@ -71,11 +68,11 @@ async fn a_component_of_another_world_names_what_it_exports() {
         .load(&s.plugin("otherworld", "greeter", None))
         .await
         .unwrap_err();
-    assert_eq!(
-        err.problems,
-        [LoadProblem::WrongWorld {
-            exports: vec!["example:greeter/greet@1.0.0".into()]
-        }]
+    assert!(
+        matches!(&err.problems[..], [LoadProblem::WrongWorld { exports }]
+            if exports == &["example:greeter/greet@1.0.0"]),
+        "{:?}",
+        err.problems
     );
     let text = err.to_string();
     assert!(
@@ -132,7 +129,10 @@ async fn names_size_and_manifests_are_checked() {
     let s = Scratch::new("names");
     let rt = runtime();
     let p = problems(&rt, &s.plugin("adversary", "Bad.Name", None)).await;
-    assert_eq!(p, [LoadProblem::BadName("Bad.Name".into())]);
+    assert!(
+        matches!(&p[..], [LoadProblem::BadName(name)] if name == "Bad.Name"),
+        "{p:?}"
+    );
 
     let tiny = Runtime::new(
         &Limits {

@@ -1,0 +1,202 @@
+//! Validating the operation specs a plugin lists at load: names, uniqueness, and
+//! each JSON Schema (parsed, meta-validated, compiled once into a validator).
+
+use super::bindings::{OperationSpec, WitHints};
+use super::load_error::{ListError, LoadProblem, MAX_NAME_LEN};
+use super::loader::valid_operation_name;
+use super::plugin::{Hints, Operation};
+use std::error::Error;
+use std::fmt;
+use std::sync::Arc;
+
+/// Which schema of an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemaRole {
+    /// Must describe an object: tool arguments are a JSON object.
+    Input,
+    Output,
+}
+
+impl fmt::Display for SchemaRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SchemaRole::Input => "input schema",
+            SchemaRole::Output => "output schema",
+        })
+    }
+}
+
+/// What is wrong with one operation spec.
+#[derive(Debug)]
+pub enum OperationProblem {
+    /// The name is not `[a-z][a-z0-9_]*` of at most 64 bytes.
+    BadName,
+    /// Another operation of the plugin has the same name.
+    Duplicate,
+    /// The schema text is not JSON.
+    NotJson {
+        role: SchemaRole,
+        source: serde_json::Error,
+    },
+    /// The input schema's root is not `"type": "object"`.
+    NotObject,
+    /// The schema breaks the JSON Schema meta-schema at `at` (a JSON pointer).
+    NotJsonSchema {
+        role: SchemaRole,
+        at: String,
+        message: String,
+    },
+    /// The schema is valid but the validator cannot be built from it.
+    Uncompilable { role: SchemaRole, message: String },
+}
+
+impl fmt::Display for OperationProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OperationProblem::BadName => write!(
+                f,
+                "the name must match [a-z][a-z0-9_]* and be at most {MAX_NAME_LEN} bytes"
+            ),
+            OperationProblem::Duplicate => {
+                f.write_str("the name is listed more than once; operation names must be unique")
+            }
+            OperationProblem::NotJson { role, source } => {
+                write!(f, "the {role} is not JSON ({source}): return JSON Schema text")
+            }
+            OperationProblem::NotObject => write!(
+                f,
+                "the {} must describe an object: its root needs \"type\": \"object\"",
+                SchemaRole::Input
+            ),
+            OperationProblem::NotJsonSchema { role, at, message } => {
+                let at = if at.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {at}")
+                };
+                write!(f, "the {role} is not valid JSON Schema{at}: {message}")
+            }
+            OperationProblem::Uncompilable { role, message } => {
+                write!(f, "the {role} cannot be compiled: {message}")
+            }
+        }
+    }
+}
+
+impl Error for OperationProblem {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            OperationProblem::NotJson { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Checks every spec, pushing one problem per broken rule; returns the operations
+/// that passed.
+pub(super) fn validate(specs: Vec<OperationSpec>, problems: &mut Vec<LoadProblem>) -> Vec<Operation> {
+    let mut seen = std::collections::HashSet::new();
+    let mut ops = Vec::new();
+    if specs.is_empty() {
+        problems.push(LoadProblem::List(ListError::Empty));
+    }
+    for spec in specs {
+        let mut bad = |problem: OperationProblem| {
+            problems.push(LoadProblem::Operation {
+                op: spec.name.clone(),
+                problem,
+            })
+        };
+        if !valid_operation_name(&spec.name) {
+            bad(OperationProblem::BadName);
+            continue;
+        }
+        if !seen.insert(spec.name.clone()) {
+            bad(OperationProblem::Duplicate);
+            continue;
+        }
+        let input = compile_schema(&spec.input_schema, SchemaRole::Input);
+        let output = spec
+            .output_schema
+            .as_deref()
+            .map(|s| compile_schema(s, SchemaRole::Output));
+        let (input_schema, input_validator) = match input {
+            Ok(v) => v,
+            Err(problem) => {
+                bad(problem);
+                continue;
+            }
+        };
+        let (output_schema, output_validator) = match output.transpose() {
+            Ok(v) => v.unzip(),
+            Err(problem) => {
+                bad(problem);
+                continue;
+            }
+        };
+        ops.push(Operation {
+            name: spec.name,
+            description: spec.description,
+            input_schema,
+            output_schema,
+            hints: Hints {
+                read_only: spec.hints.contains(WitHints::READ_ONLY),
+                destructive: spec.hints.contains(WitHints::DESTRUCTIVE),
+                idempotent: spec.hints.contains(WitHints::IDEMPOTENT),
+                open_world: spec.hints.contains(WitHints::OPEN_WORLD),
+            },
+            input_validator,
+            output_validator,
+        });
+    }
+    ops
+}
+
+fn compile_schema(
+    text: &str,
+    role: SchemaRole,
+) -> Result<(serde_json::Value, Arc<jsonschema::Validator>), OperationProblem> {
+    let schema: serde_json::Value =
+        serde_json::from_str(text).map_err(|source| OperationProblem::NotJson { role, source })?;
+    if role == SchemaRole::Input && schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+        return Err(OperationProblem::NotObject);
+    }
+    if let Err(e) = jsonschema::meta::validate(&schema) {
+        return Err(OperationProblem::NotJsonSchema {
+            role,
+            at: e.instance_path().to_string(),
+            message: e.to_string(),
+        });
+    }
+    let validator = jsonschema::validator_for(&schema).map_err(|e| OperationProblem::Uncompilable {
+        role,
+        message: e.to_string(),
+    })?;
+    Ok((schema, Arc::new(validator)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(text: &str, role: SchemaRole) -> String {
+        compile_schema(text, role).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn schemas_are_meta_validated() {
+        assert!(compile_schema(r#"{"type":"object"}"#, SchemaRole::Input).is_ok());
+        let e = problem(r#"{"type":12}"#, SchemaRole::Input);
+        assert!(e.contains("root needs"), "{e}");
+        let e = problem(
+            r#"{"type":"object","properties":{"a":{"type":12}}}"#,
+            SchemaRole::Input,
+        );
+        assert!(e.contains("not valid JSON Schema at /properties/a/type"), "{e}");
+        let e = problem(r#"{"type":"array"}"#, SchemaRole::Input);
+        assert!(e.contains("must describe an object"), "{e}");
+        let e = problem("{nope", SchemaRole::Output);
+        assert!(e.contains("not JSON"), "{e}");
+        assert!(compile_schema(r#"{"minimum":"zero"}"#, SchemaRole::Output).is_err());
+    }
+}
