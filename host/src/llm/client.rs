@@ -103,6 +103,11 @@ impl std::fmt::Display for SendError {
     }
 }
 
+/// The cause is kept as text: the errors holding this one (`upstream::CallError`,
+/// `stream::StreamError`) derive `Clone` and `PartialEq`, which `hyper::Error`
+/// and `io::Error` do not allow.
+impl std::error::Error for SendError {}
+
 /// Why reading a response body stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResponseBodyError {
@@ -120,6 +125,11 @@ impl std::fmt::Display for ResponseBodyError {
         }
     }
 }
+
+/// The cause is kept as text: the errors holding this one (`upstream::CallError`,
+/// `stream::StreamError`) derive `Clone` and `PartialEq`, which `hyper::Error`
+/// and `io::Error` do not allow.
+impl std::error::Error for ResponseBodyError {}
 
 /// Timeouts of one request.
 #[derive(Debug, Clone, Copy)]
