@@ -85,8 +85,12 @@ pub async fn connect_tcp(addrs: impl IntoIterator<Item = SocketAddr>) -> Result<
     Err(last)
 }
 
-/// Wraps `tcp` in TLS for `host` (a DNS name, or an IP literal without brackets).
-pub async fn secure(tcp: TcpStream, host: &str) -> Result<Stream, ConnectError> {
+/// The stream for requests on `tcp`: TLS for `tls_host` (a DNS name, or an IP
+/// literal without brackets) when given, else plain TCP.
+pub async fn wrap(tcp: TcpStream, tls_host: Option<&str>) -> Result<Stream, ConnectError> {
+    let Some(host) = tls_host else {
+        return Ok(Stream::Plain(tcp));
+    };
     let name = tls::server_name(host).map_err(|source| ConnectError::ServerName {
         host: host.to_string(),
         source,

@@ -267,13 +267,9 @@ impl Client {
             }
             e => SendError::Connect(e.to_string()),
         })?;
-        let stream = if base.https {
-            http_client::secure(tcp, &base.host)
-                .await
-                .map_err(|e| SendError::Connect(e.to_string()))?
-        } else {
-            http_client::Stream::Plain(tcp)
-        };
+        let stream = http_client::wrap(tcp, base.https.then_some(base.host.as_str()))
+            .await
+            .map_err(|e| SendError::Connect(e.to_string()))?;
         let (sender, conn) = http_client::handshake(stream)
             .await
             .map_err(|e| SendError::Connect(e.to_string()))?;

@@ -114,14 +114,11 @@ async fn send(
 
     let first_byte_by = Instant::now() + clamp(options.and_then(|o| o.first_byte_timeout), deadline);
     let between = clamp(options.and_then(|o| o.between_bytes_timeout), deadline);
-    let stream = if target.tls {
-        tokio::time::timeout_at(connect_by, http_client::secure(tcp, &target.host))
-            .await
-            .map_err(|_| HttpError::ConnectionTimeout)?
-            .map_err(connect_error)?
-    } else {
-        http_client::Stream::Plain(tcp)
-    };
+    let tls_host = target.tls.then_some(target.host.as_str());
+    let stream = tokio::time::timeout_at(connect_by, http_client::wrap(tcp, tls_host))
+        .await
+        .map_err(|_| HttpError::ConnectionTimeout)?
+        .map_err(connect_error)?;
     let (sender, conn) = tokio::time::timeout_at(first_byte_by, http_client::handshake(stream))
         .await
         .map_err(|_| HttpError::ConnectionTimeout)??;
