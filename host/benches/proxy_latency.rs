@@ -80,9 +80,10 @@ async fn upstream() -> SocketAddr {
 }
 
 /// The in-process hub, built exactly as the end-to-end tests build it.
-#[path = "../tests/e2e/support/hub.rs"]
+#[path = "../tests/e2e/support/mod.rs"]
 #[allow(dead_code)]
-mod hub;
+mod support;
+use support::hub;
 
 /// Streams one request and returns the write-to-read latency of each chunk, in µs.
 async fn stream_once(addr: SocketAddr, path: &str) -> Vec<f64> {

@@ -30,7 +30,8 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    #[tokio::test]
+    // Paused time: the one-minute sleep costs nothing and the order is certain.
+    #[tokio::test(start_paused = true)]
     async fn the_first_to_finish_wins_and_the_other_is_dropped() {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
         let slow = async move {

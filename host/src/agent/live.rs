@@ -169,7 +169,9 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    #[tokio::test]
+    // Paused time: the sleep below ends only once every task is idle, so the waiter
+    // is parked in `next_batch` when the chunk arrives, however slow the machine.
+    #[tokio::test(start_paused = true)]
     async fn late_joiners_get_everything_and_the_last_leaver_cancels() {
         let turns = LiveTurns::default();
         let turn = turns.begin("s").unwrap();

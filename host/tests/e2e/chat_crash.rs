@@ -3,7 +3,7 @@
 //! data folder it opens the store cleanly and serves the session with that step
 //! intact, and the conversation goes on.
 
-use crate::chat_support::*;
+use crate::support::chat::*;
 use crate::support::client;
 use crate::support::upstream::{Frame, Reply, Upstream};
 use serde_json::json;
@@ -33,7 +33,7 @@ fn spawn_hub(config: &Path, data: &Path, plugins: &Path) -> (Child, SocketAddr) 
 #[tokio::test]
 async fn a_killed_hub_restarts_with_every_finished_step_stored() {
     let upstream = Upstream::start().await;
-    let dir = crate::runtime_support::Scratch::new("chat-crash");
+    let dir = crate::support::runtime::Scratch::new("chat-crash");
     let config = dir.path("wasmhub.toml");
     std::fs::write(
         &config,

@@ -3,7 +3,7 @@
 //! which cancels the upstream request and the running tool calls, and the partial
 //! assistant message is stored marked aborted.
 
-use crate::chat_support::*;
+use crate::support::chat::*;
 use crate::support::client;
 use crate::support::upstream::{Frame, Reply, Upstream};
 use serde_json::json;
@@ -153,8 +153,8 @@ async fn disconnecting_cancels_a_running_tool_call() {
             break;
         }
     }
-    // Let the call start, then leave.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Leave once the call runs.
+    crate::support::wait::in_flight(&hub.app.hub, 1).await;
     let left = Instant::now();
     drop(resp);
     let record = loop {

@@ -3,7 +3,7 @@
 //! failures the model recovers from, the step limit, and the trigger semantics
 //! (regenerate, edit, continuation, validation, 409).
 
-use crate::chat_support::*;
+use crate::support::chat::*;
 use crate::support::client;
 use crate::support::upstream::{CHAT, Reply, Upstream};
 use serde_json::{Value, json};

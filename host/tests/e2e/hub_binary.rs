@@ -1,8 +1,9 @@
 //! The real `wasmhub` binary: `wasmhub call` runs one operation without a server,
 //! and `wasmhub serve` answers the REST meta-tools with the example plugins.
 
-use crate::hub_support::plugins;
-use crate::runtime_support::Scratch;
+use crate::support::binary::Stderr;
+use crate::support::hub::plugins;
+use crate::support::runtime::Scratch;
 use serde_json::{Value, json};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -102,7 +103,7 @@ fn exit_within(child: &mut std::process::Child, limit: Duration) -> Option<std::
     None
 }
 
-fn serve_slow_hub(data: &Scratch, dir: &Scratch) -> (std::process::Child, std::net::SocketAddr) {
+fn serve_slow_hub(data: &Scratch, dir: &Scratch) -> (std::process::Child, std::net::SocketAddr, Stderr) {
     let mut child = wasmhub()
         .args(["serve", "--listen", "127.0.0.1:0", "--plugins"])
         .arg(&dir.0)
@@ -118,8 +119,8 @@ fn serve_slow_hub(data: &Scratch, dir: &Scratch) -> (std::process::Child, std::n
         .stdout(Stdio::null())
         .spawn()
         .expect("start wasmhub serve");
-    let addr = crate::support::binary::listen_addr(&mut child, Duration::from_secs(60));
-    (child, addr)
+    let (addr, stderr) = crate::support::binary::serving(&mut child, Duration::from_secs(60));
+    (child, addr, stderr)
 }
 
 /// Starts `adversary.slow` for `ms` on the hub and waits until it runs.
@@ -141,7 +142,7 @@ async fn slow_call(
     }
     let request =
         tokio::spawn(async move { crate::support::client::post(addr, "/api/hub/call", &call).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    crate::support::wait::in_flight_at(addr, 1).await;
     request
 }
 
@@ -149,7 +150,7 @@ async fn slow_call(
 async fn serve_finishes_in_flight_calls_on_sigterm_and_exits_0() {
     let dir = plugins(&[("adversary", "adversary")], &[]);
     let data = Scratch::new("sigterm-data");
-    let (mut child, addr) = serve_slow_hub(&data, &dir);
+    let (mut child, addr, _stderr) = serve_slow_hub(&data, &dir);
     let in_flight = slow_call(addr, 1500).await;
     signal(&child, libc::SIGTERM);
     let reply = in_flight.await.expect("the in-flight request task");
@@ -164,17 +165,17 @@ async fn serve_finishes_in_flight_calls_on_sigterm_and_exits_0() {
 async fn a_second_signal_exits_without_waiting_for_the_grace() {
     let dir = plugins(&[("adversary", "adversary")], &[]);
     let data = Scratch::new("sigint-data");
-    let (mut child, addr) = serve_slow_hub(&data, &dir);
+    let (mut child, addr, mut stderr) = serve_slow_hub(&data, &dir);
     let _in_flight = slow_call(addr, 50_000).await;
     signal(&child, libc::SIGINT);
     // Draining: the 50 s call holds the hub in its 60 s grace.
-    std::thread::sleep(Duration::from_millis(500));
+    stderr.wait_for("shutting down", Duration::from_secs(30));
     assert!(
         child.try_wait().unwrap().is_none(),
         "the first signal only starts draining"
     );
     signal(&child, libc::SIGINT);
-    let status = exit_within(&mut child, Duration::from_secs(5)).expect("the second Ctrl-C exits at once");
+    let status = exit_within(&mut child, Duration::from_secs(20)).expect("the second Ctrl-C exits at once");
     assert_eq!(status.code(), Some(130), "{status:?}");
 }
 
@@ -192,12 +193,12 @@ fn call_stops_on_ctrl_c() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start wasmhub call");
-    // Loading compiles the guest (cached in the data folder after the first run).
-    std::thread::sleep(Duration::from_secs(3));
+    // Signal once the plugins are loaded (compiling the guest takes a while) and
+    // the call is about to run.
+    let mut stderr = Stderr::capture(&mut child);
+    stderr.wait_for("operations from", Duration::from_secs(120));
     signal(&child, libc::SIGINT);
-    let status = exit_within(&mut child, Duration::from_secs(10)).expect("call stops on SIGINT");
+    let status = exit_within(&mut child, Duration::from_secs(30)).expect("call stops on SIGINT");
     assert_eq!(status.code(), Some(1));
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert!(stderr.contains("interrupted"), "{stderr}");
+    stderr.wait_for("interrupted", Duration::from_secs(10));
 }

@@ -3,7 +3,7 @@
 //! batches with mixed failures, allowlists on nested calls, the audit trail, and
 //! hot reload. Uses the adversarial test guest under several plugin names.
 
-use crate::hub_support::{hub, plugins};
+use crate::support::hub::{hub, plugins};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use wasmhub::hub::{Allowlist, CallContext, Caller, MetaToolRequest, ToolError};
@@ -77,10 +77,7 @@ async fn depth_is_bounded_by_max_call_depth() {
 async fn nested_calls_use_the_original_callers_allowlist() {
     let dir = plugins(&[("adversary", "a"), ("adversary", "b")], &[]);
     let h = hub(&dir, |_| {}).await;
-    let caller = Caller {
-        name: "ci".into(),
-        allowlist: Allowlist::new(&["a.*".into()]),
-    };
+    let caller = Caller::unchecked("ci", Allowlist::new(&["a.*".into()]));
     let args = json!({"calls": [
         {"tool": "a.nested", "input": {"tool": "b.echo", "input": {}}},
         {"tool": "b.echo", "input": {}}
@@ -120,8 +117,10 @@ async fn a_slow_call_times_out_and_a_child_never_outlives_its_parent() {
         .call("a.nested", json!({"tool": "b.slow", "input": {"ms": 10_000}}))
         .await;
     assert_eq!(code(&r), "timeout", "{r}");
+    // Far below the 10 s asked for: the limit, not the sleep, ended both (the exact
+    // limit is the typed `timeout` above; the bound is loose for a loaded machine).
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < Duration::from_secs(8),
         "took {:?}",
         started.elapsed()
     );
@@ -131,17 +130,22 @@ async fn a_slow_call_times_out_and_a_child_never_outlives_its_parent() {
         child.outcome.as_str() == "timeout" || child.outcome.as_str() == "cancelled",
         "{child:?}"
     );
-    assert!(child.duration_us < 1_500_000, "{child:?}");
+    assert!(
+        child.duration_us < 5_000_000,
+        "stopped long before its 10 s: {child:?}"
+    );
 }
 
 #[tokio::test]
 async fn cancelling_the_request_cancels_the_call_and_its_children() {
     let dir = plugins(&[("adversary", "a"), ("adversary", "b")], &[]);
     let h = hub(&dir, |_| {}).await;
-    let ctx = CallContext::new(Caller::local());
+    let ctx = CallContext::new(h.hub.local_operator());
     let cancel = ctx.cancel.clone();
+    let hub = h.hub.clone();
+    // Cancel once the parent and its child both run.
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        crate::support::wait::in_flight(&hub, 2).await;
         cancel.cancel();
     });
     let started = Instant::now();
@@ -152,8 +156,9 @@ async fn cancelling_the_request_cancels_the_call_and_its_children() {
         .await
         .unwrap_err();
     assert_eq!(err, ToolError::Cancelled);
+    // Well before the child's 8 s: the cancel stopped it (generous for a loaded machine).
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(6),
         "took {:?}",
         started.elapsed()
     );
@@ -172,16 +177,16 @@ async fn a_batch_runs_concurrently_and_keeps_order_whatever_fails() {
     let dir = plugins(&[("adversary", "a")], &[]);
     let h = hub(&dir, |_| {}).await;
     let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let mut ctx = CallContext::new(Caller::local());
+    let mut ctx = CallContext::new(h.hub.local_operator());
     let sink = events.clone();
     ctx.progress = Some(std::sync::Arc::new(move |e| sink.lock().unwrap().push(e)));
     let args = json!({"calls": [
-        {"tool": "a.slow", "input": {"ms": 600}},
+        {"tool": "a.slow", "input": {"ms": 2000}},
         {"tool": "a.echo", "input": {"n": 2}},
         {"tool": "a.fail", "input": {"kind": "not_found"}},
         {"tool": "a.ecko"},
         {"tool": "a.panic"},
-        {"tool": "a.slow", "input": {"ms": 600}},
+        {"tool": "a.slow", "input": {"ms": 2000}},
         {"tool": "a.huge_output", "input": {"bytes": 5_000_000}}
     ]});
     let started = Instant::now();
@@ -205,7 +210,7 @@ async fn a_batch_runs_concurrently_and_keeps_order_whatever_fails() {
             "a.huge_output"
         ]
     );
-    assert_eq!(results[0]["result"], json!({"slept_ms": 600}));
+    assert_eq!(results[0]["result"], json!({"slept_ms": 2000}));
     assert_eq!(results[1]["result"], json!({"n": 2}));
     assert_eq!(code(&results[2]), "not_found");
     assert_eq!(code(&results[3]), "not_found");
@@ -220,8 +225,9 @@ async fn a_batch_runs_concurrently_and_keeps_order_whatever_fails() {
     );
     assert_eq!(code(&results[4]), "trap");
     assert_eq!(code(&results[6]), "output_limit");
-    // Two 600 ms sleeps side by side, not one after the other.
-    assert!(elapsed < Duration::from_millis(1150), "batch took {elapsed:?}");
+    // Two 2 s sleeps side by side, not one after the other (which takes 4 s); long
+    // sleeps leave a loaded machine room for the rest of the batch.
+    assert!(elapsed < Duration::from_millis(3900), "batch took {elapsed:?}");
     let events = events.lock().unwrap();
     assert_eq!(events.len(), 7);
     assert!(events.iter().all(|e| e.total == 7));
@@ -236,7 +242,7 @@ async fn batches_over_the_limit_are_refused_whole() {
         .hub
         .invoke(
             MetaToolRequest::parse("hub_call", json!({"calls": calls})).unwrap(),
-            CallContext::new(Caller::local()),
+            CallContext::new(h.hub.local_operator()),
         )
         .await
         .unwrap_err();
@@ -252,7 +258,7 @@ async fn deprecated_plugins_are_callable_but_hidden_and_rejected_ones_say_why() 
     );
     std::fs::write(dir.path("old.toml"), "deprecated = true\n").unwrap();
     let h = hub(&dir, |_| {}).await;
-    let local = || CallContext::new(Caller::local());
+    let local = || CallContext::new(h.hub.local_operator());
     let listed = h
         .hub
         .invoke(MetaToolRequest::parse("hub_list", json!({})).unwrap(), local())
@@ -333,15 +339,15 @@ async fn a_reload_swaps_the_registry_while_calls_in_flight_finish() {
             let args = json!({"calls": [{"tool": "a.slow", "input": {"ms": 700}}]});
             hub.invoke(
                 MetaToolRequest::parse("hub_call", args).unwrap(),
-                CallContext::new(Caller::local()),
+                CallContext::new(hub.local_operator()),
             )
             .await
             .unwrap()
         })
     };
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    crate::support::wait::in_flight(&h.hub, 1).await;
     std::fs::remove_file(dir.path("a.wasm")).unwrap();
-    std::fs::copy(crate::runtime_support::guest("adversary"), dir.path("z.wasm")).unwrap();
+    std::fs::copy(crate::support::runtime::guest("adversary"), dir.path("z.wasm")).unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let names: Vec<String> = h.hub.plugins().into_iter().map(|p| p.name).collect();

@@ -3,9 +3,9 @@
 //! lines mid-stream, oversized events, keepalives and timeouts, and a client that
 //! leaves.
 
-use crate::llm_support::*;
 use crate::support::client;
 use crate::support::hub;
+use crate::support::llm::*;
 use crate::support::upstream::{self, Frame, Reply, Upstream};
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -217,7 +217,7 @@ async fn a_client_that_goes_away_cancels_the_upstream_request_at_once() {
         }
         drop(resp);
         assert!(
-            up.wait_cancelled(before + 1, Duration::from_secs(2)).await,
+            up.wait_cancelled(before + 1, Duration::from_secs(10)).await,
             "{path}: the upstream saw the cancel"
         );
     }
@@ -260,9 +260,9 @@ async fn idle_streams_get_keepalives_and_a_silent_upstream_hits_the_idle_timeout
         "{:?}",
         error_text(&chunks)
     );
-    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(started.elapsed() < Duration::from_secs(10));
     assert!(
-        up.wait_cancelled(1, Duration::from_secs(2)).await,
+        up.wait_cancelled(1, Duration::from_secs(10)).await,
         "the timed-out upstream request is closed"
     );
 }

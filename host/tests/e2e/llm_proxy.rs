@@ -4,9 +4,9 @@
 //! errors. Failures on the way (retries, faults mid-stream, timeouts, cancellation)
 //! are in `llm_failures`.
 
-use crate::llm_support::*;
 use crate::support::client::{self, ClientResp};
 use crate::support::hub;
+use crate::support::llm::*;
 use crate::support::upstream::{self, Reply, Upstream};
 use serde_json::{Value, json};
 use wasmhub::llm::{FinishReason, UiChunk};

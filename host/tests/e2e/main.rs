@@ -3,20 +3,17 @@
 
 mod chat_crash;
 mod chat_stream;
-mod chat_support;
 mod chat_turns;
 mod hub_binary;
+mod hub_budgets;
 mod hub_protocol;
 mod hub_rest;
-mod hub_support;
 mod llm_failures;
 mod llm_proxy;
-mod llm_support;
 mod mcp_binary;
 mod runtime_adversarial;
 mod runtime_cli;
 mod runtime_loader;
 mod runtime_network;
 mod runtime_reload;
-mod runtime_support;
 mod support;

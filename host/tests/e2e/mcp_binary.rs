@@ -3,9 +3,9 @@
 //! stdio session of `wasmhub mcp --stdio`. (The real SDK clients and the official
 //! conformance suite run in tests/mcp/run.sh.)
 
-use crate::hub_support::plugins;
-use crate::runtime_support::Scratch;
 use crate::support::client::{ClientResp, send};
+use crate::support::hub::plugins;
+use crate::support::runtime::Scratch;
 use bytes::Bytes;
 use http::Method;
 use serde_json::{Value, json};

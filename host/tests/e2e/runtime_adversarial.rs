@@ -1,7 +1,7 @@
 //! Misbehaving plugins: each violation becomes its specific `CallFailure`, the host
 //! keeps serving other calls, and memory returns to its baseline afterwards.
 
-use crate::runtime_support::*;
+use crate::support::runtime::*;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmhub::runtime::{CallFailure, ErrorCode, Plugin, TrapKind};
@@ -27,8 +27,10 @@ async fn infinite_loop_times_out_at_its_limit() {
     let took = started.elapsed();
     assert_eq!(err, CallFailure::Timeout { limit_ms: 400 });
     assert_eq!(err.code(), ErrorCode::Timeout);
+    // Not before its limit; the upper bound only says it stopped (the exact limit
+    // is the typed failure above), loose enough for a loaded machine.
     assert!(
-        took >= Duration::from_millis(400) && took < Duration::from_millis(600),
+        took >= Duration::from_millis(400) && took < Duration::from_secs(3),
         "took {took:?}"
     );
     assert_eq!(call(&p, "noop", "{}").await.unwrap().json, "{}");
@@ -54,7 +56,7 @@ async fn the_callers_deadline_applies_when_it_is_earlier() {
         other => panic!("expected a timeout, got {other:?}"),
     }
     assert!(
-        started.elapsed() < Duration::from_millis(250),
+        started.elapsed() < Duration::from_secs(2),
         "{:?}",
         started.elapsed()
     );
@@ -70,15 +72,16 @@ async fn dropping_the_call_future_stops_a_spinning_guest() {
         let started = Instant::now();
         let r = tokio::time::timeout(Duration::from_millis(50), call(&p, "spin", "{}")).await;
         assert!(r.is_err(), "the spin call must still be running when cancelled");
+        // A guest that kept the thread would never let the timer fire at all.
         assert!(
-            started.elapsed() < Duration::from_millis(150),
+            started.elapsed() < Duration::from_secs(2),
             "{:?}",
             started.elapsed()
         );
     }
     let started = Instant::now();
     call(&p, "noop", "{}").await.unwrap();
-    assert!(started.elapsed() < Duration::from_millis(100));
+    assert!(started.elapsed() < Duration::from_secs(2));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -118,7 +121,7 @@ async fn flooding_stdout_hits_the_log_limit() {
         }
     );
     assert!(
-        started.elapsed() < Duration::from_millis(300),
+        started.elapsed() < Duration::from_secs(3),
         "{:?}",
         started.elapsed()
     );
@@ -172,7 +175,10 @@ async fn a_blocked_host_call_is_cut_at_the_deadline() {
         call(&p, "slow", r#"{"ms": 5000}"#).await.unwrap_err(),
         CallFailure::Timeout { limit_ms: 400 }
     );
-    assert!(started.elapsed() < Duration::from_millis(600));
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "long before the 5 s asked for"
+    );
     assert_eq!(
         call(&p, "slow", r#"{"ms": 20}"#).await.unwrap().json,
         r#"{"slept_ms":20}"#
@@ -355,7 +361,7 @@ async fn concurrent_calls_to_one_plugin_run_in_parallel() {
     }
     // Serialized, 32 x 200 ms would take 6.4 s.
     assert!(
-        started.elapsed() < Duration::from_millis(1500),
+        started.elapsed() < Duration::from_secs(4),
         "{:?}",
         started.elapsed()
     );

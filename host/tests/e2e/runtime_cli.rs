@@ -1,7 +1,7 @@
 //! `wasmhub plugin check|inspect|lock` as functions: exit codes, and the lock file
 //! they write.
 
-use crate::runtime_support::*;
+use crate::support::runtime::*;
 use std::process::ExitCode;
 use wasmhub::cli::plugin;
 use wasmhub::runtime::LockFile;

@@ -1,7 +1,7 @@
 //! The loader's verdict on broken files: each gets a precise reason, and a bad file
 //! never stops the others from loading.
 
-use crate::runtime_support::*;
+use crate::support::runtime::*;
 use wasmhub::config::Limits;
 use wasmhub::runtime::{LoadProblem, Runtime};
 

@@ -2,7 +2,7 @@
 //! reaches it; a host-name grant that resolves to loopback, an ungranted host and an
 //! ungranted port are refused before any connection is made.
 
-use crate::runtime_support::*;
+use crate::support::runtime::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -151,7 +151,7 @@ async fn a_server_that_never_answers_is_cut_at_the_call_deadline() {
         "{err:?}"
     );
     assert!(
-        started.elapsed() < Duration::from_millis(500),
+        started.elapsed() < Duration::from_secs(3),
         "{:?}",
         started.elapsed()
     );

@@ -2,7 +2,7 @@
 //! failing in-flight calls, `plugins.lock` in locked mode, and the compiled cache
 //! across restarts.
 
-use crate::runtime_support::*;
+use crate::support::runtime::*;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

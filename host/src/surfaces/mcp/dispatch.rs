@@ -280,9 +280,11 @@ pub(crate) mod tests {
     use std::net::SocketAddr;
 
     /// A scripted backend: `echo` returns its arguments, `fail` fails, `wait`
-    /// blocks until cancelled (counting cancellations), `progress` reports two steps.
+    /// blocks until cancelled (counting starts and cancellations), `progress`
+    /// reports two steps.
     #[derive(Default)]
     pub struct FakeBackend {
+        pub started: Arc<std::sync::atomic::AtomicUsize>,
         pub cancelled: Arc<std::sync::atomic::AtomicUsize>,
     }
 
@@ -321,6 +323,7 @@ pub(crate) mod tests {
                         json!({ "code": "invalid_input", "message": "x is required" }),
                     )),
                     "hub_wait" => {
+                        self.started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         call.cancel.cancelled().await;
                         self.cancelled.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         Err(InvokeError::Cancelled)

@@ -19,12 +19,14 @@ const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-0
 
 struct Server {
     addr: std::net::SocketAddr,
+    /// `hub_wait` calls begun and cancelled so far.
+    started: Arc<AtomicUsize>,
     cancelled: Arc<AtomicUsize>,
 }
 
 async fn start() -> Server {
     let backend = FakeBackend::default();
-    let cancelled = backend.cancelled.clone();
+    let (started, cancelled) = (backend.started.clone(), backend.cancelled.clone());
     let state = Arc::new(McpState::new(Arc::new(backend), SessionLimits::default()));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -45,7 +47,11 @@ async fn start() -> Server {
             });
         }
     });
-    Server { addr, cancelled }
+    Server {
+        addr,
+        started,
+        cancelled,
+    }
 }
 
 /// A parsed response: status, lower-case headers, body.
@@ -453,17 +459,18 @@ async fn progress_tokens_get_an_event_stream() {
     assert_eq!(events[2]["result"]["structuredContent"]["done"], true);
 }
 
-async fn wait_for(counter: &AtomicUsize, want: usize) {
-    for _ in 0..200 {
-        if counter.load(Ordering::SeqCst) >= want {
-            return;
-        }
+/// Polls `counter` until it reaches `want`; the overall limit is only reached when
+/// the event never comes (generous for a loaded machine).
+async fn wait_for(what: &str, counter: &AtomicUsize, want: usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while counter.load(Ordering::SeqCst) < want {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: {} (wanted {want})",
+            counter.load(Ordering::SeqCst)
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!(
-        "cancellations: {} (wanted {want})",
-        counter.load(Ordering::SeqCst)
-    );
 }
 
 #[tokio::test]
@@ -484,13 +491,14 @@ async fn cancelled_notifications_and_closed_streams_cancel_calls() {
         tokio::spawn(async move {
             let s = Server {
                 addr,
+                started: Arc::default(),
                 cancelled: Arc::default(),
             };
             let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
             send(&s, "POST", &h, &body).await
         })
     };
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    wait_for("started", &s.started, 1).await;
     let r = send(
         &s,
         "POST",
@@ -499,18 +507,22 @@ async fn cancelled_notifications_and_closed_streams_cancel_calls() {
     )
     .await;
     assert_eq!(r.status, 202);
-    wait_for(&s.cancelled, 1).await;
+    wait_for("cancelled", &s.cancelled, 1).await;
     assert_eq!(pending.await.unwrap().json()["error"]["code"], -32800);
 
-    // Closing a JSON response's connection cancels the call.
+    // Closing a JSON response's connection cancels the call. Close once the answer
+    // is committed (its head arrives): before that, closing drops the call unrun.
     let mut stream = TcpStream::connect(s.addr).await.unwrap();
     stream
         .write_all(request("POST", &h, &wait("b", "")).as_bytes())
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut head = [0u8; 64];
+    let n = stream.read(&mut head).await.unwrap();
+    assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 200"));
+    assert_eq!(s.started.load(Ordering::SeqCst), 2);
     drop(stream);
-    wait_for(&s.cancelled, 2).await;
+    wait_for("cancelled", &s.cancelled, 2).await;
 
     // Closing an event stream cancels the call too.
     let mut stream = TcpStream::connect(s.addr).await.unwrap();
@@ -522,7 +534,7 @@ async fn cancelled_notifications_and_closed_streams_cancel_calls() {
     let n = stream.read(&mut head).await.unwrap();
     assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 200"));
     drop(stream);
-    wait_for(&s.cancelled, 3).await;
+    wait_for("cancelled", &s.cancelled, 3).await;
 
     // Ending the session cancels what runs in it.
     let pending = {
@@ -531,19 +543,20 @@ async fn cancelled_notifications_and_closed_streams_cancel_calls() {
         tokio::spawn(async move {
             let s = Server {
                 addr,
+                started: Arc::default(),
                 cancelled: Arc::default(),
             };
             let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
             send(&s, "POST", &h, &body).await
         })
     };
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    wait_for("started", &s.started, 4).await;
     assert_eq!(
         send(&s, "DELETE", &[("mcp-session-id", sid.as_str())], "")
             .await
             .status,
         204
     );
-    wait_for(&s.cancelled, 4).await;
+    wait_for("cancelled", &s.cancelled, 4).await;
     pending.await.unwrap();
 }

@@ -1,23 +1,73 @@
-//! Running the real `wasmhub` binary: where a spawned `wasmhub serve` listens.
+//! Running the real `wasmhub` binary: its stderr read line by line (so a test waits
+//! for what the hub logs), and where a spawned `wasmhub serve` listens.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::Child;
-use std::time::Duration;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
-/// Reads the child's stderr (it must be piped) until the hub logs
-/// `listening on http://ADDR`, and returns ADDR. The log keeps being drained in a
-/// thread so the pipe never fills while the test runs.
-pub fn listen_addr(child: &mut Child, timeout: Duration) -> SocketAddr {
-    let stderr = child.stderr.take().expect("wasmhub's stderr is piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(addr) = line.split("listening on http://").nth(1) {
-                let _ = tx.send(addr.trim().to_string());
+/// The child's stderr, drained in a thread so the pipe never fills while the test runs.
+pub struct Stderr {
+    lines: Receiver<String>,
+    /// Every line read so far, for failure messages.
+    seen: Vec<String>,
+}
+
+impl Stderr {
+    /// Takes the child's stderr (it must be piped).
+    pub fn capture(child: &mut Child) -> Stderr {
+        let stderr = child.stderr.take().expect("wasmhub's stderr is piped");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Stderr {
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads until a line contains `needle` and returns it; panics after `timeout`
+    /// or when the child closed its stderr first.
+    pub fn wait_for(&mut self, needle: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!(
+                        "no {needle:?} on stderr within {timeout:?}:\n{}",
+                        self.seen.join("\n")
+                    )
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("stderr closed before {needle:?}:\n{}", self.seen.join("\n"))
+                }
             }
         }
-    });
-    let addr = rx.recv_timeout(timeout).expect("the hub says where it listens");
-    addr.parse().expect("a socket address")
+    }
+}
+
+/// Waits until the hub logs `listening on http://ADDR`, and returns ADDR and the
+/// rest of its stderr.
+pub fn serving(child: &mut Child, timeout: Duration) -> (SocketAddr, Stderr) {
+    let mut stderr = Stderr::capture(child);
+    let line = stderr.wait_for("listening on http://", timeout);
+    let addr = line.split("listening on http://").nth(1).expect("the address");
+    (addr.trim().parse().expect("a socket address"), stderr)
+}
+
+/// Where the hub listens (see [`serving`]); its stderr keeps being drained.
+pub fn listen_addr(child: &mut Child, timeout: Duration) -> SocketAddr {
+    // The reading thread goes on draining after its receiver is gone.
+    serving(child, timeout).0
 }

@@ -1,7 +1,14 @@
-//! Helpers shared by the end-to-end tests: a scripted OpenAI upstream, an
-//! in-process hub, and a small HTTP client.
+//! Helpers shared by the end-to-end tests, one module per thing they build: the
+//! test guests and scratch folders (`runtime`), the hub in-process and over HTTP
+//! (`hub`), the real binary (`binary`), a scripted OpenAI upstream (`upstream`),
+//! the proxy and chat set-ups on top of it (`llm`, `chat`), a small HTTP client
+//! (`client`), and waits on observable events (`wait`).
 
 pub mod binary;
+pub mod chat;
 pub mod client;
 pub mod hub;
+pub mod llm;
+pub mod runtime;
 pub mod upstream;
+pub mod wait;

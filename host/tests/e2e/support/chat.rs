@@ -20,7 +20,7 @@ pub const MODEL: &str = "scripted/m1";
 /// has run, else they are built here.
 pub fn plugins(extra: &[&str]) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    let root = crate::runtime_support::repo_root();
+    let root = crate::support::runtime::repo_root();
     let built = BUILT.get_or_init(|| {
         let dist = root.join("dist/plugins");
         if dist.join("calc.wasm").exists() && dist.join("text.wasm").exists() {
@@ -55,7 +55,7 @@ pub fn plugins(extra: &[&str]) -> PathBuf {
     }
     for guest in extra {
         std::fs::copy(
-            crate::runtime_support::guest(guest),
+            crate::support::runtime::guest(guest),
             dir.join(format!("{guest}.wasm")),
         )
         .unwrap();
@@ -69,7 +69,7 @@ pub fn plugins(extra: &[&str]) -> PathBuf {
 fn scratch_root() -> &'static PathBuf {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
-        let scratch = crate::runtime_support::repo_root().join("target/test-scratch");
+        let scratch = crate::support::runtime::repo_root().join("target/test-scratch");
         let stale = |entry: &std::fs::DirEntry| {
             let name = entry.file_name();
             let name = name.to_string_lossy();
@@ -118,19 +118,16 @@ pub async fn hub_with(upstream: &Upstream, plugins_dir: PathBuf, tune: impl FnOn
     tune(&mut config);
     let hub = hub::start_with_storage(config, shared_storage()).await;
     // The plugins folder loads in the background: wait for its operations.
-    for _ in 0..200 {
-        if hub
-            .app
-            .hub
-            .plugins()
-            .iter()
-            .all(|p| p.state == wasmhub::hub::PluginStatus::Active)
-            && !hub.app.hub.plugins().is_empty()
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let api = &hub.app.hub;
+    crate::support::wait::until("the plugins active", || async move {
+        let plugins = api.plugins();
+        (!plugins.is_empty()
+            && plugins
+                .iter()
+                .all(|p| p.state == wasmhub::hub::PluginStatus::Active))
+        .then_some(())
+    })
+    .await;
     hub
 }
 
