@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmhub::config::Config;
 use wasmhub::hub::search::{SearchDoc, SearchIndex};
-use wasmhub::hub::{CallContext, Caller, Hub, MetaToolRequest};
+use wasmhub::hub::{CallContext, Hub, MetaToolRequest};
 use wasmhub::runtime::{Invocation, NoNestedCalls};
 use wasmhub::storage::Storage;
 use wasmtime_wasi_http::io::TokioIo;
@@ -104,7 +104,7 @@ async fn call_overhead(plugins: &Path) {
     let through_hub = || async {
         let t = Instant::now();
         let out = hub
-            .invoke(call_request(&args), CallContext::new(Caller::local()))
+            .invoke(call_request(&args), CallContext::new(hub.local_operator()))
             .await
             .unwrap();
         let us = t.elapsed().as_secs_f64() * 1e6;
@@ -148,7 +148,7 @@ async fn call_throughput(root: &Path, plugins: &Path) {
                 let mut n = 0u64;
                 while Instant::now() < until {
                     let out = hub
-                        .invoke(call_request(&args), CallContext::new(Caller::local()))
+                        .invoke(call_request(&args), CallContext::new(hub.local_operator()))
                         .await
                         .unwrap();
                     assert_eq!(out["results"][0]["ok"], true);

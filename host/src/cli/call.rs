@@ -8,7 +8,7 @@
 
 use super::signals::Signals;
 use crate::config::Config;
-use crate::hub::{CallContext, Caller, Hub, MetaToolKind, MetaToolRequest};
+use crate::hub::{CallContext, Hub, MetaToolKind, MetaToolRequest};
 use crate::race::{Race, race};
 use crate::storage::Storage;
 use serde_json::{Value, json};
@@ -40,7 +40,7 @@ async fn call(tool: &str, input: Value, config: &Config, signals: Signals) -> Ex
         Ok(started) => started,
         Err(e) => return fail(&e.to_string()),
     };
-    let ctx = CallContext::new(Caller::local());
+    let ctx = CallContext::new(hub.local_operator());
     let cancel = ctx.cancel.clone();
     let args = json!({ "calls": [{ "tool": tool, "input": input }] });
     let request = match MetaToolRequest::new(MetaToolKind::Call, args) {

@@ -57,7 +57,7 @@ pub(crate) fn schema(registry: &Registry, caller: &Caller, args: &SchemaArgs) ->
     if !caller.may_call(tool) {
         return Err(ToolError::Forbidden {
             tool: tool.to_string(),
-            caller: caller.name.clone(),
+            caller: caller.name().to_string(),
         });
     }
     let operation = op.operation();

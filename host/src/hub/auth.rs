@@ -10,20 +10,42 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// The identity a call runs under: the token's name (recorded in the audit log) and
-/// the operations it may call.
+/// the operations it may call. Only the hub makes one (from a token, or for the
+/// local operator), so no other module can grant itself every operation.
 #[derive(Clone, Debug)]
 pub struct Caller {
-    pub name: String,
-    pub allowlist: Allowlist,
+    name: String,
+    allowlist: Allowlist,
 }
 
 impl Caller {
-    /// The local operator: loopback clients when no token is configured, and the CLI.
-    pub fn local() -> Caller {
+    /// The local operator: loopback clients when no token is configured, and the
+    /// processes the operator starts (the CLI, MCP over stdio).
+    pub(super) fn local() -> Caller {
         Caller {
             name: "local".into(),
             allowlist: Allowlist::all(),
         }
+    }
+
+    /// Test and bench hook: a caller no token vouches for. Production callers come
+    /// from `Hub::authenticate` and `Hub::local_operator`.
+    #[doc(hidden)]
+    pub fn unchecked(name: &str, allowlist: Allowlist) -> Caller {
+        Caller {
+            name: name.to_string(),
+            allowlist,
+        }
+    }
+
+    /// The token's name (`local` for the local operator).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The operation patterns this caller may call.
+    pub fn allowlist(&self) -> &Allowlist {
+        &self.allowlist
     }
 
     /// Whether this caller may call `tool` (`plugin.operation`).
@@ -343,9 +365,12 @@ mod tests {
         .unwrap();
         let remote: SocketAddr = "10.1.2.3:5000".parse().unwrap();
         let caller = auth.authenticate(Some("s3cret-ci"), remote).unwrap();
-        assert_eq!(caller.name, "ci");
+        assert_eq!(caller.name(), "ci");
         assert!(caller.may_call("text.upper") && !caller.may_call("calc.eval"));
-        assert_eq!(auth.authenticate(Some("s3cret-ops"), remote).unwrap().name, "ops");
+        assert_eq!(
+            auth.authenticate(Some("s3cret-ops"), remote).unwrap().name(),
+            "ops"
+        );
         assert_eq!(
             auth.authenticate(Some("wrong"), remote).unwrap_err(),
             AuthError::InvalidToken
@@ -364,11 +389,13 @@ mod tests {
         assert_eq!(
             auth.authenticate(None, "127.0.0.1:1".parse().unwrap())
                 .unwrap()
-                .name,
+                .name(),
             "local"
         );
         assert_eq!(
-            auth.authenticate(None, "[::1]:1".parse().unwrap()).unwrap().name,
+            auth.authenticate(None, "[::1]:1".parse().unwrap())
+                .unwrap()
+                .name(),
             "local"
         );
         let err = auth

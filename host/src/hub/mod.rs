@@ -146,6 +146,12 @@ impl Hub {
         self.auth.authenticate(bearer, peer)
     }
 
+    /// The caller of a process the operator started (the CLI, MCP over stdio):
+    /// every operation allowed, whatever tokens are configured.
+    pub fn local_operator(&self) -> Caller {
+        Caller::local()
+    }
+
     /// Runs one meta-tool request: answers with the meta-tool's JSON output or why
     /// it could not run.
     pub async fn invoke(&self, request: MetaToolRequest, ctx: CallContext) -> Result<Value, ToolError> {

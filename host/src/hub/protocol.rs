@@ -172,7 +172,7 @@ async fn run(
         id: crate::ids::new_id("call"),
         tool,
         known: op.is_some(),
-        caller: &scope.caller.name,
+        caller: scope.caller.name(),
         parent: parent.map(|p| p.id.as_str()),
         input_bytes: 0,
         output_bytes: 0,
@@ -267,7 +267,7 @@ async fn execute(
             ErrorCode::Forbidden,
             format!(
                 "the token {:?} is not allowed to call {}",
-                scope.caller.name, op.tool
+                scope.caller.name(), op.tool
             ),
         ));
     }

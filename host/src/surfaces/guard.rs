@@ -1,5 +1,5 @@
 //! Request checks that come before any surface: `Host` and `Origin` validation
-//! against DNS rebinding, and reading the bearer token every surface authenticates.
+//! against DNS rebinding (authentication is [`super::auth`]'s).
 //!
 //! A browser page on `evil.example` that resolves to 127.0.0.1 can reach the hub;
 //! its requests carry `Host: evil.example` and `Origin: http://evil.example`. We
@@ -7,18 +7,7 @@
 
 use super::App;
 use super::respond::{self, Resp};
-use http::{HeaderMap, Request, StatusCode, header};
-
-/// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive).
-pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    let (scheme, token) = headers
-        .get(header::AUTHORIZATION)?
-        .to_str()
-        .ok()?
-        .trim()
-        .split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-}
+use http::{Request, StatusCode, header};
 
 /// Rejects requests whose `Host` or `Origin` is not one of ours with 403.
 pub fn check_host_and_origin<B>(app: &App, req: &Request<B>) -> Result<(), Resp> {
@@ -109,19 +98,5 @@ mod tests {
         assert_eq!(split_host("127.0.0.1"), "127.0.0.1");
         assert!(is_local_name("LOCALHOST"));
         assert!(!is_local_name("evil.example"));
-    }
-
-    #[test]
-    fn reads_bearer_tokens() {
-        let with = |value: &str| {
-            let mut h = HeaderMap::new();
-            h.insert(header::AUTHORIZATION, value.parse().unwrap());
-            h
-        };
-        assert_eq!(bearer_token(&with("Bearer abc")), Some("abc"));
-        assert_eq!(bearer_token(&with(" bearer  abc ")), Some("abc"));
-        assert_eq!(bearer_token(&with("Basic abc")), None);
-        assert_eq!(bearer_token(&with("Bearer")), None);
-        assert_eq!(bearer_token(&HeaderMap::new()), None);
     }
 }

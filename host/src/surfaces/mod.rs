@@ -1,6 +1,6 @@
-//! The HTTP surfaces clients talk to: the listener and router, request guards, and
-//! each API (REST meta-tools, MCP, the OpenAI proxy, the UI-stream and chat
-//! endpoints, the chat page, metrics). Surfaces call the hub and the LLM client;
+//! The HTTP surfaces clients talk to: the listener and router, request guards,
+//! authentication, and each API (REST meta-tools, MCP, the OpenAI proxy, the
+//! UI-stream and chat endpoints, the chat page, metrics). Surfaces call the hub and the LLM client;
 //! nothing below them calls back up.
 
 // Handlers return `Result<_, Resp>` so a guard can answer early with `?`. The
@@ -8,6 +8,7 @@
 // boxing it would only add an allocation on the path that ends the request.
 #![allow(clippy::result_large_err)]
 
+pub mod auth;
 pub mod body;
 pub mod chat;
 pub mod guard;

@@ -17,7 +17,13 @@ pub type Resp = Response<Body>;
 /// A JSON response with `status`.
 pub fn json<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> Resp {
     let bytes = serde_json::to_vec(value).expect("serializable response");
-    let mut resp = Response::new(Body::full(bytes));
+    json_body(status, Body::full(bytes))
+}
+
+/// A response whose `body` is JSON, whole or still being written (see
+/// [`super::watched::committed`]).
+pub fn json_body(status: StatusCode, body: Body) -> Resp {
+    let mut resp = Response::new(body);
     *resp.status_mut() = status;
     resp.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -26,10 +32,12 @@ pub fn json<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> Resp {
 
 /// The hub's error shape: `{"error": {"code", "message"}}`.
 pub fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Resp {
-    json(
-        status,
-        &serde_json::json!({ "error": { "code": code, "message": message.into() } }),
-    )
+    json(status, &error_body(code, message))
+}
+
+/// The body of [`error`].
+pub fn error_body(code: &str, message: impl Into<String>) -> serde_json::Value {
+    serde_json::json!({ "error": { "code": code, "message": message.into() } })
 }
 
 pub fn not_found(path: &str) -> Resp {
@@ -67,8 +75,17 @@ pub fn sse(body: Body, ui_message_stream: bool) -> Resp {
 }
 
 pub fn no_content() -> Resp {
+    empty(StatusCode::NO_CONTENT)
+}
+
+/// 202 with no body (MCP: notifications and client responses).
+pub fn accepted() -> Resp {
+    empty(StatusCode::ACCEPTED)
+}
+
+fn empty(status: StatusCode) -> Resp {
     let mut resp = Response::new(Body::empty());
-    *resp.status_mut() = StatusCode::NO_CONTENT;
+    *resp.status_mut() = status;
     resp
 }
 

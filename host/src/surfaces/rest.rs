@@ -1,6 +1,5 @@
 //! The REST API of the hub: `POST /api/hub/{list,search,schema,call}` (body = the
-//! meta-tool's input), `GET /api/plugins`, `GET /api/calls?limit=N`, plus the
-//! bearer-token check every `/api/*` route uses.
+//! meta-tool's input), `GET /api/plugins`, `GET /api/calls?limit=N`.
 //!
 //! Meta-tool errors become 400/403/404 with the `{error: {code, message, ...}}`
 //! body; per-call failures inside a `hub_call` batch are part of a 200 answer.
@@ -8,10 +7,11 @@
 //! calls still running (and their nested calls) stop.
 
 use super::App;
+use super::auth::authorize;
 use super::respond::{self, BodyError, Resp};
 use super::watched;
-use crate::hub::{AuthError, CallContext, Caller, MetaToolKind, MetaToolRequest, ToolError};
-use http::{HeaderValue, Request, StatusCode, header};
+use crate::hub::{CallContext, MetaToolKind, MetaToolRequest, ToolError};
+use http::{Request, StatusCode};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -19,28 +19,6 @@ use std::net::SocketAddr;
 /// Default and largest `limit` of `GET /api/calls`.
 const CALLS_DEFAULT_LIMIT: usize = 100;
 const CALLS_MAX_LIMIT: usize = 1000;
-
-/// The caller of an `/api/*` request, or the 401/403 response.
-pub fn authorize<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Result<Caller, Resp> {
-    app.hub
-        .authenticate(super::guard::bearer_token(req.headers()), peer)
-        .map_err(auth_response)
-}
-
-/// 401 (with `WWW-Authenticate`) for a missing or wrong token, 403 for a
-/// non-loopback peer of a hub without tokens.
-pub fn auth_response(e: AuthError) -> Resp {
-    let status = match e {
-        AuthError::NotLoopback { .. } => StatusCode::FORBIDDEN,
-        AuthError::MissingToken | AuthError::InvalidToken => StatusCode::UNAUTHORIZED,
-    };
-    let mut resp = respond::error(status, e.code(), e.to_string());
-    if status == StatusCode::UNAUTHORIZED {
-        resp.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
-    resp
-}
 
 /// HTTP status of a meta-tool error.
 pub fn tool_error_status(e: &ToolError) -> StatusCode {
@@ -168,8 +146,5 @@ mod tests {
             tool_error_status(&ToolError::BatchTooLarge { count: 2, limit: 1 }),
             StatusCode::BAD_REQUEST
         );
-        let resp = auth_response(AuthError::MissingToken);
-        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
-        assert_eq!(resp.headers()[header::WWW_AUTHENTICATE], "Bearer");
     }
 }

@@ -2,6 +2,7 @@
 //! whole HTTP API is this one `match`.
 
 use super::App;
+use super::auth;
 use super::chat;
 use super::guard;
 use super::mcp;
@@ -37,17 +38,17 @@ pub async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> R
         (_, ["api", "plugins"]) => respond::method_not_allowed("GET"),
         (Method::GET, ["api", "calls"]) => rest::calls(&app, &req, peer).await,
         (_, ["api", "calls"]) => respond::method_not_allowed("GET"),
-        (Method::POST, ["v1", "chat", "completions"]) => match rest::authorize(&app, &req, peer) {
+        (Method::POST, ["v1", "chat", "completions"]) => match auth::authorize(&app, &req, peer) {
             Ok(_) => openai_proxy::chat_completions(&app, req).await,
             Err(resp) => resp,
         },
         (_, ["v1", "chat", "completions"]) => respond::method_not_allowed("POST"),
-        (Method::GET, ["v1", "models"]) => match rest::authorize(&app, &req, peer) {
+        (Method::GET, ["v1", "models"]) => match auth::authorize(&app, &req, peer) {
             Ok(_) => openai_proxy::models(&app).await,
             Err(resp) => resp,
         },
         (_, ["v1", "models"]) => respond::method_not_allowed("GET"),
-        (Method::POST, ["api", "ui", "chat", "completions"]) => match rest::authorize(&app, &req, peer) {
+        (Method::POST, ["api", "ui", "chat", "completions"]) => match auth::authorize(&app, &req, peer) {
             Ok(_) => openai_proxy::ui_chat_completions(&app, req).await,
             Err(resp) => resp,
         },

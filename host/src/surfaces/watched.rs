@@ -11,7 +11,7 @@ use super::respond::{self, Resp};
 use crate::hub::CancelToken;
 use crate::race::{Race, race};
 use bytes::Bytes;
-use http::{HeaderValue, Response, StatusCode, header};
+use http::StatusCode;
 use serde_json::Value;
 use std::future::Future;
 use std::time::Duration;
@@ -72,10 +72,7 @@ where
         cancel.cancel();
         let _ = work.await;
     });
-    let mut resp = Response::new(body);
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    resp
+    respond::json_body(StatusCode::OK, body)
 }
 
 /// Cancels the token when dropped unless disarmed.

@@ -21,9 +21,9 @@ pub mod request;
 pub mod stream;
 
 use super::App;
+use super::auth::authorize;
 use super::respond::{self, Resp};
 use crate::agent::AgentError;
-use crate::hub::Caller;
 use crate::ids::is_valid_client_id;
 use crate::llm::RouteError;
 use http::{Request, StatusCode};
@@ -36,11 +36,6 @@ use std::time::Duration;
 /// proxies from closing the stream, each one is a write that notices a client
 /// that went away while a long tool call runs.
 pub const KEEPALIVE: Duration = Duration::from_secs(2);
-
-/// The caller of a request: the same bearer-token check as every `/api/*` route.
-fn authenticate<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Result<Caller, Resp> {
-    super::rest::authorize(app, req, peer)
-}
 
 fn agent_error(e: AgentError) -> Resp {
     let (status, code) = match &e {
@@ -73,7 +68,7 @@ fn check_id(id: &str) -> Result<(), Resp> {
 
 /// `POST /api/chat`.
 pub async fn post_chat(app: &App, req: Request<Incoming>, peer: SocketAddr) -> Resp {
-    let caller = match authenticate(app, &req, peer) {
+    let caller = match authorize(app, &req, peer) {
         Ok(c) => c,
         Err(resp) => return resp,
     };
@@ -94,7 +89,7 @@ pub async fn post_chat(app: &App, req: Request<Incoming>, peer: SocketAddr) -> R
 
 /// `GET /api/chat/{id}/stream`.
 pub fn resume<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -> Resp {
-    if let Err(resp) = authenticate(app, req, peer).and_then(|_| check_id(id)) {
+    if let Err(resp) = authorize(app, req, peer).and_then(|_| check_id(id)) {
         return resp;
     }
     match app.agent.join(id) {
@@ -105,7 +100,7 @@ pub fn resume<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -> Res
 
 /// `GET /api/sessions`.
 pub fn list_sessions<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Resp {
-    if let Err(resp) = authenticate(app, req, peer) {
+    if let Err(resp) = authorize(app, req, peer) {
         return resp;
     }
     match app.agent.list_sessions() {
@@ -127,7 +122,7 @@ pub fn list_sessions<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Resp {
 
 /// `GET /api/sessions/{id}`.
 pub fn get_session<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -> Resp {
-    if let Err(resp) = authenticate(app, req, peer).and_then(|_| check_id(id)) {
+    if let Err(resp) = authorize(app, req, peer).and_then(|_| check_id(id)) {
         return resp;
     }
     match app.agent.session(id) {
@@ -143,7 +138,7 @@ pub fn get_session<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -
 
 /// `DELETE /api/sessions/{id}`.
 pub fn delete_session<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -> Resp {
-    if let Err(resp) = authenticate(app, req, peer).and_then(|_| check_id(id)) {
+    if let Err(resp) = authorize(app, req, peer).and_then(|_| check_id(id)) {
         return resp;
     }
     match app.agent.delete_session(id) {

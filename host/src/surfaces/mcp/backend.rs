@@ -5,11 +5,11 @@
 //! the hub directly, so its revision, session and transport logic is unit-tested
 //! with a scripted backend; `hub_backend` implements it for the real hub.
 
-use crate::hub::auth::{AuthError, Caller};
+use crate::hub::Caller;
 use crate::hub::cancel::CancelToken;
-use serde_json::Value;
+use crate::surfaces::auth::Gatekeeper;
+use serde_json::{Value, json};
 use std::future::Future;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -44,8 +44,24 @@ pub struct Progress {
 /// Where a running call reports progress.
 pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// A sink that turns each report into a `notifications/progress` message for the
+/// client's `token` and hands it to `deliver` (each transport frames and queues it
+/// its own way).
+pub fn progress_notifier(token: Value, deliver: impl Fn(Value) + Send + Sync + 'static) -> ProgressSink {
+    Arc::new(move |p: Progress| {
+        let mut params = json!({ "progressToken": token, "progress": p.progress });
+        if let Some(total) = p.total {
+            params["total"] = total.into();
+        }
+        if let Some(message) = p.message {
+            params["message"] = message.into();
+        }
+        deliver(super::jsonrpc::notification("notifications/progress", params));
+    })
+}
+
 /// One tool call to run.
-pub struct Invocation {
+pub struct BackendCall {
     /// The tool's wire name, already checked against [`Backend::tools`].
     pub tool: String,
     /// The `arguments` object.
@@ -103,23 +119,19 @@ impl std::error::Error for InvokeError {}
 /// A boxed, sendable future borrowed from the backend.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// The hub as the MCP server sees it.
-pub trait Backend: Send + Sync + 'static {
+/// The hub as the MCP server sees it (authentication included: [`Gatekeeper`]).
+pub trait Backend: Gatekeeper + 'static {
     /// The tools, in the order `tools/list` shows them. Never changes while the
     /// process runs (the server advertises `listChanged: false`).
     fn tools(&self) -> Vec<ToolSpec>;
 
-    /// The caller a request runs as; `bearer` is the token without `Bearer `.
-    fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError>;
-
     /// Runs one tool call through the hub's call protocol.
-    fn invoke(&self, call: Invocation) -> BoxFuture<'_, Result<ToolOutput, InvokeError>>;
+    fn invoke(&self, call: BackendCall) -> BoxFuture<'_, Result<ToolOutput, InvokeError>>;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn tools_answer_to_wire_and_dotted_names() {

@@ -10,7 +10,7 @@
 //! `outputSchema`; tool-level failures are results with `isError: true`, while an
 //! unknown tool name is a JSON-RPC -32602 error.
 
-use super::backend::{Backend, Invocation, InvokeError, ProgressSink, ToolOutput, ToolSpec};
+use super::backend::{Backend, BackendCall, InvokeError, ProgressSink, ToolOutput, ToolSpec};
 use super::jsonrpc::{self, Request, RpcError};
 use super::revision::{self, Revision};
 use crate::hub::auth::Caller;
@@ -175,7 +175,7 @@ impl Dispatcher {
             Some(Value::Object(mut params)) => params.remove("arguments").filter(Value::is_object),
             _ => None,
         };
-        let call = Invocation {
+        let call = BackendCall {
             tool: tool.name.clone(),
             arguments: arguments.unwrap_or_else(|| Value::Object(Map::new())),
             caller: ctx.caller,
@@ -275,7 +275,8 @@ pub fn tool_error_result(error: Value) -> Value {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::hub::auth::AuthError;
+    use crate::hub::{Allowlist, AuthError};
+    use crate::surfaces::auth::Gatekeeper;
     use crate::surfaces::mcp::backend::BoxFuture;
     use std::net::SocketAddr;
 
@@ -286,6 +287,25 @@ pub(crate) mod tests {
     pub struct FakeBackend {
         pub started: Arc<std::sync::atomic::AtomicUsize>,
         pub cancelled: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl Gatekeeper for FakeBackend {
+        fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
+            match bearer {
+                Some("good") => Ok(local()),
+                Some(_) => Err(AuthError::InvalidToken),
+                None if peer.ip().is_loopback() => Ok(local()),
+                None => Err(AuthError::MissingToken),
+            }
+        }
+
+        fn local_operator(&self) -> Caller {
+            local()
+        }
+    }
+
+    fn local() -> Caller {
+        Caller::unchecked("local", Allowlist::all())
     }
 
     impl Backend for FakeBackend {
@@ -303,16 +323,7 @@ pub(crate) mod tests {
                 .collect()
         }
 
-        fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
-            match bearer {
-                Some("good") => Ok(Caller::local()),
-                Some(_) => Err(AuthError::InvalidToken),
-                None if peer.ip().is_loopback() => Ok(Caller::local()),
-                None => Err(AuthError::MissingToken),
-            }
-        }
-
-        fn invoke(&self, call: Invocation) -> BoxFuture<'_, Result<ToolOutput, InvokeError>> {
+        fn invoke(&self, call: BackendCall) -> BoxFuture<'_, Result<ToolOutput, InvokeError>> {
             Box::pin(async move {
                 match call.tool.as_str() {
                     "hub_echo" => Ok(ToolOutput {
@@ -354,7 +365,7 @@ pub(crate) mod tests {
     fn ctx(revision: Revision) -> CallCtx {
         CallCtx {
             revision,
-            caller: Caller::local(),
+            caller: local(),
             cancel: CancelToken::new(),
             progress: None,
         }

@@ -12,7 +12,7 @@
 //! `Content-Length`. `notifications/cancelled` reaches the same tokens through the
 //! session table.
 
-use super::backend::{Progress, ProgressSink};
+use super::backend::{ProgressSink, progress_notifier};
 use super::dispatch::{CallCtx, Dispatcher};
 use super::jsonrpc::{self, Request};
 use super::revision::Revision;
@@ -21,10 +21,10 @@ use crate::hub::auth::Caller;
 use crate::hub::cancel::CancelToken;
 use crate::race::{Race, race};
 use crate::surfaces::body::Body;
-use crate::surfaces::respond::Resp;
+use crate::surfaces::respond::{self, Resp};
 use bytes::Bytes;
-use http::{HeaderValue, Response, StatusCode, header};
-use serde_json::{Value, json};
+use http::{HeaderValue, StatusCode};
+use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
@@ -109,7 +109,7 @@ pub async fn json_single(scope: &Scope, job: Job, status_for: StatusFor) -> Resp
         .as_i64()
         .map(status_for)
         .unwrap_or(StatusCode::OK);
-    json_response(status, &answer)
+    respond::json(status, &answer)
 }
 
 /// Answers a batch as one `application/json` array, in order; the requests run
@@ -143,9 +143,9 @@ pub async fn json_batch(scope: &Scope, items: Vec<Item>) -> Resp {
         });
     }
     if answers.is_empty() {
-        return accepted();
+        return respond::accepted();
     }
-    json_response(StatusCode::OK, &Value::Array(answers))
+    respond::json(StatusCode::OK, &Value::Array(answers))
 }
 
 /// Answers as `text/event-stream`: progress notifications while the requests run,
@@ -160,11 +160,12 @@ pub fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String)]) -> 
             Item::Ready(v) => ready.push(frame(&v)),
             Item::Run(job) => {
                 tokens.push(job.cancel.clone());
-                let progress = job
-                    .req
-                    .progress_token()
-                    .cloned()
-                    .map(|t| progress_sink(t, frame_tx.clone()));
+                let progress = job.req.progress_token().cloned().map(|t| {
+                    let tx = frame_tx.clone();
+                    // A full buffer drops the report: progress is advisory, the
+                    // final response is never dropped.
+                    progress_notifier(t, move |n| drop(tx.try_send(frame(&n))))
+                });
                 let scope = scope.clone();
                 let tx = frame_tx.clone();
                 tokio::spawn(async move {
@@ -203,7 +204,7 @@ pub fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String)]) -> 
             token.cancel();
         }
     });
-    let mut resp = crate::surfaces::respond::sse(body, false);
+    let mut resp = respond::sse(body, false);
     let h = resp.headers_mut();
     for (name, value) in extra {
         if let Ok(v) = HeaderValue::from_str(value) {
@@ -213,41 +214,8 @@ pub fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String)]) -> 
     resp
 }
 
-/// Reports progress as `notifications/progress` frames; a full buffer drops the
-/// report (progress is advisory, the final response is never dropped).
-fn progress_sink(token: Value, tx: mpsc::Sender<Bytes>) -> ProgressSink {
-    Arc::new(move |p: Progress| {
-        let mut params = json!({ "progressToken": token, "progress": p.progress });
-        if let Some(total) = p.total {
-            params["total"] = total.into();
-        }
-        if let Some(message) = p.message {
-            params["message"] = message.into();
-        }
-        let _ = tx.try_send(frame(&jsonrpc::notification("notifications/progress", params)));
-    })
-}
-
 fn frame(message: &Value) -> Bytes {
     let mut buf = Vec::with_capacity(128);
     crate::sse::write_json(&mut buf, message);
     Bytes::from(buf)
-}
-
-/// A JSON body with `status`.
-pub fn json_response(status: StatusCode, body: &Value) -> Resp {
-    let mut resp = Response::new(Body::full(
-        serde_json::to_vec(body).expect("a JSON value serializes"),
-    ));
-    *resp.status_mut() = status;
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    resp
-}
-
-/// 202 with no body: notifications and client responses.
-pub fn accepted() -> Resp {
-    let mut resp = Response::new(Body::empty());
-    *resp.status_mut() = StatusCode::ACCEPTED;
-    resp
 }

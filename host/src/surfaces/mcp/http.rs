@@ -1,7 +1,7 @@
 //! MCP Streamable HTTP on `/mcp`: both revisions on one endpoint.
 //!
-//! Order of checks on a POST: authentication (401 with `WWW-Authenticate:
-//! Bearer`, or 403 for a non-loopback client of a token-less hub), `Accept` (406)
+//! Order of checks on a POST: authentication (the refusal of [`crate::surfaces::auth`]
+//! with a JSON-RPC error body), `Accept` (406)
 //! and `Content-Type` (415), the body limit (413), JSON parsing (400, -32700), then
 //! the revision (see [`super::revision`]) and that revision's rules:
 //!
@@ -23,8 +23,9 @@
 use super::McpState;
 use super::exchange::{self, Item, Job, Scope};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
-use super::revision::{self, Revision, RoutingHeaders, Signals};
-use crate::hub::auth::{AuthError, Caller};
+use super::revision::{self, Revision, RevisionClues, RoutingHeaders};
+use crate::hub::Caller;
+use crate::surfaces::auth;
 use crate::surfaces::respond::{self, BodyError, Resp};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use hyper::body::Incoming;
@@ -115,32 +116,16 @@ fn accepts(h: &HeaderMap) -> (bool, bool) {
     (json, sse)
 }
 
-fn authenticate(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Result<Caller, AuthError> {
-    let bearer = crate::surfaces::guard::bearer_token(h);
-    state.dispatcher.backend().authenticate(bearer, peer)
-}
-
-/// 401 with a `WWW-Authenticate: Bearer` challenge, or 403 for a non-loopback
-/// client of a hub without tokens.
-fn auth_failure(e: AuthError) -> Resp {
-    let status = match e {
-        AuthError::NotLoopback { .. } => StatusCode::FORBIDDEN,
-        AuthError::MissingToken | AuthError::InvalidToken => StatusCode::UNAUTHORIZED,
-    };
-    let mut resp = error(status, &Value::Null, RpcError::new(SERVER_ERROR, e.to_string()));
-    let challenge = match e {
-        AuthError::InvalidToken => "Bearer realm=\"wasmhub\", error=\"invalid_token\"",
-        _ => "Bearer realm=\"wasmhub\"",
-    };
-    if status == StatusCode::UNAUTHORIZED {
-        resp.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
-    }
-    resp
+/// The caller, or the refusal every surface sends with a JSON-RPC error body.
+fn authenticate(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Result<Caller, Resp> {
+    auth::authenticate(state.dispatcher.backend().as_ref(), h, peer).map_err(|refusal| {
+        let e = RpcError::new(SERVER_ERROR, refusal.0.to_string());
+        refusal.respond(&jsonrpc::error_response(&Value::Null, &e))
+    })
 }
 
 fn error(status: StatusCode, id: &Value, e: RpcError) -> Resp {
-    exchange::json_response(status, &jsonrpc::error_response(id, &e))
+    respond::json(status, &jsonrpc::error_response(id, &e))
 }
 
 fn delete(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Resp {
@@ -150,9 +135,9 @@ fn delete(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Resp {
     };
     let caller = match authenticate(state, h, peer) {
         Ok(c) => c,
-        Err(e) => return auth_failure(e),
+        Err(refused) => return refused,
     };
-    if state.sessions.close(sid.trim(), &caller.name) {
+    if state.sessions.close(sid.trim(), caller.name()) {
         respond::no_content()
     } else {
         session_not_found()
@@ -174,7 +159,7 @@ async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, 
     let (parts, body) = req.into_parts();
     let caller = match authenticate(state, &parts.headers, peer) {
         Ok(c) => c,
-        Err(e) => return auth_failure(e),
+        Err(refused) => return refused,
     };
     let headers = McpHeaders::read(&parts.headers);
     if !headers.accepts_json && !headers.accepts_sse {
@@ -227,12 +212,12 @@ async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, 
         }
         _ => false,
     };
-    let signals = Signals {
+    let clues = RevisionClues {
         has_session_id: headers.session_id.is_some(),
         version_header: headers.version,
         stateless_body,
     };
-    match revision::detect(signals) {
+    match revision::detect(clues) {
         Revision::Stateless => stateless(state, caller, &headers, payload).await,
         Revision::Handshake => handshake(state, caller, &headers, payload).await,
     }
@@ -279,7 +264,7 @@ async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
                 Some(v) if v != revision::STATELESS_VERSION => {
                     bad(&Value::Null, revision::unsupported_version(v))
                 }
-                _ => exchange::accepted(),
+                _ => respond::accepted(),
             };
         }
         Message::Response => {
@@ -330,7 +315,7 @@ async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
     let bad = |id: &Value, e: RpcError| error(StatusCode::BAD_REQUEST, id, e);
     let session = match h.session_id {
         None => None,
-        Some(sid) => match state.sessions.touch(sid, &caller.name) {
+        Some(sid) => match state.sessions.touch(sid, caller.name()) {
             Some(info) => Some((sid.to_string(), info.version)),
             None => return session_not_found(),
         },
@@ -411,7 +396,7 @@ async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
                     && let Some((sid, _)) = &session
                     && let Some(id) = n.params.as_ref().and_then(|p| p.get("requestId"))
                 {
-                    state.sessions.cancel(sid, &caller.name, &jsonrpc::id_key(id));
+                    state.sessions.cancel(sid, caller.name(), &jsonrpc::id_key(id));
                 }
             }
             Message::Response => {}
@@ -420,7 +405,7 @@ async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
         }
     }
     if items.is_empty() {
-        return exchange::accepted();
+        return respond::accepted();
     }
     let scope = Scope {
         dispatcher: state.dispatcher.clone(),
@@ -439,8 +424,8 @@ async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
     }
     match items.pop() {
         Some(Item::Run(job)) => exchange::json_single(&scope, job, handshake_status).await,
-        Some(Item::Ready(answer)) => exchange::json_response(StatusCode::BAD_REQUEST, &answer),
-        None => exchange::accepted(),
+        Some(Item::Ready(answer)) => respond::json(StatusCode::BAD_REQUEST, &answer),
+        None => respond::accepted(),
     }
 }
 
@@ -454,7 +439,7 @@ fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders<'_>, r: Request)
         );
     };
     let version = revision::negotiate(Some(requested));
-    let sid = state.sessions.open(&caller.name, version);
+    let sid = state.sessions.open(caller.name(), version);
     let answer = jsonrpc::result_response(&r.id, state.dispatcher.initialize_result(version));
     if !h.accepts_json {
         let scope = Scope {
@@ -464,7 +449,7 @@ fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders<'_>, r: Request)
         };
         return exchange::sse(scope, vec![Item::Ready(answer)], &[(SESSION_HEADER, sid)]);
     }
-    let mut resp = exchange::json_response(StatusCode::OK, &answer);
+    let mut resp = respond::json(StatusCode::OK, &answer);
     if let Ok(v) = HeaderValue::from_str(&sid) {
         resp.headers_mut().insert(SESSION_HEADER, v);
     }

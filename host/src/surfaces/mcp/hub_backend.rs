@@ -3,11 +3,12 @@
 //! authentication is the hub's tokens, and every `tools/call` goes through
 //! [`Hub::invoke`], the call protocol every surface shares.
 
-use super::backend::{Backend, BoxFuture, Invocation, InvokeError, Progress, ToolOutput, ToolSpec};
+use super::backend::{Backend, BackendCall, BoxFuture, InvokeError, Progress, ToolOutput, ToolSpec};
 use crate::hub::{
     self, AuthError, CallContext, Caller, Hub, MetaToolKind, MetaToolRequest, ProgressEvent, ProgressFn,
     ToolError,
 };
+use crate::surfaces::auth::Gatekeeper;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -40,6 +41,16 @@ fn presentation(kind: MetaToolKind) -> (&'static str, Value) {
     }
 }
 
+impl Gatekeeper for HubBackend {
+    fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
+        self.hub.authenticate(bearer, peer)
+    }
+
+    fn local_operator(&self) -> Caller {
+        self.hub.local_operator()
+    }
+}
+
 impl Backend for HubBackend {
     fn tools(&self) -> Vec<ToolSpec> {
         hub::meta_tools()
@@ -59,11 +70,7 @@ impl Backend for HubBackend {
             .collect()
     }
 
-    fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
-        self.hub.authenticate(bearer, peer)
-    }
-
-    fn invoke(&self, call: Invocation) -> BoxFuture<'_, Result<ToolOutput, InvokeError>> {
+    fn invoke(&self, call: BackendCall) -> BoxFuture<'_, Result<ToolOutput, InvokeError>> {
         Box::pin(async move {
             let request = MetaToolRequest::parse(&call.tool, call.arguments);
             let is_call = matches!(request, Ok(MetaToolRequest::Call(_)));

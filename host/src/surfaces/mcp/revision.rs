@@ -61,7 +61,7 @@ pub enum Revision {
 
 /// The transport facts the detection rule looks at.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Signals<'a> {
+pub struct RevisionClues<'a> {
     pub has_session_id: bool,
     pub version_header: Option<&'a str>,
     /// The body looks stateless (see [`body_is_stateless`]).
@@ -69,16 +69,16 @@ pub struct Signals<'a> {
 }
 
 /// Applies the detection rule of this module's documentation.
-pub fn detect(signals: Signals<'_>) -> Revision {
-    if signals.has_session_id {
+pub fn detect(clues: RevisionClues<'_>) -> Revision {
+    if clues.has_session_id {
         return Revision::Handshake;
     }
-    if let Some(v) = signals.version_header
+    if let Some(v) = clues.version_header
         && handshake_version(v).is_none()
     {
         return Revision::Stateless;
     }
-    if signals.stateless_body {
+    if clues.stateless_body {
         Revision::Stateless
     } else {
         Revision::Handshake
@@ -307,7 +307,7 @@ mod tests {
     #[test]
     fn detection_follows_the_documented_rule() {
         let d = |has_session_id, version_header, stateless_body| {
-            detect(Signals {
+            detect(RevisionClues {
                 has_session_id,
                 version_header,
                 stateless_body,

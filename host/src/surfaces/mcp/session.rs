@@ -47,7 +47,7 @@ struct Session {
 
 /// What a request learns about its session.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SessionInfo {
+pub struct LiveSession {
     pub version: &'static str,
 }
 
@@ -104,7 +104,7 @@ impl SessionTable {
 
     /// The live session `id` of `caller`, marked as used now. `None` when unknown,
     /// expired, or opened by another caller.
-    pub fn touch(&self, id: &str, caller: &str) -> Option<SessionInfo> {
+    pub fn touch(&self, id: &str, caller: &str) -> Option<LiveSession> {
         let now = Instant::now();
         let mut map = self.lock();
         let session = map.get_mut(id)?;
@@ -118,7 +118,7 @@ impl SessionTable {
             return None;
         }
         session.last_used = now;
-        Some(SessionInfo {
+        Some(LiveSession {
             version: session.version,
         })
     }
@@ -222,7 +222,7 @@ mod tests {
         assert!(id.starts_with("mcp_") && id.bytes().all(|b| (0x21..=0x7e).contains(&b)));
         assert_eq!(
             t.touch(&id, "alice"),
-            Some(SessionInfo {
+            Some(LiveSession {
                 version: "2025-11-25"
             })
         );

@@ -9,13 +9,13 @@
 //! concurrently; `notifications/cancelled` cancels one, and closing stdin cancels
 //! everything still running. The caller is the local operator.
 
-use super::backend::{Progress, ProgressSink};
+use super::backend::progress_notifier;
 use super::dispatch::{CallCtx, Dispatcher};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
 use super::revision::{self, Revision};
-use crate::hub::auth::Caller;
+use crate::hub::Caller;
 use crate::hub::cancel::CancelToken;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -48,9 +48,10 @@ where
 {
     let (out, rx) = mpsc::channel(OUTBOX);
     let writer = tokio::spawn(write_loop(output, rx));
+    let caller = dispatcher.backend().local_operator();
     let mut conn = Conn {
         dispatcher,
-        caller: Caller::local(),
+        caller,
         version: None,
         in_flight: Arc::default(),
         out,
@@ -220,10 +221,11 @@ impl Conn {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(key.clone(), cancel.clone());
-        let progress = r
-            .progress_token()
-            .cloned()
-            .map(|t| progress_sink(t, self.out.clone()));
+        let progress = r.progress_token().cloned().map(|t| {
+            let out = self.out.clone();
+            // A full outbox drops the report: progress is advisory.
+            progress_notifier(t, move |n| drop(out.try_send(n)))
+        });
         let ctx = CallCtx {
             revision,
             caller: self.caller.clone(),
@@ -244,23 +246,11 @@ impl Conn {
     }
 }
 
-fn progress_sink(token: Value, out: mpsc::Sender<Value>) -> ProgressSink {
-    Arc::new(move |p: Progress| {
-        let mut params = json!({ "progressToken": token, "progress": p.progress });
-        if let Some(total) = p.total {
-            params["total"] = total.into();
-        }
-        if let Some(message) = p.message {
-            params["message"] = message.into();
-        }
-        let _ = out.try_send(jsonrpc::notification("notifications/progress", params));
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::surfaces::mcp::dispatch::tests::FakeBackend;
+    use serde_json::json;
     use tokio::io::{AsyncWriteExt, BufReader, duplex};
 
     /// Runs a connection over in-memory pipes; returns (client writer, client line reader).
