@@ -5,7 +5,7 @@
 //! Text and reasoning parts are found by their stream ids, tool parts by
 //! `toolCallId`; ids are only tracked for the current stream, as on the client.
 
-use super::message::{Part, ToolPart, ToolState, UiMessage};
+use super::message::{Part, TextState, ToolPart, ToolState, UiMessage};
 use crate::llm::UiChunk;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -37,11 +37,21 @@ impl MessageBuilder {
         self.message
     }
 
+    /// The newest tool part of the call `id`.
     fn tool_mut(&mut self, id: &str) -> Option<&mut ToolPart> {
         self.message.parts.iter_mut().rev().find_map(|p| match p {
             Part::Tool(t) if t.tool_call_id == id => Some(t),
             _ => None,
         })
+    }
+
+    /// The tool part of the call `id`, added first if no `tool-input-start` came.
+    fn tool_or_new(&mut self, id: &str, name: &str) -> &mut ToolPart {
+        if self.tool_mut(id).is_none() {
+            let part = ToolPart::new(id.to_string(), name.to_string());
+            self.message.parts.push(Part::Tool(part));
+        }
+        self.tool_mut(id).expect("just ensured")
     }
 
     /// Applies one chunk.
@@ -55,19 +65,9 @@ impl MessageBuilder {
             UiChunk::MessageMetadata { message_metadata } => self.message.merge_metadata(message_metadata),
             UiChunk::StartStep => self.message.parts.push(Part::StepStart),
             UiChunk::FinishStep => self.open.clear(),
-            UiChunk::TextStart { id } => {
-                self.open.insert(id.clone(), self.message.parts.len());
-                self.message.parts.push(Part::Text {
-                    text: String::new(),
-                    state: Some("streaming".into()),
-                });
-            }
+            UiChunk::TextStart { id } => self.open_part(id, |text, state| Part::Text { text, state }),
             UiChunk::ReasoningStart { id } => {
-                self.open.insert(id.clone(), self.message.parts.len());
-                self.message.parts.push(Part::Reasoning {
-                    text: String::new(),
-                    state: Some("streaming".into()),
-                });
+                self.open_part(id, |text, state| Part::Reasoning { text, state })
             }
             UiChunk::TextDelta { id, delta } | UiChunk::ReasoningDelta { id, delta } => {
                 if let Some(&i) = self.open.get(id)
@@ -78,70 +78,8 @@ impl MessageBuilder {
                 }
             }
             UiChunk::TextEnd { id } | UiChunk::ReasoningEnd { id } => {
-                if let Some(i) = self.open.remove(id)
-                    && let Some(Part::Text { state, .. } | Part::Reasoning { state, .. }) =
-                        self.message.parts.get_mut(i)
-                {
-                    *state = Some("done".into());
-                }
-            }
-            UiChunk::ToolInputStart {
-                tool_call_id,
-                tool_name,
-                dynamic,
-                ..
-            } => {
-                let mut t = ToolPart::new(tool_call_id.clone(), tool_name.clone());
-                t.dynamic = dynamic.unwrap_or(false);
-                self.message.parts.push(Part::Tool(t));
-            }
-            UiChunk::ToolInputDelta { .. } => {}
-            UiChunk::ToolInputAvailable {
-                tool_call_id,
-                tool_name,
-                input,
-            } => {
-                if self.tool_mut(tool_call_id).is_none() {
-                    self.message
-                        .parts
-                        .push(Part::Tool(ToolPart::new(tool_call_id.clone(), tool_name.clone())));
-                }
-                let t = self.tool_mut(tool_call_id).expect("just ensured");
-                t.state = ToolState::InputAvailable;
-                t.input = Some(input.clone());
-            }
-            UiChunk::ToolInputError {
-                tool_call_id,
-                tool_name,
-                input,
-                error_text,
-            } => {
-                if self.tool_mut(tool_call_id).is_none() {
-                    self.message
-                        .parts
-                        .push(Part::Tool(ToolPart::new(tool_call_id.clone(), tool_name.clone())));
-                }
-                let t = self.tool_mut(tool_call_id).expect("just ensured");
-                t.state = ToolState::OutputError;
-                t.input = None;
-                t.raw_input = Some(input.clone());
-                t.error_text = Some(error_text.clone());
-            }
-            UiChunk::ToolOutputAvailable {
-                tool_call_id, output, ..
-            } => {
-                if let Some(t) = self.tool_mut(tool_call_id) {
-                    t.state = ToolState::OutputAvailable;
-                    t.output = Some(output.clone());
-                }
-            }
-            UiChunk::ToolOutputError {
-                tool_call_id,
-                error_text,
-            } => {
-                if let Some(t) = self.tool_mut(tool_call_id) {
-                    t.state = ToolState::OutputError;
-                    t.error_text = Some(error_text.clone());
+                if let Some(i) = self.open.remove(id) {
+                    self.mark_done(i);
                 }
             }
             UiChunk::SourceUrl {
@@ -165,38 +103,116 @@ impl MessageBuilder {
                 id,
                 data,
                 transient,
-            } => {
-                if transient == &Some(true) {
-                    return;
-                }
-                let ty = format!("data-{name}");
-                let existing = id.as_ref().and_then(|id| {
-                    self.message.parts.iter().position(
-                        |p| matches!(p, Part::Other(v) if v["type"] == ty.as_str() && v["id"] == id.as_str()),
-                    )
-                });
-                let mut v = json!({ "type": ty, "data": data });
-                if let Some(id) = id {
-                    v["id"] = Value::String(id.clone());
-                }
-                match existing {
-                    Some(i) => self.message.parts[i] = Part::Other(v),
-                    None => self.message.parts.push(Part::Other(v)),
-                }
-            }
+            } => self.apply_data(name, id.as_deref(), data, *transient),
             UiChunk::Error { error_text } => self.message.merge_metadata(&json!({ "error": error_text })),
             UiChunk::Abort { .. } => self.message.merge_metadata(&json!({ "aborted": true })),
+            UiChunk::ToolInputStart { .. }
+            | UiChunk::ToolInputDelta { .. }
+            | UiChunk::ToolInputAvailable { .. }
+            | UiChunk::ToolInputError { .. }
+            | UiChunk::ToolOutputAvailable { .. }
+            | UiChunk::ToolOutputError { .. } => self.apply_tool(chunk),
+        }
+    }
+
+    /// Starts a text or reasoning part for the stream id `id`.
+    fn open_part(&mut self, id: &str, part: fn(String, Option<TextState>) -> Part) {
+        self.open.insert(id.to_string(), self.message.parts.len());
+        self.message
+            .parts
+            .push(part(String::new(), Some(TextState::Streaming)));
+    }
+
+    fn mark_done(&mut self, i: usize) {
+        if let Some(Part::Text { state, .. } | Part::Reasoning { state, .. }) = self.message.parts.get_mut(i)
+        {
+            *state = Some(TextState::Done);
+        }
+    }
+
+    /// The `tool-*` chunks (the input's deltas are not kept, as on the client).
+    fn apply_tool(&mut self, chunk: &UiChunk) {
+        match chunk {
+            UiChunk::ToolInputStart {
+                tool_call_id,
+                tool_name,
+                dynamic,
+                ..
+            } => {
+                let mut t = ToolPart::new(tool_call_id.clone(), tool_name.clone());
+                t.dynamic = dynamic.unwrap_or(false);
+                self.message.parts.push(Part::Tool(t));
+            }
+            UiChunk::ToolInputAvailable {
+                tool_call_id,
+                tool_name,
+                input,
+            } => {
+                let t = self.tool_or_new(tool_call_id, tool_name);
+                t.state = ToolState::InputAvailable;
+                t.input = Some(input.clone());
+            }
+            UiChunk::ToolInputError {
+                tool_call_id,
+                tool_name,
+                input,
+                error_text,
+            } => {
+                let t = self.tool_or_new(tool_call_id, tool_name);
+                t.state = ToolState::OutputError;
+                t.input = None;
+                t.raw_input = Some(input.clone());
+                t.error_text = Some(error_text.clone());
+            }
+            UiChunk::ToolOutputAvailable {
+                tool_call_id, output, ..
+            } => {
+                if let Some(t) = self.tool_mut(tool_call_id) {
+                    t.state = ToolState::OutputAvailable;
+                    t.output = Some(output.clone());
+                }
+            }
+            UiChunk::ToolOutputError {
+                tool_call_id,
+                error_text,
+            } => {
+                if let Some(t) = self.tool_mut(tool_call_id) {
+                    t.state = ToolState::OutputError;
+                    t.error_text = Some(error_text.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A `data-<name>` part: a later one with the same id replaces the earlier; a
+    /// transient one is not kept.
+    fn apply_data(&mut self, name: &str, id: Option<&str>, data: &Value, transient: Option<bool>) {
+        if transient == Some(true) {
+            return;
+        }
+        let ty = format!("data-{name}");
+        let existing = id.and_then(|id| {
+            self.message
+                .parts
+                .iter()
+                .position(|p| matches!(p, Part::Other(v) if v["type"] == ty.as_str() && v["id"] == id))
+        });
+        let mut v = json!({ "type": ty, "data": data });
+        if let Some(id) = id {
+            v["id"] = Value::String(id.to_string());
+        }
+        match existing {
+            Some(i) => self.message.parts[i] = Part::Other(v),
+            None => self.message.parts.push(Part::Other(v)),
         }
     }
 
     /// Marks every still-streaming text or reasoning part done (an aborted turn).
     pub fn close_open_parts(&mut self) {
-        for (_, i) in self.open.drain() {
-            if let Some(Part::Text { state, .. } | Part::Reasoning { state, .. }) =
-                self.message.parts.get_mut(i)
-            {
-                *state = Some("done".into());
-            }
+        let open: Vec<usize> = self.open.drain().map(|(_, i)| i).collect();
+        for i in open {
+            self.mark_done(i);
         }
     }
 }

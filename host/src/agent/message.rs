@@ -128,17 +128,58 @@ impl ToolPart {
     }
 }
 
+/// Whether a text or reasoning part is still being written (the client's
+/// `"streaming"` / `"done"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TextState {
+    Streaming,
+    Done,
+}
+
+/// Why a JSON value is not a message part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartError {
+    NotAnObject,
+    MissingType,
+    /// A `text` or `reasoning` part (the type is named) without a string `text`.
+    MissingText(String),
+    /// A `text` or `reasoning` part whose `state` is neither `streaming` nor `done`.
+    UnknownTextState(String),
+    MissingToolName,
+    EmptyToolName,
+    MissingToolCallId,
+}
+
+impl std::fmt::Display for PartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PartError::NotAnObject => f.write_str("a message part must be a JSON object"),
+            PartError::MissingType => f.write_str("a message part needs a string \"type\""),
+            PartError::MissingText(ty) => write!(f, "a {ty:?} part needs a string \"text\""),
+            PartError::UnknownTextState(ty) => {
+                write!(f, "a {ty:?} part's \"state\" is \"streaming\" or \"done\"")
+            }
+            PartError::MissingToolName => f.write_str("a dynamic-tool part needs \"toolName\""),
+            PartError::EmptyToolName => f.write_str("a tool part needs a tool name after \"tool-\""),
+            PartError::MissingToolCallId => f.write_str("a tool part needs a string \"toolCallId\""),
+        }
+    }
+}
+
+impl std::error::Error for PartError {}
+
 /// One part of a message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Part {
-    /// `state` is `streaming` or `done` (absent in older clients).
+    /// `state` is absent in older clients.
     Text {
         text: String,
-        state: Option<String>,
+        state: Option<TextState>,
     },
     Reasoning {
         text: String,
-        state: Option<String>,
+        state: Option<TextState>,
     },
     StepStart,
     Tool(ToolPart),
@@ -169,7 +210,7 @@ impl Part {
                 };
                 let mut v = json!({ "type": ty, "text": text });
                 if let Some(state) = state {
-                    v["state"] = Value::String(state.clone());
+                    v["state"] = json!(state);
                 }
                 v
             }
@@ -206,30 +247,20 @@ impl Part {
 
     /// Reads a part; tool parts with an unknown state or a missing id are errors, any
     /// other well-formed part (an object with a string `type`) is kept as is.
-    pub fn from_value(v: Value) -> Result<Part, String> {
+    pub fn from_value(v: Value) -> Result<Part, PartError> {
         let Value::Object(obj) = &v else {
-            return Err("a message part must be a JSON object".into());
+            return Err(PartError::NotAnObject);
         };
         let Some(ty) = obj.get("type").and_then(Value::as_str) else {
-            return Err("a message part needs a string \"type\"".into());
-        };
-        let text = |obj: &Map<String, Value>| -> Result<(String, Option<String>), String> {
-            let text = obj
-                .get("text")
-                .and_then(Value::as_str)
-                .ok_or(format!("a {ty:?} part needs a string \"text\""))?;
-            Ok((
-                text.to_string(),
-                obj.get("state").and_then(Value::as_str).map(str::to_string),
-            ))
+            return Err(PartError::MissingType);
         };
         Ok(match ty {
             "text" => {
-                let (text, state) = text(obj)?;
+                let (text, state) = text_fields(obj, ty)?;
                 Part::Text { text, state }
             }
             "reasoning" => {
-                let (text, state) = text(obj)?;
+                let (text, state) = text_fields(obj, ty)?;
                 Part::Reasoning { text, state }
             }
             "step-start" => Part::StepStart,
@@ -237,7 +268,7 @@ impl Part {
                 let name = obj
                     .get("toolName")
                     .and_then(Value::as_str)
-                    .ok_or("a dynamic-tool part needs \"toolName\"")?;
+                    .ok_or(PartError::MissingToolName)?;
                 Part::Tool(ToolPart {
                     dynamic: true,
                     ..tool_part(obj, name)?
@@ -249,14 +280,27 @@ impl Part {
     }
 }
 
-fn tool_part(obj: &Map<String, Value>, name: &str) -> Result<ToolPart, String> {
+/// The `text` and `state` of a `text` or `reasoning` part (`ty`).
+fn text_fields(obj: &Map<String, Value>, ty: &str) -> Result<(String, Option<TextState>), PartError> {
+    let text = obj
+        .get("text")
+        .and_then(Value::as_str)
+        .ok_or_else(|| PartError::MissingText(ty.to_string()))?;
+    let state = match obj.get("state") {
+        None | Some(Value::Null) => None,
+        Some(s) => Some(TextState::deserialize(s).map_err(|_| PartError::UnknownTextState(ty.to_string()))?),
+    };
+    Ok((text.to_string(), state))
+}
+
+fn tool_part(obj: &Map<String, Value>, name: &str) -> Result<ToolPart, PartError> {
     if name.is_empty() {
-        return Err("a tool part needs a tool name after \"tool-\"".into());
+        return Err(PartError::EmptyToolName);
     }
     let id = obj
         .get("toolCallId")
         .and_then(Value::as_str)
-        .ok_or("a tool part needs a string \"toolCallId\"")?;
+        .ok_or(PartError::MissingToolCallId)?;
     let state = obj.get("state").and_then(Value::as_str).unwrap_or("");
     // States the hub never produces (approvals) are read as "input available": the
     // call did not run, which is what the model is told.
@@ -309,6 +353,7 @@ mod tests {
         for (bad, why) in [
             (json!({"text": "x"}), "type"),
             (json!({"type": "text"}), "text"),
+            (json!({"type": "text", "text": "x", "state": "typing"}), "state"),
             (
                 json!({"type": "tool-hub_call", "state": "input-available"}),
                 "toolCallId",
@@ -316,7 +361,7 @@ mod tests {
             (json!({"type": "tool-", "toolCallId": "c"}), "tool name"),
             (json!("text"), "object"),
         ] {
-            let err = Part::from_value(bad).unwrap_err();
+            let err = Part::from_value(bad).unwrap_err().to_string();
             assert!(err.contains(why), "{err}");
         }
         let err = serde_json::from_value::<UiMessage>(json!({"id": "a", "role": "robot", "parts": []}))

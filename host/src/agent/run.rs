@@ -250,32 +250,7 @@ impl Runner<'_> {
                     continue;
                 }
             };
-            let chunk = match result {
-                ToolResult::Output(output) => {
-                    let text = match &output {
-                        Value::String(s) => s.clone(),
-                        v => v.to_string(),
-                    };
-                    match budget.admit(&text) {
-                        Ok(()) => UiChunk::ToolOutputAvailable {
-                            tool_call_id: id,
-                            output,
-                            preliminary: None,
-                        },
-                        Err(too_large) => UiChunk::ToolOutputError {
-                            tool_call_id: id,
-                            error_text: too_large.message(),
-                        },
-                    }
-                }
-                ToolResult::Error(message) => {
-                    let _ = budget.admit(&error_json(&message));
-                    UiChunk::ToolOutputError {
-                        tool_call_id: id,
-                        error_text: message,
-                    }
-                }
-            };
+            let chunk = result_chunk(id, result, budget);
             self.sink.emit(&[chunk]);
         }
     }
@@ -342,5 +317,36 @@ impl Runner<'_> {
         )?;
         self.save_from = self.turn.history.len();
         Ok(())
+    }
+}
+
+/// The chunk that answers a tool call: its output if the context budget admits
+/// it, else an error; an error result counts against the budget too.
+fn result_chunk(id: String, result: ToolResult, budget: &mut Budget) -> UiChunk {
+    match result {
+        ToolResult::Output(output) => {
+            let text = match &output {
+                Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            match budget.admit(&text) {
+                Ok(()) => UiChunk::ToolOutputAvailable {
+                    tool_call_id: id,
+                    output,
+                    preliminary: None,
+                },
+                Err(too_large) => UiChunk::ToolOutputError {
+                    tool_call_id: id,
+                    error_text: too_large.message(),
+                },
+            }
+        }
+        ToolResult::Error(message) => {
+            let _ = budget.admit(&error_json(&message));
+            UiChunk::ToolOutputError {
+                tool_call_id: id,
+                error_text: message,
+            }
+        }
     }
 }
