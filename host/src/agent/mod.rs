@@ -26,6 +26,7 @@ pub mod sink;
 
 use crate::config::AgentConfig;
 use crate::hub::{Caller, Hub};
+use crate::llm::providers::KeyError;
 use crate::llm::{Llm, RouteError};
 use crate::storage::{Storage, StorageError};
 use live::{Busy, LiveTurns, Subscription};
@@ -47,7 +48,7 @@ pub enum AgentError {
     /// No provider serves the model (404/503).
     Route(RouteError),
     /// The provider's API key is not set (503).
-    ProviderKey(String),
+    ProviderKey(KeyError),
     Storage(StorageError),
 }
 
@@ -64,13 +65,22 @@ impl std::fmt::Display for AgentError {
                 "no model: send \"model\" in the request body or set [agent] model in the configuration",
             ),
             AgentError::Route(e) => e.fmt(f),
-            AgentError::ProviderKey(m) => f.write_str(m),
+            AgentError::ProviderKey(e) => e.fmt(f),
             AgentError::Storage(e) => e.fmt(f),
         }
     }
 }
 
-impl std::error::Error for AgentError {}
+impl std::error::Error for AgentError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AgentError::Route(e) => Some(e),
+            AgentError::ProviderKey(e) => Some(e),
+            AgentError::Storage(e) => Some(e),
+            AgentError::Invalid(_) | AgentError::Busy(_) | AgentError::NoModel => None,
+        }
+    }
+}
 
 impl From<StorageError> for AgentError {
     fn from(e: StorageError) -> Self {

@@ -47,7 +47,7 @@ async fn start(config: Config, options: Options, signals: super::signals::Signal
         true => Some(crate::runtime::LockFile::read(&config.plugins_dir).map_err(|e| e.to_string())?),
         false => None,
     };
-    let llm = Arc::new(crate::llm::Llm::new(&config.providers)?);
+    let llm = Arc::new(crate::llm::Llm::new(&config.providers).map_err(|e| e.to_string())?);
     let storage = crate::storage::Storage::open(&config.data_dir).map_err(|e| e.to_string())?;
     // `_plugins` keeps the plugins folder loaded and watched while we serve.
     let (hub, _plugins) = crate::hub::Hub::start(&config, storage.clone(), lock)

@@ -103,7 +103,7 @@ impl std::fmt::Display for SendError {
     }
 }
 
-/// The cause is kept as text: the errors holding this one (`upstream::CallError`,
+/// The cause is kept as text: the errors holding this one (`upstream::UpstreamError`,
 /// `stream::StreamError`) derive `Clone` and `PartialEq`, which `hyper::Error`
 /// and `io::Error` do not allow.
 impl std::error::Error for SendError {}
@@ -126,7 +126,7 @@ impl std::fmt::Display for ResponseBodyError {
     }
 }
 
-/// The cause is kept as text: the errors holding this one (`upstream::CallError`,
+/// The cause is kept as text: the errors holding this one (`upstream::UpstreamError`,
 /// `stream::StreamError`) derive `Clone` and `PartialEq`, which `hyper::Error`
 /// and `io::Error` do not allow.
 impl std::error::Error for ResponseBodyError {}

@@ -23,11 +23,11 @@ pub use ui::{FinishReason, UiChunk};
 use bytes::Bytes;
 use client::{Client, Response, Timeouts};
 use http::{HeaderMap, Method};
-use providers::{Provider, Providers};
+use providers::{Provider, ProviderError, Providers};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-use upstream::CallError;
+use upstream::UpstreamError;
 
 /// How long `/v1/models` waits for each provider's own list before using the
 /// configured patterns instead.
@@ -43,7 +43,7 @@ pub struct Llm {
 
 impl Llm {
     /// Builds the provider table; fails on an invalid base URL or header.
-    pub fn new(configs: &[crate::config::ProviderConfig]) -> Result<Llm, String> {
+    pub fn new(configs: &[crate::config::ProviderConfig]) -> Result<Llm, ProviderError> {
         Ok(Llm {
             providers: Providers::new(configs)?,
             client: Arc::new(Client::new()),
@@ -67,7 +67,7 @@ impl Llm {
         route: &Route,
         body: Bytes,
         forwarded: &HeaderMap,
-    ) -> Result<Response, CallError> {
+    ) -> Result<Response, UpstreamError> {
         upstream::call(
             &self.client,
             &route.provider,

@@ -32,29 +32,62 @@ pub struct BaseUrl {
     pub path: String,
 }
 
+/// Why a `base_url` cannot be used.
+#[derive(Debug)]
+pub enum BaseUrlError {
+    NotAUrl {
+        url: String,
+        source: http::uri::InvalidUri,
+    },
+    Scheme(String),
+    NoHost(String),
+    Query(String),
+}
+
+impl std::fmt::Display for BaseUrlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BaseUrlError::NotAUrl { url, source } => write!(f, "base_url {url:?} is not a URL: {source}"),
+            BaseUrlError::Scheme(url) => write!(f, "base_url {url:?} must start with http:// or https://"),
+            BaseUrlError::NoHost(url) => write!(f, "base_url {url:?} has no host"),
+            BaseUrlError::Query(url) => write!(f, "base_url {url:?} must not have a query string"),
+        }
+    }
+}
+
+impl std::error::Error for BaseUrlError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BaseUrlError::NotAUrl { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
 impl BaseUrl {
-    pub fn parse(url: &str) -> Result<BaseUrl, String> {
-        let uri: Uri = url
-            .parse()
-            .map_err(|e| format!("base_url {url:?} is not a URL: {e}"))?;
+    pub fn parse(url: &str) -> Result<BaseUrl, BaseUrlError> {
+        let uri: Uri = url.parse().map_err(|source| BaseUrlError::NotAUrl {
+            url: url.to_string(),
+            source,
+        })?;
         let https = match uri.scheme_str() {
             Some("https") => true,
             Some("http") => false,
-            _ => return Err(format!("base_url {url:?} must start with http:// or https://")),
+            _ => return Err(BaseUrlError::Scheme(url.to_string())),
         };
         let authority = uri
             .authority()
-            .ok_or_else(|| format!("base_url {url:?} has no host"))?;
+            .ok_or_else(|| BaseUrlError::NoHost(url.to_string()))?;
         let host = authority
             .host()
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_string();
         if host.is_empty() {
-            return Err(format!("base_url {url:?} has no host"));
+            return Err(BaseUrlError::NoHost(url.to_string()));
         }
         if uri.query().is_some() {
-            return Err(format!("base_url {url:?} must not have a query string"));
+            return Err(BaseUrlError::Query(url.to_string()));
         }
         Ok(BaseUrl {
             https,
@@ -103,28 +136,119 @@ impl std::fmt::Display for RouteError {
     }
 }
 
+impl std::error::Error for RouteError {}
+
 /// The configured providers, in configuration order.
 #[derive(Debug, Default)]
 pub struct Providers {
     list: Vec<Arc<Provider>>,
 }
 
+/// Why the `[[providers]]` configuration cannot be used; names the provider.
+#[derive(Debug)]
+pub enum ProviderError {
+    BaseUrl {
+        provider: String,
+        source: BaseUrlError,
+    },
+    HeaderName {
+        provider: String,
+        name: String,
+        source: http::header::InvalidHeaderName,
+    },
+    HeaderValue {
+        provider: String,
+        name: HeaderName,
+        source: http::header::InvalidHeaderValue,
+    },
+}
+
+impl std::fmt::Display for ProviderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProviderError::BaseUrl { provider, source } => write!(f, "providers.{provider}: {source}"),
+            ProviderError::HeaderName { provider, name, .. } => {
+                write!(f, "providers.{provider}: header name {name:?} is not valid")
+            }
+            ProviderError::HeaderValue { provider, name, .. } => {
+                write!(f, "providers.{provider}: the value of header {name} is not valid")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ProviderError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ProviderError::BaseUrl { source, .. } => Some(source),
+            ProviderError::HeaderName { source, .. } => Some(source),
+            ProviderError::HeaderValue { source, .. } => Some(source),
+        }
+    }
+}
+
+/// Why a provider's API key cannot be sent (a hub configuration problem).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyError {
+    /// The environment variable `var` is not set (or not Unicode).
+    Unset {
+        provider: String,
+        var: String,
+        source: std::env::VarError,
+    },
+    /// The key has characters a header value cannot hold.
+    NotAHeader { var: String },
+}
+
+impl std::fmt::Display for KeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyError::Unset { provider, var, .. } => write!(
+                f,
+                "provider {provider:?} reads its API key from the environment variable {var}, which is not set"
+            ),
+            KeyError::NotAHeader { var } => {
+                write!(
+                    f,
+                    "the API key in {var} contains characters not allowed in a header"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for KeyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            KeyError::Unset { source, .. } => Some(source),
+            KeyError::NotAHeader { .. } => None,
+        }
+    }
+}
+
 impl Providers {
-    pub fn new(configs: &[ProviderConfig]) -> Result<Providers, String> {
+    pub fn new(configs: &[ProviderConfig]) -> Result<Providers, ProviderError> {
         let mut list = Vec::with_capacity(configs.len());
         for config in configs {
-            let base =
-                BaseUrl::parse(&config.base_url).map_err(|e| format!("providers.{}: {e}", config.name))?;
+            let provider = || config.name.clone();
+            let base = BaseUrl::parse(&config.base_url).map_err(|source| ProviderError::BaseUrl {
+                provider: provider(),
+                source,
+            })?;
             let mut headers = Vec::with_capacity(config.headers.len());
             for (name, value) in &config.headers {
-                let name = HeaderName::try_from(name.as_str())
-                    .map_err(|_| format!("providers.{}: header name {name:?} is not valid", config.name))?;
-                let value = HeaderValue::try_from(value.as_str()).map_err(|_| {
-                    format!(
-                        "providers.{}: the value of header {name} is not valid",
-                        config.name
-                    )
-                })?;
+                let name =
+                    HeaderName::try_from(name.as_str()).map_err(|source| ProviderError::HeaderName {
+                        provider: provider(),
+                        name: name.clone(),
+                        source,
+                    })?;
+                let value =
+                    HeaderValue::try_from(value.as_str()).map_err(|source| ProviderError::HeaderValue {
+                        provider: provider(),
+                        name: name.clone(),
+                        source,
+                    })?;
                 headers.push((name, value));
             }
             list.push(Arc::new(Provider {
@@ -176,18 +300,18 @@ impl Providers {
 impl Provider {
     /// `Authorization: Bearer <key>` from the provider's environment variable.
     /// Read on every request so a rotated key takes effect without a restart.
-    pub fn auth_header(&self) -> Result<Option<HeaderValue>, String> {
+    pub fn auth_header(&self) -> Result<Option<HeaderValue>, KeyError> {
         let Some(var) = &self.config.api_key_env else {
             return Ok(None);
         };
-        let key = std::env::var(var).map_err(|_| {
-            format!(
-                "provider {:?} reads its API key from the environment variable {var}, which is not set",
-                self.config.name
-            )
+        let key = std::env::var(var).map_err(|source| KeyError::Unset {
+            provider: self.config.name.clone(),
+            var: var.clone(),
+            source,
         })?;
+        // The invalid-value error says nothing the variable's name does not.
         let mut value = HeaderValue::try_from(format!("Bearer {}", key.trim()))
-            .map_err(|_| format!("the API key in {var} contains characters not allowed in a header"))?;
+            .map_err(|_| KeyError::NotAHeader { var: var.clone() })?;
         value.set_sensitive(true);
         Ok(Some(value))
     }
@@ -308,7 +432,12 @@ mod tests {
         let p = &ps.all()[0];
         // SAFETY: this test is the only user of this variable name.
         unsafe { std::env::remove_var("WASMHUB_TEST_KEY_keyed") };
-        assert!(p.auth_header().unwrap_err().contains("WASMHUB_TEST_KEY_keyed"));
+        assert!(
+            p.auth_header()
+                .unwrap_err()
+                .to_string()
+                .contains("WASMHUB_TEST_KEY_keyed")
+        );
         unsafe { std::env::set_var("WASMHUB_TEST_KEY_keyed", "sk-1\n") };
         assert_eq!(p.auth_header().unwrap().unwrap(), "Bearer sk-1");
     }

@@ -8,7 +8,7 @@
 //! streams it and nothing is ever retried.
 
 use super::client::{Client, Response, SendError, Timeouts};
-use super::providers::Provider;
+use super::providers::{KeyError, Provider};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::Full;
@@ -21,9 +21,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(8);
 
 /// Why a provider call failed without a response to relay.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CallError {
-    /// The provider's API key variable is unset (a hub configuration problem).
-    MissingKey(String),
+pub enum UpstreamError {
+    /// The provider's API key cannot be sent (a hub configuration problem).
+    MissingKey(KeyError),
     /// No response after all attempts.
     Send {
         provider: String,
@@ -32,11 +32,11 @@ pub enum CallError {
     },
 }
 
-impl std::fmt::Display for CallError {
+impl std::fmt::Display for UpstreamError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CallError::MissingKey(m) => f.write_str(m),
-            CallError::Send {
+            UpstreamError::MissingKey(e) => e.fmt(f),
+            UpstreamError::Send {
                 provider,
                 attempts,
                 error,
@@ -47,6 +47,15 @@ impl std::fmt::Display for CallError {
                 }
                 Ok(())
             }
+        }
+    }
+}
+
+impl std::error::Error for UpstreamError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            UpstreamError::MissingKey(e) => Some(e),
+            UpstreamError::Send { error, .. } => Some(error),
         }
     }
 }
@@ -78,8 +87,8 @@ fn build_request(
     suffix: &str,
     body: &Bytes,
     forwarded: &HeaderMap,
-) -> Result<http::Request<Full<Bytes>>, CallError> {
-    let auth = p.auth_header().map_err(CallError::MissingKey)?;
+) -> Result<http::Request<Full<Bytes>>, UpstreamError> {
+    let auth = p.auth_header().map_err(UpstreamError::MissingKey)?;
     let mut req = http::Request::builder()
         .method(method)
         .uri(p.base.endpoint(suffix))
@@ -128,7 +137,7 @@ pub async fn call(
     suffix: &str,
     body: Bytes,
     forwarded: &HeaderMap,
-) -> Result<Response, CallError> {
+) -> Result<Response, UpstreamError> {
     let max_retries = p.config.max_retries;
     let mut attempt = 0u32;
     loop {
@@ -163,7 +172,7 @@ pub async fn call(
                 tokio::time::sleep(wait).await;
             }
             Err(error) => {
-                return Err(CallError::Send {
+                return Err(UpstreamError::Send {
                     provider: p.config.name.clone(),
                     attempts: attempt + 1,
                     error,

@@ -19,7 +19,7 @@ use super::respond::{self, Resp};
 use crate::llm::client::SendError;
 use crate::llm::openai::{self, BadRequest};
 use crate::llm::stream::{EventReader, SseSink, keepalive_while};
-use crate::llm::upstream::{self, CallError};
+use crate::llm::upstream::{self, UpstreamError};
 use crate::llm::{Route, RouteError, StepOptions};
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
@@ -162,11 +162,11 @@ async fn read_request(app: &Arc<App>, body: Incoming) -> Result<(Route, Value), 
     let model = openai::requested_model(&value)
         .map_err(|BadRequest(m)| respond::error(StatusCode::BAD_REQUEST, "invalid_request", m))?;
     let route = app.llm.route(model).map_err(route_error)?;
-    if let Err(message) = route.provider.auth_header() {
+    if let Err(e) = route.provider.auth_header() {
         return Err(respond::error(
             StatusCode::SERVICE_UNAVAILABLE,
             "provider_not_configured",
-            message,
+            e.to_string(),
         ));
     }
     Ok((route, value))
@@ -183,14 +183,14 @@ fn route_error(e: RouteError) -> Resp {
     }
 }
 
-fn call_error(e: CallError) -> Resp {
+fn call_error(e: UpstreamError) -> Resp {
     match &e {
-        CallError::MissingKey(m) => respond::error(
+        UpstreamError::MissingKey(key) => respond::error(
             StatusCode::SERVICE_UNAVAILABLE,
             "provider_not_configured",
-            m.clone(),
+            key.to_string(),
         ),
-        CallError::Send { error, .. } => {
+        UpstreamError::Send { error, .. } => {
             let status = match error {
                 SendError::ConnectTimeout(_) | SendError::FirstByteTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
                 SendError::Connect(_) | SendError::Protocol(_) => StatusCode::BAD_GATEWAY,

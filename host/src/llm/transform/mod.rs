@@ -9,18 +9,24 @@
 //! what a step leaves behind for the loop: text, reasoning, finalized tool calls,
 //! usage, the finish reason.
 //!
-//! Provider deviations handled here (see NOTES-protocols.md): reasoning in
-//! `reasoning_content` or `reasoning`; tool calls keyed by non-empty id first, then
-//! by index (missing, always 0, starting at 1, `"id": ""` continuations); finish
-//! reasons decided from what was seen; usage on the finish chunk, in `x_groq` or in a
-//! trailing chunk; Azure's leading empty chunk; duplicate finish chunks; no `[DONE]`.
+//! Provider deviations handled here, each shown by a recorded provider stream in
+//! `tests/fixtures/openai-streams/` (read by `tests/recorded.rs`) or a case in
+//! `tests/deviations.rs`: reasoning in `reasoning_content` (DeepSeek) or
+//! `reasoning` (Groq); tool calls keyed by non-empty id first, then by index
+//! (missing, always 0, starting at 1, `"id": ""` continuations); finish reasons
+//! decided from what was seen (`stop` with tool calls, `tool_calls` without any);
+//! usage on the finish chunk, in `x_groq` or in a trailing chunk; Azure's leading
+//! empty chunk; duplicate finish chunks; no `[DONE]` after a finish reason.
 
 use super::openai::{ChatChunk, ToolCallDelta, Usage};
 use super::ui::{FinishReason, UiChunk};
 use serde_json::{Map, Value};
 
+mod arguments;
 #[cfg(test)]
 mod tests;
+
+pub use arguments::ArgumentsError;
 
 /// What the caller decides about a step.
 #[derive(Debug, Clone)]
@@ -60,9 +66,9 @@ impl Default for StepOptions {
 pub struct ToolCall {
     pub id: String,
     pub name: String,
-    /// The parsed arguments, or the raw text when it never formed valid JSON (the
+    /// The parsed arguments, or why they cannot be used with the raw text (the
     /// loop reports that to the model instead of running the tool).
-    pub arguments: Result<Value, String>,
+    pub arguments: Result<Value, ArgumentsError>,
 }
 
 /// What one step produced.
@@ -459,43 +465,24 @@ impl StepTransformer {
                 title: None,
             });
         }
-        let parsed = if failed {
-            Err("the response ended with an error before this tool call was complete".to_string())
-        } else if call.name.is_empty() {
-            Err("the model sent a tool call without a function name".to_string())
-        } else if call.arguments.trim().is_empty() {
-            // Models send "" for tools without parameters.
-            Ok(Value::Object(Map::new()))
-        } else {
-            serde_json::from_str::<Value>(&call.arguments)
-                .map_err(|e| format!("the tool arguments are not valid JSON: {e}"))
-        };
-        match parsed {
-            Ok(input) => {
-                out.push(UiChunk::ToolInputAvailable {
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    input: input.clone(),
-                });
-                ToolCall {
-                    id: call.id,
-                    name: call.name,
-                    arguments: Ok(input),
-                }
-            }
-            Err(error_text) => {
-                out.push(UiChunk::ToolInputError {
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    input: Value::String(call.arguments.clone()),
-                    error_text,
-                });
-                ToolCall {
-                    id: call.id,
-                    name: call.name,
-                    arguments: Err(call.arguments),
-                }
-            }
+        let arguments = arguments::parse(&call.name, call.arguments, failed);
+        match &arguments {
+            Ok(input) => out.push(UiChunk::ToolInputAvailable {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                input: input.clone(),
+            }),
+            Err(e) => out.push(UiChunk::ToolInputError {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                input: Value::String(e.raw().to_string()),
+                error_text: e.to_string(),
+            }),
+        }
+        ToolCall {
+            id: call.id,
+            name: call.name,
+            arguments,
         }
     }
 }

@@ -32,7 +32,10 @@ fn calls_of(summary: &StepSummary) -> Vec<(String, String, Result<Value, String>
     summary
         .tool_calls
         .iter()
-        .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
+        .map(|c| {
+            let arguments = c.arguments.clone().map_err(|e| e.raw().to_string());
+            (c.id.clone(), c.name.clone(), arguments)
+        })
         .collect()
 }
 
@@ -176,7 +179,10 @@ fn invalid_tool_json_becomes_tool_input_error_with_the_raw_text() {
         ("a", "f", &json!("{\"x\": tru"))
     );
     assert!(error_text.contains("not valid JSON"), "{error_text}");
-    assert_eq!(summary.tool_calls[0].arguments, Err("{\"x\": tru".to_string()));
+    assert_eq!(
+        summary.tool_calls[0].arguments.as_ref().map_err(|e| e.raw()),
+        Err("{\"x\": tru")
+    );
     assert!(
         !chunks
             .iter()
