@@ -1,17 +1,19 @@
 //! The AI SDK UI message stream chunk types (`useChat`'s wire format, ai 5.x-7.x).
 //!
 //! Clients validate every chunk against a schema and reject unknown types and, in
-//! older releases, unknown keys; so serialization is written by hand to emit exactly
-//! the keys the protocol lists, with optional ones omitted when absent. Hub-specific
-//! data (usage, model, the hub's own finish reasons) travels only in
-//! `messageMetadata`.
+//! older releases, unknown keys; so a chunk serializes to exactly the keys the
+//! protocol lists (`type` first, then the fields in declaration order), with
+//! optional ones omitted when absent. Hub-specific data (usage, model, the hub's
+//! own finish reasons) travels only in `messageMetadata`.
 
-use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod data;
+
 /// Why a step or message finished, as the UI stream names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum FinishReason {
     Stop,
     Length,
@@ -22,17 +24,6 @@ pub enum FinishReason {
 }
 
 impl FinishReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FinishReason::Stop => "stop",
-            FinishReason::Length => "length",
-            FinishReason::ContentFilter => "content-filter",
-            FinishReason::ToolCalls => "tool-calls",
-            FinishReason::Error => "error",
-            FinishReason::Other => "other",
-        }
-    }
-
     /// The UI value for an OpenAI `finish_reason`.
     pub fn from_openai(reason: &str) -> FinishReason {
         match reason {
@@ -43,28 +34,29 @@ impl FinishReason {
             _ => FinishReason::Other,
         }
     }
-
-    fn parse(s: &str) -> Option<FinishReason> {
-        Some(match s {
-            "stop" => FinishReason::Stop,
-            "length" => FinishReason::Length,
-            "content-filter" => FinishReason::ContentFilter,
-            "tool-calls" => FinishReason::ToolCalls,
-            "error" => FinishReason::Error,
-            "other" => FinishReason::Other,
-            _ => return None,
-        })
-    }
 }
 
-/// One chunk of a UI message stream.
-#[derive(Debug, Clone, PartialEq)]
+/// One chunk of a UI message stream. Reading one back (tests and the real-client
+/// harnesses) is as strict as `useChat`: unknown types, missing fields and extra
+/// keys are errors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields,
+    expecting = "a UI chunk useChat accepts: a known \"type\" with exactly its keys"
+)]
 pub enum UiChunk {
     Start {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         message_metadata: Option<Value>,
     },
+    #[serde(deserialize_with = "no_keys")]
     StartStep,
+    #[serde(deserialize_with = "no_keys")]
     FinishStep,
     TextStart {
         id: String,
@@ -89,7 +81,9 @@ pub enum UiChunk {
     ToolInputStart {
         tool_call_id: String,
         tool_name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         dynamic: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         title: Option<String>,
     },
     ToolInputDelta {
@@ -110,6 +104,7 @@ pub enum UiChunk {
     ToolOutputAvailable {
         tool_call_id: String,
         output: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         preliminary: Option<bool>,
     },
     ToolOutputError {
@@ -119,31 +114,41 @@ pub enum UiChunk {
     SourceUrl {
         source_id: String,
         url: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         title: Option<String>,
     },
     File {
         url: String,
         media_type: String,
     },
-    /// `data-<name>`: application data parts (the only open-ended type).
-    Data {
-        name: String,
-        id: Option<String>,
-        data: Value,
-        transient: Option<bool>,
+    Error {
+        error_text: String,
+    },
+    Abort {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     MessageMetadata {
         message_metadata: Value,
     },
     Finish {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         finish_reason: Option<FinishReason>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         message_metadata: Option<Value>,
     },
-    Error {
-        error_text: String,
-    },
-    Abort {
-        reason: Option<String>,
+    /// `data-<name>`: application data parts (the only open-ended type, so written
+    /// and read by hand; serde tries it after every fixed type).
+    #[serde(
+        untagged,
+        serialize_with = "data::serialize",
+        deserialize_with = "data::deserialize"
+    )]
+    Data {
+        name: String,
+        id: Option<String>,
+        data: Value,
+        transient: Option<bool>,
     },
 }
 
@@ -178,126 +183,15 @@ impl UiChunk {
     }
 }
 
-impl Serialize for UiChunk {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use UiChunk::*;
-        let mut m = serializer.serialize_map(None)?;
-        m.serialize_entry("type", &self.type_name())?;
-        match self {
-            Start {
-                message_id,
-                message_metadata,
-            } => {
-                opt(&mut m, "messageId", message_id)?;
-                opt(&mut m, "messageMetadata", message_metadata)?;
-            }
-            StartStep | FinishStep => {}
-            TextStart { id } | TextEnd { id } | ReasoningStart { id } | ReasoningEnd { id } => {
-                m.serialize_entry("id", id)?;
-            }
-            TextDelta { id, delta } | ReasoningDelta { id, delta } => {
-                m.serialize_entry("id", id)?;
-                m.serialize_entry("delta", delta)?;
-            }
-            ToolInputStart {
-                tool_call_id,
-                tool_name,
-                dynamic,
-                title,
-            } => {
-                m.serialize_entry("toolCallId", tool_call_id)?;
-                m.serialize_entry("toolName", tool_name)?;
-                opt(&mut m, "dynamic", dynamic)?;
-                opt(&mut m, "title", title)?;
-            }
-            ToolInputDelta {
-                tool_call_id,
-                input_text_delta,
-            } => {
-                m.serialize_entry("toolCallId", tool_call_id)?;
-                m.serialize_entry("inputTextDelta", input_text_delta)?;
-            }
-            ToolInputAvailable {
-                tool_call_id,
-                tool_name,
-                input,
-            } => {
-                m.serialize_entry("toolCallId", tool_call_id)?;
-                m.serialize_entry("toolName", tool_name)?;
-                m.serialize_entry("input", input)?;
-            }
-            ToolInputError {
-                tool_call_id,
-                tool_name,
-                input,
-                error_text,
-            } => {
-                m.serialize_entry("toolCallId", tool_call_id)?;
-                m.serialize_entry("toolName", tool_name)?;
-                m.serialize_entry("input", input)?;
-                m.serialize_entry("errorText", error_text)?;
-            }
-            ToolOutputAvailable {
-                tool_call_id,
-                output,
-                preliminary,
-            } => {
-                m.serialize_entry("toolCallId", tool_call_id)?;
-                m.serialize_entry("output", output)?;
-                opt(&mut m, "preliminary", preliminary)?;
-            }
-            ToolOutputError {
-                tool_call_id,
-                error_text,
-            } => {
-                m.serialize_entry("toolCallId", tool_call_id)?;
-                m.serialize_entry("errorText", error_text)?;
-            }
-            SourceUrl {
-                source_id,
-                url,
-                title,
-            } => {
-                m.serialize_entry("sourceId", source_id)?;
-                m.serialize_entry("url", url)?;
-                opt(&mut m, "title", title)?;
-            }
-            File { url, media_type } => {
-                m.serialize_entry("url", url)?;
-                m.serialize_entry("mediaType", media_type)?;
-            }
-            Data {
-                name: _,
-                id,
-                data,
-                transient,
-            } => {
-                opt(&mut m, "id", id)?;
-                m.serialize_entry("data", data)?;
-                opt(&mut m, "transient", transient)?;
-            }
-            MessageMetadata { message_metadata } => m.serialize_entry("messageMetadata", message_metadata)?,
-            Finish {
-                finish_reason,
-                message_metadata,
-            } => {
-                opt(&mut m, "finishReason", &finish_reason.map(FinishReason::as_str))?;
-                opt(&mut m, "messageMetadata", message_metadata)?;
-            }
-            Error { error_text } => m.serialize_entry("errorText", error_text)?,
-            Abort { reason } => opt(&mut m, "reason", reason)?,
-        }
-        m.end()
-    }
-}
-
-fn opt<M: SerializeMap, T: Serialize>(m: &mut M, key: &str, value: &Option<T>) -> Result<(), M::Error> {
-    match value {
-        Some(v) => m.serialize_entry(key, v),
+/// The rest of a chunk that has no fields must be empty (serde's unit variants
+/// would accept any keys).
+fn no_keys<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+    let rest = serde_json::Map::<String, Value>::deserialize(deserializer)?;
+    match rest.keys().next() {
+        Some(extra) => Err(serde::de::Error::unknown_field(extra, &[])),
         None => Ok(()),
     }
 }
 
-mod parse;
 #[cfg(test)]
 mod tests;

@@ -163,6 +163,7 @@ fn every_variant_round_trips_with_the_documented_keys() {
     ];
     for (chunk, wire) in cases {
         assert_eq!(serde_json::to_value(&chunk).unwrap(), wire);
+        assert_eq!(wire["type"], chunk.type_name().as_ref());
         assert_eq!(serde_json::from_value::<UiChunk>(wire).unwrap(), chunk);
     }
 }
@@ -172,6 +173,9 @@ fn parsing_is_as_strict_as_the_client() {
     for bad in [
         json!({"type": "text-delta", "id": "t"}),
         json!({"type": "text-start", "id": "t", "extra": 1}),
+        json!({"type": "start-step", "extra": 1}),
+        json!({"type": "data-x", "data": 1, "extra": 1}),
+        json!({"type": "data-x"}),
         json!({"type": "tool-call"}),
         json!({"type": "finish", "finishReason": "max-steps"}),
         json!({"type": "tool-input-start", "toolCallId": "c", "toolName": "x", "dynamic": "yes"}),
@@ -190,6 +194,9 @@ fn openai_finish_reasons_map_to_ui_values() {
         ("function_call", "tool-calls"),
         ("eos", "other"),
     ] {
-        assert_eq!(FinishReason::from_openai(openai).as_str(), ui);
+        assert_eq!(
+            serde_json::to_value(FinishReason::from_openai(openai)).unwrap(),
+            ui
+        );
     }
 }
