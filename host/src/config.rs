@@ -68,6 +68,8 @@ pub struct Limits {
     pub max_batch: usize,
     /// Most nested calls one call may make in total.
     pub max_fanout: u32,
+    /// Most calls in one call tree: a top-level call and all its nested calls.
+    pub max_calls_per_request: u32,
     /// Largest `.wasm` file the loader compiles, in MiB (compiling has no timeout).
     pub max_plugin_mb: u64,
     /// Most plugin instances alive at once (the pooling allocator's slots).
@@ -85,6 +87,7 @@ impl Default for Limits {
             max_call_depth: 4,
             max_batch: 32,
             max_fanout: 64,
+            max_calls_per_request: 1000,
             max_plugin_mb: 64,
             max_instances: 256,
         }

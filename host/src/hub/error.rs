@@ -28,6 +28,9 @@ pub struct CallError {
     /// Closest existing tool names (`not_found` only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<String>,
+    /// The configured limit the call hit (`call_limit` from the call graph only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Limit>,
     /// The runtime's failure this error reports (its text is in `message`).
     #[serde(skip)]
     cause: Option<CallFailure>,
@@ -40,7 +43,16 @@ impl CallError {
             message: message.into(),
             violations: Vec::new(),
             suggestions: Vec::new(),
+            limit: None,
             cause: None,
+        }
+    }
+
+    /// A `call_limit` error for hitting `limit`; `message` names its config key.
+    pub fn limit(limit: Limit, message: impl Into<String>) -> CallError {
+        CallError {
+            limit: Some(limit),
+            ..CallError::new(ErrorCode::CallLimit, message)
         }
     }
 
@@ -65,6 +77,32 @@ impl std::fmt::Display for CallError {
 impl std::error::Error for CallError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.cause.as_ref().map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// A configured bound of the call graph, serialized as its config key
+/// (`"limits.max_fanout"`), so a client can tell which one it hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Limit {
+    /// Nesting deeper than `limits.max_call_depth`.
+    #[serde(rename = "limits.max_call_depth")]
+    CallDepth,
+    /// More nested calls from one call than `limits.max_fanout`.
+    #[serde(rename = "limits.max_fanout")]
+    Fanout,
+    /// More calls in one call tree than `limits.max_calls_per_request`.
+    #[serde(rename = "limits.max_calls_per_request")]
+    CallsPerRequest,
+}
+
+impl Limit {
+    /// The config key, as messages name it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Limit::CallDepth => "limits.max_call_depth",
+            Limit::Fanout => "limits.max_fanout",
+            Limit::CallsPerRequest => "limits.max_calls_per_request",
+        }
     }
 }
 

@@ -28,7 +28,7 @@ pub mod validate;
 pub use audit::{CallOutcome, CallRecord};
 pub use auth::{Allowlist, AuthError, Caller};
 pub use cancel::CancelToken;
-pub use error::{CallError, ErrorCode, HubError, ToolError};
+pub use error::{CallError, ErrorCode, HubError, Limit, ToolError};
 pub use meta_tools::{
     CallArgs, ListArgs, MetaTool, MetaToolKind, MetaToolRequest, OperationCall, SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT, SchemaArgs, SearchArgs, meta_tools,

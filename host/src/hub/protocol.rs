@@ -12,7 +12,7 @@
 use super::audit::{AuditLog, CallOutcome, CallRecord};
 use super::auth::Caller;
 use super::cancel::CancelToken;
-use super::error::{CallError, ErrorCode, did_you_mean};
+use super::error::{CallError, ErrorCode, Limit, did_you_mean};
 use super::meta_tools::OperationCall;
 use super::metrics::{InFlight, Metrics, UNKNOWN_TOOL};
 use super::registry::{OpRef, Registry};
@@ -66,6 +66,9 @@ struct Frame {
     registry: Arc<Registry>,
     /// Nested calls made so far (bounded by `limits.max_fanout`).
     nested: AtomicU32,
+    /// Calls of the whole tree so far, shared by every frame of it (bounded by
+    /// `limits.max_calls_per_request`).
+    tree_calls: Arc<AtomicU32>,
 }
 
 /// Everything a call runs under.
@@ -292,6 +295,8 @@ async fn execute(
         caller: scope.caller.clone(),
         registry: scope.registry.clone(),
         nested: AtomicU32::new(0),
+        // The top-level call is the tree's first.
+        tree_calls: parent.map_or_else(|| Arc::new(AtomicU32::new(1)), |p| p.tree_calls.clone()),
     });
     let nested = Arc::new(NestedCaller {
         core: scope.core.clone(),
@@ -355,10 +360,11 @@ fn check_graph(parent: &Frame, tool: &str, limits: &Limits) -> Result<Vec<String
     }
     let depth = chain.len() - 1;
     if depth > limits.max_call_depth as usize {
-        return Err(CallError::new(
-            ErrorCode::CallLimit,
+        return Err(CallError::limit(
+            Limit::CallDepth,
             format!(
-                "nested calls go deeper than limits.max_call_depth = {}: {}",
+                "nested calls go deeper than {} = {}: {}",
+                Limit::CallDepth.key(),
                 limits.max_call_depth,
                 chain.join(" -> ")
             ),
@@ -366,12 +372,25 @@ fn check_graph(parent: &Frame, tool: &str, limits: &Limits) -> Result<Vec<String
     }
     let made = parent.nested.fetch_add(1, Ordering::Relaxed) + 1;
     if made > limits.max_fanout {
-        return Err(CallError::new(
-            ErrorCode::CallLimit,
+        return Err(CallError::limit(
+            Limit::Fanout,
             format!(
-                "{} made more than limits.max_fanout = {} nested calls",
+                "{} made more than {} = {} nested calls",
                 parent.chain.last().map_or("", String::as_str),
+                Limit::Fanout.key(),
                 limits.max_fanout
+            ),
+        ));
+    }
+    let in_tree = parent.tree_calls.fetch_add(1, Ordering::Relaxed) + 1;
+    if in_tree > limits.max_calls_per_request {
+        return Err(CallError::limit(
+            Limit::CallsPerRequest,
+            format!(
+                "{} would be call {in_tree} of one request, over {} = {}: a top-level call and all its nested calls together may make at most that many; do the work in fewer nested calls or split it over several requests",
+                chain.join(" -> "),
+                Limit::CallsPerRequest.key(),
+                limits.max_calls_per_request
             ),
         ));
     }
@@ -521,6 +540,7 @@ mod tests {
             caller: Caller::local(),
             registry: Arc::new(Registry::empty()),
             nested: AtomicU32::new(0),
+            tree_calls: Arc::new(AtomicU32::new(1)),
         }
     }
 
@@ -561,6 +581,36 @@ mod tests {
         }
         let e = check_graph(&parent, "b.b", &limits).unwrap_err();
         assert!(e.message.contains("max_fanout = 3"), "{}", e.message);
+    }
+
+    #[test]
+    fn the_whole_call_tree_shares_one_call_budget() {
+        let limits = Limits {
+            max_calls_per_request: 4,
+            ..Limits::default()
+        };
+        let top = frame(&["a.a"]);
+        // Two children of the top call, each with a child of its own: 1 + 2 + 2 > 4.
+        let child = |name: &str| Frame {
+            chain: vec!["a.a".into(), name.into()],
+            tree_calls: top.tree_calls.clone(),
+            ..frame(&[])
+        };
+        check_graph(&top, "b.b", &limits).unwrap();
+        check_graph(&top, "c.c", &limits).unwrap();
+        check_graph(&child("b.b"), "d.d", &limits).unwrap();
+        let e = check_graph(&child("c.c"), "d.d", &limits).unwrap_err();
+        assert_eq!(
+            (e.code, e.limit),
+            (ErrorCode::CallLimit, Some(Limit::CallsPerRequest))
+        );
+        assert!(
+            e.message.contains("a.a -> c.c -> d.d would be call 5")
+                && e.message.contains("limits.max_calls_per_request = 4"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.to_json()["limit"], "limits.max_calls_per_request");
     }
 
     #[test]

@@ -28,6 +28,10 @@ const OPS: &[(&str, &str)] = &[
     ("env", "Reads environment variable `name`."),
     ("log", "Logs `message` through host.log."),
     ("nested", "Calls `tool` with `input` through host.call."),
+    (
+        "fanout",
+        "Calls `tool` with `input` `times` times through host.call; counts what failed how.",
+    ),
     ("fail", "Fails with the error variant named by `kind`."),
 ];
 
@@ -134,6 +138,21 @@ impl Guest for Adversary {
                     Ok(out) => Ok(json!({ "ok": serde_json::from_str::<Value>(&out).unwrap_or(Value::Null) }).to_string()),
                     Err(e) => Ok(json!({ "error": format!("{:?}", e.code), "message": e.message }).to_string()),
                 }
+            }
+            "fanout" => {
+                let tool = arg(&input, "tool").as_str().unwrap_or("");
+                let inner = arg(&input, "input").to_string();
+                let (mut ok, mut first_error) = (0u64, Value::Null);
+                for _ in 0..arg(&input, "times").as_u64().unwrap_or(1) {
+                    match host::call(tool, &inner) {
+                        Ok(_) => ok += 1,
+                        Err(e) if first_error.is_null() => {
+                            first_error = json!({ "error": format!("{:?}", e.code), "message": e.message });
+                        }
+                        Err(_) => {}
+                    }
+                }
+                Ok(json!({ "ok": ok, "first_error": first_error }).to_string())
             }
             "fail" => {
                 let msg = "deliberate failure".to_string();

@@ -1,0 +1,37 @@
+//! Hard budgets of the call protocol (issue 14) through `Hub::invoke` with real
+//! components: the per-request call budget over a whole call tree. Each bound is hit with its specific error while a benign call keeps
+//! answering.
+
+use crate::support::hub::{hub, plugins};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_call_tree_is_cut_at_the_per_request_call_budget() {
+    let dir = plugins(&[("adversary", "a"), ("adversary", "b"), ("adversary", "c")], &[]);
+    let h = hub(&dir, |c| c.limits.max_calls_per_request = 30).await;
+    // a fans out to 10 b's, each fanning out to 10 c's: 111 calls, each level within
+    // max_fanout and max_call_depth; only the tree's budget stops it.
+    let fanout =
+        json!({"tool": "b.fanout", "times": 10, "input": {"tool": "c.noop", "times": 10, "input": {}}});
+    let r = h.call("a.fanout", fanout).await;
+    assert_eq!(r["ok"], true, "{r}");
+    // Calls 1 (a), 2 (b), 3-12 (c), 13 (b), 14-23 (c), 24 (b), 25-30 (c): the 4th b
+    // is refused (as call 35: the 3rd b's refused c's were counted too), and every b
+    // after it.
+    assert_eq!(r["result"]["ok"], 3, "{r}");
+    let refused = &r["result"]["first_error"];
+    assert!(refused["error"].as_str().unwrap().contains("CallLimit"), "{r}");
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains("a.fanout -> b.fanout would be call 35 of one request")
+            && message.contains("limits.max_calls_per_request = 30"),
+        "{message}"
+    );
+    let calls = h.hub.calls(1000).unwrap();
+    let ran = calls.iter().filter(|c| c.outcome.as_str() == "ok").count();
+    assert_eq!(ran, 30, "calls that ran");
+    // The budget is per request: the next one starts afresh.
+    let benign = h.call("c.echo", json!({"x": 1})).await;
+    assert_eq!(benign["result"], json!({"x": 1}), "{benign}");
+}
+
