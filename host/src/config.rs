@@ -70,6 +70,11 @@ pub struct Limits {
     pub max_fanout: u32,
     /// Most calls in one call tree: a top-level call and all its nested calls.
     pub max_calls_per_request: u32,
+    /// Most schema violations reported for one input; the rest are counted.
+    pub max_violations: usize,
+    /// Inputs of at least this many KiB are validated on the blocking pool, off
+    /// the async workers.
+    pub validate_blocking_kb: u64,
     /// Largest `.wasm` file the loader compiles, in MiB (compiling has no timeout).
     pub max_plugin_mb: u64,
     /// Most plugin instances alive at once (the pooling allocator's slots).
@@ -88,6 +93,8 @@ impl Default for Limits {
             max_batch: 32,
             max_fanout: 64,
             max_calls_per_request: 1000,
+            max_violations: 20,
+            validate_blocking_kb: 64,
             max_plugin_mb: 64,
             max_instances: 256,
         }

@@ -167,7 +167,12 @@ impl MetaToolRequest {
 /// Validates meta-tool arguments against the meta-tool's input schema.
 fn check_arguments(kind: MetaToolKind, args: &Value) -> Result<(), ToolError> {
     let tool = kind.tool();
-    let (violations, extra) = validate::violations(&tool.validator, &tool.input_schema, args);
+    let (violations, extra) = validate::violations(
+        &tool.validator,
+        &tool.input_schema,
+        args,
+        validate::MAX_VIOLATIONS,
+    );
     if violations.is_empty() {
         return Ok(());
     }

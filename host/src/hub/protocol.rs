@@ -274,7 +274,7 @@ async fn execute(
             ),
         ));
     }
-    check_input(op, &input)?;
+    let input = check_input(op, input, limits).await?;
     let input_json = input.to_string();
     acct.input_bytes = input_json.len() as u64;
     // Computed once: the runtime stops the call at it and nested calls inherit it.
@@ -325,20 +325,46 @@ async fn execute(
     check_output(op, &output.json)
 }
 
-/// Checks `input` against the operation's input schema.
-fn check_input(op: &OpRef, input: &Value) -> Result<(), CallError> {
-    let operation = op.operation();
-    let (violations, extra) =
-        validate::violations(&operation.input_validator, &operation.input_schema, input);
+/// Checks `input` against the operation's input schema and hands it back. An
+/// input of `limits.validate_blocking_kb` or more is checked on tokio's blocking
+/// pool: validating a large input with many errors takes long enough to hold up
+/// every request sharing the async worker.
+async fn check_input(op: &OpRef, input: Value, limits: &Limits) -> Result<Value, CallError> {
+    let max = limits.max_violations;
+    let large = (limits.validate_blocking_kb as usize).saturating_mul(1024);
+    let (input, (violations, unlisted)) = if approx_len(&input, large) >= large {
+        let plugin = op.plugin.clone();
+        let index = op.index();
+        tokio::task::spawn_blocking(move || {
+            let operation = &plugin.operations()[index];
+            let found =
+                validate::violations(&operation.input_validator, &operation.input_schema, &input, max);
+            (input, found)
+        })
+        .await
+        .map_err(|e| {
+            CallError::new(
+                ErrorCode::Trap,
+                format!(
+                    "the hub's input validation of {} failed ({e}); see the hub log",
+                    op.tool
+                ),
+            )
+        })?
+    } else {
+        let operation = op.operation();
+        let found = validate::violations(&operation.input_validator, &operation.input_schema, &input, max);
+        (input, found)
+    };
     if violations.is_empty() {
-        return Ok(());
+        return Ok(input);
     }
     let mut e = CallError::new(
         ErrorCode::InvalidInput,
         format!(
             "input does not match the input schema of {} ({}); fix it and call again (hub_schema shows the schema)",
             op.tool,
-            validate::summary(&violations, extra)
+            validate::summary(&violations, unlisted)
         ),
     );
     e.violations = violations;
@@ -411,14 +437,15 @@ fn check_output(op: &OpRef, json: &str) -> Result<Value, CallError> {
     })?;
     let operation = op.operation();
     if let (Some(validator), Some(schema)) = (&operation.output_validator, &operation.output_schema) {
-        let (violations, extra) = validate::violations(validator, schema, &value);
+        let (violations, unlisted) =
+            validate::violations(validator, schema, &value, validate::MAX_VIOLATIONS);
         if !violations.is_empty() {
             return Err(CallError::new(
                 ErrorCode::PluginError,
                 format!(
                     "{} returned output that does not match its declared output schema ({}); this is a bug in the plugin, not in your input",
                     op.tool,
-                    validate::summary(&violations, extra)
+                    validate::summary(&violations, unlisted)
                 ),
             ));
         }

@@ -24,6 +24,11 @@ impl OpRef {
     pub fn operation(&self) -> &Operation {
         &self.plugin.operations()[self.index]
     }
+
+    /// The operation's position in `plugin.operations()`.
+    pub fn index(&self) -> usize {
+        self.index
+    }
 }
 
 /// Where a plugin of the folder stands, as the operator sees it. Serialized into

@@ -11,8 +11,12 @@ use jsonschema::error::{ValidationError, ValidationErrorKind};
 use serde::Serialize;
 use serde_json::Value;
 
-/// Most violations reported for one input; the rest are counted.
+/// Most violations reported for meta-tool arguments (operation inputs use
+/// `limits.max_violations`); the rest are counted.
 pub const MAX_VIOLATIONS: usize = 20;
+/// Most violations counted beyond the reported ones: past it validation stops,
+/// so a huge input with errors everywhere costs a bounded amount of work.
+const MAX_COUNTED: usize = 10_000;
 /// Longest rendering of an offending value in a message.
 const MAX_VALUE_CHARS: usize = 60;
 
@@ -25,22 +29,49 @@ pub struct Violation {
     pub message: String,
 }
 
-/// Every violation of `instance` against `validator` (compiled from `schema`), in
-/// document order, at most [`MAX_VIOLATIONS`] plus a count of the rest.
-pub fn violations(validator: &Validator, schema: &Value, instance: &Value) -> (Vec<Violation>, usize) {
+/// Violations beyond the reported ones: how many were counted, and whether
+/// counting stopped at its bound (there may be more).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Unlisted {
+    pub count: usize,
+    pub stopped: bool,
+}
+
+/// The violations of `instance` against `validator` (compiled from `schema`): the
+/// first `max` described, sorted by path, and the rest counted (up to a bound).
+pub fn violations(
+    validator: &Validator,
+    schema: &Value,
+    instance: &Value,
+    max: usize,
+) -> (Vec<Violation>, Unlisted) {
     let mut out = Vec::new();
+    let mut unlisted = Unlisted::default();
     for error in validator.iter_errors(instance) {
-        describe(&error, schema, &mut out);
+        if out.len() < max {
+            describe(&error, schema, &mut out);
+            continue;
+        }
+        unlisted.count += match error.kind() {
+            ValidationErrorKind::AdditionalProperties { unexpected }
+            | ValidationErrorKind::UnevaluatedProperties { unexpected } => unexpected.len(),
+            _ => 1,
+        };
+        if unlisted.count >= MAX_COUNTED {
+            unlisted.stopped = true;
+            break;
+        }
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out.dedup();
-    let extra = out.len().saturating_sub(MAX_VIOLATIONS);
-    out.truncate(MAX_VIOLATIONS);
-    (out, extra)
+    // One error may describe several violations (unexpected properties).
+    unlisted.count += out.len().saturating_sub(max);
+    out.truncate(max);
+    (out, unlisted)
 }
 
-/// One line summing violations up: `"/a: expected …; /b: …"`.
-pub fn summary(violations: &[Violation], extra: usize) -> String {
+/// One line summing violations up: `"/a: expected …; /b: …; and 3 more"`.
+pub fn summary(violations: &[Violation], unlisted: Unlisted) -> String {
     let mut parts: Vec<String> = violations
         .iter()
         .map(|v| {
@@ -51,8 +82,15 @@ pub fn summary(violations: &[Violation], extra: usize) -> String {
             }
         })
         .collect();
-    if extra > 0 {
-        parts.push(format!("and {extra} more"));
+    match unlisted {
+        Unlisted { count: 0, .. } => {}
+        Unlisted {
+            count,
+            stopped: false,
+        } => parts.push(format!("and {count} more")),
+        Unlisted { count, stopped: true } => {
+            parts.push(format!("and at least {count} more (validation stopped counting)"))
+        }
     }
     parts.join("; ")
 }
@@ -167,14 +205,38 @@ fn item_len(value: &Value) -> usize {
     value.as_array().map_or(0, Vec::len)
 }
 
-/// Compact JSON, cut at [`MAX_VALUE_CHARS`] characters.
+/// Compact JSON, cut at [`MAX_VALUE_CHARS`] characters. Serialization stops at
+/// the cut: a violation on a huge value costs no more than one on a small one.
 fn render(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() <= MAX_VALUE_CHARS {
-        return text;
+    let mut head = Head(Vec::new());
+    // The only error is `Head` refusing more bytes, which is the cut.
+    let whole = serde_json::to_writer(&mut head, value).is_ok();
+    let text = String::from_utf8_lossy(&head.0);
+    if whole && text.chars().count() <= MAX_VALUE_CHARS {
+        return text.into_owned();
     }
     let cut: String = text.chars().take(MAX_VALUE_CHARS).collect();
     format!("{cut}…")
+}
+
+/// A writer keeping the first bytes of what it is given, failing once it has
+/// enough (4 bytes per character covers any UTF-8).
+struct Head(Vec<u8>);
+
+impl std::io::Write for Head {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = (MAX_VALUE_CHARS * 4 + 4).saturating_sub(self.0.len());
+        if room == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        let n = buf.len().min(room);
+        self.0.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// JSON pointer escaping of one segment.
@@ -189,7 +251,7 @@ mod tests {
 
     fn check(schema: Value, instance: Value) -> Vec<Violation> {
         let validator = jsonschema::validator_for(&schema).unwrap();
-        violations(&validator, &schema, &instance).0
+        violations(&validator, &schema, &instance, MAX_VIOLATIONS).0
     }
 
     #[test]
@@ -264,7 +326,36 @@ mod tests {
                 message: "expected object, got array [1]".into()
             }]
         );
-        assert_eq!(summary(&v, 2), "expected object, got array [1]; and 2 more");
+        let two = Unlisted {
+            count: 2,
+            stopped: false,
+        };
+        assert_eq!(summary(&v, two), "expected object, got array [1]; and 2 more");
+    }
+
+    #[test]
+    fn many_violations_are_capped_and_counted() {
+        let schema = json!({"type": "object", "properties": {"items": {"type": "array", "items": {"type": "integer"}}},
+            "additionalProperties": false});
+        let extra: serde_json::Map<String, Value> = (0..30).map(|i| (format!("k{i:02}"), json!(i))).collect();
+        let mut input = json!({"items": vec!["x"; 50]});
+        input.as_object_mut().unwrap().extend(extra);
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let (listed, unlisted) = violations(&validator, &schema, &input, 5);
+        assert_eq!(listed.len(), 5);
+        assert_eq!(
+            unlisted,
+            Unlisted {
+                count: 75,
+                stopped: false
+            }
+        );
+        assert!(summary(&listed, unlisted).ends_with("; and 75 more"));
+        // Counting stops at its bound on a huge input.
+        let huge = json!({"items": vec!["x"; MAX_COUNTED + 100]});
+        let (_, unlisted) = violations(&validator, &schema, &huge, 5);
+        assert!(unlisted.stopped && unlisted.count == MAX_COUNTED, "{unlisted:?}");
+        assert!(summary(&listed, unlisted).contains("and at least 10000 more"));
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! Hard budgets of the call protocol (issue 14) through `Hub::invoke` with real
-//! components: the per-request call budget over a whole call tree. Each bound is hit with its specific error while a benign call keeps
+//! components: the per-request call budget over a whole call tree, and bounded input
+//! validation. Each bound is hit with its specific error while a benign call keeps
 //! answering.
 
 use crate::support::hub::{hub, plugins};
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 #[tokio::test]
 async fn a_call_tree_is_cut_at_the_per_request_call_budget() {
@@ -35,3 +36,21 @@ async fn a_call_tree_is_cut_at_the_per_request_call_budget() {
     assert_eq!(benign["result"], json!({"x": 1}), "{benign}");
 }
 
+#[tokio::test]
+async fn a_large_input_with_many_violations_gets_a_capped_error_list() {
+    let dir = plugins(&[], &["calc"]);
+    let h = hub(&dir, |c| c.limits.max_violations = 5).await;
+    // About 150 KiB: over validate_blocking_kb, so it is validated on the blocking pool.
+    let mut input: Map<String, Value> = (0..8000).map(|i| (format!("field_{i:05}"), json!(i))).collect();
+    input.insert("expression".into(), json!("1 + 1"));
+    input.insert("digits".into(), json!("many"));
+    let r = h.call("calc.eval", Value::Object(input)).await;
+    assert_eq!(r["error"]["code"], "invalid_input", "{r}");
+    assert_eq!(r["error"]["violations"].as_array().unwrap().len(), 5, "{r}");
+    let message = r["error"]["message"].as_str().unwrap();
+    // 8000 unexpected properties and one wrong type, five of them listed.
+    assert!(message.contains("; and 7996 more)"), "{message}");
+    assert!(message.len() < 2000, "{message}");
+    let benign = h.call("calc.eval", json!({"expression": "1 + 1"})).await;
+    assert_eq!(benign["ok"], true, "{benign}");
+}
