@@ -191,6 +191,8 @@ pub struct AuditConfig {
     pub retention: usize,
     /// Input/output field names whose values are replaced by `"[redacted]"`.
     pub redact_fields: Vec<String>,
+    /// Records waiting for the writer; past it, records are summarised, not stored.
+    pub queue: usize,
 }
 
 impl Default for AuditConfig {
@@ -207,6 +209,7 @@ impl Default for AuditConfig {
             ]
             .map(String::from)
             .to_vec(),
+            queue: 8192,
         }
     }
 }

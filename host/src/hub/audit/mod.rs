@@ -2,31 +2,35 @@
 //! the sled table `calls`.
 //!
 //! Records are written off the hot path: the call protocol hands them to a writer
-//! thread through a bounded channel (a full channel drops the record and counts it
-//! rather than slowing calls down). The writer lets records gather for
+//! thread through a bounded channel of `audit.queue` records. A full channel does
+//! not slow calls down: the record is not written, and the span of such records is
+//! stored as one summary record (`unwritten`) as soon as there is room, and logged.
+//! The writer lets records gather for
 //! [`GATHER`], stores each batch as one block (`blocks`), and trims the table to
 //! `audit.retention` records, oldest first. Stored input excerpts have the
 //! configured sensitive field names redacted at any depth; outputs are recorded as
 //! sizes only.
 //!
 //! - `record`: what one record holds and its stored JSON;
-//! - `blocks`: the table's layout (keys, blocks, trimming).
+//! - `blocks`: the table's layout (keys, blocks, trimming);
+//! - `unwritten`: the summary of records the writer had no room for.
 
 mod blocks;
 mod record;
+mod unwritten;
 
 pub use record::{CallOutcome, CallRecord};
+pub use unwritten::SUMMARY_TOOL;
 
 use crate::config::AuditConfig;
 use crate::storage::{StorageError, Table};
 use blocks::{Blocks, Stored};
 use serde_json::Value;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// Records waiting for the writer before new ones are dropped.
-const QUEUE: usize = 8192;
+use unwritten::Unwritten;
 /// Most records stored in one block.
 const BATCH: usize = 512;
 /// How long the writer lets records gather before it stores them. Sleeping instead
@@ -50,13 +54,17 @@ pub(crate) struct AuditLog {
     table: Table,
     redact: Vec<String>,
     dropped: AtomicU64,
+    /// Records not written since the last summary was queued.
+    unwritten: Mutex<Option<Unwritten>>,
+    /// Whether `unwritten` holds a span: spares the lock on the hot path.
+    has_unwritten: AtomicBool,
     writer: Option<std::thread::JoinHandle<()>>,
 }
 
 impl AuditLog {
     /// Starts the writer thread (which is all that can fail).
     pub fn start(table: Table, config: &AuditConfig) -> std::io::Result<AuditLog> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+        let (tx, rx) = std::sync::mpsc::sync_channel(config.queue.max(1));
         let retention = config.retention;
         let writer_table = table.clone();
         let writer = std::thread::Builder::new()
@@ -71,24 +79,60 @@ impl AuditLog {
                 .map(|f| f.to_ascii_lowercase())
                 .collect(),
             dropped: AtomicU64::new(0),
+            unwritten: Mutex::new(None),
+            has_unwritten: AtomicBool::new(false),
             writer: Some(writer),
         })
     }
 
-    /// Queues `record`; never blocks.
+    /// Queues `record`; never blocks. With the queue full, the record joins the
+    /// span summarised by the next summary record.
     pub fn record(&self, record: CallRecord) {
         let Some(tx) = &self.tx else { return };
-        match tx.try_send(Msg::Record(Box::new(record))) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                if self.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
-                    crate::warn!(
-                        "audit log queue is full: dropping records (counted in wasmhub_audit_dropped_total)"
-                    );
-                }
-            }
-            Err(TrySendError::Disconnected(_)) => {}
+        // An earlier span's summary goes first, so the log keeps its order.
+        if !self.queue_summary(tx, false) {
+            self.not_written(&record);
+            return;
         }
+        match tx.try_send(Msg::Record(Box::new(record))) {
+            Ok(()) | Err(TrySendError::Disconnected(_)) => {}
+            Err(TrySendError::Full(Msg::Record(record))) => self.not_written(&record),
+            Err(TrySendError::Full(Msg::Sync(_))) => unreachable!("a record was sent"),
+        }
+    }
+
+    fn not_written(&self, record: &CallRecord) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+        let mut unwritten = self.unwritten.lock().unwrap_or_else(|p| p.into_inner());
+        match unwritten.as_mut() {
+            Some(span) => span.add(record),
+            None => *unwritten = Some(Unwritten::starting(record)),
+        }
+        self.has_unwritten.store(true, Ordering::Release);
+    }
+
+    /// Queues the summary of the records not written, if any (waiting for room
+    /// when `wait`); whether nothing is left to summarise.
+    fn queue_summary(&self, tx: &SyncSender<Msg>, wait: bool) -> bool {
+        if !self.has_unwritten.load(Ordering::Acquire) {
+            return true;
+        }
+        let mut unwritten = self.unwritten.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(span) = unwritten.as_ref() else {
+            return true;
+        };
+        let summary = Msg::Record(Box::new(span.summary()));
+        let sent = if wait {
+            tx.send(summary).is_ok()
+        } else {
+            tx.try_send(summary).is_ok()
+        };
+        if sent {
+            crate::warn!("audit log: {}", span.message());
+            *unwritten = None;
+            self.has_unwritten.store(false, Ordering::Release);
+        }
+        sent
     }
 
     /// The input excerpt stored for a call: sensitive fields redacted, cut to size.
@@ -105,7 +149,7 @@ impl AuditLog {
         Value::String(format!("{}…", &text[..cut]))
     }
 
-    /// Records dropped because the writer could not keep up.
+    /// Records not written because the writer could not keep up.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
@@ -125,13 +169,14 @@ impl AuditLog {
         Ok(out)
     }
 
-    /// Waits (at most a second) until the writer has stored everything queued so far.
+    /// Waits (at most a second) until the writer has stored everything queued so
+    /// far, and the summary of what was not written.
     fn sync(&self) {
         let (ack_tx, ack_rx) = std::sync::mpsc::sync_channel(1);
         let sent = self
             .tx
             .as_ref()
-            .is_some_and(|tx| tx.send(Msg::Sync(ack_tx)).is_ok());
+            .is_some_and(|tx| self.queue_summary(tx, true) && tx.send(Msg::Sync(ack_tx)).is_ok());
         if sent {
             let _ = ack_rx.recv_timeout(Duration::from_secs(1));
         }
@@ -140,6 +185,9 @@ impl AuditLog {
 
 impl Drop for AuditLog {
     fn drop(&mut self) {
+        if let Some(tx) = &self.tx {
+            self.queue_summary(tx, true);
+        }
         // Closing the channel ends the writer after it stored what was queued.
         self.tx.take();
         if let Some(writer) = self.writer.take() {
@@ -286,6 +334,7 @@ mod tests {
         let config = AuditConfig {
             retention: 20,
             redact_fields: vec!["secret".into()],
+            ..AuditConfig::default()
         };
         let log = AuditLog::start(storage.table("calls").unwrap(), &config).unwrap();
         for n in 0..100 {
@@ -366,6 +415,7 @@ mod tests {
         let config = AuditConfig {
             retention: 3,
             redact_fields: Vec::new(),
+            ..AuditConfig::default()
         };
         let log = AuditLog::start(table, &config).unwrap();
         log.record(record(3));
@@ -376,5 +426,40 @@ mod tests {
         // Past retention plus slack: the oldest legacy records go first.
         log.record(record(4));
         assert_eq!(ids(&log.recent(10).unwrap()), ["call_4", "call_3", "call_2"]);
+    }
+
+    #[test]
+    fn records_the_writer_has_no_room_for_are_summarised_not_lost() {
+        let storage = Storage::temporary().unwrap();
+        let config = AuditConfig {
+            queue: 1,
+            ..AuditConfig::default()
+        };
+        let log = AuditLog::start(storage.table("calls").unwrap(), &config).unwrap();
+        // The writer gathers for GATHER after the first record: a one-record queue
+        // is full long before 200 records are sent.
+        for n in 0..200 {
+            log.record(record(n));
+        }
+        assert!(log.dropped() > 0, "nothing was dropped");
+        // What GET /api/calls reads (Hub::calls).
+        let recent = log.recent(1000).unwrap();
+        let summaries: Vec<&CallRecord> = recent.iter().filter(|r| r.tool == SUMMARY_TOOL).collect();
+        let not_written: u64 = summaries
+            .iter()
+            .map(|r| r.input.as_ref().unwrap()["not_written"].as_u64().unwrap())
+            .sum();
+        assert_eq!(not_written, log.dropped());
+        assert_eq!(recent.len() as u64 - summaries.len() as u64 + not_written, 200);
+        let CallOutcome::Failed { message, .. } = &summaries[0].outcome else {
+            panic!("{:?}", summaries[0])
+        };
+        let first = summaries[0].input.as_ref().unwrap()["first_call"]
+            .as_str()
+            .unwrap();
+        assert!(
+            message.contains(" records not written, calls call_") && message.contains(first),
+            "{message}"
+        );
     }
 }
