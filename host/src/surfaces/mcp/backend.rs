@@ -5,6 +5,7 @@
 //! the hub directly, so its revision, session and transport logic is unit-tested
 //! with a scripted backend; `hub_backend` implements it for the real hub.
 
+use super::method::McpMethod;
 use crate::hub::Caller;
 use crate::hub::cancel::CancelToken;
 use crate::surfaces::auth::Gatekeeper;
@@ -56,7 +57,10 @@ pub fn progress_notifier(token: Value, deliver: impl Fn(Value) + Send + Sync + '
         if let Some(message) = p.message {
             params["message"] = message.into();
         }
-        deliver(super::jsonrpc::notification("notifications/progress", params));
+        deliver(super::jsonrpc::notification(
+            McpMethod::NotificationsProgress.as_str(),
+            params,
+        ));
     })
 }
 

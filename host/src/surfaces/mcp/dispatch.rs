@@ -12,6 +12,7 @@
 
 use super::backend::{Backend, BackendCall, InvokeError, ProgressSink, ToolOutput, ToolSpec};
 use super::jsonrpc::{self, Request, RpcError};
+use super::method::McpMethod;
 use super::revision::{self, Revision};
 use crate::hub::auth::Caller;
 use crate::hub::cancel::CancelToken;
@@ -82,8 +83,7 @@ impl Dispatcher {
     /// before committing to a streamed response, so these errors keep their HTTP
     /// status.
     pub fn preflight(&self, revision: Revision, req: &Request) -> Result<(), RpcError> {
-        known_method(revision, req)?;
-        if req.method == "tools/call" {
+        if served_method(revision, req)? == McpMethod::ToolsCall {
             self.call_target(req)?;
         }
         Ok(())
@@ -93,39 +93,42 @@ impl Dispatcher {
     /// transport's business, see [`Dispatcher::initialize_result`]).
     pub async fn handle(&self, req: Request, ctx: CallCtx) -> Result<Value, RpcError> {
         // The rest of preflight, the tools/call target, is checked by `call` itself.
-        known_method(ctx.revision, &req)?;
+        let method = served_method(ctx.revision, &req)?;
         let stateless = ctx.revision == Revision::Stateless;
-        let is_list = req.method.ends_with("/list");
-        let mut result = match req.method.as_str() {
-            "ping" => json!({}),
-            "server/discover" => self.discover_result(),
-            "tools/list" => {
+        let mut result = match method {
+            McpMethod::Ping => json!({}),
+            McpMethod::ServerDiscover => self.discover_result(),
+            McpMethod::ToolsList => {
                 reject_cursor(&req)?;
                 json!({ "tools": self.tools_json })
             }
-            "prompts/list" => {
+            McpMethod::PromptsList => {
                 reject_cursor(&req)?;
                 json!({ "prompts": [] })
             }
-            "resources/list" => {
+            McpMethod::ResourcesList => {
                 reject_cursor(&req)?;
                 json!({ "resources": [] })
             }
-            "resources/templates/list" => {
+            McpMethod::ResourcesTemplatesList => {
                 reject_cursor(&req)?;
                 json!({ "resourceTemplates": [] })
             }
-            "tools/call" => self.call(req, ctx).await?,
-            "initialize" => {
+            McpMethod::ToolsCall => self.call(req, ctx).await?,
+            McpMethod::Initialize => {
                 return Err(RpcError::invalid_request(
                     "initialize is answered by the transport, not here",
                 ));
             }
-            other => return Err(RpcError::method_not_found(other)),
+            // Not served: `served_method` has already refused them.
+            McpMethod::PromptsGet
+            | McpMethod::ResourcesRead
+            | McpMethod::NotificationsCancelled
+            | McpMethod::NotificationsProgress => return Err(RpcError::method_not_found(method.as_str())),
         };
         if stateless && let Value::Object(obj) = &mut result {
             obj.insert("resultType".into(), "complete".into());
-            if is_list {
+            if method.is_list() {
                 obj.insert("ttlMs".into(), LIST_TTL_MS.into());
                 obj.insert("cacheScope".into(), "public".into());
             }
@@ -194,21 +197,27 @@ impl Dispatcher {
     }
 }
 
-/// -32601 unless `req.method` is a request method of `revision`.
-fn known_method(revision: Revision, req: &Request) -> Result<(), RpcError> {
-    match method_exists(revision, &req.method) {
-        true => Ok(()),
-        false => Err(RpcError::method_not_found(&req.method)),
-    }
+/// `req`'s method when it is a request method of `revision`, else -32601.
+fn served_method(revision: Revision, req: &Request) -> Result<McpMethod, RpcError> {
+    req.known_method()
+        .filter(|m| served_in(revision, *m))
+        .ok_or_else(|| RpcError::method_not_found(&req.method))
 }
 
 /// Whether `method` is a request method of `revision` (notifications excluded).
-pub fn method_exists(revision: Revision, method: &str) -> bool {
+pub fn served_in(revision: Revision, method: McpMethod) -> bool {
     match method {
-        "tools/list" | "tools/call" | "prompts/list" | "resources/list" | "resources/templates/list" => true,
-        "initialize" | "ping" => revision == Revision::Handshake,
-        "server/discover" => revision == Revision::Stateless,
-        _ => false,
+        McpMethod::ToolsList
+        | McpMethod::ToolsCall
+        | McpMethod::PromptsList
+        | McpMethod::ResourcesList
+        | McpMethod::ResourcesTemplatesList => true,
+        McpMethod::Initialize | McpMethod::Ping => revision == Revision::Handshake,
+        McpMethod::ServerDiscover => revision == Revision::Stateless,
+        McpMethod::PromptsGet
+        | McpMethod::ResourcesRead
+        | McpMethod::NotificationsCancelled
+        | McpMethod::NotificationsProgress => false,
     }
 }
 

@@ -23,6 +23,7 @@
 use super::McpState;
 use super::exchange::{self, Item, Job, Scope};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
+use super::method::McpMethod;
 use super::revision::{self, Revision, RevisionClues, RoutingHeaders};
 use crate::hub::Caller;
 use crate::surfaces::auth;
@@ -206,9 +207,11 @@ async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, 
         Err(e) => return error(StatusCode::BAD_REQUEST, &Value::Null, e),
     };
     let stateless_body = match &payload {
-        Payload::Single(Message::Request(r)) => revision::body_is_stateless(&r.method, r.params.as_ref()),
+        Payload::Single(Message::Request(r)) => {
+            revision::body_is_stateless(r.known_method(), r.params.as_ref())
+        }
         Payload::Single(Message::Notification(n)) => {
-            revision::body_is_stateless(&n.method, n.params.as_ref())
+            revision::body_is_stateless(n.known_method(), n.params.as_ref())
         }
         _ => false,
     };
@@ -341,7 +344,7 @@ async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
     }
     let batch = matches!(payload, Payload::Batch(_));
     let messages = match payload {
-        Payload::Single(Message::Request(r)) if r.method == "initialize" => {
+        Payload::Single(Message::Request(r)) if r.known_method() == Some(McpMethod::Initialize) => {
             if session.is_some() {
                 return bad(
                     &r.id,
@@ -372,7 +375,7 @@ async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
     let mut items = Vec::new();
     for m in messages {
         match m {
-            Message::Request(r) if r.method == "initialize" => {
+            Message::Request(r) if r.known_method() == Some(McpMethod::Initialize) => {
                 items.push(Item::Ready(jsonrpc::error_response(
                     &r.id,
                     &RpcError::invalid_request("initialize must be sent alone, not in a batch"),
@@ -392,7 +395,7 @@ async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
                 items.push(Item::Run(job));
             }
             Message::Notification(n) => {
-                if n.method == "notifications/cancelled"
+                if n.known_method() == Some(McpMethod::NotificationsCancelled)
                     && let Some((sid, _)) = &session
                     && let Some(id) = n.params.as_ref().and_then(|p| p.get("requestId"))
                 {

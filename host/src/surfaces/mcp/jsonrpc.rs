@@ -7,6 +7,7 @@
 //! (-32700) with `id: null`; JSON that is not a valid message is an invalid request
 //! (-32600) carrying the request's id when one can be read.
 
+use super::method::McpMethod;
 use serde_json::{Map, Value, json};
 
 /// Invalid JSON was received.
@@ -106,6 +107,11 @@ impl Request {
         self.params.as_ref().and_then(Value::as_object)
     }
 
+    /// The method, when it is one this server knows.
+    pub fn known_method(&self) -> Option<McpMethod> {
+        McpMethod::parse(&self.method)
+    }
+
     /// `params._meta`, when present and an object.
     pub fn meta(&self) -> Option<&Map<String, Value>> {
         self.params_object()?.get("_meta")?.as_object()
@@ -125,6 +131,13 @@ impl Request {
 pub struct Notification {
     pub method: String,
     pub params: Option<Value>,
+}
+
+impl Notification {
+    /// The method, when it is one this server knows.
+    pub fn known_method(&self) -> Option<McpMethod> {
+        McpMethod::parse(&self.method)
+    }
 }
 
 /// One message a peer sent.

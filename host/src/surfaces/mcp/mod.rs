@@ -3,7 +3,8 @@
 //! (`initialize`, sessions) and the stateless 2026-07-28 revision
 //! (`server/discover`, per-request `_meta`). Written on hyper without an MCP SDK.
 //!
-//! Modules, bottom up: [`jsonrpc`] (framing and error codes), [`revision`] (which
+//! Modules, bottom up: [`method`] (the method names), [`jsonrpc`] (framing and
+//! error codes), [`revision`] (which
 //! revision a message speaks and the stateless envelope checks), [`backend`] (what
 //! the server needs from the hub, implemented for the hub in `hub_backend`),
 //! [`dispatch`] (the methods), [`session`] (the bounded session table), and the two
@@ -15,6 +16,7 @@ pub mod exchange;
 pub mod http;
 pub mod hub_backend;
 pub mod jsonrpc;
+pub mod method;
 pub mod revision;
 pub mod session;
 pub mod stdio;

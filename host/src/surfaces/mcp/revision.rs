@@ -27,6 +27,7 @@
 //! applies (and the header checks are skipped).
 
 use super::jsonrpc::{self, Request, RpcError};
+use super::method::McpMethod;
 use serde_json::{Value, json};
 
 /// The stateless revision.
@@ -86,8 +87,8 @@ pub fn detect(clues: RevisionClues<'_>) -> Revision {
 }
 
 /// Rule 3: `server/discover`, or a `params._meta` carrying the protocol version.
-pub fn body_is_stateless(method: &str, params: Option<&Value>) -> bool {
-    method == "server/discover"
+pub fn body_is_stateless(method: Option<McpMethod>, params: Option<&Value>) -> bool {
+    method == Some(McpMethod::ServerDiscover)
         || params
             .and_then(|p| p.get("_meta"))
             .and_then(Value::as_object)
@@ -196,7 +197,7 @@ fn check_headers(req: &Request, version: &Value, h: RoutingHeaders<'_>) -> Resul
         Some(_) => return Err(mismatch("the Mcp-Method header does not match the body's method")),
         None => return Err(mismatch("the Mcp-Method header is required on every request")),
     }
-    if let Some(key) = name_bearing_param(&req.method)
+    if let Some(key) = req.known_method().and_then(McpMethod::name_param)
         && let Some(body_value) = req.params_object().and_then(|p| p.get(key))
     {
         let header = h.name.map(str::trim).and_then(decode_header_value);
@@ -207,15 +208,6 @@ fn check_headers(req: &Request, version: &Value, h: RoutingHeaders<'_>) -> Resul
         }
     }
     Ok(())
-}
-
-/// Methods whose target is mirrored in `Mcp-Name`, and the param holding it.
-fn name_bearing_param(method: &str) -> Option<&'static str> {
-    match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    }
 }
 
 /// `UnsupportedProtocolVersion` naming every version we serve.
@@ -320,14 +312,17 @@ mod tests {
         assert_eq!(d(false, Some("2025-11-25"), true), Revision::Stateless);
         assert_eq!(d(false, None, true), Revision::Stateless);
         assert_eq!(d(false, None, false), Revision::Handshake);
-        assert!(body_is_stateless("server/discover", None));
-        assert!(body_is_stateless("tools/list", Some(&json!({ "_meta": meta() }))));
+        assert!(body_is_stateless(Some(McpMethod::ServerDiscover), None));
+        assert!(body_is_stateless(
+            Some(McpMethod::ToolsList),
+            Some(&json!({ "_meta": meta() }))
+        ));
         assert!(!body_is_stateless(
-            "tools/list",
+            Some(McpMethod::ToolsList),
             Some(&json!({ "_meta": { "progressToken": 1 } }))
         ));
         assert!(!body_is_stateless(
-            "initialize",
+            Some(McpMethod::Initialize),
             Some(&json!({ "protocolVersion": "2025-11-25" }))
         ));
     }

@@ -12,6 +12,7 @@
 use super::backend::progress_notifier;
 use super::dispatch::{CallCtx, Dispatcher};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
+use super::method::McpMethod;
 use super::revision::{self, Revision};
 use crate::hub::Caller;
 use crate::hub::cancel::CancelToken;
@@ -168,7 +169,7 @@ impl Conn {
             Message::Invalid { id, error } => Some(jsonrpc::error_response(&id, &error)),
             Message::Response => None,
             Message::Notification(n) => {
-                if n.method == "notifications/cancelled"
+                if n.known_method() == Some(McpMethod::NotificationsCancelled)
                     && let Some(id) = n.params.as_ref().and_then(|p| p.get("requestId"))
                     && let Some(token) = self
                         .in_flight
@@ -181,7 +182,7 @@ impl Conn {
                 None
             }
             Message::Request(r) => {
-                let revision = if revision::body_is_stateless(&r.method, r.params.as_ref()) {
+                let revision = if revision::body_is_stateless(r.known_method(), r.params.as_ref()) {
                     Revision::Stateless
                 } else {
                     Revision::Handshake
@@ -191,7 +192,7 @@ impl Conn {
                 {
                     return Some(jsonrpc::error_response(&r.id, &e));
                 }
-                if revision == Revision::Handshake && r.method == "initialize" {
+                if revision == Revision::Handshake && r.known_method() == Some(McpMethod::Initialize) {
                     return Some(self.initialize(&r));
                 }
                 self.spawn(r, revision, reply.unwrap_or_else(|| self.out.clone()));
