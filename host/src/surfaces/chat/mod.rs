@@ -79,7 +79,7 @@ pub async fn post_chat(app: &App, req: Request<Incoming>, peer: SocketAddr) -> R
     };
     let chat = match request::parse(&body) {
         Ok(c) => c,
-        Err(message) => return respond::error(StatusCode::BAD_REQUEST, "invalid_request", message),
+        Err(e) => return respond::error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string()),
     };
     match app.agent.start(chat, caller) {
         Ok(sub) => stream::respond(sub, KEEPALIVE),

@@ -10,49 +10,102 @@ use crate::agent::plan::{ChatRequest, Trigger};
 use crate::ids::is_valid_client_id;
 use serde_json::Value;
 
+/// Why a request body was refused; the message names the field.
+#[derive(Debug)]
+pub enum ChatRequestError {
+    Json(serde_json::Error),
+    NotAnObject,
+    MissingId,
+    IdNotAString,
+    /// The chat id has characters (or a length) ids may not have.
+    InvalidId(String),
+    TriggerNotAString,
+    UnknownTrigger(String),
+    InvalidMessageId,
+    InvalidModel,
+    MissingMessages,
+    MessagesNotAnArray,
+    /// `messages[index]` is not a UI message.
+    InvalidMessage {
+        index: usize,
+        source: serde_json::Error,
+    },
+}
+
+impl std::fmt::Display for ChatRequestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChatRequestError::Json(e) => write!(f, "request body is not valid JSON: {e}"),
+            ChatRequestError::NotAnObject => f.write_str("the request body must be a JSON object"),
+            ChatRequestError::MissingId => f.write_str("\"id\" (the chat id) is required"),
+            ChatRequestError::IdNotAString => f.write_str("\"id\" must be a string (the chat id)"),
+            ChatRequestError::InvalidId(id) => {
+                write!(f, "\"id\" {id:?} must be 1-128 characters of A-Z a-z 0-9 _ -")
+            }
+            ChatRequestError::TriggerNotAString => f.write_str("\"trigger\" must be a string"),
+            ChatRequestError::UnknownTrigger(t) => write!(
+                f,
+                "\"trigger\" {t:?} must be \"submit-message\" or \"regenerate-message\""
+            ),
+            ChatRequestError::InvalidMessageId => f.write_str("\"messageId\" must be a message id string"),
+            ChatRequestError::InvalidModel => f.write_str("\"model\" must be a non-empty string"),
+            ChatRequestError::MissingMessages => f.write_str("\"messages\" is required"),
+            ChatRequestError::MessagesNotAnArray => {
+                f.write_str("\"messages\" must be an array of UI messages")
+            }
+            ChatRequestError::InvalidMessage { index, source } => write!(f, "messages[{index}]: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for ChatRequestError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ChatRequestError::Json(e) | ChatRequestError::InvalidMessage { source: e, .. } => Some(e),
+            _ => None,
+        }
+    }
+}
+
 /// Parses and checks a request body.
-pub fn parse(body: &[u8]) -> Result<ChatRequest, String> {
-    let value: Value =
-        serde_json::from_slice(body).map_err(|e| format!("request body is not valid JSON: {e}"))?;
+pub fn parse(body: &[u8]) -> Result<ChatRequest, ChatRequestError> {
+    let value: Value = serde_json::from_slice(body).map_err(ChatRequestError::Json)?;
     let Value::Object(mut obj) = value else {
-        return Err("the request body must be a JSON object".into());
+        return Err(ChatRequestError::NotAnObject);
     };
     let session_id = match obj.remove("id") {
         Some(Value::String(id)) if is_valid_client_id(&id) => id,
-        Some(Value::String(id)) => {
-            return Err(format!(
-                "\"id\" {id:?} must be 1-128 characters of A-Z a-z 0-9 _ -"
-            ));
-        }
-        Some(_) => return Err("\"id\" must be a string (the chat id)".into()),
-        None => return Err("\"id\" (the chat id) is required".into()),
+        Some(Value::String(id)) => return Err(ChatRequestError::InvalidId(id)),
+        Some(_) => return Err(ChatRequestError::IdNotAString),
+        None => return Err(ChatRequestError::MissingId),
     };
     let trigger = match obj.remove("trigger") {
-        Some(Value::String(t)) => Trigger::parse(&t).ok_or_else(|| {
-            format!("\"trigger\" {t:?} must be \"submit-message\" or \"regenerate-message\"")
-        })?,
+        Some(Value::String(t)) => Trigger::parse(&t).ok_or(ChatRequestError::UnknownTrigger(t))?,
         // Older transports send no trigger: a plain submit.
         None | Some(Value::Null) => Trigger::SubmitMessage,
-        Some(_) => return Err("\"trigger\" must be a string".into()),
+        Some(_) => return Err(ChatRequestError::TriggerNotAString),
     };
     let message_id = match obj.remove("messageId") {
         None | Some(Value::Null) => None,
         Some(Value::String(id)) if is_valid_client_id(&id) => Some(id),
-        Some(_) => return Err("\"messageId\" must be a message id string".into()),
+        Some(_) => return Err(ChatRequestError::InvalidMessageId),
     };
     let model = match obj.remove("model") {
         None | Some(Value::Null) => None,
         Some(Value::String(m)) if !m.trim().is_empty() => Some(m),
-        Some(_) => return Err("\"model\" must be a non-empty string".into()),
+        Some(_) => return Err(ChatRequestError::InvalidModel),
     };
     let messages = match obj.remove("messages") {
         Some(Value::Array(items)) => items
             .into_iter()
             .enumerate()
-            .map(|(i, m)| serde_json::from_value::<UiMessage>(m).map_err(|e| format!("messages[{i}]: {e}")))
+            .map(|(index, m)| {
+                serde_json::from_value::<UiMessage>(m)
+                    .map_err(|source| ChatRequestError::InvalidMessage { index, source })
+            })
             .collect::<Result<Vec<_>, _>>()?,
-        Some(_) => return Err("\"messages\" must be an array of UI messages".into()),
-        None => return Err("\"messages\" is required".into()),
+        Some(_) => return Err(ChatRequestError::MessagesNotAnArray),
+        None => return Err(ChatRequestError::MissingMessages),
     };
     Ok(ChatRequest {
         session_id,
@@ -102,7 +155,7 @@ mod tests {
             (br#"{"id":"c","messages":[],"messageId":5}"#, "messageId"),
             (b"{", "not valid JSON"),
         ] {
-            let e = parse(body).unwrap_err();
+            let e = parse(body).unwrap_err().to_string();
             assert!(e.contains(why), "{e} / {why}");
         }
     }
