@@ -69,33 +69,13 @@ impl UiMessage {
 }
 
 /// Where a tool call is in its life, as the client names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ToolState {
     InputStreaming,
     InputAvailable,
     OutputAvailable,
     OutputError,
-}
-
-impl ToolState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolState::InputStreaming => "input-streaming",
-            ToolState::InputAvailable => "input-available",
-            ToolState::OutputAvailable => "output-available",
-            ToolState::OutputError => "output-error",
-        }
-    }
-
-    fn parse(s: &str) -> Option<ToolState> {
-        Some(match s {
-            "input-streaming" => ToolState::InputStreaming,
-            "input-available" => ToolState::InputAvailable,
-            "output-available" => ToolState::OutputAvailable,
-            "output-error" => ToolState::OutputError,
-            _ => return None,
-        })
-    }
 }
 
 /// A tool call and (once known) its result.
@@ -224,7 +204,7 @@ impl Part {
                     m.insert("type".into(), format!("tool-{}", t.tool_name).into());
                 }
                 m.insert("toolCallId".into(), t.tool_call_id.clone().into());
-                m.insert("state".into(), t.state.as_str().into());
+                m.insert("state".into(), json!(t.state));
                 // The client's schema wants `input` on every state past streaming.
                 let input = t.input.clone().unwrap_or(Value::Null);
                 if t.input.is_some() || t.state != ToolState::InputStreaming {
@@ -301,10 +281,12 @@ fn tool_part(obj: &Map<String, Value>, name: &str) -> Result<ToolPart, PartError
         .get("toolCallId")
         .and_then(Value::as_str)
         .ok_or(PartError::MissingToolCallId)?;
-    let state = obj.get("state").and_then(Value::as_str).unwrap_or("");
     // States the hub never produces (approvals) are read as "input available": the
     // call did not run, which is what the model is told.
-    let state = ToolState::parse(state).unwrap_or(ToolState::InputAvailable);
+    let state = obj
+        .get("state")
+        .and_then(|s| ToolState::deserialize(s).ok())
+        .unwrap_or(ToolState::InputAvailable);
     Ok(ToolPart {
         tool_name: name.to_string(),
         tool_call_id: id.to_string(),

@@ -45,6 +45,15 @@ impl std::fmt::Display for StreamError {
     }
 }
 
+impl std::error::Error for StreamError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StreamError::Body(e) => Some(e),
+            StreamError::Parse(e) => Some(e),
+        }
+    }
+}
+
 /// Upstream SSE events from a response body.
 pub struct EventReader {
     body: ResponseBody,
