@@ -9,10 +9,12 @@
 //! - [`hub`]: the four meta-tools, the registry, search, and the call protocol;
 //! - [`runtime`]: the wasmtime engine, sandbox, loader and plugin cache;
 //! - beside them: [`storage`] (sled), [`config`] and [`toml`], [`sse`],
-//!   [`logging`], [`ids`], [`race`], [`http_client`] (outbound HTTP/1 + TLS).
+//!   [`logging`], [`ids`], [`race`], [`clock`] (Unix milliseconds),
+//!   [`http_client`] (outbound HTTP/1 + TLS).
 
 pub mod agent;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod http_client;
 pub mod hub;

@@ -6,7 +6,6 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Severity of a log line, most severe first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -63,11 +62,11 @@ pub fn enabled(level: Level) -> bool {
 
 #[doc(hidden)]
 pub fn write(level: Level, target: &str, args: std::fmt::Arguments<'_>) {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let now_ms = crate::clock::now_ms();
     let line = format!(
         "{}.{:03} {:5} {}: {}\n",
-        now.as_secs(),
-        now.subsec_millis(),
+        now_ms / 1000,
+        now_ms % 1000,
         level.label(),
         target,
         args
