@@ -314,39 +314,21 @@ async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
     }
 }
 
+/// A handshake-era error: 400 with the JSON-RPC error.
+fn handshake_error(id: &Value, e: RpcError) -> Resp {
+    error(StatusCode::BAD_REQUEST, id, e)
+}
+
 async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload: Payload) -> Resp {
-    let bad = |id: &Value, e: RpcError| error(StatusCode::BAD_REQUEST, id, e);
-    let session = match h.session_id {
-        None => None,
-        Some(sid) => match state.sessions.touch(sid, caller.name()) {
-            Some(info) => Some((sid.to_string(), info.version)),
-            None => return session_not_found(),
-        },
+    let session = match named_session(state, &caller, h) {
+        Ok(session) => session,
+        Err(resp) => return resp,
     };
-    if let Some(v) = h.version {
-        match (revision::handshake_version(v), &session) {
-            (None, _) => {
-                return bad(
-                    &Value::Null,
-                    RpcError::invalid_request(format!("unsupported MCP-Protocol-Version {v:?}")),
-                );
-            }
-            (Some(v), Some((_, negotiated))) if v != *negotiated => {
-                return bad(
-                    &Value::Null,
-                    RpcError::invalid_request(format!(
-                        "MCP-Protocol-Version {v} does not match the version negotiated for this session ({negotiated})"
-                    )),
-                );
-            }
-            _ => {}
-        }
-    }
     let batch = matches!(payload, Payload::Batch(_));
     let messages = match payload {
         Payload::Single(Message::Request(r)) if r.known_method() == Some(McpMethod::Initialize) => {
             if session.is_some() {
-                return bad(
+                return handshake_error(
                     &r.id,
                     RpcError::invalid_request(
                         "this session is already initialized; send initialize without Mcp-Session-Id to open a new one",
@@ -359,10 +341,9 @@ async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
         Payload::Batch(items) => {
             let version = session
                 .as_ref()
-                .map(|(_, v)| *v)
-                .unwrap_or(revision::LATEST_HANDSHAKE_VERSION);
+                .map_or(revision::LATEST_HANDSHAKE_VERSION, |s| s.version);
             if !revision::batches_allowed(version) {
-                return bad(
+                return handshake_error(
                     &Value::Null,
                     RpcError::invalid_request(format!(
                         "JSON-RPC batches are not part of protocol revision {version}"
@@ -372,6 +353,61 @@ async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
             items
         }
     };
+    match handshake_items(state, &caller, session.as_ref(), messages, batch) {
+        Ok(items) => answer_handshake(state, caller, h, items, batch).await,
+        Err(resp) => resp,
+    }
+}
+
+/// The live session a handshake-era request names.
+struct NamedSession<'h> {
+    id: &'h str,
+    /// The version negotiated by its `initialize`.
+    version: &'static str,
+}
+
+/// The session `Mcp-Session-Id` names (404 when unknown, expired or another
+/// caller's), after checking that `MCP-Protocol-Version`, when sent, is one we
+/// serve and the one negotiated for that session (400 otherwise).
+fn named_session<'h>(
+    state: &McpState,
+    caller: &Caller,
+    h: &McpHeaders<'h>,
+) -> Result<Option<NamedSession<'h>>, Resp> {
+    let session = match h.session_id {
+        None => None,
+        Some(id) => match state.sessions.touch(id, caller.name()) {
+            Some(live) => Some(NamedSession {
+                id,
+                version: live.version,
+            }),
+            None => return Err(session_not_found()),
+        },
+    };
+    let Some(v) = h.version else {
+        return Ok(session);
+    };
+    let problem = match (revision::handshake_version(v), &session) {
+        (None, _) => format!("unsupported MCP-Protocol-Version {v:?}"),
+        (Some(v), Some(s)) if v != s.version => format!(
+            "MCP-Protocol-Version {v} does not match the version negotiated for this session ({})",
+            s.version
+        ),
+        _ => return Ok(session),
+    };
+    Err(handshake_error(&Value::Null, RpcError::invalid_request(problem)))
+}
+
+/// What to run and answer for the messages of one handshake-era POST (an
+/// `initialize` alone is handled before this). Cancellation notifications act
+/// at once; client responses are dropped.
+fn handshake_items(
+    state: &McpState,
+    caller: &Caller,
+    session: Option<&NamedSession<'_>>,
+    messages: Vec<Message>,
+    batch: bool,
+) -> Result<Vec<Item>, Resp> {
     let mut items = Vec::new();
     for m in messages {
         match m {
@@ -382,31 +418,45 @@ async fn handshake(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
                 )))
             }
             Message::Request(r) => {
-                let Some((sid, _)) = &session else {
-                    return bad(
+                let Some(session) = session else {
+                    return Err(handshake_error(
                         &r.id,
                         RpcError::invalid_request("missing Mcp-Session-Id header: send initialize first"),
-                    );
+                    ));
                 };
                 let sessions = state.sessions.clone();
                 let job = Job::new(r, |req, cancel| {
-                    Some(sessions.track(sid, jsonrpc::id_key(&req.id), cancel.clone()))
+                    Some(sessions.track(session.id, jsonrpc::id_key(&req.id), cancel.clone()))
                 });
                 items.push(Item::Run(job));
             }
             Message::Notification(n) => {
                 if n.known_method() == Some(McpMethod::NotificationsCancelled)
-                    && let Some((sid, _)) = &session
+                    && let Some(session) = session
                     && let Some(id) = n.params.as_ref().and_then(|p| p.get("requestId"))
                 {
-                    state.sessions.cancel(sid, caller.name(), &jsonrpc::id_key(id));
+                    state
+                        .sessions
+                        .cancel(session.id, caller.name(), &jsonrpc::id_key(id));
                 }
             }
             Message::Response => {}
-            Message::Invalid { id, error } if !batch => return bad(&id, error),
+            Message::Invalid { id, error } if !batch => return Err(handshake_error(&id, error)),
             Message::Invalid { id, error } => items.push(Item::Ready(jsonrpc::error_response(&id, &error))),
         }
     }
+    Ok(items)
+}
+
+/// Runs `items` and answers: 202 when there is nothing to answer, SSE when the
+/// client wants it, else one JSON answer (an array for a batch).
+async fn answer_handshake(
+    state: &McpState,
+    caller: Caller,
+    h: &McpHeaders<'_>,
+    mut items: Vec<Item>,
+    batch: bool,
+) -> Resp {
     if items.is_empty() {
         return respond::accepted();
     }
