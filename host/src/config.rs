@@ -79,6 +79,12 @@ pub struct Limits {
     pub max_plugin_mb: u64,
     /// Most plugin instances alive at once (the pooling allocator's slots).
     pub max_instances: u32,
+    /// Share of `max_instances` one plugin's calls may hold at once, in percent.
+    pub plugin_share_percent: u32,
+    /// Share of `max_instances` one token's calls may hold at once, in percent.
+    pub caller_share_percent: u32,
+    /// Longest a call waits for an instance slot of its shares, in milliseconds.
+    pub queue_ms: u64,
 }
 
 impl Default for Limits {
@@ -97,6 +103,9 @@ impl Default for Limits {
             validate_blocking_kb: 64,
             max_plugin_mb: 64,
             max_instances: 256,
+            plugin_share_percent: 50,
+            caller_share_percent: 50,
+            queue_ms: 1000,
         }
     }
 }

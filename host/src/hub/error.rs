@@ -28,7 +28,8 @@ pub struct CallError {
     /// Closest existing tool names (`not_found` only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<String>,
-    /// The configured limit the call hit (`call_limit` from the call graph only).
+    /// The configured limit the call hit (`call_limit` from the call graph or the
+    /// instance pool's shares only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<Limit>,
     /// The runtime's failure this error reports (its text is in `message`).
@@ -80,7 +81,7 @@ impl std::error::Error for CallError {
     }
 }
 
-/// A configured bound of the call graph, serialized as its config key
+/// A configured bound of the call graph or of the instance pool, serialized as its config key
 /// (`"limits.max_fanout"`), so a client can tell which one it hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Limit {
@@ -93,6 +94,15 @@ pub enum Limit {
     /// More calls in one call tree than `limits.max_calls_per_request`.
     #[serde(rename = "limits.max_calls_per_request")]
     CallsPerRequest,
+    /// One plugin's calls hold its share of the instance pool.
+    #[serde(rename = "limits.plugin_share_percent")]
+    PluginShare,
+    /// One token's calls hold its share of the instance pool.
+    #[serde(rename = "limits.caller_share_percent")]
+    CallerShare,
+    /// Every slot of the instance pool is busy.
+    #[serde(rename = "limits.max_instances")]
+    Instances,
 }
 
 impl Limit {
@@ -102,6 +112,9 @@ impl Limit {
             Limit::CallDepth => "limits.max_call_depth",
             Limit::Fanout => "limits.max_fanout",
             Limit::CallsPerRequest => "limits.max_calls_per_request",
+            Limit::PluginShare => "limits.plugin_share_percent",
+            Limit::CallerShare => "limits.caller_share_percent",
+            Limit::Instances => "limits.max_instances",
         }
     }
 }

@@ -11,6 +11,7 @@
 //!   returns; `registry`: the operation snapshot;
 //! - `search`: BM25F ranking and "did you mean"; `validate`: schema violations;
 //! - `protocol`: one call and batches; `cancel`: cancellation trees;
+//!   `schedule`: fair shares of the instance pool;
 //! - `auth`: tokens and allowlists; `audit`: the call log; `metrics`: Prometheus.
 
 mod answers;
@@ -22,6 +23,7 @@ mod meta_tools;
 mod metrics;
 mod protocol;
 mod registry;
+mod schedule;
 pub mod search;
 pub mod validate;
 
@@ -87,6 +89,7 @@ impl Hub {
             audit::AuditLog::start(storage.table("calls")?, &config.audit).map_err(HubError::AuditWriter)?;
         let core = Arc::new(Core {
             limits: config.limits.clone(),
+            scheduler: schedule::Scheduler::new(&config.limits),
             audit,
             metrics: Default::default(),
         });

@@ -16,6 +16,7 @@ use super::error::{CallError, ErrorCode, Limit, did_you_mean};
 use super::meta_tools::OperationCall;
 use super::metrics::{InFlight, Metrics, UNKNOWN_TOOL};
 use super::registry::{OpRef, Registry};
+use super::schedule::Scheduler;
 use super::search::suggest;
 use super::validate;
 use crate::config::Limits;
@@ -35,6 +36,7 @@ const MAX_EXCERPT_SOURCE: usize = 16 * 1024;
 /// What every call needs from the hub, shared with nested calls and batch tasks.
 pub(crate) struct Core {
     pub limits: Limits,
+    pub scheduler: Scheduler,
     pub audit: AuditLog,
     pub metrics: Metrics,
 }
@@ -287,6 +289,19 @@ async fn execute(
     if cancel.is_cancelled() {
         return Err(cancelled());
     }
+    // Waiting for a slot eats into the call's own time, and stops if it is cancelled.
+    let admitted = race(
+        scope
+            .core
+            .scheduler
+            .admit(op.plugin.name(), scope.caller.name(), deadline.at()),
+        cancel.cancelled(),
+    )
+    .await;
+    let _slot = match admitted {
+        Race::First(slot) => slot?,
+        Race::Second(()) => return Err(cancelled()),
+    };
     let frame = Arc::new(Frame {
         id: acct.id.clone(),
         chain,

@@ -1,10 +1,11 @@
 //! Hard budgets of the call protocol (issue 14) through `Hub::invoke` with real
-//! components: the per-request call budget over a whole call tree, and bounded input
-//! validation. Each bound is hit with its specific error while a benign call keeps
+//! components: the per-request call budget over a whole call tree, bounded input
+//! validation, and fair shares of the instance pool. Each bound is hit with its specific error while a benign call keeps
 //! answering.
 
 use crate::support::hub::{hub, plugins};
 use serde_json::{Map, Value, json};
+use wasmhub::hub::{CallContext, MetaToolRequest};
 
 #[tokio::test]
 async fn a_call_tree_is_cut_at_the_per_request_call_budget() {
@@ -53,4 +54,67 @@ async fn a_large_input_with_many_violations_gets_a_capped_error_list() {
     assert!(message.len() < 2000, "{message}");
     let benign = h.call("calc.eval", json!({"expression": "1 + 1"})).await;
     assert_eq!(benign["ok"], true, "{benign}");
+}
+
+/// `hub_call` of `calls` (tool, input) as one batch: the per-call results, in order.
+async fn batch(h: &crate::support::hub::TestHub, calls: &[(&str, Value)]) -> Vec<Value> {
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(tool, input)| json!({"tool": tool, "input": input}))
+        .collect();
+    let out = h
+        .hub
+        .invoke(
+            MetaToolRequest::parse("hub_call", json!({ "calls": calls })).unwrap(),
+            CallContext::new(h.hub.local_operator()),
+        )
+        .await
+        .expect("hub_call runs");
+    out["results"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn one_plugin_cannot_take_the_instance_pool_from_the_others() {
+    let dir = plugins(&[("adversary", "a"), ("adversary", "b")], &[]);
+    let h = hub(&dir, |c| {
+        c.limits.max_instances = 4;
+        c.limits.caller_share_percent = 100;
+        c.limits.queue_ms = 100;
+    })
+    .await;
+    let slow = || ("a.slow", json!({"ms": 3000}));
+    let results = batch(&h, &[slow(), slow(), slow(), ("b.echo", json!({"x": 1}))]).await;
+    // a's share is 2 of the 4 slots: its third call waited 100 ms, then was refused
+    // naming the share; b's call ran beside them.
+    let refused: Vec<&Value> = results[..3].iter().filter(|r| r["ok"] == false).collect();
+    assert_eq!(refused.len(), 1, "{results:?}");
+    let error = &refused[0]["error"];
+    assert_eq!(
+        (&error["code"], &error["limit"]),
+        (&json!("call_limit"), &json!("limits.plugin_share_percent")),
+        "{error}"
+    );
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"a\" already runs 2 calls"),
+        "{error}"
+    );
+    assert_eq!(results[3]["result"], json!({"x": 1}), "{results:?}");
+}
+
+#[tokio::test]
+async fn a_call_over_its_share_queues_briefly_instead_of_failing() {
+    let dir = plugins(&[("adversary", "a")], &[]);
+    let h = hub(&dir, |c| {
+        c.limits.max_instances = 4;
+        c.limits.plugin_share_percent = 25;
+        c.limits.queue_ms = 8000;
+    })
+    .await;
+    let quick = || ("a.slow", json!({"ms": 200}));
+    let results = batch(&h, &[quick(), quick(), quick()]).await;
+    // One slot for a: the calls ran one after another, none was refused.
+    assert!(results.iter().all(|r| r["ok"] == true), "{results:?}");
 }
