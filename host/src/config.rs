@@ -8,6 +8,12 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+mod error;
+#[cfg(test)]
+mod tests;
+
+pub use error::ConfigError;
+
 /// The whole configuration, after defaults and overrides.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -79,12 +85,6 @@ pub struct Limits {
     pub max_plugin_mb: u64,
     /// Most plugin instances alive at once (the pooling allocator's slots).
     pub max_instances: u32,
-    /// Share of `max_instances` one plugin's calls may hold at once, in percent.
-    pub plugin_share_percent: u32,
-    /// Share of `max_instances` one token's calls may hold at once, in percent.
-    pub caller_share_percent: u32,
-    /// Longest a call waits for an instance slot of its shares, in milliseconds.
-    pub queue_ms: u64,
 }
 
 impl Default for Limits {
@@ -103,9 +103,6 @@ impl Default for Limits {
             validate_blocking_kb: 64,
             max_plugin_mb: 64,
             max_instances: 256,
-            plugin_share_percent: 50,
-            caller_share_percent: 50,
-            queue_ms: 1000,
         }
     }
 }
@@ -278,42 +275,11 @@ mod defaults {
     }
 }
 
-/// Why a configuration could not be used.
-#[derive(Debug)]
-pub enum ConfigError {
-    /// The file could not be read.
-    Read { path: PathBuf, source: std::io::Error },
-    /// The file is not valid TOML or has an unknown key or a wrong value; the
-    /// message names the key and the line.
-    Parse { path: PathBuf, message: String },
-    /// The values are individually fine but do not fit together.
-    Invalid { path: Option<PathBuf>, message: String },
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ConfigError::Read { path, source } => write!(f, "{}: cannot read: {source}", path.display()),
-            ConfigError::Parse { path, message } => write!(f, "{}: {message}", path.display()),
-            ConfigError::Invalid {
-                path: Some(path),
-                message,
-            } => write!(f, "{}: {message}", path.display()),
-            ConfigError::Invalid { path: None, message } => write!(f, "configuration: {message}"),
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
 impl Config {
     /// Parses configuration text; `path` is only used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let config: Config = crate::toml::from_str(text).map_err(|e| parse_error(path, e))?;
-        config.check().map_err(|message| ConfigError::Invalid {
-            path: Some(path.to_owned()),
-            message,
-        })?;
+        config.check(Some(path))?;
         Ok(config)
     }
 
@@ -348,18 +314,11 @@ impl Config {
         file.deserialize::<Config>().map_err(|e| parse_error(&shown, e))?;
         let mut doc = file.to_json();
         for item in overrides {
-            apply_override(&mut doc, item).map_err(|message| ConfigError::Invalid {
-                path: None,
-                message: format!("--set {item}: {message}"),
-            })?;
+            apply_override(&mut doc, item)?;
         }
-        let config: Config = serde_json::from_value(doc).map_err(|e| ConfigError::Invalid {
-            path: None,
-            message: format!("with the --set overrides: {e}"),
-        })?;
-        config
-            .check()
-            .map_err(|message| ConfigError::Invalid { path, message })?;
+        let config: Config =
+            serde_json::from_value(doc).map_err(|source| ConfigError::Overrides { source })?;
+        config.check(path.as_deref())?;
         Ok(config)
     }
 
@@ -387,20 +346,32 @@ impl Config {
         });
     }
 
-    fn check(&self) -> Result<(), String> {
+    /// `Invalid` (naming `path`, when there is a file) if the values do not fit together.
+    fn check(&self, path: Option<&Path>) -> Result<(), ConfigError> {
+        match self.first_mismatch() {
+            None => Ok(()),
+            Some(message) => Err(ConfigError::Invalid {
+                path: path.map(Path::to_owned),
+                message,
+            }),
+        }
+    }
+
+    /// The first pair of values that do not fit together, said for the operator.
+    fn first_mismatch(&self) -> Option<String> {
         let mut names = std::collections::HashSet::new();
         for p in &self.providers {
             if p.name.is_empty() || p.name.contains('/') {
-                return Err(format!(
+                return Some(format!(
                     "providers: name {:?} must be non-empty and contain no '/'",
                     p.name
                 ));
             }
             if !names.insert(&p.name) {
-                return Err(format!("providers: name {:?} is used twice", p.name));
+                return Some(format!("providers: name {:?} is used twice", p.name));
             }
             if !(p.base_url.starts_with("http://") || p.base_url.starts_with("https://")) {
-                return Err(format!(
+                return Some(format!(
                     "providers.{}: base_url {:?} must start with http:// or https://",
                     p.name, p.base_url
                 ));
@@ -409,12 +380,12 @@ impl Config {
         let mut names = std::collections::HashSet::new();
         for t in &self.tokens {
             if !names.insert(&t.name) {
-                return Err(format!("tokens: name {:?} is used twice", t.name));
+                return Some(format!("tokens: name {:?} is used twice", t.name));
             }
             match (&t.secret_env, &t.secret_file) {
                 (Some(_), None) | (None, Some(_)) => {}
                 _ => {
-                    return Err(format!(
+                    return Some(format!(
                         "tokens.{}: set exactly one of secret_env or secret_file",
                         t.name
                     ));
@@ -430,32 +401,38 @@ impl Config {
             ("limits.max_plugin_mb", l.max_plugin_mb),
         ] {
             if value == 0 {
-                return Err(format!("{key} must be greater than 0"));
+                return Some(format!("{key} must be greater than 0"));
             }
         }
         if l.max_batch == 0 || l.max_instances == 0 {
-            return Err("limits.max_batch and limits.max_instances must be greater than 0".into());
+            return Some("limits.max_batch and limits.max_instances must be greater than 0".into());
         }
         if self.agent.max_steps == 0 {
-            return Err("agent.max_steps must be greater than 0".into());
+            return Some("agent.max_steps must be greater than 0".into());
         }
         if self.server.mcp_max_sessions == 0 || self.server.mcp_session_idle_minutes == 0 {
-            return Err(
+            return Some(
                 "server.mcp_max_sessions and server.mcp_session_idle_minutes must be greater than 0".into(),
             );
         }
-        Ok(())
+        None
     }
 }
 
 /// Sets the dotted key of `item` (`KEY=VALUE`) in `doc`, creating tables on the way.
-fn apply_override(doc: &mut serde_json::Value, item: &str) -> Result<(), String> {
+fn apply_override(doc: &mut serde_json::Value, item: &str) -> Result<(), ConfigError> {
+    let malformed = |why: String| ConfigError::Invalid {
+        path: None,
+        message: format!("--set {item}: {why}"),
+    };
     let (key, raw) = item
         .split_once('=')
-        .ok_or("expected KEY=VALUE, like limits.memory_mb=128")?;
+        .ok_or_else(|| malformed("expected KEY=VALUE, like limits.memory_mb=128".into()))?;
     let path: Vec<&str> = key.trim().split('.').map(str::trim).collect();
     if path.iter().any(|p| p.is_empty()) {
-        return Err(format!("{key:?} is not a dotted key like limits.memory_mb"));
+        return Err(malformed(format!(
+            "{key:?} is not a dotted key like limits.memory_mb"
+        )));
     }
     let value =
         crate::toml::value_from_str(raw).unwrap_or_else(|| serde_json::Value::String(raw.to_string()));
@@ -466,7 +443,7 @@ fn apply_override(doc: &mut serde_json::Value, item: &str) -> Result<(), String>
             .entry(part.to_string())
             .or_insert_with(|| serde_json::Value::Object(Default::default()))
             .as_object_mut()
-            .ok_or_else(|| format!("{part} is not a table"))?;
+            .ok_or_else(|| malformed(format!("{part} is not a table")))?;
     }
     table.insert(last.to_string(), value);
     Ok(())
@@ -475,123 +452,6 @@ fn apply_override(doc: &mut serde_json::Value, item: &str) -> Result<(), String>
 fn parse_error(path: &Path, e: crate::toml::TomlError) -> ConfigError {
     ConfigError::Parse {
         path: path.to_owned(),
-        message: e.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_apply_to_an_empty_file() {
-        let c = Config::parse("", Path::new("w.toml")).unwrap();
-        assert_eq!(c.listen.to_string(), "127.0.0.1:8787");
-        assert_eq!(c.agent.max_steps, 10);
-        assert_eq!(c.limits.memory_mb, 64);
-    }
-
-    #[test]
-    fn unknown_keys_name_the_key_and_line() {
-        let err = Config::parse(
-            "listen = \"127.0.0.1:1\"\n[limits]\nmemroy_mb = 3\n",
-            Path::new("w.toml"),
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("memroy_mb"), "{err}");
-        assert!(err.contains("line 3"), "{err}");
-        assert!(err.starts_with("w.toml"), "{err}");
-    }
-
-    #[test]
-    fn mcp_session_limits_are_server_keys_and_must_be_positive() {
-        let c = Config::parse(
-            "[server]\nmcp_max_sessions = 8\nmcp_session_idle_minutes = 2\n",
-            Path::new("w.toml"),
-        )
-        .unwrap();
-        assert_eq!(
-            (c.server.mcp_max_sessions, c.server.mcp_session_idle_minutes),
-            (8, 2)
-        );
-        let err = Config::parse("[server]\nmcp_max_sessions = 0\n", Path::new("w.toml"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("server.mcp_max_sessions"), "{err}");
-    }
-
-    fn with_overrides(file: &str, overrides: &[&str]) -> Result<Config, ConfigError> {
-        let dir = std::env::temp_dir().join(crate::ids::new_id("wasmhub-config"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("w.toml");
-        std::fs::write(&path, file).unwrap();
-        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-        let result = Config::load_with(Some(&path), &overrides);
-        let _ = std::fs::remove_dir_all(&dir);
-        result
-    }
-
-    #[test]
-    fn set_overrides_any_key_after_the_file() {
-        let c = with_overrides(
-            "[limits]\nmemory_mb = 32\n[agent]\nmax_steps = 4\n",
-            &[
-                "limits.memory_mb=128",
-                "agent.model=openai/gpt-4o",
-                "server.allowed_hosts=[\"hub.internal\"]",
-                "audit.retention = 10",
-            ],
-        )
-        .unwrap();
-        assert_eq!(c.limits.memory_mb, 128);
-        assert_eq!(c.agent.max_steps, 4, "keys not overridden keep the file's value");
-        assert_eq!(c.agent.model.as_deref(), Some("openai/gpt-4o"));
-        assert_eq!(c.server.allowed_hosts, ["hub.internal"]);
-        assert_eq!(c.audit.retention, 10);
-    }
-
-    #[test]
-    fn set_errors_name_the_override() {
-        let err = |o: &str| with_overrides("", &[o]).unwrap_err().to_string();
-        assert!(
-            err("limits.memroy_mb=3").contains("memroy_mb"),
-            "{}",
-            err("limits.memroy_mb=3")
-        );
-        assert!(err("limits").contains("expected KEY=VALUE"));
-        assert!(err("limits..x=1").contains("not a dotted key"));
-        let nested = with_overrides("listen = \"127.0.0.1:1\"\n", &["listen.port=1"])
-            .unwrap_err()
-            .to_string();
-        assert!(nested.contains("listen is not a table"), "{nested}");
-        assert!(err("limits.memory_mb=0").contains("limits.memory_mb must be greater than 0"));
-        // The file's own mistakes keep their line numbers.
-        let file = with_overrides("[limits]\nmemroy_mb = 3\n", &["limits.memory_mb=1"])
-            .unwrap_err()
-            .to_string();
-        assert!(file.contains("line 2"), "{file}");
-    }
-
-    #[test]
-    fn tokens_need_exactly_one_secret_source() {
-        let err =
-            Config::parse("[[tokens]]\nname = \"a\"\nallow = [\"*\"]\n", Path::new("w.toml")).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("exactly one of secret_env or secret_file"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn providers_parse_with_defaults() {
-        let c = Config::parse(
-            "[[providers]]\nname = \"local\"\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodels = [\"llama*\"]\n",
-            Path::new("w.toml"),
-        )
-        .unwrap();
-        assert_eq!(c.providers[0].max_retries, 3);
-        assert_eq!(c.providers[0].api_key_env, None);
+        source: e,
     }
 }

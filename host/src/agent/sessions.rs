@@ -89,7 +89,7 @@ impl Sessions {
             .map(|(_, m)| m)
             .collect();
         if messages.len() < info.message_count {
-            return Err(StorageError::Corrupt {
+            return Err(StorageError::Inconsistent {
                 table: TABLE.into(),
                 message: format!(
                     "session {id} records {} messages but {} are stored",
@@ -138,12 +138,12 @@ impl Sessions {
         for (i, m) in head.iter().chain(tail).enumerate().skip(from) {
             batch.push((
                 message_key(&info.id, i),
-                serde_json::to_value(m).map_err(|e| StorageError::Io(e.to_string()))?,
+                serde_json::to_value(m).map_err(StorageError::Encode)?,
             ));
         }
         batch.push((
             info_key(&info.id),
-            serde_json::to_value(&info).map_err(|e| StorageError::Io(e.to_string()))?,
+            serde_json::to_value(&info).map_err(StorageError::Encode)?,
         ));
         self.table.put_many(&batch)?;
         for i in count..previous {

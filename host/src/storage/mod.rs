@@ -9,36 +9,62 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
 
-/// Why storage failed.
+/// Why storage failed; each variant keeps its cause for `source()`.
 #[derive(Debug)]
 pub enum StorageError {
+    /// The data directory could not be created.
+    CreateDir { path: PathBuf, source: std::io::Error },
     /// The database could not be opened (locked by another process, corrupt, unreadable).
-    Open { path: PathBuf, message: String },
+    Open { path: PathBuf, source: sled::Error },
     /// A read or write failed.
-    Io(String),
+    Io(sled::Error),
+    /// A value could not be turned into its stored JSON form.
+    Encode(serde_json::Error),
     /// A stored value did not decode.
-    Corrupt { table: String, message: String },
+    Corrupt {
+        table: String,
+        source: serde_json::Error,
+    },
+    /// Stored values decode but contradict each other (a session's message count
+    /// against its stored messages); `message` says how.
+    Inconsistent { table: String, message: String },
 }
 
 impl std::fmt::Display for StorageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StorageError::Open { path, message } => {
-                write!(f, "cannot open the store at {}: {message}", path.display())
+            StorageError::CreateDir { path, source } => {
+                write!(f, "cannot open the store at {}: {source}", path.display())
             }
-            StorageError::Io(m) => write!(f, "storage error: {m}"),
-            StorageError::Corrupt { table, message } => {
+            StorageError::Open { path, source } => {
+                write!(f, "cannot open the store at {}: {source}", path.display())
+            }
+            StorageError::Io(e) => write!(f, "storage error: {e}"),
+            StorageError::Encode(e) => write!(f, "storage error: {e}"),
+            StorageError::Corrupt { table, source } => {
+                write!(f, "stored value in {table} does not decode: {source}")
+            }
+            StorageError::Inconsistent { table, message } => {
                 write!(f, "stored value in {table} does not decode: {message}")
             }
         }
     }
 }
 
-impl std::error::Error for StorageError {}
+impl std::error::Error for StorageError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StorageError::CreateDir { source, .. } => Some(source),
+            StorageError::Open { source, .. } | StorageError::Io(source) => Some(source),
+            StorageError::Encode(source) | StorageError::Corrupt { source, .. } => Some(source),
+            StorageError::Inconsistent { .. } => None,
+        }
+    }
+}
 
 impl From<sled::Error> for StorageError {
     fn from(e: sled::Error) -> Self {
-        StorageError::Io(e.to_string())
+        StorageError::Io(e)
     }
 }
 
@@ -51,16 +77,16 @@ pub struct Storage {
 impl Storage {
     /// Opens (creating if needed) the database in `dir`.
     pub fn open(dir: &Path) -> Result<Storage, StorageError> {
-        std::fs::create_dir_all(dir).map_err(|e| StorageError::Open {
+        std::fs::create_dir_all(dir).map_err(|source| StorageError::CreateDir {
             path: dir.to_owned(),
-            message: e.to_string(),
+            source,
         })?;
         let db = sled::Config::new()
             .path(dir.join("store"))
             .open()
-            .map_err(|e| StorageError::Open {
+            .map_err(|source| StorageError::Open {
                 path: dir.to_owned(),
-                message: e.to_string(),
+                source,
             })?;
         Ok(Storage { db })
     }
@@ -184,9 +210,9 @@ impl Table {
 
     /// A stored JSON value of this table; a value that does not decode is `Corrupt`.
     fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, StorageError> {
-        serde_json::from_slice(bytes).map_err(|e| StorageError::Corrupt {
+        serde_json::from_slice(bytes).map_err(|source| StorageError::Corrupt {
             table: self.name.clone(),
-            message: e.to_string(),
+            source,
         })
     }
 
@@ -203,7 +229,7 @@ impl Table {
 
 /// The stored JSON form of `value`.
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StorageError> {
-    serde_json::to_vec(value).map_err(|e| StorageError::Io(e.to_string()))
+    serde_json::to_vec(value).map_err(StorageError::Encode)
 }
 
 #[cfg(test)]

@@ -1,0 +1,115 @@
+//! Unit tests of the configuration: defaults, unknown keys, `--set` overrides and
+//! the cross-value checks, through their operator-facing messages.
+
+use super::*;
+
+#[test]
+fn defaults_apply_to_an_empty_file() {
+    let c = Config::parse("", Path::new("w.toml")).unwrap();
+    assert_eq!(c.listen.to_string(), "127.0.0.1:8787");
+    assert_eq!(c.agent.max_steps, 10);
+    assert_eq!(c.limits.memory_mb, 64);
+}
+
+#[test]
+fn unknown_keys_name_the_key_and_line() {
+    let err = Config::parse(
+        "listen = \"127.0.0.1:1\"\n[limits]\nmemroy_mb = 3\n",
+        Path::new("w.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("memroy_mb"), "{err}");
+    assert!(err.contains("line 3"), "{err}");
+    assert!(err.starts_with("w.toml"), "{err}");
+}
+
+#[test]
+fn mcp_session_limits_are_server_keys_and_must_be_positive() {
+    let c = Config::parse(
+        "[server]\nmcp_max_sessions = 8\nmcp_session_idle_minutes = 2\n",
+        Path::new("w.toml"),
+    )
+    .unwrap();
+    assert_eq!(
+        (c.server.mcp_max_sessions, c.server.mcp_session_idle_minutes),
+        (8, 2)
+    );
+    let err = Config::parse("[server]\nmcp_max_sessions = 0\n", Path::new("w.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("server.mcp_max_sessions"), "{err}");
+}
+
+fn with_overrides(file: &str, overrides: &[&str]) -> Result<Config, ConfigError> {
+    let dir = std::env::temp_dir().join(crate::ids::new_id("wasmhub-config"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("w.toml");
+    std::fs::write(&path, file).unwrap();
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let result = Config::load_with(Some(&path), &overrides);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+#[test]
+fn set_overrides_any_key_after_the_file() {
+    let c = with_overrides(
+        "[limits]\nmemory_mb = 32\n[agent]\nmax_steps = 4\n",
+        &[
+            "limits.memory_mb=128",
+            "agent.model=openai/gpt-4o",
+            "server.allowed_hosts=[\"hub.internal\"]",
+            "audit.retention = 10",
+        ],
+    )
+    .unwrap();
+    assert_eq!(c.limits.memory_mb, 128);
+    assert_eq!(c.agent.max_steps, 4, "keys not overridden keep the file's value");
+    assert_eq!(c.agent.model.as_deref(), Some("openai/gpt-4o"));
+    assert_eq!(c.server.allowed_hosts, ["hub.internal"]);
+    assert_eq!(c.audit.retention, 10);
+}
+
+#[test]
+fn set_errors_name_the_override() {
+    let err = |o: &str| with_overrides("", &[o]).unwrap_err().to_string();
+    assert!(
+        err("limits.memroy_mb=3").contains("memroy_mb"),
+        "{}",
+        err("limits.memroy_mb=3")
+    );
+    assert!(err("limits").contains("expected KEY=VALUE"));
+    assert!(err("limits..x=1").contains("not a dotted key"));
+    let nested = with_overrides("listen = \"127.0.0.1:1\"\n", &["listen.port=1"])
+        .unwrap_err()
+        .to_string();
+    assert!(nested.contains("listen is not a table"), "{nested}");
+    assert!(err("limits.memory_mb=0").contains("limits.memory_mb must be greater than 0"));
+    // The file's own mistakes keep their line numbers.
+    let file = with_overrides("[limits]\nmemroy_mb = 3\n", &["limits.memory_mb=1"])
+        .unwrap_err()
+        .to_string();
+    assert!(file.contains("line 2"), "{file}");
+}
+
+#[test]
+fn tokens_need_exactly_one_secret_source() {
+    let err = Config::parse("[[tokens]]\nname = \"a\"\nallow = [\"*\"]\n", Path::new("w.toml")).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("exactly one of secret_env or secret_file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn providers_parse_with_defaults() {
+    let c = Config::parse(
+        "[[providers]]\nname = \"local\"\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodels = [\"llama*\"]\n",
+        Path::new("w.toml"),
+    )
+    .unwrap();
+    assert_eq!(c.providers[0].max_retries, 3);
+    assert_eq!(c.providers[0].api_key_env, None);
+}
