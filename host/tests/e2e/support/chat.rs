@@ -63,30 +63,11 @@ pub fn plugins(extra: &[&str]) -> PathBuf {
     dir
 }
 
-/// This process's folder for chat test plugins and the chat store. Folders that
-/// earlier test processes left (an hour old or more) are removed on first use: a
-/// test binary has no hook that runs when it ends.
+/// This process's folder for chat test plugins and the chat store, removed when
+/// the process exits.
 fn scratch_root() -> &'static PathBuf {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
-    ROOT.get_or_init(|| {
-        let scratch = crate::support::runtime::repo_root().join("target/test-scratch");
-        let stale = |entry: &std::fs::DirEntry| {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let age = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok());
-            name.starts_with("chat-") && age.is_some_and(|a| a > Duration::from_secs(3600))
-        };
-        for entry in std::fs::read_dir(&scratch).into_iter().flatten().flatten() {
-            if stale(&entry) {
-                let _ = std::fs::remove_dir_all(entry.path());
-            }
-        }
-        scratch.join(wasmhub::ids::new_id("chat"))
-    })
+    ROOT.get_or_init(|| crate::support::runtime::process_scratch("chat"))
 }
 
 /// One store for every chat test hub of this process, so each plugin is compiled

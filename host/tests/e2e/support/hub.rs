@@ -3,7 +3,7 @@
 //! 127.0.0.1:0 ([`Hub`], [`Server`]), stopped when dropped.
 
 use crate::support::client::{self, ClientResp};
-use crate::support::runtime::{Scratch, guest, repo_root};
+use crate::support::runtime::{Scratch, guest, process_scratch, repo_root};
 use bytes::Bytes;
 use http::Method;
 use serde_json::Value;
@@ -171,8 +171,12 @@ pub async fn hub(dir: &Scratch, configure: impl FnOnce(&mut Config)) -> TestHub 
     configure(&mut config);
     // One compiled-plugin cache for the whole process (compiling dominates these
     // tests); a fresh store per hub so each test sees only its own call records.
+    // A static is never dropped, so it lives in a folder removed when the process
+    // exits (a temporary store would stay behind in /dev/shm).
     static CACHE: OnceLock<Storage> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| Storage::temporary().unwrap()).clone();
+    let cache = CACHE
+        .get_or_init(|| Storage::open(&process_scratch("compiled-cache")).expect("the cache store"))
+        .clone();
     let runtime = Runtime::new(&config.limits, Some(cache)).expect("runtime");
     let hub = wasmhub::hub::Hub::new(&config, runtime.clone(), Storage::temporary().unwrap()).expect("hub");
     let on_change = {

@@ -68,6 +68,29 @@ impl Drop for Scratch {
     }
 }
 
+/// A scratch folder for what lives as long as the test process (statics are never
+/// dropped): removed when the process exits.
+pub fn process_scratch(tag: &str) -> PathBuf {
+    static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    extern "C" fn remove_all() {
+        let dirs = DIRS.lock().map(|d| d.clone()).unwrap_or_default();
+        for dir in dirs {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    let scratch = Scratch::new(tag);
+    let path = scratch.0.clone();
+    // Removed at exit instead of at drop.
+    std::mem::forget(scratch);
+    let mut dirs = DIRS.lock().unwrap();
+    if dirs.is_empty() {
+        // SAFETY: registers a plain function with no arguments, run once at exit.
+        unsafe { libc::atexit(remove_all) };
+    }
+    dirs.push(path.clone());
+    path
+}
+
 /// Caps used by most tests: the defaults with a short time limit.
 pub fn limits() -> Limits {
     Limits {
