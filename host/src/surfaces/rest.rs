@@ -7,14 +7,12 @@
 //! calls still running (and their nested calls) stop.
 
 use super::App;
-use super::auth::authorize;
 use super::respond::{self, BodyError, Resp};
 use super::watched;
-use crate::hub::{CallContext, MetaToolKind, MetaToolRequest, ToolError};
+use crate::hub::{CallContext, Caller, MetaToolKind, MetaToolRequest, ToolError};
 use http::{Request, StatusCode};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
-use std::net::SocketAddr;
 
 /// Default and largest `limit` of `GET /api/calls`.
 const CALLS_DEFAULT_LIMIT: usize = 100;
@@ -33,11 +31,7 @@ pub fn tool_error_status(e: &ToolError) -> StatusCode {
 
 /// `POST /api/hub/{list,search,schema,call}`: meta-tool `kind` with the body as its
 /// arguments.
-pub async fn meta_tool(app: &App, req: Request<Incoming>, peer: SocketAddr, kind: MetaToolKind) -> Resp {
-    let caller = match authorize(app, &req, peer) {
-        Ok(c) => c,
-        Err(resp) => return resp,
-    };
+pub async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller, kind: MetaToolKind) -> Resp {
     let limit = (app.config.server.max_body_kb * 1024) as usize;
     let body = match respond::read_body(req.into_body(), limit).await {
         Ok(b) => b,
@@ -70,18 +64,12 @@ pub async fn meta_tool(app: &App, req: Request<Incoming>, peer: SocketAddr, kind
 
 /// `GET /api/plugins`: every plugin with its state, reason, operations, digest and
 /// capabilities.
-pub fn plugins(app: &App, req: &Request<Incoming>, peer: SocketAddr) -> Resp {
-    if let Err(resp) = authorize(app, req, peer) {
-        return resp;
-    }
+pub fn plugins(app: &App) -> Resp {
     respond::json(StatusCode::OK, &json!({ "plugins": app.hub.plugins() }))
 }
 
 /// `GET /api/calls?limit=N`: the newest call records, newest first.
-pub async fn calls(app: &App, req: &Request<Incoming>, peer: SocketAddr) -> Resp {
-    if let Err(resp) = authorize(app, req, peer) {
-        return resp;
-    }
+pub async fn calls(app: &App, req: &Request<Incoming>) -> Resp {
     let limit = match query_limit(req.uri().query()) {
         Ok(l) => l,
         Err(message) => return respond::error(StatusCode::BAD_REQUEST, "invalid_input", message),

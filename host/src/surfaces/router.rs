@@ -1,5 +1,7 @@
-//! Maps each request to its surface by method and path. The route table of the
-//! whole HTTP API is this one `match`.
+//! Maps each request to its surface by method and path, and decides which routes
+//! need a caller: the route table of the whole HTTP API is [`classify`], and every
+//! route it marks [`Guarded`] is authenticated here, once, before its handler runs
+//! (`/mcp` authenticates itself, to answer in JSON-RPC).
 
 use super::App;
 use super::auth;
@@ -10,11 +12,76 @@ use super::metrics;
 use super::openai_proxy;
 use super::respond::{self, Resp};
 use super::rest;
-use crate::hub::MetaToolKind;
+use crate::hub::{Caller, MetaToolKind};
 use http::{Method, Request};
 use hyper::body::Incoming;
 use std::net::SocketAddr;
 use std::sync::Arc;
+
+/// Where a request goes.
+enum Route<'p> {
+    Health,
+    Metrics,
+    Mcp,
+    ChatPage,
+    /// A route that serves only authenticated callers.
+    Guarded(Guarded<'p>),
+    /// A known path with another method: 405 naming the allowed ones.
+    MethodNotAllowed(&'static str),
+    NotFound,
+}
+
+/// The routes behind the bearer-token check.
+enum Guarded<'p> {
+    MetaTool(MetaToolKind),
+    Plugins,
+    Calls,
+    ChatCompletions,
+    Models,
+    UiChatCompletions,
+    Chat,
+    ResumeChat(&'p str),
+    Sessions,
+    Session(&'p str),
+    DeleteSession(&'p str),
+}
+
+/// The route table.
+fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
+    use Guarded as G;
+    let guarded = Route::Guarded;
+    match (method.clone(), segments) {
+        (Method::GET, ["health"]) => Route::Health,
+        (Method::GET, ["metrics"]) => Route::Metrics,
+        (_, ["mcp"]) => Route::Mcp,
+        (_, ["metrics"]) => Route::MethodNotAllowed("GET"),
+        (Method::POST, ["api", "hub", route]) if let Some(kind) = MetaToolKind::from_route(route) => {
+            guarded(G::MetaTool(kind))
+        }
+        (_, ["api", "hub", "list" | "search" | "schema" | "call"]) => Route::MethodNotAllowed("POST"),
+        (Method::GET, ["api", "plugins"]) => guarded(G::Plugins),
+        (_, ["api", "plugins"]) => Route::MethodNotAllowed("GET"),
+        (Method::GET, ["api", "calls"]) => guarded(G::Calls),
+        (_, ["api", "calls"]) => Route::MethodNotAllowed("GET"),
+        (Method::POST, ["v1", "chat", "completions"]) => guarded(G::ChatCompletions),
+        (_, ["v1", "chat", "completions"]) => Route::MethodNotAllowed("POST"),
+        (Method::GET, ["v1", "models"]) => guarded(G::Models),
+        (_, ["v1", "models"]) => Route::MethodNotAllowed("GET"),
+        (Method::POST, ["api", "ui", "chat", "completions"]) => guarded(G::UiChatCompletions),
+        (_, ["api", "ui", "chat", "completions"]) => Route::MethodNotAllowed("POST"),
+        (Method::GET, [""]) => Route::ChatPage,
+        (Method::POST, ["api", "chat"]) => guarded(G::Chat),
+        (_, ["api", "chat"]) => Route::MethodNotAllowed("POST"),
+        (Method::GET, ["api", "chat", id, "stream"]) => guarded(G::ResumeChat(id)),
+        (_, ["api", "chat", _, "stream"]) => Route::MethodNotAllowed("GET"),
+        (Method::GET, ["api", "sessions"]) => guarded(G::Sessions),
+        (_, ["api", "sessions"]) => Route::MethodNotAllowed("GET"),
+        (Method::GET, ["api", "sessions", id]) => guarded(G::Session(id)),
+        (Method::DELETE, ["api", "sessions", id]) => guarded(G::DeleteSession(id)),
+        (_, ["api", "sessions", _]) => Route::MethodNotAllowed("GET, DELETE"),
+        _ => Route::NotFound,
+    }
+}
 
 pub async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Resp {
     if let Err(resp) = guard::check_host_and_origin(&app, &req) {
@@ -22,50 +89,36 @@ pub async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> R
     }
     let path = req.uri().path().to_string();
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    match (req.method().clone(), segments.as_slice()) {
-        (Method::GET, ["health"]) => metrics::health(&app),
-        (Method::GET, ["metrics"]) => metrics::metrics(&app),
-        (_, ["mcp"]) => {
+    match classify(req.method(), &segments) {
+        Route::Health => metrics::health(&app),
+        Route::Metrics => metrics::metrics(&app),
+        Route::Mcp => {
             let max_body = app.config.server.max_body_kb as usize * 1024;
             mcp::http::handle(&app.mcp, req, peer, max_body).await
         }
-        (_, ["metrics"]) => respond::method_not_allowed("GET"),
-        (Method::POST, ["api", "hub", route]) if let Some(kind) = MetaToolKind::from_route(route) => {
-            rest::meta_tool(&app, req, peer, kind).await
-        }
-        (_, ["api", "hub", "list" | "search" | "schema" | "call"]) => respond::method_not_allowed("POST"),
-        (Method::GET, ["api", "plugins"]) => rest::plugins(&app, &req, peer),
-        (_, ["api", "plugins"]) => respond::method_not_allowed("GET"),
-        (Method::GET, ["api", "calls"]) => rest::calls(&app, &req, peer).await,
-        (_, ["api", "calls"]) => respond::method_not_allowed("GET"),
-        (Method::POST, ["v1", "chat", "completions"]) => match auth::authorize(&app, &req, peer) {
-            Ok(_) => openai_proxy::chat_completions(&app, req).await,
-            Err(resp) => resp,
+        Route::ChatPage => chat::page::page(),
+        Route::Guarded(to) => match auth::authorize(&app, &req, peer) {
+            Ok(caller) => guarded(&app, req, caller, to).await,
+            Err(refused) => refused,
         },
-        (_, ["v1", "chat", "completions"]) => respond::method_not_allowed("POST"),
-        (Method::GET, ["v1", "models"]) => match auth::authorize(&app, &req, peer) {
-            Ok(_) => openai_proxy::models(&app).await,
-            Err(resp) => resp,
-        },
-        (_, ["v1", "models"]) => respond::method_not_allowed("GET"),
-        (Method::POST, ["api", "ui", "chat", "completions"]) => match auth::authorize(&app, &req, peer) {
-            Ok(_) => openai_proxy::ui_chat_completions(&app, req).await,
-            Err(resp) => resp,
-        },
-        (_, ["api", "ui", "chat", "completions"]) => respond::method_not_allowed("POST"),
-        (Method::GET, [""]) => chat::page::page(),
-        (Method::POST, ["api", "chat"]) => chat::post_chat(&app, req, peer).await,
-        (_, ["api", "chat"]) => respond::method_not_allowed("POST"),
-        (Method::GET, ["api", "chat", id, "stream"]) => chat::resume(&app, &req, peer, id),
-        (_, ["api", "chat", _, "stream"]) => respond::method_not_allowed("GET"),
-        (Method::GET, ["api", "sessions"]) => chat::list_sessions(&app, &req, peer),
-        (_, ["api", "sessions"]) => respond::method_not_allowed("GET"),
-        (Method::GET, ["api", "sessions", id]) => chat::get_session(&app, &req, peer, id),
-        (Method::DELETE, ["api", "sessions", id]) => chat::delete_session(&app, &req, peer, id),
-        (_, ["api", "sessions", _]) => respond::method_not_allowed("GET, DELETE"),
-        _ => {
-            let _ = peer;
-            respond::not_found(&path)
-        }
+        Route::MethodNotAllowed(allowed) => respond::method_not_allowed(allowed),
+        Route::NotFound => respond::not_found(&path),
+    }
+}
+
+/// Runs the handler of a guarded route for an authenticated `caller`.
+async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Guarded<'_>) -> Resp {
+    match to {
+        Guarded::MetaTool(kind) => rest::meta_tool(app, req, caller, kind).await,
+        Guarded::Plugins => rest::plugins(app),
+        Guarded::Calls => rest::calls(app, &req).await,
+        Guarded::ChatCompletions => openai_proxy::chat_completions(app, req).await,
+        Guarded::Models => openai_proxy::models(app).await,
+        Guarded::UiChatCompletions => openai_proxy::ui_chat_completions(app, req).await,
+        Guarded::Chat => chat::post_chat(app, req, caller).await,
+        Guarded::ResumeChat(id) => chat::resume(app, id),
+        Guarded::Sessions => chat::list_sessions(app),
+        Guarded::Session(id) => chat::get_session(app, id),
+        Guarded::DeleteSession(id) => chat::delete_session(app, id),
     }
 }

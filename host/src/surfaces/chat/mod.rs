@@ -21,15 +21,14 @@ pub mod request;
 pub mod stream;
 
 use super::App;
-use super::auth::authorize;
 use super::respond::{self, Resp};
 use crate::agent::AgentError;
+use crate::hub::Caller;
 use crate::ids::is_valid_client_id;
 use crate::llm::RouteError;
 use http::{Request, StatusCode};
 use hyper::body::Incoming;
 use serde_json::json;
-use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Interval of `: keepalive` comments on a quiet chat stream. Besides keeping
@@ -67,11 +66,7 @@ fn check_id(id: &str) -> Result<(), Resp> {
 }
 
 /// `POST /api/chat`.
-pub async fn post_chat(app: &App, req: Request<Incoming>, peer: SocketAddr) -> Resp {
-    let caller = match authorize(app, &req, peer) {
-        Ok(c) => c,
-        Err(resp) => return resp,
-    };
+pub async fn post_chat(app: &App, req: Request<Incoming>, caller: Caller) -> Resp {
     let limit = (app.config.server.max_body_kb as usize).saturating_mul(1024);
     let body = match respond::read_body(req.into_body(), limit).await {
         Ok(b) => b,
@@ -88,8 +83,8 @@ pub async fn post_chat(app: &App, req: Request<Incoming>, peer: SocketAddr) -> R
 }
 
 /// `GET /api/chat/{id}/stream`.
-pub fn resume<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -> Resp {
-    if let Err(resp) = authorize(app, req, peer).and_then(|_| check_id(id)) {
+pub fn resume(app: &App, id: &str) -> Resp {
+    if let Err(resp) = check_id(id) {
         return resp;
     }
     match app.agent.join(id) {
@@ -99,10 +94,7 @@ pub fn resume<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -> Res
 }
 
 /// `GET /api/sessions`.
-pub fn list_sessions<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Resp {
-    if let Err(resp) = authorize(app, req, peer) {
-        return resp;
-    }
+pub fn list_sessions(app: &App) -> Resp {
     match app.agent.list_sessions() {
         Ok(list) => {
             let sessions: Vec<_> = list
@@ -121,8 +113,8 @@ pub fn list_sessions<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Resp {
 }
 
 /// `GET /api/sessions/{id}`.
-pub fn get_session<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -> Resp {
-    if let Err(resp) = authorize(app, req, peer).and_then(|_| check_id(id)) {
+pub fn get_session(app: &App, id: &str) -> Resp {
+    if let Err(resp) = check_id(id) {
         return resp;
     }
     match app.agent.session(id) {
@@ -137,8 +129,8 @@ pub fn get_session<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -
 }
 
 /// `DELETE /api/sessions/{id}`.
-pub fn delete_session<B>(app: &App, req: &Request<B>, peer: SocketAddr, id: &str) -> Resp {
-    if let Err(resp) = authorize(app, req, peer).and_then(|_| check_id(id)) {
+pub fn delete_session(app: &App, id: &str) -> Resp {
+    if let Err(resp) = check_id(id) {
         return resp;
     }
     match app.agent.delete_session(id) {
