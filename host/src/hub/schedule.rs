@@ -22,8 +22,10 @@ pub(crate) struct Scheduler {
     queue: Duration,
     pool: Arc<Semaphore>,
     pool_size: u32,
-    plugin_cap: u32,
-    caller_cap: u32,
+    /// Slots of one plugin's share, and the configured percentage they come from.
+    plugin_cap: (u32, u32),
+    /// Slots of one token's share, and the configured percentage.
+    caller_cap: (u32, u32),
     plugins: Mutex<HashMap<String, Arc<Semaphore>>>,
     callers: Mutex<HashMap<String, Arc<Semaphore>>>,
 }
@@ -36,8 +38,11 @@ pub(crate) struct Slot {
 impl Scheduler {
     pub fn new(limits: &Limits) -> Scheduler {
         let pool_size = limits.max_instances.max(1);
-        let share =
-            |percent: u32| (u64::from(pool_size) * u64::from(percent.clamp(1, 100))).div_ceil(100) as u32;
+        let share = |percent: u32| {
+            let percent = percent.clamp(1, 100);
+            let slots = (u64::from(pool_size) * u64::from(percent)).div_ceil(100) as u32;
+            (slots, percent)
+        };
         Scheduler {
             queue: Duration::from_millis(limits.queue_ms),
             pool: Arc::new(Semaphore::new(pool_size as usize)),
@@ -54,11 +59,11 @@ impl Scheduler {
     pub async fn admit(&self, plugin: &str, caller: &str, deadline: Instant) -> Result<Slot, CallError> {
         let until = deadline.min(Instant::now() + self.queue);
         let caller_slot = self
-            .acquire(share(&self.callers, caller, self.caller_cap), until)
+            .acquire(share(&self.callers, caller, self.caller_cap.0), until)
             .await
             .ok_or_else(|| self.refused(Limit::CallerShare, caller))?;
         let plugin_slot = self
-            .acquire(share(&self.plugins, plugin, self.plugin_cap), until)
+            .acquire(share(&self.plugins, plugin, self.plugin_cap.0), until)
             .await
             .ok_or_else(|| self.refused(Limit::PluginShare, plugin))?;
         let pool_slot = self
@@ -81,23 +86,19 @@ impl Scheduler {
     /// the token or plugin whose share was full).
     fn refused(&self, limit: Limit, who: &str) -> CallError {
         let waited = self.queue.as_millis();
-        let message = match limit {
-            Limit::CallerShare => format!(
-                "the token {who:?} already runs {} calls at once, its share of the instance pool ({} = {}% of {} slots); waited {waited} ms (limits.queue_ms) for one to finish; retry shortly or make fewer concurrent calls",
-                self.caller_cap,
+        let share = match limit {
+            Limit::CallerShare => Some(("token", self.caller_cap)),
+            Limit::PluginShare => Some(("plugin", self.plugin_cap)),
+            _ => None,
+        };
+        let message = match share {
+            Some((kind, (cap, percent))) => format!(
+                "the {kind} {who:?} already runs {cap} calls at once, its share of the instance pool ({} = {percent}% of {} slots); waited up to {waited} ms (limits.queue_ms) for one to finish; retry shortly",
                 limit.key(),
-                self.caller_cap * 100 / self.pool_size,
                 self.pool_size
             ),
-            Limit::PluginShare => format!(
-                "the plugin {who:?} already runs {} calls at once, its share of the instance pool ({} = {}% of {} slots); waited {waited} ms (limits.queue_ms) for one to finish; retry shortly",
-                self.plugin_cap,
-                limit.key(),
-                self.plugin_cap * 100 / self.pool_size,
-                self.pool_size
-            ),
-            _ => format!(
-                "all {} plugin instance slots ({}) are busy; waited {waited} ms (limits.queue_ms) for one; retry shortly",
+            None => format!(
+                "all {} plugin instance slots ({}) are busy; waited up to {waited} ms (limits.queue_ms) for one; retry shortly",
                 self.pool_size,
                 limit.key()
             ),
