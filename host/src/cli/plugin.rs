@@ -7,20 +7,48 @@
 //! `plugins.lock`.
 
 use crate::config::Limits;
-use crate::runtime::{LOCK_FILE, LockFile, Plugin, Runtime};
+use crate::runtime::{LOCK_FILE, LoadError, LockFile, Plugin, Runtime, RuntimeError};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-/// Loads `path` with the default global caps on a small runtime.
-fn load(path: &Path) -> Result<Result<Arc<Plugin>, crate::runtime::LoadError>, String> {
+/// Why `check` and `inspect` could not even try to load a file.
+#[derive(Debug)]
+enum StartError {
+    /// The async runtime the loader runs on did not start.
+    AsyncRuntime(std::io::Error),
+    /// The wasmtime engine could not be built.
+    Runtime(RuntimeError),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::AsyncRuntime(e) => write!(f, "cannot start the async runtime: {e}"),
+            StartError::Runtime(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StartError::AsyncRuntime(e) => Some(e),
+            StartError::Runtime(e) => Some(e),
+        }
+    }
+}
+
+/// Loads `path` with the default global caps on a small runtime; the inner result
+/// is the loader's verdict on the file.
+fn load(path: &Path) -> Result<Result<Arc<Plugin>, LoadError>, StartError> {
     let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        .map_err(StartError::AsyncRuntime)?;
     tokio.block_on(async {
-        let runtime = Runtime::new(&Limits::default(), None).map_err(|e| e.to_string())?;
+        let runtime = Runtime::new(&Limits::default(), None).map_err(StartError::Runtime)?;
         Ok(runtime.load(path).await)
     })
 }

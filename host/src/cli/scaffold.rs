@@ -351,12 +351,7 @@ mod tests {
 
     impl TempDir {
         fn new(tag: &str) -> Self {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos();
-            let dir =
-                std::env::temp_dir().join(format!("wasmhub-scaffold-{tag}-{}-{nanos}", std::process::id()));
+            let dir = std::env::temp_dir().join(crate::ids::new_id(&format!("wasmhub-scaffold-{tag}")));
             fs::create_dir_all(&dir).unwrap();
             TempDir(dir)
         }
