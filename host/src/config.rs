@@ -85,6 +85,25 @@ pub struct Limits {
     pub max_plugin_mb: u64,
     /// Most plugin instances alive at once (the pooling allocator's slots).
     pub max_instances: u32,
+    /// Share of `max_instances` one plugin's calls may hold at once, in percent.
+    pub plugin_share_percent: u32,
+    /// Share of `max_instances` one token's calls may hold at once, in percent.
+    pub caller_share_percent: u32,
+    /// Longest a call waits for an instance slot of its shares, in milliseconds.
+    pub queue_ms: u64,
+    /// Longest time a plugin's instantiation and `list()` may take at load, in
+    /// milliseconds (the plugin's own `timeout_ms` if shorter).
+    pub load_timeout_ms: u64,
+    /// Most outgoing HTTP requests one call may have open at once.
+    pub max_http_concurrent: u32,
+    /// Most outgoing HTTP requests one call may make in total.
+    pub max_http_requests: u32,
+    /// Most lines one call may put into the hub log (`host.log` and the host's lines
+    /// about the call); the rest are counted in one summary line.
+    pub log_lines: u32,
+    /// Longest plugin-provided text (an error message, a description) kept, in KiB;
+    /// longer text is cut with a marker.
+    pub plugin_text_kb: u64,
 }
 
 impl Default for Limits {
@@ -103,6 +122,14 @@ impl Default for Limits {
             validate_blocking_kb: 64,
             max_plugin_mb: 64,
             max_instances: 256,
+            plugin_share_percent: 50,
+            caller_share_percent: 50,
+            queue_ms: 1000,
+            load_timeout_ms: 10_000,
+            max_http_concurrent: 16,
+            max_http_requests: 256,
+            log_lines: 100,
+            plugin_text_kb: 16,
         }
     }
 }

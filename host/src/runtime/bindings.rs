@@ -2,6 +2,7 @@
 //! `host` interface (`log` to the hub log, `call` to the hub's call protocol), and
 //! the one `Linker` every plugin is instantiated against.
 
+use super::budget::call_log;
 use super::sandbox::CallState;
 use super::types::ErrorCode;
 use wasmtime::component::{HasSelf, Linker};
@@ -38,14 +39,15 @@ impl self::wasmhub::plugin::host::Host for CallState {
             LogLevel::Warn => Level::Warn,
             LogLevel::Error => Level::Error,
         };
-        // Bounded so a plugin cannot write megabytes into the hub log in one line.
-        let message: String = message.chars().take(4096).collect();
-        crate::log!(
+        // Bounded so a plugin cannot write megabytes into the hub log in one line;
+        // the line counts against the call's `limits.log_lines`.
+        call_log!(
+            self.log,
             level,
             "plugin {} call {}: {}",
             self.plugin,
             self.call_id,
-            message.escape_debug()
+            message[..prefix_len(&message, MAX_LOG_CHARS)].escape_debug()
         );
         Ok(())
     }
@@ -56,6 +58,14 @@ impl self::wasmhub::plugin::host::Host for CallState {
             message: e.message,
         })
     }
+}
+
+/// Longest `host.log` message written, in chars.
+const MAX_LOG_CHARS: usize = 4096;
+
+/// Bytes of the first `chars` chars of `text`.
+fn prefix_len(text: &str, chars: usize) -> usize {
+    text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i)
 }
 
 fn wit_code(code: ErrorCode) -> CallErrorCode {

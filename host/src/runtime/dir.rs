@@ -87,7 +87,9 @@ struct Fingerprint {
 
 fn stamp(path: &Path) -> Option<Stamp> {
     let m = std::fs::metadata(path).ok()?;
-    if !m.is_file() {
+    // FIFOs, devices and sockets are kept, so the loader rejects them by name and
+    // type (it never reads them); folders named `x.wasm` are not plugins.
+    if m.is_dir() {
         return None;
     }
     Some((

@@ -3,13 +3,13 @@
 //! keeping the error it came from (I/O, wasmtime, manifest, JSON) as `source()`.
 
 use super::bindings::OPERATIONS_EXPORT;
+use super::file::FileKind;
 use super::manifest::ManifestProblem;
 use super::operations::OperationProblem;
 use super::sandbox::SandboxError;
 use std::error::Error;
 use std::fmt;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Longest plugin and operation name, in bytes.
 pub(super) const MAX_NAME_LEN: usize = 64;
@@ -49,8 +49,10 @@ pub enum LoadProblem {
     Read(std::io::Error),
     /// The plugin name (file stem) is not `[a-z][a-z0-9_-]*`.
     BadName(String),
-    /// Larger than `limits.max_plugin_mb`.
-    TooLarge { size: u64, limit_mb: u64 },
+    /// Not a regular file (a FIFO, a device, a socket...): never read.
+    NotRegularFile(FileKind),
+    /// Larger than `limits.max_plugin_mb` (found while reading, not from metadata).
+    TooLarge { limit_mb: u64 },
     /// Does not start with the WebAssembly magic bytes.
     NotWasm,
     /// A core module, not a component.
@@ -83,11 +85,15 @@ impl fmt::Display for LoadProblem {
                 "plugin name {n:?} (the file name without .wasm) must match [a-z][a-z0-9_-]* and be at most \
                  {MAX_NAME_LEN} bytes: rename the file"
             ),
-            LoadProblem::TooLarge { size, limit_mb } => write!(
+            LoadProblem::NotRegularFile(kind) => write!(
                 f,
-                "the file is {:.1} MiB, above the limit of {limit_mb} MiB (limits.max_plugin_mb): \
-                 shrink it or raise the limit",
-                *size as f64 / (1 << 20) as f64
+                "{kind}, not a regular file: plugins are read from regular files only; put the built \
+                 .wasm file here"
+            ),
+            LoadProblem::TooLarge { limit_mb } => write!(
+                f,
+                "the file is larger than the limit of {limit_mb} MiB (limits.max_plugin_mb): \
+                 shrink it or raise the limit"
             ),
             LoadProblem::NotWasm => f.write_str(
                 "not a WebAssembly file (it does not start with \\0asm): build the plugin for wasm32-wasip2",
@@ -131,6 +137,7 @@ impl Error for LoadProblem {
             LoadProblem::List(e) => Some(e),
             LoadProblem::Operation { problem, .. } => Some(problem),
             LoadProblem::BadName(_)
+            | LoadProblem::NotRegularFile(_)
             | LoadProblem::TooLarge { .. }
             | LoadProblem::NotWasm
             | LoadProblem::CoreModule
@@ -173,8 +180,9 @@ impl Error for CompileError {
 pub enum ListError {
     /// The sandbox could not be set up.
     Sandbox(SandboxError),
-    /// It ran longer than the load-time limit.
-    Timeout(Duration),
+    /// Instantiating and listing took longer than `limit_ms`
+    /// (`limits.load_timeout_ms`, or the plugin's `timeout_ms` if shorter).
+    Timeout { limit_ms: u64 },
     /// It trapped after hitting the plugin's memory limit.
     MemoryLimit { limit_mb: u64, source: wasmtime::Error },
     /// It trapped, or instantiating the component failed.
@@ -187,7 +195,11 @@ impl fmt::Display for ListError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ListError::Sandbox(e) => write!(f, "{e}"),
-            ListError::Timeout(d) => write!(f, "did not return within {} ms", d.as_millis()),
+            ListError::Timeout { limit_ms } => write!(
+                f,
+                "did not return within {limit_ms} ms (limits.load_timeout_ms, or the plugin's timeout_ms \
+                 if lower): the plugin was not loaded; make list() return at once"
+            ),
             ListError::MemoryLimit { limit_mb, source } => {
                 write!(
                     f,
@@ -206,7 +218,7 @@ impl Error for ListError {
         match self {
             ListError::Sandbox(e) => Some(e),
             ListError::MemoryLimit { source: e, .. } | ListError::Failed(e) => Some(e.as_ref()),
-            ListError::Timeout(_) | ListError::Empty => None,
+            ListError::Timeout { .. } | ListError::Empty => None,
         }
     }
 }

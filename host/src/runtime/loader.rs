@@ -7,6 +7,7 @@
 use super::Inner;
 use super::bindings::{OPERATIONS_EXPORT, OperationSpec, PluginPre};
 use super::cache::sha256_hex;
+use super::file::{self, ReadError};
 use super::load_error::{CompileError, ListError, LoadError, LoadProblem, MAX_NAME_LEN};
 use super::lock::LockFile;
 use super::manifest::{EffectiveLimits, Manifest};
@@ -20,9 +21,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::Component;
-
-/// Longest time `list` may take at load (a plugin's own time limit if shorter).
-const LIST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The plugin name of `path`: its file stem.
 pub fn plugin_name(path: &Path) -> String {
@@ -78,11 +76,11 @@ pub(super) async fn load(
     }
 
     let (sandbox, notes) = sandbox_spec(&manifest, &inner.limits);
-    let specs = match list(inner, &pre, &sandbox, &name).await {
+    let specs = match list(&inner.engine, &pre, &sandbox, &name, inner.limits.load_timeout_ms).await {
         Ok(specs) => specs,
         Err(e) => return Err(with(err, LoadProblem::List(e))),
     };
-    let operations = operations::validate(specs, &mut err.problems);
+    let operations = operations::validate(specs, sandbox.limits.text_bytes(), &mut err.problems);
     if !err.problems.is_empty() {
         return Err(err);
     }
@@ -114,7 +112,7 @@ struct WasmFile {
     digest: String,
 }
 
-/// Reads the file, refusing it when it is too large, not pinned in `lock` (when
+/// Reads the file, refusing it when it is not a regular file, too large, not pinned in `lock` (when
 /// given), or not a component; `digest` is set as soon as the bytes are read.
 async fn read_wasm(
     path: &Path,
@@ -122,11 +120,17 @@ async fn read_wasm(
     lock: Option<&LockFile>,
     digest: &mut Option<String>,
 ) -> Result<WasmFile, LoadProblem> {
-    let size = tokio::fs::metadata(path).await.map_err(LoadProblem::Read)?.len();
-    if size > limit_mb.saturating_mul(1 << 20) {
-        return Err(LoadProblem::TooLarge { size, limit_mb });
-    }
-    let bytes = tokio::fs::read(path).await.map_err(LoadProblem::Read)?;
+    let cap = limit_mb.saturating_mul(1 << 20);
+    let owned = path.to_owned();
+    let bytes = tokio::task::spawn_blocking(move || file::read_capped(&owned, cap))
+        .await
+        .map_err(|e| LoadProblem::Read(std::io::Error::other(e)))?
+        .map_err(|e| match e {
+            ReadError::Io(e) => LoadProblem::Read(e),
+            ReadError::NotRegular(kind) => LoadProblem::NotRegularFile(kind),
+            ReadError::TooLarge { .. } => LoadProblem::TooLarge { limit_mb },
+        })?;
+    let size = bytes.len() as u64;
     let sha = sha256_hex(&bytes);
     *digest = Some(sha.clone());
     if let Some(lock) = lock {
@@ -267,16 +271,18 @@ async fn compile(
     Ok(compiled)
 }
 
-/// Calls `operations.list` in a fresh sandbox with the plugin's own grants and
-/// limits, and no nested calls.
+/// Instantiates the plugin and calls `operations.list` in a fresh sandbox with the
+/// plugin's own grants and limits and no nested calls, within `limits.load_timeout_ms`
+/// (the plugin's `timeout_ms` if shorter), so one plugin cannot stall a reload.
 async fn list(
-    inner: &Arc<Inner>,
+    engine: &wasmtime::Engine,
     pre: &PluginPre<CallState>,
     sandbox: &SandboxSpec,
     name: &str,
+    load_timeout_ms: u64,
 ) -> Result<Vec<OperationSpec>, ListError> {
-    let timeout = LIST_TIMEOUT.min(Duration::from_millis(sandbox.limits.timeout_ms));
-    let deadline = tokio::time::Instant::now() + timeout;
+    let limit_ms = load_timeout_ms.min(sandbox.limits.timeout_ms);
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(limit_ms);
     let state = CallState::new(
         sandbox,
         name.into(),
@@ -285,13 +291,15 @@ async fn list(
         Arc::new(NoNestedCalls),
     )
     .map_err(ListError::Sandbox)?;
-    let mut store = new_store(&inner.engine, state, &sandbox.limits);
+    let mut store = new_store(engine, state, &sandbox.limits);
     let run = async {
         let instance = pre.instantiate_async(&mut store).await?;
         instance.wasmhub_plugin_operations().call_list(&mut store).await
     };
-    match tokio::time::timeout_at(deadline, run).await {
-        Err(_) => Err(ListError::Timeout(timeout)),
+    let result = tokio::time::timeout_at(deadline, run).await;
+    store.data().log.summarize(name, "load");
+    match result {
+        Err(_) => Err(ListError::Timeout { limit_ms }),
         Ok(Err(source)) if store.data().limiter.hit => Err(ListError::MemoryLimit {
             limit_mb: sandbox.limits.memory_mb,
             source,

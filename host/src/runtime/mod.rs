@@ -8,6 +8,9 @@
 //! - `engine`: engine configuration and the epoch ticker;
 //! - `bindings`: the WIT world and the host side of `wasmhub:plugin/host`;
 //! - `sandbox`, `capture`, `net`: what one call may touch;
+//! - `budget`: per-call budgets (hub-log lines, outgoing HTTP requests) and the
+//!   bound on plugin-provided text;
+//! - `file`: reading plugin files (regular files only, size capped while reading);
 //! - `manifest`: `NAME.toml` grants and limits;
 //! - `loader`, `load_error`, `operations`: loading, why a load failed, checking
 //!   the listed operations;
@@ -15,10 +18,12 @@
 //! - `cache`, `lock`, `dir`: compiled cache, pinning, hot reload.
 
 mod bindings;
+mod budget;
 mod cache;
 mod capture;
 mod dir;
 mod engine;
+mod file;
 mod load_error;
 mod loader;
 mod lock;
@@ -31,6 +36,7 @@ mod types;
 
 pub use dir::{PluginDir, PluginEntry, PluginState};
 pub use engine::{Allocator, EPOCH_TICK};
+pub use file::FileKind;
 pub use load_error::{CompileError, ListError, LoadError, LoadProblem};
 pub use loader::{manifest_path, plugin_name, valid_operation_name, valid_plugin_name};
 pub use lock::{LOCK_FILE, LockError, LockFile};

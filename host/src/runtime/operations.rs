@@ -2,6 +2,7 @@
 //! each JSON Schema (parsed, meta-validated, compiled once into a validator).
 
 use super::bindings::{OperationSpec, WitHints};
+use super::budget::bounded;
 use super::load_error::{ListError, LoadProblem, MAX_NAME_LEN};
 use super::loader::valid_operation_name;
 use super::plugin::{Hints, Operation};
@@ -93,8 +94,12 @@ impl Error for OperationProblem {
 }
 
 /// Checks every spec, pushing one problem per broken rule; returns the operations
-/// that passed.
-pub(super) fn validate(specs: Vec<OperationSpec>, problems: &mut Vec<LoadProblem>) -> Vec<Operation> {
+/// that passed, their descriptions cut at `text_cap` bytes (`limits.plugin_text_kb`).
+pub(super) fn validate(
+    specs: Vec<OperationSpec>,
+    text_cap: usize,
+    problems: &mut Vec<LoadProblem>,
+) -> Vec<Operation> {
     let mut seen = std::collections::HashSet::new();
     let mut ops = Vec::new();
     if specs.is_empty() {
@@ -136,7 +141,7 @@ pub(super) fn validate(specs: Vec<OperationSpec>, problems: &mut Vec<LoadProblem
         };
         ops.push(Operation {
             name: spec.name,
-            description: spec.description,
+            description: bounded(spec.description, text_cap),
             input_schema,
             output_schema,
             hints: Hints {

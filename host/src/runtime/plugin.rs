@@ -4,6 +4,7 @@
 //! its limits, and has each violation mapped to a precise [`CallFailure`].
 
 use super::bindings::{PluginError, PluginPre};
+use super::budget::bounded;
 use super::manifest::{EffectiveLimits, Manifest};
 use super::sandbox::{CallState, SandboxSpec, new_store};
 use super::types::{CallFailure, CallOutput, ErrorCode, Invocation, TrapKind};
@@ -150,6 +151,8 @@ impl Plugin {
         };
         let result = tokio::time::timeout_at(deadline, run).await;
         let state = store.data();
+        state.log.summarize(&self.name, &state.call_id);
+        let text_cap = limits.text_bytes();
         let logs = || state.output.text();
         let log_overflow = || CallFailure::OutputLimit {
             limit_bytes: limits.log_bytes() as u64,
@@ -174,12 +177,12 @@ impl Plugin {
                 } else {
                     Err(CallFailure::Trap {
                         kind: trap_kind(&e),
-                        message: trap_message(&e, &logs()),
+                        message: bounded(trap_message(&e, &logs()), text_cap),
                     })
                 }
             }
             Ok(Ok(_)) if state.output.overflowed() => Err(log_overflow()),
-            Ok(Ok(Err(err))) => Err(plugin_failure(err)),
+            Ok(Ok(Err(err))) => Err(plugin_failure(err, text_cap)),
             Ok(Ok(Ok(json))) if json.len() > limits.output_bytes() => Err(CallFailure::OutputLimit {
                 limit_bytes: limits.output_bytes() as u64,
             }),
@@ -199,14 +202,19 @@ fn hostcall_fuel_exhausted(e: &wasmtime::Error) -> bool {
     })
 }
 
-fn plugin_failure(err: PluginError) -> CallFailure {
+/// The plugin's own error, its message cut at `limits.plugin_text_kb` here so the
+/// audit log, the model and the client all see the same bounded text.
+fn plugin_failure(err: PluginError, text_cap: usize) -> CallFailure {
     let (code, message) = match err {
         PluginError::InvalidInput(m) => (ErrorCode::InvalidInput, m),
         PluginError::NotFound(m) => (ErrorCode::NotFound, m),
         PluginError::Forbidden(m) => (ErrorCode::Forbidden, m),
         PluginError::Failed(m) => (ErrorCode::PluginError, m),
     };
-    CallFailure::Plugin { code, message }
+    CallFailure::Plugin {
+        code,
+        message: bounded(message, text_cap),
+    }
 }
 
 fn trap_kind(e: &wasmtime::Error) -> TrapKind {

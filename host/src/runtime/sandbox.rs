@@ -5,6 +5,7 @@
 //! `WasiCtxBuilder::new()` is deny-all (no env, no preopens, stdin closed, sockets
 //! and DNS denied); we only add what the manifest grants and never `inherit_*`.
 
+use super::budget::{HttpBudget, LogBudget};
 use super::capture::CapturePipe;
 use super::manifest::{DirGrant, EffectiveLimits};
 use super::net::{NetHooks, NetPolicy};
@@ -78,6 +79,8 @@ pub struct CallState {
     pub plugin: Arc<str>,
     pub call_id: Arc<str>,
     pub nested: Arc<dyn NestedCalls>,
+    /// Lines this call may still put into the hub log; shared with the HTTP hooks.
+    pub log: Arc<LogBudget>,
 }
 
 /// Why a sandbox could not be set up: a granted directory cannot be opened (it
@@ -138,6 +141,7 @@ impl CallState {
         }
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
+        let log = Arc::new(LogBudget::new(spec.limits.log_lines));
         Ok(CallState {
             wasi: wasi.build(),
             table,
@@ -147,6 +151,8 @@ impl CallState {
                 deadline,
                 plugin: plugin.clone(),
                 call_id: call_id.clone(),
+                log: log.clone(),
+                http: HttpBudget::new(spec.limits.max_http_concurrent, spec.limits.max_http_requests),
             },
             limiter: MemoryLimiter {
                 max_bytes: spec.limits.memory_bytes(),
@@ -157,6 +163,7 @@ impl CallState {
             plugin,
             call_id,
             nested,
+            log,
         })
     }
 }

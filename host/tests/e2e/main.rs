@@ -12,6 +12,7 @@ mod llm_failures;
 mod llm_proxy;
 mod mcp_binary;
 mod runtime_adversarial;
+mod runtime_budgets;
 mod runtime_cli;
 mod runtime_loader;
 mod runtime_network;

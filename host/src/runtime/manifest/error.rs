@@ -2,6 +2,7 @@
 //! each a [`ManifestProblem`] that names the line and key of the value it rejects
 //! and keeps the underlying error as its `source()`.
 
+use super::super::file::ReadError;
 use super::grants::GrantError;
 use crate::toml::TomlError;
 use std::fmt;
@@ -23,6 +24,16 @@ impl fmt::Display for ManifestError {
             write!(f, "{}: {p}", self.path.display())?;
         }
         Ok(())
+    }
+}
+
+impl ManifestError {
+    /// A refusal with a single problem.
+    pub(super) fn one(path: &std::path::Path, problem: ManifestProblem) -> ManifestError {
+        ManifestError {
+            path: path.to_owned(),
+            problems: vec![problem],
+        }
     }
 }
 
@@ -51,6 +62,8 @@ impl fmt::Display for Line {
 pub enum ManifestProblem {
     /// The file exists but cannot be read.
     Read(std::io::Error),
+    /// Not a regular file (a FIFO, a device...) or too large: never read whole.
+    Unreadable(ReadError),
     /// Not TOML, an unknown key, or a value of the wrong type (names its line).
     Toml(TomlError),
     /// `network.allow[index]` is not a host grant.
@@ -85,6 +98,9 @@ impl fmt::Display for ManifestProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ManifestProblem::Read(e) => write!(f, "cannot read: {e}"),
+            ManifestProblem::Unreadable(e) => {
+                write!(f, "cannot read: {e}; a manifest must be a regular file")
+            }
             ManifestProblem::Toml(e) => write!(f, "{e}"),
             ManifestProblem::Grant { line, index, source } => {
                 write!(f, "{line}: network.allow[{index}]: {source}")
@@ -126,6 +142,7 @@ impl std::error::Error for ManifestProblem {
         match self {
             ManifestProblem::Read(e) | ManifestProblem::DirUnreadable { source: e, .. } => Some(e),
             ManifestProblem::Toml(e) => Some(e),
+            ManifestProblem::Unreadable(e) => Some(e),
             ManifestProblem::Grant { source, .. } => Some(source),
             ManifestProblem::NotADirectory { .. }
             | ManifestProblem::GuestPath { .. }

@@ -21,6 +21,11 @@ pub struct EffectiveLimits {
     pub output_kb: u64,
     pub log_kb: u64,
     pub input_kb: u64,
+    /// The operator's per-call budgets (`limits.log_lines`, ...); not per plugin.
+    pub log_lines: u32,
+    pub max_http_concurrent: u32,
+    pub max_http_requests: u32,
+    pub plugin_text_kb: u64,
 }
 
 impl EffectiveLimits {
@@ -43,6 +48,10 @@ impl EffectiveLimits {
             output_kb: clamp("output_kb", requests.output_kb, caps.output_kb),
             log_kb: clamp("log_kb", requests.log_kb, caps.log_kb),
             input_kb: caps.input_kb,
+            log_lines: caps.log_lines,
+            max_http_concurrent: caps.max_http_concurrent,
+            max_http_requests: caps.max_http_requests,
+            plugin_text_kb: caps.plugin_text_kb,
         };
         (limits, notes)
     }
@@ -55,6 +64,9 @@ impl EffectiveLimits {
     }
     pub fn log_bytes(&self) -> usize {
         usize::try_from(self.log_kb.saturating_mul(1024)).unwrap_or(usize::MAX)
+    }
+    pub fn text_bytes(&self) -> usize {
+        usize::try_from(self.plugin_text_kb.saturating_mul(1024)).unwrap_or(usize::MAX)
     }
     pub fn input_bytes(&self) -> usize {
         usize::try_from(self.input_kb.saturating_mul(1024)).unwrap_or(usize::MAX)

@@ -17,9 +17,13 @@ pub use error::{ManifestError, ManifestProblem};
 pub use grants::{DirGrant, GrantError, HostGrant};
 pub use limits::{EffectiveLimits, LimitRequests};
 
+use super::file::ReadError;
 use crate::toml::Document;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+
+/// Largest manifest read, in bytes (a manifest is a few lines).
+const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 
 /// A validated manifest. `Manifest::default()` is the deny-all manifest used when
 /// there is no `NAME.toml`.
@@ -195,13 +199,20 @@ impl Checks<'_, '_> {
 impl Manifest {
     /// Reads `path` if it exists; `Ok(Manifest::default())` when it does not.
     pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
-        match std::fs::read_to_string(path) {
+        let bytes = match super::file::read_capped(path, MAX_MANIFEST_BYTES) {
+            Ok(bytes) => bytes,
+            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Manifest::default());
+            }
+            Err(ReadError::Io(e)) => return Err(ManifestError::one(path, ManifestProblem::Read(e))),
+            Err(e) => return Err(ManifestError::one(path, ManifestProblem::Unreadable(e))),
+        };
+        match String::from_utf8(bytes) {
             Ok(text) => Manifest::parse(&text, path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
-            Err(e) => Err(ManifestError {
-                path: path.to_owned(),
-                problems: vec![ManifestProblem::Read(e)],
-            }),
+            Err(e) => Err(ManifestError::one(
+                path,
+                ManifestProblem::Read(std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+            )),
         }
     }
 

@@ -2,8 +2,10 @@
 //! request, resolves and filters its addresses, and makes the request through the
 //! shared [`crate::http_client`] with every timeout clamped to the call's deadline.
 
+use super::super::budget::{HttpBudget, LogBudget, call_log};
 use super::policy::{NetPolicy, Target, public_only};
 use crate::http_client::{self, ConnectError, Connection};
+use crate::logging::Level;
 use bytes::Bytes;
 use http_body::{Body, Frame};
 use http_body_util::BodyExt;
@@ -16,13 +18,15 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
-/// The per-call wasi:http hooks: one plugin's policy, the call's deadline and the
-/// tags for log lines.
+/// The per-call wasi:http hooks: one plugin's policy, the call's deadline, its
+/// HTTP and log budgets, and the tags for log lines.
 pub struct NetHooks {
     pub policy: Arc<NetPolicy>,
     pub deadline: Instant,
     pub plugin: Arc<str>,
     pub call_id: Arc<str>,
+    pub log: Arc<LogBudget>,
+    pub http: Arc<HttpBudget>,
 }
 
 type IoFuture = Box<dyn Future<Output = Result<(), HttpError>> + Send>;
@@ -35,27 +39,55 @@ impl WasiHttpHooks for NetHooks {
         options: Option<RequestOptions>,
         _fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> Box<dyn Future<Output = SendResult> + Send> {
-        let target = self.policy.check(request.uri());
+        // Admitted now, when the guest calls `handle`, so requests it has not
+        // polled yet count as open too; the permit lives as long as the connection.
+        let admitted = self.policy.check(request.uri()).map(|t| (t, self.http.start()));
         let (plugin, call_id, deadline) = (self.plugin.clone(), self.call_id.clone(), self.deadline);
+        let log = self.log.clone();
         Box::new(async move {
-            let target = match target {
-                Ok(t) => t,
+            let (target, permit) = match admitted {
+                Ok((target, Ok(permit))) => (target, permit),
+                Ok((_, Err(limit))) => {
+                    call_log!(
+                        log,
+                        Level::Warn,
+                        "plugin {plugin} call {call_id}: HTTP request refused: {limit}"
+                    );
+                    return Err(HttpError::InternalError(Some(limit.to_string())));
+                }
                 Err(reason) => {
-                    crate::warn!("plugin {plugin} call {call_id}: HTTP request denied: {reason}");
+                    call_log!(
+                        log,
+                        Level::Warn,
+                        "plugin {plugin} call {call_id}: HTTP request denied: {reason}"
+                    );
                     return Err(HttpError::HttpRequestDenied);
                 }
             };
-            let result = send(target, request, options, deadline).await;
-            if let Err(e) = &result {
-                crate::warn!("plugin {plugin} call {call_id}: HTTP request failed: {e}");
+            let result = send(target, request, options, deadline, &log).await;
+            match result {
+                Ok((response, io)) => {
+                    let io: IoFuture = Box::new(async move {
+                        let _permit = permit;
+                        Pin::from(io).await
+                    });
+                    Ok((response, io))
+                }
+                Err(e) => {
+                    call_log!(
+                        log,
+                        Level::Warn,
+                        "plugin {plugin} call {call_id}: HTTP request failed: {e}"
+                    );
+                    Err(e)
+                }
             }
-            result
         })
     }
 }
 
 /// Resolves `target` and keeps the addresses the policy allows.
-async fn resolve(target: &Target, deadline: Instant) -> Result<Vec<SocketAddr>, HttpError> {
+async fn resolve(target: &Target, deadline: Instant, log: &LogBudget) -> Result<Vec<SocketAddr>, HttpError> {
     if let Some(ip) = target.literal {
         return Ok(vec![SocketAddr::new(ip, target.port)]);
     }
@@ -72,7 +104,9 @@ async fn resolve(target: &Target, deadline: Instant) -> Result<Vec<SocketAddr>, 
     };
     let public = public_only(&addrs);
     if public.is_empty() {
-        crate::warn!(
+        call_log!(
+            log,
+            Level::Warn,
             "HTTP request to {} refused: it resolves only to non-public addresses {addrs:?} \
              (grant the IP literal to allow that)",
             target.host
@@ -92,8 +126,9 @@ async fn send(
     mut request: http::Request<WasiBody>,
     options: Option<RequestOptions>,
     deadline: Instant,
+    log: &LogBudget,
 ) -> SendResult {
-    let addrs = resolve(&target, deadline).await?;
+    let addrs = resolve(&target, deadline, log).await?;
     let connect_by = Instant::now() + clamp(options.and_then(|o| o.connect_timeout), deadline);
     let tcp = tokio::time::timeout_at(connect_by, http_client::connect_tcp(addrs))
         .await

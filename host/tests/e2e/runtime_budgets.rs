@@ -1,0 +1,249 @@
+//! Per-call budgets and load bounds of the runtime (issue 14), each hit with its
+//! own error: regular plugin files only, a `list()` that never returns, outgoing
+//! HTTP requests at once and in total, lines in the hub log, and plugin-provided
+//! text.
+
+use crate::support::runtime::*;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::process::{Command, ExitCode};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use wasmhub::config::Limits;
+use wasmhub::runtime::{CallFailure, ErrorCode, FileKind, LoadProblem, PluginDir, PluginState, Runtime};
+
+/// The states of the plugins in `dir` after the first load, by name.
+async fn load_folder(runtime: Runtime, dir: &Scratch) -> BTreeMap<String, PluginState> {
+    let watcher = PluginDir::start(runtime, dir.0.clone(), None, Arc::new(|_| {}))
+        .await
+        .expect("the folder loads");
+    watcher.entries().into_iter().map(|e| (e.name, e.state)).collect()
+}
+
+fn rejection(states: &BTreeMap<String, PluginState>, name: &str) -> String {
+    match &states[name] {
+        PluginState::Rejected { reason, .. } => reason.clone(),
+        _ => panic!("{name} was loaded"),
+    }
+}
+
+fn special_files(s: &Scratch) {
+    let made = Command::new("mkfifo").arg(s.path("pipe.wasm")).status().unwrap();
+    assert!(made.success(), "mkfifo");
+    std::os::unix::fs::symlink("/dev/zero", s.path("zero.wasm")).unwrap();
+}
+
+#[tokio::test]
+async fn fifos_and_devices_are_rejected_by_type_without_blocking() {
+    let s = Scratch::new("special-files");
+    special_files(&s);
+    s.plugin("flood", "flood", None);
+    let rt = runtime();
+    let problems = rt.load(&s.path("pipe.wasm")).await.unwrap_err().problems;
+    assert!(
+        matches!(problems[..], [LoadProblem::NotRegularFile(FileKind::Fifo)]),
+        "{problems:?}"
+    );
+    let problems = rt.load(&s.path("zero.wasm")).await.unwrap_err().problems;
+    assert!(
+        matches!(problems[..], [LoadProblem::NotRegularFile(FileKind::CharDevice)]),
+        "{problems:?}"
+    );
+    // A manifest that is a FIFO is refused too, never opened for a blocking read.
+    s.plugin("flood", "piped", None);
+    Command::new("mkfifo").arg(s.path("piped.toml")).status().unwrap();
+
+    let states = load_folder(rt, &s).await;
+    assert!(rejection(&states, "pipe").contains("a FIFO (named pipe), not a regular file"));
+    assert!(rejection(&states, "zero").contains("a character device, not a regular file"));
+    assert!(rejection(&states, "piped").contains("a manifest must be a regular file"));
+    assert!(matches!(states["flood"], PluginState::Active(_)));
+}
+
+#[test]
+fn plugin_check_refuses_a_fifo_and_a_device() {
+    let s = Scratch::new("check-special");
+    special_files(&s);
+    for file in ["pipe.wasm", "zero.wasm"] {
+        let code = wasmhub::cli::plugin::check(&s.path(file));
+        assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(1)), "{file}");
+    }
+}
+
+#[tokio::test]
+async fn a_list_that_never_returns_is_rejected_while_the_others_load() {
+    let s = Scratch::new("spinlist");
+    s.plugin("spinlist", "spinner", None);
+    s.plugin("flood", "flood", None);
+    let rt = Runtime::new(
+        &Limits {
+            load_timeout_ms: 300,
+            ..limits()
+        },
+        None,
+    )
+    .unwrap();
+    let states = load_folder(rt, &s).await;
+    let reason = rejection(&states, "spinner");
+    assert!(
+        reason.contains("did not return within 300 ms (limits.load_timeout_ms"),
+        "{reason}"
+    );
+    assert!(matches!(states["flood"], PluginState::Active(_)));
+}
+
+/// An HTTP/1.1 server on 127.0.0.1 that answers every request after `delay`.
+async fn slow_server(delay: Duration) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 1024];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match sock.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                tokio::time::sleep(delay).await;
+                let reply = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
+                let _ = sock.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+/// Each request's status, or its error text, from `flood.burst`.
+async fn burst(limits: Limits, port: u16, count: u64) -> Vec<Value> {
+    let s = Scratch::new("burst");
+    let grant = format!("[network]\nallow = [\"127.0.0.1:{port}\"]\n");
+    let wasm = s.plugin("flood", "flood", Some(&grant));
+    let plugin = Runtime::new(&limits, None).unwrap().load(&wasm).await.unwrap();
+    let input = json!({ "authority": format!("127.0.0.1:{port}"), "count": count }).to_string();
+    let out = plugin.call("burst", &input, inv()).await.unwrap();
+    let out: Value = serde_json::from_str(&out.json).unwrap();
+    out["results"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn outgoing_http_requests_are_bounded_at_once_and_per_call() {
+    let port = slow_server(Duration::from_millis(300)).await;
+    let at_once = Limits {
+        max_http_concurrent: 2,
+        ..limits()
+    };
+    let results = burst(at_once, port, 4).await;
+    assert_eq!(
+        results[..2],
+        [json!({"status": 200}), json!({"status": 200})],
+        "{results:?}"
+    );
+    for refused in &results[2..] {
+        let text = refused["error"].as_str().unwrap();
+        assert!(text.contains("limits.max_http_concurrent = 2"), "{text}");
+    }
+
+    let in_total = Limits {
+        max_http_requests: 3,
+        ..limits()
+    };
+    let results = burst(in_total, port, 5).await;
+    assert_eq!(
+        results.iter().filter(|r| r["status"] == 200).count(),
+        3,
+        "{results:?}"
+    );
+    for refused in &results[3..] {
+        let text = refused["error"].as_str().unwrap();
+        assert!(text.contains("limits.max_http_requests = 3"), "{text}");
+    }
+}
+
+/// `wasmhub call flood.log` with `input` and a budget of 20 lines: its stderr.
+fn logged(input: &str) -> String {
+    let s = Scratch::new("log-budget");
+    s.plugin("flood", "flood", None);
+    let data = Scratch::new("log-budget-data");
+    let out = Command::new(env!("CARGO_BIN_EXE_wasmhub"))
+        .env("WASMHUB_LOG", "info")
+        .args([
+            "call",
+            "flood.log",
+            input,
+            "--set",
+            "limits.log_lines=20",
+            "--plugins",
+        ])
+        .arg(&s.0)
+        .arg("--data")
+        .arg(&data.0)
+        .output()
+        .expect("run wasmhub call");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_guest_logging_in_a_loop_writes_its_budget_and_one_summary_line() {
+    let stderr = logged(r#"{"times": 500}"#);
+    let lines = stderr.lines().filter(|l| l.contains("flood line")).count();
+    assert_eq!(lines, 20, "{stderr}");
+    let summaries: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("lines suppressed"))
+        .collect();
+    assert_eq!(summaries.len(), 1, "{stderr}");
+    assert!(
+        summaries[0].contains("480 lines suppressed (limits.log_lines = 20 per call)"),
+        "{stderr}"
+    );
+
+    // Lines the log level filters are neither written nor counted.
+    let stderr = logged(r#"{"times": 500, "level": "debug"}"#);
+    assert!(
+        !stderr.contains("flood line") && !stderr.contains("suppressed"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_one_megabyte_plugin_error_is_cut_at_the_runtime_boundary() {
+    let s = Scratch::new("big-error");
+    let plugin = runtime().load(&s.plugin("flood", "flood", None)).await.unwrap();
+    let failure = plugin
+        .call("fail", r#"{"bytes": 1048576}"#, inv())
+        .await
+        .unwrap_err();
+    let CallFailure::Plugin { code, message } = failure else {
+        panic!("{failure:?}");
+    };
+    assert_eq!(code, ErrorCode::PluginError);
+    assert!(
+        message.ends_with("… [truncated, 1048576 bytes]"),
+        "{}",
+        &message[message.len() - 60..]
+    );
+    assert_eq!(message.len(), 16 * 1024 + "… [truncated, 1048576 bytes]".len());
+
+    // What the client, the model and the audit log get is that bounded text.
+    let dir = crate::support::hub::plugins(&[("flood", "flood")], &[]);
+    let h = crate::support::hub::hub(&dir, |c| c.limits.plugin_text_kb = 1).await;
+    let r = h.call("flood.fail", json!({"bytes": 1048576})).await;
+    let text = r.to_string();
+    assert!(
+        text.len() < 4096 && text.contains("[truncated, 1048576 bytes]"),
+        "{}",
+        text.len()
+    );
+    let records = h.hub.calls(10).unwrap();
+    let stored = serde_json::to_string(&records[0]).unwrap();
+    assert!(
+        stored.len() < 4096 && stored.contains("[truncated, 1048576 bytes]"),
+        "{}",
+        stored.len()
+    );
+}
