@@ -483,15 +483,10 @@ async fn answer_handshake(
 }
 
 fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders<'_>, r: Request) -> Resp {
-    let requested = r.params_object().and_then(|p| p.get("protocolVersion"));
-    let Some(requested) = requested.and_then(Value::as_str) else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &r.id,
-            RpcError::invalid_params("initialize needs params.protocolVersion (a string)"),
-        );
+    let version = match revision::negotiate_initialize(&r) {
+        Ok(version) => version,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &r.id, e),
     };
-    let version = revision::negotiate(Some(requested));
     let sid = state.sessions.open(caller.name(), version);
     let answer = jsonrpc::result_response(&r.id, state.dispatcher.initialize_result(version));
     if !h.accepts_json {

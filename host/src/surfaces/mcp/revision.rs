@@ -111,6 +111,18 @@ pub fn negotiate(requested: Option<&str>) -> &'static str {
         .unwrap_or(LATEST_HANDSHAKE_VERSION)
 }
 
+/// The version to answer an `initialize` with: [`negotiate`] of its
+/// `params.protocolVersion`, which the request must carry (-32602 otherwise).
+pub fn negotiate_initialize(req: &Request) -> Result<&'static str, RpcError> {
+    let requested = req.params_object().and_then(|p| p.get("protocolVersion"));
+    match requested.and_then(Value::as_str) {
+        Some(requested) => Ok(negotiate(Some(requested))),
+        None => Err(RpcError::invalid_params(
+            "initialize needs params.protocolVersion (a string)",
+        )),
+    }
+}
+
 /// JSON-RPC batches were part of 2025-03-26 (and 2024-11-05's JSON-RPC) and were
 /// removed in 2025-06-18; the stateless revision has none either.
 pub fn batches_allowed(version: &str) -> bool {

@@ -202,15 +202,10 @@ impl Conn {
     }
 
     fn initialize(&mut self, r: &Request) -> Value {
-        let requested = r
-            .params_object()
-            .and_then(|p| p.get("protocolVersion"))
-            .and_then(Value::as_str);
-        let Some(requested) = requested else {
-            let e = RpcError::invalid_params("initialize needs params.protocolVersion (a string)");
-            return jsonrpc::error_response(&r.id, &e);
+        let version = match revision::negotiate_initialize(r) {
+            Ok(version) => version,
+            Err(e) => return jsonrpc::error_response(&r.id, &e),
         };
-        let version = revision::negotiate(Some(requested));
         self.version = Some(version);
         jsonrpc::result_response(&r.id, self.dispatcher.initialize_result(version))
     }
