@@ -93,29 +93,39 @@ fn empty(status: StatusCode) -> Resp {
 #[derive(Debug)]
 pub enum BodyError {
     TooLarge { limit: usize },
-    Read(String),
-    Json(String),
+    Read(Box<dyn std::error::Error + Send + Sync>),
+    Json(serde_json::Error),
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyError::TooLarge { limit } => write!(f, "request body is larger than {limit} bytes"),
+            BodyError::Read(e) => write!(f, "could not read the body: {e}"),
+            BodyError::Json(e) => write!(f, "request body is not valid JSON: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BodyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BodyError::TooLarge { .. } => None,
+            BodyError::Read(e) => Some(e.as_ref()),
+            BodyError::Json(e) => Some(e),
+        }
+    }
 }
 
 impl BodyError {
+    /// 413 for a body over the limit, 400 otherwise, in the hub's error shape.
     pub fn into_response(self) -> Resp {
-        match self {
-            BodyError::TooLarge { limit } => error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                format!("request body is larger than {limit} bytes"),
-            ),
-            BodyError::Read(m) => error(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
-                format!("could not read the body: {m}"),
-            ),
-            BodyError::Json(m) => error(
-                StatusCode::BAD_REQUEST,
-                "invalid_json",
-                format!("request body is not valid JSON: {m}"),
-            ),
-        }
+        let (status, code) = match self {
+            BodyError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
+            BodyError::Read(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            BodyError::Json(_) => (StatusCode::BAD_REQUEST, "invalid_json"),
+        };
+        error(status, code, self.to_string())
     }
 }
 
@@ -127,12 +137,6 @@ pub async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, BodyError>
         Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
             Err(BodyError::TooLarge { limit })
         }
-        Err(e) => Err(BodyError::Read(e.to_string())),
+        Err(e) => Err(BodyError::Read(e)),
     }
-}
-
-/// Reads the body and parses it as JSON of type `T`.
-pub async fn read_json<T: serde::de::DeserializeOwned>(body: Incoming, limit: usize) -> Result<T, BodyError> {
-    let bytes = read_body(body, limit).await?;
-    serde_json::from_slice(&bytes).map_err(|e| BodyError::Json(e.to_string()))
 }

@@ -43,7 +43,7 @@ pub async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller, kind: 
     } else {
         match serde_json::from_slice(&body) {
             Ok(v) => v,
-            Err(e) => return BodyError::Json(e.to_string()).into_response(),
+            Err(e) => return BodyError::Json(e).into_response(),
         }
     };
     let ctx = CallContext::new(caller);

@@ -136,6 +136,15 @@ impl Dispatcher {
         Ok(result)
     }
 
+    /// [`Dispatcher::handle`] as the JSON-RPC response object to send.
+    pub async fn respond(&self, req: Request, ctx: CallCtx) -> Value {
+        let id = req.id.clone();
+        match self.handle(req, ctx).await {
+            Ok(result) => jsonrpc::result_response(&id, result),
+            Err(error) => jsonrpc::error_response(&id, &error),
+        }
+    }
+
     fn discover_result(&self) -> Value {
         json!({
             "supportedVersions": revision::SUPPORTED_VERSIONS,

@@ -86,11 +86,7 @@ async fn run(scope: Scope, job: Job, progress: Option<ProgressSink>) -> Value {
         cancel,
         progress,
     };
-    let id = req.id.clone();
-    let answer = match scope.dispatcher.handle(req, ctx).await {
-        Ok(result) => jsonrpc::result_response(&id, result),
-        Err(error) => jsonrpc::error_response(&id, &error),
-    };
+    let answer = scope.dispatcher.respond(req, ctx).await;
     guard.0 = None;
     drop(in_flight);
     answer

@@ -187,19 +187,12 @@ async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, 
     }
     let body = match respond::read_body(body, max_body).await {
         Ok(b) => b,
-        Err(BodyError::TooLarge { limit }) => {
-            return error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &Value::Null,
-                RpcError::invalid_request(format!("request body is larger than {limit} bytes")),
-            );
-        }
         Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &Value::Null,
-                RpcError::invalid_request(format!("{e:?}")),
-            );
+            let status = match e {
+                BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+                BodyError::Read(_) | BodyError::Json(_) => StatusCode::BAD_REQUEST,
+            };
+            return error(status, &Value::Null, RpcError::invalid_request(e.to_string()));
         }
     };
     let payload = match jsonrpc::parse(&body) {

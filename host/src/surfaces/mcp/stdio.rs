@@ -231,11 +231,7 @@ impl Conn {
         let dispatcher = self.dispatcher.clone();
         let in_flight = self.in_flight.clone();
         tokio::spawn(async move {
-            let id = r.id.clone();
-            let answer = match dispatcher.handle(r, ctx).await {
-                Ok(result) => jsonrpc::result_response(&id, result),
-                Err(e) => jsonrpc::error_response(&id, &e),
-            };
+            let answer = dispatcher.respond(r, ctx).await;
             in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
             let _ = reply.send(answer).await;
         });
