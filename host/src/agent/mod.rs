@@ -171,7 +171,7 @@ impl Agent {
                 return Err(e);
             }
         };
-        let now = sessions::now_ms();
+        let now = crate::clock::now_ms();
         let session = info.unwrap_or_else(|| SessionInfo {
             id: req.session_id.clone(),
             title: String::new(),

@@ -58,13 +58,6 @@ fn message_key(id: &str, index: usize) -> Vec<u8> {
     format!("m/{id}/{index:06}").into_bytes()
 }
 
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 impl Sessions {
     pub fn open(storage: &Storage) -> Result<Sessions, StorageError> {
         Ok(Sessions {
@@ -130,7 +123,7 @@ impl Sessions {
         let count = head.len() + usize::from(tail.is_some());
         let mut info = info.clone();
         info.message_count = count;
-        info.updated_at = now_ms();
+        info.updated_at = crate::clock::now_ms();
         if info.title.is_empty() {
             info.title = title_of(head);
         }

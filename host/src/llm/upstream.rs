@@ -12,7 +12,7 @@ use super::providers::{KeyError, Provider};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::Full;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Longest `Retry-After` the hub waits; a longer one is passed to the client.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
@@ -214,7 +214,7 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_millis((secs * 1000.0) as u64));
     }
     let at = parse_http_date(value)?;
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
+    let now = crate::clock::now_ms() / 1000;
     Some(Duration::from_secs(at.saturating_sub(now)))
 }
 
