@@ -72,7 +72,7 @@ pub fn plugins(app: &App) -> Resp {
 pub async fn calls(app: &App, req: &Request<Incoming>) -> Resp {
     let limit = match query_limit(req.uri().query()) {
         Ok(l) => l,
-        Err(message) => return respond::error(StatusCode::BAD_REQUEST, "invalid_input", message),
+        Err(e) => return respond::error(StatusCode::BAD_REQUEST, "invalid_input", e.to_string()),
     };
     // Reading waits for the audit writer: keep it off the async workers.
     let hub = app.hub.clone();
@@ -83,7 +83,23 @@ pub async fn calls(app: &App, req: &Request<Incoming>) -> Resp {
     }
 }
 
-fn query_limit(query: Option<&str>) -> Result<usize, String> {
+/// A `limit` query value that is not an integer from 1 to [`CALLS_MAX_LIMIT`].
+#[derive(Debug, PartialEq)]
+struct BadLimit(String);
+
+impl std::fmt::Display for BadLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "limit must be an integer from 1 to {CALLS_MAX_LIMIT}, got {:?}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for BadLimit {}
+
+fn query_limit(query: Option<&str>) -> Result<usize, BadLimit> {
     let value = query
         .unwrap_or("")
         .split('&')
@@ -94,9 +110,7 @@ fn query_limit(query: Option<&str>) -> Result<usize, String> {
         None => Ok(CALLS_DEFAULT_LIMIT),
         Some(v) => match v.parse::<usize>() {
             Ok(n) if (1..=CALLS_MAX_LIMIT).contains(&n) => Ok(n),
-            _ => Err(format!(
-                "limit must be an integer from 1 to {CALLS_MAX_LIMIT}, got {v:?}"
-            )),
+            _ => Err(BadLimit(v.to_string())),
         },
     }
 }
@@ -110,7 +124,12 @@ mod tests {
         assert_eq!(query_limit(None), Ok(CALLS_DEFAULT_LIMIT));
         assert_eq!(query_limit(Some("a=1&limit=5")), Ok(5));
         assert!(query_limit(Some("limit=0")).is_err());
-        assert!(query_limit(Some("limit=5000")).unwrap_err().contains("1 to 1000"));
+        assert!(
+            query_limit(Some("limit=5000"))
+                .unwrap_err()
+                .to_string()
+                .contains("1 to 1000")
+        );
         assert!(query_limit(Some("limit=x")).is_err());
     }
 
