@@ -10,6 +10,7 @@
 //! - `meta_tools`: the four definitions and requests; `answers`: what each one
 //!   returns; `registry`: the operation snapshot;
 //! - `search`: BM25F ranking and "did you mean"; `validate`: schema violations;
+//!   `checks`: a call's input and output against its schemas;
 //! - `protocol`: one call and batches; `cancel`: cancellation trees;
 //!   `schedule`: fair shares of the instance pool;
 //! - `auth`: tokens and allowlists; `audit`: the call log; `metrics`: Prometheus.
@@ -18,6 +19,7 @@ mod answers;
 pub mod audit;
 pub mod auth;
 pub mod cancel;
+mod checks;
 mod error;
 mod meta_tools;
 mod metrics;

@@ -12,13 +12,13 @@
 use super::audit::{AuditLog, CallOutcome, CallRecord};
 use super::auth::Caller;
 use super::cancel::CancelToken;
+use super::checks::{approx_len, check_input, check_output};
 use super::error::{CallError, ErrorCode, Limit, did_you_mean};
 use super::meta_tools::OperationCall;
 use super::metrics::{InFlight, Metrics, UNKNOWN_TOOL};
 use super::registry::{OpRef, Registry};
 use super::schedule::Scheduler;
 use super::search::suggest;
-use super::validate;
 use crate::config::Limits;
 use crate::race::{Race, race};
 use crate::runtime::{CallFailure, Deadline, Invocation, NestedCallError, NestedCalls};
@@ -340,52 +340,6 @@ async fn execute(
     check_output(op, &output.json)
 }
 
-/// Checks `input` against the operation's input schema and hands it back. An
-/// input of `limits.validate_blocking_kb` or more is checked on tokio's blocking
-/// pool: validating a large input with many errors takes long enough to hold up
-/// every request sharing the async worker.
-async fn check_input(op: &OpRef, input: Value, limits: &Limits) -> Result<Value, CallError> {
-    let max = limits.max_violations;
-    let large = (limits.validate_blocking_kb as usize).saturating_mul(1024);
-    let (input, (violations, unlisted)) = if approx_len(&input, large) >= large {
-        let plugin = op.plugin.clone();
-        let index = op.index();
-        tokio::task::spawn_blocking(move || {
-            let operation = &plugin.operations()[index];
-            let found =
-                validate::violations(&operation.input_validator, &operation.input_schema, &input, max);
-            (input, found)
-        })
-        .await
-        .map_err(|e| {
-            CallError::new(
-                ErrorCode::Trap,
-                format!(
-                    "the hub's input validation of {} failed ({e}); see the hub log",
-                    op.tool
-                ),
-            )
-        })?
-    } else {
-        let operation = op.operation();
-        let found = validate::violations(&operation.input_validator, &operation.input_schema, &input, max);
-        (input, found)
-    };
-    if violations.is_empty() {
-        return Ok(input);
-    }
-    let mut e = CallError::new(
-        ErrorCode::InvalidInput,
-        format!(
-            "input does not match the input schema of {} ({}); fix it and call again (hub_schema shows the schema)",
-            op.tool,
-            validate::summary(&violations, unlisted)
-        ),
-    );
-    e.violations = violations;
-    Err(e)
-}
-
 /// The chain of a nested call to `tool` from `parent`, or why it may not run.
 fn check_graph(parent: &Frame, tool: &str, limits: &Limits) -> Result<Vec<String>, CallError> {
     let mut chain = parent.chain.clone();
@@ -438,36 +392,6 @@ fn check_graph(parent: &Frame, tool: &str, limits: &Limits) -> Result<Vec<String
     Ok(chain)
 }
 
-/// Parses the plugin's output and checks it against the declared output schema; a
-/// mismatch is the plugin's bug, not the caller's.
-fn check_output(op: &OpRef, json: &str) -> Result<Value, CallError> {
-    let value: Value = serde_json::from_str(json).map_err(|e| {
-        CallError::new(
-            ErrorCode::PluginError,
-            format!(
-                "{} returned invalid JSON ({e}); this is a bug in the plugin",
-                op.tool
-            ),
-        )
-    })?;
-    let operation = op.operation();
-    if let (Some(validator), Some(schema)) = (&operation.output_validator, &operation.output_schema) {
-        let (violations, unlisted) =
-            validate::violations(validator, schema, &value, validate::MAX_VIOLATIONS);
-        if !violations.is_empty() {
-            return Err(CallError::new(
-                ErrorCode::PluginError,
-                format!(
-                    "{} returned output that does not match its declared output schema ({}); this is a bug in the plugin, not in your input",
-                    op.tool,
-                    validate::summary(&violations, unlisted)
-                ),
-            ));
-        }
-    }
-    Ok(value)
-}
-
 fn not_found(scope: &CallScope<'_>, tool: &str) -> CallError {
     let caller = scope.caller;
     let suggestions = suggest(tool, scope.registry.tool_names().filter(|t| caller.may_call(t)));
@@ -503,34 +427,6 @@ fn excerpt(audit: &AuditLog, input: &Value) -> Option<Value> {
         Some(audit.excerpt(input))
     } else {
         Some(Value::String("(input too large to excerpt)".into()))
-    }
-}
-
-/// A lower bound of `value`'s JSON length, stopping early past `cap`.
-fn approx_len(value: &Value, cap: usize) -> usize {
-    match value {
-        Value::String(s) => s.len() + 2,
-        Value::Array(items) => {
-            let mut n = 2;
-            for v in items {
-                n += approx_len(v, cap) + 1;
-                if n >= cap {
-                    break;
-                }
-            }
-            n
-        }
-        Value::Object(m) => {
-            let mut n = 2;
-            for (k, v) in m {
-                n += k.len() + 4 + approx_len(v, cap);
-                if n >= cap {
-                    break;
-                }
-            }
-            n
-        }
-        _ => 8,
     }
 }
 
@@ -653,12 +549,5 @@ mod tests {
             e.message
         );
         assert_eq!(e.to_json()["limit"], "limits.max_calls_per_request");
-    }
-
-    #[test]
-    fn approximate_length_stops_early() {
-        let big = Value::Array(vec![Value::String("x".repeat(100)); 10_000]);
-        assert!(approx_len(&big, 1000) >= 1000);
-        assert!(approx_len(&serde_json::json!({"a": "bc"}), 1000) < 20);
     }
 }
