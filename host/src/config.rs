@@ -104,6 +104,9 @@ pub struct Limits {
     /// Longest plugin-provided text (an error message, a description) kept, in KiB;
     /// longer text is cut with a marker.
     pub plugin_text_kb: u64,
+    /// Linear memory of all running plugin instances together, in MiB: an instance
+    /// that would go past it is not created (or not grown).
+    pub memory_budget_mb: u64,
 }
 
 impl Default for Limits {
@@ -130,6 +133,7 @@ impl Default for Limits {
             max_http_requests: 256,
             log_lines: 100,
             plugin_text_kb: 16,
+            memory_budget_mb: 4096,
         }
     }
 }

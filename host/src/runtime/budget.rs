@@ -1,11 +1,12 @@
 //! Per-call budgets beside the manifest limits: the lines one call may put into the
 //! hub log (`host.log` and the host's own lines about the call), its outgoing HTTP
 //! requests (at once and in total), and the size of the text a plugin hands the
-//! host (error messages, descriptions) before anything else sees it.
+//! host (error messages, descriptions) before anything else sees it; and the one
+//! process-wide budget, the linear memory of all running instances.
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 /// Lines one call may write to the hub log (`limits.log_lines`). Lines past it are
 /// counted, not written; the call's end writes one summary line instead.
@@ -131,6 +132,47 @@ impl HttpBudget {
     }
 }
 
+/// Linear memory of all running instances together (`limits.memory_budget_mb`):
+/// each instance reserves what it grows to and releases it when its store is
+/// dropped, so instantiating or growing past the budget is refused.
+pub struct MemoryBudget {
+    budget_bytes: usize,
+    used_bytes: AtomicUsize,
+}
+
+impl MemoryBudget {
+    pub fn new(budget_mb: u64) -> Arc<MemoryBudget> {
+        Arc::new(MemoryBudget {
+            budget_bytes: usize::try_from(budget_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
+            used_bytes: AtomicUsize::new(0),
+        })
+    }
+
+    /// The budget in MiB, for errors.
+    pub fn budget_mb(&self) -> u64 {
+        (self.budget_bytes >> 20) as u64
+    }
+
+    /// Reserves `bytes` more, unless that would go past the budget.
+    pub fn reserve(&self, bytes: usize) -> bool {
+        self.used_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                used.checked_add(bytes)
+                    .filter(|&total| total <= self.budget_bytes)
+            })
+            .is_ok()
+    }
+
+    /// Bytes reserved by the instances alive now.
+    pub fn used_bytes(&self) -> usize {
+        self.used_bytes.load(Ordering::Relaxed)
+    }
+
+    pub fn release(&self, bytes: usize) {
+        self.used_bytes.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
 /// `text` cut to at most `cap` bytes on a char boundary, with a marker giving the
 /// original size, so a plugin's 1 MB error is never stored, logged or shown whole
 /// (`limits.plugin_text_kb`).
@@ -165,6 +207,15 @@ mod tests {
         assert!(budget.take() && budget.take());
         assert!(!budget.take() && !budget.take());
         assert_eq!(budget.suppressed.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn memory_is_reserved_within_the_budget() {
+        let budget = MemoryBudget::new(2);
+        assert!(budget.reserve(1 << 20) && budget.reserve(1 << 20));
+        assert!(!budget.reserve(1));
+        budget.release(1 << 20);
+        assert!(budget.reserve(1 << 20));
     }
 
     #[test]

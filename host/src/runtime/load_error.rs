@@ -189,6 +189,8 @@ pub enum ListError {
     Failed(wasmtime::Error),
     /// It returned no operations.
     Empty,
+    /// The instances running at once used up `limits.memory_budget_mb`.
+    MemoryBudget { budget_mb: u64 },
 }
 
 impl fmt::Display for ListError {
@@ -209,6 +211,11 @@ impl fmt::Display for ListError {
             }
             ListError::Failed(e) => f.write_str(&error_text(e)),
             ListError::Empty => f.write_str("the plugin lists no operations"),
+            ListError::MemoryBudget { budget_mb } => write!(
+                f,
+                "the memory budget of all running instances ({budget_mb} MiB, limits.memory_budget_mb) \
+                 was used up; the plugin is loaded again when it changes"
+            ),
         }
     }
 }
@@ -218,7 +225,7 @@ impl Error for ListError {
         match self {
             ListError::Sandbox(e) => Some(e),
             ListError::MemoryLimit { source: e, .. } | ListError::Failed(e) => Some(e.as_ref()),
-            ListError::Timeout { .. } | ListError::Empty => None,
+            ListError::Timeout { .. } | ListError::Empty | ListError::MemoryBudget { .. } => None,
         }
     }
 }

@@ -16,7 +16,6 @@ use super::operations;
 use super::plugin::Plugin;
 use super::sandbox::{CallState, SandboxSpec, new_store};
 use super::types::NoNestedCalls;
-use crate::config::Limits;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -75,7 +74,7 @@ pub(super) async fn load(
         return Err(err);
     }
 
-    let (sandbox, notes) = sandbox_spec(&manifest, &inner.limits);
+    let (sandbox, notes) = sandbox_spec(&manifest, inner);
     let specs = match list(&inner.engine, &pre, &sandbox, &name, inner.limits.load_timeout_ms).await {
         Ok(specs) => specs,
         Err(e) => return Err(with(err, LoadProblem::List(e))),
@@ -207,8 +206,8 @@ async fn link(
 /// What the plugin's calls are granted: the manifest's grants, environment values
 /// read now, limits clamped to the operator's caps; the notes say what was lowered
 /// or is missing.
-fn sandbox_spec(manifest: &Manifest, caps: &Limits) -> (SandboxSpec, Vec<String>) {
-    let (limits, mut notes) = EffectiveLimits::resolve(&manifest.limits, caps);
+fn sandbox_spec(manifest: &Manifest, inner: &Inner) -> (SandboxSpec, Vec<String>) {
+    let (limits, mut notes) = EffectiveLimits::resolve(&manifest.limits, &inner.limits);
     let mut env = Vec::new();
     for var in manifest.env_vars.iter().chain(&manifest.secrets) {
         match std::env::var(var) {
@@ -223,6 +222,7 @@ fn sandbox_spec(manifest: &Manifest, caps: &Limits) -> (SandboxSpec, Vec<String>
         dirs: manifest.dirs.clone(),
         net: Arc::new(NetPolicy::new(manifest.network.clone())),
         limits,
+        memory: inner.memory.clone(),
     };
     (sandbox, notes)
 }
@@ -300,6 +300,9 @@ async fn list(
     store.data().log.summarize(name, "load");
     match result {
         Err(_) => Err(ListError::Timeout { limit_ms }),
+        Ok(Err(_)) if store.data().limiter.budget_hit => Err(ListError::MemoryBudget {
+            budget_mb: sandbox.memory.budget_mb(),
+        }),
         Ok(Err(source)) if store.data().limiter.hit => Err(ListError::MemoryLimit {
             limit_mb: sandbox.limits.memory_mb,
             source,

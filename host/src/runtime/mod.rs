@@ -107,6 +107,8 @@ struct Inner {
     limits: Limits,
     cache: Option<cache::CompiledCache>,
     allocator: Allocator,
+    /// Linear memory of all running instances together (`limits.memory_budget_mb`).
+    memory: Arc<budget::MemoryBudget>,
     _ticker: engine::Ticker,
 }
 
@@ -135,6 +137,7 @@ impl Runtime {
                 limits: limits.clone(),
                 cache,
                 allocator,
+                memory: budget::MemoryBudget::new(limits.memory_budget_mb),
                 _ticker: ticker,
             }),
         })
@@ -154,6 +157,12 @@ impl Runtime {
     /// Which instance allocator the engine uses.
     pub fn allocator(&self) -> Allocator {
         self.inner.allocator
+    }
+
+    /// Linear memory the instances alive now hold, in bytes (counted against
+    /// `limits.memory_budget_mb`).
+    pub fn memory_in_use(&self) -> usize {
+        self.inner.memory.used_bytes()
     }
 
     /// The operator's global caps this runtime enforces.

@@ -162,6 +162,10 @@ impl Plugin {
             Ok(Err(e)) => {
                 if state.output.overflowed() {
                     Err(log_overflow())
+                } else if state.limiter.budget_hit {
+                    Err(CallFailure::MemoryBudget {
+                        budget_mb: self.sandbox.memory.budget_mb(),
+                    })
                 } else if state.limiter.hit {
                     Err(CallFailure::MemoryLimit {
                         limit_mb: limits.memory_mb,

@@ -5,7 +5,7 @@
 //! `WasiCtxBuilder::new()` is deny-all (no env, no preopens, stdin closed, sockets
 //! and DNS denied); we only add what the manifest grants and never `inherit_*`.
 
-use super::budget::{HttpBudget, LogBudget};
+use super::budget::{HttpBudget, LogBudget, MemoryBudget};
 use super::capture::CapturePipe;
 use super::manifest::{DirGrant, EffectiveLimits};
 use super::net::{NetHooks, NetPolicy};
@@ -31,15 +31,26 @@ pub struct SandboxSpec {
     pub dirs: Vec<DirGrant>,
     pub net: Arc<NetPolicy>,
     pub limits: EffectiveLimits,
+    /// The runtime's budget for all instances together.
+    pub memory: Arc<MemoryBudget>,
 }
 
 /// Caps the total linear memory of one call's instance (all its memories together)
-/// and remembers whether the cap was hit, so a guest that aborts on a failed
-/// allocation is reported as `MemoryLimit`, not as a generic trap.
+/// and reserves it from the runtime's [`MemoryBudget`]; remembers which cap was hit,
+/// so a guest that aborts on a failed allocation is reported as `MemoryLimit` or
+/// `MemoryBudget`, not as a generic trap. What it reserved is released at drop.
 pub struct MemoryLimiter {
     max_bytes: usize,
     used_bytes: usize,
+    global: Arc<MemoryBudget>,
     pub hit: bool,
+    pub budget_hit: bool,
+}
+
+impl Drop for MemoryLimiter {
+    fn drop(&mut self) {
+        self.global.release(self.used_bytes);
+    }
 }
 
 impl wasmtime::ResourceLimiter for MemoryLimiter {
@@ -54,7 +65,12 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
             self.hit = true;
             return Ok(false);
         }
-        self.used_bytes = total;
+        let more = total.saturating_sub(self.used_bytes);
+        if !self.global.reserve(more) {
+            self.budget_hit = true;
+            return Ok(false);
+        }
+        self.used_bytes += more;
         Ok(true)
     }
 
@@ -157,7 +173,9 @@ impl CallState {
             limiter: MemoryLimiter {
                 max_bytes: spec.limits.memory_bytes(),
                 used_bytes: 0,
+                global: spec.memory.clone(),
                 hit: false,
+                budget_hit: false,
             },
             output,
             plugin,

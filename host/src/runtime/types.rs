@@ -206,6 +206,9 @@ pub enum CallFailure {
     /// Every instance slot of the engine is in use (`limits.max_instances`); the call
     /// did not start and may be retried.
     Busy { max_instances: u32 },
+    /// The instances running at once use the whole `limits.memory_budget_mb`: this
+    /// call's instance could not be created or grown. It may be retried.
+    MemoryBudget { budget_mb: u64 },
 }
 
 impl CallFailure {
@@ -218,7 +221,7 @@ impl CallFailure {
             CallFailure::Trap { .. } => ErrorCode::Trap,
             CallFailure::Plugin { code, .. } => *code,
             CallFailure::UnknownOperation(_) => ErrorCode::NotFound,
-            CallFailure::Busy { .. } => ErrorCode::CallLimit,
+            CallFailure::Busy { .. } | CallFailure::MemoryBudget { .. } => ErrorCode::CallLimit,
         }
     }
 }
@@ -253,6 +256,11 @@ impl fmt::Display for CallFailure {
                     "all {max_instances} plugin instance slots are busy; retry shortly"
                 )
             }
+            CallFailure::MemoryBudget { budget_mb } => write!(
+                f,
+                "the plugin instances running now use the hub's memory budget of {budget_mb} MiB \
+                 (limits.memory_budget_mb); retry shortly"
+            ),
         }
     }
 }

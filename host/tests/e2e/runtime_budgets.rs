@@ -247,3 +247,37 @@ async fn a_one_megabyte_plugin_error_is_cut_at_the_runtime_boundary() {
         stored.len()
     );
 }
+
+#[tokio::test]
+async fn instances_together_stay_within_the_memory_budget() {
+    let s = Scratch::new("memory-budget");
+    let wasm = s.plugin("flood", "flood", None);
+    let caps = Limits {
+        memory_budget_mb: 24,
+        ..limits()
+    };
+    let rt = Runtime::new(&caps, None).unwrap();
+    let plugin = rt.load(&wasm).await.unwrap();
+    // One call holds 16 MiB (within its own 64 MiB limit) for a while...
+    let holder = {
+        let plugin = plugin.clone();
+        tokio::spawn(async move { plugin.call("hold", r#"{"mb": 16, "ms": 2000}"#, inv()).await })
+    };
+    while rt.memory_in_use() < 16 << 20 {
+        assert!(!holder.is_finished(), "{:?}", holder.await);
+        tokio::task::yield_now().await;
+    }
+    // ...so another 16 MiB do not fit in the 24 MiB budget: refused, retryable.
+    let failure = plugin.call("hold", r#"{"mb": 16}"#, inv()).await.unwrap_err();
+    assert_eq!(failure, CallFailure::MemoryBudget { budget_mb: 24 });
+    assert_eq!(failure.code(), ErrorCode::CallLimit);
+    assert!(
+        failure.to_string().contains("limits.memory_budget_mb"),
+        "{failure}"
+    );
+    // A small call still fits, and once the holder is done the budget is free again.
+    assert!(plugin.call("hold", r#"{"mb": 1}"#, inv()).await.is_ok());
+    holder.await.unwrap().unwrap();
+    assert_eq!(rt.memory_in_use(), 0);
+    assert!(plugin.call("hold", r#"{"mb": 16}"#, inv()).await.is_ok());
+}

@@ -1,5 +1,5 @@
 //! Test guest for the per-call budgets: logs in a loop, fails with a huge error,
-//! and opens many outgoing HTTP requests at once.
+//! opens many outgoing HTTP requests at once, and holds memory for a while.
 
 wit_bindgen::generate!({ world: "plugin", path: "../../../wit" });
 
@@ -15,6 +15,7 @@ struct Flood;
 const OPS: &[(&str, &str)] = &[
     ("log", "Writes `times` lines through host.log (at `level`: info or debug)."),
     ("fail", "Fails with an error message of `bytes` bytes."),
+    ("hold", "Allocates and touches `mb` MiB, keeps it `ms` milliseconds, then answers."),
     (
         "burst",
         "Starts `count` GET requests to http://`authority`/ at once, then waits for each; \
@@ -84,6 +85,12 @@ impl Guest for Flood {
                     host::log(level, &format!("flood line {i}"));
                 }
                 Ok(json!({ "logged": n("times") }).to_string())
+            }
+            "hold" => {
+                let hoard = vec![1u8; (n("mb") as usize) << 20];
+                let ms = input.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                wasip2::clocks::monotonic_clock::subscribe_duration(ms * 1_000_000).block();
+                Ok(json!({ "held": std::hint::black_box(hoard).len() }).to_string())
             }
             "fail" => Err(Error::Failed("x".repeat(n("bytes") as usize))),
             "burst" => {
