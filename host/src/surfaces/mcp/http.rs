@@ -1,9 +1,9 @@
 //! MCP Streamable HTTP on `/mcp`: both revisions on one endpoint.
 //!
-//! Order of checks on a POST: authentication (the refusal of [`crate::surfaces::auth`]
-//! with a JSON-RPC error body), `Accept` (406)
-//! and `Content-Type` (415), the body limit (413), JSON parsing (400, -32700), then
-//! the revision (see [`super::revision`]) and that revision's rules:
+//! Order of checks on a POST: authentication (the refusal of
+//! [`crate::surfaces::auth`], 401 or 403, with a JSON-RPC error body), `Accept`
+//! (406) and `Content-Type` (415), the body limit (413), JSON parsing (400,
+//! -32700), then the revision (see [`super::revision`]) and that revision's rules:
 //!
 //! - **2025-11-25 and older**: `initialize` opens a session and answers with
 //!   `Mcp-Session-Id`; later requests must carry it (400 without, 404 for an
