@@ -1,11 +1,12 @@
-//! The schema checks around one call: its input before the plugin runs (on the
-//! blocking pool when the input is large), its output after. Both report what is
-//! wrong as violations a model can act on (`validate`).
+//! The schema checks around one call: its input before the plugin runs, its output
+//! after, each on tokio's blocking pool when large. Both report what is wrong as
+//! violations a model can act on (`validate`).
 
 use super::error::{CallError, ErrorCode};
 use super::registry::OpRef;
 use super::validate;
 use crate::config::Limits;
+use crate::runtime::Operation;
 use serde_json::Value;
 
 /// Checks `input` against the operation's input schema and hands it back. An
@@ -14,31 +15,14 @@ use serde_json::Value;
 /// every request sharing the async worker.
 pub(super) async fn check_input(op: &OpRef, input: Value, limits: &Limits) -> Result<Value, CallError> {
     let max = limits.max_violations;
-    let large = (limits.validate_blocking_kb as usize).saturating_mul(1024);
-    let (input, (violations, unlisted)) = if approx_len(&input, large) >= large {
-        let plugin = op.plugin.clone();
-        let index = op.index();
-        tokio::task::spawn_blocking(move || {
-            let operation = &plugin.operations()[index];
+    let large = blocking_bytes(limits);
+    let (input, (violations, unlisted)) =
+        on_pool_if(approx_len(&input, large) >= large, op, move |operation| {
             let found =
                 validate::violations(&operation.input_validator, &operation.input_schema, &input, max);
             (input, found)
         })
-        .await
-        .map_err(|e| {
-            CallError::new(
-                ErrorCode::Trap,
-                format!(
-                    "the hub's input validation of {} failed ({e}); see the hub log",
-                    op.tool
-                ),
-            )
-        })?
-    } else {
-        let operation = op.operation();
-        let found = validate::violations(&operation.input_validator, &operation.input_schema, &input, max);
-        (input, found)
-    };
+        .await?;
     if violations.is_empty() {
         return Ok(input);
     }
@@ -54,19 +38,22 @@ pub(super) async fn check_input(op: &OpRef, input: Value, limits: &Limits) -> Re
     Err(e)
 }
 
-/// Parses the plugin's output and checks it against the declared output schema; a
-/// mismatch is the plugin's bug, not the caller's.
-pub(super) fn check_output(op: &OpRef, json: &str) -> Result<Value, CallError> {
+/// Parses the plugin's output and checks it against the declared output schema (on
+/// the blocking pool when large, as inputs are); a mismatch is the plugin's bug,
+/// not the caller's.
+pub(super) async fn check_output(op: &OpRef, json: String, limits: &Limits) -> Result<Value, CallError> {
+    let large = json.len() >= blocking_bytes(limits);
+    let tool = op.tool.clone();
+    on_pool_if(large, op, move |operation| parse_output(&tool, operation, &json)).await?
+}
+
+fn parse_output(tool: &str, operation: &Operation, json: &str) -> Result<Value, CallError> {
     let value: Value = serde_json::from_str(json).map_err(|e| {
         CallError::new(
             ErrorCode::PluginError,
-            format!(
-                "{} returned invalid JSON ({e}); this is a bug in the plugin",
-                op.tool
-            ),
+            format!("{tool} returned invalid JSON ({e}); this is a bug in the plugin"),
         )
     })?;
-    let operation = op.operation();
     if let (Some(validator), Some(schema)) = (&operation.output_validator, &operation.output_schema) {
         let (violations, unlisted) =
             validate::violations(validator, schema, &value, validate::MAX_VIOLATIONS);
@@ -74,14 +61,41 @@ pub(super) fn check_output(op: &OpRef, json: &str) -> Result<Value, CallError> {
             return Err(CallError::new(
                 ErrorCode::PluginError,
                 format!(
-                    "{} returned output that does not match its declared output schema ({}); this is a bug in the plugin, not in your input",
-                    op.tool,
+                    "{tool} returned output that does not match its declared output schema ({}); this is a bug in the plugin, not in your input",
                     validate::summary(&violations, unlisted)
                 ),
             ));
         }
     }
     Ok(value)
+}
+
+fn blocking_bytes(limits: &Limits) -> usize {
+    (limits.validate_blocking_kb as usize).saturating_mul(1024)
+}
+
+/// Runs `check` on `op`'s operation: on tokio's blocking pool when `large`, else
+/// right here (a task hand-off costs more than checking a small value).
+async fn on_pool_if<T: Send + 'static>(
+    large: bool,
+    op: &OpRef,
+    check: impl FnOnce(&Operation) -> T + Send + 'static,
+) -> Result<T, CallError> {
+    if !large {
+        return Ok(check(op.operation()));
+    }
+    let (plugin, index) = (op.plugin.clone(), op.index());
+    tokio::task::spawn_blocking(move || check(&plugin.operations()[index]))
+        .await
+        .map_err(|e| {
+            CallError::new(
+                ErrorCode::Trap,
+                format!(
+                    "the hub's schema check of {} failed ({e}); see the hub log",
+                    op.tool
+                ),
+            )
+        })
 }
 
 /// A lower bound of `value`'s JSON length, stopping early past `cap`.

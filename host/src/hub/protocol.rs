@@ -337,7 +337,7 @@ async fn execute(
     if !output.logs.is_empty() {
         crate::debug!("{} ({}) wrote: {}", op.tool, acct.id, output.logs.trim_end());
     }
-    check_output(op, &output.json)
+    check_output(op, output.json, limits).await
 }
 
 /// The chain of a nested call to `tool` from `parent`, or why it may not run.
