@@ -4,15 +4,16 @@
 //! (`server/discover`, per-request `_meta`). Written on hyper without an MCP SDK.
 //!
 //! Modules, bottom up: [`method`] (the method names), [`jsonrpc`] (framing and
-//! error codes), [`revision`] (which
-//! revision a message speaks and the stateless envelope checks), [`backend`] (what
-//! the server needs from the hub, implemented for the hub in `hub_backend`),
-//! [`dispatch`] (the methods), [`session`] (the bounded session table), and the two
-//! transports, [`http`] (with [`exchange`] answering as JSON or SSE) and [`stdio`].
+//! error codes), [`revision`] (which revision a message speaks and the stateless
+//! envelope checks), [`backend`] (what the server needs from the hub, implemented
+//! for the hub in `hub_backend`), [`dispatch`] (the methods), [`session`] (the
+//! bounded session table), and the two transports, [`http`] (with `handshake` for
+//! the 2025 era and [`exchange`] answering as JSON or SSE) and [`stdio`].
 
 pub mod backend;
 pub mod dispatch;
 pub mod exchange;
+mod handshake;
 pub mod http;
 pub mod hub_backend;
 pub mod jsonrpc;
