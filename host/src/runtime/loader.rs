@@ -274,6 +274,8 @@ async fn compile(
 /// Instantiates the plugin and calls `operations.list` in a fresh sandbox with the
 /// plugin's own grants and limits and no nested calls, within `limits.load_timeout_ms`
 /// (the plugin's `timeout_ms` if shorter), so one plugin cannot stall a reload.
+/// While running calls hold the whole memory budget, it waits (polling, within the
+/// same time limit) rather than rejecting the plugin until its file changes.
 async fn list(
     engine: &wasmtime::Engine,
     pre: &PluginPre<CallState>,
@@ -283,6 +285,27 @@ async fn list(
 ) -> Result<Vec<OperationSpec>, ListError> {
     let limit_ms = load_timeout_ms.min(sandbox.limits.timeout_ms);
     let deadline = tokio::time::Instant::now() + Duration::from_millis(limit_ms);
+    loop {
+        match list_once(engine, pre, sandbox, name, deadline, limit_ms).await {
+            Err(ListError::MemoryBudget { .. }) if tokio::time::Instant::now() + BUDGET_RETRY < deadline => {
+                tokio::time::sleep(BUDGET_RETRY).await;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// How often a load waiting for the memory budget tries again.
+const BUDGET_RETRY: Duration = Duration::from_millis(50);
+
+async fn list_once(
+    engine: &wasmtime::Engine,
+    pre: &PluginPre<CallState>,
+    sandbox: &SandboxSpec,
+    name: &str,
+    deadline: tokio::time::Instant,
+    limit_ms: u64,
+) -> Result<Vec<OperationSpec>, ListError> {
     let state = CallState::new(
         sandbox,
         name.into(),

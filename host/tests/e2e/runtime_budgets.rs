@@ -281,3 +281,56 @@ async fn instances_together_stay_within_the_memory_budget() {
     assert_eq!(rt.memory_in_use(), 0);
     assert!(plugin.call("hold", r#"{"mb": 16}"#, inv()).await.is_ok());
 }
+
+#[tokio::test]
+async fn a_load_waits_for_the_memory_budget_then_is_rejected_naming_it() {
+    let s = Scratch::new("memory-budget-load");
+    let wasm = s.plugin("flood", "flood", None);
+    let caps = Limits {
+        memory_budget_mb: 22,
+        load_timeout_ms: 5_000,
+        ..limits()
+    };
+    let rt = Runtime::new(&caps, None).unwrap();
+    let plugin = rt.load(&wasm).await.unwrap();
+    // A call holds all but a few hundred KiB of the budget: too little for the
+    // initial memory of another instance.
+    let holder = {
+        let plugin = plugin.clone();
+        tokio::spawn(async move { plugin.call("hold", r#"{"mb": 20, "ms": 500}"#, inv()).await })
+    };
+    while rt.memory_in_use() < 20 << 20 {
+        assert!(!holder.is_finished(), "{:?}", holder.await);
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        plugin.call("hold", r#"{"mb": 0}"#, inv()).await.is_err(),
+        "the budget is full"
+    );
+    // The load waits for the holder, then succeeds.
+    let again = s.plugin("flood", "again", None);
+    rt.load(&again).await.unwrap();
+    assert!(holder.is_finished());
+
+    // A budget no instance fits in: the load is rejected once its time is up.
+    let none = Limits {
+        memory_budget_mb: 0,
+        load_timeout_ms: 200,
+        ..limits()
+    };
+    let problems = Runtime::new(&none, None)
+        .unwrap()
+        .load(&wasm)
+        .await
+        .unwrap_err()
+        .problems;
+    let text = problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        text.contains("(0 MiB, limits.memory_budget_mb) was used up"),
+        "{text}"
+    );
+}
