@@ -395,7 +395,10 @@ mod tests {
                 .code,
             jsonrpc::HEADER_MISMATCH
         );
+    }
 
+    #[test]
+    fn envelope_names_must_match_and_versions_be_served() {
         let call = req(
             "tools/call",
             json!({ "name": "hub_list", "arguments": {}, "_meta": meta() }),
