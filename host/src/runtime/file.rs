@@ -108,6 +108,11 @@ pub fn open_regular(path: &Path) -> Result<File, ReadError> {
     }
 }
 
+/// The bytes of the regular file `path`, however large (a regular file ends).
+pub fn read_all_regular(path: &Path) -> Result<Vec<u8>, ReadError> {
+    read_capped(path, u64::MAX - 1)
+}
+
 /// The bytes of the regular file `path`, refusing it past `cap` bytes (at most
 /// `cap + 1` bytes are read to find out).
 pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {

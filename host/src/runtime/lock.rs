@@ -6,6 +6,7 @@
 //! another digest is rejected before it is compiled.
 
 use super::cache::sha256_hex;
+use super::file::ReadError;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -106,11 +107,19 @@ impl LockFile {
         let mut lock = LockFile::default();
         for entry in std::fs::read_dir(dir).map_err(io)? {
             let path = entry.map_err(io)?.path();
-            if path.extension().is_some_and(|e| e == "wasm") && path.is_file() {
-                let bytes = std::fs::read(&path).map_err(|e| LockError::Io {
-                    path: path.clone(),
-                    source: e,
-                })?;
+            if path.extension().is_some_and(|e| e == "wasm") {
+                // A FIFO or a device is not a plugin (the loader rejects it): skipped
+                // without reading, as a folder is.
+                let bytes = match super::file::read_all_regular(&path) {
+                    Ok(bytes) => bytes,
+                    Err(ReadError::Io(e)) => {
+                        return Err(LockError::Io {
+                            path: path.clone(),
+                            source: e,
+                        });
+                    }
+                    Err(_) => continue,
+                };
                 let name = path
                     .file_name()
                     .expect("a file has a name")

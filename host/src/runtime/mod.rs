@@ -191,7 +191,12 @@ impl Runtime {
     }
 }
 
-/// sha256 of a file, lowercase hex (the digest plugins and `plugins.lock` use).
+/// sha256 of a regular file, lowercase hex (the digest plugins and `plugins.lock`
+/// use); a FIFO or a device is refused, never read.
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    Ok(cache::sha256_hex(&std::fs::read(path)?))
+    match file::read_all_regular(path) {
+        Ok(bytes) => Ok(cache::sha256_hex(&bytes)),
+        Err(file::ReadError::Io(e)) => Err(e),
+        Err(e) => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)),
+    }
 }

@@ -62,13 +62,19 @@ async fn fifos_and_devices_are_rejected_by_type_without_blocking() {
 }
 
 #[test]
-fn plugin_check_refuses_a_fifo_and_a_device() {
+fn plugin_check_and_lock_refuse_a_fifo_and_a_device() {
     let s = Scratch::new("check-special");
     special_files(&s);
     for file in ["pipe.wasm", "zero.wasm"] {
         let code = wasmhub::cli::plugin::check(&s.path(file));
         assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(1)), "{file}");
     }
+    // `plugin lock` pins the regular files only, without reading the others.
+    s.plugin("flood", "flood", None);
+    let lock = wasmhub::runtime::LockFile::from_dir(&s.0).unwrap();
+    assert!(lock.digest("flood.wasm").is_some());
+    assert!(lock.digest("pipe.wasm").is_none() && lock.digest("zero.wasm").is_none());
+    assert!(wasmhub::runtime::sha256_file(&s.path("zero.wasm")).is_err());
 }
 
 #[tokio::test]
