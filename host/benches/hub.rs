@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmhub::config::Config;
-use wasmhub::hub::search::{SearchDoc, SearchIndex};
+use wasmhub::hub::{SearchDoc, SearchIndex};
 use wasmhub::hub::{CallContext, Hub, MetaToolRequest};
 use wasmhub::runtime::{Invocation, NoNestedCalls};
 use wasmhub::storage::Storage;

@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use wasmhub::sse;
-use wasmhub::surfaces::body::Body;
+use wasmhub::surfaces::Body;
 use wasmtime_wasi_http::io::TokioIo;
 
 const STREAMS: usize = 20;

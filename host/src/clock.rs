@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch; 0 if the system clock is set before it
 /// (a timestamp is informational, never worth failing a call over).
-pub fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)

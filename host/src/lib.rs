@@ -12,16 +12,18 @@
 //!   [`logging`], [`ids`], [`race`], [`clock`] (Unix milliseconds),
 //!   [`http_client`] (outbound HTTP/1 + TLS).
 
+#![warn(missing_docs, unreachable_pub)]
+
 pub mod agent;
 pub mod cli;
-pub mod clock;
+pub(crate) mod clock;
 pub mod config;
-pub mod http_client;
+pub(crate) mod http_client;
 pub mod hub;
 pub mod ids;
 pub mod llm;
-pub mod logging;
-pub mod race;
+pub(crate) mod logging;
+pub(crate) mod race;
 pub mod runtime;
 pub mod sse;
 pub mod storage;

@@ -7,14 +7,14 @@ use std::task::Poll;
 
 /// Which of the two raced futures finished, with its output.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Race<A, B> {
+pub(crate) enum Race<A, B> {
     First(A),
     Second(B),
 }
 
 /// Runs `first` and `second` until one finishes, and drops the other. `first` is
 /// polled first on every wake-up, so it wins when both are ready.
-pub async fn race<A: Future, B: Future>(first: A, second: B) -> Race<A::Output, B::Output> {
+pub(crate) async fn race<A: Future, B: Future>(first: A, second: B) -> Race<A::Output, B::Output> {
     let (mut first, mut second) = (pin!(first), pin!(second));
     poll_fn(|cx| {
         if let Poll::Ready(out) = first.as_mut().poll(cx) {

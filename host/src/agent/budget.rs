@@ -11,27 +11,27 @@
 //! for the model's answer.
 
 /// Tokens a text is estimated to take: `ceil(bytes / 4)`.
-pub fn estimate_tokens(text: &str) -> u64 {
+pub(crate) fn estimate_tokens(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)
 }
 
 /// Tracks how full the context is during a turn.
 #[derive(Debug, Clone)]
-pub struct Budget {
+pub(crate) struct Budget {
     window: u64,
     used: u64,
 }
 
 /// A result that does not fit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TooLarge {
+pub(crate) struct TooLarge {
     pub tokens: u64,
     pub available: u64,
 }
 
 impl TooLarge {
     /// What the model is told instead of the result.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         format!(
             "result too large: about {} tokens, but only {} tokens of context are left. \
              Ask for less (a narrower query, a smaller limit, fewer fields or calls).",
@@ -41,7 +41,7 @@ impl TooLarge {
 }
 
 impl Budget {
-    pub fn new(window: u64) -> Budget {
+    pub(crate) fn new(window: u64) -> Budget {
         Budget { window, used: 0 }
     }
 
@@ -50,16 +50,17 @@ impl Budget {
     }
 
     /// Sets the conversation's size at the start of a step's tool results.
-    pub fn set_used(&mut self, tokens: u64) {
+    pub(crate) fn set_used(&mut self, tokens: u64) {
         self.used = tokens;
     }
 
-    pub fn used(&self) -> u64 {
+    #[cfg(test)]
+    fn used(&self) -> u64 {
         self.used
     }
 
     /// Accepts a result of `text` (counting it) or says it does not fit.
-    pub fn admit(&mut self, text: &str) -> Result<(), TooLarge> {
+    pub(crate) fn admit(&mut self, text: &str) -> Result<(), TooLarge> {
         let tokens = estimate_tokens(text);
         let available = self
             .window

@@ -11,30 +11,26 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 
 /// The assistant message being streamed.
-pub struct MessageBuilder {
+pub(crate) struct MessageBuilder {
     message: UiMessage,
     /// Stream id of an open text or reasoning part -> its index in `parts`.
     open: HashMap<String, usize>,
 }
 
 impl MessageBuilder {
-    pub fn new(message: UiMessage) -> MessageBuilder {
+    pub(crate) fn new(message: UiMessage) -> MessageBuilder {
         MessageBuilder {
             message,
             open: HashMap::new(),
         }
     }
 
-    pub fn message(&self) -> &UiMessage {
+    pub(crate) fn message(&self) -> &UiMessage {
         &self.message
     }
 
-    pub fn message_mut(&mut self) -> &mut UiMessage {
+    pub(crate) fn message_mut(&mut self) -> &mut UiMessage {
         &mut self.message
-    }
-
-    pub fn into_message(self) -> UiMessage {
-        self.message
     }
 
     /// The newest tool part of the call `id`.
@@ -55,7 +51,7 @@ impl MessageBuilder {
     }
 
     /// Applies one chunk.
-    pub fn apply(&mut self, chunk: &UiChunk) {
+    pub(crate) fn apply(&mut self, chunk: &UiChunk) {
         match chunk {
             UiChunk::Start { message_metadata, .. } | UiChunk::Finish { message_metadata, .. } => {
                 if let Some(meta) = message_metadata {
@@ -209,7 +205,7 @@ impl MessageBuilder {
     }
 
     /// Marks every still-streaming text or reasoning part done (an aborted turn).
-    pub fn close_open_parts(&mut self) {
+    pub(crate) fn close_open_parts(&mut self) {
         let open: Vec<usize> = self.open.drain().map(|(_, i)| i).collect();
         for i in open {
             self.mark_done(i);

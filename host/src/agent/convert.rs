@@ -14,10 +14,10 @@ use super::message::{Part, Role, ToolPart, ToolState, UiMessage};
 use serde_json::{Value, json};
 
 /// What the model is told about a call that has no result.
-pub const INTERRUPTED: &str = "the call was interrupted before it returned a result";
+pub(crate) const INTERRUPTED: &str = "the call was interrupted before it returned a result";
 
 /// The OpenAI messages for `system` (if any) followed by `messages`.
-pub fn to_openai(system: Option<&str>, messages: &[UiMessage]) -> Vec<Value> {
+pub(crate) fn to_openai(system: Option<&str>, messages: &[UiMessage]) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len() * 2 + 1);
     if let Some(system) = system.filter(|s| !s.trim().is_empty()) {
         out.push(json!({ "role": "system", "content": system }));
@@ -117,7 +117,7 @@ fn arguments_text(t: &ToolPart) -> String {
 }
 
 /// The `tool` message content for a call.
-pub fn result_text(t: &ToolPart) -> String {
+pub(crate) fn result_text(t: &ToolPart) -> String {
     match t.state {
         ToolState::OutputAvailable => match &t.output {
             Some(Value::String(s)) => s.clone(),
@@ -130,7 +130,7 @@ pub fn result_text(t: &ToolPart) -> String {
 }
 
 /// `{"error": message}` as text: how a failed call is reported to the model.
-pub fn error_json(message: &str) -> String {
+pub(crate) fn error_json(message: &str) -> String {
     json!({ "error": message }).to_string()
 }
 

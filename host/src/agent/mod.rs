@@ -13,16 +13,16 @@
 //! list and delete sessions. This layer uses `llm`, `hub` and `storage`, never the
 //! HTTP surfaces.
 
-pub mod budget;
-pub mod builder;
-pub mod convert;
-pub mod live;
-pub mod message;
-pub mod plan;
-pub mod prompt;
-pub mod run;
-pub mod sessions;
-pub mod sink;
+pub(crate) mod budget;
+pub(crate) mod builder;
+pub(crate) mod convert;
+pub(crate) mod live;
+pub(crate) mod message;
+pub(crate) mod plan;
+pub(crate) mod prompt;
+pub(crate) mod run;
+pub(crate) mod sessions;
+pub(crate) mod sink;
 
 use crate::config::AgentConfig;
 use crate::hub::{Caller, Hub};

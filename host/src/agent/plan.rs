@@ -47,7 +47,7 @@ pub struct ChatRequest {
 
 /// The conversation a turn starts from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TurnPlan {
+pub(crate) struct TurnPlan {
     /// Messages before the assistant message of this turn (ends with a user message,
     /// or is the history before a continued assistant message).
     pub history: Vec<UiMessage>,
@@ -74,7 +74,7 @@ fn err<T>(message: impl Into<String>) -> Result<T, PlanError> {
 }
 
 /// Applies `req` to the stored messages (`None`: the session does not exist).
-pub fn plan_turn(
+pub(crate) fn plan_turn(
     stored: Option<Vec<UiMessage>>,
     req: &ChatRequest,
     new_id: impl FnOnce() -> String,

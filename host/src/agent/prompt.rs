@@ -6,7 +6,7 @@
 //! `[agent] system_prompt`.
 
 /// Used when `[agent] system_prompt` is not set.
-pub const DEFAULT_SYSTEM_PROMPT: &str = "\
+pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "\
 You are a helpful assistant connected to a tool hub. The hub holds many operations \
 (named `namespace.operation`, for example `calc.eval` or `text.slugify`), but you see \
 only four tools that reach all of them:
@@ -33,7 +33,7 @@ never invent results.
 Be concise. Show numbers and data exactly as the operations returned them.";
 
 /// The prompt in force: the configured one, or the default.
-pub fn system_prompt(configured: Option<&str>) -> &str {
+pub(crate) fn system_prompt(configured: Option<&str>) -> &str {
     configured
         .filter(|s| !s.trim().is_empty())
         .unwrap_or(DEFAULT_SYSTEM_PROMPT)

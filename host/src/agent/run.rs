@@ -36,7 +36,7 @@ use tokio::task::JoinSet;
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// Everything one turn needs besides the conversation.
-pub struct TurnEnv {
+pub(crate) struct TurnEnv {
     pub llm: Arc<Llm>,
     pub hub: Arc<Hub>,
     pub sessions: Sessions,
@@ -48,7 +48,7 @@ pub struct TurnEnv {
 }
 
 /// One turn, planned and ready to run.
-pub struct Turn {
+pub(crate) struct Turn {
     pub session: SessionInfo,
     pub history: Vec<UiMessage>,
     /// Leading messages of `history` already stored unchanged.
@@ -63,7 +63,7 @@ pub struct Turn {
 
 /// How a turn ended (the hub's own reason; `messageMetadata.finishReason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Stop,
     MaxSteps,
     Error,
@@ -71,7 +71,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Outcome::Stop => "stop",
             Outcome::MaxSteps => "max-steps",
@@ -99,7 +99,7 @@ struct Runner<'a> {
 
 /// Runs `turn` to its end; never panics on provider or tool failures (they become
 /// chunks). Storage failures are logged and reported to the client as an error.
-pub async fn run(env: &TurnEnv, turn: Turn) -> Outcome {
+pub(crate) async fn run(env: &TurnEnv, turn: Turn) -> Outcome {
     let sink = TurnSink::new(turn.live.clone(), turn.assistant.clone());
     let save_from = turn.unchanged;
     let mut r = Runner {

@@ -158,7 +158,7 @@ impl Sessions {
 }
 
 /// The first user message's text, cut to a title.
-pub fn title_of(messages: &[UiMessage]) -> String {
+pub(crate) fn title_of(messages: &[UiMessage]) -> String {
     let Some(first) = messages.iter().find(|m| m.role == Role::User) else {
         return String::new();
     };

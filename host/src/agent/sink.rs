@@ -14,14 +14,14 @@ use crate::llm::{Closed, UiChunk, UiSink};
 use std::sync::Arc;
 
 /// The sink of one turn.
-pub struct TurnSink {
+pub(crate) struct TurnSink {
     turn: Arc<LiveTurn>,
     builder: MessageBuilder,
     scratch: Vec<UiChunk>,
 }
 
 impl TurnSink {
-    pub fn new(turn: Arc<LiveTurn>, assistant: UiMessage) -> TurnSink {
+    pub(crate) fn new(turn: Arc<LiveTurn>, assistant: UiMessage) -> TurnSink {
         TurnSink {
             turn,
             builder: MessageBuilder::new(assistant),
@@ -30,22 +30,22 @@ impl TurnSink {
     }
 
     /// Records and publishes chunks the loop itself produces.
-    pub fn emit(&mut self, chunks: &[UiChunk]) {
+    pub(crate) fn emit(&mut self, chunks: &[UiChunk]) {
         for c in chunks {
             self.builder.apply(c);
         }
         self.turn.push(chunks);
     }
 
-    pub fn message(&self) -> &UiMessage {
+    pub(crate) fn message(&self) -> &UiMessage {
         self.builder.message()
     }
 
-    pub fn builder_mut(&mut self) -> &mut MessageBuilder {
+    pub(crate) fn builder_mut(&mut self) -> &mut MessageBuilder {
         &mut self.builder
     }
 
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.turn.cancel.is_cancelled()
     }
 }

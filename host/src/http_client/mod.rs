@@ -13,7 +13,7 @@
 mod stream;
 mod tls;
 
-pub use stream::Stream;
+pub(crate) use stream::Stream;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -22,15 +22,15 @@ use tokio::net::TcpStream;
 /// The tokio <-> hyper I/O adapter. hyper-util is not a dependency; wasmtime's
 /// wasi-http crate (linked anyway) exports the same adapter, and this is the one
 /// place the host imports it.
-pub use wasmtime_wasi_http::io::TokioIo;
+pub(crate) use wasmtime_wasi_http::io::TokioIo;
 
 /// The client half of an HTTP/1 connection over a [`Stream`]; poll it (or spawn
 /// it) for the requests on its sender to make progress.
-pub type Connection<B> = hyper::client::conn::http1::Connection<TokioIo<Stream>, B>;
+pub(crate) type Connection<B> = hyper::client::conn::http1::Connection<TokioIo<Stream>, B>;
 
 /// Why no connection could be opened.
 #[derive(Debug)]
-pub enum ConnectError {
+pub(crate) enum ConnectError {
     /// There was no address to dial.
     NoAddress,
     /// Every address refused or failed; this is the last failure.
@@ -71,7 +71,7 @@ impl std::error::Error for ConnectError {
 
 /// Connects to the first of `addrs` that accepts, in order, with `TCP_NODELAY`
 /// (requests and small SSE frames must not wait for Nagle).
-pub async fn connect_tcp(addrs: impl IntoIterator<Item = SocketAddr>) -> Result<TcpStream, ConnectError> {
+pub(crate) async fn connect_tcp(addrs: impl IntoIterator<Item = SocketAddr>) -> Result<TcpStream, ConnectError> {
     let mut last = ConnectError::NoAddress;
     for addr in addrs {
         match TcpStream::connect(addr).await {
@@ -87,7 +87,7 @@ pub async fn connect_tcp(addrs: impl IntoIterator<Item = SocketAddr>) -> Result<
 
 /// The stream for requests on `tcp`: TLS for `tls_host` (a DNS name, or an IP
 /// literal without brackets) when given, else plain TCP.
-pub async fn wrap(tcp: TcpStream, tls_host: Option<&str>) -> Result<Stream, ConnectError> {
+pub(crate) async fn wrap(tcp: TcpStream, tls_host: Option<&str>) -> Result<Stream, ConnectError> {
     let Some(host) = tls_host else {
         return Ok(Stream::Plain(tcp));
     };
@@ -103,7 +103,7 @@ pub async fn wrap(tcp: TcpStream, tls_host: Option<&str>) -> Result<Stream, Conn
 }
 
 /// The HTTP/1 client handshake on `stream`.
-pub async fn handshake<B>(
+pub(crate) async fn handshake<B>(
     stream: Stream,
 ) -> hyper::Result<(hyper::client::conn::http1::SendRequest<B>, Connection<B>)>
 where

@@ -9,7 +9,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
 /// A connected stream, `http` or `https`.
-pub enum Stream {
+pub(crate) enum Stream {
     Plain(TcpStream),
     /// Boxed: the TLS session state dwarfs the TCP stream (clippy large_enum_variant).
     Tls(Box<TlsStream<TcpStream>>),

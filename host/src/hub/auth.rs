@@ -206,13 +206,13 @@ struct Token {
 }
 
 /// The configured tokens, checked on every request.
-pub struct Authenticator {
+pub(crate) struct Authenticator {
     tokens: Vec<Token>,
 }
 
 impl Authenticator {
     /// Reads every token's secret now, so a missing one stops start-up.
-    pub fn from_config(tokens: &[TokenConfig]) -> Result<Authenticator, TokenError> {
+    pub(crate) fn from_config(tokens: &[TokenConfig]) -> Result<Authenticator, TokenError> {
         let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
         for t in tokens {
             let secret = read_secret(t)?;
@@ -233,7 +233,7 @@ impl Authenticator {
     }
 
     /// The caller a request runs as; `bearer` is the token without the `Bearer ` prefix.
-    pub fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
+    pub(crate) fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
         if self.tokens.is_empty() {
             return if peer.ip().is_loopback() {
                 Ok(Caller::local())

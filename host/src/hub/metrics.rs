@@ -18,7 +18,7 @@ const BUCKETS: [f64; 16] = [
 ];
 
 /// The tool label of calls to tools the registry does not know.
-pub const UNKNOWN_TOOL: &str = "_unknown";
+pub(super) const UNKNOWN_TOOL: &str = "_unknown";
 
 #[derive(Default)]
 struct Series {
@@ -44,12 +44,12 @@ impl Drop for InFlight<'_> {
 }
 
 impl Metrics {
-    pub fn start(&self) -> InFlight<'_> {
+    pub(super) fn start(&self) -> InFlight<'_> {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         InFlight(self)
     }
 
-    pub fn observe(&self, tool: &str, outcome: &'static str, elapsed: Duration) {
+    pub(super) fn observe(&self, tool: &str, outcome: &'static str, elapsed: Duration) {
         let seconds = elapsed.as_secs_f64();
         let mut calls = self.calls.lock().unwrap();
         // Look up by the borrowed name first: no allocation on the common path.
@@ -66,7 +66,7 @@ impl Metrics {
     }
 
     /// The Prometheus exposition text.
-    pub fn render(&self, plugins: &PluginCounts, operations: usize, audit_dropped: u64) -> String {
+    pub(super) fn render(&self, plugins: &PluginCounts, operations: usize, audit_dropped: u64) -> String {
         let mut out = String::new();
         let calls = self.calls.lock().unwrap();
         out.push_str("# HELP wasmhub_calls_total Operation calls by tool and outcome (ok or error code).\n");

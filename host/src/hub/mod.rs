@@ -16,9 +16,9 @@
 //! - `auth`: tokens and allowlists; `audit`: the call log; `metrics`: Prometheus.
 
 mod answers;
-pub mod audit;
-pub mod auth;
-pub mod cancel;
+pub(crate) mod audit;
+pub(crate) mod auth;
+pub(crate) mod cancel;
 mod checks;
 mod error;
 mod meta_tools;
@@ -26,12 +26,13 @@ mod metrics;
 mod protocol;
 mod registry;
 mod schedule;
-pub mod search;
-pub mod validate;
+pub(crate) mod search;
+pub(crate) mod validate;
 
 pub use audit::{CallOutcome, CallRecord};
 pub use auth::{Allowlist, AuthError, Caller};
 pub use cancel::CancelToken;
+pub use search::{SearchDoc, SearchIndex};
 pub use error::{CallError, ErrorCode, HubError, Limit, ToolError};
 pub use meta_tools::{
     CallArgs, ListArgs, MetaTool, MetaToolKind, MetaToolRequest, OperationCall, SEARCH_DEFAULT_LIMIT,

@@ -21,12 +21,12 @@ pub(crate) struct OpRef {
 }
 
 impl OpRef {
-    pub fn operation(&self) -> &Operation {
+    pub(super) fn operation(&self) -> &Operation {
         &self.plugin.operations()[self.index]
     }
 
     /// The operation's position in `plugin.operations()`.
-    pub fn index(&self) -> usize {
+    pub(super) fn index(&self) -> usize {
         self.index
     }
 }
@@ -127,11 +127,11 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    pub fn empty() -> Registry {
+    pub(super) fn empty() -> Registry {
         Registry::build(Vec::new())
     }
 
-    pub fn build(entries: Vec<PluginEntry>) -> Registry {
+    pub(super) fn build(entries: Vec<PluginEntry>) -> Registry {
         let mut ops = HashMap::new();
         let mut plugins: Vec<PluginInfo> = entries.iter().map(|e| describe(e, &mut ops)).collect();
         plugins.sort_by(|a, b| a.name.cmp(&b.name));
@@ -158,27 +158,27 @@ impl Registry {
     }
 
     /// Any callable operation, deprecated ones included.
-    pub fn get(&self, tool: &str) -> Option<&OpRef> {
+    pub(super) fn get(&self, tool: &str) -> Option<&OpRef> {
         self.ops.get(tool)
     }
 
     /// Visible operations in name order (also the search index's document order).
-    pub fn visible(&self) -> impl Iterator<Item = &OpRef> {
+    pub(super) fn visible(&self) -> impl Iterator<Item = &OpRef> {
         self.visible.iter().map(|t| &self.ops[t])
     }
 
     /// Visible operation `doc` of the search index.
-    pub fn visible_at(&self, doc: usize) -> &OpRef {
+    pub(super) fn visible_at(&self, doc: usize) -> &OpRef {
         &self.ops[&self.visible[doc]]
     }
 
     /// Every callable tool name (for "did you mean").
-    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+    pub(super) fn tool_names(&self) -> impl Iterator<Item = &str> {
         self.ops.keys().map(String::as_str)
     }
 
     /// Plugins by state, for `/health` and `/metrics`.
-    pub fn plugin_counts(&self) -> PluginCounts {
+    pub(super) fn plugin_counts(&self) -> PluginCounts {
         let mut counts = PluginCounts::default();
         for plugin in &self.plugins {
             *match plugin.state {
@@ -190,7 +190,7 @@ impl Registry {
         counts
     }
 
-    pub fn operation_count(&self) -> usize {
+    pub(super) fn operation_count(&self) -> usize {
         self.ops.len()
     }
 }

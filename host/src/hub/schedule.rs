@@ -36,7 +36,7 @@ pub(crate) struct Slot {
 }
 
 impl Scheduler {
-    pub fn new(limits: &Limits) -> Scheduler {
+    pub(super) fn new(limits: &Limits) -> Scheduler {
         let pool_size = limits.max_instances.max(1);
         let share = |percent: u32| {
             let percent = percent.clamp(1, 100);
@@ -56,7 +56,7 @@ impl Scheduler {
 
     /// Waits (boundedly, never past `deadline`) for a slot of `caller`'s share, of
     /// `plugin`'s share and of the pool, in that order.
-    pub async fn admit(&self, plugin: &str, caller: &str, deadline: Instant) -> Result<Slot, CallError> {
+    pub(super) async fn admit(&self, plugin: &str, caller: &str, deadline: Instant) -> Result<Slot, CallError> {
         let until = deadline.min(Instant::now() + self.queue);
         let caller_slot = self
             .acquire(share(&self.callers, caller, self.caller_cap.0), until)

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 /// Most violations reported for meta-tool arguments (operation inputs use
 /// `limits.max_violations`); the rest are counted.
-pub const MAX_VIOLATIONS: usize = 20;
+pub(crate) const MAX_VIOLATIONS: usize = 20;
 /// Most violations counted beyond the reported ones: past it validation stops,
 /// so a huge input with errors everywhere costs a bounded amount of work.
 const MAX_COUNTED: usize = 10_000;
@@ -32,14 +32,14 @@ pub struct Violation {
 /// Violations beyond the reported ones: how many were counted, and whether
 /// counting stopped at its bound (there may be more).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Unlisted {
+pub(crate) struct Unlisted {
     pub count: usize,
     pub stopped: bool,
 }
 
 /// The violations of `instance` against `validator` (compiled from `schema`): the
 /// first `max` described, sorted by path, and the rest counted (up to a bound).
-pub fn violations(
+pub(crate) fn violations(
     validator: &Validator,
     schema: &Value,
     instance: &Value,
@@ -71,7 +71,7 @@ pub fn violations(
 }
 
 /// One line summing violations up: `"/a: expected …; /b: …; and 3 more"`.
-pub fn summary(violations: &[Violation], unlisted: Unlisted) -> String {
+pub(crate) fn summary(violations: &[Violation], unlisted: Unlisted) -> String {
     let mut parts: Vec<String> = violations
         .iter()
         .map(|v| {

@@ -133,7 +133,7 @@ impl std::error::Error for ResponseBodyError {}
 
 /// Timeouts of one request.
 #[derive(Debug, Clone, Copy)]
-pub struct Timeouts {
+pub(crate) struct Timeouts {
     pub connect: Duration,
     pub first_byte: Duration,
     pub idle: Duration,
@@ -197,18 +197,18 @@ impl ResponseBody {
 
 /// The shared upstream client. Cheap to share behind an `Arc`.
 #[derive(Default)]
-pub struct Client {
+pub(crate) struct Client {
     pool: Arc<Pool>,
 }
 
 impl Client {
-    pub fn new() -> Client {
+    pub(crate) fn new() -> Client {
         Client::default()
     }
 
     /// Sends one request (no retries here). `req` carries path, method and headers;
     /// the `Host` header is set from `base`.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         base: &BaseUrl,
         mut req: http::Request<Full<Bytes>>,

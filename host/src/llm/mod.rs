@@ -6,13 +6,13 @@
 //! [`ui`]), the pure chunk transformer ([`transform`]) and streaming a call as UI
 //! chunks ([`stream`]). It knows nothing about the HTTP surfaces above it.
 
-pub mod client;
-pub mod openai;
-pub mod providers;
-pub mod stream;
-pub mod transform;
-pub mod ui;
-pub mod upstream;
+pub(crate) mod client;
+pub(crate) mod openai;
+pub(crate) mod providers;
+pub(crate) mod stream;
+pub(crate) mod transform;
+pub(crate) mod ui;
+pub(crate) mod upstream;
 
 pub use openai::Usage;
 pub use providers::{Route, RouteError};

@@ -226,7 +226,7 @@ impl std::ops::Add for Usage {
 
 /// Why a request body cannot be proxied.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadRequest(pub String);
+pub(crate) struct BadRequest(pub String);
 
 impl std::fmt::Display for BadRequest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -236,7 +236,7 @@ impl std::fmt::Display for BadRequest {
 
 /// Checks a client's chat-completions body: a JSON object with a string `model` and
 /// a `messages` array. Returns the requested model name.
-pub fn requested_model(body: &Value) -> Result<&str, BadRequest> {
+pub(crate) fn requested_model(body: &Value) -> Result<&str, BadRequest> {
     let Value::Object(obj) = body else {
         return Err(BadRequest("the request body must be a JSON object".into()));
     };
@@ -253,14 +253,14 @@ pub fn requested_model(body: &Value) -> Result<&str, BadRequest> {
 }
 
 /// Whether the client asked for a streamed response.
-pub fn wants_stream(body: &Value) -> bool {
+pub(crate) fn wants_stream(body: &Value) -> bool {
     body.get("stream").and_then(Value::as_bool).unwrap_or(false)
 }
 
 /// Prepares a body for a streamed call whose chunks the hub transforms: the upstream
 /// model name, `stream: true`, and `stream_options.include_usage` so usage arrives
 /// (other `stream_options` keys are kept).
-pub fn prepare_stream_body(body: &mut Value, upstream_model: &str) {
+pub(crate) fn prepare_stream_body(body: &mut Value, upstream_model: &str) {
     let Value::Object(obj) = body else { return };
     obj.insert("model".into(), Value::String(upstream_model.to_string()));
     obj.insert("stream".into(), Value::Bool(true));

@@ -140,7 +140,7 @@ impl std::error::Error for RouteError {}
 
 /// The configured providers, in configuration order.
 #[derive(Debug, Default)]
-pub struct Providers {
+pub(crate) struct Providers {
     list: Vec<Arc<Provider>>,
 }
 
@@ -227,7 +227,7 @@ impl std::error::Error for KeyError {
 }
 
 impl Providers {
-    pub fn new(configs: &[ProviderConfig]) -> Result<Providers, ProviderError> {
+    pub(crate) fn new(configs: &[ProviderConfig]) -> Result<Providers, ProviderError> {
         let mut list = Vec::with_capacity(configs.len());
         for config in configs {
             let provider = || config.name.clone();
@@ -260,16 +260,16 @@ impl Providers {
         Ok(Providers { list })
     }
 
-    pub fn all(&self) -> &[Arc<Provider>] {
+    pub(crate) fn all(&self) -> &[Arc<Provider>] {
         &self.list
     }
 
-    pub fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         self.list.iter().map(|p| p.config.name.clone()).collect()
     }
 
     /// Resolves a client's model name.
-    pub fn route(&self, model: &str) -> Result<Route, RouteError> {
+    pub(crate) fn route(&self, model: &str) -> Result<Route, RouteError> {
         if self.list.is_empty() {
             return Err(RouteError::NoProviders);
         }
@@ -318,7 +318,7 @@ impl Provider {
 }
 
 /// Glob match with `*` (any run, also empty) and `?` (one character).
-pub fn glob_match(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
     let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
     let (mut pi, mut ni) = (0, 0);
     // Position after the last `*` and the name position it was tried at.
@@ -342,7 +342,7 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
 }
 
 /// Whether a pattern names exactly one model (no wildcards).
-pub fn is_literal(pattern: &str) -> bool {
+pub(crate) fn is_literal(pattern: &str) -> bool {
     !pattern.contains(['*', '?'])
 }
 

@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 /// Largest frame handed to the client body. With the body channel's bounded
 /// capacity this bounds the bytes buffered per stream (capacity x 64 KiB), even
 /// when one upstream event is megabytes long.
-pub const MAX_FRAME: usize = 64 * 1024;
+pub(crate) const MAX_FRAME: usize = 64 * 1024;
 /// Largest upstream error body read to build an error message.
 const MAX_ERROR_BODY: usize = 1 << 20;
 
@@ -177,7 +177,7 @@ impl UiSink for SseSink {
 
 /// Awaits `fut`, sending a keepalive to `sink` every `interval` it takes, and gives
 /// up (dropping `fut`, which cancels whatever it was doing) when the sink closes.
-pub async fn keepalive_while<S: UiSink, T>(
+pub(crate) async fn keepalive_while<S: UiSink, T>(
     sink: &mut S,
     interval: Duration,
     fut: impl Future<Output = T>,

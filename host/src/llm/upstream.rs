@@ -62,7 +62,7 @@ impl std::error::Error for UpstreamError {
 
 /// Client request headers passed on to the upstream. Everything else (cookies, the
 /// client's own `Authorization`, hop-by-hop headers) stays at the hub.
-pub fn forwarded_headers(client: &HeaderMap) -> HeaderMap {
+pub(crate) fn forwarded_headers(client: &HeaderMap) -> HeaderMap {
     let mut out = HeaderMap::new();
     for (name, value) in client {
         let n = name.as_str();
@@ -130,7 +130,7 @@ fn retryable(status: StatusCode) -> bool {
 /// Sends a request to provider `p`, retrying as described in the module docs. A
 /// non-2xx response that is not retried (or is the last attempt's) is returned
 /// for the caller to relay.
-pub async fn call(
+pub(crate) async fn call(
     client: &Client,
     p: &Provider,
     method: Method,
@@ -185,7 +185,7 @@ pub async fn call(
 
 /// `base * 2^attempt`, capped, with "equal jitter": half fixed, half random, so
 /// clients that failed together do not retry together.
-pub fn backoff(base_ms: u64, attempt: u32) -> Duration {
+pub(crate) fn backoff(base_ms: u64, attempt: u32) -> Duration {
     let full = base_ms
         .saturating_mul(1u64 << attempt.min(20))
         .min(MAX_BACKOFF.as_millis() as u64);
@@ -201,7 +201,7 @@ pub fn backoff(base_ms: u64, attempt: u32) -> Duration {
 
 /// The wait an upstream asked for: `retry-after-ms` (OpenAI), or `Retry-After` as
 /// seconds or an HTTP date.
-pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
         && ms.is_finite()
@@ -248,7 +248,7 @@ fn parse_http_date(s: &str) -> Option<u64> {
 }
 
 /// The human message in an OpenAI-shaped error body, else the body text (cut).
-pub fn error_message(body: &[u8]) -> String {
+pub(crate) fn error_message(body: &[u8]) -> String {
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
         let m = v
             .pointer("/error/message")

@@ -18,14 +18,14 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-pub use exports::wasmhub::plugin::operations::{Error as PluginError, OperationSpec};
+pub(super) use exports::wasmhub::plugin::operations::{Error as PluginError, OperationSpec};
 // `self::`: the generated module `wasmhub` shares its name with this crate, which
 // doctests see as an extern crate; a bare path is ambiguous there.
-pub use self::wasmhub::plugin::types::Hints as WitHints;
+pub(super) use self::wasmhub::plugin::types::Hints as WitHints;
 use self::wasmhub::plugin::types::{CallError, CallErrorCode, LogLevel};
 
 /// The fully qualified name of the interface every plugin must export.
-pub const OPERATIONS_EXPORT: &str = "wasmhub:plugin/operations@0.1.0";
+pub(super) const OPERATIONS_EXPORT: &str = "wasmhub:plugin/operations@0.1.0";
 
 impl self::wasmhub::plugin::types::Host for CallState {}
 
@@ -85,7 +85,7 @@ fn wit_code(code: ErrorCode) -> CallErrorCode {
 
 /// The linker: WASI p2 (filesystem, clocks, random, cli, sockets — all denied
 /// unless granted per call), wasi:http (checked per request), and `host`.
-pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<CallState>> {
+pub(super) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;

@@ -10,14 +10,14 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 /// Lines one call may write to the hub log (`limits.log_lines`). Lines past it are
 /// counted, not written; the call's end writes one summary line instead.
-pub struct LogBudget {
+pub(super) struct LogBudget {
     limit: u32,
     written: AtomicU32,
     suppressed: AtomicU32,
 }
 
 impl LogBudget {
-    pub fn new(limit: u32) -> LogBudget {
+    pub(super) fn new(limit: u32) -> LogBudget {
         LogBudget {
             limit,
             written: AtomicU32::new(0),
@@ -26,7 +26,7 @@ impl LogBudget {
     }
 
     /// Whether one more line may be written; a refused line is counted.
-    pub fn take(&self) -> bool {
+    pub(super) fn take(&self) -> bool {
         if self.written.fetch_add(1, Ordering::Relaxed) < self.limit {
             return true;
         }
@@ -35,7 +35,7 @@ impl LogBudget {
     }
 
     /// Writes the summary of what was suppressed, if anything was (once per call).
-    pub fn summarize(&self, plugin: &str, call_id: &str) {
+    pub(super) fn summarize(&self, plugin: &str, call_id: &str) {
         let n = self.suppressed.swap(0, Ordering::Relaxed);
         if n > 0 {
             crate::warn!(
@@ -62,7 +62,7 @@ pub(super) use call_log;
 /// Outgoing HTTP requests of one call: at most `concurrent` open at once
 /// (`limits.max_http_concurrent`), at most `total` started
 /// (`limits.max_http_requests`).
-pub struct HttpBudget {
+pub(super) struct HttpBudget {
     concurrent: u32,
     total: u32,
     open: AtomicU32,
@@ -71,7 +71,7 @@ pub struct HttpBudget {
 
 /// Which per-call HTTP budget refused a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HttpLimit {
+pub(super) enum HttpLimit {
     /// `limits.max_http_concurrent` requests of this call are already open.
     Concurrent { limit: u32 },
     /// This call already started `limits.max_http_requests` requests.
@@ -98,7 +98,7 @@ impl fmt::Display for HttpLimit {
 impl std::error::Error for HttpLimit {}
 
 /// One open request's share of an [`HttpBudget`]; released when dropped.
-pub struct HttpPermit(Arc<HttpBudget>);
+pub(super) struct HttpPermit(Arc<HttpBudget>);
 
 impl Drop for HttpPermit {
     fn drop(&mut self) {
@@ -107,7 +107,7 @@ impl Drop for HttpPermit {
 }
 
 impl HttpBudget {
-    pub fn new(concurrent: u32, total: u32) -> Arc<HttpBudget> {
+    pub(super) fn new(concurrent: u32, total: u32) -> Arc<HttpBudget> {
         Arc::new(HttpBudget {
             concurrent,
             total,
@@ -117,7 +117,7 @@ impl HttpBudget {
     }
 
     /// Admits one more request, or says which budget it would exceed.
-    pub fn start(self: &Arc<Self>) -> Result<HttpPermit, HttpLimit> {
+    pub(super) fn start(self: &Arc<Self>) -> Result<HttpPermit, HttpLimit> {
         let bump = |n: u32, limit: u32| (n < limit).then_some(n + 1);
         self.open
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| bump(n, self.concurrent))
@@ -135,13 +135,13 @@ impl HttpBudget {
 /// Linear memory of all running instances together (`limits.memory_budget_mb`):
 /// each instance reserves what it grows to and releases it when its store is
 /// dropped, so instantiating or growing past the budget is refused.
-pub struct MemoryBudget {
+pub(super) struct MemoryBudget {
     budget_bytes: usize,
     used_bytes: AtomicUsize,
 }
 
 impl MemoryBudget {
-    pub fn new(budget_mb: u64) -> Arc<MemoryBudget> {
+    pub(super) fn new(budget_mb: u64) -> Arc<MemoryBudget> {
         Arc::new(MemoryBudget {
             budget_bytes: usize::try_from(budget_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
             used_bytes: AtomicUsize::new(0),
@@ -149,12 +149,12 @@ impl MemoryBudget {
     }
 
     /// The budget in MiB, for errors.
-    pub fn budget_mb(&self) -> u64 {
+    pub(super) fn budget_mb(&self) -> u64 {
         (self.budget_bytes >> 20) as u64
     }
 
     /// Reserves `bytes` more, unless that would go past the budget.
-    pub fn reserve(&self, bytes: usize) -> bool {
+    pub(super) fn reserve(&self, bytes: usize) -> bool {
         self.used_bytes
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
                 used.checked_add(bytes)
@@ -164,11 +164,11 @@ impl MemoryBudget {
     }
 
     /// Bytes reserved by the instances alive now.
-    pub fn used_bytes(&self) -> usize {
+    pub(super) fn used_bytes(&self) -> usize {
         self.used_bytes.load(Ordering::Relaxed)
     }
 
-    pub fn release(&self, bytes: usize) {
+    pub(super) fn release(&self, bytes: usize) {
         self.used_bytes.fetch_sub(bytes, Ordering::Relaxed);
     }
 }
@@ -176,7 +176,7 @@ impl MemoryBudget {
 /// `text` cut to at most `cap` bytes on a char boundary, with a marker giving the
 /// original size, so a plugin's 1 MB error is never stored, logged or shown whole
 /// (`limits.plugin_text_kb`).
-pub fn bounded(mut text: String, cap: usize) -> String {
+pub(super) fn bounded(mut text: String, cap: usize) -> String {
     if text.len() <= cap {
         return text;
     }

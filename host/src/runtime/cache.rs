@@ -30,17 +30,17 @@ impl Hasher for ShaHasher {
     }
 }
 
-pub fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// sha256 of `bytes`, lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(super) fn sha256_hex(bytes: &[u8]) -> String {
     hex(ring::digest::digest(&SHA256, bytes).as_ref())
 }
 
 /// A hex digest of everything that makes a compiled artifact usable by `engine`.
-pub fn engine_hash(engine: &Engine) -> String {
+pub(super) fn engine_hash(engine: &Engine) -> String {
     let mut h = ShaHasher(Context::new(&SHA256));
     engine.precompile_compatibility_hash().hash(&mut h);
     hex(&h.0.finish().as_ref()[..16])
@@ -48,13 +48,13 @@ pub fn engine_hash(engine: &Engine) -> String {
 
 /// Compiled artifacts of this engine, keyed by the source's sha256.
 #[derive(Clone)]
-pub struct CompiledCache {
+pub(super) struct CompiledCache {
     table: Table,
     prefix: String,
 }
 
 impl CompiledCache {
-    pub fn open(storage: &Storage, engine: &Engine) -> Result<CompiledCache, StorageError> {
+    pub(super) fn open(storage: &Storage, engine: &Engine) -> Result<CompiledCache, StorageError> {
         Ok(CompiledCache {
             table: storage.table("compiled")?,
             prefix: format!("{}/", engine_hash(engine)),
@@ -67,7 +67,7 @@ impl CompiledCache {
 
     /// The cached component for `digest`, if a valid one is stored. Failures are
     /// logged and treated as a miss: the cache is an optimization only.
-    pub fn get(&self, engine: &Engine, digest: &str) -> Option<Component> {
+    pub(super) fn get(&self, engine: &Engine, digest: &str) -> Option<Component> {
         let key = self.key(digest);
         let value = match self.table.get_bytes(&key) {
             Ok(v) => v?,
@@ -96,7 +96,7 @@ impl CompiledCache {
     }
 
     /// Stores an artifact produced by `Engine::precompile_component`.
-    pub fn put(&self, digest: &str, artifact: &[u8]) {
+    pub(super) fn put(&self, digest: &str, artifact: &[u8]) {
         let mut value = Vec::with_capacity(32 + artifact.len());
         value.extend_from_slice(ring::digest::digest(&SHA256, artifact).as_ref());
         value.extend_from_slice(artifact);
@@ -112,7 +112,7 @@ impl CompiledCache {
     /// Removes every entry except this engine's entries for `keep` (digests):
     /// artifacts of plugins no longer in the folder, and of other wasmtime versions
     /// or engine settings, which this engine would never read. Returns how many went.
-    pub fn prune(&self, keep: &BTreeSet<&str>) -> Result<usize, StorageError> {
+    pub(super) fn prune(&self, keep: &BTreeSet<&str>) -> Result<usize, StorageError> {
         let stale: Vec<Vec<u8>> = self
             .table
             .keys()?

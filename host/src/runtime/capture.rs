@@ -22,13 +22,13 @@ struct Buffer {
 
 /// A bounded, shared output buffer. Clones write to the same buffer.
 #[derive(Clone)]
-pub struct CapturePipe {
+pub(super) struct CapturePipe {
     capacity: usize,
     buffer: Arc<Mutex<Buffer>>,
 }
 
 impl CapturePipe {
-    pub fn new(capacity: usize) -> CapturePipe {
+    pub(super) fn new(capacity: usize) -> CapturePipe {
         CapturePipe {
             capacity,
             buffer: Arc::new(Mutex::new(Buffer::default())),
@@ -36,12 +36,12 @@ impl CapturePipe {
     }
 
     /// Whether a write was refused because the buffer was full.
-    pub fn overflowed(&self) -> bool {
+    pub(super) fn overflowed(&self) -> bool {
         self.lock().overflowed
     }
 
     /// What was written so far, lossily decoded.
-    pub fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         String::from_utf8_lossy(&self.lock().bytes).into_owned()
     }
 

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How often the folder is scanned.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
+pub(super) const POLL_INTERVAL: Duration = Duration::from_millis(250);
 
 /// One plugin of the folder and its state.
 #[derive(Clone, Debug)]

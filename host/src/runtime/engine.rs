@@ -71,7 +71,7 @@ fn pooling(limits: &Limits) -> PoolingAllocationConfig {
 
 /// Builds the engine: pooling if its address space reservation succeeds, else
 /// on-demand allocation (with a log line saying why).
-pub fn build(limits: &Limits) -> Result<(Engine, Allocator), wasmtime::Error> {
+pub(super) fn build(limits: &Limits) -> Result<(Engine, Allocator), wasmtime::Error> {
     let mut config = base_config();
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling(limits)));
     match Engine::new(&config) {
@@ -90,12 +90,12 @@ pub fn build(limits: &Limits) -> Result<(Engine, Allocator), wasmtime::Error> {
 
 /// The thread that advances the engine's epoch every [`EPOCH_TICK`]; stops when
 /// dropped.
-pub struct Ticker {
+pub(super) struct Ticker {
     stop: Arc<AtomicBool>,
 }
 
 impl Ticker {
-    pub fn start(engine: Engine) -> std::io::Result<Ticker> {
+    pub(super) fn start(engine: Engine) -> std::io::Result<Ticker> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         std::thread::Builder::new()

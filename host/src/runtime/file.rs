@@ -94,7 +94,7 @@ impl From<io::Error> for ReadError {
 /// Opens `path` for reading if it is a regular file: checked before opening (a
 /// socket cannot be opened at all), opened non-blocking, checked again on the handle
 /// (the path may have been swapped in between).
-pub fn open_regular(path: &Path) -> Result<File, ReadError> {
+pub(super) fn open_regular(path: &Path) -> Result<File, ReadError> {
     if let Some(kind) = FileKind::of(std::fs::metadata(path)?.file_type()) {
         return Err(ReadError::NotRegular(kind));
     }
@@ -109,13 +109,13 @@ pub fn open_regular(path: &Path) -> Result<File, ReadError> {
 }
 
 /// The bytes of the regular file `path`, however large (a regular file ends).
-pub fn read_all_regular(path: &Path) -> Result<Vec<u8>, ReadError> {
+pub(super) fn read_all_regular(path: &Path) -> Result<Vec<u8>, ReadError> {
     read_capped(path, u64::MAX - 1)
 }
 
 /// The bytes of the regular file `path`, refusing it past `cap` bytes (at most
 /// `cap + 1` bytes are read to find out).
-pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+pub(super) fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::new();
     open_regular(path)?
         .take(cap.saturating_add(1))

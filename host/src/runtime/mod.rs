@@ -43,7 +43,6 @@ pub use lock::{LOCK_FILE, LockError, LockFile};
 pub use manifest::{
     DirGrant, EffectiveLimits, GrantError, HostGrant, LimitRequests, Manifest, ManifestError, ManifestProblem,
 };
-pub use net::is_public;
 pub use operations::{OperationProblem, SchemaRole};
 pub use plugin::{Hints, Operation, Plugin};
 pub use sandbox::SandboxError;

@@ -25,7 +25,7 @@ const MAX_TABLE_ELEMENTS: usize = 100_000;
 const MAX_HANDLES: usize = 10_000;
 
 /// What a plugin's calls are granted, resolved once at load so a call only copies it.
-pub struct SandboxSpec {
+pub(super) struct SandboxSpec {
     /// Environment variables and secrets, with values read at load time.
     pub env: Vec<(String, String)>,
     pub dirs: Vec<DirGrant>,
@@ -39,7 +39,7 @@ pub struct SandboxSpec {
 /// and reserves it from the runtime's [`MemoryBudget`]; remembers which cap was hit,
 /// so a guest that aborts on a failed allocation is reported as `MemoryLimit` or
 /// `MemoryBudget`, not as a generic trap. What it reserved is released at drop.
-pub struct MemoryLimiter {
+pub(super) struct MemoryLimiter {
     max_bytes: usize,
     used_bytes: usize,
     global: Arc<MemoryBudget>,
@@ -85,7 +85,7 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
 }
 
 /// The data of one call's `Store`.
-pub struct CallState {
+pub(super) struct CallState {
     wasi: WasiCtx,
     table: ResourceTable,
     http: WasiHttpCtx,
@@ -125,7 +125,7 @@ impl std::error::Error for SandboxError {
 }
 
 impl CallState {
-    pub fn new(
+    pub(super) fn new(
         spec: &SandboxSpec,
         plugin: Arc<str>,
         call_id: Arc<str>,
@@ -191,7 +191,7 @@ impl CallState {
 /// largest input or output, not the 128 MiB default), handle cap, and the epoch
 /// deadline that yields to tokio at every tick (the wall-clock deadline itself is
 /// the caller's `tokio::time::timeout`, which also covers blocked host calls).
-pub fn new_store(
+pub(super) fn new_store(
     engine: &wasmtime::Engine,
     state: CallState,
     limits: &EffectiveLimits,

@@ -38,7 +38,7 @@ impl Gatekeeper for Hub {
 }
 
 /// The caller of a request with `headers` from `peer`, or why it is refused.
-pub fn authenticate<G: Gatekeeper + ?Sized>(
+pub(crate) fn authenticate<G: Gatekeeper + ?Sized>(
     gate: &G,
     headers: &HeaderMap,
     peer: SocketAddr,
@@ -48,7 +48,7 @@ pub fn authenticate<G: Gatekeeper + ?Sized>(
 
 /// The caller of a request to the hub's own routes (`/api/*`, `/v1/*`), or the
 /// refusal in the hub's JSON error shape.
-pub fn authorize<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Result<Caller, Resp> {
+pub(crate) fn authorize<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Result<Caller, Resp> {
     authenticate(&*app.hub, req.headers(), peer).map_err(Refusal::into_response)
 }
 
@@ -65,11 +65,11 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 
 /// A refused request and why.
 #[derive(Debug)]
-pub struct Refusal(pub AuthError);
+pub(crate) struct Refusal(pub AuthError);
 
 impl Refusal {
     /// 403 for a non-loopback client of a hub without tokens, 401 otherwise.
-    pub fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self.0 {
             AuthError::NotLoopback { .. } => StatusCode::FORBIDDEN,
             AuthError::MissingToken | AuthError::InvalidToken => StatusCode::UNAUTHORIZED,
@@ -77,7 +77,7 @@ impl Refusal {
     }
 
     /// The refusal with `body`, the surface's own error shape.
-    pub fn respond(&self, body: &Value) -> Resp {
+    pub(crate) fn respond(&self, body: &Value) -> Resp {
         let mut resp = respond::json(self.status(), body);
         let challenge = match self.0 {
             AuthError::MissingToken => CHALLENGE,
@@ -90,7 +90,7 @@ impl Refusal {
     }
 
     /// The refusal in the hub's JSON error shape.
-    pub fn into_response(self) -> Resp {
+    pub(crate) fn into_response(self) -> Resp {
         self.respond(&respond::error_body(self.0.code(), self.0.to_string()))
     }
 }

@@ -10,7 +10,7 @@ use super::respond::{self, Resp};
 use http::{Request, StatusCode, header};
 
 /// Rejects requests whose `Host` or `Origin` is not one of ours with 403.
-pub fn check_host_and_origin<B>(app: &App, req: &Request<B>) -> Result<(), Resp> {
+pub(crate) fn check_host_and_origin<B>(app: &App, req: &Request<B>) -> Result<(), Resp> {
     if let Some(host) = req.headers().get(header::HOST) {
         let host = host.to_str().unwrap_or("");
         if !host_allowed(app, host) {

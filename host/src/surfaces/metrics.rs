@@ -9,7 +9,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 use serde_json::json;
 
 /// `GET /metrics`.
-pub fn metrics(app: &App) -> Resp {
+pub(crate) fn metrics(app: &App) -> Resp {
     let mut resp = Response::new(Body::full(app.hub.metrics_text()));
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -19,7 +19,7 @@ pub fn metrics(app: &App) -> Resp {
 }
 
 /// `GET /health`: `{"status": "ok", "plugins": {active, deprecated, rejected}, "operations": N}`.
-pub fn health(app: &App) -> Resp {
+pub(crate) fn health(app: &App) -> Resp {
     let mut body = json!({ "status": "ok" });
     if let (Some(out), serde_json::Value::Object(extra)) = (body.as_object_mut(), app.hub.health()) {
         out.extend(extra);

@@ -8,18 +8,22 @@
 // boxing it would only add an allocation on the path that ends the request.
 #![allow(clippy::result_large_err)]
 
-pub mod auth;
-pub mod body;
-pub mod chat;
-pub mod guard;
-pub mod mcp;
-pub mod metrics;
-pub mod openai_proxy;
-pub mod respond;
-pub mod rest;
-pub mod router;
-pub mod server;
-pub mod watched;
+pub(crate) mod auth;
+pub(crate) mod body;
+pub(crate) mod chat;
+pub(crate) mod guard;
+pub(crate) mod mcp;
+pub(crate) mod metrics;
+pub(crate) mod openai_proxy;
+pub(crate) mod respond;
+pub(crate) mod rest;
+pub(crate) mod router;
+pub(crate) mod server;
+pub(crate) mod watched;
+
+pub use body::Body;
+pub use mcp::McpState;
+pub use server::{bind, serve};
 
 use crate::config::Config;
 use std::sync::Arc;

@@ -42,7 +42,7 @@ const RELAYED_HEADERS: [&str; 4] = [
 ];
 
 /// `POST /v1/chat/completions`.
-pub async fn chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp {
+pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp {
     let (parts, body) = req.into_parts();
     let (route, mut value) = match read_request(app, body).await {
         Ok(ok) => ok,
@@ -114,7 +114,7 @@ pub async fn chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp {
 
 /// `POST /api/ui/chat/completions`: the same body, answered as a UI message stream
 /// (one step, `start` .. `finish`, then `[DONE]`).
-pub async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp {
+pub(crate) async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp {
     let (_parts, body) = req.into_parts();
     let (route, mut value) = match read_request(app, body).await {
         Ok(ok) => ok,
@@ -138,7 +138,7 @@ pub async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp
 }
 
 /// `GET /v1/models`.
-pub async fn models(app: &Arc<App>) -> Resp {
+pub(crate) async fn models(app: &Arc<App>) -> Resp {
     if app.llm.providers().is_empty() {
         return route_error(RouteError::NoProviders);
     }

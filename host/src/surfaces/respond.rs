@@ -12,17 +12,17 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde::Serialize;
 
-pub type Resp = Response<Body>;
+pub(crate) type Resp = Response<Body>;
 
 /// A JSON response with `status`.
-pub fn json<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> Resp {
+pub(crate) fn json<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> Resp {
     let bytes = serde_json::to_vec(value).expect("serializable response");
     json_body(status, Body::full(bytes))
 }
 
 /// A response whose `body` is JSON, whole or still being written (see
 /// [`super::watched::committed`]).
-pub fn json_body(status: StatusCode, body: Body) -> Resp {
+pub(crate) fn json_body(status: StatusCode, body: Body) -> Resp {
     let mut resp = Response::new(body);
     *resp.status_mut() = status;
     resp.headers_mut()
@@ -31,20 +31,20 @@ pub fn json_body(status: StatusCode, body: Body) -> Resp {
 }
 
 /// The hub's error shape: `{"error": {"code", "message"}}`.
-pub fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Resp {
+pub(crate) fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Resp {
     json(status, &error_body(code, message))
 }
 
 /// The body of [`error`].
-pub fn error_body(code: &str, message: impl Into<String>) -> serde_json::Value {
+pub(crate) fn error_body(code: &str, message: impl Into<String>) -> serde_json::Value {
     serde_json::json!({ "error": { "code": code, "message": message.into() } })
 }
 
-pub fn not_found(path: &str) -> Resp {
+pub(crate) fn not_found(path: &str) -> Resp {
     error(StatusCode::NOT_FOUND, "not_found", format!("no route for {path}"))
 }
 
-pub fn method_not_allowed(allowed: &'static str) -> Resp {
+pub(crate) fn method_not_allowed(allowed: &'static str) -> Resp {
     let mut resp = error(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
@@ -57,7 +57,7 @@ pub fn method_not_allowed(allowed: &'static str) -> Resp {
 
 /// An SSE response: the headers every stream the hub sends carries, plus
 /// `x-vercel-ai-ui-message-stream: v1` when it is an AI SDK UI message stream.
-pub fn sse(body: Body, ui_message_stream: bool) -> Resp {
+pub(crate) fn sse(body: Body, ui_message_stream: bool) -> Resp {
     let mut resp = Response::new(body);
     let h = resp.headers_mut();
     h.insert(
@@ -74,12 +74,12 @@ pub fn sse(body: Body, ui_message_stream: bool) -> Resp {
     resp
 }
 
-pub fn no_content() -> Resp {
+pub(crate) fn no_content() -> Resp {
     empty(StatusCode::NO_CONTENT)
 }
 
 /// 202 with no body (MCP: notifications and client responses).
-pub fn accepted() -> Resp {
+pub(crate) fn accepted() -> Resp {
     empty(StatusCode::ACCEPTED)
 }
 
@@ -91,7 +91,7 @@ fn empty(status: StatusCode) -> Resp {
 
 /// Why a request body could not be read.
 #[derive(Debug)]
-pub enum BodyError {
+pub(crate) enum BodyError {
     TooLarge { limit: usize },
     Read(Box<dyn std::error::Error + Send + Sync>),
     Json(serde_json::Error),
@@ -119,7 +119,7 @@ impl std::error::Error for BodyError {
 
 impl BodyError {
     /// 413 for a body over the limit, 400 otherwise, in the hub's error shape.
-    pub fn into_response(self) -> Resp {
+    pub(crate) fn into_response(self) -> Resp {
         let (status, code) = match self {
             BodyError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
             BodyError::Read(_) => (StatusCode::BAD_REQUEST, "bad_request"),
@@ -130,7 +130,7 @@ impl BodyError {
 }
 
 /// Reads the whole body, failing as soon as it passes `limit` bytes.
-pub async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
+pub(crate) async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
     let limited = http_body_util::Limited::new(body, limit);
     match limited.collect().await {
         Ok(collected) => Ok(collected.to_bytes()),

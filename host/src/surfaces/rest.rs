@@ -19,7 +19,7 @@ const CALLS_DEFAULT_LIMIT: usize = 100;
 const CALLS_MAX_LIMIT: usize = 1000;
 
 /// HTTP status of a meta-tool error.
-pub fn tool_error_status(e: &ToolError) -> StatusCode {
+pub(crate) fn tool_error_status(e: &ToolError) -> StatusCode {
     match e {
         ToolError::UnknownTool { .. } | ToolError::NotFound { .. } => StatusCode::NOT_FOUND,
         ToolError::Forbidden { .. } => StatusCode::FORBIDDEN,
@@ -31,7 +31,7 @@ pub fn tool_error_status(e: &ToolError) -> StatusCode {
 
 /// `POST /api/hub/{list,search,schema,call}`: meta-tool `kind` with the body as its
 /// arguments.
-pub async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller, kind: MetaToolKind) -> Resp {
+pub(crate) async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller, kind: MetaToolKind) -> Resp {
     let limit = (app.config.server.max_body_kb * 1024) as usize;
     let body = match respond::read_body(req.into_body(), limit).await {
         Ok(b) => b,
@@ -64,12 +64,12 @@ pub async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller, kind: 
 
 /// `GET /api/plugins`: every plugin with its state, reason, operations, digest and
 /// capabilities.
-pub fn plugins(app: &App) -> Resp {
+pub(crate) fn plugins(app: &App) -> Resp {
     respond::json(StatusCode::OK, &json!({ "plugins": app.hub.plugins() }))
 }
 
 /// `GET /api/calls?limit=N`: the newest call records, newest first.
-pub async fn calls(app: &App, req: &Request<Incoming>) -> Resp {
+pub(crate) async fn calls(app: &App, req: &Request<Incoming>) -> Resp {
     let limit = match query_limit(req.uri().query()) {
         Ok(l) => l,
         Err(e) => return respond::error(StatusCode::BAD_REQUEST, "invalid_input", e.to_string()),

@@ -83,7 +83,7 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
     }
 }
 
-pub async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Resp {
+pub(crate) async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Resp {
     if let Err(resp) = guard::check_host_and_origin(&app, &req) {
         return resp;
     }

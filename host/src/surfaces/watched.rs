@@ -17,13 +17,13 @@ use std::future::Future;
 use std::time::Duration;
 
 /// How long an answer may take before its headers are committed.
-pub const COMMIT_AFTER: Duration = Duration::from_millis(50);
+pub(crate) const COMMIT_AFTER: Duration = Duration::from_millis(50);
 /// How often a committed answer probes the connection while the work is silent.
-pub const PROBE_EVERY: Duration = Duration::from_millis(250);
+pub(crate) const PROBE_EVERY: Duration = Duration::from_millis(250);
 
 /// Answers with `work`'s status and JSON; `cancel` is cancelled when the client
 /// goes away first (or when this future is dropped before committing).
-pub async fn json<F>(work: F, cancel: CancelToken) -> Resp
+pub(crate) async fn json<F>(work: F, cancel: CancelToken) -> Resp
 where
     F: Future<Output = (StatusCode, Value)> + Send + 'static,
 {
@@ -43,7 +43,7 @@ where
 
 /// `200` now, the JSON body when `work` ends, `cancel` cancelled if the client
 /// closes the connection first. MCP's slow JSON answers use it too.
-pub fn committed<F>(mut work: std::pin::Pin<Box<F>>, cancel: CancelToken) -> Resp
+pub(crate) fn committed<F>(mut work: std::pin::Pin<Box<F>>, cancel: CancelToken) -> Resp
 where
     F: Future<Output = Value> + Send + 'static,
 {
@@ -76,7 +76,7 @@ where
 }
 
 /// Cancels the token when dropped unless disarmed.
-pub struct CancelOnDrop(pub Option<CancelToken>);
+pub(crate) struct CancelOnDrop(pub Option<CancelToken>);
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {

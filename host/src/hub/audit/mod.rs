@@ -20,7 +20,6 @@ mod record;
 mod unwritten;
 
 pub use record::{CallOutcome, CallRecord};
-pub use unwritten::SUMMARY_TOOL;
 
 use crate::config::AuditConfig;
 use crate::storage::{StorageError, Table};
@@ -63,7 +62,7 @@ pub(crate) struct AuditLog {
 
 impl AuditLog {
     /// Starts the writer thread (which is all that can fail).
-    pub fn start(table: Table, config: &AuditConfig) -> std::io::Result<AuditLog> {
+    pub(crate) fn start(table: Table, config: &AuditConfig) -> std::io::Result<AuditLog> {
         let (tx, rx) = std::sync::mpsc::sync_channel(config.queue.max(1));
         let retention = config.retention;
         let writer_table = table.clone();
@@ -87,7 +86,7 @@ impl AuditLog {
 
     /// Queues `record`; never blocks. With the queue full, the record joins the
     /// span summarised by the next summary record.
-    pub fn record(&self, record: CallRecord) {
+    pub(crate) fn record(&self, record: CallRecord) {
         let Some(tx) = &self.tx else { return };
         // An earlier span's summary goes first, so the log keeps its order.
         if !self.queue_summary(tx, false) {
@@ -136,7 +135,7 @@ impl AuditLog {
     }
 
     /// The input excerpt stored for a call: sensitive fields redacted, cut to size.
-    pub fn excerpt(&self, input: &Value) -> Value {
+    pub(crate) fn excerpt(&self, input: &Value) -> Value {
         let redacted = redact(input, &self.redact);
         let text = redacted.to_string();
         if text.len() <= EXCERPT_BYTES {
@@ -150,13 +149,13 @@ impl AuditLog {
     }
 
     /// Records not written because the writer could not keep up.
-    pub fn dropped(&self) -> u64 {
+    pub(crate) fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
 
     /// The newest `limit` records, newest first, including every record queued
     /// before this call.
-    pub fn recent(&self, limit: usize) -> Result<Vec<CallRecord>, StorageError> {
+    pub(crate) fn recent(&self, limit: usize) -> Result<Vec<CallRecord>, StorageError> {
         self.sync();
         let mut out = Vec::with_capacity(limit.min(1024));
         for item in self.table.newest_first::<Stored>() {
@@ -247,7 +246,7 @@ fn now_ms() -> u64 {
 
 /// `value` with every object field whose name is in `fields` (lowercase,
 /// compared case-insensitively) replaced by `"[redacted]"`, at any depth.
-pub fn redact(value: &Value, fields: &[String]) -> Value {
+pub(crate) fn redact(value: &Value, fields: &[String]) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
@@ -272,6 +271,7 @@ pub fn redact(value: &Value, fields: &[String]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::blocks::BlockKey;
+    use super::unwritten::SUMMARY_TOOL;
     use super::*;
     use crate::hub::error::ErrorCode;
     use crate::storage::Storage;

@@ -7,7 +7,7 @@ use crate::hub::error::ErrorCode;
 use serde_json::json;
 
 /// The `tool` of a summary record.
-pub const SUMMARY_TOOL: &str = "hub.audit";
+pub(crate) const SUMMARY_TOOL: &str = "hub.audit";
 
 /// The first and last call of a span that was not written.
 #[derive(Debug, Clone)]
@@ -26,7 +26,7 @@ pub(super) struct Unwritten {
 
 impl Unwritten {
     /// A span starting with `record`.
-    pub fn starting(record: &CallRecord) -> Unwritten {
+    pub(super) fn starting(record: &CallRecord) -> Unwritten {
         let mark = Mark {
             id: record.id.clone(),
             started_ms: record.started_ms,
@@ -39,7 +39,7 @@ impl Unwritten {
     }
 
     /// Adds `record` to the span.
-    pub fn add(&mut self, record: &CallRecord) {
+    pub(super) fn add(&mut self, record: &CallRecord) {
         self.count += 1;
         self.last = Mark {
             id: record.id.clone(),
@@ -48,7 +48,7 @@ impl Unwritten {
     }
 
     /// What the operator reads, in the summary record and the hub log.
-    pub fn message(&self) -> String {
+    pub(super) fn message(&self) -> String {
         format!(
             "{} records not written, calls {}..{}: the audit writer fell behind (raise audit.queue, or the call rate is higher than the store can take)",
             self.count, self.first.id, self.last.id
@@ -57,7 +57,7 @@ impl Unwritten {
 
     /// The record stored in place of the span: it starts when the first unwritten
     /// call started and lasts until the last one started.
-    pub fn summary(&self) -> CallRecord {
+    pub(super) fn summary(&self) -> CallRecord {
         CallRecord {
             id: crate::ids::new_id("audit"),
             tool: SUMMARY_TOOL.into(),

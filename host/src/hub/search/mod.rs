@@ -10,9 +10,9 @@
 //! hub`, its `hub_search` part).
 
 mod suggest;
-pub mod text;
+pub(crate) mod text;
 
-pub use suggest::suggest;
+pub(crate) use suggest::suggest;
 
 use serde_json::Value;
 use std::collections::HashMap;

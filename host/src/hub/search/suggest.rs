@@ -8,7 +8,7 @@ use super::text;
 const MAX_SUGGESTIONS: usize = 3;
 
 /// Up to three of `candidates` a caller most likely meant by `unknown`, best first.
-pub fn suggest<'a>(unknown: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+pub(crate) fn suggest<'a>(unknown: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let unknown_lower = unknown.trim().to_lowercase();
     let unknown_terms = text::terms(&unknown_lower);
     // Without a namespace, compare against the operation part too.

@@ -15,7 +15,7 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// Index terms of `text`, in order, stop words removed.
-pub fn terms(text: &str) -> Vec<String> {
+pub(crate) fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for_each_word(text, |word| {
         if !STOP_WORDS.contains(&word.as_str()) {
@@ -61,7 +61,7 @@ fn flush(word: &mut String, f: &mut impl FnMut(String)) {
 }
 
 /// Light stemming of one lowercase word.
-pub fn stem(word: &str) -> String {
+pub(crate) fn stem(word: &str) -> String {
     if word.len() <= 3 || !word.is_ascii() {
         return word.to_string();
     }

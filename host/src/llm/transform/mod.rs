@@ -26,7 +26,7 @@ mod arguments;
 #[cfg(test)]
 mod tests;
 
-pub use arguments::ArgumentsError;
+pub(crate) use arguments::ArgumentsError;
 
 /// What the caller decides about a step.
 #[derive(Debug, Clone)]

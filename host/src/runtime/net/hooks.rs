@@ -20,7 +20,7 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpH
 
 /// The per-call wasi:http hooks: one plugin's policy, the call's deadline, its
 /// HTTP and log budgets, and the tags for log lines.
-pub struct NetHooks {
+pub(crate) struct NetHooks {
     pub policy: Arc<NetPolicy>,
     pub deadline: Instant,
     pub plugin: Arc<str>,

@@ -21,5 +21,5 @@
 mod hooks;
 mod policy;
 
-pub use hooks::NetHooks;
-pub use policy::{NetPolicy, is_public};
+pub(super) use hooks::NetHooks;
+pub(super) use policy::NetPolicy;

@@ -8,18 +8,18 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 /// The hosts one plugin may reach.
 #[derive(Debug, Default)]
-pub struct NetPolicy {
+pub(crate) struct NetPolicy {
     grants: Vec<HostGrant>,
 }
 
 impl NetPolicy {
-    pub fn new(grants: Vec<HostGrant>) -> NetPolicy {
+    pub(crate) fn new(grants: Vec<HostGrant>) -> NetPolicy {
         NetPolicy { grants }
     }
 
     /// The grant covering `host:port` (host lowercase, without brackets); a grant
     /// without a port covers only the scheme's default port.
-    pub fn grant_for(&self, host: &str, port: u16, default_port: u16) -> Option<&HostGrant> {
+    pub(crate) fn grant_for(&self, host: &str, port: u16, default_port: u16) -> Option<&HostGrant> {
         let ip = host.parse::<IpAddr>().ok();
         self.grants.iter().find(|g| {
             let same_host = match (g.ip, ip) {
@@ -90,7 +90,7 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
 
 /// Why a request was denied before any network work.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Denied {
+pub(crate) enum Denied {
     /// Neither `http` nor `https` (as the URI had it, if it had one).
     Scheme(Option<String>),
     NoHost,
@@ -117,7 +117,7 @@ impl std::error::Error for Denied {}
 
 /// A request that passed the grant check: where to connect and how.
 #[derive(Debug)]
-pub struct Target {
+pub(crate) struct Target {
     /// Lowercase, without brackets or a trailing dot.
     pub host: String,
     pub port: u16,
@@ -129,7 +129,7 @@ pub struct Target {
 impl NetPolicy {
     /// Checks `uri` against the grants: the scheme must be http(s) and a grant must
     /// cover its host and port.
-    pub fn check(&self, uri: &http::Uri) -> Result<Target, Denied> {
+    pub(crate) fn check(&self, uri: &http::Uri) -> Result<Target, Denied> {
         let tls = match uri.scheme() {
             Some(s) if *s == http::uri::Scheme::HTTPS => true,
             Some(s) if *s == http::uri::Scheme::HTTP => false,
@@ -160,7 +160,7 @@ impl NetPolicy {
 
 /// The addresses of `resolved` a request may dial: the public ones only (a grant
 /// of an IP literal bypasses resolution, and so this filter).
-pub fn public_only(resolved: &[SocketAddr]) -> Vec<SocketAddr> {
+pub(super) fn public_only(resolved: &[SocketAddr]) -> Vec<SocketAddr> {
     resolved.iter().copied().filter(|a| is_public(a.ip())).collect()
 }
 

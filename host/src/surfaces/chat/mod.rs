@@ -16,9 +16,9 @@
 //! unknown model, 409 when the session already has a turn running, 503 when no
 //! provider is usable.
 
-pub mod page;
-pub mod request;
-pub mod stream;
+pub(crate) mod page;
+pub(crate) mod request;
+pub(crate) mod stream;
 
 use super::App;
 use super::respond::{self, Resp};
@@ -34,7 +34,7 @@ use std::time::Duration;
 /// Interval of `: keepalive` comments on a quiet chat stream. Besides keeping
 /// proxies from closing the stream, each one is a write that notices a client
 /// that went away while a long tool call runs.
-pub const KEEPALIVE: Duration = Duration::from_secs(2);
+pub(crate) const KEEPALIVE: Duration = Duration::from_secs(2);
 
 fn agent_error(e: AgentError) -> Resp {
     let (status, code) = match &e {
@@ -66,7 +66,7 @@ fn check_id(id: &str) -> Result<(), Resp> {
 }
 
 /// `POST /api/chat`.
-pub async fn post_chat(app: &App, req: Request<Incoming>, caller: Caller) -> Resp {
+pub(crate) async fn post_chat(app: &App, req: Request<Incoming>, caller: Caller) -> Resp {
     let limit = (app.config.server.max_body_kb as usize).saturating_mul(1024);
     let body = match respond::read_body(req.into_body(), limit).await {
         Ok(b) => b,
@@ -83,7 +83,7 @@ pub async fn post_chat(app: &App, req: Request<Incoming>, caller: Caller) -> Res
 }
 
 /// `GET /api/chat/{id}/stream`.
-pub fn resume(app: &App, id: &str) -> Resp {
+pub(crate) fn resume(app: &App, id: &str) -> Resp {
     if let Err(resp) = check_id(id) {
         return resp;
     }
@@ -94,7 +94,7 @@ pub fn resume(app: &App, id: &str) -> Resp {
 }
 
 /// `GET /api/sessions`.
-pub fn list_sessions(app: &App) -> Resp {
+pub(crate) fn list_sessions(app: &App) -> Resp {
     match app.agent.list_sessions() {
         Ok(list) => {
             let sessions: Vec<_> = list
@@ -113,7 +113,7 @@ pub fn list_sessions(app: &App) -> Resp {
 }
 
 /// `GET /api/sessions/{id}`.
-pub fn get_session(app: &App, id: &str) -> Resp {
+pub(crate) fn get_session(app: &App, id: &str) -> Resp {
     if let Err(resp) = check_id(id) {
         return resp;
     }
@@ -129,7 +129,7 @@ pub fn get_session(app: &App, id: &str) -> Resp {
 }
 
 /// `DELETE /api/sessions/{id}`.
-pub fn delete_session(app: &App, id: &str) -> Resp {
+pub(crate) fn delete_session(app: &App, id: &str) -> Resp {
     if let Err(resp) = check_id(id) {
         return resp;
     }

@@ -7,11 +7,11 @@ use crate::surfaces::respond::Resp;
 use http::{HeaderValue, Response, header};
 
 /// The page, embedded at compile time.
-pub const PAGE: &str = include_str!("page.html");
+pub(crate) const PAGE: &str = include_str!("page.html");
 
 /// The page response. The CSP allows only the page's own inline script and style
 /// and requests to the hub itself.
-pub fn page() -> Resp {
+pub(crate) fn page() -> Resp {
     let mut resp = Response::new(Body::full(PAGE));
     let h = resp.headers_mut();
     h.insert(

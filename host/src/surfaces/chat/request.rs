@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// Why a request body was refused; the message names the field.
 #[derive(Debug)]
-pub enum ChatRequestError {
+pub(crate) enum ChatRequestError {
     Json(serde_json::Error),
     NotAnObject,
     MissingId,
@@ -68,7 +68,7 @@ impl std::error::Error for ChatRequestError {
 }
 
 /// Parses and checks a request body.
-pub fn parse(body: &[u8]) -> Result<ChatRequest, ChatRequestError> {
+pub(crate) fn parse(body: &[u8]) -> Result<ChatRequest, ChatRequestError> {
     let value: Value = serde_json::from_slice(body).map_err(ChatRequestError::Json)?;
     let Value::Object(mut obj) = value else {
         return Err(ChatRequestError::NotAnObject);

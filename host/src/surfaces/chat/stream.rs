@@ -16,7 +16,7 @@ use std::time::Duration;
 const STREAM_FRAMES: usize = 16;
 
 /// The streaming response for `sub`.
-pub fn respond(mut sub: Subscription, keepalive: Duration) -> Resp {
+pub(crate) fn respond(mut sub: Subscription, keepalive: Duration) -> Resp {
     let (tx, body) = Body::channel(STREAM_FRAMES);
     tokio::spawn(async move {
         let mut sink = SseSink::new(tx);

@@ -43,12 +43,12 @@ pub struct Progress {
 }
 
 /// Where a running call reports progress.
-pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+pub(crate) type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
 /// A sink that turns each report into a `notifications/progress` message for the
 /// client's `token` and hands it to `deliver` (each transport frames and queues it
 /// its own way).
-pub fn progress_notifier(token: Value, deliver: impl Fn(Value) + Send + Sync + 'static) -> ProgressSink {
+pub(crate) fn progress_notifier(token: Value, deliver: impl Fn(Value) + Send + Sync + 'static) -> ProgressSink {
     Arc::new(move |p: Progress| {
         let mut params = json!({ "progressToken": token, "progress": p.progress });
         if let Some(total) = p.total {
@@ -121,7 +121,7 @@ impl std::fmt::Display for InvokeError {
 impl std::error::Error for InvokeError {}
 
 /// A boxed, sendable future borrowed from the backend.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The hub as the MCP server sees it (authentication included: [`Gatekeeper`]).
 pub trait Backend: Gatekeeper + 'static {

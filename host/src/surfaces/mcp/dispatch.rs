@@ -214,7 +214,7 @@ fn served_method(revision: Revision, req: &Request) -> Result<McpMethod, RpcErro
 }
 
 /// Whether `method` is a request method of `revision` (notifications excluded).
-pub fn served_in(revision: Revision, method: McpMethod) -> bool {
+pub(crate) fn served_in(revision: Revision, method: McpMethod) -> bool {
     match method {
         McpMethod::ToolsList
         | McpMethod::ToolsCall
@@ -269,7 +269,7 @@ fn tool_json(t: &ToolSpec) -> Value {
 
 /// A call that returned: the output as text JSON and, when the tool declares an
 /// output schema (which describes an object), as `structuredContent`.
-pub fn tool_result(output: ToolOutput, structured: bool) -> Value {
+pub(crate) fn tool_result(output: ToolOutput, structured: bool) -> Value {
     let ToolOutput { value, is_error } = output;
     let text = value.to_string();
     let mut obj = Map::with_capacity(3);
@@ -285,7 +285,7 @@ pub fn tool_result(output: ToolOutput, structured: bool) -> Value {
 
 /// A tool-level failure the model can read and act on: `{"error": {code, message, …}}`
 /// as text.
-pub fn tool_error_result(error: Value) -> Value {
+pub(crate) fn tool_error_result(error: Value) -> Value {
     let text = json!({ "error": error }).to_string();
     json!({ "content": [{ "type": "text", "text": text }], "isError": true })
 }

@@ -31,11 +31,11 @@ use tokio::sync::mpsc;
 /// Frames buffered between the calls of a streamed answer and the client.
 const STREAM_FRAMES: usize = 32;
 
-pub use crate::surfaces::watched::{COMMIT_AFTER, PROBE_EVERY};
+pub(crate) use crate::surfaces::watched::{COMMIT_AFTER, PROBE_EVERY};
 use crate::surfaces::watched::{CancelOnDrop, committed};
 
 /// One entry of a POST body, in order.
-pub enum Item {
+pub(crate) enum Item {
     /// Answered without running anything (an invalid message in a batch).
     Ready(Value),
     /// A request to run.
@@ -43,7 +43,7 @@ pub enum Item {
 }
 
 /// A request to run and what it runs under.
-pub struct Job {
+pub(crate) struct Job {
     pub req: Request,
     pub cancel: CancelToken,
     /// Keeps the request findable by `notifications/cancelled` while it runs.
@@ -51,7 +51,7 @@ pub struct Job {
 }
 
 impl Job {
-    pub fn new(req: Request, in_flight: impl FnOnce(&Request, &CancelToken) -> Option<InFlight>) -> Job {
+    pub(crate) fn new(req: Request, in_flight: impl FnOnce(&Request, &CancelToken) -> Option<InFlight>) -> Job {
         let cancel = CancelToken::new();
         let in_flight = in_flight(&req, &cancel);
         Job {
@@ -64,14 +64,14 @@ impl Job {
 
 /// What every request of the POST shares.
 #[derive(Clone)]
-pub struct Scope {
+pub(crate) struct Scope {
     pub dispatcher: Arc<Dispatcher>,
     pub revision: Revision,
     pub caller: Caller,
 }
 
 /// The HTTP status for a JSON answer carrying `error_code`.
-pub type StatusFor = fn(i64) -> StatusCode;
+pub(crate) type StatusFor = fn(i64) -> StatusCode;
 
 async fn run(scope: Scope, job: Job, progress: Option<ProgressSink>) -> Value {
     let Job {
@@ -94,7 +94,7 @@ async fn run(scope: Scope, job: Job, progress: Option<ProgressSink>) -> Value {
 
 /// Answers one request as `application/json`; the status comes from `status_for`
 /// when the answer is an error and arrives within [`COMMIT_AFTER`].
-pub async fn json_single(scope: &Scope, job: Job, status_for: StatusFor) -> Resp {
+pub(crate) async fn json_single(scope: &Scope, job: Job, status_for: StatusFor) -> Resp {
     let cancel = job.cancel.clone();
     let mut call = Box::pin(run(scope.clone(), job, None));
     let answer = match tokio::time::timeout(COMMIT_AFTER, &mut call).await {
@@ -110,7 +110,7 @@ pub async fn json_single(scope: &Scope, job: Job, status_for: StatusFor) -> Resp
 
 /// Answers a batch as one `application/json` array, in order; the requests run
 /// concurrently. A batch of only notifications gets 202.
-pub async fn json_batch(scope: &Scope, items: Vec<Item>) -> Resp {
+pub(crate) async fn json_batch(scope: &Scope, items: Vec<Item>) -> Resp {
     let mut pending = Vec::with_capacity(items.len());
     for item in items {
         pending.push(match item {
@@ -146,7 +146,7 @@ pub async fn json_batch(scope: &Scope, items: Vec<Item>) -> Resp {
 
 /// Answers as `text/event-stream`: progress notifications while the requests run,
 /// then each response as it completes. The stream ends after the last response.
-pub fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String)]) -> Resp {
+pub(crate) fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String)]) -> Resp {
     let (body_tx, body) = Body::channel(STREAM_FRAMES);
     let (frame_tx, mut frame_rx) = mpsc::channel::<Bytes>(STREAM_FRAMES);
     let mut tokens = Vec::new();

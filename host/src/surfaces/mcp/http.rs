@@ -41,7 +41,7 @@ const NAME_HEADER: &str = "mcp-name";
 const SERVER_ERROR: i64 = -32001;
 
 /// Handles one request to `/mcp`.
-pub async fn handle(
+pub(crate) async fn handle(
     state: &McpState,
     req: http::Request<Incoming>,
     peer: SocketAddr,
@@ -220,7 +220,7 @@ async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, 
 }
 
 /// The HTTP status of a 2026-07-28 JSON answer carrying `code`.
-pub fn stateless_status(code: i64) -> StatusCode {
+pub(crate) fn stateless_status(code: i64) -> StatusCode {
     match code {
         jsonrpc::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         jsonrpc::PARSE_ERROR

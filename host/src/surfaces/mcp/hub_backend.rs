@@ -15,12 +15,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// [`Backend`] for `Arc<Hub>`.
-pub struct HubBackend {
+pub(crate) struct HubBackend {
     hub: Arc<Hub>,
 }
 
 impl HubBackend {
-    pub fn new(hub: Arc<Hub>) -> HubBackend {
+    pub(crate) fn new(hub: Arc<Hub>) -> HubBackend {
         HubBackend { hub }
     }
 }

@@ -11,24 +11,24 @@ use super::method::McpMethod;
 use serde_json::{Map, Value, json};
 
 /// Invalid JSON was received.
-pub const PARSE_ERROR: i64 = -32700;
+pub(crate) const PARSE_ERROR: i64 = -32700;
 /// The JSON is not a valid request object (or a batch where none is allowed).
-pub const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// The method does not exist (2026-07-28: also HTTP 404).
-pub const METHOD_NOT_FOUND: i64 = -32601;
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 /// Invalid method parameters, including an unknown tool name.
-pub const INVALID_PARAMS: i64 = -32602;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// An internal error of the server.
-pub const INTERNAL_ERROR: i64 = -32603;
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
 /// 2026-07-28: an `MCP-Protocol-Version`/`Mcp-Method`/`Mcp-Name` header disagrees
 /// with the body.
-pub const HEADER_MISMATCH: i64 = -32020;
+pub(crate) const HEADER_MISMATCH: i64 = -32020;
 /// 2026-07-28: the request needs a client capability it did not declare.
-pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
+pub(crate) const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 /// 2026-07-28: the requested protocol version is not served here.
-pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// The request was cancelled before it finished (MCP's `RequestCancelled`).
-pub const REQUEST_CANCELLED: i64 = -32800;
+pub(crate) const REQUEST_CANCELLED: i64 = -32800;
 
 /// A JSON-RPC error object: code, message and optional data.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,21 +128,21 @@ impl Request {
 
 /// A notification: no id, never answered.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Notification {
+pub(crate) struct Notification {
     pub method: String,
     pub params: Option<Value>,
 }
 
 impl Notification {
     /// The method, when it is one this server knows.
-    pub fn known_method(&self) -> Option<McpMethod> {
+    pub(crate) fn known_method(&self) -> Option<McpMethod> {
         McpMethod::parse(&self.method)
     }
 }
 
 /// One message a peer sent.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Message {
+pub(crate) enum Message {
     Request(Request),
     Notification(Notification),
     /// A result or error object answering a request of ours. The hub never sends
@@ -158,7 +158,7 @@ pub enum Message {
 
 /// A whole POST body or stdio line.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Payload {
+pub(crate) enum Payload {
     Single(Message),
     Batch(Vec<Message>),
 }
@@ -166,7 +166,7 @@ pub enum Payload {
 /// Parses `bytes` as one JSON-RPC message or a batch of them. Fails only when the
 /// bytes are not JSON (or are an empty batch); per-message problems come back as
 /// [`Message::Invalid`] so the rest of a batch still runs.
-pub fn parse(bytes: &[u8]) -> Result<Payload, RpcError> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<Payload, RpcError> {
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| RpcError::parse(format!("parse error: {e}")))?;
     match value {
@@ -181,7 +181,7 @@ pub fn parse(bytes: &[u8]) -> Result<Payload, RpcError> {
 }
 
 /// Classifies one decoded JSON value.
-pub fn classify(value: Value) -> Message {
+pub(crate) fn classify(value: Value) -> Message {
     let Value::Object(mut obj) = value else {
         return invalid(Value::Null, "a JSON-RPC message must be an object");
     };
@@ -223,22 +223,22 @@ fn invalid(id: Value, message: &str) -> Message {
 }
 
 /// `{"jsonrpc":"2.0","id":…,"result":…}`.
-pub fn result_response(id: &Value, result: Value) -> Value {
+pub(crate) fn result_response(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
 /// `{"jsonrpc":"2.0","id":…,"error":{…}}`.
-pub fn error_response(id: &Value, error: &RpcError) -> Value {
+pub(crate) fn error_response(id: &Value, error: &RpcError) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": error.to_value() })
 }
 
 /// A notification object from the server.
-pub fn notification(method: &str, params: Value) -> Value {
+pub(crate) fn notification(method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "method": method, "params": params })
 }
 
 /// A stable map key for a request id (`"7"` and `7` are different ids).
-pub fn id_key(id: &Value) -> String {
+pub(crate) fn id_key(id: &Value) -> String {
     id.to_string()
 }
 

@@ -10,17 +10,17 @@
 //! bounded session table), and the two transports, [`http`] (with `handshake` for
 //! the 2025 era and [`exchange`] answering as JSON or SSE) and [`stdio`].
 
-pub mod backend;
-pub mod dispatch;
-pub mod exchange;
+pub(crate) mod backend;
+pub(crate) mod dispatch;
+pub(crate) mod exchange;
 mod handshake;
-pub mod http;
-pub mod hub_backend;
-pub mod jsonrpc;
-pub mod method;
-pub mod revision;
-pub mod session;
-pub mod stdio;
+pub(crate) mod http;
+pub(crate) mod hub_backend;
+pub(crate) mod jsonrpc;
+pub(crate) mod method;
+pub(crate) mod revision;
+pub(crate) mod session;
+pub(crate) mod stdio;
 
 use backend::Backend;
 use dispatch::Dispatcher;

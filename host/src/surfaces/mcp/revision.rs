@@ -31,14 +31,14 @@ use super::method::McpMethod;
 use serde_json::{Value, json};
 
 /// The stateless revision.
-pub const STATELESS_VERSION: &str = "2026-07-28";
+pub(crate) const STATELESS_VERSION: &str = "2026-07-28";
 /// The newest handshake-era revision, offered when a client asks for one we do
 /// not know.
-pub const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
+pub(crate) const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
 /// Handshake-era revisions served, newest first.
-pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// Every revision served, newest first (`server/discover`'s `supportedVersions`).
-pub const SUPPORTED_VERSIONS: [&str; 5] = [
+pub(crate) const SUPPORTED_VERSIONS: [&str; 5] = [
     "2026-07-28",
     "2025-11-25",
     "2025-06-18",
@@ -47,9 +47,9 @@ pub const SUPPORTED_VERSIONS: [&str; 5] = [
 ];
 
 /// `_meta` keys of the stateless revision.
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The two protocol families served on one endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub enum Revision {
 
 /// The transport facts the detection rule looks at.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct RevisionClues<'a> {
+pub(crate) struct RevisionClues<'a> {
     pub has_session_id: bool,
     pub version_header: Option<&'a str>,
     /// The body looks stateless (see [`body_is_stateless`]).
@@ -70,7 +70,7 @@ pub struct RevisionClues<'a> {
 }
 
 /// Applies the detection rule of this module's documentation.
-pub fn detect(clues: RevisionClues<'_>) -> Revision {
+pub(crate) fn detect(clues: RevisionClues<'_>) -> Revision {
     if clues.has_session_id {
         return Revision::Handshake;
     }
@@ -87,7 +87,7 @@ pub fn detect(clues: RevisionClues<'_>) -> Revision {
 }
 
 /// Rule 3: `server/discover`, or a `params._meta` carrying the protocol version.
-pub fn body_is_stateless(method: Option<McpMethod>, params: Option<&Value>) -> bool {
+pub(crate) fn body_is_stateless(method: Option<McpMethod>, params: Option<&Value>) -> bool {
     method == Some(McpMethod::ServerDiscover)
         || params
             .and_then(|p| p.get("_meta"))
@@ -96,7 +96,7 @@ pub fn body_is_stateless(method: Option<McpMethod>, params: Option<&Value>) -> b
 }
 
 /// `v` as one of our handshake-era versions.
-pub fn handshake_version(v: &str) -> Option<&'static str> {
+pub(crate) fn handshake_version(v: &str) -> Option<&'static str> {
     HANDSHAKE_VERSIONS
         .iter()
         .copied()
@@ -105,7 +105,7 @@ pub fn handshake_version(v: &str) -> Option<&'static str> {
 
 /// The version answered to `initialize`: the requested one when served, else the
 /// newest handshake-era version (the client then decides whether to continue).
-pub fn negotiate(requested: Option<&str>) -> &'static str {
+pub(crate) fn negotiate(requested: Option<&str>) -> &'static str {
     requested
         .and_then(handshake_version)
         .unwrap_or(LATEST_HANDSHAKE_VERSION)
@@ -113,7 +113,7 @@ pub fn negotiate(requested: Option<&str>) -> &'static str {
 
 /// The version to answer an `initialize` with: [`negotiate`] of its
 /// `params.protocolVersion`, which the request must carry (-32602 otherwise).
-pub fn negotiate_initialize(req: &Request) -> Result<&'static str, RpcError> {
+pub(crate) fn negotiate_initialize(req: &Request) -> Result<&'static str, RpcError> {
     let requested = req.params_object().and_then(|p| p.get("protocolVersion"));
     match requested.and_then(Value::as_str) {
         Some(requested) => Ok(negotiate(Some(requested))),
@@ -125,13 +125,13 @@ pub fn negotiate_initialize(req: &Request) -> Result<&'static str, RpcError> {
 
 /// JSON-RPC batches were part of 2025-03-26 (and 2024-11-05's JSON-RPC) and were
 /// removed in 2025-06-18; the stateless revision has none either.
-pub fn batches_allowed(version: &str) -> bool {
+pub(crate) fn batches_allowed(version: &str) -> bool {
     matches!(version, "2025-03-26" | "2024-11-05")
 }
 
 /// The routing headers of a stateless HTTP request (absent on stdio).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct RoutingHeaders<'a> {
+pub(crate) struct RoutingHeaders<'a> {
     pub protocol_version: Option<&'a str>,
     pub method: Option<&'a str>,
     pub name: Option<&'a str>,
@@ -139,7 +139,7 @@ pub struct RoutingHeaders<'a> {
 
 /// What a valid stateless envelope declared.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Envelope {
+pub(crate) struct Envelope {
     pub version: &'static str,
     pub client_capabilities: Value,
 }
@@ -148,7 +148,7 @@ pub struct Envelope {
 /// `_meta` carries the protocol version and client capabilities (-32602); the
 /// routing headers, when given, agree with the body (-32020); the version is one we
 /// serve (-32022, data `{supported, requested}`).
-pub fn check_envelope(req: &Request, headers: Option<RoutingHeaders<'_>>) -> Result<Envelope, RpcError> {
+pub(crate) fn check_envelope(req: &Request, headers: Option<RoutingHeaders<'_>>) -> Result<Envelope, RpcError> {
     let Some(meta) = req.meta() else {
         return Err(RpcError::invalid_params(format!(
             "params._meta must be an object carrying {META_PROTOCOL_VERSION:?} and {META_CLIENT_CAPABILITIES:?} \
@@ -223,7 +223,7 @@ fn check_headers(req: &Request, version: &Value, h: RoutingHeaders<'_>) -> Resul
 }
 
 /// `UnsupportedProtocolVersion` naming every version we serve.
-pub fn unsupported_version(requested: &str) -> RpcError {
+pub(crate) fn unsupported_version(requested: &str) -> RpcError {
     RpcError::new(
         jsonrpc::UNSUPPORTED_PROTOCOL_VERSION,
         format!(
@@ -237,7 +237,7 @@ pub fn unsupported_version(requested: &str) -> RpcError {
 /// Header values may be `=?base64?PAYLOAD?=` (for non-ASCII names); anything else
 /// is literal. A malformed or non-canonical payload decodes to `None`, so it never
 /// matches a body value by accident.
-pub fn decode_header_value(value: &str) -> Option<String> {
+pub(crate) fn decode_header_value(value: &str) -> Option<String> {
     let Some(payload) = value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) else {
         return Some(value.to_string());
     };

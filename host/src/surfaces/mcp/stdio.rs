@@ -37,7 +37,7 @@ struct Conn {
 }
 
 /// Serves one connection until `input` ends; `max_line` bounds one message.
-pub async fn serve<R, W>(
+pub(crate) async fn serve<R, W>(
     dispatcher: Arc<Dispatcher>,
     input: R,
     output: W,

@@ -15,7 +15,7 @@ use wasmhub::config::{Config, ProviderConfig};
 use wasmhub::hub::{CallContext, MetaToolRequest};
 use wasmhub::runtime::{PluginDir, Runtime};
 use wasmhub::storage::Storage;
-use wasmhub::surfaces::{App, server};
+use wasmhub::surfaces::{self as server, App};
 
 /// A running hub.
 pub struct Hub {
@@ -81,7 +81,7 @@ pub async fn start_with_storage(mut config: Config, storage: wasmhub::storage::S
     let agent = Arc::new(
         wasmhub::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage).expect("the agent"),
     );
-    let mcp = wasmhub::surfaces::mcp::McpState::for_hub(hub.clone(), &config.server);
+    let mcp = wasmhub::surfaces::McpState::for_hub(hub.clone(), &config.server);
     let app = Arc::new(App {
         config,
         llm,
