@@ -272,7 +272,8 @@ async fn execute(
             ErrorCode::Forbidden,
             format!(
                 "the token {:?} is not allowed to call {}",
-                scope.caller.name(), op.tool
+                scope.caller.name(),
+                op.tool
             ),
         ));
     }
@@ -329,6 +330,9 @@ async fn execute(
     )
     .await
     {
+        // A guest that finished in the same poll as the cancel may have seen its
+        // children cancelled: the request is gone, so the answer is `cancelled`.
+        Race::First(_) if cancel.is_cancelled() => return Err(cancelled()),
         Race::First(result) => result,
         Race::Second(()) => return Err(cancelled()),
     };

@@ -50,12 +50,3 @@ pub async fn in_flight_at(addr: SocketAddr, n: i64) {
     })
     .await
 }
-
-/// Lets the guests running now pass an epoch tick, so each yields (and can see a
-/// cancellation) at its next check instead of running on within the same poll. A
-/// cancel in a nested call's first microseconds otherwise lets its parent's guest
-/// take the child's `cancelled` answer and finish `ok` before the parent's own
-/// cancellation is looked at (the hub polls the call before the cancel token).
-pub async fn past_an_epoch_tick() {
-    tokio::time::sleep(wasmhub::runtime::EPOCH_TICK * 10).await;
-}
