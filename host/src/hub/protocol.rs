@@ -27,7 +27,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::time::Instant;
 
 /// Inputs larger than this many bytes are not excerpted into the audit log.
@@ -170,10 +170,7 @@ async fn run(
     let mut acct = Accounting {
         core: scope.core,
         started: Instant::now(),
-        started_ms: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis() as u64,
+        started_ms: crate::clock::now_ms(),
         id: crate::ids::new_id("call"),
         tool,
         known: op.is_some(),
@@ -267,16 +264,7 @@ async fn execute(
         Some(p) => check_graph(p, &op.tool, limits)?,
         None => vec![op.tool.clone()],
     };
-    if !scope.caller.may_call(&op.tool) {
-        return Err(CallError::new(
-            ErrorCode::Forbidden,
-            format!(
-                "the token {:?} is not allowed to call {}",
-                scope.caller.name(),
-                op.tool
-            ),
-        ));
-    }
+    check_allowed(scope.caller, &op.tool)?;
     let input = check_input(op, input, limits).await?;
     let input_json = input.to_string();
     acct.input_bytes = input_json.len() as u64;
@@ -303,7 +291,7 @@ async fn execute(
         Race::First(slot) => slot?,
         Race::Second(()) => return Err(cancelled()),
     };
-    let frame = Arc::new(Frame {
+    let frame = Frame {
         id: acct.id.clone(),
         chain,
         deadline,
@@ -313,16 +301,8 @@ async fn execute(
         nested: AtomicU32::new(0),
         // The top-level call is the tree's first.
         tree_calls: parent.map_or_else(|| Arc::new(AtomicU32::new(1)), |p| p.tree_calls.clone()),
-    });
-    let nested = Arc::new(NestedCaller {
-        core: scope.core.clone(),
-        frame,
-    });
-    let invocation = Invocation {
-        call_id: acct.id.clone(),
-        deadline,
-        nested,
     };
+    let invocation = invocation(scope, frame);
     // Dropping the call future stops the guest at its next epoch tick.
     let output = match race(
         op.plugin.call(&op.operation().name, &input_json, invocation),
@@ -342,6 +322,30 @@ async fn execute(
         crate::debug!("{} ({}) wrote: {}", op.tool, acct.id, output.logs.trim_end());
     }
     check_output(op, output.json, limits).await
+}
+
+/// Refuses a call the caller's allowlist does not cover.
+fn check_allowed(caller: &Caller, tool: &str) -> Result<(), CallError> {
+    if caller.may_call(tool) {
+        return Ok(());
+    }
+    Err(CallError::new(
+        ErrorCode::Forbidden,
+        format!("the token {:?} is not allowed to call {tool}", caller.name()),
+    ))
+}
+
+/// What the runtime gets for one call: its id, its deadline, and the way back in
+/// for the guest's nested `host.call`s, which run as children of `frame`.
+fn invocation(scope: &CallScope<'_>, frame: Frame) -> Invocation {
+    Invocation {
+        call_id: frame.id.clone(),
+        deadline: frame.deadline,
+        nested: Arc::new(NestedCaller {
+            core: scope.core.clone(),
+            frame: Arc::new(frame),
+        }),
+    }
 }
 
 /// The chain of a nested call to `tool` from `parent`, or why it may not run.

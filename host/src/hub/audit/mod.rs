@@ -28,7 +28,7 @@ use serde_json::Value;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use unwritten::Unwritten;
 /// Most records stored in one block.
 const BATCH: usize = 512;
@@ -220,7 +220,7 @@ fn write_loop(rx: Receiver<Msg>, table: Table, retention: usize) {
             };
         }
         if !batch.is_empty() {
-            let key = blocks.next_key(now_ms(), batch.len());
+            let key = blocks.next_key(crate::clock::now_ms(), batch.len());
             match table.put(&key.encode(), &batch) {
                 Ok(()) => blocks.stored_block(key),
                 Err(e) => crate::error!("audit log: cannot store {} records: {e}", batch.len()),
@@ -235,13 +235,6 @@ fn write_loop(rx: Receiver<Msg>, table: Table, retention: usize) {
         }
     }
     let _ = table.flush();
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis() as u64
 }
 
 /// `value` with every object field whose name is in `fields` (lowercase,
