@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use wasmhub::config::Limits;
 use wasmhub::runtime::{CallFailure, ErrorCode, FileKind, LoadProblem, PluginDir, PluginState, Runtime};
 
@@ -106,13 +106,8 @@ async fn slow_server(delay: Duration) -> u16 {
     tokio::spawn(async move {
         while let Ok((mut sock, _)) = listener.accept().await {
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 1024];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match sock.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
+                if read_request_head(&mut sock).await.is_none() {
+                    return;
                 }
                 tokio::time::sleep(delay).await;
                 let reply = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";

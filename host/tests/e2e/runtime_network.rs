@@ -6,7 +6,7 @@ use crate::support::runtime::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use wasmhub::runtime::{CallFailure, ErrorCode};
 
 /// A one-route HTTP/1.1 server answering `hello`; counts connections. With `hang`,
@@ -23,14 +23,9 @@ async fn server(hang: bool) -> (u16, Arc<AtomicUsize>) {
             };
             seen.fetch_add(1, Ordering::SeqCst);
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 1024];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match sock.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
+                let Some(buf) = read_request_head(&mut sock).await else {
+                    return;
+                };
                 if hang {
                     tokio::time::sleep(Duration::from_secs(30)).await;
                     return;
