@@ -94,12 +94,16 @@ pub struct Event<'a> {
 /// An owned [`Event`], for callers that queue events.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnedEvent {
+    /// The `event:` field; `"message"` when absent.
     pub event: String,
+    /// The `data:` lines joined with `\n`.
     pub data: String,
+    /// The last `id:` seen on the stream, if any.
     pub id: Option<String>,
 }
 
 impl Event<'_> {
+    /// Copies the event out of the parser's buffer so it can outlive the callback.
     pub fn to_owned(&self) -> OwnedEvent {
         OwnedEvent {
             event: self.event.to_string(),
@@ -113,7 +117,10 @@ impl Event<'_> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParseError {
     /// One event (or one line) grew past the cap without ending.
-    EventTooLarge { limit: usize },
+    EventTooLarge {
+        /// The cap the parser was built with, in bytes.
+        limit: usize,
+    },
 }
 
 impl std::fmt::Display for ParseError {

@@ -16,8 +16,11 @@ use toml_span::{Span, Value};
 /// A mistake in TOML text: what is wrong and, when known, where (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TomlError {
+    /// What is wrong, without the position.
     pub message: String,
+    /// The 1-based line; `None` when the error has no position in the text.
     pub line: Option<usize>,
+    /// The 1-based column in characters (not bytes); `None` with `line`.
     pub column: Option<usize>,
 }
 
@@ -39,6 +42,7 @@ pub struct Document<'t> {
 }
 
 impl<'t> Document<'t> {
+    /// Parses `text`; a syntax error carries its line and column.
     pub fn parse(text: &'t str) -> Result<Document<'t>, TomlError> {
         let root = toml_span::parse(text).map_err(|e| TomlError {
             message: e.to_string(),

@@ -13,21 +13,38 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub enum StorageError {
     /// The data directory could not be created.
-    CreateDir { path: PathBuf, source: std::io::Error },
+    CreateDir {
+        /// The data directory.
+        path: PathBuf,
+        /// The filesystem error.
+        source: std::io::Error,
+    },
     /// The database could not be opened (locked by another process, corrupt, unreadable).
-    Open { path: PathBuf, source: sled::Error },
+    Open {
+        /// The data directory (the database lives in its `store` subdirectory).
+        path: PathBuf,
+        /// sled's error.
+        source: sled::Error,
+    },
     /// A read or write failed.
     Io(sled::Error),
     /// A value could not be turned into its stored JSON form.
     Encode(serde_json::Error),
     /// A stored value did not decode.
     Corrupt {
+        /// The table holding the value.
         table: String,
+        /// The JSON decoding error.
         source: serde_json::Error,
     },
     /// Stored values decode but contradict each other (a session's message count
     /// against its stored messages); `message` says how.
-    Inconsistent { table: String, message: String },
+    Inconsistent {
+        /// The table whose values disagree.
+        table: String,
+        /// What contradicts what, for the operator.
+        message: String,
+    },
 }
 
 impl std::fmt::Display for StorageError {
@@ -120,15 +137,19 @@ pub struct Table {
 }
 
 impl Table {
+    /// The raw bytes stored under `key`; `None` when the key is absent.
     pub fn get_bytes(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
         Ok(self.tree.get(key)?.map(|v| v.to_vec()))
     }
 
+    /// Stores raw bytes under `key`, replacing any previous value (not flushed).
     pub fn put_bytes(&self, key: &[u8], value: &[u8]) -> Result<(), StorageError> {
         self.tree.insert(key, value)?;
         Ok(())
     }
 
+    /// The JSON value under `key`, decoded; `None` when the key is absent, `Corrupt`
+    /// when it does not decode as `T`.
     pub fn get<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, StorageError> {
         match self.tree.get(key)? {
             None => Ok(None),
@@ -136,10 +157,12 @@ impl Table {
         }
     }
 
+    /// Stores `value` as JSON under `key`, replacing any previous value (not flushed).
     pub fn put<T: Serialize>(&self, key: &[u8], value: &T) -> Result<(), StorageError> {
         self.put_bytes(key, &encode(value)?)
     }
 
+    /// Deletes `key`; returns whether it was present.
     pub fn remove(&self, key: &[u8]) -> Result<bool, StorageError> {
         Ok(self.tree.remove(key)?.is_some())
     }
@@ -204,6 +227,7 @@ impl Table {
         Ok(())
     }
 
+    /// How many keys the table holds (sled counts them by a full scan).
     pub fn len(&self) -> usize {
         self.tree.len()
     }
@@ -216,6 +240,7 @@ impl Table {
         })
     }
 
+    /// Whether the table holds no keys.
     pub fn is_empty(&self) -> bool {
         self.tree.is_empty()
     }

@@ -15,11 +15,17 @@ mod data;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FinishReason {
+    /// `stop`: the model ended its answer on its own.
     Stop,
+    /// `length`: the output hit the token limit.
     Length,
+    /// `content-filter`: the provider withheld or cut the output.
     ContentFilter,
+    /// `tool-calls`: the step ended to run the tool calls it requested.
     ToolCalls,
+    /// `error`: the turn failed (an `error` chunk says why).
     Error,
+    /// `other`: any reason the protocol does not name.
     Other,
 }
 
@@ -48,92 +54,151 @@ impl FinishReason {
     expecting = "a UI chunk useChat accepts: a known \"type\" with exactly its keys"
 )]
 pub enum UiChunk {
+    /// `start`: the assistant message begins.
     Start {
+        /// `messageId`: the id the client gives the message; `None` lets it make one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
+        /// `messageMetadata`: hub data merged into the message's metadata.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_metadata: Option<Value>,
     },
+    /// `start-step`: one model call (step) begins.
     #[serde(deserialize_with = "no_keys")]
     StartStep,
+    /// `finish-step`: the current step ended.
     #[serde(deserialize_with = "no_keys")]
     FinishStep,
+    /// `text-start`: a text part opens.
     TextStart {
+        /// `id`: the part's id, repeated by its deltas and its end.
         id: String,
     },
+    /// `text-delta`: text appended to an open text part.
     TextDelta {
+        /// `id`: the text part this belongs to.
         id: String,
+        /// `delta`: the text to append.
         delta: String,
     },
+    /// `text-end`: a text part is complete.
     TextEnd {
+        /// `id`: the text part that closes.
         id: String,
     },
+    /// `reasoning-start`: a reasoning (thinking) part opens.
     ReasoningStart {
+        /// `id`: the part's id, repeated by its deltas and its end.
         id: String,
     },
+    /// `reasoning-delta`: text appended to an open reasoning part.
     ReasoningDelta {
+        /// `id`: the reasoning part this belongs to.
         id: String,
+        /// `delta`: the reasoning text to append.
         delta: String,
     },
+    /// `reasoning-end`: a reasoning part is complete.
     ReasoningEnd {
+        /// `id`: the reasoning part that closes.
         id: String,
     },
+    /// `tool-input-start`: the model began a tool call; its input streams next.
     ToolInputStart {
+        /// `toolCallId`: the call's id, shared by all its later chunks.
         tool_call_id: String,
+        /// `toolName`: the tool being called.
         tool_name: String,
+        /// `dynamic`: `Some(true)` for a tool the client has no static type for.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         dynamic: Option<bool>,
+        /// `title`: a display title for the call, when known.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         title: Option<String>,
     },
+    /// `tool-input-delta`: a piece of the call's JSON input text as it streams.
     ToolInputDelta {
+        /// `toolCallId`: the call this belongs to.
         tool_call_id: String,
+        /// `inputTextDelta`: raw JSON text to append (not valid JSON on its own).
         input_text_delta: String,
     },
+    /// `tool-input-available`: the call's complete, parsed input.
     ToolInputAvailable {
+        /// `toolCallId`: the call this completes.
         tool_call_id: String,
+        /// `toolName`: the tool being called.
         tool_name: String,
+        /// `input`: the parsed arguments.
         input: Value,
     },
+    /// `tool-input-error`: the call's input could not be parsed or was rejected.
     ToolInputError {
+        /// `toolCallId`: the call that failed.
         tool_call_id: String,
+        /// `toolName`: the tool being called.
         tool_name: String,
+        /// `input`: the input as received (raw text when it did not parse).
         input: Value,
+        /// `errorText`: why the input was refused, shown to the user.
         error_text: String,
     },
+    /// `tool-output-available`: the tool ran and returned a result.
     ToolOutputAvailable {
+        /// `toolCallId`: the call this answers.
         tool_call_id: String,
+        /// `output`: the tool's result.
         output: Value,
+        /// `preliminary`: `Some(true)` for a partial result a later one replaces.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         preliminary: Option<bool>,
     },
+    /// `tool-output-error`: the tool ran and failed.
     ToolOutputError {
+        /// `toolCallId`: the call this answers.
         tool_call_id: String,
+        /// `errorText`: the failure, shown to the user.
         error_text: String,
     },
+    /// `source-url`: a web source the answer cites.
     SourceUrl {
+        /// `sourceId`: the source's id within the message.
         source_id: String,
+        /// `url`: where the source is.
         url: String,
+        /// `title`: the source's title, when known.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         title: Option<String>,
     },
+    /// `file`: a file part (e.g. a generated image).
     File {
+        /// `url`: the file's URL (often a `data:` URL).
         url: String,
+        /// `mediaType`: the file's IANA media type, e.g. `image/png`.
         media_type: String,
     },
+    /// `error`: the turn failed; the client shows the text as the chat's error.
     Error {
+        /// `errorText`: the failure, readable by the user.
         error_text: String,
     },
+    /// `abort`: the turn was stopped before it finished.
     Abort {
+        /// `reason`: why it stopped; `None` when no reason is given.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// `message-metadata`: metadata merged into the message mid-stream.
     MessageMetadata {
+        /// `messageMetadata`: the object to merge.
         message_metadata: Value,
     },
+    /// `finish`: the assistant message is complete; the last chunk of a turn.
     Finish {
+        /// `finishReason`: why the message ended; `None` when unknown.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         finish_reason: Option<FinishReason>,
+        /// `messageMetadata`: final metadata (usage, model) merged into the message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_metadata: Option<Value>,
     },
@@ -145,9 +210,15 @@ pub enum UiChunk {
         deserialize_with = "data::deserialize"
     )]
     Data {
+        /// The `<name>` in `data-<name>`.
         name: String,
+        /// `id`: a part with the same name and id replaces the earlier one;
+        /// `None` always appends.
         id: Option<String>,
+        /// `data`: the application payload.
         data: Value,
+        /// `transient`: `Some(true)` for a part delivered to the client's
+        /// `onData` but never added to the message history.
         transient: Option<bool>,
     },
 }
