@@ -155,6 +155,7 @@ pub struct ProviderConfig {
     /// Extra headers sent on every upstream request.
     #[serde(default)]
     pub headers: std::collections::BTreeMap<String, String>,
+    /// Time allowed to open the connection to the upstream.
     #[serde(default = "defaults::connect_timeout_ms")]
     pub connect_timeout_ms: u64,
     /// Time allowed until the first response byte.

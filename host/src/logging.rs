@@ -86,13 +86,18 @@ macro_rules! log {
     }};
 }
 
+/// `error!("...")`: writes one line at `Level::Error` when that level is enabled (like `log!`).
 #[macro_export]
 macro_rules! error { ($($arg:tt)+) => { $crate::log!($crate::logging::Level::Error, $($arg)+) }; }
+/// `warn!("...")`: writes one line at `Level::Warn` when that level is enabled (like `log!`).
 #[macro_export]
 macro_rules! warn { ($($arg:tt)+) => { $crate::log!($crate::logging::Level::Warn, $($arg)+) }; }
+/// `info!("...")`: writes one line at `Level::Info` when that level is enabled (like `log!`).
 #[macro_export]
 macro_rules! info { ($($arg:tt)+) => { $crate::log!($crate::logging::Level::Info, $($arg)+) }; }
+/// `debug!("...")`: writes one line at `Level::Debug` when that level is enabled (like `log!`).
 #[macro_export]
 macro_rules! debug { ($($arg:tt)+) => { $crate::log!($crate::logging::Level::Debug, $($arg)+) }; }
+/// `trace!("...")`: writes one line at `Level::Trace` when that level is enabled (like `log!`).
 #[macro_export]
 macro_rules! trace { ($($arg:tt)+) => { $crate::log!($crate::logging::Level::Trace, $($arg)+) }; }

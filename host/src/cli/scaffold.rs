@@ -11,11 +11,21 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub enum ScaffoldError {
     /// The name is not a valid plugin name; the message says why.
-    InvalidName { name: String, reason: String },
+    InvalidName {
+        /// The name as given on the command line.
+        name: String,
+        /// What rule it breaks.
+        reason: String,
+    },
     /// The target directory already exists; nothing was written.
     Exists(PathBuf),
     /// Writing failed; whatever this call had created was removed.
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The file or directory being written.
+        path: PathBuf,
+        /// The filesystem error.
+        source: io::Error,
+    },
 }
 
 impl fmt::Display for ScaffoldError {

@@ -8,18 +8,34 @@ use std::path::PathBuf;
 #[derive(Debug)]
 pub enum ConfigError {
     /// The file could not be read.
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        /// The configuration file.
+        path: PathBuf,
+        /// The filesystem error.
+        source: std::io::Error,
+    },
     /// The file is not valid TOML or has an unknown key or a wrong value; the
     /// TOML error names the key and the line.
     Parse {
+        /// The configuration file (`(defaults)` when none was read).
         path: PathBuf,
+        /// The TOML error, with its line and column.
         source: crate::toml::TomlError,
     },
     /// The values are individually fine but do not fit together, or a `--set`
     /// override is malformed.
-    Invalid { path: Option<PathBuf>, message: String },
+    Invalid {
+        /// The configuration file; `None` for a malformed `--set` override or
+        /// when no file was read (defaults plus overrides).
+        path: Option<PathBuf>,
+        /// What does not fit, for the operator.
+        message: String,
+    },
     /// The file plus the `--set` overrides do not form a configuration.
-    Overrides { source: serde_json::Error },
+    Overrides {
+        /// The decoding error for the merged configuration.
+        source: serde_json::Error,
+    },
 }
 
 impl std::fmt::Display for ConfigError {
