@@ -25,7 +25,9 @@ const TABLES_PER_INSTANCE: u32 = 8;
 /// Which instance allocator the engine ended up with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Allocator {
+    /// wasmtime's pooling allocator: instance slots reserved up front (fast instantiation).
     Pooling,
+    /// On-demand allocation: the fallback when the pooling reservation fails (slower).
     OnDemand,
 }
 

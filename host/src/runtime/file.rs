@@ -12,11 +12,17 @@ use std::path::Path;
 /// What a path is when it is not a regular file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileKind {
+    /// A directory.
     Directory,
+    /// A FIFO (named pipe): opening it for reading would wait for a writer.
     Fifo,
+    /// A Unix socket.
     Socket,
+    /// A character device (e.g. `/dev/zero`): may never end.
     CharDevice,
+    /// A block device.
     BlockDevice,
+    /// Anything else that is not a regular file.
     Other,
 }
 

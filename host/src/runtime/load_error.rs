@@ -17,9 +17,11 @@ pub(super) const MAX_NAME_LEN: usize = 64;
 /// Why a plugin was rejected: every problem found, one per line.
 #[derive(Debug)]
 pub struct LoadError {
+    /// The `NAME.wasm` file that was rejected.
     pub path: PathBuf,
     /// sha256 of the file when it could be read.
     pub digest: Option<String>,
+    /// Every problem found, in the order checked; never empty.
     pub problems: Vec<LoadProblem>,
 }
 
@@ -52,7 +54,10 @@ pub enum LoadProblem {
     /// Not a regular file (a FIFO, a device, a socket...): never read.
     NotRegularFile(FileKind),
     /// Larger than `limits.max_plugin_mb` (found while reading, not from metadata).
-    TooLarge { limit_mb: u64 },
+    TooLarge {
+        /// `limits.max_plugin_mb`, in MiB.
+        limit_mb: u64,
+    },
     /// Does not start with the WebAssembly magic bytes.
     NotWasm,
     /// A core module, not a component.
@@ -60,20 +65,38 @@ pub enum LoadProblem {
     /// wasmtime could not compile it (truncated, corrupt, unsupported feature).
     Invalid(CompileError),
     /// Does not export `wasmhub:plugin/operations@0.1.0`.
-    WrongWorld { exports: Vec<String> },
+    WrongWorld {
+        /// The interface names it does export (may be empty).
+        exports: Vec<String>,
+    },
     /// Imports something the host does not provide, or exports the interface with
     /// other types.
     Link(wasmtime::Error),
     /// The capability manifest at `path` has this problem (one per problem).
-    Manifest { path: PathBuf, problem: ManifestProblem },
+    Manifest {
+        /// The `NAME.toml` file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: ManifestProblem,
+    },
     /// `operations.list` failed.
     List(ListError),
     /// An operation spec breaks a rule.
-    Operation { op: String, problem: OperationProblem },
+    Operation {
+        /// The operation's name as the plugin listed it.
+        op: String,
+        /// The rule it breaks.
+        problem: OperationProblem,
+    },
     /// `--locked` and the file is not in `plugins.lock`.
     Unpinned,
     /// `--locked` and the file's digest differs from `plugins.lock`.
-    DigestMismatch { expected: String, actual: String },
+    DigestMismatch {
+        /// The sha256 pinned in `plugins.lock`.
+        expected: String,
+        /// The sha256 of the file on disk.
+        actual: String,
+    },
 }
 
 impl fmt::Display for LoadProblem {
@@ -182,15 +205,26 @@ pub enum ListError {
     Sandbox(SandboxError),
     /// Instantiating and listing took longer than `limit_ms`
     /// (`limits.load_timeout_ms`, or the plugin's `timeout_ms` if shorter).
-    Timeout { limit_ms: u64 },
+    Timeout {
+        /// The time allowed, in ms.
+        limit_ms: u64,
+    },
     /// It trapped after hitting the plugin's memory limit.
-    MemoryLimit { limit_mb: u64, source: wasmtime::Error },
+    MemoryLimit {
+        /// The plugin's memory limit, in MiB.
+        limit_mb: u64,
+        /// The trap wasmtime reported.
+        source: wasmtime::Error,
+    },
     /// It trapped, or instantiating the component failed.
     Failed(wasmtime::Error),
     /// It returned no operations.
     Empty,
     /// The instances running at once used up `limits.memory_budget_mb`.
-    MemoryBudget { budget_mb: u64 },
+    MemoryBudget {
+        /// `limits.memory_budget_mb`, in MiB.
+        budget_mb: u64,
+    },
 }
 
 impl fmt::Display for ListError {

@@ -28,6 +28,7 @@ pub fn plugin_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// Whether `name` is a valid plugin name: `[a-z][a-z0-9_-]*`, at most 64 bytes.
 pub fn valid_plugin_name(name: &str) -> bool {
     let mut b = name.bytes();
     matches!(b.next(), Some(c) if c.is_ascii_lowercase())
@@ -35,6 +36,7 @@ pub fn valid_plugin_name(name: &str) -> bool {
         && name.len() <= MAX_NAME_LEN
 }
 
+/// Whether `name` is a valid operation name: `[a-z][a-z0-9_]*`, at most 64 bytes.
 pub fn valid_operation_name(name: &str) -> bool {
     let mut b = name.bytes();
     matches!(b.next(), Some(c) if c.is_ascii_lowercase())

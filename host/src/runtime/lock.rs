@@ -11,17 +11,26 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// The lock file's name inside the plugins folder.
 pub const LOCK_FILE: &str = "plugins.lock";
 
 /// Why a lock file could not be read or written.
 #[derive(Debug)]
 pub enum LockError {
     /// The file or folder cannot be read or written.
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        /// What failed: the lock file, the plugins folder or a `.wasm` being hashed.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
     /// A line that is not `<sha256>  <name>.wasm`.
     Syntax {
+        /// The lock file.
         path: PathBuf,
+        /// 1-based line number.
         line: usize,
+        /// What is wrong with the line.
         message: String,
     },
 }
@@ -63,6 +72,7 @@ impl LockFile {
         LockFile::parse(&text, &path)
     }
 
+    /// Parses lock-file text; `path` only labels errors.
     pub fn parse(text: &str, path: &Path) -> Result<LockFile, LockError> {
         let mut entries = BTreeMap::new();
         for (i, line) in text.lines().enumerate() {
@@ -148,19 +158,23 @@ impl LockFile {
         self.entries.get(file_name).map(String::as_str)
     }
 
+    /// Pins `file_name` to `digest` (stored lowercase), replacing any earlier pin.
     pub fn insert(&mut self, file_name: &str, digest: &str) {
         self.entries
             .insert(file_name.to_string(), digest.to_ascii_lowercase());
     }
 
+    /// Every pin as (file name, lowercase hex digest), sorted by file name.
     pub fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
         self.entries.iter().map(|(n, d)| (n.as_str(), d.as_str()))
     }
 
+    /// How many files are pinned.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether no file is pinned.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -70,7 +70,9 @@ pub enum RuntimeError {
     Cache(StorageError),
     /// The plugins folder cannot be read.
     PluginDir {
+        /// The plugins folder.
         path: std::path::PathBuf,
+        /// The underlying I/O error.
         source: std::io::Error,
     },
 }

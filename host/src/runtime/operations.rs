@@ -15,6 +15,7 @@ use std::sync::Arc;
 pub enum SchemaRole {
     /// Must describe an object: tool arguments are a JSON object.
     Input,
+    /// The optional output schema: outputs are checked against it.
     Output,
 }
 
@@ -36,19 +37,29 @@ pub enum OperationProblem {
     Duplicate,
     /// The schema text is not JSON.
     NotJson {
+        /// Which schema.
         role: SchemaRole,
+        /// The JSON parse error.
         source: serde_json::Error,
     },
     /// The input schema's root is not `"type": "object"`.
     NotObject,
     /// The schema breaks the JSON Schema meta-schema at `at` (a JSON pointer).
     NotJsonSchema {
+        /// Which schema.
         role: SchemaRole,
+        /// JSON pointer to the offending part of the schema.
         at: String,
+        /// The meta-schema validator's message.
         message: String,
     },
     /// The schema is valid but the validator cannot be built from it.
-    Uncompilable { role: SchemaRole, message: String },
+    Uncompilable {
+        /// Which schema.
+        role: SchemaRole,
+        /// The validator builder's message.
+        message: String,
+    },
 }
 
 impl fmt::Display for OperationProblem {

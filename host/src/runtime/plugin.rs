@@ -16,21 +16,32 @@ use wasmtime::Engine;
 /// Behaviour hints (MCP tool annotations); advice, not enforcement.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Hints {
+    /// The operation changes nothing outside its own result (WIT `read-only`).
     pub read_only: bool,
+    /// It may delete or overwrite data outside the hub (WIT `destructive`).
     pub destructive: bool,
+    /// Calling it twice with the same input has the same effect as once (WIT `idempotent`).
     pub idempotent: bool,
+    /// It reaches outside systems: network, external services (WIT `open-world`).
     pub open_world: bool,
 }
 
 /// One operation of a plugin, with its schemas compiled once at load.
 #[derive(Clone)]
 pub struct Operation {
+    /// Name inside the plugin (`[a-z][a-z0-9_]*`); the tool is `<plugin>.<name>`.
     pub name: String,
+    /// What it does, for a language model; cut at `limits.plugin_text_kb`.
     pub description: String,
+    /// JSON Schema of the input object, as the plugin listed it.
     pub input_schema: serde_json::Value,
+    /// JSON Schema of the output; `None` when the plugin gave none (output unchecked).
     pub output_schema: Option<serde_json::Value>,
+    /// Behaviour hints the plugin declared.
     pub hints: Hints,
+    /// `input_schema` compiled once at load.
     pub input_validator: Arc<jsonschema::Validator>,
+    /// `output_schema` compiled once at load; `None` when there is none.
     pub output_validator: Option<Arc<jsonschema::Validator>>,
 }
 
@@ -87,12 +98,15 @@ impl Plugin {
     pub fn size(&self) -> u64 {
         self.size
     }
+    /// The `.wasm` file it was loaded from.
     pub fn path(&self) -> &Path {
         &self.path
     }
+    /// Its operations, in the order the plugin listed them.
     pub fn operations(&self) -> &[Operation] {
         &self.operations
     }
+    /// The operation called `name` (without the namespace); `None` if there is none.
     pub fn operation(&self, name: &str) -> Option<&Operation> {
         self.operations.iter().find(|o| o.name == name)
     }
@@ -100,9 +114,11 @@ impl Plugin {
     pub fn deprecated(&self) -> bool {
         self.manifest.deprecated
     }
+    /// The limits its calls run under (manifest requests clamped to the operator's caps).
     pub fn limits(&self) -> &EffectiveLimits {
         &self.sandbox.limits
     }
+    /// Its capability manifest (`NAME.toml`; deny-all defaults when there is none).
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
     }

@@ -14,15 +14,26 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
+    /// `"invalid_input"`: the input is malformed, too large or fails the schema.
     InvalidInput,
+    /// `"not_found"`: no such tool, plugin or operation.
     NotFound,
+    /// `"forbidden"`: a policy refused it (allowlist, network grant, nested calls off).
     Forbidden,
+    /// `"timeout"`: the call ran past its deadline.
     Timeout,
+    /// `"memory_limit"`: the plugin hit its linear-memory limit.
     MemoryLimit,
+    /// `"output_limit"`: the plugin's output or logs exceeded their limit.
     OutputLimit,
+    /// `"trap"`: the plugin crashed (panic, out-of-bounds access, stack overflow).
     Trap,
+    /// `"plugin_error"`: the plugin reported a failure of its own.
     PluginError,
+    /// `"cancelled"`: the caller or the hub cancelled the call.
     Cancelled,
+    /// `"call_limit"`: a hub limit refused the call (call depth, fan-out, calls per
+    /// request, batch size, instance slots, memory budget).
     CallLimit,
 }
 
@@ -53,13 +64,17 @@ impl fmt::Display for ErrorCode {
 /// A failed nested call (`host.call` from inside a plugin), as the hub reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NestedCallError {
+    /// The wire code the nested call failed with.
     pub code: ErrorCode,
+    /// Human-readable cause, passed to the calling plugin as is.
     pub message: String,
 }
 
 /// The hub's side of `host.call`: it runs `tool` through the call protocol as a child
 /// of the current call. The runtime only forwards.
 pub trait NestedCalls: Send + Sync {
+    /// Runs `tool` (`namespace.operation`) with `input_json`; resolves to the
+    /// tool's output JSON or the reason it failed.
     fn call(
         &self,
         tool: String,
@@ -88,7 +103,12 @@ pub enum Deadline {
     /// Already both (made by [`Deadline::new`]; the hub makes it once per call and
     /// bounds the call's nested calls by it): the call stops `at`, and a timeout
     /// reports `limit_ms`.
-    Limit { at: tokio::time::Instant, limit_ms: u64 },
+    Limit {
+        /// When the call is stopped.
+        at: tokio::time::Instant,
+        /// The limit, in ms from the call's start, a timeout reports.
+        limit_ms: u64,
+    },
 }
 
 impl Deadline {
@@ -188,30 +208,59 @@ pub enum TrapKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallFailure {
     /// The call ran past its deadline (the plugin's time limit or the caller's).
-    Timeout { limit_ms: u64 },
+    Timeout {
+        /// The deadline that was passed, in ms from the call's start.
+        limit_ms: u64,
+    },
     /// The plugin tried to grow its linear memory past its limit.
-    MemoryLimit { limit_mb: u64 },
+    MemoryLimit {
+        /// The plugin's memory limit, in MiB.
+        limit_mb: u64,
+    },
     /// The plugin returned more JSON than allowed, or wrote more to stdout/stderr
     /// than its log limit.
-    OutputLimit { limit_bytes: u64 },
+    OutputLimit {
+        /// The limit that was exceeded, in bytes.
+        limit_bytes: u64,
+    },
     /// The input JSON is larger than the input limit; the plugin did not run.
-    InputTooLarge { limit_bytes: u64 },
+    InputTooLarge {
+        /// The input limit, in bytes.
+        limit_bytes: u64,
+    },
     /// The plugin trapped: a panic, an out-of-bounds access, a stack overflow...
     /// `message` is wasmtime's cause plus the guest's panic message, if any.
-    Trap { kind: TrapKind, message: String },
+    Trap {
+        /// What kind of trap, for matching without parsing `message`.
+        kind: TrapKind,
+        /// wasmtime's cause, plus the guest's panic message if any.
+        message: String,
+    },
     /// The plugin returned one of its own errors.
-    Plugin { code: ErrorCode, message: String },
+    Plugin {
+        /// The code the plugin chose.
+        code: ErrorCode,
+        /// The plugin's own message, shown to the client as is.
+        message: String,
+    },
     /// The plugin has no operation of that name.
     UnknownOperation(String),
     /// Every instance slot of the engine is in use (`limits.max_instances`); the call
     /// did not start and may be retried.
-    Busy { max_instances: u32 },
+    Busy {
+        /// The configured number of instance slots (`limits.max_instances`).
+        max_instances: u32,
+    },
     /// The instances running at once use the whole `limits.memory_budget_mb`: this
     /// call's instance could not be created or grown. It may be retried.
-    MemoryBudget { budget_mb: u64 },
+    MemoryBudget {
+        /// The configured budget (`limits.memory_budget_mb`), in MiB.
+        budget_mb: u64,
+    },
 }
 
 impl CallFailure {
+    /// The wire [`ErrorCode`] this failure is reported as.
     pub fn code(&self) -> ErrorCode {
         match self {
             CallFailure::Timeout { .. } => ErrorCode::Timeout,

@@ -11,7 +11,9 @@ use std::path::PathBuf;
 /// Why a manifest was refused: one entry per problem, each naming line and key.
 #[derive(Debug)]
 pub struct ManifestError {
+    /// The `NAME.toml` file.
     pub path: PathBuf,
+    /// Every problem found, in file order.
     pub problems: Vec<ManifestProblem>,
 }
 
@@ -68,30 +70,60 @@ pub enum ManifestProblem {
     Toml(TomlError),
     /// `network.allow[index]` is not a host grant.
     Grant {
+        /// Where the value is in the manifest.
         line: Line,
+        /// Position in `network.allow` (0-based).
         index: usize,
+        /// Why the entry is not a valid grant.
         source: GrantError,
     },
     /// `dirs[index].host` exists but is not a directory.
-    NotADirectory { line: Line, index: usize, host: PathBuf },
+    NotADirectory {
+        /// Where the value is in the manifest.
+        line: Line,
+        /// Position in `dirs` (0-based).
+        index: usize,
+        /// The host path given.
+        host: PathBuf,
+    },
     /// `dirs[index].host` cannot be looked at (missing, no permission).
     DirUnreadable {
+        /// Where the value is in the manifest.
         line: Line,
+        /// Position in `dirs` (0-based).
         index: usize,
+        /// The host path given.
         host: PathBuf,
+        /// Why it could not be looked at.
         source: std::io::Error,
     },
     /// `dirs[index].guest` is relative or contains `..`.
-    GuestPath { line: Line, index: usize, guest: String },
+    GuestPath {
+        /// Where the value is in the manifest.
+        line: Line,
+        /// Position in `dirs` (0-based).
+        index: usize,
+        /// The guest path given.
+        guest: String,
+    },
     /// `env.{key}[index]` is not an environment variable name.
     EnvName {
+        /// Where the value is in the manifest.
         line: Line,
+        /// Which list: `"vars"` or `"secrets"`.
         key: &'static str,
+        /// Position in that list (0-based).
         index: usize,
+        /// The rejected name.
         name: String,
     },
     /// `limits.{key} = 0`.
-    ZeroLimit { line: Line, key: &'static str },
+    ZeroLimit {
+        /// Where the value is in the manifest.
+        line: Line,
+        /// The limit's key: `"memory_mb"`, `"timeout_ms"`, `"output_kb"` or `"log_kb"`.
+        key: &'static str,
+    },
 }
 
 impl fmt::Display for ManifestProblem {

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 pub struct HostGrant {
     /// Lowercase host name, or the IP literal as written (without brackets).
     pub host: String,
+    /// The granted port; `None` grants only the scheme's default port.
     pub port: Option<u16>,
     /// Set when `host` is an IP literal.
     pub ip: Option<IpAddr>,
@@ -39,7 +40,12 @@ pub enum GrantError {
     /// Something other than `:port` after `]`.
     AfterBracket(String),
     /// The port is not a number from 1 to 65535.
-    BadPort { text: String, port: String },
+    BadPort {
+        /// The entry as written.
+        text: String,
+        /// The part after `:` that is not a valid port.
+        port: String,
+    },
     /// Not a valid host name (or a wildcard).
     BadHost(String),
 }
@@ -142,6 +148,7 @@ pub struct DirGrant {
     pub host: PathBuf,
     /// Absolute path the guest sees.
     pub guest: String,
+    /// Whether the guest may write (`writable = true`); read-only otherwise.
     pub writable: bool,
 }
 

@@ -6,9 +6,13 @@ use crate::config::Limits;
 /// Limits a manifest asks for; `None` = the operator's global cap.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LimitRequests {
+    /// `limits.memory_mb`: linear memory per call instance, in MiB.
     pub memory_mb: Option<u64>,
+    /// `limits.timeout_ms`: wall-clock deadline of one call, in ms.
     pub timeout_ms: Option<u64>,
+    /// `limits.output_kb`: JSON output one call may return, in KiB.
     pub output_kb: Option<u64>,
+    /// `limits.log_kb`: stdout + stderr one call may write, in KiB.
     pub log_kb: Option<u64>,
 }
 
@@ -16,15 +20,25 @@ pub struct LimitRequests {
 /// operator's caps.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EffectiveLimits {
+    /// Linear memory per call instance, in MiB.
     pub memory_mb: u64,
+    /// Wall-clock deadline of one call, in ms (host calls included).
     pub timeout_ms: u64,
+    /// JSON output one call may return, in KiB.
     pub output_kb: u64,
+    /// stdout + stderr one call may write (captured), in KiB.
     pub log_kb: u64,
+    /// JSON input one call may receive, in KiB (the operator's cap; not per plugin).
     pub input_kb: u64,
+    /// Most hub-log lines one call may write (`limits.log_lines`).
+    ///
     /// The operator's per-call budgets (`limits.log_lines`, ...); not per plugin.
     pub log_lines: u32,
+    /// Most outgoing HTTP requests one call may have open at once.
     pub max_http_concurrent: u32,
+    /// Most outgoing HTTP requests one call may make in total.
     pub max_http_requests: u32,
+    /// Longest plugin-provided text (error message, description) kept, in KiB.
     pub plugin_text_kb: u64,
 }
 
@@ -56,18 +70,23 @@ impl EffectiveLimits {
         (limits, notes)
     }
 
+    /// `memory_mb` in bytes (saturating).
     pub fn memory_bytes(&self) -> usize {
         usize::try_from(self.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
     }
+    /// `output_kb` in bytes (saturating).
     pub fn output_bytes(&self) -> usize {
         usize::try_from(self.output_kb.saturating_mul(1024)).unwrap_or(usize::MAX)
     }
+    /// `log_kb` in bytes (saturating).
     pub fn log_bytes(&self) -> usize {
         usize::try_from(self.log_kb.saturating_mul(1024)).unwrap_or(usize::MAX)
     }
+    /// `plugin_text_kb` in bytes (saturating).
     pub fn text_bytes(&self) -> usize {
         usize::try_from(self.plugin_text_kb.saturating_mul(1024)).unwrap_or(usize::MAX)
     }
+    /// `input_kb` in bytes (saturating).
     pub fn input_bytes(&self) -> usize {
         usize::try_from(self.input_kb.saturating_mul(1024)).unwrap_or(usize::MAX)
     }
