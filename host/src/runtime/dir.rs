@@ -30,10 +30,13 @@ pub(super) const POLL_INTERVAL: Duration = Duration::from_millis(250);
 pub struct PluginEntry {
     /// The file stem (also the namespace when active).
     pub name: String,
+    /// The `NAME.wasm` file.
     pub path: PathBuf,
+    /// Whether it is loaded, and if not, why.
     pub state: PluginState,
 }
 
+/// What became of a plugin file at its last (re)load.
 #[derive(Clone, Debug)]
 pub enum PluginState {
     /// Loaded and listed.
@@ -41,10 +44,16 @@ pub enum PluginState {
     /// Loaded and callable, hidden from search (`deprecated = true`).
     Deprecated(Arc<Plugin>),
     /// Not loaded; `reason` has one line per problem.
-    Rejected { reason: String, digest: Option<String> },
+    Rejected {
+        /// Every problem found, one per line.
+        reason: String,
+        /// sha256 of the file; `None` when it could not be read.
+        digest: Option<String>,
+    },
 }
 
 impl PluginState {
+    /// The loaded plugin; `None` when rejected.
     pub fn plugin(&self) -> Option<&Arc<Plugin>> {
         match self {
             PluginState::Active(p) | PluginState::Deprecated(p) => Some(p),
