@@ -46,7 +46,7 @@ WASMHUB_LOG=warn "$bin" serve --config "$work/bench.toml" --listen "127.0.0.1:$p
     >"$work/hub.log" 2>&1 &
 hub_pid=$!
 for _ in $(seq 1 600); do
-    curl -fsS "http://127.0.0.1:$port/health" 2>/dev/null | grep -q '"operations":[1-9]' && break
+    curl -fsS "http://127.0.0.1:$port/health" 2>/dev/null | grep -q '"status":"ok"' && break
     sleep 0.2
 done
 

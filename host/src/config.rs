@@ -94,6 +94,10 @@ pub struct Limits {
     /// Longest time a plugin's instantiation and `list()` may take at load, in
     /// milliseconds (the plugin's own `timeout_ms` if shorter).
     pub load_timeout_ms: u64,
+    /// Longest a call to an operation of a plugin that is still loading after the
+    /// hub started waits for that load, in milliseconds (never past the call's
+    /// parent's deadline); then it fails with `timeout`.
+    pub load_wait_ms: u64,
     /// Most outgoing HTTP requests one call may have open at once.
     pub max_http_concurrent: u32,
     /// Most outgoing HTTP requests one call may make in total.
@@ -129,6 +133,7 @@ impl Default for Limits {
             caller_share_percent: 50,
             queue_ms: 1000,
             load_timeout_ms: 10_000,
+            load_wait_ms: 5_000,
             max_http_concurrent: 16,
             max_http_requests: 256,
             log_lines: 100,

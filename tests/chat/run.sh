@@ -75,12 +75,13 @@ cp "$plugins/calc.wasm" "$plugins/text.wasm" "$work/plugins/"
 "$bin" serve --config "$work/wasmhub.toml" --plugins "$work/plugins" --data "$work/data" >"$work/hub.log" 2>&1 &
 pids+=($!)
 hub="http://127.0.0.1:$port"
-# Start-up compiles the plugins (tens of seconds on a busy 2-core machine).
+# Start-up compiles the plugins (tens of seconds on a busy 2-core machine); the hub
+# listens at once and says "loading" until they are all loaded.
 for _ in $(seq 1800); do
-    curl -fsS "$hub/health" >/dev/null 2>&1 && break
+    curl -fsS "$hub/health" 2>/dev/null | grep -q '"status":"ok"' && break
     sleep 0.1
 done
-if ! curl -fsS "$hub/health" >/dev/null 2>&1; then
+if ! curl -fsS "$hub/health" 2>/dev/null | grep -q '"status":"ok"'; then
     echo "the hub did not start:" >&2
     cat "$work/hub.log" >&2
     exit 1

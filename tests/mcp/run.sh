@@ -78,7 +78,7 @@ start_hub() { # config port log
 }
 wait_ready() { # port log
     for _ in $(seq 1 600); do
-        if curl -fsS "http://127.0.0.1:$1/health" 2>/dev/null | grep -q '"operations":[1-9]'; then
+        if curl -fsS "http://127.0.0.1:$1/health" 2>/dev/null | grep -q '"status":"ok"'; then
             return 0
         fi
         sleep 0.2

@@ -39,6 +39,16 @@ pub fn run(config: Config, options: Options) -> ExitCode {
     }
 }
 
+/// Once the first load is done, drops compiled plugins no plugin of the folder
+/// uses. Only `serve` prunes: it owns its data folder, while `call` may point the
+/// same folder at another plugins folder for a moment.
+async fn prune_compiled_cache(hub: Arc<crate::hub::Hub>) {
+    hub.loaded().await;
+    let digests: Vec<String> = hub.plugins().into_iter().filter_map(|p| p.digest).collect();
+    hub.runtime()
+        .prune_compiled_cache(digests.iter().map(String::as_str));
+}
+
 async fn start(config: Config, options: Options, signals: super::signals::Signals) -> Result<(), String> {
     let config = Arc::new(config);
     // --locked: every plugin must be pinned in plugins.lock; read it before loading
@@ -49,15 +59,12 @@ async fn start(config: Config, options: Options, signals: super::signals::Signal
     };
     let llm = Arc::new(crate::llm::Llm::new(&config.providers).map_err(|e| e.to_string())?);
     let storage = crate::storage::Storage::open(&config.data_dir).map_err(|e| e.to_string())?;
-    // `_plugins` keeps the plugins folder loaded and watched while we serve.
-    let (hub, _plugins) = crate::hub::Hub::start(&config, storage.clone(), lock)
-        .await
-        .map_err(|e| e.to_string())?;
-    // Only `serve` prunes: it owns its data folder, while `call` may point the same
-    // folder at another plugins folder for a moment.
-    let digests: Vec<String> = hub.plugins().into_iter().filter_map(|p| p.digest).collect();
-    hub.runtime()
-        .prune_compiled_cache(digests.iter().map(String::as_str));
+    // `_plugins` keeps the plugins folder loaded and watched while we serve. The
+    // plugins load in the background so the listener opens at once; until then
+    // `/health` says "loading" and calls to their operations wait for them.
+    let (hub, _plugins) =
+        crate::hub::Hub::start_in_background(&config, storage.clone(), lock).map_err(|e| e.to_string())?;
+    tokio::spawn(prune_compiled_cache(hub.clone()));
     let agent = Arc::new(
         crate::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage)
             .map_err(|e| e.to_string())?,

@@ -155,6 +155,7 @@ mod tests {
             active: 2,
             deprecated: 0,
             rejected: 1,
+            loading: 0,
         };
         let text = m.render(&plugins, 7, 0);
         drop(guard);

@@ -49,7 +49,10 @@ use protocol::{CallScope, Core};
 use registry::Registry;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
+
+/// What `PluginDir` calls with the full set of plugins after each change.
+type OnChange = Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>;
 
 /// What one meta-tool invocation runs under.
 #[derive(Clone)]
@@ -74,10 +77,8 @@ impl CallContext {
 
 /// The hub. Shared as `Arc<Hub>` by every surface.
 pub struct Hub {
+    /// Holds the registry too (`Core::registry`).
     core: Arc<Core>,
-    /// Swapped whole on every plugin-folder change; calls keep the snapshot they
-    /// started with.
-    registry: RwLock<Arc<Registry>>,
     auth: Authenticator,
     runtime: Runtime,
 }
@@ -95,13 +96,9 @@ impl Hub {
             scheduler: schedule::Scheduler::new(&config.limits),
             audit,
             metrics: Default::default(),
+            registry: tokio::sync::watch::Sender::new(Arc::new(Registry::empty())),
         });
-        Ok(Arc::new(Hub {
-            core,
-            registry: RwLock::new(Arc::new(Registry::empty())),
-            auth,
-            runtime,
-        }))
+        Ok(Arc::new(Hub { core, auth, runtime }))
     }
 
     /// Builds the runtime (compiled-plugin cache in `storage`) and the hub, loads the
@@ -112,9 +109,30 @@ impl Hub {
         storage: Storage,
         lock: Option<LockFile>,
     ) -> Result<(Arc<Hub>, PluginDir), HubError> {
+        let (hub, runtime, on_change) = Hub::with_runtime(config, storage)?;
+        let dir = PluginDir::start(runtime, config.plugins_dir.clone(), lock, on_change).await?;
+        Ok((hub, dir))
+    }
+
+    /// Like [`Hub::start`], but returns once the folder is read and loads the
+    /// plugins in the background (`serve`, so the listener opens at once): until a
+    /// plugin has loaded it is listed as `loading`, and calls to its operations wait
+    /// for it (`limits.load_wait_ms`). [`Hub::loaded`] resolves when all have loaded.
+    pub fn start_in_background(
+        config: &Config,
+        storage: Storage,
+        lock: Option<LockFile>,
+    ) -> Result<(Arc<Hub>, PluginDir), HubError> {
+        let (hub, runtime, on_change) = Hub::with_runtime(config, storage)?;
+        let dir = PluginDir::start_in_background(runtime, config.plugins_dir.clone(), lock, on_change)?;
+        Ok((hub, dir))
+    }
+
+    /// The runtime, the hub on it, and the `on_change` that feeds the hub's registry.
+    fn with_runtime(config: &Config, storage: Storage) -> Result<(Arc<Hub>, Runtime, OnChange), HubError> {
         let runtime = Runtime::new(&config.limits, Some(storage.clone()))?;
         let hub = Hub::new(config, runtime.clone(), storage)?;
-        let on_change = {
+        let on_change: OnChange = {
             let hub = Arc::downgrade(&hub);
             // Weak: the watcher must not keep a dropped hub alive.
             Arc::new(move |entries: Vec<PluginEntry>| {
@@ -123,8 +141,7 @@ impl Hub {
                 }
             })
         };
-        let dir = PluginDir::start(runtime, config.plugins_dir.clone(), lock, on_change).await?;
-        Ok((hub, dir))
+        Ok((hub, runtime, on_change))
     }
 
     /// Replaces the registry with one built from `entries` (the full set of the
@@ -133,13 +150,22 @@ impl Hub {
         let registry = Arc::new(Registry::build(entries));
         let counts = registry.plugin_counts();
         crate::info!(
-            "hub: {} operations from {} active and {} deprecated plugins ({} rejected)",
+            "hub: {} operations from {} active and {} deprecated plugins ({} rejected, {} loading)",
             registry.operation_count(),
             counts.active,
             counts.deprecated,
-            counts.rejected
+            counts.rejected,
+            counts.loading
         );
-        *self.registry.write().unwrap_or_else(|p| p.into_inner()) = registry;
+        self.core.registry.send_replace(registry);
+    }
+
+    /// Resolves once no plugin of the first load is `loading` any more (at once
+    /// after [`Hub::start`]).
+    pub async fn loaded(&self) {
+        let mut registry = self.core.registry.subscribe();
+        // The sender lives as long as `self`, so this cannot fail.
+        let _ = registry.wait_for(|r| !r.is_loading()).await;
     }
 
     /// The runtime the hub's plugins run in (for starting the plugin folder).
@@ -192,10 +218,17 @@ impl Hub {
         Ok(self.core.audit.recent(limit)?)
     }
 
-    /// Plugin counts by state and the number of operations, for `GET /health`.
+    /// `GET /health`'s body: `"status"` is `"loading"` while a plugin of the first
+    /// load is still compiling, then `"ok"`; plugin counts by state and the number
+    /// of operations.
     pub fn health(&self) -> Value {
         let registry = self.snapshot();
-        json!({ "plugins": registry.plugin_counts(), "operations": registry.operation_count() })
+        let status = if registry.is_loading() { "loading" } else { "ok" };
+        json!({
+            "status": status,
+            "plugins": registry.plugin_counts(),
+            "operations": registry.operation_count(),
+        })
     }
 
     /// Prometheus text exposition of the hub's metrics.
@@ -209,6 +242,6 @@ impl Hub {
     }
 
     fn snapshot(&self) -> Arc<Registry> {
-        self.registry.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.core.registry.borrow().clone()
     }
 }

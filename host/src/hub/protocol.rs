@@ -39,6 +39,10 @@ pub(crate) struct Core {
     pub scheduler: Scheduler,
     pub audit: AuditLog,
     pub metrics: Metrics,
+    /// The current registry, swapped whole on every plugin-folder change (calls
+    /// keep the snapshot they started with); a call waiting for a loading plugin
+    /// watches it.
+    pub registry: tokio::sync::watch::Sender<Arc<Registry>>,
 }
 
 /// A finished call in a `hub_call` batch, for progress reporting.
@@ -166,14 +170,14 @@ async fn run(
     tool: &str,
     input: Value,
 ) -> Result<Value, CallError> {
-    let op = scope.registry.get(tool);
+    // Before any waiting for a loading plugin, so the wait counts as in flight.
     let mut acct = Accounting {
         core: scope.core,
         started: Instant::now(),
         started_ms: crate::clock::now_ms(),
         id: crate::ids::new_id("call"),
         tool,
-        known: op.is_some(),
+        known: false,
         caller: scope.caller.name(),
         parent: parent.map(|p| p.id.as_str()),
         input_bytes: 0,
@@ -182,9 +186,27 @@ async fn run(
         finished: false,
         _in_flight: scope.core.metrics.start(),
     };
-    let result = match op {
-        None => Err(not_found(scope, tool)),
-        Some(op) => execute(scope, parent, op, input, &mut acct).await,
+    let (loaded, still_loading) = match scope.registry.get(tool) {
+        None if scope.registry.is_loading_tool(tool) => match wait_for_plugin(scope, parent, tool).await {
+            Ok(registry) => (Some(registry), None),
+            Err(e) => (None, Some(e)),
+        },
+        _ => (None, None),
+    };
+    let reloaded;
+    let scope = match &loaded {
+        Some(registry) => {
+            reloaded = CallScope { registry, ..*scope };
+            &reloaded
+        }
+        None => scope,
+    };
+    let op = scope.registry.get(tool);
+    acct.known = op.is_some();
+    let result = match (op, still_loading) {
+        (_, Some(still_loading)) => Err(still_loading),
+        (None, _) => Err(not_found(scope, tool)),
+        (Some(op), _) => execute(scope, parent, op, input, &mut acct).await,
     };
     acct.finish(match &result {
         Ok(_) => CallOutcome::Ok,
@@ -400,6 +422,35 @@ fn check_graph(parent: &Frame, tool: &str, limits: &Limits) -> Result<Vec<String
     Ok(chain)
 }
 
+/// Waits until `tool`'s plugin, still loading since the hub started, has loaded
+/// (or was rejected): the registry to look `tool` up in then. Bounded by
+/// `limits.load_wait_ms` (and a nested call by its parent's deadline); a cancel
+/// stops it.
+async fn wait_for_plugin(
+    scope: &CallScope<'_>,
+    parent: Option<&Frame>,
+    tool: &str,
+) -> Result<Arc<Registry>, CallError> {
+    let wait_ms = scope.core.limits.load_wait_ms;
+    let mut until = Instant::now() + Duration::from_millis(wait_ms);
+    if let Some(parent) = parent {
+        until = until.min(parent.deadline.at());
+    }
+    let mut registry = scope.core.registry.subscribe();
+    let loaded = registry.wait_for(|r| !r.is_loading_tool(tool));
+    match race(tokio::time::timeout_at(until, loaded), scope.cancel.cancelled()).await {
+        Race::First(Ok(Ok(registry))) => Ok(registry.clone()),
+        Race::Second(()) => Err(cancelled()),
+        // Timed out (or the hub is gone).
+        Race::First(_) => Err(CallError::new(
+            ErrorCode::Timeout,
+            format!(
+                "{tool}: its plugin is still loading after {wait_ms} ms (limits.load_wait_ms); try again when GET /api/plugins lists it as active"
+            ),
+        )),
+    }
+}
+
 fn not_found(scope: &CallScope<'_>, tool: &str) -> CallError {
     let caller = scope.caller;
     let suggestions = suggest(tool, scope.registry.tool_names().filter(|t| caller.may_call(t)));
@@ -421,12 +472,17 @@ fn cancelled() -> CallError {
 }
 
 fn failure_error(tool: &str, failure: CallFailure) -> CallError {
-    let code = failure.code();
     let message = match &failure {
         CallFailure::Plugin { message, .. } => format!("{tool}: {message}"),
         other => format!("{tool}: {other}"),
     };
-    CallError::new(code, message).caused_by(failure)
+    // The runtime's own budgets name their config key like the hub's do.
+    let error = match &failure {
+        CallFailure::MemoryBudget { .. } => CallError::limit(Limit::MemoryBudget, message),
+        CallFailure::Busy { .. } => CallError::limit(Limit::Instances, message),
+        other => CallError::new(other.code(), message),
+    };
+    error.caused_by(failure)
 }
 
 fn excerpt(audit: &AuditLog, input: &Value) -> Option<Value> {

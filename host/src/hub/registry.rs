@@ -32,8 +32,8 @@ impl OpRef {
 }
 
 /// Where a plugin of the folder stands, as the operator sees it. Serialized into
-/// [`PluginInfo`] as `"state": "active" | "deprecated" | "rejected"`, plus
-/// `"reason"` for a rejected one.
+/// [`PluginInfo`] as `"state": "active" | "deprecated" | "rejected" | "loading"`,
+/// plus `"reason"` for a rejected one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "lowercase")]
 pub enum PluginStatus {
@@ -46,15 +46,19 @@ pub enum PluginStatus {
         /// Why (one line per problem).
         reason: String,
     },
+    /// Found at start and still compiling: no operations yet; a call to one of its
+    /// operations waits for it (`limits.load_wait_ms`).
+    Loading,
 }
 
 impl PluginStatus {
-    /// The wire name: `active`, `deprecated` or `rejected`.
+    /// The wire name: `active`, `deprecated`, `rejected` or `loading`.
     pub fn as_str(&self) -> &'static str {
         match self {
             PluginStatus::Active => "active",
             PluginStatus::Deprecated => "deprecated",
             PluginStatus::Rejected { .. } => "rejected",
+            PluginStatus::Loading => "loading",
         }
     }
 
@@ -70,8 +74,11 @@ impl PluginStatus {
 /// A plugin as the operator sees it (`GET /api/plugins`, `Hub::plugins`).
 #[derive(Debug, Clone, Serialize)]
 pub struct PluginInfo {
+    /// The file stem, also the namespace of its operations.
     pub name: String,
+    /// The `NAME.wasm` file.
     pub path: String,
+    /// Its state (`"state"` and, when rejected, `"reason"`).
     #[serde(flatten)]
     pub state: PluginStatus,
     /// sha256 of the `.wasm` file, when it could be read.
@@ -89,30 +96,43 @@ pub struct PluginInfo {
     pub notes: Vec<String>,
 }
 
+/// The limits a loaded plugin's calls run under (its manifest's, clamped to the
+/// global caps).
 #[derive(Debug, Clone, Serialize)]
 pub struct PluginLimits {
+    /// Linear memory of one instance, in MiB.
     pub memory_mb: u64,
+    /// Longest one call runs, in milliseconds.
     pub timeout_ms: u64,
+    /// Largest output of one call, in KiB.
     pub output_kb: u64,
+    /// Largest input of one call, in KiB.
     pub input_kb: u64,
 }
 
 /// Plugins of the folder by state, for `/health` (serialized as
-/// `{"active": n, "deprecated": n, "rejected": n}`) and `/metrics`.
+/// `{"active": n, "deprecated": n, "rejected": n, "loading": n}`) and `/metrics`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct PluginCounts {
+    /// Loaded, listed and callable.
     pub active: usize,
+    /// Loaded and callable, hidden from search.
     pub deprecated: usize,
+    /// Not loaded, with a reason.
     pub rejected: usize,
+    /// Still compiling after the hub started (see [`PluginStatus::Loading`]).
+    pub loading: usize,
 }
 
 impl PluginCounts {
-    /// (state wire name, count) pairs, in the order active, deprecated, rejected.
-    pub fn by_state(&self) -> [(&'static str, usize); 3] {
+    /// (state wire name, count) pairs, in the order active, deprecated, rejected,
+    /// loading.
+    pub fn by_state(&self) -> [(&'static str, usize); 4] {
         [
             ("active", self.active),
             ("deprecated", self.deprecated),
             ("rejected", self.rejected),
+            ("loading", self.loading),
         ]
     }
 }
@@ -185,6 +205,7 @@ impl Registry {
                 PluginStatus::Active => &mut counts.active,
                 PluginStatus::Deprecated => &mut counts.deprecated,
                 PluginStatus::Rejected { .. } => &mut counts.rejected,
+                PluginStatus::Loading => &mut counts.loading,
             } += 1;
         }
         counts
@@ -192,6 +213,35 @@ impl Registry {
 
     pub(super) fn operation_count(&self) -> usize {
         self.ops.len()
+    }
+
+    /// Whether a plugin of the first load is still compiling.
+    pub(super) fn is_loading(&self) -> bool {
+        self.plugins.iter().any(|p| p.state == PluginStatus::Loading)
+    }
+
+    /// Whether `tool` (`plugin.op`) belongs to a plugin that is still loading.
+    pub(super) fn is_loading_tool(&self, tool: &str) -> bool {
+        self.plugins.iter().any(|p| {
+            p.state == PluginStatus::Loading
+                && tool
+                    .strip_prefix(p.name.as_str())
+                    .is_some_and(|op| op.starts_with('.'))
+        })
+    }
+}
+
+/// The operator's view of a plugin with no operations (rejected or loading).
+fn unloaded(entry: &PluginEntry, state: PluginStatus, digest: Option<String>) -> PluginInfo {
+    PluginInfo {
+        name: entry.name.clone(),
+        path: entry.path.display().to_string(),
+        state,
+        digest,
+        operations: Vec::new(),
+        capabilities: Vec::new(),
+        limits: None,
+        notes: Vec::new(),
     }
 }
 
@@ -201,19 +251,12 @@ fn describe(entry: &PluginEntry, ops: &mut HashMap<String, OpRef>) -> PluginInfo
         PluginState::Active(p) => (PluginStatus::Active, p, p.digest()),
         PluginState::Deprecated(p) => (PluginStatus::Deprecated, p, p.digest()),
         PluginState::Rejected { reason, digest } => {
-            return PluginInfo {
-                name: entry.name.clone(),
-                path: entry.path.display().to_string(),
-                state: PluginStatus::Rejected {
-                    reason: reason.clone(),
-                },
-                digest: digest.clone(),
-                operations: Vec::new(),
-                capabilities: Vec::new(),
-                limits: None,
-                notes: Vec::new(),
+            let state = PluginStatus::Rejected {
+                reason: reason.clone(),
             };
+            return unloaded(entry, state, digest.clone());
         }
+        PluginState::Loading => return unloaded(entry, PluginStatus::Loading, None),
     };
     let deprecated = state == PluginStatus::Deprecated;
     let mut operations = Vec::with_capacity(plugin.operations().len());

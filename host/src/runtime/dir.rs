@@ -50,14 +50,17 @@ pub enum PluginState {
         /// sha256 of the file; `None` when it could not be read.
         digest: Option<String>,
     },
+    /// Found at start and still compiling; published only by
+    /// [`PluginDir::start_in_background`], until its first load finishes.
+    Loading,
 }
 
 impl PluginState {
-    /// The loaded plugin; `None` when rejected.
+    /// The loaded plugin; `None` when rejected or still loading.
     pub fn plugin(&self) -> Option<&Arc<Plugin>> {
         match self {
             PluginState::Active(p) | PluginState::Deprecated(p) => Some(p),
-            PluginState::Rejected { .. } => None,
+            PluginState::Rejected { .. } | PluginState::Loading => None,
         }
     }
 
@@ -80,6 +83,7 @@ impl PluginState {
                 p.operations().len()
             ),
             PluginState::Rejected { reason, .. } => format!("rejected: {}", reason.replace('\n', "; ")),
+            PluginState::Loading => "loading".to_string(),
         }
     }
 }
@@ -109,7 +113,7 @@ fn stamp(path: &Path) -> Option<Stamp> {
 }
 
 /// The plugins currently in `dir`, by name.
-fn scan(dir: &Path) -> std::io::Result<BTreeMap<String, (PathBuf, Fingerprint)>> {
+fn scan(dir: &Path) -> std::io::Result<Found> {
     let mut found = BTreeMap::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
@@ -126,6 +130,9 @@ fn scan(dir: &Path) -> std::io::Result<BTreeMap<String, (PathBuf, Fingerprint)>>
     Ok(found)
 }
 
+/// The plugins of a folder by name, with their file and its fingerprint.
+type Found = BTreeMap<String, (PathBuf, Fingerprint)>;
+
 struct Loaded {
     entry: PluginEntry,
     fingerprint: Fingerprint,
@@ -140,6 +147,9 @@ struct Watcher {
     loaded: BTreeMap<String, Loaded>,
     /// Fingerprints seen at the previous tick for names that differ from `loaded`.
     pending: BTreeMap<String, Option<Fingerprint>>,
+    /// Plugins of the first load not loaded yet, published as `Loading` (empty
+    /// once the first load is done, and always with [`PluginDir::start`]).
+    first_load: BTreeMap<String, PathBuf>,
     entries: Arc<Mutex<Vec<PluginEntry>>>,
     on_change: Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>,
 }
@@ -160,44 +170,33 @@ impl PluginDir {
         lock: Option<LockFile>,
         on_change: Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>,
     ) -> Result<PluginDir, RuntimeError> {
-        let found = scan(&dir).map_err(|source| RuntimeError::PluginDir {
-            path: dir.clone(),
-            source,
-        })?;
-        let lock_stamp = lock.as_ref().and_then(|_| stamp(&dir.join(LOCK_FILE)));
-        let entries = Arc::new(Mutex::new(Vec::new()));
-        let mut watcher = Watcher {
-            runtime,
-            dir,
-            lock,
-            lock_stamp,
-            loaded: BTreeMap::new(),
-            pending: BTreeMap::new(),
-            entries: entries.clone(),
-            on_change,
-        };
-        let started = Instant::now();
-        crate::info!("plugins: loading {} from {}", found.len(), watcher.dir.display());
-        watcher.reload(found.into_iter().collect()).await;
-        let active = watcher
-            .loaded
-            .values()
-            .filter(|l| l.entry.state.plugin().is_some())
-            .count();
-        crate::info!(
-            "plugins: {active} of {} loaded in {} ms",
-            watcher.loaded.len(),
-            started.elapsed().as_millis()
-        );
+        let (mut watcher, found) = Watcher::new(runtime, dir, lock, on_change)?;
+        let entries = watcher.entries.clone();
+        watcher.first_load(found).await;
+        let task = tokio::spawn(watcher.watch());
+        Ok(PluginDir { entries, task })
+    }
+
+    /// Like [`PluginDir::start`], but returns once the folder is read: `on_change`
+    /// first gets every plugin as [`PluginState::Loading`], then the set again as
+    /// each one finishes loading (so a fast plugin is callable before a slow one
+    /// has compiled), then after each change of the folder.
+    pub fn start_in_background(
+        runtime: Runtime,
+        dir: PathBuf,
+        lock: Option<LockFile>,
+        on_change: Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>,
+    ) -> Result<PluginDir, RuntimeError> {
+        let (mut watcher, found) = Watcher::new(runtime, dir, lock, on_change)?;
+        let entries = watcher.entries.clone();
+        watcher.first_load = found
+            .iter()
+            .map(|(name, (path, _))| (name.clone(), path.clone()))
+            .collect();
         watcher.publish();
         let task = tokio::spawn(async move {
-            let mut tick = tokio::time::interval(POLL_INTERVAL);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            tick.tick().await;
-            loop {
-                tick.tick().await;
-                watcher.poll().await;
-            }
+            watcher.first_load(found).await;
+            watcher.watch().await;
         });
         Ok(PluginDir { entries, task })
     }
@@ -215,6 +214,62 @@ impl Drop for PluginDir {
 }
 
 impl Watcher {
+    /// A watcher of `dir` that has loaded nothing yet, and the plugins found in it.
+    fn new(
+        runtime: Runtime,
+        dir: PathBuf,
+        lock: Option<LockFile>,
+        on_change: Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>,
+    ) -> Result<(Watcher, Found), RuntimeError> {
+        let found = scan(&dir).map_err(|source| RuntimeError::PluginDir {
+            path: dir.clone(),
+            source,
+        })?;
+        let lock_stamp = lock.as_ref().and_then(|_| stamp(&dir.join(LOCK_FILE)));
+        let watcher = Watcher {
+            runtime,
+            dir,
+            lock,
+            lock_stamp,
+            loaded: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            first_load: BTreeMap::new(),
+            entries: Arc::new(Mutex::new(Vec::new())),
+            on_change,
+        };
+        Ok((watcher, found))
+    }
+
+    /// Loads every plugin `found` at start, publishes the set, then logs how long it
+    /// took (in that order: the log line tells tests and operators the hub has it).
+    async fn first_load(&mut self, found: Found) {
+        let started = Instant::now();
+        crate::info!("plugins: loading {} from {}", found.len(), self.dir.display());
+        self.reload(found.into_iter().collect()).await;
+        self.publish();
+        let active = self
+            .loaded
+            .values()
+            .filter(|l| l.entry.state.plugin().is_some())
+            .count();
+        crate::info!(
+            "plugins: {active} of {} loaded in {} ms",
+            self.loaded.len(),
+            started.elapsed().as_millis()
+        );
+    }
+
+    /// Polls the folder every [`POLL_INTERVAL`], forever (until the task is aborted).
+    async fn watch(mut self) {
+        let mut tick = tokio::time::interval(POLL_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            self.poll().await;
+        }
+    }
+
     /// Loads `files` in parallel and records each transition.
     async fn reload(&mut self, files: Vec<(String, (PathBuf, Fingerprint))>) {
         let mut tasks = tokio::task::JoinSet::new();
@@ -241,6 +296,7 @@ impl Watcher {
                 PluginState::Rejected { .. } => crate::warn!("plugin {name}: {verb}{}", state.describe()),
                 _ => crate::info!("plugin {name}: {verb}{}", state.describe()),
             }
+            let first = self.first_load.remove(&name).is_some();
             self.loaded.insert(
                 name.clone(),
                 Loaded {
@@ -248,6 +304,11 @@ impl Watcher {
                     fingerprint,
                 },
             );
+            // During a background first load each plugin is callable once it is ready;
+            // the last one is published with the whole set by `first_load`.
+            if first && !self.first_load.is_empty() {
+                self.publish();
+            }
         }
     }
 
@@ -323,8 +384,16 @@ impl Watcher {
         }
     }
 
+    /// Hands the full set, sorted by name, to `on_change`: what is loaded, and as
+    /// `Loading` what the first load has not reached yet.
     fn publish(&self) {
-        let all: Vec<PluginEntry> = self.loaded.values().map(|l| l.entry.clone()).collect();
+        let mut all: Vec<PluginEntry> = self.loaded.values().map(|l| l.entry.clone()).collect();
+        all.extend(self.first_load.iter().map(|(name, path)| PluginEntry {
+            name: name.clone(),
+            path: path.clone(),
+            state: PluginState::Loading,
+        }));
+        all.sort_by(|a, b| a.name.cmp(&b.name));
         *self.entries.lock().unwrap_or_else(|p| p.into_inner()) = all.clone();
         (self.on_change)(all);
     }

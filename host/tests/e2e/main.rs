@@ -6,6 +6,7 @@ mod chat_stream;
 mod chat_turns;
 mod hub_binary;
 mod hub_budgets;
+mod hub_loading;
 mod hub_protocol;
 mod hub_rest;
 mod llm_failures;

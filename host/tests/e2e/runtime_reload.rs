@@ -51,6 +51,7 @@ fn state(s: &PluginState) -> String {
         PluginState::Active(_) => "active".into(),
         PluginState::Deprecated(_) => "deprecated".into(),
         PluginState::Rejected { reason, .. } => format!("rejected: {reason}"),
+        PluginState::Loading => "loading".into(),
     }
 }
 

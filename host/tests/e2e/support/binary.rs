@@ -30,6 +30,14 @@ impl Stderr {
         }
     }
 
+    /// Like [`Stderr::wait_for`], but also finds a line read before.
+    pub fn saw_or_wait_for(&mut self, needle: &str, timeout: Duration) -> String {
+        match self.seen.iter().find(|line| line.contains(needle)) {
+            Some(line) => line.clone(),
+            None => self.wait_for(needle, timeout),
+        }
+    }
+
     /// Reads until a line contains `needle` and returns it; panics after `timeout`
     /// or when the child closed its stderr first.
     pub fn wait_for(&mut self, needle: &str, timeout: Duration) -> String {
@@ -57,9 +65,17 @@ impl Stderr {
     }
 }
 
-/// Waits until the hub logs `listening on http://ADDR`, and returns ADDR and the
-/// rest of its stderr.
+/// Waits until the hub logs `listening on http://ADDR` and has loaded its plugins
+/// folder (it loads in the background), and returns ADDR and the rest of its stderr.
 pub fn serving(child: &mut Child, timeout: Duration) -> (SocketAddr, Stderr) {
+    let (addr, mut stderr) = listening(child, timeout);
+    stderr.saw_or_wait_for(" loaded in ", timeout);
+    (addr, stderr)
+}
+
+/// Waits until the hub logs `listening on http://ADDR` (its plugins may still be
+/// loading), and returns ADDR and the rest of its stderr.
+pub fn listening(child: &mut Child, timeout: Duration) -> (SocketAddr, Stderr) {
     let mut stderr = Stderr::capture(child);
     let line = stderr.wait_for("listening on http://", timeout);
     let addr = line.split("listening on http://").nth(1).expect("the address");
