@@ -42,7 +42,7 @@ pub use protocol::{ProgressEvent, ProgressFn};
 pub use registry::{PluginCounts, PluginInfo, PluginLimits, PluginStatus};
 
 use crate::config::Config;
-use crate::runtime::{LockFile, PluginDir, PluginEntry, Runtime};
+use crate::runtime::{LockFile, OnChange, PluginDir, PluginEntry, Runtime};
 use crate::storage::Storage;
 use auth::Authenticator;
 use protocol::{CallScope, Core};
@@ -50,9 +50,6 @@ use registry::Registry;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
-
-/// What `PluginDir` calls with the full set of plugins after each change.
-type OnChange = Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>;
 
 /// What one meta-tool invocation runs under.
 #[derive(Clone)]

@@ -88,6 +88,10 @@ impl PluginState {
     }
 }
 
+/// What a [`PluginDir`] calls with the full set of plugins, sorted by name, after
+/// each change.
+pub type OnChange = Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>;
+
 /// What identifies one version of a file: (size, mtime ns, inode).
 type Stamp = (u64, i128, u64);
 
@@ -151,7 +155,7 @@ struct Watcher {
     /// once the first load is done, and always with [`PluginDir::start`]).
     first_load: BTreeMap<String, PathBuf>,
     entries: Arc<Mutex<Vec<PluginEntry>>>,
-    on_change: Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>,
+    on_change: OnChange,
 }
 
 /// A watched plugins folder; stops watching when dropped.
@@ -168,7 +172,7 @@ impl PluginDir {
         runtime: Runtime,
         dir: PathBuf,
         lock: Option<LockFile>,
-        on_change: Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>,
+        on_change: OnChange,
     ) -> Result<PluginDir, RuntimeError> {
         let (mut watcher, found) = Watcher::new(runtime, dir, lock, on_change)?;
         let entries = watcher.entries.clone();
@@ -185,7 +189,7 @@ impl PluginDir {
         runtime: Runtime,
         dir: PathBuf,
         lock: Option<LockFile>,
-        on_change: Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>,
+        on_change: OnChange,
     ) -> Result<PluginDir, RuntimeError> {
         let (mut watcher, found) = Watcher::new(runtime, dir, lock, on_change)?;
         let entries = watcher.entries.clone();
@@ -219,7 +223,7 @@ impl Watcher {
         runtime: Runtime,
         dir: PathBuf,
         lock: Option<LockFile>,
-        on_change: Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>,
+        on_change: OnChange,
     ) -> Result<(Watcher, Found), RuntimeError> {
         let found = scan(&dir).map_err(|source| RuntimeError::PluginDir {
             path: dir.clone(),

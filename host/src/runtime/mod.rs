@@ -34,7 +34,7 @@ mod plugin;
 mod sandbox;
 mod types;
 
-pub use dir::{PluginDir, PluginEntry, PluginState};
+pub use dir::{OnChange, PluginDir, PluginEntry, PluginState};
 pub use engine::{Allocator, EPOCH_TICK};
 pub use file::FileKind;
 pub use load_error::{CompileError, ListError, LoadError, LoadProblem};
