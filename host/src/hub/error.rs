@@ -103,6 +103,9 @@ pub enum Limit {
     /// Every slot of the instance pool is busy.
     #[serde(rename = "limits.max_instances")]
     Instances,
+    /// The instances running at once use the whole `limits.memory_budget_mb`.
+    #[serde(rename = "limits.memory_budget_mb")]
+    MemoryBudget,
 }
 
 impl Limit {
@@ -115,6 +118,7 @@ impl Limit {
             Limit::PluginShare => "limits.plugin_share_percent",
             Limit::CallerShare => "limits.caller_share_percent",
             Limit::Instances => "limits.max_instances",
+            Limit::MemoryBudget => "limits.memory_budget_mb",
         }
     }
 }
