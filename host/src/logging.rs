@@ -1,7 +1,8 @@
 //! Process-wide logging to stderr.
 //!
 //! The hub logs plain lines (`<time> <LEVEL> <target>: <message>`) to stderr only, so
-//! `wasmhub mcp --stdio` can keep stdout for the protocol. The level comes from
+//! `wasmhub mcp --stdio` can keep stdout for the protocol. `<time>` is RFC 3339 in UTC
+//! with milliseconds (`2026-11-23T01:02:03.456Z`), so a reader need not convert it. The level comes from
 //! `WASMHUB_LOG` (`error`, `warn`, `info`, `debug`, `trace`; default `info`).
 
 use std::io::Write;
@@ -62,17 +63,44 @@ pub fn enabled(level: Level) -> bool {
 
 #[doc(hidden)]
 pub fn write(level: Level, target: &str, args: std::fmt::Arguments<'_>) {
-    let now_ms = crate::clock::now_ms();
     let line = format!(
-        "{}.{:03} {:5} {}: {}\n",
-        now_ms / 1000,
-        now_ms % 1000,
+        "{} {:5} {}: {}\n",
+        Rfc3339(crate::clock::now_ms()),
         level.label(),
         target,
         args
     );
     // One write per line so concurrent lines do not interleave.
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// Unix milliseconds shown as an RFC 3339 UTC time, `YYYY-MM-DDThh:mm:ss.mmmZ`.
+struct Rfc3339(u64);
+
+impl std::fmt::Display for Rfc3339 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (secs, ms) = (self.0 / 1000, self.0 % 1000);
+        let (days, day_secs) = (secs / 86_400, secs % 86_400);
+        let (year, month, day) = civil_from_days(days);
+        let (h, m, s) = (day_secs / 3600, day_secs / 60 % 60, day_secs % 60);
+        write!(f, "{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z")
+    }
+}
+
+/// (year, month, day) of the day `days` after 1970-01-01 in the proleptic Gregorian
+/// calendar: Howard Hinnant's `civil_from_days`, counted in 400-year eras that start
+/// on 0000-03-01 so the leap day falls at the end of each era-year.
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468; // days since 0000-03-01
+    let era = z / 146_097;
+    let doe = z % 146_097; // day of era, 0..146096
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // 0..399
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // day of the March-based year
+    let mp = (5 * doy + 2) / 153; // month from March, 0..11
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = era * 400 + yoe + u64::from(month <= 2);
+    (year, month, day)
 }
 
 /// `log!(Level::Info, "loaded {name}")`: writes one line when the level is enabled.
@@ -101,3 +129,27 @@ macro_rules! debug { ($($arg:tt)+) => { $crate::log!($crate::logging::Level::Deb
 /// `trace!("...")`: writes one line at `Level::Trace` when that level is enabled (like `log!`).
 #[macro_export]
 macro_rules! trace { ($($arg:tt)+) => { $crate::log!($crate::logging::Level::Trace, $($arg)+) }; }
+
+#[cfg(test)]
+mod tests {
+    use super::Rfc3339;
+
+    fn at(ms: u64) -> String {
+        Rfc3339(ms).to_string()
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_utc_with_milliseconds() {
+        assert_eq!(at(0), "1970-01-01T00:00:00.000Z");
+        // Leap days: a year divisible by 4, and 2000 (divisible by 400).
+        assert_eq!(at(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(at(1_709_251_199_999), "2024-02-29T23:59:59.999Z");
+        assert_eq!(at(1_709_251_200_000), "2024-03-01T00:00:00.000Z");
+        // End of year and the instant after.
+        assert_eq!(at(1_767_225_599_999), "2025-12-31T23:59:59.999Z");
+        assert_eq!(at(1_767_225_600_000), "2026-01-01T00:00:00.000Z");
+        // 2100 is not a leap year.
+        assert_eq!(at(4_107_542_400_000), "2100-03-01T00:00:00.000Z");
+        assert_eq!(at(1_795_395_723_456), "2026-11-23T01:02:03.456Z");
+    }
+}
