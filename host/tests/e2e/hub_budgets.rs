@@ -118,3 +118,23 @@ async fn a_call_over_its_share_queues_briefly_instead_of_failing() {
     // One slot for a: the calls ran one after another, none was refused.
     assert!(results.iter().all(|r| r["ok"] == true), "{results:?}");
 }
+
+#[tokio::test]
+async fn the_memory_budget_error_names_its_key() {
+    let dir = plugins(&[("flood", "f")], &[]);
+    let h = hub(&dir, |c| c.limits.memory_budget_mb = 24).await;
+    // Two calls of 16 MiB each at once: the first to grow fits in the 24 MiB budget,
+    // the other is refused (the first holds its memory long enough for that).
+    let hold = || ("f.hold", json!({"mb": 16, "ms": 1500}));
+    let results = batch(&h, &[hold(), hold()]).await;
+    let refused: Vec<&Value> = results.iter().filter(|r| r["ok"] == false).collect();
+    assert_eq!(refused.len(), 1, "{results:?}");
+    let error = &refused[0]["error"];
+    assert_eq!(
+        (&error["code"], &error["limit"]),
+        (&json!("call_limit"), &json!("limits.memory_budget_mb")),
+        "{error}"
+    );
+    let benign = h.call("f.hold", json!({"mb": 1})).await;
+    assert_eq!(benign["ok"], true, "{benign}");
+}
