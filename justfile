@@ -12,11 +12,12 @@ run *ARGS:
 test:
     bash scripts/test.sh
 
-# Benchmarks: runtime, hub, transformer, agent loop, MCP under wrk
+# Benchmarks: runtime, hub, transformer, agent loop, MCP under wrk, fairness under attack
 bench:
     cargo bench -p wasmhub
     bash scripts/bench-llm.sh
     bash scripts/bench-mcp.sh
+    bash scripts/bench-fairness.sh
 
 fmt:
     cargo fmt --all

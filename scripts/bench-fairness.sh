@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# Fairness benchmark (issue 14): benign `calc.eval "1+1"` latency through
+# `POST /api/hub/call`, alone and while other clients attack the hub, measured side
+# by side in one run against the release binary on loopback:
+#   idle       nothing else runs;
+#   pool-slow  a second client keeps the instance pool full of `adversary.slow`
+#              calls (batches of 32 sleeping calls on 8 connections);
+#   pool-spin  the same with `adversary.spin` (guests that burn CPU until timeout_ms);
+#   big-input  4 clients post ~300 KB inputs with thousands of schema violations
+#              to calc.eval.
+# Each client has its own token (so the caller shares apply as in production). The
+# scenarios alternate within each round (the machine's load drifts; alternating
+# spreads it over all of them); the table shows the median over rounds of each
+# round's p50/p99, and the ratio attack-p99 / idle-p99 (target <= 3x).
+# The benign side is wrk with one connection (a sequential client: every stalled
+# call shows in its latency). The attackers are bounded Python clients (a fixed
+# number of connections, stopped after the measurement), loopback only.
+#   usage: scripts/bench-fairness.sh [seconds per measurement, default 5] [rounds, default 3]
+#   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+duration="${1:-5}"
+rounds="${2:-3}"
+
+if ! command -v wrk >/dev/null; then
+    apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
+fi
+bin="${WASMHUB_BIN:-}"
+if [ -z "$bin" ]; then
+    cargo build --release -p wasmhub
+    bin=target/release/wasmhub
+fi
+ls dist/plugins/calc.wasm >/dev/null 2>&1 || bash scripts/build-plugins.sh
+ls target/test-guests/adversary.wasm >/dev/null 2>&1 || bash tests/guests/build.sh
+
+work="$(mktemp -d)"
+hub_pid=""
+attack_pid=""
+stop_attack() {
+    if [ -n "$attack_pid" ]; then
+        kill "$attack_pid" 2>/dev/null || true
+        wait "$attack_pid" 2>/dev/null || true
+        attack_pid=""
+    fi
+}
+cleanup() {
+    stop_attack
+    if [ -n "$hub_pid" ]; then
+        kill "$hub_pid" 2>/dev/null || true
+        wait "$hub_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+mkdir -p "$work/plugins"
+cp dist/plugins/*.wasm target/test-guests/adversary.wasm target/test-guests/flood.wasm "$work/plugins/"
+cp dist/plugins/*.toml "$work/plugins/" 2>/dev/null || true
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+cat > "$work/bench.toml" <<EOF
+plugins_dir = "$work/plugins"
+data_dir = "$work/data"
+
+[[tokens]]
+name = "benign"
+secret_env = "BENCH_TOKEN_BENIGN"
+allow = ["*"]
+
+[[tokens]]
+name = "pool"
+secret_env = "BENCH_TOKEN_POOL"
+allow = ["*"]
+
+[[tokens]]
+name = "input"
+secret_env = "BENCH_TOKEN_INPUT"
+allow = ["*"]
+EOF
+export BENCH_TOKEN_BENIGN="benign-$RANDOM$RANDOM" BENCH_TOKEN_POOL="pool-$RANDOM$RANDOM" \
+    BENCH_TOKEN_INPUT="input-$RANDOM$RANDOM"
+base="http://127.0.0.1:$port"
+WASMHUB_LOG=warn "$bin" serve --config "$work/bench.toml" --listen "127.0.0.1:$port" \
+    >"$work/hub.log" 2>&1 &
+hub_pid=$!
+
+calc='{"calls":[{"tool":"calc.eval","input":{"expression":"1+1"}}]}'
+call() { # call TOKEN BODY: the answer of POST /api/hub/call
+    curl -sS "$base/api/hub/call" -H "authorization: Bearer $1" -H 'content-type: application/json' -d "$2" || true
+}
+# The plugins load in the background: wait until calc.eval and adversary.slow answer.
+for _ in $(seq 1 600); do
+    call "$BENCH_TOKEN_BENIGN" "$calc" | grep -q '"ok":true' &&
+        call "$BENCH_TOKEN_POOL" '{"calls":[{"tool":"adversary.slow","input":{"ms":1}}]}' | grep -q '"ok":true' &&
+        break
+    kill -0 "$hub_pid" 2>/dev/null || { cat "$work/hub.log" >&2; exit 1; }
+    sleep 0.2
+done
+call "$BENCH_TOKEN_BENIGN" "$calc" | grep -q '"ok":true' || { echo "calc.eval does not answer" >&2; exit 1; }
+
+in_flight() {
+    curl -sS "$base/metrics" -H "authorization: Bearer $BENCH_TOKEN_BENIGN" 2>/dev/null |
+        awk '/^wasmhub_calls_in_flight/ { print $2; found = 1 } END { if (!found) print 0 }'
+}
+
+# The attack clients: bounded connections, each posting in a loop until killed.
+cat > "$work/attack.py" <<'EOF'
+import asyncio, json, sys
+
+mode, port, token, conns = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+if mode in ("slow", "spin"):
+    op = {"slow": {"tool": "adversary.slow", "input": {"ms": 2000}},
+          "spin": {"tool": "adversary.spin", "input": {}}}[mode]
+    body = {"calls": [op] * 32}
+else:
+    # ~300 KB: thousands of unknown properties and wrong types on calc.eval.
+    inp = {f"field_{i:05}": "x" * 20 for i in range(9000)}
+    inp.update({"expression": 12, "digits": "many"})
+    body = {"calls": [{"tool": "calc.eval", "input": inp}]}
+payload = json.dumps(body).encode()
+head = (f"POST /api/hub/call HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n").encode()
+
+async def client():
+    while True:
+        try:
+            r, w = await asyncio.open_connection("127.0.0.1", port)
+            w.write(head + payload)
+            await w.drain()
+            await r.read()
+            w.close()
+        except OSError:
+            await asyncio.sleep(0.05)
+
+async def main():
+    await asyncio.gather(*(client() for _ in range(conns)))
+
+asyncio.run(main())
+EOF
+
+cat > "$work/benign.lua" <<EOF
+wrk.method = "POST"
+wrk.body = '$calc'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $BENCH_TOKEN_BENIGN"
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) bad = 0 end
+-- A refused call (200 with "ok":false) counts as an error too.
+function response(status, headers, body)
+    if status ~= 200 or not string.find(body, '"ok":true', 1, true) then bad = bad + 1 end
+end
+function done(summary, latency, requests)
+    local wrong = 0
+    for _, t in ipairs(threads) do wrong = wrong + (t:get("bad") or 0) end
+    io.write(string.format("RESULT %.3f %.3f %d %d\n", latency:percentile(50) / 1000,
+        latency:percentile(99) / 1000, summary.requests,
+        summary.errors.connect + summary.errors.read + summary.errors.write
+            + summary.errors.timeout + wrong))
+end
+EOF
+
+# measure SCENARIO: starts its attack, lets it engage, times the benign client.
+measure() {
+    local scenario=$1
+    case "$scenario" in
+        idle) ;;
+        pool-slow) python3 "$work/attack.py" slow "$port" "$BENCH_TOKEN_POOL" 8 & attack_pid=$! ;;
+        pool-spin) python3 "$work/attack.py" spin "$port" "$BENCH_TOKEN_POOL" 8 & attack_pid=$! ;;
+        big-input) python3 "$work/attack.py" input "$port" "$BENCH_TOKEN_INPUT" 4 & attack_pid=$! ;;
+    esac
+    if [ "$scenario" != idle ]; then
+        # Engaged: the pool attacks hold many calls; the input attack needs a moment.
+        for _ in $(seq 1 50); do
+            [ "$scenario" = big-input ] && break
+            [ "$(in_flight)" -ge 64 ] 2>/dev/null && break
+            sleep 0.1
+        done
+        sleep 1
+    fi
+    local line
+    line="$(wrk -t1 -c1 -d"${duration}s" --timeout 30s -s "$work/benign.lua" "$base/api/hub/call" | grep RESULT)"
+    local peak
+    peak="$(in_flight)"
+    stop_attack
+    echo "$scenario ${line#RESULT } $peak" >>"$work/results"
+    # Let the attack's calls drain (a closed connection cancels them) before the next.
+    for _ in $(seq 1 150); do
+        [ "$(in_flight)" -le 0 ] 2>/dev/null && break
+        sleep 0.1
+    done
+}
+
+scenarios=(idle pool-slow pool-spin big-input)
+echo "benign calc.eval \"1+1\" via POST /api/hub/call, 1 connection, ${duration}s per measurement, $rounds rounds," \
+    "$(nproc) cores shared with the clients, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for round in $(seq 1 "$rounds"); do
+    for scenario in "${scenarios[@]}"; do
+        measure "$scenario"
+    done
+    echo "  round $round done"
+done
+
+python3 - "$work/results" <<'EOF'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    s, p50, p99, n, errs, peak = line.split()
+    rows.setdefault(s, []).append((float(p50), float(p99), int(n), int(errs), peak))
+idle99 = statistics.median(r[1] for r in rows["idle"])
+print(f"  {'scenario':<10} {'p50 ms':>9} {'p99 ms':>9} {'calls':>7} {'errors':>7} {'p99/idle':>9}  in-flight at end")
+for s, rs in rows.items():
+    p50 = statistics.median(r[0] for r in rs)
+    p99 = statistics.median(r[1] for r in rs)
+    calls = sum(r[2] for r in rs)
+    errs = sum(r[3] for r in rs)
+    ratio = p99 / idle99 if idle99 else float("nan")
+    flag = "" if s == "idle" else ("  ok (<= 3x)" if ratio <= 3 else "  over 3x")
+    print(f"  {s:<10} {p50:9.3f} {p99:9.3f} {calls:7d} {errs:7d} {ratio:8.1f}x  {','.join(r[4] for r in rs)}{flag}")
+worst = max((statistics.median(r[1] for r in rs), s) for s, rs in rows.items() if s != "idle")
+print(f"attack-p99 / idle-p99: {worst[0] / idle99:.1f}x at worst ({worst[1]}; target <= 3x)")
+EOF
