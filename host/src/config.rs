@@ -289,25 +289,25 @@ impl Default for ServerConfig {
 }
 
 mod defaults {
-    pub fn connect_timeout_ms() -> u64 {
+    pub(super) fn connect_timeout_ms() -> u64 {
         10_000
     }
-    pub fn first_byte_timeout_ms() -> u64 {
+    pub(super) fn first_byte_timeout_ms() -> u64 {
         120_000
     }
-    pub fn idle_timeout_ms() -> u64 {
+    pub(super) fn idle_timeout_ms() -> u64 {
         120_000
     }
-    pub fn max_retries() -> u32 {
+    pub(super) fn max_retries() -> u32 {
         3
     }
-    pub fn retry_base_ms() -> u64 {
+    pub(super) fn retry_base_ms() -> u64 {
         500
     }
-    pub fn keepalive_ms() -> u64 {
+    pub(super) fn keepalive_ms() -> u64 {
         15_000
     }
-    pub fn max_event_kb() -> u64 {
+    pub(super) fn max_event_kb() -> u64 {
         16 * 1024
     }
 }

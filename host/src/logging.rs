@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// Severity of a log line, most severe first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
-pub enum Level {
+pub(crate) enum Level {
     Error = 1,
     Warn = 2,
     Info = 3,
@@ -45,7 +45,7 @@ impl Level {
 static MAX_LEVEL: AtomicU8 = AtomicU8::new(Level::Info as u8);
 
 /// Reads `WASMHUB_LOG` once at start-up.
-pub fn init_from_env() {
+pub(crate) fn init_from_env() {
     if let Ok(value) = std::env::var("WASMHUB_LOG") {
         match Level::parse(&value) {
             Some(level) => MAX_LEVEL.store(level as u8, Ordering::Relaxed),
@@ -57,12 +57,12 @@ pub fn init_from_env() {
 }
 
 /// Whether lines of `level` are written.
-pub fn enabled(level: Level) -> bool {
+pub(crate) fn enabled(level: Level) -> bool {
     level as u8 <= MAX_LEVEL.load(Ordering::Relaxed)
 }
 
 #[doc(hidden)]
-pub fn write(level: Level, target: &str, args: std::fmt::Arguments<'_>) {
+pub(crate) fn write(level: Level, target: &str, args: std::fmt::Arguments<'_>) {
     let line = format!(
         "{} {:5} {}: {}\n",
         Rfc3339(crate::clock::now_ms()),

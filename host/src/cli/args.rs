@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 /// Parsed arguments of one subcommand.
 #[derive(Debug, Default)]
-pub struct Args {
+pub(super) struct Args {
     pub positional: Vec<String>,
     /// Every value of each flag, in order (flags like `--set` repeat).
     values: BTreeMap<String, Vec<String>>,
@@ -15,7 +15,7 @@ pub struct Args {
 
 /// A usage error, printed with the subcommand's help hint.
 #[derive(Debug, PartialEq)]
-pub struct UsageError(pub String);
+pub(super) struct UsageError(pub String);
 
 impl std::fmt::Display for UsageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -26,7 +26,7 @@ impl std::fmt::Display for UsageError {
 impl Args {
     /// Parses `argv`; `with_value` lists the flags that take a value, `switches` the
     /// ones that don't. Anything else starting with `--` is an error naming it.
-    pub fn parse(argv: &[String], with_value: &[&str], switches: &[&str]) -> Result<Args, UsageError> {
+    pub(super) fn parse(argv: &[String], with_value: &[&str], switches: &[&str]) -> Result<Args, UsageError> {
         let mut args = Args::default();
         let mut i = 0;
         while i < argv.len() {
@@ -70,21 +70,21 @@ impl Args {
     }
 
     /// The flag's value (the last one when repeated).
-    pub fn value(&self, name: &str) -> Option<&str> {
+    pub(super) fn value(&self, name: &str) -> Option<&str> {
         self.values.get(name)?.last().map(String::as_str)
     }
 
     /// Every value of a repeatable flag, in order.
-    pub fn values(&self, name: &str) -> &[String] {
+    pub(super) fn values(&self, name: &str) -> &[String] {
         self.values.get(name).map_or(&[], Vec::as_slice)
     }
 
-    pub fn switch(&self, name: &str) -> bool {
+    pub(super) fn switch(&self, name: &str) -> bool {
         self.switches.iter().any(|s| s == name)
     }
 
     /// Fails when more than `max` positional arguments were given.
-    pub fn at_most(&self, max: usize) -> Result<(), UsageError> {
+    pub(super) fn at_most(&self, max: usize) -> Result<(), UsageError> {
         match self.positional.get(max) {
             Some(extra) => Err(UsageError(format!("unexpected argument {extra:?}"))),
             None => Ok(()),

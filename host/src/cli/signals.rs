@@ -11,13 +11,13 @@
 use tokio::sync::watch;
 
 /// The first SIGINT or SIGTERM the process received, once it arrives.
-pub struct Signals {
+pub(super) struct Signals {
     first: watch::Receiver<Option<i32>>,
 }
 
 impl Signals {
     /// Resolves when SIGINT or SIGTERM has arrived (at once if one already has).
-    pub async fn received(mut self) {
+    pub(super) async fn received(mut self) {
         // An error means the waiting thread is gone, which it never is: it loops
         // for the life of the process.
         let _ = self.first.wait_for(Option::is_some).await;
@@ -27,7 +27,7 @@ impl Signals {
 /// Takes SIGINT and SIGTERM over for this process. Call it before starting
 /// threads: a thread started earlier keeps the default action (terminate).
 #[cfg(unix)]
-pub fn install() -> std::io::Result<Signals> {
+pub(super) fn install() -> std::io::Result<Signals> {
     let set = shutdown_signals();
     // SAFETY: `set` is an initialised signal set and the old mask is not asked for.
     let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };

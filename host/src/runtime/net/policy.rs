@@ -34,7 +34,7 @@ impl NetPolicy {
 
 /// Whether `ip` is an ordinary public unicast address. Everything a plugin could use
 /// to reach the host itself or its internal network is excluded.
-pub fn is_public(ip: IpAddr) -> bool {
+pub(super) fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
         IpAddr::V6(v6) => {
