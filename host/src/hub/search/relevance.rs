@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 const CORPUS: &str = include_str!("../../../tests/data/search_corpus.json");
 
 /// The corpus's operations as (tool, description, input schema).
-pub fn corpus_operations() -> Vec<(String, String, Value)> {
+pub(super) fn corpus_operations() -> Vec<(String, String, Value)> {
     let corpus: Value = serde_json::from_str(CORPUS).unwrap();
     corpus["operations"]
         .as_array()

@@ -302,7 +302,7 @@ pub(crate) mod tests {
     /// blocks until cancelled (counting starts and cancellations), `progress`
     /// reports two steps.
     #[derive(Default)]
-    pub struct FakeBackend {
+    pub(crate) struct FakeBackend {
         pub started: Arc<std::sync::atomic::AtomicUsize>,
         pub cancelled: Arc<std::sync::atomic::AtomicUsize>,
     }
