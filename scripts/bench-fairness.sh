@@ -23,41 +23,21 @@ cd "$root"
 duration="${1:-5}"
 rounds="${2:-3}"
 
-if ! command -v wrk >/dev/null; then
-    apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
-fi
-bin="${WASMHUB_BIN:-}"
-if [ -z "$bin" ]; then
-    cargo build --release -p wasmhub
-    bin=target/release/wasmhub
-fi
-ls dist/plugins/calc.wasm >/dev/null 2>&1 || bash scripts/build-plugins.sh
-ls target/test-guests/adversary.wasm >/dev/null 2>&1 || bash tests/guests/build.sh
-
-work="$(mktemp -d)"
-hub_pid=""
+# shellcheck source=scripts/bench-setup.sh
+source scripts/bench-setup.sh
 attack_pid=""
-stop_attack() {
+# The running attack client, stopped after each measurement and on exit.
+bench_stop() {
     if [ -n "$attack_pid" ]; then
         kill "$attack_pid" 2>/dev/null || true
         wait "$attack_pid" 2>/dev/null || true
         attack_pid=""
     fi
 }
-cleanup() {
-    stop_attack
-    if [ -n "$hub_pid" ]; then
-        kill "$hub_pid" 2>/dev/null || true
-        wait "$hub_pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
 
 mkdir -p "$work/plugins"
 cp dist/plugins/*.wasm target/test-guests/adversary.wasm target/test-guests/flood.wasm "$work/plugins/"
 cp dist/plugins/*.toml "$work/plugins/" 2>/dev/null || true
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
 cat > "$work/bench.toml" <<EOF
 plugins_dir = "$work/plugins"
 data_dir = "$work/data"
@@ -183,7 +163,7 @@ measure() {
     line="$(wrk -t1 -c1 -d"${duration}s" --timeout 30s -s "$work/benign.lua" "$base/api/hub/call" | grep RESULT)"
     local peak
     peak="$(in_flight)"
-    stop_attack
+    bench_stop
     echo "$scenario ${line#RESULT } $peak" >>"$work/results"
     # Let the attack's calls drain (a closed connection cancels them) before the next.
     for _ in $(seq 1 150); do

@@ -13,31 +13,11 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 duration="${1:-10}"
 
-if ! command -v wrk >/dev/null; then
-    apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
-fi
-bin="${WASMHUB_BIN:-}"
-if [ -z "$bin" ]; then
-    cargo build --release -p wasmhub
-    bin=target/release/wasmhub
-fi
-ls dist/plugins/calc.wasm >/dev/null 2>&1 || bash scripts/build-plugins.sh
-ls target/test-guests/adversary.wasm >/dev/null 2>&1 || bash tests/guests/build.sh
-
-work="$(mktemp -d)"
-hub_pid=""
-cleanup() {
-    if [ -n "$hub_pid" ]; then
-        kill "$hub_pid" 2>/dev/null || true
-        wait "$hub_pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=scripts/bench-setup.sh
+source scripts/bench-setup.sh
 
 mkdir -p "$work/plugins"
 cp dist/plugins/calc.wasm target/test-guests/adversary.wasm "$work/plugins/"
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
 cat > "$work/bench.toml" <<EOF
 plugins_dir = "$work/plugins"
 data_dir = "$work/data"

@@ -1,0 +1,30 @@
+# Shared set-up of the loopback benchmarks that drive the release binary with wrk,
+# sourced by bench-mcp.sh and bench-fairness.sh (after `cd` to the repository root):
+# wrk installed; $bin, the release binary (or WASMHUB_BIN); the example plugins and
+# test guests built; $work, a temporary folder; $port, a free loopback port; and an
+# EXIT trap that runs the script's own `bench_stop` if it defines one, stops the hub
+# started into $hub_pid, and removes $work.
+
+if ! command -v wrk >/dev/null; then
+    apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
+fi
+bin="${WASMHUB_BIN:-}"
+if [ -z "$bin" ]; then
+    cargo build --release -p wasmhub
+    bin=target/release/wasmhub
+fi
+ls dist/plugins/calc.wasm >/dev/null 2>&1 || bash scripts/build-plugins.sh
+ls target/test-guests/adversary.wasm >/dev/null 2>&1 || bash tests/guests/build.sh
+
+work="$(mktemp -d)"
+hub_pid=""
+bench_cleanup() {
+    if declare -F bench_stop >/dev/null; then bench_stop; fi
+    if [ -n "$hub_pid" ]; then
+        kill "$hub_pid" 2>/dev/null || true
+        wait "$hub_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap bench_cleanup EXIT
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
