@@ -71,7 +71,9 @@ impl std::error::Error for ConnectError {
 
 /// Connects to the first of `addrs` that accepts, in order, with `TCP_NODELAY`
 /// (requests and small SSE frames must not wait for Nagle).
-pub(crate) async fn connect_tcp(addrs: impl IntoIterator<Item = SocketAddr>) -> Result<TcpStream, ConnectError> {
+pub(crate) async fn connect_tcp(
+    addrs: impl IntoIterator<Item = SocketAddr>,
+) -> Result<TcpStream, ConnectError> {
     let mut last = ConnectError::NoAddress;
     for addr in addrs {
         match TcpStream::connect(addr).await {

@@ -77,7 +77,9 @@ impl std::fmt::Display for CallError {
 
 impl std::error::Error for CallError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.cause.as_ref().map(|c| c as &(dyn std::error::Error + 'static))
+        self.cause
+            .as_ref()
+            .map(|c| c as &(dyn std::error::Error + 'static))
     }
 }
 

@@ -32,7 +32,6 @@ pub(crate) mod validate;
 pub use audit::{CallOutcome, CallRecord};
 pub use auth::{Allowlist, AuthError, Caller};
 pub use cancel::CancelToken;
-pub use search::{SearchDoc, SearchIndex};
 pub use error::{CallError, ErrorCode, HubError, Limit, ToolError};
 pub use meta_tools::{
     CallArgs, ListArgs, MetaTool, MetaToolKind, MetaToolRequest, OperationCall, SEARCH_DEFAULT_LIMIT,
@@ -40,6 +39,7 @@ pub use meta_tools::{
 };
 pub use protocol::{ProgressEvent, ProgressFn};
 pub use registry::{PluginCounts, PluginInfo, PluginLimits, PluginStatus};
+pub use search::{SearchDoc, SearchIndex};
 
 use crate::config::Config;
 use crate::runtime::{LockFile, OnChange, PluginDir, PluginEntry, Runtime};

@@ -56,7 +56,12 @@ impl Scheduler {
 
     /// Waits (boundedly, never past `deadline`) for a slot of `caller`'s share, of
     /// `plugin`'s share and of the pool, in that order.
-    pub(super) async fn admit(&self, plugin: &str, caller: &str, deadline: Instant) -> Result<Slot, CallError> {
+    pub(super) async fn admit(
+        &self,
+        plugin: &str,
+        caller: &str,
+        deadline: Instant,
+    ) -> Result<Slot, CallError> {
         let until = deadline.min(Instant::now() + self.queue);
         let caller_slot = self
             .acquire(share(&self.callers, caller, self.caller_cap.0), until)

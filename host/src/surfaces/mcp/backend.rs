@@ -48,7 +48,10 @@ pub(crate) type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 /// A sink that turns each report into a `notifications/progress` message for the
 /// client's `token` and hands it to `deliver` (each transport frames and queues it
 /// its own way).
-pub(crate) fn progress_notifier(token: Value, deliver: impl Fn(Value) + Send + Sync + 'static) -> ProgressSink {
+pub(crate) fn progress_notifier(
+    token: Value,
+    deliver: impl Fn(Value) + Send + Sync + 'static,
+) -> ProgressSink {
     Arc::new(move |p: Progress| {
         let mut params = json!({ "progressToken": token, "progress": p.progress });
         if let Some(total) = p.total {

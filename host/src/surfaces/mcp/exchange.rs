@@ -51,7 +51,10 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    pub(crate) fn new(req: Request, in_flight: impl FnOnce(&Request, &CancelToken) -> Option<InFlight>) -> Job {
+    pub(crate) fn new(
+        req: Request,
+        in_flight: impl FnOnce(&Request, &CancelToken) -> Option<InFlight>,
+    ) -> Job {
         let cancel = CancelToken::new();
         let in_flight = in_flight(&req, &cancel);
         Job {

@@ -148,7 +148,10 @@ pub(crate) struct Envelope {
 /// `_meta` carries the protocol version and client capabilities (-32602); the
 /// routing headers, when given, agree with the body (-32020); the version is one we
 /// serve (-32022, data `{supported, requested}`).
-pub(crate) fn check_envelope(req: &Request, headers: Option<RoutingHeaders<'_>>) -> Result<Envelope, RpcError> {
+pub(crate) fn check_envelope(
+    req: &Request,
+    headers: Option<RoutingHeaders<'_>>,
+) -> Result<Envelope, RpcError> {
     let Some(meta) = req.meta() else {
         return Err(RpcError::invalid_params(format!(
             "params._meta must be an object carrying {META_PROTOCOL_VERSION:?} and {META_CLIENT_CAPABILITIES:?} \
