@@ -49,6 +49,7 @@ pub enum AgentError {
     Route(RouteError),
     /// The provider's API key is not set (503).
     ProviderKey(KeyError),
+    /// Reading or writing the session store failed (500).
     Storage(StorageError),
 }
 
@@ -111,6 +112,8 @@ pub fn openai_tools() -> Value {
 }
 
 impl Agent {
+    /// The agent for `config`, storing sessions in `storage` and calling models
+    /// through `llm` and operations through `hub`.
     pub fn new(
         config: &AgentConfig,
         llm: Arc<Llm>,
@@ -133,10 +136,12 @@ impl Agent {
         })
     }
 
+    /// The stored conversations.
     pub fn sessions(&self) -> &Sessions {
         &self.env.sessions
     }
 
+    /// The turns in progress, by session.
     pub fn live_turns(&self) -> &LiveTurns {
         &self.live
     }
@@ -212,10 +217,12 @@ impl Agent {
             .map(|t| t.subscribe())
     }
 
+    /// Session `id` with its messages, if it exists.
     pub fn session(&self, id: &str) -> Result<Option<Session>, StorageError> {
         self.env.sessions.load(id)
     }
 
+    /// Every session's record, most recently updated first.
     pub fn list_sessions(&self) -> Result<Vec<SessionInfo>, StorageError> {
         self.env.sessions.list()
     }

@@ -62,22 +62,26 @@ pub struct Allowlist {
 }
 
 impl Allowlist {
+    /// An allowlist of `patterns` (surrounding whitespace trimmed).
     pub fn new(patterns: &[String]) -> Allowlist {
         Allowlist {
             patterns: patterns.iter().map(|p| p.trim().to_string()).collect(),
         }
     }
 
+    /// The allowlist that allows every operation (`*`).
     pub fn all() -> Allowlist {
         Allowlist::new(&["*".to_string()])
     }
 
+    /// Whether some pattern matches `tool` (`plugin.operation`).
     pub fn allows(&self, tool: &str) -> bool {
         self.patterns
             .iter()
             .any(|p| glob_match(p.as_bytes(), tool.as_bytes()))
     }
 
+    /// The patterns, trimmed, in configuration order.
     pub fn patterns(&self) -> &[String] {
         &self.patterns
     }
@@ -115,7 +119,10 @@ pub enum AuthError {
     /// The bearer token matches no configured token.
     InvalidToken,
     /// No tokens are configured and the peer is not on loopback.
-    NotLoopback { peer: SocketAddr },
+    NotLoopback {
+        /// The remote address the request came from.
+        peer: SocketAddr,
+    },
 }
 
 impl std::fmt::Display for AuthError {

@@ -60,6 +60,7 @@ impl CancelToken {
         Inner::cancel(&self.inner);
     }
 
+    /// Whether this token (or an ancestor) has been cancelled.
     pub fn is_cancelled(&self) -> bool {
         self.inner.cancelled.load(Ordering::Acquire)
     }

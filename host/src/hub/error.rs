@@ -19,6 +19,7 @@ pub use crate::runtime::ErrorCode;
 /// nested `host.call`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CallError {
+    /// The machine-readable kind of failure (`not_found`, `timeout`, ...).
     pub code: ErrorCode,
     /// What went wrong and how to fix it, written for a model.
     pub message: String,
@@ -38,6 +39,8 @@ pub struct CallError {
 }
 
 impl CallError {
+    /// An error with `code` and `message` and nothing else (no violations,
+    /// suggestions, limit or runtime cause).
     pub fn new(code: ErrorCode, message: impl Into<String>) -> CallError {
         CallError {
             code,
@@ -130,23 +133,46 @@ impl Limit {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolError {
     /// No meta-tool of that name.
-    UnknownTool { name: String, suggestions: Vec<String> },
+    UnknownTool {
+        /// The meta-tool name the client sent.
+        name: String,
+        /// The closest meta-tool names.
+        suggestions: Vec<String>,
+    },
     /// The arguments do not match the meta-tool's input schema.
     InvalidArguments {
+        /// What is wrong, written for a model.
         message: String,
+        /// Each place the arguments break the schema.
         violations: Vec<Violation>,
     },
     /// `hub_schema` of an operation that does not exist.
-    NotFound { tool: String, suggestions: Vec<String> },
+    NotFound {
+        /// The operation asked for.
+        tool: String,
+        /// The closest existing operation names.
+        suggestions: Vec<String>,
+    },
     /// `hub_schema` of an operation the caller may not call.
-    Forbidden { tool: String, caller: String },
+    Forbidden {
+        /// The operation asked for.
+        tool: String,
+        /// The token name whose allowlist refuses it.
+        caller: String,
+    },
     /// More calls in one `hub_call` than `limits.max_batch`.
-    BatchTooLarge { count: usize, limit: usize },
+    BatchTooLarge {
+        /// How many calls the batch had.
+        count: usize,
+        /// The configured `limits.max_batch`.
+        limit: usize,
+    },
     /// The request was cancelled (the client went away) before it finished.
     Cancelled,
 }
 
 impl ToolError {
+    /// The error code surfaces report for this error.
     pub fn code(&self) -> ErrorCode {
         match self {
             ToolError::UnknownTool { .. } | ToolError::NotFound { .. } => ErrorCode::NotFound,

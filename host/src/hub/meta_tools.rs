@@ -20,8 +20,11 @@ use std::sync::OnceLock;
 pub struct MetaTool {
     /// Wire name (`hub_list`, …): valid as an OpenAI function name and an MCP tool name.
     pub name: &'static str,
+    /// What the model reads: when to use the meta-tool and how.
     pub description: &'static str,
+    /// JSON Schema of the arguments.
     pub input_schema: Value,
+    /// JSON Schema of the result.
     pub output_schema: Value,
     /// Compiled `input_schema`, used to check arguments before the hub acts on them.
     pub(crate) validator: jsonschema::Validator,
@@ -30,9 +33,13 @@ pub struct MetaTool {
 /// Which meta-tool a name designates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetaToolKind {
+    /// `hub_list`: the operations the caller may call.
     List,
+    /// `hub_search`: operations ranked against a query.
     Search,
+    /// `hub_schema`: one operation's input and output schemas.
     Schema,
+    /// `hub_call`: a batch of operation calls.
     Call,
 }
 
@@ -59,6 +66,7 @@ impl MetaToolKind {
             .find(|k| &k.wire_name()["hub_".len()..] == segment)
     }
 
+    /// The name clients send and see (`hub_list`, …).
     pub fn wire_name(self) -> &'static str {
         match self {
             MetaToolKind::List => "hub_list",
@@ -78,9 +86,13 @@ impl MetaToolKind {
 /// One meta-tool to run, with its arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetaToolRequest {
+    /// A `hub_list` request.
     List(ListArgs),
+    /// A `hub_search` request.
     Search(SearchArgs),
+    /// A `hub_schema` request.
     Schema(SchemaArgs),
+    /// A `hub_call` request.
     Call(CallArgs),
 }
 
@@ -97,6 +109,7 @@ pub struct SearchArgs {
     /// What the caller wants to do; empty lists everything visible.
     #[serde(default)]
     pub q: String,
+    /// Only this plugin's operations.
     pub namespace: Option<String>,
     /// At most this many results (1 to [`SEARCH_MAX_LIMIT`]; default
     /// [`SEARCH_DEFAULT_LIMIT`]).
@@ -120,6 +133,7 @@ pub struct CallArgs {
 /// One operation call of a `hub_call` batch.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct OperationCall {
+    /// The operation, `plugin.operation`.
     pub tool: String,
     /// The operation's input (`{}` when left out).
     #[serde(default)]
@@ -154,6 +168,7 @@ impl MetaToolRequest {
         })
     }
 
+    /// Which meta-tool this request runs.
     pub fn kind(&self) -> MetaToolKind {
         match self {
             MetaToolRequest::List(_) => MetaToolKind::List,
@@ -204,8 +219,9 @@ pub fn meta_tools() -> &'static [MetaTool] {
     TOOLS.get_or_init(build)
 }
 
-/// Default and largest `limit` of `hub_search`.
+/// Default `limit` of `hub_search`.
 pub const SEARCH_DEFAULT_LIMIT: usize = 10;
+/// Largest `limit` `hub_search` accepts (its input schema's maximum).
 pub const SEARCH_MAX_LIMIT: usize = 50;
 
 fn build() -> Vec<MetaTool> {

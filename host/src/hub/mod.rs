@@ -54,6 +54,7 @@ use std::sync::Arc;
 /// What one meta-tool invocation runs under.
 #[derive(Clone)]
 pub struct CallContext {
+    /// The token the invocation runs under: its name and allowlist.
     pub caller: Caller,
     /// Cancelling it cancels every call of the invocation and their nested calls.
     pub cancel: CancelToken,

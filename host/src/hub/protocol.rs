@@ -52,9 +52,11 @@ pub struct ProgressEvent {
     pub index: usize,
     /// Calls in the batch.
     pub total: usize,
+    /// The operation called, `plugin.operation`.
     pub tool: String,
     /// `None` when the call succeeded.
     pub error: Option<ErrorCode>,
+    /// How long the call took.
     pub duration: Duration,
 }
 

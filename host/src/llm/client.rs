@@ -78,6 +78,7 @@ impl Pool {
 pub enum SendError {
     /// DNS, TCP or TLS failed.
     Connect(String),
+    /// Connecting took longer than the connect timeout.
     ConnectTimeout(Duration),
     /// No response head within the first-byte timeout.
     FirstByteTimeout(Duration),
@@ -111,8 +112,11 @@ impl std::error::Error for SendError {}
 /// Why reading a response body stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResponseBodyError {
+    /// Nothing arrived for longer than the idle timeout.
     Idle(Duration),
+    /// The connection failed while reading.
     Read(String),
+    /// The body is larger than the limit given to `collect`.
     TooLarge(usize),
 }
 
@@ -141,8 +145,11 @@ pub(crate) struct Timeouts {
 
 /// A response head and its body.
 pub struct Response {
+    /// The upstream's status code.
     pub status: http::StatusCode,
+    /// The upstream's response headers.
     pub headers: http::HeaderMap,
+    /// The body, not yet read.
     pub body: ResponseBody,
 }
 

@@ -50,6 +50,7 @@ impl Llm {
         })
     }
 
+    /// The configured providers, in configuration order.
     pub fn providers(&self) -> &[Arc<Provider>] {
         self.providers.all()
     }

@@ -176,11 +176,16 @@ impl ChatChunk<'_> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
+    /// Prompt tokens (OpenAI's `prompt_tokens`).
     pub input_tokens: u64,
+    /// Completion tokens (OpenAI's `completion_tokens`).
     pub output_tokens: u64,
+    /// Input plus output, as the provider counted them.
     pub total_tokens: u64,
+    /// The part of the output spent on reasoning, when the provider says.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reasoning_tokens: Option<u64>,
+    /// The part of the input served from the provider's prompt cache, when it says.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub cached_input_tokens: Option<u64>,
 }

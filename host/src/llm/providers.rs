@@ -13,7 +13,9 @@ use std::sync::Arc;
 /// A configured provider, with its base URL parsed once.
 #[derive(Debug)]
 pub struct Provider {
+    /// The provider's `[[providers]]` entry as configured.
     pub config: ProviderConfig,
+    /// `config.base_url`, parsed.
     pub base: BaseUrl,
     /// Extra headers from the configuration, validated.
     pub headers: Vec<(HeaderName, HeaderValue)>,
@@ -22,9 +24,11 @@ pub struct Provider {
 /// The parts of a provider's base URL the client needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BaseUrl {
+    /// `https://` (TLS) rather than `http://`.
     pub https: bool,
     /// Host name or IP (IPv6 without brackets), for DNS and TLS.
     pub host: String,
+    /// The port, or the scheme's default.
     pub port: u16,
     /// `Host` header value.
     pub authority: String,
@@ -35,12 +39,18 @@ pub struct BaseUrl {
 /// Why a `base_url` cannot be used.
 #[derive(Debug)]
 pub enum BaseUrlError {
+    /// The text does not parse as a URI.
     NotAUrl {
+        /// The configured `base_url`.
         url: String,
+        /// Why it does not parse.
         source: http::uri::InvalidUri,
     },
+    /// The scheme is neither `http` nor `https` (holds the URL).
     Scheme(String),
+    /// The URL has no host (holds the URL).
     NoHost(String),
+    /// The URL has a query string (holds the URL).
     Query(String),
 }
 
@@ -65,6 +75,7 @@ impl std::error::Error for BaseUrlError {
 }
 
 impl BaseUrl {
+    /// Reads a `base_url`: `http(s)://host[:port][/path]`, no query string.
     pub fn parse(url: &str) -> Result<BaseUrl, BaseUrlError> {
         let uri: Uri = url.parse().map_err(|source| BaseUrlError::NotAUrl {
             url: url.to_string(),
@@ -107,6 +118,7 @@ impl BaseUrl {
 /// Where a request goes: the provider and the model name it knows.
 #[derive(Debug, Clone)]
 pub struct Route {
+    /// The provider that serves the model.
     pub provider: Arc<Provider>,
     /// The model name sent upstream (the `provider/` prefix removed).
     pub model: String,
@@ -115,8 +127,15 @@ pub struct Route {
 /// Why a model could not be routed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RouteError {
+    /// No `[[providers]]` are configured (and no `OPENAI_API_KEY` default).
     NoProviders,
-    UnknownModel { model: String, providers: Vec<String> },
+    /// The model matches no provider's prefix or model patterns.
+    UnknownModel {
+        /// The model name as requested.
+        model: String,
+        /// The configured provider names, for the message.
+        providers: Vec<String>,
+    },
 }
 
 impl std::fmt::Display for RouteError {
@@ -147,18 +166,29 @@ pub(crate) struct Providers {
 /// Why the `[[providers]]` configuration cannot be used; names the provider.
 #[derive(Debug)]
 pub enum ProviderError {
+    /// The provider's `base_url` cannot be used.
     BaseUrl {
+        /// The provider's name.
         provider: String,
+        /// What is wrong with the URL.
         source: BaseUrlError,
     },
+    /// A configured extra header has an invalid name.
     HeaderName {
+        /// The provider's name.
         provider: String,
+        /// The header name as configured.
         name: String,
+        /// Why it is not a header name.
         source: http::header::InvalidHeaderName,
     },
+    /// A configured extra header has an invalid value.
     HeaderValue {
+        /// The provider's name.
         provider: String,
+        /// The header whose value is invalid.
         name: HeaderName,
+        /// Why it is not a header value.
         source: http::header::InvalidHeaderValue,
     },
 }
@@ -192,12 +222,18 @@ impl std::error::Error for ProviderError {
 pub enum KeyError {
     /// The environment variable `var` is not set (or not Unicode).
     Unset {
+        /// The provider's name.
         provider: String,
+        /// The variable's name (`api_key_env`).
         var: String,
+        /// Why reading it failed.
         source: std::env::VarError,
     },
     /// The key has characters a header value cannot hold.
-    NotAHeader { var: String },
+    NotAHeader {
+        /// The variable holding the key.
+        var: String,
+    },
 }
 
 impl std::fmt::Display for KeyError {

@@ -63,6 +63,7 @@ pub struct EventReader {
 }
 
 impl EventReader {
+    /// Reads `body`; an event larger than `max_event` bytes is an error.
     pub fn new(body: ResponseBody, max_event: usize) -> EventReader {
         EventReader {
             body,
@@ -102,6 +103,7 @@ pub struct Closed;
 /// Where a step's UI chunks go. [`SseSink`] writes them to a client; the agent loop
 /// may wrap it to also record what it sends.
 pub trait UiSink: Send {
+    /// Delivers `chunks`, in order; `Closed` once the receiver is gone.
     fn send(&mut self, chunks: &[UiChunk]) -> impl Future<Output = Result<(), Closed>> + Send;
     /// Tells the client the stream is alive while the upstream is silent.
     fn keepalive(&mut self) -> impl Future<Output = Result<(), Closed>> + Send;
@@ -116,6 +118,7 @@ pub struct SseSink {
 }
 
 impl SseSink {
+    /// A sink writing SSE frames into `tx` (the sender of a body channel).
     pub fn new(tx: mpsc::Sender<Bytes>) -> SseSink {
         SseSink { tx, buf: Vec::new() }
     }

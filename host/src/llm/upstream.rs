@@ -26,8 +26,11 @@ pub enum UpstreamError {
     MissingKey(KeyError),
     /// No response after all attempts.
     Send {
+        /// The provider's name.
         provider: String,
+        /// How many times the request was sent (retries included).
         attempts: u32,
+        /// Why the last attempt failed.
         error: SendError,
     },
 }

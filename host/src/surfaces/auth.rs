@@ -19,7 +19,7 @@ const CHALLENGE_INVALID_TOKEN: &str = "Bearer realm=\"wasmhub\", error=\"invalid
 
 /// Whoever turns a request's bearer token (or its absence) into a caller: the
 /// hub, or a scripted stand-in in the MCP tests.
-pub trait Gatekeeper: Send + Sync {
+pub(crate) trait Gatekeeper: Send + Sync {
     /// The caller a request runs as; `bearer` is the token without `Bearer `.
     fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError>;
 

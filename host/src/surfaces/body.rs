@@ -15,15 +15,19 @@ use tokio::sync::mpsc;
 
 /// A response body.
 pub enum Body {
+    /// The whole body at once (`None` once sent, or for an empty body).
     Full(Option<Bytes>),
+    /// Frames as the producer sends them; the body ends when the sender is dropped.
     Stream(mpsc::Receiver<Bytes>),
 }
 
 impl Body {
+    /// A body with no bytes.
     pub fn empty() -> Body {
         Body::Full(None)
     }
 
+    /// A body of `bytes`, sent in one frame.
     pub fn full(bytes: impl Into<Bytes>) -> Body {
         Body::Full(Some(bytes.into()))
     }

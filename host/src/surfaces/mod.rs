@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 /// Everything a request handler can reach. Built once by `wasmhub serve`.
 pub struct App {
+    /// The configuration the hub was started with.
     pub config: Arc<Config>,
     /// Upstream model providers (the OpenAI proxy, the UI stream, the agent loop).
     pub llm: Arc<crate::llm::Llm>,

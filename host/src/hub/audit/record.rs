@@ -9,7 +9,9 @@ use serde_json::Value;
 /// One call, as stored and as `GET /api/calls` shows it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CallRecord {
+    /// The call's id (`call_...`), also its audit key.
     pub id: String,
+    /// The operation called, `plugin.operation`.
     pub tool: String,
     /// The token name the call ran under (never the secret).
     pub caller: String,
@@ -18,8 +20,11 @@ pub struct CallRecord {
     pub parent: Option<String>,
     /// Start, in milliseconds since the Unix epoch.
     pub started_ms: u64,
+    /// Wall time of the call, in microseconds.
     pub duration_us: u64,
+    /// Size of the call's JSON input, in bytes.
     pub input_bytes: u64,
+    /// Size of the call's JSON output, in bytes (0 when there was none).
     pub output_bytes: u64,
     /// Stored as `"outcome"` (`ok` or the error code) and, for a failed call,
     /// `"error"` (the message).
@@ -34,8 +39,11 @@ pub struct CallRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "OutcomeFields", try_from = "OutcomeFields")]
 pub enum CallOutcome {
+    /// The operation returned a result.
     Ok,
+    /// The call ended in an error.
     Failed {
+        /// The error code the caller saw.
         code: ErrorCode,
         /// What went wrong, as the caller was told.
         message: String,

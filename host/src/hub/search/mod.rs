@@ -48,8 +48,11 @@ const SYNONYMS: &[&[&str]] = &[
 
 /// One operation as the index sees it.
 pub struct SearchDoc<'a> {
+    /// The operation name, `plugin.operation` (its words are indexed too).
     pub tool: &'a str,
+    /// The operation's description from its manifest.
     pub description: &'a str,
+    /// The operation's input schema (property names and descriptions are indexed).
     pub input_schema: &'a Value,
 }
 
@@ -97,6 +100,7 @@ pub struct SearchIndex {
 }
 
 impl SearchIndex {
+    /// Indexes `docs`; document numbers follow their order.
     pub fn build<'a>(docs: impl IntoIterator<Item = SearchDoc<'a>>) -> SearchIndex {
         let mut tools = Vec::new();
         let mut namespace_len = Vec::new();
@@ -167,10 +171,12 @@ impl SearchIndex {
         }
     }
 
+    /// How many operations are indexed.
     pub fn len(&self) -> usize {
         self.tools.len()
     }
 
+    /// Whether no operation is indexed.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }

@@ -64,7 +64,9 @@ impl Default for StepOptions {
 /// A tool call as the model finally sent it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
+    /// The call id the model gave (the tool result must carry it back).
     pub id: String,
+    /// The function the model called (a meta-tool wire name, if it behaves).
     pub name: String,
     /// The parsed arguments, or why they cannot be used with the raw text (the
     /// loop reports that to the model instead of running the tool).
@@ -74,13 +76,19 @@ pub struct ToolCall {
 /// What one step produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepSummary {
+    /// Why the step ended, in the UI stream's terms.
     pub finish_reason: FinishReason,
     /// The provider's own `finish_reason`, verbatim, when it sent one.
     pub upstream_finish_reason: Option<String>,
+    /// All text the model wrote in the step.
     pub text: String,
+    /// All reasoning the model streamed in the step.
     pub reasoning: String,
+    /// The tool calls, in the order they started.
     pub tool_calls: Vec<ToolCall>,
+    /// Token counts, when the provider reported them.
     pub usage: Option<Usage>,
+    /// The model the provider says answered, when it said.
     pub model: Option<String>,
     /// Set when the step ended with an error (upstream error frame, malformed chunk,
     /// transport failure); the `error` chunk carrying it was already emitted.
@@ -124,6 +132,7 @@ pub struct StepTransformer {
 }
 
 impl StepTransformer {
+    /// A transformer for one step, configured by `opts`.
     pub fn new(opts: StepOptions) -> StepTransformer {
         StepTransformer {
             opts,

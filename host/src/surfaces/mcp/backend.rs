@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// One tool as `tools/list` shows it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ToolSpec {
+pub(crate) struct ToolSpec {
     /// The wire name (`hub_list`); the dotted spelling (`hub.list`) is accepted too.
     pub name: String,
     pub title: Option<String>,
@@ -29,14 +29,14 @@ pub struct ToolSpec {
 
 impl ToolSpec {
     /// Whether `name` names this tool, in its wire or dotted spelling.
-    pub fn answers_to(&self, name: &str) -> bool {
+    pub(crate) fn answers_to(&self, name: &str) -> bool {
         name == self.name || (name.len() == self.name.len() && name.replacen('.', "_", 1) == self.name)
     }
 }
 
 /// A progress report from a running call.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Progress {
+pub(crate) struct Progress {
     pub progress: f64,
     pub total: Option<f64>,
     pub message: Option<String>,
@@ -68,7 +68,7 @@ pub(crate) fn progress_notifier(
 }
 
 /// One tool call to run.
-pub struct BackendCall {
+pub(crate) struct BackendCall {
     /// The tool's wire name, already checked against [`Backend::tools`].
     pub tool: String,
     /// The `arguments` object.
@@ -81,7 +81,7 @@ pub struct BackendCall {
 
 /// What a call returned.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ToolOutput {
+pub(crate) struct ToolOutput {
     /// The tool's output (an object matching its output schema).
     pub value: Value,
     /// The output reports a failure the model should notice (e.g. every operation
@@ -90,7 +90,9 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    pub fn ok(value: Value) -> ToolOutput {
+    /// A successful result of `value`.
+    #[cfg(test)]
+    pub(crate) fn ok(value: Value) -> ToolOutput {
         ToolOutput {
             value,
             is_error: false,
@@ -100,7 +102,7 @@ impl ToolOutput {
 
 /// Why a call produced no result.
 #[derive(Clone, Debug, PartialEq)]
-pub enum InvokeError {
+pub(crate) enum InvokeError {
     /// No such tool: a protocol error (-32602), not a tool result.
     UnknownTool { name: String },
     /// The call was cancelled before it finished.
@@ -127,7 +129,7 @@ impl std::error::Error for InvokeError {}
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The hub as the MCP server sees it (authentication included: [`Gatekeeper`]).
-pub trait Backend: Gatekeeper + 'static {
+pub(crate) trait Backend: Gatekeeper + 'static {
     /// The tools, in the order `tools/list` shows them. Never changes while the
     /// process runs (the server advertises `listChanged: false`).
     fn tools(&self) -> Vec<ToolSpec>;

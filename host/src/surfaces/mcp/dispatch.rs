@@ -27,7 +27,7 @@ hub_search or hub_list to find operations, hub_schema to read one operation's in
 to run one or more operations in a single call.";
 
 /// Everything a method needs besides its request.
-pub struct CallCtx {
+pub(crate) struct CallCtx {
     pub revision: Revision,
     pub caller: Caller,
     pub cancel: CancelToken,
@@ -37,7 +37,7 @@ pub struct CallCtx {
 }
 
 /// The MCP methods over one backend.
-pub struct Dispatcher {
+pub(crate) struct Dispatcher {
     backend: Arc<dyn Backend>,
     tools: Vec<ToolSpec>,
     /// `tools/list`'s `tools` array, built once.
@@ -46,7 +46,7 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    pub fn new(backend: Arc<dyn Backend>) -> Dispatcher {
+    pub(crate) fn new(backend: Arc<dyn Backend>) -> Dispatcher {
         let tools = backend.tools();
         let tools_json = Value::Array(tools.iter().map(tool_json).collect());
         let server_info =
@@ -59,17 +59,17 @@ impl Dispatcher {
         }
     }
 
-    pub fn backend(&self) -> &Arc<dyn Backend> {
+    pub(crate) fn backend(&self) -> &Arc<dyn Backend> {
         &self.backend
     }
 
     /// The tool `name` (wire or dotted spelling) names.
-    pub fn tool(&self, name: &str) -> Option<&ToolSpec> {
+    pub(crate) fn tool(&self, name: &str) -> Option<&ToolSpec> {
         self.tools.iter().find(|t| t.answers_to(name))
     }
 
     /// The result of `initialize` for the negotiated handshake-era `version`.
-    pub fn initialize_result(&self, version: &str) -> Value {
+    pub(crate) fn initialize_result(&self, version: &str) -> Value {
         json!({
             "protocolVersion": version,
             "capabilities": capabilities(),
@@ -82,7 +82,7 @@ impl Dispatcher {
     /// `tools/call` is well formed and names a known tool. Transports run this
     /// before committing to a streamed response, so these errors keep their HTTP
     /// status.
-    pub fn preflight(&self, revision: Revision, req: &Request) -> Result<(), RpcError> {
+    pub(crate) fn preflight(&self, revision: Revision, req: &Request) -> Result<(), RpcError> {
         if served_method(revision, req)? == McpMethod::ToolsCall {
             self.call_target(req)?;
         }
@@ -91,7 +91,7 @@ impl Dispatcher {
 
     /// Answers one request (`initialize` excepted: opening a session is the
     /// transport's business, see [`Dispatcher::initialize_result`]).
-    pub async fn handle(&self, req: Request, ctx: CallCtx) -> Result<Value, RpcError> {
+    pub(crate) async fn handle(&self, req: Request, ctx: CallCtx) -> Result<Value, RpcError> {
         // The rest of preflight, the tools/call target, is checked by `call` itself.
         let method = served_method(ctx.revision, &req)?;
         let stateless = ctx.revision == Revision::Stateless;
@@ -137,7 +137,7 @@ impl Dispatcher {
     }
 
     /// [`Dispatcher::handle`] as the JSON-RPC response object to send.
-    pub async fn respond(&self, req: Request, ctx: CallCtx) -> Value {
+    pub(crate) async fn respond(&self, req: Request, ctx: CallCtx) -> Value {
         let id = req.id.clone();
         match self.handle(req, ctx).await {
             Ok(result) => jsonrpc::result_response(&id, result),

@@ -32,14 +32,14 @@ pub(crate) const REQUEST_CANCELLED: i64 = -32800;
 
 /// A JSON-RPC error object: code, message and optional data.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RpcError {
+pub(crate) struct RpcError {
     pub code: i64,
     pub message: String,
     pub data: Option<Value>,
 }
 
 impl RpcError {
-    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+    pub(crate) fn new(code: i64, message: impl Into<String>) -> RpcError {
         RpcError {
             code,
             message: message.into(),
@@ -47,28 +47,28 @@ impl RpcError {
         }
     }
 
-    pub fn with_data(mut self, data: Value) -> RpcError {
+    pub(crate) fn with_data(mut self, data: Value) -> RpcError {
         self.data = Some(data);
         self
     }
 
-    pub fn parse(message: impl Into<String>) -> RpcError {
+    pub(crate) fn parse(message: impl Into<String>) -> RpcError {
         RpcError::new(PARSE_ERROR, message)
     }
 
-    pub fn invalid_request(message: impl Into<String>) -> RpcError {
+    pub(crate) fn invalid_request(message: impl Into<String>) -> RpcError {
         RpcError::new(INVALID_REQUEST, message)
     }
 
-    pub fn method_not_found(method: &str) -> RpcError {
+    pub(crate) fn method_not_found(method: &str) -> RpcError {
         RpcError::new(METHOD_NOT_FOUND, format!("method not found: {method}"))
     }
 
-    pub fn invalid_params(message: impl Into<String>) -> RpcError {
+    pub(crate) fn invalid_params(message: impl Into<String>) -> RpcError {
         RpcError::new(INVALID_PARAMS, message)
     }
 
-    pub fn internal(message: impl Into<String>) -> RpcError {
+    pub(crate) fn internal(message: impl Into<String>) -> RpcError {
         RpcError::new(INTERNAL_ERROR, message)
     }
 
@@ -93,7 +93,7 @@ impl std::error::Error for RpcError {}
 
 /// A request: it has an id and expects exactly one response.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Request {
+pub(crate) struct Request {
     /// A string or a number, kept as sent so the response echoes it verbatim.
     pub id: Value,
     pub method: String,
@@ -103,23 +103,23 @@ pub struct Request {
 
 impl Request {
     /// `params` as an object, or `None` when absent or not an object.
-    pub fn params_object(&self) -> Option<&Map<String, Value>> {
+    pub(crate) fn params_object(&self) -> Option<&Map<String, Value>> {
         self.params.as_ref().and_then(Value::as_object)
     }
 
     /// The method, when it is one this server knows.
-    pub fn known_method(&self) -> Option<McpMethod> {
+    pub(crate) fn known_method(&self) -> Option<McpMethod> {
         McpMethod::parse(&self.method)
     }
 
     /// `params._meta`, when present and an object.
-    pub fn meta(&self) -> Option<&Map<String, Value>> {
+    pub(crate) fn meta(&self) -> Option<&Map<String, Value>> {
         self.params_object()?.get("_meta")?.as_object()
     }
 
     /// `params._meta.progressToken` (a string or a number), when the client asked
     /// for progress notifications.
-    pub fn progress_token(&self) -> Option<&Value> {
+    pub(crate) fn progress_token(&self) -> Option<&Value> {
         self.meta()?
             .get("progressToken")
             .filter(|t| t.is_string() || t.is_number())

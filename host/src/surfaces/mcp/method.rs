@@ -4,7 +4,7 @@
 
 /// A method of either revision the server answers, sends, or checks headers for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum McpMethod {
+pub(crate) enum McpMethod {
     Initialize,
     Ping,
     ServerDiscover,
@@ -23,7 +23,7 @@ pub enum McpMethod {
 
 impl McpMethod {
     /// Every known method: the one list `parse` reads.
-    pub const ALL: [McpMethod; 12] = [
+    pub(crate) const ALL: [McpMethod; 12] = [
         McpMethod::Initialize,
         McpMethod::Ping,
         McpMethod::ServerDiscover,
@@ -39,7 +39,7 @@ impl McpMethod {
     ];
 
     /// The wire name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             McpMethod::Initialize => "initialize",
             McpMethod::Ping => "ping",
@@ -57,12 +57,12 @@ impl McpMethod {
     }
 
     /// The method named `wire` (exact, case-sensitive), if known.
-    pub fn parse(wire: &str) -> Option<McpMethod> {
+    pub(crate) fn parse(wire: &str) -> Option<McpMethod> {
         McpMethod::ALL.into_iter().find(|m| m.as_str() == wire)
     }
 
     /// A `*/list` method (its stateless results carry caching hints).
-    pub fn is_list(self) -> bool {
+    pub(crate) fn is_list(self) -> bool {
         matches!(
             self,
             McpMethod::ToolsList
@@ -73,7 +73,7 @@ impl McpMethod {
     }
 
     /// The param whose value the stateless revision mirrors in `Mcp-Name`.
-    pub fn name_param(self) -> Option<&'static str> {
+    pub(crate) fn name_param(self) -> Option<&'static str> {
         match self {
             McpMethod::ToolsCall | McpMethod::PromptsGet => Some("name"),
             McpMethod::ResourcesRead => Some("uri"),

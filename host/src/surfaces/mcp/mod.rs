@@ -29,12 +29,15 @@ use std::sync::Arc;
 
 /// The MCP server's state, shared by every request to `/mcp`.
 pub struct McpState {
-    pub dispatcher: Arc<Dispatcher>,
-    pub sessions: Arc<SessionTable>,
+    /// Answers each JSON-RPC method.
+    pub(crate) dispatcher: Arc<Dispatcher>,
+    /// The 2025-11-25 era's sessions (`Mcp-Session-Id`).
+    pub(crate) sessions: Arc<SessionTable>,
 }
 
 impl McpState {
-    pub fn new(backend: Arc<dyn Backend>, limits: SessionLimits) -> McpState {
+    /// The MCP server over `backend`, with `limits` on its session table.
+    pub(crate) fn new(backend: Arc<dyn Backend>, limits: SessionLimits) -> McpState {
         McpState {
             dispatcher: Arc::new(Dispatcher::new(backend)),
             sessions: Arc::new(SessionTable::new(limits)),

@@ -53,7 +53,7 @@ pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The two protocol families served on one endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Revision {
+pub(crate) enum Revision {
     /// 2025-11-25 and older: `initialize`, sessions, `ping`.
     Handshake,
     /// 2026-07-28: per-request `_meta`, `server/discover`, no sessions.

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// Limits of the session table.
 #[derive(Clone, Copy, Debug)]
-pub struct SessionLimits {
+pub(crate) struct SessionLimits {
     /// Most sessions kept at once.
     pub max_sessions: usize,
     /// A session unused for this long is dropped.
@@ -47,18 +47,18 @@ struct Session {
 
 /// What a request learns about its session.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LiveSession {
+pub(crate) struct LiveSession {
     pub version: &'static str,
 }
 
 /// The session table. Cheap to share: clone the `Arc` it lives in.
-pub struct SessionTable {
+pub(crate) struct SessionTable {
     limits: SessionLimits,
     sessions: Mutex<HashMap<String, Session>>,
 }
 
 impl SessionTable {
-    pub fn new(limits: SessionLimits) -> SessionTable {
+    pub(crate) fn new(limits: SessionLimits) -> SessionTable {
         SessionTable {
             limits,
             sessions: Mutex::new(HashMap::new()),
@@ -72,7 +72,7 @@ impl SessionTable {
     }
 
     /// Opens a session for `caller` at `version` and returns its id.
-    pub fn open(&self, caller: &str, version: &'static str) -> String {
+    pub(crate) fn open(&self, caller: &str, version: &'static str) -> String {
         let id = crate::ids::new_id("mcp");
         let now = Instant::now();
         let mut map = self.lock();
@@ -104,7 +104,7 @@ impl SessionTable {
 
     /// The live session `id` of `caller`, marked as used now. `None` when unknown,
     /// expired, or opened by another caller.
-    pub fn touch(&self, id: &str, caller: &str) -> Option<LiveSession> {
+    pub(crate) fn touch(&self, id: &str, caller: &str) -> Option<LiveSession> {
         let now = Instant::now();
         let mut map = self.lock();
         let session = map.get_mut(id)?;
@@ -124,7 +124,7 @@ impl SessionTable {
     }
 
     /// Ends session `id` of `caller`, cancelling its in-flight requests. Whether it existed.
-    pub fn close(&self, id: &str, caller: &str) -> bool {
+    pub(crate) fn close(&self, id: &str, caller: &str) -> bool {
         let mut map = self.lock();
         if map.get(id).is_none_or(|s| s.caller != caller) {
             return false;
@@ -137,7 +137,7 @@ impl SessionTable {
 
     /// Records that request `key` of session `id` runs under `cancel`; the returned
     /// guard forgets it when dropped.
-    pub fn track(self: &Arc<Self>, id: &str, key: String, cancel: CancelToken) -> InFlight {
+    pub(crate) fn track(self: &Arc<Self>, id: &str, key: String, cancel: CancelToken) -> InFlight {
         if let Some(s) = self.lock().get_mut(id) {
             s.in_flight.insert(key.clone(), cancel);
         }
@@ -150,7 +150,7 @@ impl SessionTable {
 
     /// Cancels in-flight request `key` of session `id` (`notifications/cancelled`).
     /// Whether one was running.
-    pub fn cancel(&self, id: &str, caller: &str, key: &str) -> bool {
+    pub(crate) fn cancel(&self, id: &str, caller: &str, key: &str) -> bool {
         let map = self.lock();
         match map.get(id) {
             Some(s) if s.caller == caller => s.in_flight.get(key).map(CancelToken::cancel).is_some(),
@@ -159,12 +159,9 @@ impl SessionTable {
     }
 
     /// Number of live sessions (expired ones not yet swept included).
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.lock().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -175,7 +172,7 @@ fn cancel_all(s: &Session) {
 }
 
 /// Keeps a request registered as in flight until dropped.
-pub struct InFlight {
+pub(crate) struct InFlight {
     table: Arc<SessionTable>,
     session: String,
     key: String,
