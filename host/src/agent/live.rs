@@ -17,7 +17,9 @@ use tokio::sync::watch;
 
 /// One turn in progress.
 pub struct LiveTurn {
+    /// The session the turn writes.
     pub session_id: String,
+    /// Cancelled to stop the turn (when its last watcher leaves, or on request).
     pub cancel: CancelToken,
     chunks: Mutex<Vec<UiChunk>>,
     /// Bumped whenever chunks are added or the turn ends; `true` once it ended.
@@ -44,6 +46,7 @@ impl LiveTurn {
         self.state.send_modify(|s| s.1 = true);
     }
 
+    /// Whether the turn is over (no more chunks will come).
     pub fn is_ended(&self) -> bool {
         self.state.borrow().1
     }
@@ -58,6 +61,7 @@ impl LiveTurn {
         }
     }
 
+    /// How many clients are watching.
     pub fn subscriber_count(&self) -> usize {
         self.subscribers.load(Ordering::Acquire)
     }
@@ -91,6 +95,7 @@ impl Subscription {
         }
     }
 
+    /// The turn this subscription watches.
     pub fn turn(&self) -> &Arc<LiveTurn> {
         &self.turn
     }
@@ -108,6 +113,7 @@ impl Drop for Subscription {
 /// Why a turn could not be registered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Busy {
+    /// The session that already has a turn running.
     pub session_id: String,
 }
 
@@ -147,6 +153,7 @@ impl LiveTurns {
         }
     }
 
+    /// The turn registered for `session_id`, if any.
     pub fn get(&self, session_id: &str) -> Option<Arc<LiveTurn>> {
         self.turns
             .lock()
@@ -155,10 +162,12 @@ impl LiveTurns {
             .cloned()
     }
 
+    /// How many turns are registered.
     pub fn len(&self) -> usize {
         self.turns.lock().expect("live turns lock").len()
     }
 
+    /// Whether no turn is registered.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -15,22 +15,30 @@ use serde_json::{Map, Value, json};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// Instructions for the model (the system prompt).
     System,
+    /// The person chatting.
     User,
+    /// The model.
     Assistant,
 }
 
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UiMessage {
+    /// The message id, unique within its session.
     pub id: String,
+    /// Who wrote it.
     pub role: Role,
+    /// Free-form metadata (the hub adds usage and the model to assistant messages).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
+    /// The content, in order.
     pub parts: Vec<Part>,
 }
 
 impl UiMessage {
+    /// An empty message (no parts, no metadata).
     pub fn new(id: String, role: Role) -> UiMessage {
         UiMessage {
             id,
@@ -72,28 +80,39 @@ impl UiMessage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ToolState {
+    /// The model is still sending the arguments.
     InputStreaming,
+    /// The arguments are complete; the tool runs.
     InputAvailable,
+    /// The tool returned `output`.
     OutputAvailable,
+    /// The tool (or its arguments) failed with `error_text`.
     OutputError,
 }
 
 /// A tool call and (once known) its result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolPart {
+    /// The tool the model called.
     pub tool_name: String,
+    /// The model's id for the call, which pairs it with its result.
     pub tool_call_id: String,
     /// `dynamic-tool` instead of `tool-<name>`.
     pub dynamic: bool,
+    /// Where the call is in its life.
     pub state: ToolState,
+    /// The parsed arguments, once complete and valid JSON.
     pub input: Option<Value>,
     /// The model's arguments as sent, when they were not valid JSON.
     pub raw_input: Option<Value>,
+    /// The tool's result (`output-available`).
     pub output: Option<Value>,
+    /// Why the call failed (`output-error`).
     pub error_text: Option<String>,
 }
 
 impl ToolPart {
+    /// A `tool-<tool_name>` part whose input is still streaming.
     pub fn new(tool_call_id: String, tool_name: String) -> ToolPart {
         ToolPart {
             tool_name,
@@ -113,21 +132,28 @@ impl ToolPart {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TextState {
+    /// More text may follow.
     Streaming,
+    /// The part is complete.
     Done,
 }
 
 /// Why a JSON value is not a message part.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PartError {
+    /// The part is not a JSON object.
     NotAnObject,
+    /// The part has no string `type`.
     MissingType,
     /// A `text` or `reasoning` part (the type is named) without a string `text`.
     MissingText(String),
     /// A `text` or `reasoning` part whose `state` is neither `streaming` nor `done`.
     UnknownTextState(String),
+    /// A `dynamic-tool` part without `toolName`.
     MissingToolName,
+    /// A `tool-` part with nothing after the prefix.
     EmptyToolName,
+    /// A tool part without a string `toolCallId`.
     MissingToolCallId,
 }
 
@@ -154,14 +180,21 @@ impl std::error::Error for PartError {}
 pub enum Part {
     /// `state` is absent in older clients.
     Text {
+        /// The text written so far.
         text: String,
+        /// Whether more text may follow.
         state: Option<TextState>,
     },
+    /// The model's reasoning, shown apart from the answer.
     Reasoning {
+        /// The reasoning written so far.
         text: String,
+        /// Whether more reasoning may follow.
         state: Option<TextState>,
     },
+    /// The boundary between two steps of the loop (`step-start`).
     StepStart,
+    /// A tool call (`tool-<name>` or `dynamic-tool`).
     Tool(ToolPart),
     /// Any other part, kept as sent.
     Other(Value),
@@ -180,6 +213,7 @@ impl<'de> Deserialize<'de> for Part {
 }
 
 impl Part {
+    /// The part as the client's JSON (`{"type": ..., ...}`).
     pub fn to_value(&self) -> Value {
         match self {
             Part::Text { text, state } | Part::Reasoning { text, state } => {

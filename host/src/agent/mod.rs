@@ -13,27 +13,28 @@
 //! list and delete sessions. This layer uses `llm`, `hub` and `storage`, never the
 //! HTTP surfaces.
 
-pub(crate) mod budget;
-pub(crate) mod builder;
-pub(crate) mod convert;
-pub(crate) mod live;
-pub(crate) mod message;
-pub(crate) mod plan;
-pub(crate) mod prompt;
-pub(crate) mod run;
-pub(crate) mod sessions;
-pub(crate) mod sink;
+mod budget;
+mod builder;
+mod convert;
+mod live;
+mod message;
+mod plan;
+mod prompt;
+mod run;
+mod sessions;
+mod sink;
+
+pub use live::{Busy, LiveTurn, LiveTurns, Subscription};
+pub use message::{Part, PartError, Role, TextState, ToolPart, ToolState, UiMessage};
+pub use plan::{ChatRequest, PlanError, Trigger};
+pub use sessions::{Session, SessionInfo, Sessions};
 
 use crate::config::AgentConfig;
 use crate::hub::{Caller, Hub};
-use crate::llm::providers::KeyError;
-use crate::llm::{Llm, RouteError};
+use crate::llm::{KeyError, Llm, RouteError};
 use crate::storage::{Storage, StorageError};
-use live::{Busy, LiveTurns, Subscription};
-use plan::{ChatRequest, PlanError};
 use run::{Turn, TurnEnv};
 use serde_json::{Value, json};
-use sessions::{Session, SessionInfo, Sessions};
 use std::sync::Arc;
 
 /// Why a turn (or a session operation) could not start.

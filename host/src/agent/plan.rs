@@ -21,11 +21,14 @@ use crate::ids::is_valid_client_id;
 /// `trigger` of the DefaultChatTransport body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trigger {
+    /// `submit-message`: a new or edited user message.
     SubmitMessage,
+    /// `regenerate-message`: answer the last user message again.
     RegenerateMessage,
 }
 
 impl Trigger {
+    /// Reads the wire value; `None` for anything else.
     pub fn parse(s: &str) -> Option<Trigger> {
         match s {
             "submit-message" => Some(Trigger::SubmitMessage),
@@ -38,10 +41,15 @@ impl Trigger {
 /// A chat request after the body was read.
 #[derive(Debug, Clone)]
 pub struct ChatRequest {
+    /// The conversation (`id` of the body).
     pub session_id: String,
+    /// The client's whole history, last message last.
     pub messages: Vec<UiMessage>,
+    /// What the client asks for.
     pub trigger: Trigger,
+    /// The edited message of a `submit-message` edit (`messageId`).
     pub message_id: Option<String>,
+    /// The model to use; `None` falls back to `[agent] model`.
     pub model: Option<String>,
 }
 
@@ -61,7 +69,10 @@ pub(crate) struct TurnPlan {
 
 /// Why a request cannot start a turn (HTTP 400 with this text).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanError(pub String);
+pub struct PlanError(
+    /// The explanation, written for the client.
+    pub String,
+);
 
 impl std::fmt::Display for PlanError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

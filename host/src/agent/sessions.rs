@@ -25,11 +25,15 @@ const TITLE_CHARS: usize = 80;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
+    /// The session id the client chose (`[A-Za-z0-9_-]`).
     pub id: String,
+    /// The first user message's text, cut short; empty until there is one.
     pub title: String,
     /// Unix milliseconds.
     pub created_at: u64,
+    /// Unix milliseconds of the last save.
     pub updated_at: u64,
+    /// How many stored messages belong to the session.
     pub message_count: usize,
     /// The model of the latest turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,8 +43,10 @@ pub struct SessionInfo {
 /// A session with its messages.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
+    /// The session's record (flattened into the JSON).
     #[serde(flatten)]
     pub info: SessionInfo,
+    /// The conversation, oldest first.
     pub messages: Vec<UiMessage>,
 }
 
@@ -59,12 +65,14 @@ fn message_key(id: &str, index: usize) -> Vec<u8> {
 }
 
 impl Sessions {
+    /// The session store in `storage`'s `chat_sessions` table.
     pub fn open(storage: &Storage) -> Result<Sessions, StorageError> {
         Ok(Sessions {
             table: storage.table(TABLE)?,
         })
     }
 
+    /// The session's record without its messages.
     pub fn info(&self, id: &str) -> Result<Option<SessionInfo>, StorageError> {
         self.table.get(&info_key(id))
     }

@@ -14,20 +14,21 @@ pub(crate) mod transform;
 pub(crate) mod ui;
 pub(crate) mod upstream;
 
+pub use client::{Response, ResponseBody, ResponseBodyError, SendError};
 pub use openai::Usage;
-pub use providers::{Route, RouteError};
+pub use providers::{BaseUrl, BaseUrlError, KeyError, Provider, ProviderError, Route, RouteError};
 pub use stream::{Closed, EventReader, SseSink, UiSink};
 pub use transform::{StepOptions, StepSummary, StepTransformer, ToolCall};
 pub use ui::{FinishReason, UiChunk};
+pub use upstream::UpstreamError;
 
 use bytes::Bytes;
-use client::{Client, Response, Timeouts};
+use client::{Client, Timeouts};
 use http::{HeaderMap, Method};
-use providers::{Provider, ProviderError, Providers};
+use providers::Providers;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-use upstream::UpstreamError;
 
 /// How long `/v1/models` waits for each provider's own list before using the
 /// configured patterns instead.

@@ -5,8 +5,7 @@
 //! option into the request); the known ones are checked with messages that name the
 //! field, because the client shows the response text as its error.
 
-use crate::agent::message::UiMessage;
-use crate::agent::plan::{ChatRequest, Trigger};
+use crate::agent::{ChatRequest, Trigger, UiMessage};
 use crate::ids::is_valid_client_id;
 use serde_json::Value;
 

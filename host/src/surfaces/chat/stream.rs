@@ -6,7 +6,7 @@
 //! body channel closes, the writer returns and drops it, and if it was the last
 //! client the turn is cancelled.
 
-use crate::agent::live::Subscription;
+use crate::agent::Subscription;
 use crate::llm::stream::{SseSink, UiSink, keepalive_while};
 use crate::surfaces::body::Body;
 use crate::surfaces::respond::Resp;
