@@ -80,6 +80,8 @@ impl std::fmt::Display for PlanError {
     }
 }
 
+impl std::error::Error for PlanError {}
+
 fn err<T>(message: impl Into<String>) -> Result<T, PlanError> {
     Err(PlanError(message.into()))
 }

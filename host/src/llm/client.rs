@@ -73,17 +73,74 @@ impl Pool {
     }
 }
 
+/// The error behind a [`SendError`] or a [`ResponseBodyError`]: the failure itself
+/// (returned by their `source()`) and the text they show for it. Shared behind an
+/// `Arc` so the errors holding it (`UpstreamError`, `StreamError`) stay `Clone`;
+/// two causes are equal when their texts are, as `hyper::Error` and `io::Error`
+/// have no equality of their own.
+#[derive(Clone)]
+pub struct Cause {
+    text: String,
+    error: Arc<dyn std::error::Error + Send + Sync>,
+}
+
+impl Cause {
+    /// `error`, shown as its own text.
+    pub(crate) fn new(error: impl std::error::Error + Send + Sync + 'static) -> Cause {
+        Cause {
+            text: error.to_string(),
+            error: Arc::new(error),
+        }
+    }
+
+    /// `error`, shown as `text` (which adds what was being done).
+    pub(crate) fn with_text(text: String, error: impl std::error::Error + Send + Sync + 'static) -> Cause {
+        Cause {
+            text,
+            error: Arc::new(error),
+        }
+    }
+
+    /// The underlying error.
+    pub fn error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        self.error.as_ref()
+    }
+}
+
+impl std::fmt::Debug for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cause")
+            .field("text", &self.text)
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl PartialEq for Cause {
+    fn eq(&self, other: &Cause) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for Cause {}
+
 /// Why a request got no response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SendError {
     /// DNS, TCP or TLS failed.
-    Connect(String),
+    Connect(Cause),
     /// Connecting took longer than the connect timeout.
     ConnectTimeout(Duration),
     /// No response head within the first-byte timeout.
     FirstByteTimeout(Duration),
     /// The connection broke before a response head arrived.
-    Protocol(String),
+    Protocol(Cause),
 }
 
 impl SendError {
@@ -104,10 +161,14 @@ impl std::fmt::Display for SendError {
     }
 }
 
-/// The cause is kept as text: the errors holding this one (`upstream::UpstreamError`,
-/// `stream::StreamError`) derive `Clone` and `PartialEq`, which `hyper::Error`
-/// and `io::Error` do not allow.
-impl std::error::Error for SendError {}
+impl std::error::Error for SendError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SendError::Connect(cause) | SendError::Protocol(cause) => Some(cause.error()),
+            SendError::ConnectTimeout(_) | SendError::FirstByteTimeout(_) => None,
+        }
+    }
+}
 
 /// Why reading a response body stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +176,7 @@ pub enum ResponseBodyError {
     /// Nothing arrived for longer than the idle timeout.
     Idle(Duration),
     /// The connection failed while reading.
-    Read(String),
+    Read(Cause),
     /// The body is larger than the limit given to `collect`.
     TooLarge(usize),
 }
@@ -130,10 +191,14 @@ impl std::fmt::Display for ResponseBodyError {
     }
 }
 
-/// The cause is kept as text: the errors holding this one (`upstream::UpstreamError`,
-/// `stream::StreamError`) derive `Clone` and `PartialEq`, which `hyper::Error`
-/// and `io::Error` do not allow.
-impl std::error::Error for ResponseBodyError {}
+impl std::error::Error for ResponseBodyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ResponseBodyError::Read(cause) => Some(cause.error()),
+            ResponseBodyError::Idle(_) | ResponseBodyError::TooLarge(_) => None,
+        }
+    }
+}
 
 /// Timeouts of one request.
 #[derive(Debug, Clone, Copy)]
@@ -176,7 +241,7 @@ impl ResponseBody {
                     }
                     return Ok(None);
                 }
-                Ok(Some(Err(e))) => return Err(ResponseBodyError::Read(e.to_string())),
+                Ok(Some(Err(e))) => return Err(ResponseBodyError::Read(Cause::new(e))),
                 Ok(Some(Ok(frame))) => {
                     if let Ok(data) = frame.into_data()
                         && !data.is_empty()
@@ -225,7 +290,7 @@ impl Client {
         req.headers_mut().insert(
             http::header::HOST,
             http::HeaderValue::try_from(base.authority.as_str())
-                .map_err(|e| SendError::Connect(e.to_string()))?,
+                .map_err(|e| SendError::Connect(Cause::new(e)))?,
         );
         // A pooled connection may have been closed by the server since; a request
         // that fails on one before any response is retried once on a fresh one.
@@ -267,19 +332,20 @@ impl Client {
     async fn connect_inner(&self, base: &BaseUrl) -> Result<Sender, SendError> {
         let addrs = tokio::net::lookup_host((base.host.as_str(), base.port))
             .await
-            .map_err(|e| SendError::Connect(format!("{}: {e}", base.host)))?;
+            .map_err(|e| SendError::Connect(Cause::with_text(format!("{}: {e}", base.host), e)))?;
         let tcp = http_client::connect_tcp(addrs).await.map_err(|e| match e {
-            http_client::ConnectError::NoAddress => {
-                SendError::Connect(format!("{} resolved to no address", base.host))
-            }
-            e => SendError::Connect(e.to_string()),
+            http_client::ConnectError::NoAddress => SendError::Connect(Cause::with_text(
+                format!("{} resolved to no address", base.host),
+                e,
+            )),
+            e => SendError::Connect(Cause::new(e)),
         })?;
         let stream = http_client::wrap(tcp, base.https.then_some(base.host.as_str()))
             .await
-            .map_err(|e| SendError::Connect(e.to_string()))?;
+            .map_err(|e| SendError::Connect(Cause::new(e)))?;
         let (sender, conn) = http_client::handshake(stream)
             .await
-            .map_err(|e| SendError::Connect(e.to_string()))?;
+            .map_err(|e| SendError::Connect(Cause::new(e)))?;
         tokio::spawn(async move {
             // Ends when the server closes, or when the sender and body are dropped.
             let _ = conn.await;
@@ -297,11 +363,11 @@ async fn send_on(
         sender
             .ready()
             .await
-            .map_err(|e| SendError::Protocol(e.to_string()))?;
+            .map_err(|e| SendError::Protocol(Cause::new(e)))?;
         sender
             .send_request(req)
             .await
-            .map_err(|e| SendError::Protocol(e.to_string()))
+            .map_err(|e| SendError::Protocol(Cause::new(e)))
     };
     match tokio::time::timeout(first_byte, fut).await {
         Ok(result) => result,
@@ -320,4 +386,26 @@ fn clone_request(req: &http::Request<Full<Bytes>>) -> http::Request<Full<Bytes>>
     builder
         .body(req.body().clone())
         .expect("a request that was valid once is valid again")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+    use std::io::{Error, ErrorKind};
+
+    #[test]
+    fn errors_show_the_same_text_and_keep_their_cause() {
+        let refused = Error::new(ErrorKind::ConnectionRefused, "refused");
+        let e = SendError::Connect(Cause::with_text(format!("api.example: {refused}"), refused));
+        assert_eq!(e.to_string(), "cannot connect: api.example: refused");
+        let cause = e.source().expect("the cause").downcast_ref::<Error>();
+        assert_eq!(cause.map(Error::kind), Some(ErrorKind::ConnectionRefused));
+        assert_eq!(e.clone(), e);
+
+        let e = ResponseBodyError::Read(Cause::new(Error::new(ErrorKind::UnexpectedEof, "cut")));
+        assert_eq!(e.to_string(), "the upstream connection failed mid-response: cut");
+        assert!(e.source().is_some_and(|c| c.is::<Error>()));
+        assert_eq!(ResponseBodyError::TooLarge(1).source().map(|_| ()), None);
+    }
 }

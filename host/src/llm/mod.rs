@@ -14,7 +14,7 @@ pub(crate) mod transform;
 pub(crate) mod ui;
 pub(crate) mod upstream;
 
-pub use client::{Response, ResponseBody, ResponseBodyError, SendError};
+pub use client::{Cause, Response, ResponseBody, ResponseBodyError, SendError};
 pub use openai::Usage;
 pub use providers::{BaseUrl, BaseUrlError, KeyError, Provider, ProviderError, Route, RouteError};
 pub use stream::{Closed, EventReader, SseSink, UiSink};
