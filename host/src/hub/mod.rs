@@ -11,7 +11,8 @@
 //!   returns; `registry`: the operation snapshot;
 //! - `search`: BM25F ranking and "did you mean"; `validate`: schema violations;
 //!   `checks`: a call's input and output against its schemas;
-//! - `protocol`: one call and batches; `cancel`: cancellation trees;
+//! - `protocol`: one call and batches; `graph`: a call's place in the call graph
+//!   and its depth, fan-out and per-request bounds; `cancel`: cancellation trees;
 //!   `schedule`: fair shares of the instance pool;
 //! - `auth`: tokens and allowlists; `audit`: the call log; `metrics`: Prometheus.
 
@@ -21,6 +22,7 @@ pub(crate) mod auth;
 pub(crate) mod cancel;
 mod checks;
 mod error;
+mod graph;
 mod meta_tools;
 mod metrics;
 mod protocol;
