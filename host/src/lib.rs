@@ -28,4 +28,6 @@ pub mod runtime;
 pub mod sse;
 pub mod storage;
 pub mod surfaces;
+#[cfg(test)]
+mod test_dir;
 pub mod toml;

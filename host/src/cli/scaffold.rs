@@ -355,22 +355,11 @@ mod tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_dir::TempDir;
 
     /// A fresh directory under the system temp dir, removed when dropped.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(tag: &str) -> Self {
-            let dir = std::env::temp_dir().join(crate::ids::new_id(&format!("wasmhub-scaffold-{tag}")));
-            fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
+    fn temp_dir(tag: &str) -> TempDir {
+        TempDir::new(&format!("wasmhub-scaffold-{tag}"))
     }
 
     #[test]
@@ -403,9 +392,9 @@ mod tests {
 
     #[test]
     fn writes_a_standalone_crate() {
-        let tmp = TempDir::new("writes");
-        let files = scaffold("my-tool", &tmp.0, Path::new("/opt/wasmhub/guest-sdk")).unwrap();
-        let root = tmp.0.join("my-tool");
+        let tmp = temp_dir("writes");
+        let files = scaffold("my-tool", tmp.path(), Path::new("/opt/wasmhub/guest-sdk")).unwrap();
+        let root = tmp.path().join("my-tool");
         let expected: Vec<PathBuf> = ["Cargo.toml", "src/lib.rs", "README.md", ".gitignore"]
             .iter()
             .map(|f| root.join(f))
@@ -429,23 +418,23 @@ mod tests {
 
     #[test]
     fn never_overwrites() {
-        let tmp = TempDir::new("exists");
-        let root = tmp.0.join("taken");
+        let tmp = temp_dir("exists");
+        let root = tmp.path().join("taken");
         fs::create_dir_all(&root).unwrap();
         fs::write(root.join("keep.txt"), "mine").unwrap();
-        let err = scaffold("taken", &tmp.0, Path::new("../guest-sdk")).unwrap_err();
+        let err = scaffold("taken", tmp.path(), Path::new("../guest-sdk")).unwrap_err();
         assert!(matches!(&err, ScaffoldError::Exists(p) if *p == root), "{err}");
         assert_eq!(fs::read_to_string(root.join("keep.txt")).unwrap(), "mine");
         assert!(!root.join("Cargo.toml").exists());
         // A bad name writes nothing at all.
-        assert!(scaffold("Bad", &tmp.0, Path::new("x")).is_err());
-        assert!(!tmp.0.join("Bad").exists());
+        assert!(scaffold("Bad", tmp.path(), Path::new("x")).is_err());
+        assert!(!tmp.path().join("Bad").exists());
     }
 
     #[test]
     fn creates_missing_parents_and_escapes_the_sdk_path() {
-        let tmp = TempDir::new("escape");
-        let dest = tmp.0.join("a").join("b");
+        let tmp = temp_dir("escape");
+        let dest = tmp.path().join("a").join("b");
         scaffold("p", &dest, Path::new(r#"C:\sdk "x""#)).unwrap();
         let cargo = fs::read_to_string(dest.join("p/Cargo.toml")).unwrap();
         assert!(
@@ -457,8 +446,8 @@ mod tests {
 
     #[test]
     fn io_failures_name_the_path() {
-        let tmp = TempDir::new("io");
-        let blocker = tmp.0.join("file");
+        let tmp = temp_dir("io");
+        let blocker = tmp.path().join("file");
         fs::write(&blocker, "not a directory").unwrap();
         let err = scaffold("p", &blocker, Path::new("x")).unwrap_err();
         assert!(

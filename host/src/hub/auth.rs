@@ -311,6 +311,7 @@ fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_dir::TempDir;
 
     fn token(name: &str, file: &std::path::Path, allow: &[&str]) -> TokenConfig {
         TokenConfig {
@@ -325,28 +326,6 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, secret).unwrap();
         path
-    }
-
-    /// A folder under the system temp dir, removed when the test ends.
-    struct TempDir(std::path::PathBuf);
-
-    impl std::ops::Deref for TempDir {
-        type Target = std::path::Path;
-        fn deref(&self) -> &std::path::Path {
-            &self.0
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    fn tempdir(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(crate::ids::new_id(tag));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
     }
 
     #[test]
@@ -364,7 +343,7 @@ mod tests {
 
     #[test]
     fn tokens_authenticate_with_their_allowlist() {
-        let dir = tempdir("auth");
+        let dir = TempDir::new("auth");
         let auth = Authenticator::from_config(&[
             token("ci", &secret_file(&dir, "ci", "s3cret-ci\n"), &["text.*"]),
             token("ops", &secret_file(&dir, "ops", "s3cret-ops"), &["*"]),
@@ -428,7 +407,7 @@ mod tests {
             err.contains("tokens.bot") && err.contains("WASMHUB_TEST_SURELY_UNSET_VAR"),
             "{err}"
         );
-        let dir = tempdir("auth");
+        let dir = TempDir::new("auth");
         let err = Authenticator::from_config(&[token("f", &dir.join("absent"), &[])])
             .err()
             .unwrap()

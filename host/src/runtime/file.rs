@@ -138,8 +138,7 @@ mod tests {
 
     #[test]
     fn devices_and_fifos_are_refused_without_blocking() {
-        let dir = std::env::temp_dir().join(format!("wasmhub-file-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::TempDir::new("wasmhub-file-test");
         let fifo = dir.join("p.wasm");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
         assert!(made.success());
@@ -158,6 +157,5 @@ mod tests {
             Err(ReadError::TooLarge { cap: 10 })
         ));
         assert_eq!(read_capped(&big, 11).unwrap().len(), 11);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -7,7 +7,7 @@ use crate::support::chat::*;
 use crate::support::client;
 use crate::support::upstream::{Frame, Reply, Upstream};
 use serde_json::json;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wasmhub::llm::UiChunk;
 
 #[tokio::test]
@@ -155,19 +155,13 @@ async fn disconnecting_cancels_a_running_tool_call() {
     }
     // Leave once the call runs.
     crate::support::wait::in_flight(&hub.app.hub, 1).await;
-    let left = Instant::now();
     drop(resp);
-    let record = loop {
-        let calls = hub.app.hub.calls(10).unwrap();
-        if let Some(r) = calls.into_iter().find(|r| r.tool == "adversary.slow") {
-            break r;
-        }
-        assert!(
-            left.elapsed() < Duration::from_secs(15),
-            "the slow call was not recorded as ended"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let calls = &hub.app.hub;
+    let record = crate::support::wait::until("the slow call to be recorded as ended", || async move {
+        let recorded = calls.calls(10).unwrap();
+        recorded.into_iter().find(|r| r.tool == "adversary.slow")
+    })
+    .await;
     assert_eq!(record.outcome.as_str(), "cancelled", "{record:?}");
     assert!(
         record.duration_us < 15_000_000,
@@ -185,16 +179,13 @@ async fn disconnecting_cancels_a_running_tool_call() {
 
 /// The stored session once its turn is over.
 async fn wait_for_session_end(addr: std::net::SocketAddr, id: &str) -> serde_json::Value {
-    let start = Instant::now();
-    loop {
+    crate::support::wait::until_seen(&format!("the turn of session {id} to end"), || async move {
         let s = session(addr, id).await;
         if s["active"] == false && s["messages"].as_array().map(Vec::len) == Some(2) {
-            return s;
+            Ok(s)
+        } else {
+            Err(s)
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(15),
-            "the turn did not end: {s}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }

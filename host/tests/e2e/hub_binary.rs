@@ -130,16 +130,21 @@ async fn slow_call(
 ) -> tokio::task::JoinHandle<crate::support::client::ClientResp> {
     let call = json!({"calls": [{"tool": "adversary.slow", "input": {"ms": ms}}]});
     // The plugin loads in the background: wait until the hub lists it.
-    for _ in 0..600 {
-        let health = crate::support::client::send(addr, http::Method::GET, "/health", None, &[])
-            .await
-            .json()
-            .await;
-        if health["operations"].as_u64().unwrap_or(0) > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    crate::support::wait::until_seen(
+        "the hub to list the plugin's operations on /health",
+        || async move {
+            let health = crate::support::client::send(addr, http::Method::GET, "/health", None, &[])
+                .await
+                .json()
+                .await;
+            if health["operations"].as_u64().unwrap_or(0) > 0 {
+                Ok(())
+            } else {
+                Err(health)
+            }
+        },
+    )
+    .await;
     let request =
         tokio::spawn(async move { crate::support::client::post(addr, "/api/hub/call", &call).await });
     crate::support::wait::in_flight_at(addr, 1).await;

@@ -348,15 +348,12 @@ async fn a_reload_swaps_the_registry_while_calls_in_flight_finish() {
     crate::support::wait::in_flight(&h.hub, 1).await;
     std::fs::remove_file(dir.path("a.wasm")).unwrap();
     std::fs::copy(crate::support::runtime::guest("adversary"), dir.path("z.wasm")).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let names: Vec<String> = h.hub.plugins().into_iter().map(|p| p.name).collect();
-        if names == ["z"] {
-            break;
-        }
-        assert!(Instant::now() < deadline, "reload not seen: {names:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let hub = &h.hub;
+    crate::support::wait::until_seen("the reload to leave only plugin z", || async move {
+        let names: Vec<String> = hub.plugins().into_iter().map(|p| p.name).collect();
+        if names == ["z"] { Ok(()) } else { Err(names) }
+    })
+    .await;
     // The call that started on the old snapshot still finished on it.
     assert_eq!(
         slow.await.unwrap()["results"][0]["result"],

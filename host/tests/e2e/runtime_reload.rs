@@ -31,18 +31,12 @@ impl Published {
 
     /// Waits until the latest published set satisfies `ok`.
     async fn wait_for(&self, what: &str, ok: impl Fn(&[(String, String)]) -> bool) -> Vec<(String, String)> {
-        let started = Instant::now();
-        loop {
+        let ok = &ok;
+        crate::support::wait::until_seen(what, || async move {
             let last = self.last();
-            if ok(&last) {
-                return last;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "timed out waiting for {what}; last set: {last:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            if ok(&last) { Ok(last) } else { Err(last) }
+        })
+        .await
     }
 }
 

@@ -73,8 +73,12 @@ impl SessionTable {
 
     /// Opens a session for `caller` at `version` and returns its id.
     pub(crate) fn open(&self, caller: &str, version: &'static str) -> String {
+        self.open_at(caller, version, Instant::now())
+    }
+
+    /// [`SessionTable::open`] at time `now` (the sweep and the new session's last use).
+    fn open_at(&self, caller: &str, version: &'static str, now: Instant) -> String {
         let id = crate::ids::new_id("mcp");
-        let now = Instant::now();
         let mut map = self.lock();
         let ttl = self.limits.idle_ttl;
         map.retain(|_, s| now.duration_since(s.last_used) < ttl);
@@ -105,7 +109,11 @@ impl SessionTable {
     /// The live session `id` of `caller`, marked as used now. `None` when unknown,
     /// expired, or opened by another caller.
     pub(crate) fn touch(&self, id: &str, caller: &str) -> Option<LiveSession> {
-        let now = Instant::now();
+        self.touch_at(id, caller, Instant::now())
+    }
+
+    /// [`SessionTable::touch`] at time `now` (the expiry check and the new last use).
+    fn touch_at(&self, id: &str, caller: &str, now: Instant) -> Option<LiveSession> {
         let mut map = self.lock();
         let session = map.get_mut(id)?;
         if session.caller != caller {
@@ -247,13 +255,15 @@ mod tests {
     #[test]
     fn idle_sessions_expire_and_are_swept() {
         let t = table(100, 30);
-        let idle = t.open("c", "2025-11-25");
+        let start = Instant::now();
+        let idle = t.open_at("c", "2025-11-25", start);
         for _ in 0..20 {
-            t.open("c", "2025-11-25");
+            t.open_at("c", "2025-11-25", start);
         }
-        std::thread::sleep(Duration::from_millis(40));
-        assert_eq!(t.touch(&idle, "c"), None);
-        t.open("c", "2025-11-25");
+        // Past the 30 ms idle TTL, without waiting for it.
+        let later = start + Duration::from_millis(40);
+        assert_eq!(t.touch_at(&idle, "c", later), None);
+        t.open_at("c", "2025-11-25", later);
         assert_eq!(t.len(), 1, "opening a session sweeps the expired ones");
     }
 

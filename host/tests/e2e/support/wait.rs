@@ -24,6 +24,25 @@ pub async fn until<T, F: Future<Output = Option<T>>>(what: &str, mut check: impl
     }
 }
 
+/// Like [`until`], for a condition whose state is worth showing if it never holds:
+/// `check` gives `Err(what it saw)` until then, and the failure shows the last of it.
+pub async fn until_seen<T, S: std::fmt::Debug, F: Future<Output = Result<T, S>>>(
+    what: &str,
+    mut check: impl FnMut() -> F,
+) -> T {
+    let start = Instant::now();
+    loop {
+        match check().await {
+            Ok(value) => return value,
+            Err(seen) => assert!(
+                start.elapsed() < PATIENCE,
+                "waited {PATIENCE:?} for {what}; last seen: {seen:?}"
+            ),
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
 /// The `wasmhub_calls_in_flight` gauge in a `/metrics` text.
 pub fn calls_in_flight(metrics: &str) -> i64 {
     metrics
