@@ -51,15 +51,21 @@ pub enum PluginStatus {
     Loading,
 }
 
+/// The states' wire names, in the order active, deprecated, rejected, loading: what
+/// [`PluginStatus::as_str`] and [`PluginCounts::by_state`] say, and (a test checks)
+/// what serde writes as `"state"`.
+const STATE_NAMES: [&str; 4] = ["active", "deprecated", "rejected", "loading"];
+
 impl PluginStatus {
     /// The wire name: `active`, `deprecated`, `rejected` or `loading`.
     pub fn as_str(&self) -> &'static str {
-        match self {
-            PluginStatus::Active => "active",
-            PluginStatus::Deprecated => "deprecated",
-            PluginStatus::Rejected { .. } => "rejected",
-            PluginStatus::Loading => "loading",
-        }
+        let index = match self {
+            PluginStatus::Active => 0,
+            PluginStatus::Deprecated => 1,
+            PluginStatus::Rejected { .. } => 2,
+            PluginStatus::Loading => 3,
+        };
+        STATE_NAMES[index]
     }
 
     /// Why a rejected plugin was not loaded.
@@ -128,12 +134,8 @@ impl PluginCounts {
     /// (state wire name, count) pairs, in the order active, deprecated, rejected,
     /// loading.
     pub fn by_state(&self) -> [(&'static str, usize); 4] {
-        [
-            ("active", self.active),
-            ("deprecated", self.deprecated),
-            ("rejected", self.rejected),
-            ("loading", self.loading),
-        ]
+        let counts = [self.active, self.deprecated, self.rejected, self.loading];
+        std::array::from_fn(|i| (STATE_NAMES[i], counts[i]))
     }
 }
 
@@ -288,5 +290,34 @@ fn describe(entry: &PluginEntry, ops: &mut HashMap<String, OpRef>) -> PluginInfo
             input_kb: l.input_kb,
         }),
         notes: plugin.notes().to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_names_are_what_serde_writes() {
+        let all = [
+            PluginStatus::Active,
+            PluginStatus::Deprecated,
+            PluginStatus::Rejected { reason: "r".into() },
+            PluginStatus::Loading,
+        ];
+        for (status, name) in all.iter().zip(STATE_NAMES) {
+            assert_eq!(status.as_str(), name);
+            assert_eq!(serde_json::to_value(status).unwrap()["state"], name);
+        }
+        let counts = PluginCounts {
+            active: 1,
+            deprecated: 2,
+            rejected: 3,
+            loading: 4,
+        };
+        assert_eq!(
+            counts.by_state(),
+            [("active", 1), ("deprecated", 2), ("rejected", 3), ("loading", 4)]
+        );
     }
 }

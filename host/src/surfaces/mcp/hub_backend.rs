@@ -5,8 +5,7 @@
 
 use super::backend::{Backend, BackendCall, BoxFuture, InvokeError, Progress, ToolOutput, ToolSpec};
 use crate::hub::{
-    self, AuthError, CallContext, Caller, Hub, MetaToolKind, MetaToolRequest, ProgressEvent, ProgressFn,
-    ToolError,
+    AuthError, CallContext, Caller, Hub, MetaToolKind, MetaToolRequest, ProgressEvent, ProgressFn, ToolError,
 };
 use crate::surfaces::auth::Gatekeeper;
 use serde_json::{Value, json};
@@ -53,19 +52,19 @@ impl Gatekeeper for HubBackend {
 
 impl Backend for HubBackend {
     fn tools(&self) -> Vec<ToolSpec> {
-        hub::meta_tools()
-            .iter()
-            .filter_map(|t| {
-                let kind = MetaToolKind::parse(t.name)?;
+        MetaToolKind::ALL
+            .into_iter()
+            .map(|kind| {
+                let t = kind.tool();
                 let (title, annotations) = presentation(kind);
-                Some(ToolSpec {
+                ToolSpec {
                     name: t.name.to_string(),
                     title: Some(title.to_string()),
                     description: t.description.to_string(),
                     input_schema: t.input_schema.clone(),
                     output_schema: Some(t.output_schema.clone()),
                     annotations,
-                })
+                }
             })
             .collect()
     }
@@ -124,6 +123,7 @@ fn progress_fn(sink: super::backend::ProgressSink) -> ProgressFn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hub;
 
     #[test]
     fn only_an_all_failed_batch_is_an_error() {
