@@ -4,14 +4,15 @@
 # plugins folder).
 #
 #   Rust plugins   (plugins/NAME/Cargo.toml): cargo build --release --target wasm32-wasip2
-#   Python plugins (plugins/NAME/app.py):     componentize-py 0.25.1 from .venv/
+#   Python plugins (plugins/NAME/app.py):     componentize-py 0.25.1 from .venv/, with
+#                                             the SDK guest-sdk-py/ on the Python path
 #
 # Usage: scripts/build-plugins.sh [--out DIR]      (run from anywhere)
 #
 # Idempotent: cargo rebuilds only what changed, a Python component is rebuilt only
-# when its sources, the WIT or the componentize-py version change (a sha256 stamp),
-# and a file in the output folder is replaced only when its bytes differ, so a
-# running hub's folder watcher does not reload unchanged plugins.
+# when its sources, the SDK's, the WIT or the componentize-py version change (a
+# sha256 stamp), and a file in the output folder is replaced only when its bytes
+# differ, so a running hub's folder watcher does not reload unchanged plugins.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -91,6 +92,7 @@ if [[ ${#python_plugins[@]} -gt 0 ]]; then
         "$VENV/bin/python" -m pip install --quiet "componentize-py==$COMPONENTIZE_PY_VERSION"
     fi
     mkdir -p "$TARGET_DIR/componentize-py"
+    SDK_PY="$ROOT/guest-sdk-py"
     for name in "${python_plugins[@]}"; do
         dir="$ROOT/plugins/$name"
         wasm="$TARGET_DIR/componentize-py/$name.wasm"
@@ -98,7 +100,7 @@ if [[ ${#python_plugins[@]} -gt 0 ]]; then
         # Tests are not part of the component, so they do not force a rebuild.
         digest="$( {
             echo "componentize-py $COMPONENTIZE_PY_VERSION"
-            find "$dir" -name '*.py' ! -name 'test_*' -print0 | sort -z | xargs -0 sha256sum
+            find "$dir" "$SDK_PY/wasmhub_plugin" -name '*.py' ! -name 'test_*' -print0 | sort -z | xargs -0 sha256sum
             sha256sum "$ROOT"/wit/*.wit
         } | sed "s|$ROOT/||" | sha256sum | cut -d' ' -f1)"
         if [[ -f "$wasm" && -f "$stamp" && "$(cat "$stamp")" == "$digest" ]]; then
@@ -106,7 +108,7 @@ if [[ ${#python_plugins[@]} -gt 0 ]]; then
         else
             log "$name: componentize-py componentize app (takes about a minute)"
             rm -f "$stamp"
-            "$VENV/bin/componentize-py" -d "$ROOT/wit" -w plugin componentize app -p "$dir" -o "$wasm.partial"
+            "$VENV/bin/componentize-py" -d "$ROOT/wit" -w plugin componentize app -p "$dir" -p "$SDK_PY" -o "$wasm.partial"
             mv -f "$wasm.partial" "$wasm"
             echo "$digest" > "$stamp"
         fi
