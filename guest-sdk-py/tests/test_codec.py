@@ -41,6 +41,7 @@ class Positive:
 
 class Opts(typing.TypedDict, total=False):
     depth: int
+    label: Optional[str]
 
 
 @dataclass
@@ -119,6 +120,11 @@ class DecodeTest(unittest.TestCase):
                 "opts": {"depth": 2, "mode": "a"},
             },
         )
+
+    def test_absent_typeddict_keys_stay_absent(self):
+        out = plugin.invoke("typed", {"order": ORDER, "opts": {"label": None}, "mode": "b"})
+        self.assertEqual(out["opts"], {"label": None, "mode": "b"})
+        self.assertEqual(plugin.invoke("typed", {"order": ORDER, "opts": {}})["opts"], {"mode": "a"})
 
     def test_error_paths_name_the_field(self):
         bad_item = dict(ORDER, items=[{"name": "bolt"}, {"name": 7}])

@@ -128,7 +128,14 @@ class CheckExamplesTest(unittest.TestCase):
         self.assertEqual(make_plugin().check_examples(), 2)
         plugin = Plugin()
 
-        @plugin.operation(examples=[example("Wrong", {"x": 1}, {"y": 2}), example("Bool is no number", {"x": 1}, {"y": True})])
+        @plugin.operation(
+            examples=[
+                example("Wrong", {"x": 1}, {"y": 2}),
+                example("Bool is no number", {"x": 1}, {"y": True}),
+                example("Float is no integer", {"x": 1}, {"y": 1.0}),
+                example("Right", {"x": 1}, {"y": 1}),
+            ]
+        )
         def op(x: int) -> dict:
             """Doc."""
             return {"y": x}
@@ -137,7 +144,8 @@ class CheckExamplesTest(unittest.TestCase):
             plugin.check_examples()
         lines = str(ctx.exception).splitlines()
         self.assertEqual(lines[0], 'op example 1 (Wrong): output {"y":1} differs from the expected {"y":2}')
-        self.assertEqual(len(lines), 2)
+        self.assertEqual(len(lines), 3)
+        self.assertTrue(lines[2].startswith("op example 3 (Float is no integer)"))
 
 
 class DecoratorErrorsTest(unittest.TestCase):

@@ -57,10 +57,11 @@ def _key(key):
     return key
 
 
-def decode_fields(fields, value, path="input"):
+def decode_fields(fields, value, path="input", fill_none=True):
     """A JSON object into {python name: decoded value} for the given fields; a field
     that is absent and not required is left out, so its Python default applies, or
-    set to None when it has no default (an optional field)."""
+    set to None when it has no default (an optional field) and `fill_none` (keyword
+    arguments and dataclasses need a value; a TypedDict just lacks the key)."""
     if not isinstance(value, dict):
         raise InvalidInput(f"{path}: expected an object, got {_show(value)}")
     known = {f.key for f in fields}
@@ -74,7 +75,7 @@ def decode_fields(fields, value, path="input"):
             out[field.attr] = decode(value[field.key], field.hint, _at(path, field.key))
         elif field.required:
             raise InvalidInput(f"{_at(path, field.key)}: missing required field")
-        elif field.default is t.MISSING and t.admits_none(field.hint):
+        elif fill_none and field.default is t.MISSING and t.admits_none(field.hint):
             out[field.attr] = None
     return out
 
@@ -100,7 +101,7 @@ def _decode_bare(value, tp, path):
     if t.is_enum(tp):
         return tp(_choice(value, [m.value for m in tp], path))
     if t.is_typeddict(tp):
-        return decode_fields(t.object_fields(tp), value, path)
+        return decode_fields(t.object_fields(tp), value, path, fill_none=False)
     if t.is_object_type(tp):
         return _dataclass(tp, value, path)
     return _container(tp, value, path)
