@@ -143,7 +143,7 @@ function integerShape(typeName, [lo, hi], big, opts) {
   const full = { ...keywords({ ...o, description }, []), ...schema };
   return new Shape(full, (value, path) => {
     const exact = integerValue(value);
-    if (exact === null) throw mismatch(path, `an integer (${typeName})`, value);
+    if (exact === null) throw mismatch(path, typeName === "integer" ? "an integer" : `an integer (${typeName})`, value);
     if (exact < min || exact > max) {
       throw new InvalidInput(`${path}: ${exact} is out of range for ${typeName} (${min}..${max})`);
     }
