@@ -43,7 +43,10 @@ pub(crate) fn system_prompt(configured: Option<&str>) -> &str {
 /// `prompt` followed by the plugins' instructions, when there are any. The
 /// instructions come after the fixed prompt (and in plugin-name order), so the
 /// prompt's prefix stays byte-identical across turns for providers' prompt caches.
-pub(crate) fn with_instructions<'a>(prompt: &'a str, instructions: Option<String>) -> std::borrow::Cow<'a, str> {
+pub(crate) fn with_instructions<'a>(
+    prompt: &'a str,
+    instructions: Option<String>,
+) -> std::borrow::Cow<'a, str> {
     match instructions {
         Some(text) => format!("{prompt}\n\n{text}").into(),
         None => prompt.into(),
@@ -57,7 +60,10 @@ mod tests {
     #[test]
     fn instructions_follow_the_prompt() {
         assert_eq!(with_instructions("base", None), "base");
-        assert_eq!(with_instructions("base", Some("## calc\nexact".into())), "base\n\n## calc\nexact");
+        assert_eq!(
+            with_instructions("base", Some("## calc\nexact".into())),
+            "base\n\n## calc\nexact"
+        );
     }
 
     #[test]

@@ -126,7 +126,10 @@ impl Runner<'_> {
             message_metadata: Some(json!({ "model": self.turn.model, "sessionId": self.turn.session.id })),
         }]);
         let mut budget = Budget::new(self.env.context_window);
-        let system = prompt::with_instructions(&self.env.system_prompt, self.env.hub.instructions(&self.turn.caller));
+        let system = prompt::with_instructions(
+            &self.env.system_prompt,
+            self.env.hub.instructions(&self.turn.caller),
+        );
         for step in 0..self.env.max_steps {
             let mut messages = convert::to_openai(Some(&system), &self.turn.history);
             messages.extend(convert::to_openai(

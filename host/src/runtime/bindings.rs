@@ -205,12 +205,18 @@ impl PluginPre {
         Ok(match self {
             PluginPre::V0_1(pre) => {
                 let plugin = pre.instantiate_async(&mut *store).await?;
-                let out = plugin.wasmhub_plugin_operations().call_call(&mut *store, op, input).await?;
+                let out = plugin
+                    .wasmhub_plugin_operations()
+                    .call_call(&mut *store, op, input)
+                    .await?;
                 out.map_err(|e| plugin_error!(v0_1, e))
             }
             PluginPre::V0_2(pre) => {
                 let plugin = pre.instantiate_async(&mut *store).await?;
-                let out = plugin.wasmhub_plugin_operations().call_call(&mut *store, op, input).await?;
+                let out = plugin
+                    .wasmhub_plugin_operations()
+                    .call_call(&mut *store, op, input)
+                    .await?;
                 out.map_err(|e| plugin_error!(v0_2, e))
             }
         })
@@ -254,9 +260,13 @@ macro_rules! host_interface {
         impl $v::wasmhub::plugin::types::Host for CallState {}
 
         impl $v::wasmhub::plugin::host::Host for CallState {
-            fn log(&mut self, level: $v::wasmhub::plugin::types::LogLevel, message: String) -> wasmtime::Result<()> {
-                use $v::wasmhub::plugin::types::LogLevel as L;
+            fn log(
+                &mut self,
+                level: $v::wasmhub::plugin::types::LogLevel,
+                message: String,
+            ) -> wasmtime::Result<()> {
                 use crate::logging::Level;
+                use $v::wasmhub::plugin::types::LogLevel as L;
                 let level = match level {
                     L::Trace => Level::Trace,
                     L::Debug => Level::Debug,
@@ -274,21 +284,24 @@ macro_rules! host_interface {
                 input_json: String,
             ) -> Result<String, $v::wasmhub::plugin::types::CallError> {
                 use $v::wasmhub::plugin::types::{CallError, CallErrorCode as C};
-                self.nested.call(tool, input_json).await.map_err(|e| CallError {
-                    code: match e.code {
-                        ErrorCode::InvalidInput => C::InvalidInput,
-                        ErrorCode::NotFound => C::NotFound,
-                        ErrorCode::Forbidden => C::Forbidden,
-                        ErrorCode::Timeout => C::Timeout,
-                        ErrorCode::MemoryLimit => C::MemoryLimit,
-                        ErrorCode::OutputLimit => C::OutputLimit,
-                        ErrorCode::Trap => C::Trap,
-                        ErrorCode::PluginError => C::PluginError,
-                        ErrorCode::Cancelled => C::Cancelled,
-                        ErrorCode::CallLimit => C::CallLimit,
-                    },
-                    message: e.message,
-                })
+                self.nested
+                    .call(tool, input_json)
+                    .await
+                    .map_err(|e| CallError {
+                        code: match e.code {
+                            ErrorCode::InvalidInput => C::InvalidInput,
+                            ErrorCode::NotFound => C::NotFound,
+                            ErrorCode::Forbidden => C::Forbidden,
+                            ErrorCode::Timeout => C::Timeout,
+                            ErrorCode::MemoryLimit => C::MemoryLimit,
+                            ErrorCode::OutputLimit => C::OutputLimit,
+                            ErrorCode::Trap => C::Trap,
+                            ErrorCode::PluginError => C::PluginError,
+                            ErrorCode::Cancelled => C::Cancelled,
+                            ErrorCode::CallLimit => C::CallLimit,
+                        },
+                        message: e.message,
+                    })
             }
         }
     };

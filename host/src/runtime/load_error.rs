@@ -3,11 +3,11 @@
 //! keeping the error it came from (I/O, wasmtime, manifest, JSON) as `source()`.
 
 use super::bindings::WitVersion;
-use super::verify::ExampleError;
 use super::file::FileKind;
 use super::manifest::ManifestProblem;
 use super::operations::OperationProblem;
 use super::sandbox::SandboxError;
+use super::verify::ExampleError;
 use std::error::Error;
 use std::fmt;
 use std::path::PathBuf;

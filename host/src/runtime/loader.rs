@@ -6,6 +6,7 @@
 
 use super::Inner;
 use super::bindings::{Listing, PluginPre, WitVersion};
+use super::budget::bounded;
 use super::cache::sha256_hex;
 use super::file::{self, ReadError};
 use super::load_error::{CompileError, ListError, LoadError, LoadProblem, MAX_NAME_LEN};
@@ -15,9 +16,8 @@ use super::net::NetPolicy;
 use super::operations::{self, MAX_INSTRUCTIONS_BYTES};
 use super::plugin::Plugin;
 use super::sandbox::{CallState, SandboxSpec, new_store};
-use super::budget::bounded;
-use super::verify::{self, ExampleScope};
 use super::types::NoNestedCalls;
+use super::verify::{self, ExampleScope};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -121,9 +121,12 @@ pub(super) async fn load(
     });
     if verify == Verify::Examples {
         let timeout = Duration::from_millis(inner.limits.load_timeout_ms);
-        let failures = verify::run(&plugin, ExampleScope::AtLoad, timeout).await.failures();
+        let failures = verify::run(&plugin, ExampleScope::AtLoad, timeout)
+            .await
+            .failures();
         if !failures.is_empty() {
-            err.problems.extend(failures.into_iter().map(LoadProblem::Verification));
+            err.problems
+                .extend(failures.into_iter().map(LoadProblem::Verification));
             return Err(err);
         }
     }

@@ -57,8 +57,8 @@ pub use types::{
 pub use verify::{ExampleError, ExampleFailure, ExampleOutcome, ExampleReport, ExampleReports, ExampleScope};
 
 use crate::config::Limits;
-use loader::Verify;
 use crate::storage::{Storage, StorageError};
+use loader::Verify;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;

@@ -118,7 +118,10 @@ impl fmt::Display for OperationProblem {
                 write!(f, "the {role} cannot be compiled: {message}")
             }
             OperationProblem::TooManyExamples { count } => {
-                write!(f, "{count} examples listed; at most {MAX_EXAMPLES} are allowed: keep the most typical")
+                write!(
+                    f,
+                    "{count} examples listed; at most {MAX_EXAMPLES} are allowed: keep the most typical"
+                )
             }
             OperationProblem::ExampleTooLarge { index } => write!(
                 f,
@@ -126,7 +129,10 @@ impl fmt::Display for OperationProblem {
                 MAX_EXAMPLE_BYTES / 1024
             ),
             OperationProblem::ExampleNotJson { index, part, source } => {
-                write!(f, "example {index}: the {part} is not JSON ({source}): give JSON text")
+                write!(
+                    f,
+                    "example {index}: the {part} is not JSON ({source}): give JSON text"
+                )
             }
         }
     }
@@ -227,7 +233,11 @@ fn examples(specs: Vec<ExampleSpec>, text_cap: usize) -> Result<Vec<Example>, Op
         .map(|(i, spec)| {
             Ok(Example {
                 input: json(i + 1, "input", &spec.input)?,
-                output: spec.output.as_deref().map(|o| json(i + 1, "output", o)).transpose()?,
+                output: spec
+                    .output
+                    .as_deref()
+                    .map(|o| json(i + 1, "output", o))
+                    .transpose()?,
                 description: bounded(spec.description, text_cap),
             })
         })

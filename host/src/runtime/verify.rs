@@ -62,12 +62,20 @@ impl fmt::Display for ExampleFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExampleFailure::InputInvalid { violations } => {
-                write!(f, "its input does not match the input schema: {}", violations.join("; "))
+                write!(
+                    f,
+                    "its input does not match the input schema: {}",
+                    violations.join("; ")
+                )
             }
             ExampleFailure::Call(e) => write!(f, "the call failed: {e}"),
             ExampleFailure::OutputNotJson(e) => write!(f, "the output is not JSON: {e}"),
             ExampleFailure::OutputInvalid { violations } => {
-                write!(f, "the output does not match the output schema: {}", violations.join("; "))
+                write!(
+                    f,
+                    "the output does not match the output schema: {}",
+                    violations.join("; ")
+                )
             }
             ExampleFailure::OutputDiffers { at, expected, actual } => {
                 let at = if at.is_empty() { "the output" } else { at.as_str() };
@@ -271,7 +279,9 @@ fn first_difference(expected: &Value, actual: Option<&Value>, at: String) -> Opt
 const SHOWN_CHARS: usize = 200;
 
 fn shown(value: Option<&Value>) -> String {
-    let Some(value) = value else { return "(absent)".into() };
+    let Some(value) = value else {
+        return "(absent)".into();
+    };
     let text = value.to_string();
     match text.char_indices().nth(SHOWN_CHARS) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
@@ -290,8 +300,14 @@ mod tests {
 
     #[test]
     fn equal_values_have_no_difference_whatever_the_key_order() {
-        assert_eq!(diff(json!({"a": 1, "b": [1, 2]}), json!({"b": [1, 2], "a": 1})), None);
-        assert_eq!(diff(json!(9223372036854775807i64), json!(9223372036854775807i64)), None);
+        assert_eq!(
+            diff(json!({"a": 1, "b": [1, 2]}), json!({"b": [1, 2], "a": 1})),
+            None
+        );
+        assert_eq!(
+            diff(json!(9223372036854775807i64), json!(9223372036854775807i64)),
+            None
+        );
     }
 
     #[test]
