@@ -88,6 +88,12 @@
 //!
 //! [`host::log`] writes to the hub's log; [`host::call`] runs another operation
 //! through the hub's call protocol (allowlist, deadline, cancellation, depth limit).
+//!
+//! ## The contract
+//!
+//! The crate carries its own copy of the WIT, `wit/plugin.wit`, so that it builds on
+//! its own (from crates.io, or vendored); in the wasmhub repository a unit test keeps
+//! it identical to the repository's `wit/plugin.wit`.
 
 extern crate self as wasmhub_guest;
 
@@ -96,11 +102,11 @@ pub mod host;
 mod operation;
 pub mod schema;
 
-/// The generated WIT bindings of the `plugin` world (`wit/plugin.wit`).
+/// The generated WIT bindings of the `plugin` world (this crate's `wit/plugin.wit`).
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../wit",
+        path: "wit",
         world: "plugin",
         pub_export_macro: true,
         export_macro_name: "__export_plugin_world",
@@ -261,4 +267,33 @@ macro_rules! export_plugin {
             }
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// The SDK carries its own copy of the contract so that it builds from its
+    /// packaged crate; inside the repository the copy must be the contract itself.
+    #[test]
+    fn the_wit_copy_is_the_repository_contract() {
+        let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let copy = std::fs::read(crate_dir.join("wit/plugin.wit")).expect("the SDK's wit/plugin.wit");
+        let repository_wit = crate_dir.join("../wit");
+        if !repository_wit.is_dir() {
+            eprintln!(
+                "note: not comparing wit/plugin.wit with the repository's: {} does not exist \
+                 (the crate is built outside the wasmhub repository)",
+                repository_wit.display()
+            );
+            return;
+        }
+        let contract =
+            std::fs::read(repository_wit.join("plugin.wit")).expect("the repository's wit/plugin.wit");
+        assert!(
+            copy == contract,
+            "guest-sdk/wit/plugin.wit differs from wit/plugin.wit: copy it again \
+             (cp wit/plugin.wit guest-sdk/wit/plugin.wit)"
+        );
+    }
 }
