@@ -2,10 +2,12 @@
 text), call() with errors mapped onto the WIT variant, instructions, the decorator's
 refusals, check_examples, and the host helpers, through stand-in bindings."""
 
+import builtins
 import contextlib
 import io
 import json
 import unittest
+from unittest import mock
 from dataclasses import dataclass
 
 from tests import fake_bindings
@@ -81,6 +83,19 @@ class SpecsTest(unittest.TestCase):
         with fake_bindings.installed():
             self.assertEqual(make_plugin().exports()().instructions(), "Integers are 64-bit.")
             self.assertIsNone(Plugin().exports()().instructions())
+
+    def test_exports_loads_every_binding_at_build_time(self):
+        # componentize-py keeps only modules imported while it builds: the lazy imports
+        # of log, call and the error mapping would fail in the component otherwise.
+        seen, real = set(), builtins.__import__
+
+        def spy(name, globals=None, locals=None, fromlist=(), level=0):
+            seen.update([name, *(f"{name}.{f}" for f in fromlist or ())])
+            return real(name, globals, locals, fromlist, level)
+
+        with fake_bindings.installed(), mock.patch("builtins.__import__", spy):
+            make_plugin().exports()
+        self.assertLessEqual({"componentize_py_types", "wit_world.exports.Operations", "wit_world.imports.host", "wit_world.imports.types"}, seen)
 
     def test_exports_without_bindings_is_a_plain_class(self):
         ops = make_plugin().exports()()

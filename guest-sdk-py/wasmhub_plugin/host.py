@@ -1,7 +1,8 @@
 """What a plugin asks of the hub: `log` a line and `call` another operation.
 
 Both wrap the WIT `host` import. The generated bindings (`wit_world`) exist only inside
-a component, so they are imported on use: outside one (plain Python, unit tests) `log`
+a component, so they are imported on use (`plugin.exports()` has loaded them at build
+time, which componentize-py needs); outside one (plain Python, unit tests) `log`
 writes to stderr and `call` raises, since no hub is there to answer; patch it in tests.
 """
 

@@ -112,8 +112,14 @@ def json_equal(a, b):
 
 
 def _exports_class(plugin):
-    try:  # inside the component, derive from the generated protocol
+    try:
+        # Inside the component: derive from the generated protocol, and load every
+        # binding module now, at build time. componentize-py keeps only the modules
+        # imported while it builds, so the imports `log`, `call` and the methods below
+        # make on use must find them already loaded.
+        import componentize_py_types  # noqa: F401
         from wit_world.exports import Operations as base
+        from wit_world.imports import host, types  # noqa: F401
     except ImportError:
         base = object
 
