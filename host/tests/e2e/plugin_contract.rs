@@ -39,7 +39,7 @@ async fn plugins_of_both_wit_versions_are_served_side_by_side() {
     let resp = server
         .request(http::Method::GET, "/api/plugins", None, None)
         .await;
-    let list = resp.json().await;
+    let list = resp.json().await["plugins"].take();
     assert_eq!(plugin_state(&list, "adversary")["wit_version"], "0.1.0", "{list}");
     assert_eq!(plugin_state(&list, "examples")["wit_version"], "0.2.0", "{list}");
     assert_eq!(plugin_state(&list, "calc")["wit_version"], "0.2.0", "{list}");
@@ -135,7 +135,12 @@ async fn mcp_initialize_and_discovery_carry_the_plugins_instructions() {
         http::Method::POST,
         "/mcp",
         Some(discover.to_string().into()),
-        &headers,
+        &[
+            headers[0],
+            headers[1],
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "server/discover"),
+        ],
     )
     .await;
     let answer = resp.json().await;
@@ -167,8 +172,17 @@ async fn the_agent_puts_the_instructions_into_its_system_prompt() {
         "the fixed prompt first"
     );
     assert!(
-        text.ends_with(&format!("## examples\n{INSTRUCTIONS}\n")),
+        text.contains(&format!("\n\n## examples\n{INSTRUCTIONS}\n")),
         "{text}"
+    );
+    // After the fixed prompt, in plugin-name order (a stable prefix for prompt caches).
+    let headings: Vec<&str> = text.lines().filter(|l| l.starts_with("## ")).collect();
+    let mut sorted = headings.clone();
+    sorted.sort();
+    assert_eq!(headings, sorted);
+    assert!(
+        headings.contains(&"## calc"),
+        "calc gives instructions too: {headings:?}"
     );
 }
 
