@@ -5,68 +5,33 @@
 
 use super::TemplateFile;
 
+/// One file of `guest-sdk-js/`, as this binary was built with it, at `$dest` in the project.
+macro_rules! embedded {
+    ($dest:literal, $source:literal) => {
+        ($dest, include_str!(concat!("../../../../guest-sdk-js/", $source)))
+    };
+}
+
 /// The template files (`guest-sdk-js/template/`, listed in its `FILES`).
 pub(super) const TEMPLATE: &[TemplateFile] = &[
-    (
-        "plugin.js",
-        include_str!("../../../../guest-sdk-js/template/plugin.js"),
-    ),
-    (
-        "component.js",
-        include_str!("../../../../guest-sdk-js/template/component.js"),
-    ),
-    (
-        "package.json",
-        include_str!("../../../../guest-sdk-js/template/package.json"),
-    ),
-    (
-        "plugin.test.mjs",
-        include_str!("../../../../guest-sdk-js/template/plugin.test.mjs"),
-    ),
-    (
-        "README.md",
-        include_str!("../../../../guest-sdk-js/template/README.md"),
-    ),
-    (
-        ".gitignore",
-        include_str!("../../../../guest-sdk-js/template/.gitignore"),
-    ),
+    embedded!("plugin.js", "template/plugin.js"),
+    embedded!("component.js", "template/component.js"),
+    embedded!("package.json", "template/package.json"),
+    embedded!("plugin.test.mjs", "template/plugin.test.mjs"),
+    embedded!("README.md", "template/README.md"),
+    embedded!(".gitignore", "template/.gitignore"),
 ];
 
 /// The SDK (`guest-sdk-js/`, listed in its `FILES`), vendored as `wasmhub-plugin/`.
 pub(super) const SDK: &[TemplateFile] = &[
-    (
-        "wasmhub-plugin/package.json",
-        include_str!("../../../../guest-sdk-js/package.json"),
-    ),
-    (
-        "wasmhub-plugin/index.js",
-        include_str!("../../../../guest-sdk-js/index.js"),
-    ),
-    (
-        "wasmhub-plugin/lib/errors.js",
-        include_str!("../../../../guest-sdk-js/lib/errors.js"),
-    ),
-    (
-        "wasmhub-plugin/lib/examples.js",
-        include_str!("../../../../guest-sdk-js/lib/examples.js"),
-    ),
-    (
-        "wasmhub-plugin/lib/host.js",
-        include_str!("../../../../guest-sdk-js/lib/host.js"),
-    ),
-    (
-        "wasmhub-plugin/lib/json.js",
-        include_str!("../../../../guest-sdk-js/lib/json.js"),
-    ),
-    (
-        "wasmhub-plugin/lib/plugin.js",
-        include_str!("../../../../guest-sdk-js/lib/plugin.js"),
-    ),
-    (
-        "wasmhub-plugin/lib/schema.js",
-        include_str!("../../../../guest-sdk-js/lib/schema.js"),
-    ),
+    embedded!("wasmhub-plugin/package.json", "package.json"),
+    embedded!("wasmhub-plugin/index.js", "index.js"),
+    embedded!("wasmhub-plugin/lib/errors.js", "lib/errors.js"),
+    embedded!("wasmhub-plugin/lib/examples.js", "lib/examples.js"),
+    embedded!("wasmhub-plugin/lib/host.js", "lib/host.js"),
+    embedded!("wasmhub-plugin/lib/json.js", "lib/json.js"),
+    embedded!("wasmhub-plugin/lib/plugin.js", "lib/plugin.js"),
+    embedded!("wasmhub-plugin/lib/schema.js", "lib/schema.js"),
 ];
 
 /// Every file of a new JavaScript plugin project.

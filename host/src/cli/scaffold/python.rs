@@ -5,61 +5,32 @@
 
 use super::TemplateFile;
 
+/// One file of `guest-sdk-py/`, as this binary was built with it, at `$dest` in the project.
+macro_rules! embedded {
+    ($dest:literal, $source:literal) => {
+        ($dest, include_str!(concat!("../../../../guest-sdk-py/", $source)))
+    };
+}
+
 /// The template files (`guest-sdk-py/template/`, listed in its `FILES`).
 pub(super) const TEMPLATE: &[TemplateFile] = &[
-    ("app.py", include_str!("../../../../guest-sdk-py/template/app.py")),
-    (
-        "build.py",
-        include_str!("../../../../guest-sdk-py/template/build.py"),
-    ),
-    (
-        "test_app.py",
-        include_str!("../../../../guest-sdk-py/template/test_app.py"),
-    ),
-    (
-        "README.md",
-        include_str!("../../../../guest-sdk-py/template/README.md"),
-    ),
-    (
-        ".gitignore",
-        include_str!("../../../../guest-sdk-py/template/.gitignore"),
-    ),
+    embedded!("app.py", "template/app.py"),
+    embedded!("build.py", "template/build.py"),
+    embedded!("test_app.py", "template/test_app.py"),
+    embedded!("README.md", "template/README.md"),
+    embedded!(".gitignore", "template/.gitignore"),
 ];
 
 /// The SDK package, vendored as `wasmhub_plugin/`.
 pub(super) const SDK: &[TemplateFile] = &[
-    (
-        "wasmhub_plugin/__init__.py",
-        include_str!("../../../../guest-sdk-py/wasmhub_plugin/__init__.py"),
-    ),
-    (
-        "wasmhub_plugin/_types.py",
-        include_str!("../../../../guest-sdk-py/wasmhub_plugin/_types.py"),
-    ),
-    (
-        "wasmhub_plugin/codec.py",
-        include_str!("../../../../guest-sdk-py/wasmhub_plugin/codec.py"),
-    ),
-    (
-        "wasmhub_plugin/errors.py",
-        include_str!("../../../../guest-sdk-py/wasmhub_plugin/errors.py"),
-    ),
-    (
-        "wasmhub_plugin/host.py",
-        include_str!("../../../../guest-sdk-py/wasmhub_plugin/host.py"),
-    ),
-    (
-        "wasmhub_plugin/operation.py",
-        include_str!("../../../../guest-sdk-py/wasmhub_plugin/operation.py"),
-    ),
-    (
-        "wasmhub_plugin/plugin.py",
-        include_str!("../../../../guest-sdk-py/wasmhub_plugin/plugin.py"),
-    ),
-    (
-        "wasmhub_plugin/schema.py",
-        include_str!("../../../../guest-sdk-py/wasmhub_plugin/schema.py"),
-    ),
+    embedded!("wasmhub_plugin/__init__.py", "wasmhub_plugin/__init__.py"),
+    embedded!("wasmhub_plugin/_types.py", "wasmhub_plugin/_types.py"),
+    embedded!("wasmhub_plugin/codec.py", "wasmhub_plugin/codec.py"),
+    embedded!("wasmhub_plugin/errors.py", "wasmhub_plugin/errors.py"),
+    embedded!("wasmhub_plugin/host.py", "wasmhub_plugin/host.py"),
+    embedded!("wasmhub_plugin/operation.py", "wasmhub_plugin/operation.py"),
+    embedded!("wasmhub_plugin/plugin.py", "wasmhub_plugin/plugin.py"),
+    embedded!("wasmhub_plugin/schema.py", "wasmhub_plugin/schema.py"),
 ];
 
 /// Every file of a new Python plugin project.

@@ -5,28 +5,25 @@
 
 use super::TemplateFile;
 
-/// The SDK's sources as this binary was built with them.
+/// One file of the SDK's `src/`, as this binary was built with it.
+macro_rules! sdk_source {
+    ($file:literal) => {
+        (
+            concat!("wasmhub-guest/src/", $file),
+            include_str!(concat!("../../../../guest-sdk/src/", $file)),
+        )
+    };
+}
+
+/// The SDK's sources (every file of `guest-sdk/src/`; a unit test keeps the list whole).
 pub(super) const SDK_SOURCES: &[TemplateFile] = &[
-    (
-        "wasmhub-guest/src/lib.rs",
-        include_str!("../../../../guest-sdk/src/lib.rs"),
-    ),
-    (
-        "wasmhub-guest/src/error.rs",
-        include_str!("../../../../guest-sdk/src/error.rs"),
-    ),
-    (
-        "wasmhub-guest/src/host.rs",
-        include_str!("../../../../guest-sdk/src/host.rs"),
-    ),
-    (
-        "wasmhub-guest/src/operation.rs",
-        include_str!("../../../../guest-sdk/src/operation.rs"),
-    ),
-    (
-        "wasmhub-guest/src/schema.rs",
-        include_str!("../../../../guest-sdk/src/schema.rs"),
-    ),
+    sdk_source!("check.rs"),
+    sdk_source!("error.rs"),
+    sdk_source!("example.rs"),
+    sdk_source!("host.rs"),
+    sdk_source!("lib.rs"),
+    sdk_source!("operation.rs"),
+    sdk_source!("schema.rs"),
 ];
 
 /// The SDK's manifest; its `*.workspace = true` keys are filled in by
@@ -120,10 +117,17 @@ descriptions the model reads, and the JSON Schemas are derived from the types.
 
 ```sh
 rustup target add wasm32-wasip2          # once
-cargo test                               # logic and the exported specs, natively
+cargo test                               # the logic, the exported specs and every example, natively
 cargo build --release --target wasm32-wasip2
 wasmhub plugin check target/wasm32-wasip2/release/{{name_ident}}.wasm
+wasmhub plugin test target/wasm32-wasip2/release/{{name_ident}}.wasm   # every example, in the sandbox
 ```
+
+The SDK is in `wasmhub-guest/` (written by `wasmhub plugin new`, the version of the
+hub that wrote it, with the contract in `wasmhub-guest/wit/plugin.wit`); its crate
+docs (`cargo doc --open -p wasmhub-guest`) describe `export_plugin!`, examples and
+instructions. Examples run when the hub loads the plugin (except those of operations
+hinted `destructive` or `open_world`): a wrong expected output rejects the plugin.
 
 ## Run it in the hub
 
@@ -184,8 +188,11 @@ pub fn repeat(input: RepeatInput) -> Result<RepeatOutput, Error> {
 }
 
 wasmhub_guest::export_plugin! {
+    instructions: "Texts are repeated exactly, separator only between the copies.",
     /// Repeat a text a number of times, optionally with a separator between the copies.
     #[hints(read_only, idempotent)]
+    #[example("Repeats a text three times", {"text": "ab", "times": 3} => {"result": "ababab"})]
+    #[example("Puts the separator between the copies", {"text": "ab", "times": 2, "separator": "-"} => {"result": "ab-ab"})]
     repeat => repeat,
 }
 
