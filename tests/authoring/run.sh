@@ -42,7 +42,7 @@ step() {
 # The scaffolded operation of every language is `repeat`; the answer is checked.
 expect_call() {
     local tool=$1 want=$2 out
-    out="$(cd "$work" && wasmhub call "$tool" '{"text": "ab", "times": 3}' --plugins "$work/plugins")"
+    out="$(cd "$work" && wasmhub call "$tool" '{"text": "ab", "times": 3, "separator": ""}' --plugins "$work/plugins")"
     echo "$out"
     grep -q "$want" <<<"$out"
 }
