@@ -61,9 +61,9 @@ step "rust: plugin new" wasmhub plugin new rs-demo --lang rust
 step "rust: cargo test (examples run natively)" bash -c "cd rs-demo && cargo test --quiet"
 step "rust: cargo build --release --target wasm32-wasip2" \
     bash -c "cd rs-demo && cargo build --quiet --release --target wasm32-wasip2"
-rs_wasm="$CARGO_TARGET_DIR/wasm32-wasip2/release/rs_demo.wasm"
-step "rust: plugin check + plugin test" check_and_test "$rs_wasm" rs-demo
-cp "$rs_wasm" "$work/plugins/rs-demo.wasm" 2>/dev/null || true
+# Cargo names the artifact after the crate (rs_demo); the plugin name is the file stem.
+cp "$CARGO_TARGET_DIR/wasm32-wasip2/release/rs_demo.wasm" "$work/plugins/rs-demo.wasm" 2>/dev/null || true
+step "rust: plugin check + plugin test" check_and_test "$work/plugins/rs-demo.wasm" rs-demo
 step "rust: wasmhub call rs-demo.repeat" expect_call rs-demo.repeat '"ababab"'
 
 # --- Python ----------------------------------------------------------------------
