@@ -4,14 +4,17 @@
 # plugins folder).
 #
 #   Rust plugins   (plugins/NAME/Cargo.toml): cargo build --release --target wasm32-wasip2
-#   Python plugins (plugins/NAME/app.py):     componentize-py 0.25.1 from .venv/
+#   Python plugins (plugins/NAME/app.py):     componentize-py 0.25.1 from .venv/, with
+#                                             the SDK guest-sdk-py/ on the Python path
+#   JS plugins     (plugins/NAME/package.json): componentize-js 0.23.0 via npm ci and
+#                                             npm run build, SDK from guest-sdk-js/
 #
 # Usage: scripts/build-plugins.sh [--out DIR]      (run from anywhere)
 #
-# Idempotent: cargo rebuilds only what changed, a Python component is rebuilt only
-# when its sources, the WIT or the componentize-py version change (a sha256 stamp),
-# and a file in the output folder is replaced only when its bytes differ, so a
-# running hub's folder watcher does not reload unchanged plugins.
+# Idempotent: cargo rebuilds only what changed, a Python or JS component is rebuilt only
+# when its sources, the SDK's, the WIT or the componentize-py version change (a
+# sha256 stamp), and a file in the output folder is replaced only when its bytes
+# differ, so a running hub's folder watcher does not reload unchanged plugins.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,7 +24,7 @@ COMPONENTIZE_PY_VERSION="0.25.1"
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --out) OUT="$2"; shift 2 ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -91,6 +94,7 @@ if [[ ${#python_plugins[@]} -gt 0 ]]; then
         "$VENV/bin/python" -m pip install --quiet "componentize-py==$COMPONENTIZE_PY_VERSION"
     fi
     mkdir -p "$TARGET_DIR/componentize-py"
+    SDK_PY="$ROOT/guest-sdk-py"
     for name in "${python_plugins[@]}"; do
         dir="$ROOT/plugins/$name"
         wasm="$TARGET_DIR/componentize-py/$name.wasm"
@@ -98,7 +102,7 @@ if [[ ${#python_plugins[@]} -gt 0 ]]; then
         # Tests are not part of the component, so they do not force a rebuild.
         digest="$( {
             echo "componentize-py $COMPONENTIZE_PY_VERSION"
-            find "$dir" -name '*.py' ! -name 'test_*' -print0 | sort -z | xargs -0 sha256sum
+            find "$dir" "$SDK_PY/wasmhub_plugin" -name '*.py' ! -name 'test_*' -print0 | sort -z | xargs -0 sha256sum
             sha256sum "$ROOT"/wit/*.wit
         } | sed "s|$ROOT/||" | sha256sum | cut -d' ' -f1)"
         if [[ -f "$wasm" && -f "$stamp" && "$(cat "$stamp")" == "$digest" ]]; then
@@ -106,8 +110,66 @@ if [[ ${#python_plugins[@]} -gt 0 ]]; then
         else
             log "$name: componentize-py componentize app (takes about a minute)"
             rm -f "$stamp"
-            "$VENV/bin/componentize-py" -d "$ROOT/wit" -w plugin componentize app -p "$dir" -o "$wasm.partial"
+            "$VENV/bin/componentize-py" -d "$ROOT/wit" -w plugin componentize app -p "$dir" -p "$SDK_PY" -o "$wasm.partial"
             mv -f "$wasm.partial" "$wasm"
+            echo "$digest" > "$stamp"
+        fi
+        install_file "$wasm" "$OUT/$name.wasm"
+        BUILT+=("$name")
+    done
+fi
+
+# --- JavaScript plugins (componentize-js) ----------------------------------------
+# A JS plugin is plugins/NAME/ with a package.json and no Cargo.toml. Its package.json
+# pins componentize-js exactly (package-lock.json committed), `npm ci` installs it into
+# the plugin's node_modules/ (git-ignored, reused while the version matches), and its
+# `npm run build` writes plugins/NAME/NAME.wasm from component.js, which imports the
+# SDK guest-sdk-js/ by relative path (componentize-js resolves no bare specifiers).
+COMPONENTIZE_JS_VERSION="0.23.0"
+js_plugins=()
+for pkg in plugins/*/package.json; do
+    [[ -f "$pkg" ]] || continue
+    dir="$(dirname "$pkg")"
+    [[ -f "$dir/Cargo.toml" ]] && continue
+    js_plugins+=("$(basename "$dir")")
+done
+
+# The componentize-js version installed in plugin folder $1, or nothing.
+componentize_js_installed() {
+    local pkg="$1/node_modules/@bytecodealliance/componentize-js/package.json"
+    [[ -f "$pkg" ]] && node -p "require(process.argv[1]).version" "$pkg"
+}
+
+if [[ ${#js_plugins[@]} -gt 0 ]]; then
+    command -v npm >/dev/null || { echo "npm is needed to build ${js_plugins[*]}" >&2; exit 1; }
+    mkdir -p "$TARGET_DIR/componentize-js"
+    for name in "${js_plugins[@]}"; do
+        dir="$ROOT/plugins/$name"
+        if [[ "$(componentize_js_installed "$dir" || true)" != "$COMPONENTIZE_JS_VERSION" ]]; then
+            log "$name: npm ci (componentize-js $COMPONENTIZE_JS_VERSION, pinned in package-lock.json)"
+            (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+            if [[ "$(componentize_js_installed "$dir" || true)" != "$COMPONENTIZE_JS_VERSION" ]]; then
+                echo "plugins/$name/package-lock.json does not pin componentize-js $COMPONENTIZE_JS_VERSION" >&2
+                exit 1
+            fi
+        fi
+        wasm="$TARGET_DIR/componentize-js/$name.wasm"
+        stamp="$wasm.sha256"
+        # Tests are not part of the component, so they do not force a rebuild.
+        digest="$( {
+            echo "componentize-js $COMPONENTIZE_JS_VERSION"
+            find "$dir" -path "$dir/node_modules" -prune -o -type f \( -name '*.js' -o -name 'package*.json' \) \
+                ! -name '*.test.*' -print0 | sort -z | xargs -0 sha256sum
+            (cd "$ROOT/guest-sdk-js" && xargs sha256sum < FILES)
+            sha256sum "$ROOT"/wit/*.wit
+        } | sed "s|$ROOT/||" | sha256sum | cut -d' ' -f1)"
+        if [[ -f "$wasm" && -f "$stamp" && "$(cat "$stamp")" == "$digest" ]]; then
+            log "$name: sources unchanged, reusing $wasm"
+        else
+            log "$name: npm run build (componentize-js, about 10-30 s)"
+            rm -f "$stamp" "$dir/$name.wasm"
+            (cd "$dir" && npm run --silent build)
+            mv -f "$dir/$name.wasm" "$wasm"
             echo "$digest" > "$stamp"
         fi
         install_file "$wasm" "$OUT/$name.wasm"

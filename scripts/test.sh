@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the project: the Rust unit and end-to-end tests (the real
 # sandbox, real example plugins, the real binary on loopback), the Python plugin's
-# tests, and the suites that drive the hub with real clients (AI SDK, OpenAI SDK,
-# MCP conformance and SDK clients, headless Chromium). Needs only Rust via rustup,
+# tests, the Python and JavaScript SDKs' tests, plugin authoring in all three
+# languages outside the checkout, and the suites that drive the hub with real
+# clients (AI SDK, OpenAI SDK, MCP conformance and SDK clients, headless Chromium). Needs only Rust via rustup,
 # python3 and node/npm from the machine; every other tool is installed on the way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,9 @@ cargo build -p wasmhub
 
 suite "cargo test (unit + e2e)" cargo test --workspace
 suite "units plugin (python)" python3 -m unittest discover -s plugins/units -t plugins/units
+suite "python SDK" python3 -m unittest discover -s guest-sdk-py/tests -t guest-sdk-py
+suite "javascript SDK + dates plugin" bash -c "node --test guest-sdk-js/test/ && cd plugins/dates && node --test"
+suite "plugin authors outside the repo (rust, python, js)" bash tests/authoring/run.sh
 suite "AI SDK + OpenAI clients" bash tests/node/run.sh
 suite "MCP conformance + SDK clients" bash tests/mcp/run.sh
 suite "chat: AI SDK useChat + Chromium" bash tests/chat/run.sh

@@ -1,11 +1,13 @@
 //! Operations and their dispatch: typed handlers wrapped into JSON-in/JSON-out calls,
-//! operation-name rules, and the checks `list` relies on.
+//! operation-name rules, the checks `list` relies on, and running the examples.
 
 use schemars::JsonSchema;
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
 use crate::bindings::wasmhub::plugin::types::{Hints, OperationSpec};
+use crate::check::{CheckError, MAX_INSTRUCTIONS_BYTES};
+use crate::example::{Example, ExampleProblem};
 use crate::{Error, schema};
 
 /// Longest operation name the WIT contract allows, in bytes.
@@ -116,15 +118,22 @@ pub fn encode_output<O: Serialize>(output: &O) -> Result<String, Error> {
     serde_json::to_string(output).map_err(|e| Error::failed(format!("could not encode the output: {e}")))
 }
 
+/// Whether an input decodes into the operation's input type, without running it.
+fn decodes<I: DeserializeOwned>(input_json: &str) -> Result<(), Error> {
+    decode_input::<I>(input_json).map(|_| ())
+}
+
 type Handler = Box<dyn Fn(&str) -> Result<String, Error>>;
 
-/// One exported operation: its spec and its JSON-in/JSON-out handler.
+/// One exported operation: its spec, its examples and its JSON-in/JSON-out handler.
 pub struct Operation {
     name: &'static str,
     description: String,
     hints: Hints,
     input_schema: fn() -> Value,
     output_schema: fn() -> Option<Value>,
+    decodes: fn(&str) -> Result<(), Error>,
+    examples: Vec<Example>,
     handler: Handler,
 }
 
@@ -143,6 +152,8 @@ impl Operation {
             hints,
             input_schema: schema::input_schema::<I>,
             output_schema: schema::output_schema::<O>,
+            decodes: decodes::<I>,
+            examples: Vec::new(),
             handler: Box::new(move |json| encode_output(&handler(decode_input::<I>(json)?)?)),
         }
     }
@@ -171,6 +182,73 @@ impl Operation {
     pub fn hints(&self) -> Hints {
         self.hints
     }
+
+    /// The same operation with one more example (listed in the order added).
+    pub fn with_example(mut self, example: Example) -> Self {
+        self.examples.push(example);
+        self
+    }
+
+    /// The worked examples, most typical first.
+    pub fn examples(&self) -> &[Example] {
+        &self.examples
+    }
+
+    /// Whether the host runs this operation's examples when it loads the plugin: not
+    /// when it is hinted `destructive` or `open_world`, since loading must not act on
+    /// the world or depend on it. [`Plugin::check`] follows the same rule natively
+    /// (where the network and other host imports do not exist anyway).
+    pub fn examples_run_at_load(&self) -> bool {
+        !self.hints.intersects(Hints::DESTRUCTIVE | Hints::OPEN_WORLD)
+    }
+
+    /// The first malformed example (empty description, input not an object or too
+    /// large): what `list` must not return.
+    fn check_example_declarations(&self) -> Result<(), CheckError> {
+        self.first_failing_example(|example| example.declaration_problem().map_or(Ok(()), Err))
+    }
+
+    /// The first example whose input does not decode or, when the examples run at
+    /// load, whose call fails or returns another output than the expected one.
+    fn check_examples(&self) -> Result<(), CheckError> {
+        self.first_failing_example(|example| self.run_example(example))
+    }
+
+    fn first_failing_example(
+        &self,
+        check: impl Fn(&Example) -> Result<(), ExampleProblem>,
+    ) -> Result<(), CheckError> {
+        for (i, example) in self.examples.iter().enumerate() {
+            check(example).map_err(|problem| CheckError::Example {
+                operation: self.name.to_string(),
+                index: i + 1,
+                description: example.description().to_string(),
+                problem,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn run_example(&self, example: &Example) -> Result<(), ExampleProblem> {
+        let input = example.input().to_string();
+        (self.decodes)(&input).map_err(ExampleProblem::InputRejected)?;
+        if !self.examples_run_at_load() {
+            return Ok(());
+        }
+        let output = (self.handler)(&input).map_err(ExampleProblem::CallFailed)?;
+        example.judge(&output)
+    }
+
+    fn spec(&self) -> OperationSpec {
+        OperationSpec {
+            name: self.name.to_string(),
+            description: self.description.clone(),
+            input_schema: self.input_schema().to_string(),
+            output_schema: self.output_schema().map(|s| s.to_string()),
+            hints: self.hints,
+            examples: self.examples.iter().map(Example::to_wit).collect(),
+        }
+    }
 }
 
 /// The operations of one plugin, as [`export_plugin!`](crate::export_plugin) builds them.
@@ -178,12 +256,23 @@ impl Operation {
 /// host uses (JSON text in, JSON text or a typed error out).
 pub struct Plugin {
     operations: Vec<Operation>,
+    instructions: Option<String>,
 }
 
 impl Plugin {
-    /// A plugin offering `operations`.
+    /// A plugin offering `operations`, without instructions.
     pub fn new(operations: Vec<Operation>) -> Self {
-        Plugin { operations }
+        Plugin {
+            operations,
+            instructions: None,
+        }
+    }
+
+    /// The same plugin with `instructions`: text a model reads once before it uses
+    /// the plugin (conventions its operations share, which one to call first).
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
     }
 
     /// The operations, in declaration order.
@@ -191,49 +280,66 @@ impl Plugin {
         &self.operations
     }
 
-    /// Every problem the host would reject the plugin for: bad or duplicate names,
-    /// missing descriptions, an input schema whose root is not an object.
-    pub fn check(&self) -> Result<(), String> {
+    /// The instructions, as `operations.instructions` returns them.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// Every problem the host would reject the plugin for: the declarations
+    /// [`check_declarations`](Self::check_declarations) covers, then every example run
+    /// natively through [`call`](Self::call) (those the host runs at load; the others
+    /// only have their input decoded), its output compared with the expected one.
+    pub fn check(&self) -> Result<(), CheckError> {
+        self.check_declarations()?;
+        self.operations.iter().try_for_each(Operation::check_examples)
+    }
+
+    /// The problems visible without running anything: bad or duplicate names,
+    /// missing descriptions, an input schema whose root is not an object, blank or
+    /// too long instructions, and malformed examples.
+    pub fn check_declarations(&self) -> Result<(), CheckError> {
         let names: Vec<&str> = self.operations.iter().map(|o| o.name).collect();
         if let Some(problem) = names_problem(&names) {
-            return Err(format!("{problem} (operations: {names:?})"));
+            let names = names.iter().map(|n| n.to_string()).collect();
+            return Err(CheckError::Names { problem, names });
         }
+        self.check_instructions()?;
         for op in &self.operations {
             if op.description.is_empty() {
-                return Err(format!(
-                    "operation `{}` has no description: write a doc comment on it",
-                    op.name
-                ));
+                return Err(CheckError::Undocumented {
+                    operation: op.name.to_string(),
+                });
             }
-            let input = op.input_schema();
-            if !schema::root_is_object(&input) {
-                return Err(format!(
-                    "operation `{}`: the input type must serialize as a JSON object (a struct), \
-                     but its schema is {input}",
-                    op.name
-                ));
+            let schema = op.input_schema();
+            if !schema::root_is_object(&schema) {
+                let operation = op.name.to_string();
+                return Err(CheckError::InputNotObject { operation, schema });
             }
+            op.check_example_declarations()?;
         }
         Ok(())
     }
 
-    /// The specs `operations.list` returns. Panics when [`check`](Self::check) fails:
-    /// `list` cannot report an error, and a trap at load makes the host reject the
-    /// plugin with this message rather than serve a broken one.
+    fn check_instructions(&self) -> Result<(), CheckError> {
+        match self.instructions.as_deref() {
+            Some(text) if text.trim().is_empty() => Err(CheckError::BlankInstructions),
+            Some(text) if text.len() > MAX_INSTRUCTIONS_BYTES => {
+                Err(CheckError::InstructionsTooLong { bytes: text.len() })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The specs `operations.list` returns. Panics when
+    /// [`check_declarations`](Self::check_declarations) fails: `list` cannot report an
+    /// error, and a trap at load makes the host reject the plugin with this message
+    /// rather than serve a broken one. (Examples are not run here: the host runs them
+    /// itself, in the sandbox, after `list`.)
     pub fn specs(&self) -> Vec<OperationSpec> {
-        if let Err(problem) = self.check() {
+        if let Err(problem) = self.check_declarations() {
             panic!("invalid wasmhub plugin: {problem}");
         }
-        self.operations
-            .iter()
-            .map(|op| OperationSpec {
-                name: op.name.to_string(),
-                description: op.description.clone(),
-                input_schema: op.input_schema().to_string(),
-                output_schema: op.output_schema().map(|s| s.to_string()),
-                hints: op.hints,
-            })
-            .collect()
+        self.operations.iter().map(Operation::spec).collect()
     }
 
     /// Runs operation `name` on `input_json`.
@@ -415,6 +521,7 @@ mod tests {
             scalar
                 .check()
                 .unwrap_err()
+                .to_string()
                 .contains("must serialize as a JSON object")
         );
         let undocumented = Plugin::new(vec![Operation::new(
@@ -423,14 +530,20 @@ mod tests {
             Hints::empty(),
             |n: Num| Ok(n.n),
         )]);
-        assert!(undocumented.check().unwrap_err().contains("no description"));
+        assert!(
+            undocumented
+                .check()
+                .unwrap_err()
+                .to_string()
+                .contains("no description")
+        );
         let bad = Plugin::new(vec![Operation::new(
             "Bad",
             "d".into(),
             Hints::empty(),
             |n: Num| Ok(n.n),
         )]);
-        assert!(bad.check().unwrap_err().contains("lowercase"));
+        assert!(bad.check().unwrap_err().to_string().contains("lowercase"));
     }
 
     #[test]
@@ -440,5 +553,150 @@ mod tests {
             Ok(n)
         })])
         .specs();
+    }
+
+    fn double(examples: Vec<Example>) -> Plugin {
+        let op = Operation::new("double", "Doubles n.".into(), Hints::READ_ONLY, |i: Num| {
+            i.n.checked_mul(2)
+                .map(|n| json!({ "n": n }))
+                .ok_or_else(|| Error::invalid_input("n is too large"))
+        });
+        Plugin::new(vec![examples.into_iter().fold(op, Operation::with_example)])
+    }
+
+    fn example_failure(examples: Vec<Example>) -> (CheckError, String) {
+        let e = double(examples).check().unwrap_err();
+        let message = e.to_string();
+        (e, message)
+    }
+
+    #[test]
+    fn examples_that_hold_pass_check() {
+        let p = double(vec![
+            Example::new("Doubles 21", json!({"n": 21})).with_output(json!({"n": 42})),
+            Example::new("Any output will do", json!({"n": -4})),
+        ]);
+        assert_eq!(p.check(), Ok(()));
+        assert_eq!(p.operations()[0].examples().len(), 2);
+    }
+
+    #[test]
+    fn an_example_whose_output_differs_fails_check_naming_it() {
+        let (e, message) = example_failure(vec![
+            Example::new("Doubles 21", json!({"n": 21})).with_output(json!({"n": 42})),
+            Example::new("Doubles 2", json!({"n": 2})).with_output(json!({"n": 5})),
+        ]);
+        assert_eq!(
+            message,
+            r#"operation `double`, example 2 ("Doubles 2"): at /n: expected 5, got 4"#
+        );
+        assert!(matches!(
+            e,
+            CheckError::Example {
+                index: 2,
+                problem: ExampleProblem::OutputDiffers(_),
+                ..
+            }
+        ));
+        let (_, message) = example_failure(vec![
+            Example::new("Float", json!({"n": 1})).with_output(json!({"n": 2.0})),
+        ]);
+        assert!(message.ends_with("at /n: expected 2.0, got 2"), "{message}");
+    }
+
+    #[test]
+    fn an_example_that_fails_or_does_not_decode_fails_check() {
+        let (e, message) = example_failure(vec![Example::new("Too large", json!({"n": i64::MAX}))]);
+        assert_eq!(
+            e,
+            CheckError::Example {
+                operation: "double".into(),
+                index: 1,
+                description: "Too large".into(),
+                problem: ExampleProblem::CallFailed(Error::invalid_input("n is too large")),
+            }
+        );
+        assert!(message.contains("an example must succeed"), "{message}");
+        let (_, message) = example_failure(vec![Example::new("Typo", json!({"m": 1}))]);
+        assert_eq!(
+            message,
+            r#"operation `double`, example 1 ("Typo"): its input does not decode: invalid-input: input: missing field `n` at line 1 column 7"#
+        );
+    }
+
+    #[test]
+    fn malformed_examples_are_declaration_errors_that_list_refuses() {
+        let p = double(vec![Example::new("Not an object", json!([21]))]);
+        let e = p.check_declarations().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"operation `double`, example 1 ("Not an object"): its input is not a JSON object"#
+        );
+        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.specs()));
+        assert!(
+            refused.is_err(),
+            "list must trap rather than return a malformed example"
+        );
+        assert!(
+            double(vec![Example::new("", json!({"n": 1}))])
+                .check_declarations()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn open_world_and_destructive_examples_are_decoded_but_not_run() {
+        for hints in [Hints::OPEN_WORLD, Hints::DESTRUCTIVE | Hints::IDEMPOTENT] {
+            let reaches_out = |_: Num| -> Result<Value, Error> { panic!("must not run at check") };
+            let op = Operation::new("get", "Fetches.".into(), hints, reaches_out)
+                .with_example(Example::new("Network", json!({"n": 1})));
+            assert!(!op.examples_run_at_load());
+            assert_eq!(Plugin::new(vec![op]).check(), Ok(()));
+            let typo = Operation::new("get", "Fetches.".into(), hints, reaches_out)
+                .with_example(Example::new("Typo", json!({"url": "x"})));
+            let e = Plugin::new(vec![typo]).check().unwrap_err();
+            assert!(matches!(
+                e,
+                CheckError::Example {
+                    problem: ExampleProblem::InputRejected(_),
+                    ..
+                }
+            ));
+        }
+        assert!(plugin().operations()[0].examples_run_at_load());
+    }
+
+    #[test]
+    fn specs_carry_examples_as_json_text() {
+        let p = double(vec![
+            Example::new("Doubles 21", json!({"n": 21})).with_output(json!({"n": 42})),
+            Example::new("Free", json!({"n": 1})),
+        ]);
+        let examples = &p.specs()[0].examples;
+        assert_eq!(examples.len(), 2);
+        assert_eq!(examples[0].description, "Doubles 21");
+        assert_eq!(examples[0].input, r#"{"n":21}"#);
+        assert_eq!(examples[0].output.as_deref(), Some(r#"{"n":42}"#));
+        assert_eq!(examples[1].output, None);
+        assert!(plugin().specs()[0].examples.is_empty());
+    }
+
+    #[test]
+    fn instructions_are_optional_bounded_and_not_blank() {
+        assert_eq!(plugin().instructions(), None);
+        let p = plugin().with_instructions("Numbers are 64-bit.");
+        assert_eq!(p.instructions(), Some("Numbers are 64-bit."));
+        assert_eq!(p.check(), Ok(()));
+        let blank = plugin().with_instructions(" \n");
+        assert_eq!(blank.check_declarations(), Err(CheckError::BlankInstructions));
+        let long = plugin().with_instructions("x".repeat(MAX_INSTRUCTIONS_BYTES + 1));
+        assert_eq!(
+            long.check(),
+            Err(CheckError::InstructionsTooLong {
+                bytes: MAX_INSTRUCTIONS_BYTES + 1
+            })
+        );
+        let limit = plugin().with_instructions("x".repeat(MAX_INSTRUCTIONS_BYTES));
+        assert_eq!(limit.check(), Ok(()));
     }
 }

@@ -1,12 +1,11 @@
 """Unit conversion logic of the `units` plugin, free of any component glue.
 
 Owns the unit tables (length, mass, temperature, volume, area, speed, time, data
-size), unit-name lookup, exact conversion with `fractions.Fraction`, and the two
-operations with their hand-written JSON Schemas. `app.py` adapts this module to
-the WIT world; the tests in `test_units_core.py` exercise it with plain Python.
+size), unit-name lookup and exact conversion with `fractions.Fraction`. `app.py`
+declares the operations over it with the wasmhub_plugin SDK; the tests in
+`test_units_core.py` exercise it with plain Python.
 """
 
-import json
 import math
 from fractions import Fraction
 
@@ -253,135 +252,3 @@ def list_units(dimension=None):
             for d in names
         ]
     }
-
-
-_UNIT_FIELD = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": MAX_UNIT_NAME,
-}
-
-OPERATIONS = [
-    {
-        "name": "convert",
-        "description": (
-            "Convert a value between units of length, mass, temperature, volume, area, speed, time "
-            "or data size, using exact factors (e.g. 5 mi to km, 100 F to C, 3 GiB to MB). "
-            "Units are symbols or names: m, km, mi, ft, kg, lb, C, F, l, gal, m2, acre, km/h, mph, h, yr, MB, GiB."
-        ),
-        "input_schema": {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "type": "object",
-            "properties": {
-                "value": {"type": "number", "description": "The quantity to convert."},
-                "from": dict(_UNIT_FIELD, description="The unit of `value` (symbol or name, e.g. `mi`, `miles`)."),
-                "to": dict(_UNIT_FIELD, description="The unit to convert to, of the same dimension."),
-            },
-            "required": ["value", "from", "to"],
-            "additionalProperties": False,
-        },
-        "output_schema": {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "type": "object",
-            "properties": {
-                "value": {"type": "number", "description": "The converted quantity (nearest double to the exact result)."},
-                "from": {"type": "string", "description": "Canonical symbol of the source unit."},
-                "to": {"type": "string", "description": "Canonical symbol of the target unit."},
-                "dimension": {"type": "string", "description": "What both units measure."},
-                "factor": {
-                    "type": ["number", "null"],
-                    "description": "Multiply by this to convert; null for temperatures, which have offsets.",
-                },
-            },
-            "required": ["value", "from", "to", "dimension", "factor"],
-            "additionalProperties": False,
-        },
-        "hints": ["read_only", "idempotent"],
-    },
-    {
-        "name": "list_units",
-        "description": (
-            "List the units `convert` understands, with their symbols, names and aliases, "
-            "for one dimension or all of them."
-        ),
-        "input_schema": {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "type": "object",
-            "properties": {
-                "dimension": {
-                    "type": ["string", "null"],
-                    "enum": [*DIMENSIONS, None],
-                    "description": "Only this dimension (default: all).",
-                },
-            },
-            "additionalProperties": False,
-        },
-        "output_schema": {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "type": "object",
-            "properties": {
-                "dimensions": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "dimension": {"type": "string"},
-                            "base": {"type": "string", "description": "Symbol of the unit factors refer to."},
-                            "units": {
-                                "type": "array",
-                                "items": {
-                                    "type": "object",
-                                    "properties": {
-                                        "symbol": {"type": "string"},
-                                        "name": {"type": "string"},
-                                        "aliases": {"type": "array", "items": {"type": "string"}},
-                                    },
-                                    "required": ["symbol", "name", "aliases"],
-                                },
-                            },
-                        },
-                        "required": ["dimension", "base", "units"],
-                    },
-                }
-            },
-            "required": ["dimensions"],
-        },
-        "hints": ["read_only", "idempotent"],
-    },
-]
-
-
-def _fields(payload, allowed):
-    if not isinstance(payload, dict):
-        raise UnitsError("invalid-input", "input must be a JSON object")
-    unknown = sorted(set(payload) - set(allowed))
-    if unknown:
-        raise UnitsError("invalid-input", f"unknown field `{unknown[0]}`; expected {', '.join(allowed)}")
-    return payload
-
-
-def call(name, input_json):
-    """Runs operation `name` on JSON text and returns JSON text; raises UnitsError."""
-    try:
-        payload = json.loads(input_json)
-    except ValueError as e:
-        raise UnitsError("invalid-input", f"input is not JSON: {e}") from None
-    if name == "convert":
-        p = _fields(payload, ["value", "from", "to"])
-        for field in ("value", "from", "to"):
-            if field not in p:
-                raise UnitsError("invalid-input", f"missing field `{field}`")
-        for field in ("from", "to"):
-            if not isinstance(p[field], str):
-                raise UnitsError("invalid-input", f"`{field}` must be a string")
-        result = convert(p["value"], p["from"], p["to"])
-    elif name == "list_units":
-        p = _fields(payload, ["dimension"])
-        dimension = p.get("dimension")
-        if dimension is not None and not isinstance(dimension, str):
-            raise UnitsError("invalid-input", "`dimension` must be a string")
-        result = list_units(dimension)
-    else:
-        known = ", ".join(op["name"] for op in OPERATIONS)
-        raise UnitsError("not-found", f"no operation `{name}` in this plugin (it has: {known})")
-    return json.dumps(result)

@@ -3,7 +3,8 @@
 //! The model never sees the operations themselves, only `hub_list`, `hub_search`,
 //! `hub_schema` and `hub_call`; the prompt teaches the search -> schema -> call
 //! sequence, batching, and what to do with errors. Operators replace it with
-//! `[agent] system_prompt`.
+//! `[agent] system_prompt`. The active plugins' instructions (WIT 0.2.0) follow
+//! it, in plugin-name order.
 
 /// Used when `[agent] system_prompt` is not set.
 pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "\
@@ -39,9 +40,31 @@ pub(crate) fn system_prompt(configured: Option<&str>) -> &str {
         .unwrap_or(DEFAULT_SYSTEM_PROMPT)
 }
 
+/// `prompt` followed by the plugins' instructions, when there are any. The
+/// instructions come after the fixed prompt (and in plugin-name order), so the
+/// prompt's prefix stays byte-identical across turns for providers' prompt caches.
+pub(crate) fn with_instructions<'a>(
+    prompt: &'a str,
+    instructions: Option<String>,
+) -> std::borrow::Cow<'a, str> {
+    match instructions {
+        Some(text) => format!("{prompt}\n\n{text}").into(),
+        None => prompt.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instructions_follow_the_prompt() {
+        assert_eq!(with_instructions("base", None), "base");
+        assert_eq!(
+            with_instructions("base", Some("## calc\nexact".into())),
+            "base\n\n## calc\nexact"
+        );
+    }
 
     #[test]
     fn the_default_names_every_meta_tool_and_a_configured_prompt_wins() {

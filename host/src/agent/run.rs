@@ -20,6 +20,7 @@ use super::budget::{Budget, estimate_tokens};
 use super::convert::{self, error_json};
 use super::live::LiveTurn;
 use super::message::UiMessage;
+use super::prompt;
 use super::sessions::{SessionInfo, Sessions};
 use super::sink::TurnSink;
 use crate::hub::{CallContext, Caller, Hub, MetaToolRequest};
@@ -125,8 +126,12 @@ impl Runner<'_> {
             message_metadata: Some(json!({ "model": self.turn.model, "sessionId": self.turn.session.id })),
         }]);
         let mut budget = Budget::new(self.env.context_window);
+        let system = prompt::with_instructions(
+            &self.env.system_prompt,
+            self.env.hub.instructions(&self.turn.caller),
+        );
         for step in 0..self.env.max_steps {
-            let mut messages = convert::to_openai(Some(&self.env.system_prompt), &self.turn.history);
+            let mut messages = convert::to_openai(Some(&system), &self.turn.history);
             messages.extend(convert::to_openai(
                 None,
                 std::slice::from_ref(self.sink.message()),

@@ -25,8 +25,10 @@ Commands:
   serve                 run the hub's HTTP server (MCP, OpenAI proxy, chat, REST)
   mcp --stdio           serve MCP over stdin/stdout for desktop clients
   call TOOL JSON        run one operation locally, without a server
-  plugin new NAME       scaffold a Rust plugin crate
+  plugin new NAME       scaffold a plugin project (--lang rust|python|js)
   plugin check FILE     check a plugin component and say what is wrong with it
+  plugin test FILE      run every example of a plugin's operations in the sandbox
+  plugin wit [--out D]  print (or write into D) the WIT contract this binary serves
   plugin inspect FILE   show a plugin's operations, schemas, imports and grants
   plugin lock [DIR]     pin every plugin's sha256 in DIR/plugins.lock
 
@@ -180,15 +182,19 @@ fn call_command(argv: &[String]) -> Result<ExitCode, UsageError> {
 }
 
 const PLUGIN_HELP: &str = "\
-Usage: wasmhub plugin <new|check|inspect|lock> ...
+Usage: wasmhub plugin <new|check|test|inspect|lock|wit> ...
 
-  plugin new NAME [--dir DIR]   scaffold a Rust plugin crate in DIR/NAME (default: ./NAME)
+  plugin new NAME [--lang rust|python|js] [--dir DIR]
+                                scaffold a plugin project in DIR/NAME (default: ./NAME, Rust);
+                                it builds with one command and needs no checkout of the hub
   plugin check FILE             check a component; each problem on its own line; exit 1 on any
+  plugin test FILE              run every example of every operation in the sandbox; exit 1 on a failure
+  plugin wit [--out DIR]        print the newest WIT package, or write every version served into DIR
   plugin inspect FILE [--json]  operations, schemas, imports and what its manifest grants
   plugin lock [DIR]             write DIR/plugins.lock (default DIR: ./dist/plugins)";
 
 fn plugin_command(argv: &[String]) -> Result<ExitCode, UsageError> {
-    let args = Args::parse(argv, &["dir"], &["json", "help"])?;
+    let args = Args::parse(argv, &["dir", "out", "lang"], &["json", "help"])?;
     let positional: Vec<&str> = args.positional.iter().map(String::as_str).collect();
     if args.switch("help") {
         println!("{PLUGIN_HELP}");
@@ -196,10 +202,12 @@ fn plugin_command(argv: &[String]) -> Result<ExitCode, UsageError> {
     }
     match positional.as_slice() {
         ["check", file] => Ok(plugin::check(std::path::Path::new(file))),
+        ["test", file] => Ok(plugin::test(std::path::Path::new(file))),
+        ["wit"] => Ok(plugin::wit(args.value("out").map(std::path::Path::new))),
         ["inspect", file] => Ok(plugin::inspect(std::path::Path::new(file), args.switch("json"))),
         ["lock"] => Ok(plugin::lock(std::path::Path::new("dist/plugins"))),
         ["lock", dir] => Ok(plugin::lock(std::path::Path::new(dir))),
-        ["new", name] => Ok(plugin_new(name, args.value("dir").unwrap_or("."))),
+        ["new", name] => plugin_new(name, args.value("dir").unwrap_or("."), args.value("lang")),
         [] => Err(UsageError(format!("missing subcommand\n{PLUGIN_HELP}"))),
         [other, ..] => Err(UsageError(format!(
             "unknown or incomplete subcommand {other:?}\n{PLUGIN_HELP}"
@@ -207,41 +215,28 @@ fn plugin_command(argv: &[String]) -> Result<ExitCode, UsageError> {
     }
 }
 
-/// `plugin new`: the crate depends on the guest SDK by path. A hub built from this
-/// repository knows where its SDK is; `WASMHUB_GUEST_SDK` points elsewhere.
-fn plugin_new(name: &str, dir: &str) -> ExitCode {
-    let sdk = match std::env::var_os("WASMHUB_GUEST_SDK") {
-        Some(path) => PathBuf::from(path),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../guest-sdk")),
+/// `plugin new NAME [--lang L] [--dir DIR]`: the SDK and the WIT come from inside
+/// this binary, so the project builds without a checkout of the hub.
+fn plugin_new(name: &str, dir: &str, lang: Option<&str>) -> Result<ExitCode, UsageError> {
+    let lang = match lang {
+        None => scaffold::Lang::Rust,
+        Some(l) => scaffold::Lang::parse(l)
+            .ok_or_else(|| UsageError(format!("unknown --lang {l:?}: use {}", scaffold::Lang::NAMES)))?,
     };
-    let sdk = match sdk.canonicalize() {
-        Ok(path) if path.join("Cargo.toml").is_file() => path,
-        _ => {
-            eprintln!(
-                "wasmhub plugin new: the guest SDK is not at {} (set WASMHUB_GUEST_SDK to the guest-sdk folder of a \
-                 wasmhub checkout)",
-                sdk.display()
-            );
-            return ExitCode::FAILURE;
-        }
-    };
-    match scaffold::scaffold(name, std::path::Path::new(dir), &sdk) {
-        Ok(files) => {
-            let root = std::path::Path::new(dir).join(name);
-            for file in files {
+    Ok(match scaffold::scaffold(name, std::path::Path::new(dir), lang) {
+        Ok(done) => {
+            for file in &done.files {
                 println!("created {}", file.display());
             }
-            println!(
-                "\nnext:\n  cd {root}\n  cargo build --release --target wasm32-wasip2\n  \
-                 wasmhub plugin check target/wasm32-wasip2/release/{crate_name}.wasm",
-                root = root.display(),
-                crate_name = name.replace('-', "_")
-            );
+            println!("\nnext, in {}:", done.root.display());
+            for line in done.next_steps.lines() {
+                println!("  {line}");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("wasmhub plugin new: {e}");
             ExitCode::FAILURE
         }
-    }
+    })
 }

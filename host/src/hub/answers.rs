@@ -13,12 +13,24 @@ use super::registry::{OpRef, Registry};
 use super::search;
 use serde_json::{Map, Value, json};
 
-/// `hub_list`: the operations `caller` may call, in name order.
+/// `hub_list`: the operations `caller` may call, in name order, and the
+/// instructions of the plugins they belong to (plugin name → text, sorted), for the
+/// plugins that give any.
 pub(crate) fn list(registry: &Registry, caller: &Caller, args: &ListArgs) -> Value {
+    let mut instructions = Map::new();
     let operations: Vec<Value> = callable(registry, caller, args.namespace.as_deref())
+        .inspect(|op| {
+            if let Some(text) = op.plugin.instructions() {
+                instructions.insert(op.plugin.name().to_string(), json!(text));
+            }
+        })
         .map(entry)
         .collect();
-    json!({ "operations": operations })
+    let mut out = json!({ "operations": operations });
+    if !instructions.is_empty() {
+        out["instructions"] = Value::Object(instructions);
+    }
+    out
 }
 
 /// `hub_search`: the best matches `caller` may call, or everything visible in name
@@ -68,6 +80,9 @@ pub(crate) fn schema(registry: &Registry, caller: &Caller, args: &SchemaArgs) ->
     });
     if let Some(output) = &operation.output_schema {
         out["outputSchema"] = output.clone();
+    }
+    if !operation.examples.is_empty() {
+        out["examples"] = json!(operation.examples);
     }
     Ok(out)
 }

@@ -266,7 +266,10 @@ fn list_definition() -> Definition {
         }),
         json!({
             "type": "object",
-            "properties": {"operations": {"type": "array", "items": entry}},
+            "properties": {
+                "operations": {"type": "array", "items": entry},
+                "instructions": {"type": "object", "additionalProperties": {"type": "string"}}
+            },
             "required": ["operations"]
         }),
     )
@@ -304,7 +307,7 @@ fn search_definition() -> Definition {
 fn schema_definition() -> Definition {
     (
         "hub_schema",
-        "Get an operation's description and the JSON Schema of its input (and output). Read it before the first call.",
+        "Get an operation's description, the JSON Schema of its input (and output) and worked examples. Read it before the first call.",
         json!({
             "type": "object",
             "properties": {
@@ -319,7 +322,12 @@ fn schema_definition() -> Definition {
                 "tool": {"type": "string"},
                 "description": {"type": "string"},
                 "inputSchema": {"type": "object"},
-                "outputSchema": {"type": "object"}
+                "outputSchema": {"type": "object"},
+                "examples": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"description": {"type": "string"}, "input": {"type": "object"}, "output": {}},
+                    "required": ["description", "input"]
+                }}
             },
             "required": ["tool", "description", "inputSchema"]
         }),

@@ -208,6 +208,21 @@ impl Hub {
         }
     }
 
+    /// The instructions of the active plugins `caller` may use, in plugin-name order,
+    /// as one text for a system prompt or MCP's `instructions`; `None` when no such
+    /// plugin gives any.
+    pub fn instructions(&self, caller: &Caller) -> Option<String> {
+        let registry = self.snapshot();
+        let mut text = String::new();
+        for (plugin, instructions) in registry.instructions(|tool| caller.may_call(tool)) {
+            if text.is_empty() {
+                text.push_str("Instructions from the plugins behind the hub's operations:\n");
+            }
+            text.push_str(&format!("\n## {plugin}\n{}\n", instructions.trim_end()));
+        }
+        (!text.is_empty()).then_some(text)
+    }
+
     /// Every plugin of the folder with its state (rejected ones with the reason).
     pub fn plugins(&self) -> Vec<PluginInfo> {
         self.snapshot().plugins.clone()

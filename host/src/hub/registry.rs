@@ -7,7 +7,7 @@
 //! rejected plugins have no operations and are listed with the reason.
 
 use super::search::{SearchDoc, SearchIndex};
-use crate::runtime::{Operation, Plugin, PluginEntry, PluginState};
+use crate::runtime::{Operation, Plugin, PluginEntry, PluginState, WitVersion};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -100,6 +100,11 @@ pub struct PluginInfo {
     /// Load-time remarks that did not reject the plugin.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The `wasmhub:plugin` WIT version a loaded plugin targets (`"0.2.0"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wit_version: Option<WitVersion>,
+    /// Whether the plugin gives instructions (`hub_list` shows them).
+    pub instructions: bool,
 }
 
 /// The limits a loaded plugin's calls run under (its manifest's, clamped to the
@@ -179,6 +184,23 @@ impl Registry {
         }
     }
 
+    /// The active plugins that give instructions and that `caller` may call an
+    /// operation of, as `(plugin, text)` in name order: a stable prefix, so a
+    /// provider's prompt cache keeps hitting.
+    pub(super) fn instructions<'a>(
+        &'a self,
+        may_call: impl Fn(&str) -> bool + 'a,
+    ) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        self.plugins.iter().filter_map(move |info| {
+            if info.state != PluginStatus::Active || !info.instructions {
+                return None;
+            }
+            let tool = info.operations.iter().find(|t| may_call(t))?;
+            let plugin = &self.ops[tool].plugin;
+            Some((plugin.name(), plugin.instructions()?))
+        })
+    }
+
     /// Any callable operation, deprecated ones included.
     pub(super) fn get(&self, tool: &str) -> Option<&OpRef> {
         self.ops.get(tool)
@@ -244,6 +266,8 @@ fn unloaded(entry: &PluginEntry, state: PluginStatus, digest: Option<String>) ->
         capabilities: Vec::new(),
         limits: None,
         notes: Vec::new(),
+        wit_version: None,
+        instructions: false,
     }
 }
 
@@ -290,6 +314,8 @@ fn describe(entry: &PluginEntry, ops: &mut HashMap<String, OpRef>) -> PluginInfo
             input_kb: l.input_kb,
         }),
         notes: plugin.notes().to_vec(),
+        wit_version: Some(plugin.wit_version()),
+        instructions: plugin.instructions().is_some(),
     }
 }
 

@@ -1,62 +1,328 @@
-//! Generated bindings for the `wasmhub:plugin@0.1.0` world, the host side of its
-//! `host` interface (`log` to the hub log, `call` to the hub's call protocol), and
-//! the one `Linker` every plugin is instantiated against.
+//! Generated bindings for every version of the `wasmhub:plugin` world the host
+//! serves (0.1.0 from `wit/0.1.0/`, 0.2.0 from `wit/`), the host side of their
+//! `host` interface (`log` to the hub log, `call` to the hub's call protocol), the
+//! one `Linker` every plugin is instantiated against, and [`PluginPre`]: a linked
+//! component of either version behind one version-neutral surface, so nothing else
+//! in the runtime knows which version a plugin targets.
 
 use super::budget::call_log;
+use super::plugin::Hints;
 use super::sandbox::CallState;
 use super::types::ErrorCode;
-use wasmtime::component::{HasSelf, Linker};
+use std::fmt;
+use wasmtime::Store;
+use wasmtime::component::{HasSelf, InstancePre, Linker};
 
 // `path` is relative to the host crate's manifest directory.
-wasmtime::component::bindgen!({
-    world: "plugin",
-    path: "../wit",
-    imports: {
-        "wasmhub:plugin/host.call": async,
-        default: trappable,
-    },
-    exports: { default: async },
-});
+mod v0_1 {
+    wasmtime::component::bindgen!({
+        world: "plugin",
+        path: "../wit/0.1.0",
+        imports: { "wasmhub:plugin/host.call": async, default: trappable },
+        exports: { default: async },
+    });
+}
 
-pub(super) use exports::wasmhub::plugin::operations::{Error as PluginError, OperationSpec};
-// `self::`: the generated module `wasmhub` shares its name with this crate, which
-// doctests see as an extern crate; a bare path is ambiguous there.
-pub(super) use self::wasmhub::plugin::types::Hints as WitHints;
-use self::wasmhub::plugin::types::{CallError, CallErrorCode, LogLevel};
+mod v0_2 {
+    wasmtime::component::bindgen!({
+        world: "plugin",
+        path: "../wit",
+        imports: { "wasmhub:plugin/host.call": async, default: trappable },
+        exports: { default: async },
+    });
+}
 
-/// The fully qualified name of the interface every plugin must export.
-pub(super) const OPERATIONS_EXPORT: &str = "wasmhub:plugin/operations@0.1.0";
+/// The version-neutral [`PluginError`] of a version's generated error type.
+macro_rules! plugin_error {
+    ($v:ident, $e:expr) => {{
+        use $v::exports::wasmhub::plugin::operations::Error as E;
+        match $e {
+            E::InvalidInput(m) => PluginError::InvalidInput(m),
+            E::NotFound(m) => PluginError::NotFound(m),
+            E::Forbidden(m) => PluginError::Forbidden(m),
+            E::Failed(m) => PluginError::Failed(m),
+        }
+    }};
+}
+/// The version-neutral [`Hints`] of a version's generated flags.
+macro_rules! hints {
+    ($v:ident, $h:expr) => {{
+        use $v::wasmhub::plugin::types::Hints as H;
+        let h = $h;
+        Hints {
+            read_only: h.contains(H::READ_ONLY),
+            destructive: h.contains(H::DESTRUCTIVE),
+            idempotent: h.contains(H::IDEMPOTENT),
+            open_world: h.contains(H::OPEN_WORLD),
+        }
+    }};
+}
 
-impl self::wasmhub::plugin::types::Host for CallState {}
+/// The WIT sources of every version served, newest first, as `(version, text)`
+/// (`wasmhub plugin wit` writes them out).
+pub const WIT_SOURCES: &[(WitVersion, &str)] = &[
+    (WitVersion::V0_2, include_str!("../../../wit/plugin.wit")),
+    (WitVersion::V0_1, include_str!("../../../wit/0.1.0/plugin.wit")),
+];
 
-impl self::wasmhub::plugin::host::Host for CallState {
-    fn log(&mut self, level: LogLevel, message: String) -> wasmtime::Result<()> {
-        use crate::logging::Level;
-        let level = match level {
-            LogLevel::Trace => Level::Trace,
-            LogLevel::Debug => Level::Debug,
-            LogLevel::Info => Level::Info,
-            LogLevel::Warn => Level::Warn,
-            LogLevel::Error => Level::Error,
-        };
-        // Bounded so a plugin cannot write megabytes into the hub log in one line;
-        // the line counts against the call's `limits.log_lines`.
+/// A version of the `wasmhub:plugin` package a component targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum WitVersion {
+    /// `wasmhub:plugin@0.1.0`: operations and `host`.
+    #[serde(rename = "0.1.0")]
+    V0_1,
+    /// `wasmhub:plugin@0.2.0`: adds operation examples and plugin instructions.
+    #[serde(rename = "0.2.0")]
+    V0_2,
+}
+
+impl WitVersion {
+    /// Every version served, newest first.
+    pub const ALL: [WitVersion; 2] = [WitVersion::V0_2, WitVersion::V0_1];
+
+    /// The version number, `0.2.0`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WitVersion::V0_1 => "0.1.0",
+            WitVersion::V0_2 => "0.2.0",
+        }
+    }
+
+    /// The fully qualified name of the interface a plugin of this version exports.
+    pub fn operations_export(self) -> &'static str {
+        match self {
+            WitVersion::V0_1 => "wasmhub:plugin/operations@0.1.0",
+            WitVersion::V0_2 => "wasmhub:plugin/operations@0.2.0",
+        }
+    }
+
+    /// The version whose operations interface is among `exports`, newest first.
+    pub(super) fn of_exports(exports: &[String]) -> Option<WitVersion> {
+        WitVersion::ALL
+            .into_iter()
+            .find(|v| exports.iter().any(|e| e == v.operations_export()))
+    }
+}
+
+impl fmt::Display for WitVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One example of an operation, as the plugin listed it (JSON still as text).
+#[derive(Debug)]
+pub(super) struct ExampleSpec {
+    pub(super) description: String,
+    pub(super) input: String,
+    pub(super) output: Option<String>,
+}
+
+/// One operation spec, as the plugin listed it, whatever its WIT version.
+#[derive(Debug)]
+pub(super) struct OperationSpec {
+    pub(super) name: String,
+    pub(super) description: String,
+    pub(super) input_schema: String,
+    pub(super) output_schema: Option<String>,
+    pub(super) hints: Hints,
+    pub(super) examples: Vec<ExampleSpec>,
+}
+
+/// What a plugin says about itself at load.
+#[derive(Debug)]
+pub(super) struct Listing {
+    /// Plugin-level instructions (0.2.0); `None` for 0.1.0 plugins and when absent.
+    pub(super) instructions: Option<String>,
+    pub(super) specs: Vec<OperationSpec>,
+}
+
+/// The WIT `error` a plugin returned, whatever its version.
+#[derive(Debug)]
+pub(super) enum PluginError {
+    InvalidInput(String),
+    NotFound(String),
+    Forbidden(String),
+    Failed(String),
+}
+
+/// A component linked against the host, ready to instantiate once per call.
+#[derive(Clone)]
+pub(super) enum PluginPre {
+    V0_1(v0_1::PluginPre<CallState>),
+    V0_2(v0_2::PluginPre<CallState>),
+}
+
+impl PluginPre {
+    /// Wraps `pre` as a plugin of `version` (checks the exports' types).
+    pub(super) fn new(version: WitVersion, pre: InstancePre<CallState>) -> wasmtime::Result<PluginPre> {
+        Ok(match version {
+            WitVersion::V0_1 => PluginPre::V0_1(v0_1::PluginPre::new(pre)?),
+            WitVersion::V0_2 => PluginPre::V0_2(v0_2::PluginPre::new(pre)?),
+        })
+    }
+
+    /// The WIT version the component targets.
+    pub(super) fn version(&self) -> WitVersion {
+        match self {
+            PluginPre::V0_1(_) => WitVersion::V0_1,
+            PluginPre::V0_2(_) => WitVersion::V0_2,
+        }
+    }
+
+    /// Instantiates the plugin in `store` and asks it for its instructions and
+    /// operations.
+    pub(super) async fn list(&self, store: &mut Store<CallState>) -> wasmtime::Result<Listing> {
+        match self {
+            PluginPre::V0_1(pre) => {
+                let ops = pre.instantiate_async(&mut *store).await?;
+                let specs = ops.wasmhub_plugin_operations().call_list(&mut *store).await?;
+                Ok(Listing {
+                    instructions: None,
+                    specs: specs.into_iter().map(v0_1_spec).collect(),
+                })
+            }
+            PluginPre::V0_2(pre) => {
+                let plugin = pre.instantiate_async(&mut *store).await?;
+                let ops = plugin.wasmhub_plugin_operations();
+                let instructions = ops.call_instructions(&mut *store).await?;
+                let specs = ops.call_list(&mut *store).await?;
+                Ok(Listing {
+                    instructions,
+                    specs: specs.into_iter().map(v0_2_spec).collect(),
+                })
+            }
+        }
+    }
+
+    /// Instantiates the plugin in `store` and runs operation `op` on `input`.
+    pub(super) async fn call(
+        &self,
+        store: &mut Store<CallState>,
+        op: &str,
+        input: &str,
+    ) -> wasmtime::Result<Result<String, PluginError>> {
+        Ok(match self {
+            PluginPre::V0_1(pre) => {
+                let plugin = pre.instantiate_async(&mut *store).await?;
+                let out = plugin
+                    .wasmhub_plugin_operations()
+                    .call_call(&mut *store, op, input)
+                    .await?;
+                out.map_err(|e| plugin_error!(v0_1, e))
+            }
+            PluginPre::V0_2(pre) => {
+                let plugin = pre.instantiate_async(&mut *store).await?;
+                let out = plugin
+                    .wasmhub_plugin_operations()
+                    .call_call(&mut *store, op, input)
+                    .await?;
+                out.map_err(|e| plugin_error!(v0_2, e))
+            }
+        })
+    }
+}
+
+fn v0_1_spec(s: v0_1::exports::wasmhub::plugin::operations::OperationSpec) -> OperationSpec {
+    OperationSpec {
+        hints: hints!(v0_1, s.hints),
+        name: s.name,
+        description: s.description,
+        input_schema: s.input_schema,
+        output_schema: s.output_schema,
+        examples: Vec::new(),
+    }
+}
+
+fn v0_2_spec(s: v0_2::exports::wasmhub::plugin::operations::OperationSpec) -> OperationSpec {
+    OperationSpec {
+        hints: hints!(v0_2, s.hints),
+        name: s.name,
+        description: s.description,
+        input_schema: s.input_schema,
+        output_schema: s.output_schema,
+        examples: s
+            .examples
+            .into_iter()
+            .map(|e| ExampleSpec {
+                description: e.description,
+                input: e.input,
+                output: e.output,
+            })
+            .collect(),
+    }
+}
+
+/// The host side of one version's `host` interface; every version shares the same
+/// behaviour ([`CallState::host_log`] and the call's nested-call router).
+macro_rules! host_interface {
+    ($v:ident) => {
+        impl $v::wasmhub::plugin::types::Host for CallState {}
+
+        impl $v::wasmhub::plugin::host::Host for CallState {
+            fn log(
+                &mut self,
+                level: $v::wasmhub::plugin::types::LogLevel,
+                message: String,
+            ) -> wasmtime::Result<()> {
+                use crate::logging::Level;
+                use $v::wasmhub::plugin::types::LogLevel as L;
+                let level = match level {
+                    L::Trace => Level::Trace,
+                    L::Debug => Level::Debug,
+                    L::Info => Level::Info,
+                    L::Warn => Level::Warn,
+                    L::Error => Level::Error,
+                };
+                self.host_log(level, &message);
+                Ok(())
+            }
+
+            async fn call(
+                &mut self,
+                tool: String,
+                input_json: String,
+            ) -> Result<String, $v::wasmhub::plugin::types::CallError> {
+                use $v::wasmhub::plugin::types::{CallError, CallErrorCode as C};
+                self.nested
+                    .call(tool, input_json)
+                    .await
+                    .map_err(|e| CallError {
+                        code: match e.code {
+                            ErrorCode::InvalidInput => C::InvalidInput,
+                            ErrorCode::NotFound => C::NotFound,
+                            ErrorCode::Forbidden => C::Forbidden,
+                            ErrorCode::Timeout => C::Timeout,
+                            ErrorCode::MemoryLimit => C::MemoryLimit,
+                            ErrorCode::OutputLimit => C::OutputLimit,
+                            ErrorCode::Trap => C::Trap,
+                            ErrorCode::PluginError => C::PluginError,
+                            ErrorCode::Cancelled => C::Cancelled,
+                            ErrorCode::CallLimit => C::CallLimit,
+                        },
+                        message: e.message,
+                    })
+            }
+        }
+    };
+}
+
+host_interface!(v0_1);
+host_interface!(v0_2);
+
+impl CallState {
+    /// `host.log`: one line in the hub log, tagged with the plugin and the call,
+    /// bounded so a plugin cannot write megabytes into it in one line; the line
+    /// counts against the call's `limits.log_lines`.
+    fn host_log(&mut self, level: crate::logging::Level, message: &str) {
         call_log!(
             self.log,
             level,
             "plugin {} call {}: {}",
             self.plugin,
             self.call_id,
-            message[..prefix_len(&message, MAX_LOG_CHARS)].escape_debug()
+            message[..prefix_len(message, MAX_LOG_CHARS)].escape_debug()
         );
-        Ok(())
-    }
-
-    async fn call(&mut self, tool: String, input_json: String) -> Result<String, CallError> {
-        self.nested.call(tool, input_json).await.map_err(|e| CallError {
-            code: wit_code(e.code),
-            message: e.message,
-        })
     }
 }
 
@@ -68,27 +334,14 @@ fn prefix_len(text: &str, chars: usize) -> usize {
     text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i)
 }
 
-fn wit_code(code: ErrorCode) -> CallErrorCode {
-    match code {
-        ErrorCode::InvalidInput => CallErrorCode::InvalidInput,
-        ErrorCode::NotFound => CallErrorCode::NotFound,
-        ErrorCode::Forbidden => CallErrorCode::Forbidden,
-        ErrorCode::Timeout => CallErrorCode::Timeout,
-        ErrorCode::MemoryLimit => CallErrorCode::MemoryLimit,
-        ErrorCode::OutputLimit => CallErrorCode::OutputLimit,
-        ErrorCode::Trap => CallErrorCode::Trap,
-        ErrorCode::PluginError => CallErrorCode::PluginError,
-        ErrorCode::Cancelled => CallErrorCode::Cancelled,
-        ErrorCode::CallLimit => CallErrorCode::CallLimit,
-    }
-}
-
 /// The linker: WASI p2 (filesystem, clocks, random, cli, sockets — all denied
-/// unless granted per call), wasi:http (checked per request), and `host`.
+/// unless granted per call), wasi:http (checked per request), and `host` of every
+/// WIT version served (their names carry the version, so they never collide).
 pub(super) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+    v0_1::Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+    v0_2::Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
     Ok(linker)
 }

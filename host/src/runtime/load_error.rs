@@ -2,11 +2,12 @@
 //! each displayed as one line that says what is wrong and how to fix it, and each
 //! keeping the error it came from (I/O, wasmtime, manifest, JSON) as `source()`.
 
-use super::bindings::OPERATIONS_EXPORT;
+use super::bindings::WitVersion;
 use super::file::FileKind;
 use super::manifest::ManifestProblem;
 use super::operations::OperationProblem;
 use super::sandbox::SandboxError;
+use super::verify::ExampleError;
 use std::error::Error;
 use std::fmt;
 use std::path::PathBuf;
@@ -64,7 +65,7 @@ pub enum LoadProblem {
     CoreModule,
     /// wasmtime could not compile it (truncated, corrupt, unsupported feature).
     Invalid(CompileError),
-    /// Does not export `wasmhub:plugin/operations@0.1.0`.
+    /// Exports the operations interface of no WIT version the host serves.
     WrongWorld {
         /// The interface names it does export (may be empty).
         exports: Vec<String>,
@@ -88,6 +89,8 @@ pub enum LoadProblem {
         /// The rule it breaks.
         problem: OperationProblem,
     },
+    /// An example of an operation failed when run at load.
+    Verification(Box<ExampleError>),
     /// `--locked` and the file is not in `plugins.lock`.
     Unpinned,
     /// `--locked` and the file's digest differs from `plugins.lock`.
@@ -128,16 +131,20 @@ impl fmt::Display for LoadProblem {
             LoadProblem::Invalid(e) => write!(f, "not a valid component ({e}): rebuild it; the file may be truncated"),
             LoadProblem::WrongWorld { exports } => {
                 let found = if exports.is_empty() { "nothing".to_string() } else { exports.join(", ") };
+                let wanted: Vec<&str> = WitVersion::ALL.iter().map(|v| v.operations_export()).collect();
                 write!(
                     f,
-                    "does not export {OPERATIONS_EXPORT} (it exports {found}): build it against the world \
-                     `plugin` of wit/ (package wasmhub:plugin@0.1.0)"
+                    "exports none of {} (it exports {found}): build it against the world `plugin` of the WIT \
+                     that `wasmhub plugin wit` writes (package wasmhub:plugin@{})",
+                    wanted.join(", "),
+                    WitVersion::ALL[0]
                 )
             }
             LoadProblem::Link(e) => write!(f, "cannot be linked: {}", link_message(e)),
             LoadProblem::Manifest { path, problem } => write!(f, "manifest: {}: {problem}", path.display()),
             LoadProblem::List(e) => write!(f, "operations.list failed: {e}"),
             LoadProblem::Operation { op, problem } => write!(f, "operation {op:?}: {problem}"),
+            LoadProblem::Verification(e) => write!(f, "verification failed: {e}"),
             LoadProblem::Unpinned => {
                 f.write_str("not pinned in plugins.lock (serve --locked): run `wasmhub plugin lock` to pin it")
             }
@@ -159,6 +166,7 @@ impl Error for LoadProblem {
             LoadProblem::Manifest { problem, .. } => Some(problem),
             LoadProblem::List(e) => Some(e),
             LoadProblem::Operation { problem, .. } => Some(problem),
+            LoadProblem::Verification(e) => Some(e.as_ref()),
             LoadProblem::BadName(_)
             | LoadProblem::NotRegularFile(_)
             | LoadProblem::TooLarge { .. }

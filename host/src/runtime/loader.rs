@@ -5,17 +5,19 @@
 //! line with what to do about it; a bad file never affects other plugins.
 
 use super::Inner;
-use super::bindings::{OPERATIONS_EXPORT, OperationSpec, PluginPre};
+use super::bindings::{Listing, PluginPre, WitVersion};
+use super::budget::bounded;
 use super::cache::sha256_hex;
 use super::file::{self, ReadError};
 use super::load_error::{CompileError, ListError, LoadError, LoadProblem, MAX_NAME_LEN};
 use super::lock::LockFile;
 use super::manifest::{EffectiveLimits, Manifest};
 use super::net::NetPolicy;
-use super::operations;
+use super::operations::{self, MAX_INSTRUCTIONS_BYTES};
 use super::plugin::Plugin;
 use super::sandbox::{CallState, SandboxSpec, new_store};
 use super::types::NoNestedCalls;
+use super::verify::{self, ExampleScope};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -49,10 +51,20 @@ pub fn manifest_path(wasm: &Path) -> PathBuf {
     wasm.with_extension("toml")
 }
 
+/// Whether a load runs the plugin's examples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Verify {
+    /// Run the examples that are safe to run at load; any failure rejects the plugin.
+    Examples,
+    /// Do not run them (`wasmhub plugin test` runs and reports every one itself).
+    Skip,
+}
+
 pub(super) async fn load(
     inner: &Arc<Inner>,
     path: &Path,
     lock: Option<&LockFile>,
+    verify: Verify,
 ) -> Result<Arc<Plugin>, LoadError> {
     let name = plugin_name(path);
     let mut err = LoadError {
@@ -77,24 +89,27 @@ pub(super) async fn load(
     }
 
     let (sandbox, notes) = sandbox_spec(&manifest, inner);
-    let specs = match list(&inner.engine, &pre, &sandbox, &name, inner.limits.load_timeout_ms).await {
-        Ok(specs) => specs,
+    let listing = match list(&inner.engine, &pre, &sandbox, &name, inner.limits.load_timeout_ms).await {
+        Ok(listing) => listing,
         Err(e) => return Err(with(err, LoadProblem::List(e))),
     };
-    let operations = operations::validate(specs, sandbox.limits.text_bytes(), &mut err.problems);
+    let text_cap = sandbox.limits.text_bytes();
+    let operations = operations::validate(listing.specs, text_cap, &mut err.problems);
     if !err.problems.is_empty() {
         return Err(err);
     }
-    for note in &notes {
-        crate::warn!("plugin {name}: {note}");
-    }
-    Ok(Arc::new(Plugin {
+    let instructions = listing
+        .instructions
+        .filter(|text| !text.trim().is_empty())
+        .map(|text| bounded(text, MAX_INSTRUCTIONS_BYTES.min(text_cap)));
+    let plugin = Arc::new(Plugin {
         name_arc: name.as_str().into(),
         name,
         digest: file.digest,
         size: file.size,
         path: path.to_owned(),
         operations,
+        instructions,
         manifest,
         imports,
         notes,
@@ -103,7 +118,24 @@ pub(super) async fn load(
         pre,
         sandbox,
         max_instances: inner.limits.max_instances,
-    }))
+    });
+    if verify == Verify::Examples {
+        let timeout = Duration::from_millis(inner.limits.load_timeout_ms);
+        let failures = verify::run(&plugin, ExampleScope::AtLoad, timeout)
+            .await
+            .failures();
+        if !failures.is_empty() {
+            let problems = failures
+                .into_iter()
+                .map(|f| LoadProblem::Verification(Box::new(f)));
+            err.problems.extend(problems);
+            return Err(err);
+        }
+    }
+    for note in &plugin.notes {
+        crate::warn!("plugin {}: {note}", plugin.name);
+    }
+    Ok(plugin)
 }
 
 /// A `.wasm` file read whole, within the size cap.
@@ -181,26 +213,27 @@ fn read_manifest(path: &Path, problems: &mut Vec<LoadProblem>) -> Manifest {
 }
 
 /// Compiles (or loads from the cache) the component, checks that it exports the
-/// operations interface, and links it; returns its imports too.
+/// operations interface of a WIT version the host serves, and links it; returns
+/// its imports too.
 async fn link(
     inner: &Arc<Inner>,
     name: &str,
     digest: &str,
     bytes: Vec<u8>,
-) -> Result<(PluginPre<CallState>, Vec<String>), LoadProblem> {
+) -> Result<(PluginPre, Vec<String>), LoadProblem> {
     let component = compile(inner, name, digest, bytes)
         .await
         .map_err(LoadProblem::Invalid)?;
     let ty = component.component_type();
     let exports: Vec<String> = ty.exports(&inner.engine).map(|(n, _)| n.to_string()).collect();
-    if !exports.iter().any(|e| e == OPERATIONS_EXPORT) {
+    let Some(version) = WitVersion::of_exports(&exports) else {
         return Err(LoadProblem::WrongWorld { exports });
-    }
+    };
     let imports: Vec<String> = ty.imports(&inner.engine).map(|(n, _)| n.to_string()).collect();
     let pre = inner
         .linker
         .instantiate_pre(&component)
-        .and_then(PluginPre::new)
+        .and_then(|pre| PluginPre::new(version, pre))
         .map_err(LoadProblem::Link)?;
     Ok((pre, imports))
 }
@@ -280,11 +313,11 @@ async fn compile(
 /// same time limit) rather than rejecting the plugin until its file changes.
 async fn list(
     engine: &wasmtime::Engine,
-    pre: &PluginPre<CallState>,
+    pre: &PluginPre,
     sandbox: &SandboxSpec,
     name: &str,
     load_timeout_ms: u64,
-) -> Result<Vec<OperationSpec>, ListError> {
+) -> Result<Listing, ListError> {
     let limit_ms = load_timeout_ms.min(sandbox.limits.timeout_ms);
     let deadline = tokio::time::Instant::now() + Duration::from_millis(limit_ms);
     loop {
@@ -302,12 +335,12 @@ const BUDGET_RETRY: Duration = Duration::from_millis(50);
 
 async fn list_once(
     engine: &wasmtime::Engine,
-    pre: &PluginPre<CallState>,
+    pre: &PluginPre,
     sandbox: &SandboxSpec,
     name: &str,
     deadline: tokio::time::Instant,
     limit_ms: u64,
-) -> Result<Vec<OperationSpec>, ListError> {
+) -> Result<Listing, ListError> {
     let state = CallState::new(
         sandbox,
         name.into(),
@@ -317,11 +350,7 @@ async fn list_once(
     )
     .map_err(ListError::Sandbox)?;
     let mut store = new_store(engine, state, &sandbox.limits);
-    let run = async {
-        let instance = pre.instantiate_async(&mut store).await?;
-        instance.wasmhub_plugin_operations().call_list(&mut store).await
-    };
-    let result = tokio::time::timeout_at(deadline, run).await;
+    let result = tokio::time::timeout_at(deadline, pre.list(&mut store)).await;
     store.data().log.summarize(name, "load");
     match result {
         Err(_) => Err(ListError::Timeout { limit_ms }),
@@ -333,7 +362,7 @@ async fn list_once(
             source,
         }),
         Ok(Err(e)) => Err(ListError::Failed(e)),
-        Ok(Ok(specs)) => Ok(specs),
+        Ok(Ok(listing)) => Ok(listing),
     }
 }
 

@@ -6,7 +6,8 @@
 //! [`Plugin::call`]; everything about wasmtime stays in this module.
 //!
 //! - `engine`: engine configuration and the epoch ticker;
-//! - `bindings`: the WIT world and the host side of `wasmhub:plugin/host`;
+//! - `bindings`: every WIT version served (0.1.0, 0.2.0) behind one surface, and
+//!   the host side of `wasmhub:plugin/host`;
 //! - `sandbox`, `capture`, `net`: what one call may touch;
 //! - `budget`: per-call budgets (hub-log lines, outgoing HTTP requests) and the
 //!   bound on plugin-provided text;
@@ -14,6 +15,7 @@
 //! - `manifest`: `NAME.toml` grants and limits;
 //! - `loader`, `load_error`, `operations`: loading, why a load failed, checking
 //!   the listed operations;
+//! - `verify`: running the operations' examples (at load, and `plugin test`);
 //! - `plugin`: calling;
 //! - `cache`, `lock`, `dir`: compiled cache, pinning, hot reload.
 
@@ -33,7 +35,9 @@ mod operations;
 mod plugin;
 mod sandbox;
 mod types;
+mod verify;
 
+pub use bindings::{WIT_SOURCES, WitVersion};
 pub use dir::{OnChange, PluginDir, PluginEntry, PluginState};
 pub use engine::{Allocator, EPOCH_TICK};
 pub use file::FileKind;
@@ -43,16 +47,18 @@ pub use lock::{LOCK_FILE, LockError, LockFile};
 pub use manifest::{
     DirGrant, EffectiveLimits, GrantError, HostGrant, LimitRequests, Manifest, ManifestError, ManifestProblem,
 };
-pub use operations::{OperationProblem, SchemaRole};
-pub use plugin::{Hints, Operation, Plugin};
+pub use operations::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, MAX_INSTRUCTIONS_BYTES, OperationProblem, SchemaRole};
+pub use plugin::{Example, Hints, Operation, Plugin};
 pub use sandbox::SandboxError;
 pub use types::{
     CallFailure, CallOutput, Deadline, ErrorCode, Invocation, NestedCallError, NestedCalls, NoNestedCalls,
     TrapKind,
 };
+pub use verify::{ExampleError, ExampleFailure, ExampleOutcome, ExampleReport, ExampleReports, ExampleScope};
 
 use crate::config::Limits;
 use crate::storage::{Storage, StorageError};
+use loader::Verify;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -145,14 +151,28 @@ impl Runtime {
     }
 
     /// Reads, (cached-)compiles, links, lists and validates the plugin at
-    /// `wasm_path`, applying the manifest `NAME.toml` beside it.
+    /// `wasm_path`, applying the manifest `NAME.toml` beside it, and runs the
+    /// examples that are safe to run at load ([`ExampleScope::AtLoad`]).
     pub async fn load(&self, wasm_path: &Path) -> Result<Arc<Plugin>, LoadError> {
-        loader::load(&self.inner, wasm_path, None).await
+        loader::load(&self.inner, wasm_path, None, Verify::Examples).await
     }
 
     /// [`Runtime::load`], but first requires the file's sha256 to be pinned in `lock`.
     pub async fn load_locked(&self, wasm_path: &Path, lock: &LockFile) -> Result<Arc<Plugin>, LoadError> {
-        loader::load(&self.inner, wasm_path, Some(lock)).await
+        loader::load(&self.inner, wasm_path, Some(lock), Verify::Examples).await
+    }
+
+    /// [`Runtime::load`] without running the examples, for a caller that runs and
+    /// reports them itself ([`Runtime::run_examples`]).
+    pub async fn load_unverified(&self, wasm_path: &Path) -> Result<Arc<Plugin>, LoadError> {
+        loader::load(&self.inner, wasm_path, None, Verify::Skip).await
+    }
+
+    /// Runs the examples of `plugin` in `scope` through the sandbox, one after
+    /// another, all within `limits.load_timeout_ms`; one report per example.
+    pub async fn run_examples(&self, plugin: &Plugin, scope: ExampleScope) -> ExampleReports {
+        let within = std::time::Duration::from_millis(self.inner.limits.load_timeout_ms);
+        verify::run(plugin, scope, within).await
     }
 
     /// Which instance allocator the engine uses.

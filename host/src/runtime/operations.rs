@@ -1,11 +1,11 @@
 //! Validating the operation specs a plugin lists at load: names, uniqueness, and
 //! each JSON Schema (parsed, meta-validated, compiled once into a validator).
 
-use super::bindings::{OperationSpec, WitHints};
+use super::bindings::{ExampleSpec, OperationSpec};
 use super::budget::bounded;
 use super::load_error::{ListError, LoadProblem, MAX_NAME_LEN};
 use super::loader::valid_operation_name;
-use super::plugin::{Hints, Operation};
+use super::plugin::{Example, Operation};
 use std::error::Error;
 use std::fmt;
 use std::sync::Arc;
@@ -60,7 +60,33 @@ pub enum OperationProblem {
         /// The validator builder's message.
         message: String,
     },
+    /// More examples than [`MAX_EXAMPLES`].
+    TooManyExamples {
+        /// How many the operation lists.
+        count: usize,
+    },
+    /// An example's input or expected output is over [`MAX_EXAMPLE_BYTES`].
+    ExampleTooLarge {
+        /// 1-based position of the example.
+        index: usize,
+    },
+    /// An example's input or expected output is not JSON.
+    ExampleNotJson {
+        /// 1-based position of the example.
+        index: usize,
+        /// `input` or `output`.
+        part: &'static str,
+        /// The JSON parse error.
+        source: serde_json::Error,
+    },
 }
+
+/// Most examples one operation may list.
+pub const MAX_EXAMPLES: usize = 16;
+/// Largest example input or expected output, in bytes of JSON text.
+pub const MAX_EXAMPLE_BYTES: usize = 16 * 1024;
+/// Longest plugin instructions kept, in bytes (cut with a marker beyond).
+pub const MAX_INSTRUCTIONS_BYTES: usize = 8 * 1024;
 
 impl fmt::Display for OperationProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -91,6 +117,23 @@ impl fmt::Display for OperationProblem {
             OperationProblem::Uncompilable { role, message } => {
                 write!(f, "the {role} cannot be compiled: {message}")
             }
+            OperationProblem::TooManyExamples { count } => {
+                write!(
+                    f,
+                    "{count} examples listed; at most {MAX_EXAMPLES} are allowed: keep the most typical"
+                )
+            }
+            OperationProblem::ExampleTooLarge { index } => write!(
+                f,
+                "example {index}: its input or output is over {} KiB of JSON: use a smaller example",
+                MAX_EXAMPLE_BYTES / 1024
+            ),
+            OperationProblem::ExampleNotJson { index, part, source } => {
+                write!(
+                    f,
+                    "example {index}: the {part} is not JSON ({source}): give JSON text"
+                )
+            }
         }
     }
 }
@@ -98,7 +141,9 @@ impl fmt::Display for OperationProblem {
 impl Error for OperationProblem {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
         match self {
-            OperationProblem::NotJson { source, .. } => Some(source),
+            OperationProblem::NotJson { source, .. } | OperationProblem::ExampleNotJson { source, .. } => {
+                Some(source)
+            }
             _ => None,
         }
     }
@@ -150,22 +195,53 @@ pub(super) fn validate(
                 continue;
             }
         };
+        let examples = match examples(spec.examples, text_cap) {
+            Ok(examples) => examples,
+            Err(problem) => {
+                bad(problem);
+                continue;
+            }
+        };
         ops.push(Operation {
             name: spec.name,
             description: bounded(spec.description, text_cap),
             input_schema,
             output_schema,
-            hints: Hints {
-                read_only: spec.hints.contains(WitHints::READ_ONLY),
-                destructive: spec.hints.contains(WitHints::DESTRUCTIVE),
-                idempotent: spec.hints.contains(WitHints::IDEMPOTENT),
-                open_world: spec.hints.contains(WitHints::OPEN_WORLD),
-            },
+            hints: spec.hints,
             input_validator,
             output_validator,
+            examples,
         });
     }
     ops
+}
+
+/// The listed examples with their JSON parsed, descriptions cut at `text_cap`.
+fn examples(specs: Vec<ExampleSpec>, text_cap: usize) -> Result<Vec<Example>, OperationProblem> {
+    if specs.len() > MAX_EXAMPLES {
+        return Err(OperationProblem::TooManyExamples { count: specs.len() });
+    }
+    let json = |index, part, text: &str| {
+        if text.len() > MAX_EXAMPLE_BYTES {
+            return Err(OperationProblem::ExampleTooLarge { index });
+        }
+        serde_json::from_str(text).map_err(|source| OperationProblem::ExampleNotJson { index, part, source })
+    };
+    specs
+        .into_iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            Ok(Example {
+                input: json(i + 1, "input", &spec.input)?,
+                output: spec
+                    .output
+                    .as_deref()
+                    .map(|o| json(i + 1, "output", o))
+                    .transpose()?,
+                description: bounded(spec.description, text_cap),
+            })
+        })
+        .collect()
 }
 
 fn compile_schema(

@@ -3,7 +3,7 @@
 //! run in parallel and a trapped instance never poisons the next call), runs under
 //! its limits, and has each violation mapped to a precise [`CallFailure`].
 
-use super::bindings::{PluginError, PluginPre};
+use super::bindings::{PluginError, PluginPre, WitVersion};
 use super::budget::bounded;
 use super::manifest::{EffectiveLimits, Manifest};
 use super::sandbox::{CallState, SandboxSpec, new_store};
@@ -43,6 +43,21 @@ pub struct Operation {
     pub input_validator: Arc<jsonschema::Validator>,
     /// `output_schema` compiled once at load; `None` when there is none.
     pub output_validator: Option<Arc<jsonschema::Validator>>,
+    /// Worked examples (WIT 0.2.0), most typical first; none for 0.1.0 plugins.
+    pub examples: Vec<Example>,
+}
+
+/// A worked example of an operation: shown to models with its schema, run by
+/// `wasmhub plugin test` and when the plugin loads.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Example {
+    /// What the example shows, in one sentence.
+    pub description: String,
+    /// The input object.
+    pub input: serde_json::Value,
+    /// The expected output; `None` when it is not fixed (the example must only succeed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<serde_json::Value>,
 }
 
 impl std::fmt::Debug for Operation {
@@ -62,6 +77,7 @@ pub struct Plugin {
     pub(super) size: u64,
     pub(super) path: PathBuf,
     pub(super) operations: Vec<Operation>,
+    pub(super) instructions: Option<String>,
     pub(super) manifest: Manifest,
     pub(super) imports: Vec<String>,
     pub(super) notes: Vec<String>,
@@ -69,7 +85,7 @@ pub struct Plugin {
     /// Keeps the runtime (and its epoch ticker) alive while the plugin is: without
     /// ticks, deadlines inside wasm code would never fire.
     pub(super) _runtime: Arc<super::Inner>,
-    pub(super) pre: PluginPre<CallState>,
+    pub(super) pre: PluginPre,
     pub(super) sandbox: SandboxSpec,
     pub(super) max_instances: u32,
     pub(super) name_arc: Arc<str>,
@@ -105,6 +121,15 @@ impl Plugin {
     /// Its operations, in the order the plugin listed them.
     pub fn operations(&self) -> &[Operation] {
         &self.operations
+    }
+    /// Text a model should read once before using this plugin (WIT 0.2.0), cut at
+    /// 8 KiB; `None` when the plugin gives none.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+    /// The `wasmhub:plugin` version the component targets.
+    pub fn wit_version(&self) -> WitVersion {
+        self.pre.version()
     }
     /// The operation called `name` (without the namespace); `None` if there is none.
     pub fn operation(&self, name: &str) -> Option<&Operation> {
@@ -158,14 +183,7 @@ impl Plugin {
         })?;
         let mut store = new_store(&self.engine, state, limits);
 
-        let run = async {
-            let instance = self.pre.instantiate_async(&mut store).await?;
-            instance
-                .wasmhub_plugin_operations()
-                .call_call(&mut store, op, input_json)
-                .await
-        };
-        let result = tokio::time::timeout_at(deadline, run).await;
+        let result = tokio::time::timeout_at(deadline, self.pre.call(&mut store, op, input_json)).await;
         let state = store.data();
         state.log.summarize(&self.name, &state.call_id);
         let text_cap = limits.text_bytes();

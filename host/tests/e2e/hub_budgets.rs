@@ -3,8 +3,15 @@
 //! validation, and fair shares of the instance pool. Each bound is hit with its specific error while a benign call keeps
 //! answering.
 
-use crate::support::hub::{hub, plugins};
+use crate::support::client;
+use crate::support::gate::Gate;
+use crate::support::hub::{Server, hub, plugins, serve};
+use crate::support::runtime::Scratch;
+use crate::support::wait::{calls_in_flight, in_flight_at};
+use http::Method;
 use serde_json::{Map, Value, json};
+use std::net::SocketAddr;
+use wasmhub::config::{Limits, TokenConfig};
 use wasmhub::hub::{CallContext, MetaToolRequest};
 
 #[tokio::test]
@@ -137,4 +144,162 @@ async fn the_memory_budget_error_names_its_key() {
     );
     let benign = h.call("f.hold", json!({"mb": 1})).await;
     assert_eq!(benign["ok"], true, "{benign}");
+}
+
+const CI: &str = "ci-secret-123";
+const WEB: &str = "web-secret-456";
+
+/// `POST /api/hub/call` of one operation at `addr` as `token`: the per-call result.
+async fn call_as(addr: SocketAddr, token: &str, tool: &str, input: Value) -> Value {
+    let body = json!({"calls": [{"tool": tool, "input": input}]});
+    let auth = format!("Bearer {token}");
+    let resp = client::send(
+        addr,
+        Method::POST,
+        "/api/hub/call",
+        Some(serde_json::to_vec(&body).unwrap().into()),
+        &[("authorization", &auth)],
+    )
+    .await;
+    let mut out = resp.json().await;
+    out["results"][0].take()
+}
+
+/// The HTTP server with tokens `ci` and `web` (both allowed everything), plugin `a`
+/// (the adversary) and plugin `f` (flood, allowed to reach `gate`).
+async fn two_tokens(gate: &Gate, configure: impl FnOnce(&mut Limits)) -> (Scratch, Server) {
+    let dir = plugins(&[("adversary", "a"), ("flood", "f")], &[]);
+    std::fs::write(dir.path("f.toml"), gate.grant()).unwrap();
+    std::fs::write(dir.path("ci.secret"), CI).unwrap();
+    std::fs::write(dir.path("web.secret"), WEB).unwrap();
+    let token = |name: &str| TokenConfig {
+        name: name.into(),
+        secret_env: None,
+        secret_file: Some(dir.path(&format!("{name}.secret"))),
+        allow: vec!["*".into()],
+    };
+    let tokens = vec![token("ci"), token("web")];
+    let s = serve(&dir, |c| {
+        c.tokens = tokens;
+        configure(&mut c.limits);
+    })
+    .await;
+    (dir, s)
+}
+
+/// A call of `token` that stays in progress (a GET held at `gate`) until the gate opens.
+fn held_call(addr: SocketAddr, token: &'static str, gate: &Gate) -> tokio::task::JoinHandle<Value> {
+    let input = json!({"authority": gate.authority(), "count": 1});
+    tokio::spawn(async move { call_as(addr, token, "f.burst", input).await })
+}
+
+/// The `/metrics` in-flight gauge of the server at `addr`, now.
+async fn in_flight_now(addr: SocketAddr) -> i64 {
+    let resp = client::send(addr, Method::GET, "/metrics", None, &[]).await;
+    calls_in_flight(std::str::from_utf8(&resp.bytes().await).unwrap())
+}
+
+/// Opens the gate; each held call then answers with the gate's 200.
+async fn release(gate: &Gate, held: Vec<tokio::task::JoinHandle<Value>>) {
+    gate.open();
+    for call in held {
+        let r = call.await.unwrap();
+        assert_eq!(r["result"]["results"], json!([{"status": 200}]), "{r}");
+    }
+}
+
+#[tokio::test]
+async fn one_token_cannot_take_the_instance_pool_from_the_others() {
+    let gate = Gate::start().await;
+    let (_dir, s) = two_tokens(&gate, |l| {
+        l.max_instances = 4;
+        l.caller_share_percent = 50;
+        l.plugin_share_percent = 100;
+        l.queue_ms = 100;
+    })
+    .await;
+    // ci fills its share (2 of the 4 slots) with calls that wait at the gate.
+    let held = vec![held_call(s.addr, CI, &gate), held_call(s.addr, CI, &gate)];
+    gate.holds(2).await;
+    in_flight_at(s.addr, 2).await;
+    // Its next call waits 100 ms for a slot of its share, then is refused naming it.
+    let refused = call_as(s.addr, CI, "a.echo", json!({"x": 1})).await;
+    let error = &refused["error"];
+    assert_eq!(
+        (&error["code"], &error["limit"]),
+        (&json!("call_limit"), &json!("limits.caller_share_percent")),
+        "{refused}"
+    );
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("the token \"ci\" already runs 2 calls")
+            && message.contains("limits.caller_share_percent = 50% of 4 slots"),
+        "{message}"
+    );
+    // The other token's call answers meanwhile: ci's two calls are still running.
+    let benign = call_as(s.addr, WEB, "a.echo", json!({"x": 2})).await;
+    assert_eq!(benign["result"], json!({"x": 2}), "{benign}");
+    assert!(held.iter().all(|c| !c.is_finished()), "ci's calls ended early");
+    assert_eq!(in_flight_now(s.addr).await, 2, "ci's calls are in flight");
+    release(&gate, held).await;
+    // With its calls done, ci's share is free again.
+    let again = call_as(s.addr, CI, "a.echo", json!({"x": 3})).await;
+    assert_eq!(again["result"], json!({"x": 3}), "{again}");
+}
+
+#[tokio::test]
+async fn the_whole_pool_bounds_the_tokens_together() {
+    let gate = Gate::start().await;
+    let (_dir, s) = two_tokens(&gate, |l| {
+        l.max_instances = 3;
+        l.caller_share_percent = 50;
+        l.plugin_share_percent = 100;
+        l.queue_ms = 100;
+    })
+    .await;
+    // Each token's share is 2 of the 3 slots: ci takes 2, web 1, and the pool is full.
+    let held = vec![
+        held_call(s.addr, CI, &gate),
+        held_call(s.addr, CI, &gate),
+        held_call(s.addr, WEB, &gate),
+    ];
+    gate.holds(3).await;
+    in_flight_at(s.addr, 3).await;
+    // web's share has room, the pool has none: refused naming the pool.
+    let refused = call_as(s.addr, WEB, "a.echo", json!({"x": 1})).await;
+    let error = &refused["error"];
+    assert_eq!(
+        (&error["code"], &error["limit"]),
+        (&json!("call_limit"), &json!("limits.max_instances")),
+        "{refused}"
+    );
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("all 3 plugin instance slots (limits.max_instances) are busy"),
+        "{refused}"
+    );
+    // What needs no instance still answers meanwhile, for either token.
+    for token in [CI, WEB] {
+        let auth = format!("Bearer {token}");
+        let resp = client::send(
+            s.addr,
+            Method::POST,
+            "/api/hub/list",
+            Some("{}".into()),
+            &[("authorization", &auth)],
+        )
+        .await;
+        assert_eq!(resp.status, 200);
+        assert!(resp.json().await.to_string().contains("a.echo"));
+    }
+    assert!(
+        held.iter().all(|c| !c.is_finished()),
+        "the held calls ended early"
+    );
+    assert_eq!(in_flight_now(s.addr).await, 3, "the held calls are in flight");
+    release(&gate, held).await;
+    let benign = call_as(s.addr, WEB, "a.echo", json!({"x": 2})).await;
+    assert_eq!(benign["result"], json!({"x": 2}), "{benign}");
 }

@@ -109,11 +109,27 @@ fn to_decimal(value: &BigRational, digits: u32) -> (String, bool) {
     (out, exact)
 }
 
+// The examples double as tests: `cargo test` runs each one (the macro's generated
+// test), and so does the hub when it loads the component.
 wasmhub_guest::export_plugin! {
+    instructions: "Use calc.eval for any arithmetic whose result matters instead of computing it yourself: \
+        it is exact, over rational numbers (0.1 + 0.2 is exactly 3/10, 2^200 keeps every digit). \
+        It accepts numbers (42, 0.1, .5, 1.5e3), + - * /, ^ or ** with an integer exponent (2^-1 = 1/2), \
+        parentheses and unary minus; -2^2 is -4 and 2^3^2 is 2^9. There are no variables, functions \
+        (sqrt, sin, log), percent signs or thousands separators: rewrite 15% of 80 as 15/100*80. \
+        Read `fraction` for the exact value; `decimal` is rounded half away from zero to `digits` places \
+        (default 20) and `decimal_exact` says whether it is exact.",
     /// Evaluate an arithmetic expression exactly, with rational arithmetic (so 0.1 + 0.2 is exactly 3/10).
     /// Supports + - * /, ^ or ** with integer exponents, parentheses, unary minus and decimals like 1.5e3;
     /// returns the exact fraction, a rounded decimal and the nearest float.
     #[hints(read_only, idempotent)]
+    #[example("Adds fractions exactly", {"expression": "1/3 + 1/6"}
+        => {"fraction": "1/2", "decimal": "0.5", "decimal_exact": true, "float": 0.5, "is_integer": false})]
+    #[example("Decimal literals are exact: 0.1 + 0.2 is 3/10, not 0.30000000000000004", {"expression": "0.1 + 0.2"}
+        => {"fraction": "3/10", "decimal": "0.3", "decimal_exact": true, "float": 0.3, "is_integer": false})]
+    #[example("Rounds the decimal to `digits` places; the fraction stays exact", {"expression": "2^64 / 3", "digits": 2}
+        => {"fraction": "18446744073709551616/3", "decimal": "6148914691236517205.33",
+            "decimal_exact": false, "float": 6148914691236517000.0, "is_integer": false})]
     eval => eval,
 }
 
@@ -216,5 +232,24 @@ mod tests {
         let schema: serde_json::Value = serde_json::from_str(&spec.input_schema).unwrap();
         assert_eq!(schema["properties"]["expression"]["maxLength"], 2000);
         assert_eq!(schema["required"], json!(["expression"]));
+    }
+
+    #[test]
+    fn every_operation_has_exact_examples_and_the_plugin_instructions() {
+        let plugin = wasmhub_plugin();
+        for op in plugin.operations() {
+            assert!(
+                (1..=3).contains(&op.examples().len()),
+                "{}: 1 to 3 examples",
+                op.name()
+            );
+            let exact = op.examples().iter().all(|e| e.output().is_some());
+            assert!(
+                exact && op.examples_run_at_load(),
+                "{}: a pure operation's examples are exact",
+                op.name()
+            );
+        }
+        assert!(plugin.instructions().is_some_and(|i| i.contains("rational")));
     }
 }

@@ -256,10 +256,24 @@ pub fn get(input: GetInput) -> Result<GetOutput, Error> {
     }
 }
 
+// `get` is hinted open_world, so neither the hub at load nor `cargo test` runs these
+// examples (they would need the network); `cargo test` still decodes their inputs.
+// They have no fixed output: pages change.
 wasmhub_guest::export_plugin! {
+    instructions: "Only hosts the operator allowed in this plugin's manifest are reachable (by default \
+        en.wikipedia.org); a forbidden error means the host is not allowed, and retrying will not help. \
+        For Wikipedia, add ?action=raw to an article URL to get its wikitext instead of HTML, or use \
+        https://en.wikipedia.org/api/rest_v1/page/summary/TITLE for a short JSON summary. Bodies are cut \
+        at max_bytes (default 65536): ask for less when the start is enough.",
     /// Fetch a web page or API response with HTTP GET and return its status, main headers and body text (truncated to max_bytes).
     /// Only hosts allowed by the operator are reachable; others fail with a forbidden error.
     #[hints(read_only, open_world)]
+    #[example("The start of a Wikipedia article as wikitext",
+        {"url": "https://en.wikipedia.org/wiki/WebAssembly?action=raw", "max_bytes": 2048})]
+    #[example("A short JSON summary of an article, with an extra response header",
+        {"url": "https://en.wikipedia.org/api/rest_v1/page/summary/WebAssembly", "headers": ["cache-control"]})]
+    #[example("A redirect returned as is (status 301 and its location header)",
+        {"url": "http://en.wikipedia.org/wiki/WebAssembly", "follow_redirects": false, "max_bytes": 1})]
     get => get,
 }
 
@@ -393,5 +407,22 @@ mod tests {
             .call_value("get", &json!({"url": "file:///etc/passwd"}))
             .unwrap_err();
         assert!(matches!(e, Error::InvalidInput(_)));
+    }
+
+    #[test]
+    fn network_examples_have_no_fixed_output_and_are_not_run_at_load() {
+        let plugin = wasmhub_plugin();
+        let get = &plugin.operations()[0];
+        assert!(!get.examples_run_at_load());
+        assert!((1..=3).contains(&get.examples().len()));
+        assert!(
+            get.examples().iter().all(|e| e.output().is_none()),
+            "pages change"
+        );
+        assert!(
+            plugin
+                .instructions()
+                .is_some_and(|i| i.contains("en.wikipedia.org"))
+        );
     }
 }

@@ -228,14 +228,43 @@ fn filter_keys(doc: &mut Value, pointer: &str, keep: impl Fn(&str) -> bool) -> R
     Ok(())
 }
 
+// The examples double as tests: `cargo test` runs each one (the macro's generated
+// test), and so does the hub when it loads the component.
 wasmhub_guest::export_plugin! {
+    instructions: "Pass `document` as a JSON value (an object or array), not as a string holding JSON. \
+        Use query to find things (RFC 9535 JSONPath, starting with `$`) and transform to reshape: every \
+        query result carries a JSON Pointer (`/items/0/name`) that transform's steps accept. For a large \
+        document, query or transform it here and read the small result instead of the whole document.",
     /// Select values from a JSON document with an RFC 9535 JSONPath expression (filters, wildcards, recursive descent).
     /// Returns each match with its location as a normalized path and a JSON Pointer.
     #[hints(read_only, idempotent)]
+    #[example("Filters array items and returns where each match is",
+        {"document": {"books": [{"title": "Dune", "price": 9.5}, {"title": "Emma", "price": 12}]},
+         "path": "$.books[?@.price < 10].title"}
+        => {"results": [{"path": "$['books'][0]['title']", "pointer": "/books/0/title", "value": "Dune"}],
+            "total": 1, "truncated": false})]
+    #[example("Recursive descent; max_results caps the list, total counts all",
+        {"document": {"a": {"id": 1}, "b": [{"id": 2}, {"id": 3}]}, "path": "$..id", "max_results": 2}
+        => {"results": [
+                {"path": "$['a']['id']", "pointer": "/a/id", "value": 1},
+                {"path": "$['b'][0]['id']", "pointer": "/b/0/id", "value": 2}
+            ], "total": 3, "truncated": true})]
     query => query,
     /// Reshape a JSON document with a list of JSON Pointer steps: get (narrow to a part), set, remove,
     /// pick (keep only some keys, also across an array of records) and omit.
     #[hints(read_only, idempotent)]
+    #[example("Narrows to a list of records and keeps two fields of each",
+        {"document": {"data": {"users": [
+            {"id": 1, "name": "Ada", "email": "ada@example.org"},
+            {"id": 2, "name": "Bo", "email": "bo@example.org"}]}},
+         "ops": [{"op": "get", "pointer": "/data/users"}, {"op": "pick", "keys": ["id", "name"]}]}
+        => {"document": [{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bo"}]})]
+    #[example("Sets (creating parents), appends with `-` and removes",
+        {"document": {"tags": ["a"], "draft": true},
+         "ops": [{"op": "set", "pointer": "/meta/version", "value": 2},
+                 {"op": "set", "pointer": "/tags/-", "value": "b"},
+                 {"op": "remove", "pointer": "/draft"}]}
+        => {"document": {"tags": ["a", "b"], "meta": {"version": 2}}})]
     transform => transform,
 }
 
@@ -393,5 +422,24 @@ mod tests {
             matches!(&e, Error::InvalidInput(m) if m.starts_with("input.ops[0]") && m.contains("rename")),
             "{e}"
         );
+    }
+
+    #[test]
+    fn every_operation_has_exact_examples_and_the_plugin_instructions() {
+        let plugin = wasmhub_plugin();
+        for op in plugin.operations() {
+            assert!(
+                (1..=3).contains(&op.examples().len()),
+                "{}: 1 to 3 examples",
+                op.name()
+            );
+            let exact = op.examples().iter().all(|e| e.output().is_some());
+            assert!(
+                exact && op.examples_run_at_load(),
+                "{}: a pure operation's examples are exact",
+                op.name()
+            );
+        }
+        assert!(plugin.instructions().is_some_and(|i| i.contains("JSON Pointer")));
     }
 }

@@ -360,18 +360,51 @@ pub fn replace(input: ReplaceInput) -> Result<ReplaceOutput, Error> {
     })
 }
 
+// The examples double as tests: `cargo test` runs each one (the macro's generated
+// test), and so does the hub when it loads the component.
 wasmhub_guest::export_plugin! {
+    instructions: "Positions are in Unicode characters, not bytes: `start`/`end` are 0-based offsets, \
+        `line`/`column` 1-based. Patterns are Rust regex syntax (like PCRE without look-around or \
+        backreferences); set `literal: true` to search or replace plain text. Inside JSON a regex \
+        backslash is written twice: \"\\\\d+\".",
     /// Turn text into a URL slug: lowercase ASCII words joined by "-", accents removed, other scripts transliterated.
     #[hints(read_only, idempotent)]
+    #[example("Strips accents and punctuation", {"text": "Crème brûlée à Paris!"} => {"slug": "creme-brulee-a-paris"})]
+    #[example("A custom separator, cut at a word boundary",
+        {"text": "Alpha beta gamma", "separator": "_", "max_length": 12} => {"slug": "alpha_beta"})]
     slugify => slugify,
     /// Count words, characters, non-whitespace characters, lines, bytes and sentences of a text, exactly.
     #[hints(read_only, idempotent)]
+    #[example("Counts a short text", {"text": "Hello, world! How are you?\nFine."}
+        => {"words": 6, "chars": 32, "non_whitespace_chars": 27, "lines": 2, "bytes": 32, "sentences": 3})]
+    #[example("Characters are not bytes; a final line break adds no line", {"text": "Grüße aus Köln!\nBis bald.\n"}
+        => {"words": 5, "chars": 26, "non_whitespace_chars": 21, "lines": 2, "bytes": 29, "sentences": 2})]
     count => count,
     /// Find regular-expression (or literal) matches in a text, with character offsets, line/column and capture groups.
     #[hints(read_only, idempotent)]
+    #[example("Finds numbers; max_matches caps the list, total counts all",
+        {"text": "a1 b22\nc333", "pattern": "\\d+", "max_matches": 2}
+        => {"matches": [
+                {"text": "1", "start": 1, "end": 2, "line": 1, "column": 2, "groups": [], "named": {}},
+                {"text": "22", "start": 4, "end": 6, "line": 1, "column": 5, "groups": [], "named": {}}
+            ], "total": 3, "truncated": true})]
+    #[example("Named capture groups",
+        {"text": "Due: 2024-05-17", "pattern": "(?P<year>\\d{4})-(?P<month>\\d{2})"}
+        => {"matches": [{"text": "2024-05", "start": 5, "end": 12, "line": 1, "column": 6,
+                "groups": ["2024", "05"], "named": {"year": "2024", "month": "05"}}],
+            "total": 1, "truncated": false})]
     find => find,
     /// Replace regular-expression (or literal) matches in a text; the replacement may use $1 or ${name} for groups.
     #[hints(read_only, idempotent)]
+    #[example("Reorders a date with capture groups",
+        {"text": "due 2024-05-17", "pattern": "(\\d{4})-(\\d{2})-(\\d{2})", "replacement": "$3/$2/$1"}
+        => {"text": "due 17/05/2024", "replacements": 1})]
+    #[example("Case-insensitive, only the first two matches",
+        {"text": "Cat cat CAT", "pattern": "cat", "replacement": "dog", "case_insensitive": true, "max_replacements": 2}
+        => {"text": "dog dog CAT", "replacements": 2})]
+    #[example("Literal: $ in the replacement is inserted as is",
+        {"text": "price: 5", "pattern": "5", "replacement": "$5", "literal": true}
+        => {"text": "price: $5", "replacements": 1})]
     replace => replace,
 }
 
@@ -568,5 +601,28 @@ mod tests {
         assert_eq!(names, ["slugify", "count", "find", "replace"]);
         let out = p.call_value("slugify", &json!({"text": "Hello World"})).unwrap();
         assert_eq!(out, json!({"slug": "hello-world"}));
+    }
+
+    #[test]
+    fn every_operation_has_exact_examples_and_the_plugin_instructions() {
+        let plugin = wasmhub_plugin();
+        for op in plugin.operations() {
+            assert!(
+                (1..=3).contains(&op.examples().len()),
+                "{}: 1 to 3 examples",
+                op.name()
+            );
+            let exact = op.examples().iter().all(|e| e.output().is_some());
+            assert!(
+                exact && op.examples_run_at_load(),
+                "{}: a pure operation's examples are exact",
+                op.name()
+            );
+        }
+        assert!(
+            plugin
+                .instructions()
+                .is_some_and(|i| i.contains("Unicode characters"))
+        );
     }
 }

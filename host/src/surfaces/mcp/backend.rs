@@ -136,6 +136,13 @@ pub(crate) trait Backend: Gatekeeper + 'static {
 
     /// Runs one tool call through the hub's call protocol.
     fn invoke(&self, call: BackendCall) -> BoxFuture<'_, Result<ToolOutput, InvokeError>>;
+
+    /// What the plugins `caller` may use ask a model to read once (MCP's
+    /// `instructions`, after the hub's own); `None` when there is nothing.
+    fn instructions(&self, caller: &Caller) -> Option<String> {
+        let _ = caller;
+        None
+    }
 }
 
 #[cfg(test)]

@@ -69,13 +69,21 @@ impl Dispatcher {
     }
 
     /// The result of `initialize` for the negotiated handshake-era `version`.
-    pub(crate) fn initialize_result(&self, version: &str) -> Value {
+    pub(crate) fn initialize_result(&self, version: &str, caller: &Caller) -> Value {
         json!({
             "protocolVersion": version,
             "capabilities": capabilities(),
             "serverInfo": self.server_info,
-            "instructions": INSTRUCTIONS,
+            "instructions": self.instructions(caller),
         })
+    }
+
+    /// The hub's own instructions, then those of the plugins `caller` may use.
+    fn instructions(&self, caller: &Caller) -> String {
+        match self.backend.instructions(caller) {
+            Some(plugins) => format!("{INSTRUCTIONS}\n\n{plugins}"),
+            None => INSTRUCTIONS.to_string(),
+        }
     }
 
     /// The checks that need no work: the method exists in `revision`, and a
@@ -97,7 +105,7 @@ impl Dispatcher {
         let stateless = ctx.revision == Revision::Stateless;
         let mut result = match method {
             McpMethod::Ping => json!({}),
-            McpMethod::ServerDiscover => self.discover_result(),
+            McpMethod::ServerDiscover => self.discover_result(&ctx.caller),
             McpMethod::ToolsList => {
                 reject_cursor(&req)?;
                 json!({ "tools": self.tools_json })
@@ -145,13 +153,15 @@ impl Dispatcher {
         }
     }
 
-    fn discover_result(&self) -> Value {
+    /// The plugins' part of the instructions depends on the caller's allowlist and
+    /// on the plugins loaded now, so this answer may be cached privately only.
+    fn discover_result(&self, caller: &Caller) -> Value {
         json!({
             "supportedVersions": revision::SUPPORTED_VERSIONS,
             "capabilities": capabilities(),
-            "instructions": INSTRUCTIONS,
+            "instructions": self.instructions(caller),
             "ttlMs": LIST_TTL_MS,
-            "cacheScope": "public",
+            "cacheScope": "private",
             "_meta": { revision::META_SERVER_INFO: self.server_info },
         })
     }
@@ -551,7 +561,7 @@ pub(crate) mod tests {
 
     #[test]
     fn initialize_result_echoes_the_version() {
-        let r = dispatcher().initialize_result("2025-06-18");
+        let r = dispatcher().initialize_result("2025-06-18", &local());
         assert_eq!(r["protocolVersion"], "2025-06-18");
         assert_eq!(r["capabilities"]["tools"]["listChanged"], false);
         assert_eq!(r["serverInfo"]["name"], "wasmhub");

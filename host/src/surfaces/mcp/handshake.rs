@@ -196,7 +196,7 @@ fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders<'_>, r: Request)
         Err(e) => return error(StatusCode::BAD_REQUEST, &r.id, e),
     };
     let sid = state.sessions.open(caller.name(), version);
-    let answer = jsonrpc::result_response(&r.id, state.dispatcher.initialize_result(version));
+    let answer = jsonrpc::result_response(&r.id, state.dispatcher.initialize_result(version, caller));
     if !h.accepts_json {
         let scope = Scope {
             dispatcher: state.dispatcher.clone(),

@@ -51,6 +51,10 @@ impl Gatekeeper for HubBackend {
 }
 
 impl Backend for HubBackend {
+    fn instructions(&self, caller: &Caller) -> Option<String> {
+        self.hub.instructions(caller)
+    }
+
     fn tools(&self) -> Vec<ToolSpec> {
         MetaToolKind::ALL
             .into_iter()

@@ -207,7 +207,7 @@ impl Conn {
             Err(e) => return jsonrpc::error_response(&r.id, &e),
         };
         self.version = Some(version);
-        jsonrpc::result_response(&r.id, self.dispatcher.initialize_result(version))
+        jsonrpc::result_response(&r.id, self.dispatcher.initialize_result(version, &self.caller))
     }
 
     fn spawn(&self, r: Request, revision: Revision, reply: mpsc::Sender<Value>) {

@@ -2,11 +2,13 @@
 //! test guests and scratch folders (`runtime`), the hub in-process and over HTTP
 //! (`hub`), the real binary (`binary`), a scripted OpenAI upstream (`upstream`),
 //! the proxy and chat set-ups on top of it (`llm`, `chat`), a small HTTP client
-//! (`client`), and waits on observable events (`wait`).
+//! (`client`), a loopback server that holds requests until opened (`gate`), and
+//! waits on observable events (`wait`).
 
 pub mod binary;
 pub mod chat;
 pub mod client;
+pub mod gate;
 pub mod hub;
 pub mod llm;
 pub mod runtime;

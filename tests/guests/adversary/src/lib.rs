@@ -2,7 +2,7 @@
 //! flood stdout, panic, return too much, sleep, touch files/env it was not granted),
 //! plus cheap well-behaved operations (echo, noop) for benchmarks and nested calls.
 
-wit_bindgen::generate!({ world: "plugin", path: "../../../wit" });
+wit_bindgen::generate!({ world: "plugin", path: "../../../wit/0.1.0" });
 
 use exports::wasmhub::plugin::operations::{Error, Guest, OperationSpec};
 use serde_json::{Value, json};

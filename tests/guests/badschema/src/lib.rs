@@ -2,7 +2,7 @@
 //! (illegal name, duplicate name, invalid JSON Schema, non-object input root,
 //! schema that is not JSON), so `check` must report each one on its own line.
 
-wit_bindgen::generate!({ world: "plugin", path: "../../../wit" });
+wit_bindgen::generate!({ world: "plugin", path: "../../../wit/0.1.0" });
 
 use exports::wasmhub::plugin::operations::{Error, Guest, OperationSpec};
 use wasmhub::plugin::types::Hints;

@@ -1,7 +1,7 @@
 //! Test guest: imports wasi:http and GETs a URL, so tests can check the network
 //! policy (granted host, rebinding to a private address, no grant at all).
 
-wit_bindgen::generate!({ world: "plugin", path: "../../../wit" });
+wit_bindgen::generate!({ world: "plugin", path: "../../../wit/0.1.0" });
 
 use exports::wasmhub::plugin::operations::{Error, Guest, OperationSpec};
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! Test guest for the per-call budgets: logs in a loop, fails with a huge error,
 //! opens many outgoing HTTP requests at once, and holds memory for a while.
 
-wit_bindgen::generate!({ world: "plugin", path: "../../../wit" });
+wit_bindgen::generate!({ world: "plugin", path: "../../../wit/0.1.0" });
 
 use exports::wasmhub::plugin::operations::{Error, Guest, OperationSpec};
 use serde_json::{Value, json};

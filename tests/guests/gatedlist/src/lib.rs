@@ -3,7 +3,7 @@
 //! plugin finishes loading (a loopback server that holds its answer) instead of
 //! guessing how long a compile takes. Its one operation, `echo`, returns its input.
 
-wit_bindgen::generate!({ world: "plugin", path: "../../../wit" });
+wit_bindgen::generate!({ world: "plugin", path: "../../../wit/0.1.0" });
 
 use exports::wasmhub::plugin::operations::{Error, Guest, OperationSpec};
 use wasip2::http::outgoing_handler;

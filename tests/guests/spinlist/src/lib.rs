@@ -1,7 +1,7 @@
 //! Test guest: `list()` never returns, so tests can check that loading is bounded
 //! by `limits.load_timeout_ms` and does not hold up the other plugins.
 
-wit_bindgen::generate!({ world: "plugin", path: "../../../wit" });
+wit_bindgen::generate!({ world: "plugin", path: "../../../wit/0.1.0" });
 
 use exports::wasmhub::plugin::operations::{Error, Guest, OperationSpec};
 

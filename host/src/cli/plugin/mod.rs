@@ -1,10 +1,18 @@
-//! `wasmhub plugin check|inspect|lock`: the plugin author's and operator's view of
-//! what the runtime's loader decides about a file.
+//! `wasmhub plugin check|inspect|test|lock|wit`: the plugin author's and operator's
+//! view of what the runtime's loader decides about a file.
 //!
-//! `check` runs every loader check and prints each problem on its own line with the
-//! fix; `inspect` shows digest, size, operations with schemas, imports, limits and
-//! what the manifest grants; `lock` pins every plugin of a folder in
-//! `plugins.lock`.
+//! `check` runs every loader check (the examples safe to run at load included) and
+//! prints each problem on its own line with the fix; `inspect` shows digest, size,
+//! WIT version, instructions, operations with schemas and examples, imports, limits
+//! and what the manifest grants; `test` (in `test`) runs every example through the
+//! sandbox; `lock` pins every plugin of a folder in `plugins.lock`; `wit` (in `wit`)
+//! writes the WIT packages this binary serves.
+
+mod test;
+mod wit;
+
+pub(crate) use test::test;
+pub(crate) use wit::wit;
 
 use crate::config::Limits;
 use crate::runtime::{LOCK_FILE, LoadError, LockFile, Plugin, Runtime, RuntimeError};
@@ -43,14 +51,29 @@ impl std::error::Error for StartError {
 /// Loads `path` with the default global caps on a small runtime; the inner result
 /// is the loader's verdict on the file.
 fn load(path: &Path) -> Result<Result<Arc<Plugin>, LoadError>, StartError> {
+    with_runtime(|runtime| async move { runtime.load(path).await })
+}
+
+/// Runs `work` on a fresh plugin runtime with the default global caps, on a small
+/// async runtime of its own.
+fn with_runtime<T, F: Future<Output = T>>(work: impl FnOnce(Runtime) -> F) -> Result<T, StartError> {
     let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(StartError::AsyncRuntime)?;
     tokio.block_on(async {
         let runtime = Runtime::new(&Limits::default(), None).map_err(StartError::Runtime)?;
-        Ok(runtime.load(path).await)
+        Ok(work(runtime).await)
     })
+}
+
+/// `check`'s and `test`'s report of a file the loader refused: one `error:` line
+/// per problem.
+fn print_problems(path: &Path, e: &LoadError) {
+    println!("{}: {} problem(s)", path.display(), e.problems.len());
+    for p in &e.problems {
+        println!("error: {p}");
+    }
 }
 
 /// `wasmhub plugin check FILE`: exit 0 when the plugin would load, else 1 with one
@@ -62,17 +85,15 @@ pub fn check(path: &Path) -> ExitCode {
             ExitCode::from(2)
         }
         Ok(Err(e)) => {
-            println!("{}: {} problem(s)", path.display(), e.problems.len());
-            for p in &e.problems {
-                println!("error: {p}");
-            }
+            print_problems(path, &e);
             ExitCode::from(1)
         }
         Ok(Ok(plugin)) => {
             println!(
-                "{}: ok: plugin {} with {} operation(s): {}",
+                "{}: ok: plugin {} (wasmhub:plugin@{}) with {} operation(s): {}",
                 path.display(),
                 plugin.name(),
+                plugin.wit_version(),
                 plugin.operations().len(),
                 plugin
                     .operations()
@@ -112,6 +133,8 @@ pub fn describe(plugin: &Plugin) -> Value {
         "sha256": plugin.digest(),
         "size": plugin.size(),
         "deprecated": plugin.deprecated(),
+        "wit_version": plugin.wit_version(),
+        "instructions": plugin.instructions(),
         "imports": plugin.imports(),
         "limits": {
             "memory_mb": l.memory_mb, "timeout_ms": l.timeout_ms, "output_kb": l.output_kb,
@@ -133,6 +156,7 @@ pub fn describe(plugin: &Plugin) -> Value {
             "hints": hint_names(o),
             "inputSchema": o.input_schema,
             "outputSchema": o.output_schema,
+            "examples": o.examples,
         })).collect::<Vec<_>>(),
     })
 }
@@ -178,6 +202,7 @@ pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
         if plugin.deprecated() { " (deprecated)" } else { "" }
     );
     println!("file:    {}", plugin.path().display());
+    println!("wit:     wasmhub:plugin@{}", plugin.wit_version());
     println!("sha256:  {}", plugin.digest());
     println!("size:    {} bytes", plugin.size());
     println!(
@@ -195,6 +220,12 @@ pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
     for i in plugin.imports() {
         println!("  {i}");
     }
+    if let Some(text) = plugin.instructions() {
+        println!("instructions:");
+        for line in text.lines() {
+            println!("  {line}");
+        }
+    }
     println!("operations:");
     for op in plugin.operations() {
         let hints = hint_names(op);
@@ -208,6 +239,14 @@ pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
         println!("    input:  {}", op.input_schema);
         if let Some(out) = &op.output_schema {
             println!("    output: {out}");
+        }
+        for (i, example) in op.examples.iter().enumerate() {
+            let output = example
+                .output
+                .as_ref()
+                .map_or("(not fixed)".to_string(), |o| o.to_string());
+            println!("    example {}: {}", i + 1, example.description);
+            println!("      {} -> {output}", example.input);
         }
     }
     ExitCode::SUCCESS
