@@ -36,18 +36,13 @@ pub(super) const SDK: &[TemplateFile] = &[
 
 /// Every file of a new JavaScript plugin project.
 pub(super) fn files() -> Vec<(&'static str, String)> {
-    let mut files = super::owned(TEMPLATE);
-    files.extend(super::owned(SDK));
-    files.push(super::wit_file("wit/plugin.wit"));
-    files
+    super::with_sdk(TEMPLATE, SDK, "wit/plugin.wit")
 }
 
-/// What to run after `plugin new`.
-pub(super) fn next_steps(name: &str) -> String {
+/// How to build and unit-test it, one command per line.
+pub(super) fn build_steps(name: &str) -> String {
     format!(
         "npm install && npm run build   # componentize-js, pinned, builds {name}.wasm\n\
-         npm test                       # the operations' logic, natively (node --test)\n\
-         wasmhub plugin check {name}.wasm\n\
-         wasmhub plugin test {name}.wasm"
+         npm test                       # the operations' logic, natively (node --test)"
     )
 }

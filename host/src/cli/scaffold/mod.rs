@@ -220,11 +220,12 @@ pub fn scaffold(name: &str, dest_dir: &Path, lang: Lang) -> Result<Scaffolded, S
             source: e,
         },
     })?;
-    let (files, next_steps) = match lang {
-        Lang::Rust => (rust::files(), rust::next_steps(name)),
-        Lang::Python => (python::files(), python::next_steps(name)),
-        Lang::Js => (js::files(), js::next_steps(name)),
+    let (files, build_steps, wasm) = match lang {
+        Lang::Rust => (rust::files(), rust::build_steps(name), rust::wasm_path(name)),
+        Lang::Python => (python::files(), python::build_steps(name), format!("{name}.wasm")),
+        Lang::Js => (js::files(), js::build_steps(name), format!("{name}.wasm")),
     };
+    let next_steps = format!("{build_steps}\nwasmhub plugin check {wasm}\nwasmhub plugin test {wasm}");
     let mut written = Vec::new();
     for (relative, contents) in files {
         let path = root.join(relative);
@@ -246,16 +247,18 @@ pub fn scaffold(name: &str, dest_dir: &Path, lang: Lang) -> Result<Scaffolded, S
     })
 }
 
-/// The WIT contract a new project binds against, the newest version served, at
-/// `path` in the project.
-fn wit_file(path: &'static str) -> (&'static str, String) {
-    (path, crate::runtime::WIT_SOURCES[0].1.to_string())
-}
-
-/// The embedded template files, owned.
-fn owned(files: &[TemplateFile]) -> Vec<(&'static str, String)> {
-    files
+/// A project's files: its `template`, the `sdk` vendored beside it, and the WIT
+/// contract it binds against (the newest version served) at `wit_path`.
+fn with_sdk(
+    template: &[TemplateFile],
+    sdk: &[TemplateFile],
+    wit_path: &'static str,
+) -> Vec<(&'static str, String)> {
+    let wit = (wit_path, crate::runtime::WIT_SOURCES[0].1);
+    template
         .iter()
+        .chain(sdk)
+        .chain(std::iter::once(&wit))
         .map(|(path, text)| (*path, text.to_string()))
         .collect()
 }

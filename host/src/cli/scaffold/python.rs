@@ -35,18 +35,13 @@ pub(super) const SDK: &[TemplateFile] = &[
 
 /// Every file of a new Python plugin project.
 pub(super) fn files() -> Vec<(&'static str, String)> {
-    let mut files = super::owned(TEMPLATE);
-    files.extend(super::owned(SDK));
-    files.push(super::wit_file("wit/plugin.wit"));
-    files
+    super::with_sdk(TEMPLATE, SDK, "wit/plugin.wit")
 }
 
-/// What to run after `plugin new`.
-pub(super) fn next_steps(name: &str) -> String {
+/// How to build and unit-test it, one command per line.
+pub(super) fn build_steps(name: &str) -> String {
     format!(
         "python3 build.py            # creates .venv, installs componentize-py, builds {name}.wasm\n\
-         python3 -m unittest          # the operations' logic, natively\n\
-         wasmhub plugin check {name}.wasm\n\
-         wasmhub plugin test {name}.wasm"
+         python3 -m unittest          # the operations' logic, natively"
     )
 }

@@ -40,26 +40,30 @@ const WORKSPACE_KEYS: &[(&str, &str)] = &[
 
 /// Every file of a new Rust plugin crate.
 pub(super) fn files() -> Vec<(&'static str, String)> {
-    let mut files = vec![
-        ("Cargo.toml", CARGO_TOML.to_string()),
-        ("src/lib.rs", LIB_RS.to_string()),
-        ("README.md", README.to_string()),
-        (".gitignore", "/target\n".to_string()),
-        ("wasmhub-guest/Cargo.toml", standalone_manifest()),
-        super::wit_file("wasmhub-guest/wit/plugin.wit"),
-    ];
-    files.extend(super::owned(SDK_SOURCES));
+    let mut files = super::with_sdk(TEMPLATE, SDK_SOURCES, "wasmhub-guest/wit/plugin.wit");
+    files.push(("wasmhub-guest/Cargo.toml", standalone_manifest()));
     files
 }
 
-/// What to run after `plugin new`.
-pub(super) fn next_steps(name: &str) -> String {
-    let artifact = name.replace('-', "_");
-    format!(
-        "rustup target add wasm32-wasip2   # once\ncargo build --release --target wasm32-wasip2\n\
-         wasmhub plugin check target/wasm32-wasip2/release/{artifact}.wasm\n\
-         wasmhub plugin test target/wasm32-wasip2/release/{artifact}.wasm"
-    )
+/// The crate's own files; `{{name}}` is filled in when they are written.
+const TEMPLATE: &[TemplateFile] = &[
+    ("Cargo.toml", CARGO_TOML),
+    ("src/lib.rs", LIB_RS),
+    ("README.md", README),
+    (".gitignore", "/target\n"),
+];
+
+/// How to build and unit-test it, one command per line.
+pub(super) fn build_steps(_name: &str) -> String {
+    "rustup target add wasm32-wasip2   # once\n\
+     cargo test                        # the logic and every example, natively\n\
+     cargo build --release --target wasm32-wasip2"
+        .to_string()
+}
+
+/// Where the build puts the component: cargo names it after the crate.
+pub(super) fn wasm_path(name: &str) -> String {
+    format!("target/wasm32-wasip2/release/{}.wasm", name.replace('-', "_"))
 }
 
 /// The SDK's manifest with each `KEY.workspace = true` written out, so the
