@@ -3,11 +3,11 @@
 //! validation, and fair shares of the instance pool. Each bound is hit with its specific error while a benign call keeps
 //! answering.
 
-use crate::support::client;
 use crate::support::gate::Gate;
 use crate::support::hub::{Server, hub, plugins, serve};
 use crate::support::runtime::Scratch;
-use crate::support::wait::{calls_in_flight, in_flight_at};
+use crate::support::wait::{PATIENCE, calls_in_flight, in_flight_at, until};
+use crate::support::{binary, client};
 use http::Method;
 use serde_json::{Map, Value, json};
 use std::net::SocketAddr;
@@ -302,4 +302,55 @@ async fn the_whole_pool_bounds_the_tokens_together() {
     release(&gate, held).await;
     let benign = call_as(s.addr, WEB, "a.echo", json!({"x": 2})).await;
     assert_eq!(benign["result"], json!({"x": 2}), "{benign}");
+}
+
+#[tokio::test]
+async fn records_the_audit_writer_had_no_room_for_become_one_summary_record() {
+    let dir = plugins(&[("adversary", "a")], &[]);
+    let data = Scratch::new("audit-queue-data");
+    // A queue of one record: a batch of calls finds it full while the writer sleeps.
+    let mut hub = binary::serve(&dir.0, &data.0, &["audit.queue=1"]);
+    let addr = hub.addr;
+    let batch = json!({"calls": vec![json!({"tool": "a.noop", "input": {}}); 32]});
+    let (summary, calls) = until("a summary record in GET /api/calls", || {
+        let batch = batch.clone();
+        async move {
+            let resp = client::post(addr, "/api/hub/call", &batch).await;
+            assert_eq!(resp.status, 200);
+            let calls = client::send(addr, Method::GET, "/api/calls?limit=1000", None, &[])
+                .await
+                .json()
+                .await;
+            let calls = calls["calls"].as_array().unwrap().clone();
+            let summary = calls.iter().find(|c| c["tool"] == "hub.audit").cloned();
+            summary.map(|s| (s, calls))
+        }
+    })
+    .await;
+    assert_eq!(
+        (&summary["caller"], &summary["outcome"]),
+        (&json!("hub"), &json!("call_limit")),
+        "{summary}"
+    );
+    let input = &summary["input"];
+    let n = input["not_written"].as_u64().unwrap();
+    let (first, last) = (
+        input["first_call"].as_str().unwrap(),
+        input["last_call"].as_str().unwrap(),
+    );
+    assert!(n >= 1, "{summary}");
+    let text = format!("{n} records not written, calls {first}..{last}");
+    assert!(summary["error"].as_str().unwrap().starts_with(&text), "{summary}");
+    // The span's calls are missing from the log; the summary stands in for them.
+    assert!(
+        calls.iter().all(|c| c["id"] != first && c["id"] != last),
+        "{summary}"
+    );
+    // The hub log says the same, once, as a warning.
+    let line = hub.stderr.saw_or_wait_for(&text, PATIENCE);
+    assert!(line.contains(" WARN ") && line.contains("audit log: "), "{line}");
+    // Calls keep answering.
+    let benign = json!({"calls": [{"tool": "a.echo", "input": {"x": 1}}]});
+    let out = client::post(addr, "/api/hub/call", &benign).await.json().await;
+    assert_eq!(out["results"][0]["result"], json!({"x": 1}), "{out}");
 }
