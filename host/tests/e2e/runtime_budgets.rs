@@ -166,19 +166,18 @@ async fn outgoing_http_requests_are_bounded_at_once_and_per_call() {
 
 /// `wasmhub call flood.log` with `input` and a budget of 20 lines: its stderr.
 fn logged(input: &str) -> String {
+    called("flood.log", input)
+}
+
+/// `wasmhub call TOOL` (plugin `flood`, no grants) with `input` and a budget of 20
+/// lines: its stderr.
+fn called(tool: &str, input: &str) -> String {
     let s = Scratch::new("log-budget");
     s.plugin("flood", "flood", None);
     let data = Scratch::new("log-budget-data");
     let out = Command::new(env!("CARGO_BIN_EXE_wasmhub"))
         .env("WASMHUB_LOG", "info")
-        .args([
-            "call",
-            "flood.log",
-            input,
-            "--set",
-            "limits.log_lines=20",
-            "--plugins",
-        ])
+        .args(["call", tool, input, "--set", "limits.log_lines=20", "--plugins"])
         .arg(&s.0)
         .arg("--data")
         .arg(&data.0)
@@ -209,6 +208,33 @@ fn a_guest_logging_in_a_loop_writes_its_budget_and_one_summary_line() {
         !stderr.contains("flood line") && !stderr.contains("suppressed"),
         "{stderr}"
     );
+}
+
+#[test]
+fn host_written_lines_about_a_call_count_against_its_log_budget() {
+    // 100 requests to a host the plugin was not granted: the host logs each denial
+    // about the call, and those lines share the call's budget of 20.
+    let stderr = called("flood.burst", r#"{"authority": "127.0.0.1:9", "count": 100}"#);
+    let denied = stderr
+        .lines()
+        .filter(|l| l.contains("HTTP request denied"))
+        .count();
+    assert_eq!(denied, 20, "{stderr}");
+    let summaries: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("lines suppressed"))
+        .collect();
+    assert_eq!(summaries.len(), 1, "{stderr}");
+    assert!(
+        summaries[0].contains("80 lines suppressed (limits.log_lines = 20 per call)"),
+        "{stderr}"
+    );
+    // Nothing else was written about the call.
+    let call_lines = stderr
+        .lines()
+        .filter(|l| l.contains("plugin flood call "))
+        .count();
+    assert_eq!(call_lines, 21, "{stderr}");
 }
 
 #[tokio::test]
