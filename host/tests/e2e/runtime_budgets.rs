@@ -77,6 +77,30 @@ fn plugin_check_and_lock_refuse_a_fifo_and_a_device() {
     assert!(wasmhub::runtime::sha256_file(&s.path("zero.wasm")).is_err());
 }
 
+#[test]
+fn plugin_lock_refuses_a_file_past_the_plugin_size_limit() {
+    let s = Scratch::new("lock-huge");
+    s.plugin("flood", "flood", None);
+    // Sparse: 2 MiB on paper, against the operator's limit of 1 MiB.
+    let huge = std::fs::File::create(s.path("huge.wasm")).unwrap();
+    huge.set_len(2 << 20).unwrap();
+    let cwd = Scratch::new("lock-huge-cwd");
+    std::fs::write(cwd.path("wasmhub.toml"), "[limits]\nmax_plugin_mb = 1\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_wasmhub"))
+        .current_dir(&cwd.0)
+        .args(["plugin", "lock"])
+        .arg(&s.0)
+        .output()
+        .expect("run wasmhub plugin lock");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("huge.wasm: larger than the limit of 1 MiB (limits.max_plugin_mb)"),
+        "{stderr}"
+    );
+    assert!(!s.path("plugins.lock").exists(), "no lock was written");
+}
+
 #[tokio::test]
 async fn a_list_that_never_returns_is_rejected_while_the_others_load() {
     let s = Scratch::new("spinlist");
