@@ -1,7 +1,8 @@
 # Shared set-up of the loopback benchmarks that drive the release binary with wrk,
 # sourced by bench-mcp.sh and bench-fairness.sh (after `cd` to the repository root):
 # wrk installed; $bin, the release binary (or WASMHUB_BIN); the example plugins and
-# test guests built; $work, a temporary folder; $port, a free loopback port; and an
+# test guests built (every run: both builds are no-ops when up to date, and a stale
+# guest would measure old code); $work, a temporary folder; $port, a free loopback port; and an
 # EXIT trap that runs the script's own `bench_stop` if it defines one, stops the hub
 # started into $hub_pid, and removes $work.
 
@@ -13,8 +14,8 @@ if [ -z "$bin" ]; then
     cargo build --release -p wasmhub
     bin=target/release/wasmhub
 fi
-ls dist/plugins/calc.wasm >/dev/null 2>&1 || bash scripts/build-plugins.sh
-ls target/test-guests/adversary.wasm >/dev/null 2>&1 || bash tests/guests/build.sh
+bash scripts/build-plugins.sh >/dev/null
+bash tests/guests/build.sh >/dev/null
 
 work="$(mktemp -d)"
 hub_pid=""

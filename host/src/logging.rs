@@ -49,9 +49,12 @@ pub(crate) fn init_from_env() {
     if let Ok(value) = std::env::var("WASMHUB_LOG") {
         match Level::parse(&value) {
             Some(level) => MAX_LEVEL.store(level as u8, Ordering::Relaxed),
-            None => {
-                eprintln!("wasmhub: ignoring WASMHUB_LOG={value:?} (use error, warn, info, debug or trace)")
-            }
+            // A line of the log like any other (a warning is written at every level).
+            None => write(
+                Level::Warn,
+                module_path!(),
+                format_args!("ignoring WASMHUB_LOG={value:?} (use error, warn, info, debug or trace)"),
+            ),
         }
     }
 }

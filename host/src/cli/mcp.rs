@@ -18,14 +18,14 @@ pub fn run_stdio(config: Config) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("wasmhub mcp: cannot start the async runtime: {e}");
+            crate::error!("cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
     match runtime.block_on(serve(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("wasmhub mcp: {message}");
+            crate::error!("{message}");
             ExitCode::FAILURE
         }
     }

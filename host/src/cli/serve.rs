@@ -19,21 +19,21 @@ pub fn run(config: Config, options: Options) -> ExitCode {
     let signals = match super::signals::install() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("wasmhub serve: cannot take over SIGINT and SIGTERM: {e}");
+            crate::error!("cannot take over SIGINT and SIGTERM: {e}");
             return ExitCode::FAILURE;
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("wasmhub serve: cannot start the async runtime: {e}");
+            crate::error!("cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
     match runtime.block_on(start(config, options, signals)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("wasmhub serve: {message}");
+            crate::error!("{message}");
             ExitCode::FAILURE
         }
     }

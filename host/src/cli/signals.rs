@@ -45,7 +45,7 @@ pub(super) fn install() -> std::io::Result<Signals> {
                     continue;
                 }
                 if tx.send_replace(Some(signal)).is_some() {
-                    eprintln!("wasmhub: second signal, exiting now");
+                    crate::warn!("second signal, exiting now");
                     std::process::exit(128 + signal);
                 }
             }

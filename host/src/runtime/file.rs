@@ -114,9 +114,11 @@ pub(super) fn open_regular(path: &Path) -> Result<File, ReadError> {
     }
 }
 
-/// The bytes of the regular file `path`, however large (a regular file ends).
-pub(super) fn read_all_regular(path: &Path) -> Result<Vec<u8>, ReadError> {
-    read_capped(path, u64::MAX - 1)
+/// The bytes of the regular file `path`, refusing it past `max_plugin_mb` MiB: the
+/// loader's cap (`limits.max_plugin_mb`), so hashing a file for `plugins.lock` never
+/// reads more than loading it would.
+pub(super) fn read_all_regular(path: &Path, max_plugin_mb: u64) -> Result<Vec<u8>, ReadError> {
+    read_capped(path, max_plugin_mb.saturating_mul(1 << 20))
 }
 
 /// The bytes of the regular file `path`, refusing it past `cap` bytes (at most
@@ -157,5 +159,20 @@ mod tests {
             Err(ReadError::TooLarge { cap: 10 })
         ));
         assert_eq!(read_capped(&big, 11).unwrap().len(), 11);
+    }
+
+    #[test]
+    fn a_whole_file_read_stops_at_the_plugin_size_limit() {
+        let dir = std::env::temp_dir().join(format!("wasmhub-file-cap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("huge.wasm");
+        // Sparse: 1 MiB and one byte, past a limit of 1 MiB; never more is read.
+        let file = File::create(&path).unwrap();
+        file.set_len((1 << 20) + 1).unwrap();
+        let e = read_all_regular(&path, 1).unwrap_err();
+        assert!(matches!(e, ReadError::TooLarge { cap } if cap == 1 << 20), "{e}");
+        file.set_len(1 << 20).unwrap();
+        assert_eq!(read_all_regular(&path, 1).unwrap().len(), 1 << 20);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

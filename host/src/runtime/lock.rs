@@ -33,6 +33,13 @@ pub enum LockError {
         /// What is wrong with the line.
         message: String,
     },
+    /// A `.wasm` larger than the loader would load (`limits.max_plugin_mb`).
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// `limits.max_plugin_mb`, in MiB.
+        limit_mb: u64,
+    },
 }
 
 impl fmt::Display for LockError {
@@ -42,6 +49,11 @@ impl fmt::Display for LockError {
             LockError::Syntax { path, line, message } => {
                 write!(f, "{} line {line}: {message}", path.display())
             }
+            LockError::TooLarge { path, limit_mb } => write!(
+                f,
+                "{}: larger than the limit of {limit_mb} MiB (limits.max_plugin_mb); the hub would not load it",
+                path.display()
+            ),
         }
     }
 }
@@ -50,7 +62,7 @@ impl std::error::Error for LockError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             LockError::Io { source, .. } => Some(source),
-            LockError::Syntax { .. } => None,
+            LockError::Syntax { .. } | LockError::TooLarge { .. } => None,
         }
     }
 }
@@ -108,8 +120,16 @@ impl LockFile {
         Ok(LockFile { entries })
     }
 
-    /// Pins every `.wasm` file currently in `dir`.
+    /// Pins every `.wasm` file currently in `dir`, each within the default
+    /// `limits.max_plugin_mb` (see [`LockFile::from_dir_within`]).
     pub fn from_dir(dir: &Path) -> Result<LockFile, LockError> {
+        LockFile::from_dir_within(dir, crate::config::Limits::default().max_plugin_mb)
+    }
+
+    /// Pins every `.wasm` file currently in `dir`; a file larger than
+    /// `max_plugin_mb` MiB (`limits.max_plugin_mb`, which the loader would reject)
+    /// fails the whole lock, after reading at most one byte past the limit.
+    pub fn from_dir_within(dir: &Path, max_plugin_mb: u64) -> Result<LockFile, LockError> {
         let io = |e: std::io::Error| LockError::Io {
             path: dir.to_owned(),
             source: e,
@@ -120,7 +140,7 @@ impl LockFile {
             if path.extension().is_some_and(|e| e == "wasm") {
                 // A FIFO or a device is not a plugin (the loader rejects it): skipped
                 // without reading, as a folder is.
-                let bytes = match super::file::read_all_regular(&path) {
+                let bytes = match super::file::read_all_regular(&path, max_plugin_mb) {
                     Ok(bytes) => bytes,
                     Err(ReadError::Io(e)) => {
                         return Err(LockError::Io {
@@ -128,7 +148,13 @@ impl LockFile {
                             source: e,
                         });
                     }
-                    Err(_) => continue,
+                    Err(ReadError::TooLarge { .. }) => {
+                        return Err(LockError::TooLarge {
+                            path: path.clone(),
+                            limit_mb: max_plugin_mb,
+                        });
+                    }
+                    Err(ReadError::NotRegular(_)) => continue,
                 };
                 let name = path
                     .file_name()
@@ -209,6 +235,26 @@ mod tests {
         let parsed = LockFile::parse(&sum, Path::new("l")).unwrap();
         assert_eq!(parsed.len(), 2);
         assert!(parsed.digest("json.wasm").is_some());
+    }
+
+    #[test]
+    fn a_file_past_the_plugin_size_limit_fails_the_lock_naming_the_limit() {
+        let dir = std::env::temp_dir().join(format!("wasmhub-lock-cap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("small.wasm"), b"\0asm").unwrap();
+        // Sparse, so the test writes nothing like 2 MiB.
+        std::fs::File::create(dir.join("huge.wasm"))
+            .unwrap()
+            .set_len(2 << 20)
+            .unwrap();
+        let err = LockFile::from_dir_within(&dir, 1).unwrap_err().to_string();
+        assert!(
+            err.contains("huge.wasm: larger than the limit of 1 MiB (limits.max_plugin_mb)"),
+            "{err}"
+        );
+        let lock = LockFile::from_dir_within(&dir, 2).unwrap();
+        assert_eq!(lock.len(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -213,9 +213,10 @@ impl Runtime {
 }
 
 /// sha256 of a regular file, lowercase hex (the digest plugins and `plugins.lock`
-/// use); a FIFO or a device is refused, never read.
+/// use); a FIFO or a device is refused, never read, and a file larger than the
+/// default `limits.max_plugin_mb` is refused after reading at most that much.
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    match file::read_all_regular(path) {
+    match file::read_all_regular(path, crate::config::Limits::default().max_plugin_mb) {
         Ok(bytes) => Ok(cache::sha256_hex(&bytes)),
         Err(file::ReadError::Io(e)) => Err(e),
         Err(e) => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)),

@@ -207,3 +207,49 @@ fn call_stops_on_ctrl_c() {
     assert_eq!(status.code(), Some(1));
     stderr.wait_for("interrupted", Duration::from_secs(10));
 }
+
+#[test]
+fn the_hub_log_lines_start_with_an_rfc3339_utc_time() {
+    use crate::support::binary::{serve, starts_with_timestamp};
+    let dir = plugins(&[("adversary", "a")], &[]);
+    let data = Scratch::new("timestamps-data");
+    let mut hub = serve(&dir.0, &data.0, &[]);
+    let listening = hub
+        .stderr
+        .saw_or_wait_for("listening on http://", Duration::from_secs(60));
+    assert!(starts_with_timestamp(&listening), "{listening}");
+    // Every line up to the end of the first load, whoever wrote it.
+    let seen = hub.stderr.seen();
+    assert!(seen.len() >= 3, "{seen:?}");
+    for line in seen {
+        assert!(starts_with_timestamp(line), "{line}");
+    }
+    drop(hub);
+
+    // What stops a start is a log line too, as is an unknown WASMHUB_LOG (--locked
+    // without a plugins.lock: the hub refuses to start).
+    let out = wasmhub()
+        .env("WASMHUB_LOG", "loud")
+        .args(["serve", "--listen", "127.0.0.1:0", "--locked", "--plugins"])
+        .arg(&dir.0)
+        .arg("--data")
+        .arg(&data.0)
+        .output()
+        .expect("run wasmhub serve");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(
+        lines[0].contains(" WARN ") && lines[0].contains("ignoring WASMHUB_LOG=\"loud\""),
+        "{stderr}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" ERROR ") && l.contains("plugins.lock")),
+        "{stderr}"
+    );
+    for line in lines {
+        assert!(starts_with_timestamp(line), "{line}");
+    }
+}

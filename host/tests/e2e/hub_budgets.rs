@@ -3,26 +3,62 @@
 //! validation, and fair shares of the instance pool. Each bound is hit with its specific error while a benign call keeps
 //! answering.
 
-use crate::support::client;
 use crate::support::gate::Gate;
-use crate::support::hub::{Server, hub, plugins, serve};
+use crate::support::hub::{Server, TestHub, hub, plugins, serve};
 use crate::support::runtime::Scratch;
-use crate::support::wait::{calls_in_flight, in_flight_at};
+use crate::support::wait::{PATIENCE, calls_in_flight, in_flight_at, until};
+use crate::support::{binary, client};
 use http::Method;
 use serde_json::{Map, Value, json};
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use wasmhub::config::{Limits, TokenConfig};
 use wasmhub::hub::{CallContext, MetaToolRequest};
 
+/// `hub_call` of one operation as the local operator, in a task of its own.
+fn spawn_call(h: &TestHub, tool: &str, input: Value) -> tokio::task::JoinHandle<Value> {
+    let hub = h.hub.clone();
+    let args = json!({ "calls": [{ "tool": tool, "input": input }] });
+    tokio::spawn(async move {
+        let request = MetaToolRequest::parse("hub_call", args).unwrap();
+        let mut out = hub
+            .invoke(request, CallContext::new(hub.local_operator()))
+            .await
+            .expect("hub_call runs");
+        out["results"][0].take()
+    })
+}
+
 #[tokio::test]
 async fn a_call_tree_is_cut_at_the_per_request_call_budget() {
-    let dir = plugins(&[("adversary", "a"), ("adversary", "b"), ("adversary", "c")], &[]);
+    let gate = Gate::start().await;
+    let dir = plugins(
+        &[
+            ("adversary", "a"),
+            ("adversary", "b"),
+            ("flood", "c"),
+            ("adversary", "d"),
+        ],
+        &[],
+    );
+    std::fs::write(dir.path("c.toml"), gate.grant()).unwrap();
     let h = hub(&dir, |c| c.limits.max_calls_per_request = 30).await;
     // a fans out to 10 b's, each fanning out to 10 c's: 111 calls, each level within
-    // max_fanout and max_call_depth; only the tree's budget stops it.
+    // max_fanout and max_call_depth; only the tree's budget stops it. Each c is a GET
+    // of the gate, so the tree waits at its first c until the gate opens.
+    let leaf = json!({"authority": gate.authority(), "count": 1});
     let fanout =
-        json!({"tool": "b.fanout", "times": 10, "input": {"tool": "c.noop", "times": 10, "input": {}}});
-    let r = h.call("a.fanout", fanout).await;
+        json!({"tool": "b.fanout", "times": 10, "input": {"tool": "c.burst", "times": 10, "input": leaf}});
+    let attack = spawn_call(&h, "a.fanout", fanout);
+    gate.holds(1).await;
+    crate::support::wait::in_flight(&h.hub, 3).await;
+    // A benign call answers while the tree is in progress, three calls deep.
+    let benign = h.call("d.echo", json!({"x": 0})).await;
+    assert_eq!(benign["result"], json!({"x": 0}), "{benign}");
+    assert!(!attack.is_finished(), "the tree waits at the gate");
+    gate.open();
+    let r = attack.await.unwrap();
     assert_eq!(r["ok"], true, "{r}");
     // Calls 1 (a), 2 (b), 3-12 (c), 13 (b), 14-23 (c), 24 (b), 25-30 (c): the 4th b
     // is refused (as call 35: the 3rd b's refused c's were counted too), and every b
@@ -37,10 +73,11 @@ async fn a_call_tree_is_cut_at_the_per_request_call_budget() {
         "{message}"
     );
     let calls = h.hub.calls(1000).unwrap();
-    let ran = calls.iter().filter(|c| c.outcome.as_str() == "ok").count();
+    let tree = calls.iter().filter(|c| c.tool != "d.echo");
+    let ran = tree.filter(|c| c.outcome.as_str() == "ok").count();
     assert_eq!(ran, 30, "calls that ran");
     // The budget is per request: the next one starts afresh.
-    let benign = h.call("c.echo", json!({"x": 1})).await;
+    let benign = h.call("b.echo", json!({"x": 1})).await;
     assert_eq!(benign["result"], json!({"x": 1}), "{benign}");
 }
 
@@ -52,15 +89,39 @@ async fn a_large_input_with_many_violations_gets_a_capped_error_list() {
     let mut input: Map<String, Value> = (0..8000).map(|i| (format!("field_{i:05}"), json!(i))).collect();
     input.insert("expression".into(), json!("1 + 1"));
     input.insert("digits".into(), json!("many"));
-    let r = h.call("calc.eval", Value::Object(input)).await;
-    assert_eq!(r["error"]["code"], "invalid_input", "{r}");
-    assert_eq!(r["error"]["violations"].as_array().unwrap().len(), 5, "{r}");
-    let message = r["error"]["message"].as_str().unwrap();
-    // 8000 unexpected properties and one wrong type, five of them listed.
-    assert!(message.contains("; and 7996 more)"), "{message}");
-    assert!(message.len() < 2000, "{message}");
+    let input = Value::Object(input);
+    // The attack posts it back to back until told to stop; each answer is checked.
+    let (stop, rounds) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let attack = {
+        let (hub, stop, rounds) = (h.hub.clone(), stop.clone(), rounds.clone());
+        tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                let args = json!({ "calls": [{ "tool": "calc.eval", "input": input.clone() }] });
+                let request = MetaToolRequest::parse("hub_call", args).unwrap();
+                let out = hub.invoke(request, CallContext::new(hub.local_operator())).await;
+                let r = &out.expect("hub_call runs")["results"][0];
+                assert_eq!(r["error"]["code"], "invalid_input", "{r}");
+                assert_eq!(r["error"]["violations"].as_array().unwrap().len(), 5, "{r}");
+                let message = r["error"]["message"].as_str().unwrap();
+                // 8000 unexpected properties and one wrong type, five of them listed.
+                assert!(message.contains("; and 7996 more)"), "{message}");
+                assert!(message.len() < 2000, "{message}");
+                rounds.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+    };
+    let done = |n: usize| {
+        let rounds = rounds.clone();
+        async move { (rounds.load(Ordering::SeqCst) >= n).then_some(()) }
+    };
+    until("a capped error list", || done(1)).await;
     let benign = h.call("calc.eval", json!({"expression": "1 + 1"})).await;
     assert_eq!(benign["ok"], true, "{benign}");
+    // The attack was still going: it answers once more after the benign call.
+    let after = rounds.load(Ordering::SeqCst) + 1;
+    until("one more capped error list", || done(after)).await;
+    stop.store(true, Ordering::SeqCst);
+    attack.await.unwrap();
 }
 
 /// `hub_call` of `calls` (tool, input) as one batch: the per-call results, in order.
@@ -128,12 +189,34 @@ async fn a_call_over_its_share_queues_briefly_instead_of_failing() {
 
 #[tokio::test]
 async fn the_memory_budget_error_names_its_key() {
-    let dir = plugins(&[("flood", "f")], &[]);
+    let dir = plugins(&[("flood", "f"), ("adversary", "a")], &[]);
     let h = hub(&dir, |c| c.limits.memory_budget_mb = 24).await;
     // Two calls of 16 MiB each at once: the first to grow fits in the 24 MiB budget,
     // the other is refused (the first holds its memory long enough for that).
-    let hold = || ("f.hold", json!({"mb": 16, "ms": 1500}));
-    let results = batch(&h, &[hold(), hold()]).await;
+    let hold = json!({"tool": "f.hold", "input": {"mb": 16, "ms": 3000}});
+    let attack = {
+        let hub = h.hub.clone();
+        let args = json!({ "calls": [hold.clone(), hold] });
+        tokio::spawn(async move {
+            let request = MetaToolRequest::parse("hub_call", args).unwrap();
+            let out = hub.invoke(request, CallContext::new(hub.local_operator())).await;
+            out.expect("hub_call runs")["results"].as_array().unwrap().clone()
+        })
+    };
+    let runtime = h.hub.runtime().clone();
+    until("16 MiB held", || {
+        let runtime = runtime.clone();
+        async move { (runtime.memory_in_use() >= 16 << 20).then_some(()) }
+    })
+    .await;
+    // A small call of another plugin fits beside the holder and answers meanwhile.
+    let benign = h.call("a.echo", json!({"x": 1})).await;
+    assert_eq!(benign["result"], json!({"x": 1}), "{benign}");
+    assert!(
+        runtime.memory_in_use() >= 16 << 20,
+        "the holder still held its 16 MiB when the benign call answered"
+    );
+    let results = attack.await.unwrap();
     let refused: Vec<&Value> = results.iter().filter(|r| r["ok"] == false).collect();
     assert_eq!(refused.len(), 1, "{results:?}");
     let error = &refused[0]["error"];
@@ -302,4 +385,55 @@ async fn the_whole_pool_bounds_the_tokens_together() {
     release(&gate, held).await;
     let benign = call_as(s.addr, WEB, "a.echo", json!({"x": 2})).await;
     assert_eq!(benign["result"], json!({"x": 2}), "{benign}");
+}
+
+#[tokio::test]
+async fn records_the_audit_writer_had_no_room_for_become_one_summary_record() {
+    let dir = plugins(&[("adversary", "a")], &[]);
+    let data = Scratch::new("audit-queue-data");
+    // A queue of one record: a batch of calls finds it full while the writer sleeps.
+    let mut hub = binary::serve(&dir.0, &data.0, &["audit.queue=1"]);
+    let addr = hub.addr;
+    let batch = json!({"calls": vec![json!({"tool": "a.noop", "input": {}}); 32]});
+    let (summary, calls) = until("a summary record in GET /api/calls", || {
+        let batch = batch.clone();
+        async move {
+            let resp = client::post(addr, "/api/hub/call", &batch).await;
+            assert_eq!(resp.status, 200);
+            let calls = client::send(addr, Method::GET, "/api/calls?limit=1000", None, &[])
+                .await
+                .json()
+                .await;
+            let calls = calls["calls"].as_array().unwrap().clone();
+            let summary = calls.iter().find(|c| c["tool"] == "hub.audit").cloned();
+            summary.map(|s| (s, calls))
+        }
+    })
+    .await;
+    assert_eq!(
+        (&summary["caller"], &summary["outcome"]),
+        (&json!("hub"), &json!("call_limit")),
+        "{summary}"
+    );
+    let input = &summary["input"];
+    let n = input["not_written"].as_u64().unwrap();
+    let (first, last) = (
+        input["first_call"].as_str().unwrap(),
+        input["last_call"].as_str().unwrap(),
+    );
+    assert!(n >= 1, "{summary}");
+    let text = format!("{n} records not written, calls {first}..{last}");
+    assert!(summary["error"].as_str().unwrap().starts_with(&text), "{summary}");
+    // The span's calls are missing from the log; the summary stands in for them.
+    assert!(
+        calls.iter().all(|c| c["id"] != first && c["id"] != last),
+        "{summary}"
+    );
+    // The hub log says the same, once, as a warning.
+    let line = hub.stderr.saw_or_wait_for(&text, PATIENCE);
+    assert!(line.contains(" WARN ") && line.contains("audit log: "), "{line}");
+    // Calls keep answering.
+    let benign = json!({"calls": [{"tool": "a.echo", "input": {"x": 1}}]});
+    let out = client::post(addr, "/api/hub/call", &benign).await.json().await;
+    assert_eq!(out["results"][0]["result"], json!({"x": 1}), "{out}");
 }

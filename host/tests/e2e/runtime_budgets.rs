@@ -3,13 +3,15 @@
 //! HTTP requests at once and in total, lines in the hub log, and plugin-provided
 //! text.
 
+use crate::support::gate::Gate;
 use crate::support::runtime::*;
+use crate::support::wait::{PATIENCE, until};
+use crate::support::{binary, client};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::io::AsyncWriteExt;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use wasmhub::config::Limits;
 use wasmhub::runtime::{CallFailure, ErrorCode, FileKind, LoadProblem, PluginDir, PluginState, Runtime};
 
@@ -77,6 +79,30 @@ fn plugin_check_and_lock_refuse_a_fifo_and_a_device() {
     assert!(wasmhub::runtime::sha256_file(&s.path("zero.wasm")).is_err());
 }
 
+#[test]
+fn plugin_lock_refuses_a_file_past_the_plugin_size_limit() {
+    let s = Scratch::new("lock-huge");
+    s.plugin("flood", "flood", None);
+    // Sparse: 2 MiB on paper, against the operator's limit of 1 MiB.
+    let huge = std::fs::File::create(s.path("huge.wasm")).unwrap();
+    huge.set_len(2 << 20).unwrap();
+    let cwd = Scratch::new("lock-huge-cwd");
+    std::fs::write(cwd.path("wasmhub.toml"), "[limits]\nmax_plugin_mb = 1\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_wasmhub"))
+        .current_dir(&cwd.0)
+        .args(["plugin", "lock"])
+        .arg(&s.0)
+        .output()
+        .expect("run wasmhub plugin lock");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("huge.wasm: larger than the limit of 1 MiB (limits.max_plugin_mb)"),
+        "{stderr}"
+    );
+    assert!(!s.path("plugins.lock").exists(), "no lock was written");
+}
+
 #[tokio::test]
 async fn a_list_that_never_returns_is_rejected_while_the_others_load() {
     let s = Scratch::new("spinlist");
@@ -99,45 +125,37 @@ async fn a_list_that_never_returns_is_rejected_while_the_others_load() {
     assert!(matches!(states["flood"], PluginState::Active(_)));
 }
 
-/// An HTTP/1.1 server on 127.0.0.1 that answers every request after `delay`.
-async fn slow_server(delay: Duration) -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((mut sock, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                if read_request_head(&mut sock).await.is_none() {
-                    return;
-                }
-                tokio::time::sleep(delay).await;
-                let reply = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
-                let _ = sock.write_all(reply.as_bytes()).await;
-            });
-        }
-    });
-    port
-}
-
-/// Each request's status, or its error text, from `flood.burst`.
-async fn burst(limits: Limits, port: u16, count: u64) -> Vec<Value> {
+/// Each request's status, or its error text, from a `flood.burst` of `count`
+/// requests to a fresh [`Gate`]: once `held` requests wait at the gate (the call is
+/// in progress), a benign call of the same plugin answers, then the gate opens.
+async fn burst(limits: Limits, count: u64, held: usize) -> Vec<Value> {
+    let gate = Gate::start().await;
     let s = Scratch::new("burst");
-    let grant = format!("[network]\nallow = [\"127.0.0.1:{port}\"]\n");
-    let wasm = s.plugin("flood", "flood", Some(&grant));
+    let wasm = s.plugin("flood", "flood", Some(&gate.grant()));
     let plugin = Runtime::new(&limits, None).unwrap().load(&wasm).await.unwrap();
-    let input = json!({ "authority": format!("127.0.0.1:{port}"), "count": count }).to_string();
-    let out = plugin.call("burst", &input, inv()).await.unwrap();
+    let input = json!({ "authority": gate.authority(), "count": count }).to_string();
+    let attack = {
+        let plugin = plugin.clone();
+        tokio::spawn(async move { plugin.call("burst", &input, inv()).await })
+    };
+    gate.holds(held).await;
+    let benign = plugin.call("hold", r#"{"mb": 0}"#, inv()).await.unwrap();
+    assert_eq!(benign.json, r#"{"held":0}"#);
+    assert!(!attack.is_finished(), "the burst is still waiting at the gate");
+    gate.open();
+    let out = attack.await.unwrap().unwrap();
+    assert_eq!(gate.received(), held, "the refused requests never left the host");
     let out: Value = serde_json::from_str(&out.json).unwrap();
     out["results"].as_array().unwrap().clone()
 }
 
 #[tokio::test]
 async fn outgoing_http_requests_are_bounded_at_once_and_per_call() {
-    let port = slow_server(Duration::from_millis(300)).await;
     let at_once = Limits {
         max_http_concurrent: 2,
         ..limits()
     };
-    let results = burst(at_once, port, 4).await;
+    let results = burst(at_once, 4, 2).await;
     assert_eq!(
         results[..2],
         [json!({"status": 200}), json!({"status": 200})],
@@ -152,7 +170,7 @@ async fn outgoing_http_requests_are_bounded_at_once_and_per_call() {
         max_http_requests: 3,
         ..limits()
     };
-    let results = burst(in_total, port, 5).await;
+    let results = burst(in_total, 5, 3).await;
     assert_eq!(
         results.iter().filter(|r| r["status"] == 200).count(),
         3,
@@ -166,19 +184,18 @@ async fn outgoing_http_requests_are_bounded_at_once_and_per_call() {
 
 /// `wasmhub call flood.log` with `input` and a budget of 20 lines: its stderr.
 fn logged(input: &str) -> String {
+    called("flood.log", input)
+}
+
+/// `wasmhub call TOOL` (plugin `flood`, no grants) with `input` and a budget of 20
+/// lines: its stderr.
+fn called(tool: &str, input: &str) -> String {
     let s = Scratch::new("log-budget");
     s.plugin("flood", "flood", None);
     let data = Scratch::new("log-budget-data");
     let out = Command::new(env!("CARGO_BIN_EXE_wasmhub"))
         .env("WASMHUB_LOG", "info")
-        .args([
-            "call",
-            "flood.log",
-            input,
-            "--set",
-            "limits.log_lines=20",
-            "--plugins",
-        ])
+        .args(["call", tool, input, "--set", "limits.log_lines=20", "--plugins"])
         .arg(&s.0)
         .arg("--data")
         .arg(&data.0)
@@ -188,9 +205,31 @@ fn logged(input: &str) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-#[test]
-fn a_guest_logging_in_a_loop_writes_its_budget_and_one_summary_line() {
-    let stderr = logged(r#"{"times": 500}"#);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_logging_in_a_loop_writes_its_budget_and_one_summary_line() {
+    // The real `wasmhub serve`: the flood logs 500 lines, then waits at the gate
+    // (its call is still in progress) while a benign call answers.
+    let gate = Gate::start().await;
+    let s = Scratch::new("log-budget-serve");
+    s.plugin("flood", "flood", Some(&gate.grant()));
+    s.plugin("adversary", "a", None);
+    let data = Scratch::new("log-budget-serve-data");
+    let mut hub = binary::serve(&s.0, &data.0, &["limits.log_lines=20"]);
+    let addr = hub.addr;
+    let flood =
+        json!({"calls": [{"tool": "flood.log", "input": {"times": 500, "then_get": gate.authority()}}]});
+    let attack = tokio::spawn(async move { client::post(addr, "/api/hub/call", &flood).await.json().await });
+    gate.holds(1).await;
+    let benign = json!({"calls": [{"tool": "a.echo", "input": {"x": 1}}]});
+    let out = client::post(addr, "/api/hub/call", &benign).await.json().await;
+    assert_eq!(out["results"][0]["result"], json!({"x": 1}), "{out}");
+    assert!(!attack.is_finished(), "the flood's call is still in progress");
+    gate.open();
+    let out = attack.await.unwrap();
+    assert_eq!(out["results"][0]["result"], json!({"logged": 500}), "{out}");
+    // The summary is written when the call ends.
+    hub.stderr.wait_for("lines suppressed", PATIENCE);
+    let stderr = hub.stderr.seen().join("\n");
     let lines = stderr.lines().filter(|l| l.contains("flood line")).count();
     assert_eq!(lines, 20, "{stderr}");
     let summaries: Vec<&str> = stderr
@@ -202,6 +241,7 @@ fn a_guest_logging_in_a_loop_writes_its_budget_and_one_summary_line() {
         summaries[0].contains("480 lines suppressed (limits.log_lines = 20 per call)"),
         "{stderr}"
     );
+    drop(hub);
 
     // Lines the log level filters are neither written nor counted.
     let stderr = logged(r#"{"times": 500, "level": "debug"}"#);
@@ -209,6 +249,33 @@ fn a_guest_logging_in_a_loop_writes_its_budget_and_one_summary_line() {
         !stderr.contains("flood line") && !stderr.contains("suppressed"),
         "{stderr}"
     );
+}
+
+#[test]
+fn host_written_lines_about_a_call_count_against_its_log_budget() {
+    // 100 requests to a host the plugin was not granted: the host logs each denial
+    // about the call, and those lines share the call's budget of 20.
+    let stderr = called("flood.burst", r#"{"authority": "127.0.0.1:9", "count": 100}"#);
+    let denied = stderr
+        .lines()
+        .filter(|l| l.contains("HTTP request denied"))
+        .count();
+    assert_eq!(denied, 20, "{stderr}");
+    let summaries: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("lines suppressed"))
+        .collect();
+    assert_eq!(summaries.len(), 1, "{stderr}");
+    assert!(
+        summaries[0].contains("80 lines suppressed (limits.log_lines = 20 per call)"),
+        "{stderr}"
+    );
+    // Nothing else was written about the call.
+    let call_lines = stderr
+        .lines()
+        .filter(|l| l.contains("plugin flood call "))
+        .count();
+    assert_eq!(call_lines, 21, "{stderr}");
 }
 
 #[tokio::test]
@@ -230,10 +297,35 @@ async fn a_one_megabyte_plugin_error_is_cut_at_the_runtime_boundary() {
     );
     assert_eq!(message.len(), 16 * 1024 + "… [truncated, 1048576 bytes]".len());
 
-    // What the client, the model and the audit log get is that bounded text.
-    let dir = crate::support::hub::plugins(&[("flood", "flood")], &[]);
+    // What the client, the model and the audit log get is that bounded text. The
+    // attack posts 1 MB errors back to back while a benign call answers among them.
+    let dir = crate::support::hub::plugins(&[("flood", "flood"), ("adversary", "a")], &[]);
     let h = crate::support::hub::hub(&dir, |c| c.limits.plugin_text_kb = 1).await;
-    let r = h.call("flood.fail", json!({"bytes": 1048576})).await;
+    let (stop, rounds) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let attack = {
+        let (hub, stop, rounds) = (h.hub.clone(), stop.clone(), rounds.clone());
+        tokio::spawn(async move {
+            let mut last = Value::Null;
+            while !stop.load(Ordering::SeqCst) {
+                last = hub_call(&hub, "flood.fail", json!({"bytes": 1048576})).await;
+                assert_eq!(last["error"]["code"], "plugin_error", "{last}");
+                rounds.fetch_add(1, Ordering::SeqCst);
+            }
+            last
+        })
+    };
+    let done = |n: usize| {
+        let rounds = rounds.clone();
+        async move { (rounds.load(Ordering::SeqCst) >= n).then_some(()) }
+    };
+    until("a 1 MB error", || done(1)).await;
+    let benign = h.call("a.echo", json!({"x": 1})).await;
+    assert_eq!(benign["result"], json!({"x": 1}), "{benign}");
+    // The attack goes on after the benign call answered.
+    let after = rounds.load(Ordering::SeqCst) + 1;
+    until("one more 1 MB error", || done(after)).await;
+    stop.store(true, Ordering::SeqCst);
+    let r = attack.await.unwrap();
     let text = r.to_string();
     assert!(
         text.len() < 4096 && text.contains("[truncated, 1048576 bytes]"),
@@ -241,6 +333,7 @@ async fn a_one_megabyte_plugin_error_is_cut_at_the_runtime_boundary() {
         text.len()
     );
     let records = h.hub.calls(10).unwrap();
+    assert_eq!(records[0].tool, "flood.fail", "the newest record is the attack's");
     let stored = serde_json::to_string(&records[0]).unwrap();
     assert!(
         stored.len() < 4096 && stored.contains("[truncated, 1048576 bytes]"),
@@ -334,4 +427,13 @@ async fn a_load_waits_for_the_memory_budget_then_is_rejected_naming_it() {
         text.contains("(0 MiB, limits.memory_budget_mb) was used up"),
         "{text}"
     );
+}
+
+/// `hub_call` of one operation on `hub` as the local operator: the per-call result.
+async fn hub_call(hub: &wasmhub::hub::Hub, tool: &str, input: Value) -> Value {
+    let args = json!({ "calls": [{ "tool": tool, "input": input }] });
+    let request = wasmhub::hub::MetaToolRequest::parse("hub_call", args).unwrap();
+    let context = wasmhub::hub::CallContext::new(hub.local_operator());
+    let mut out = hub.invoke(request, context).await.expect("hub_call runs");
+    out["results"][0].take()
 }

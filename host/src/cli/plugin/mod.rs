@@ -252,9 +252,17 @@ pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `wasmhub plugin lock DIR`: pins the sha256 of every `.wasm` in DIR.
+/// `wasmhub plugin lock DIR`: pins the sha256 of every `.wasm` in DIR, each within
+/// `limits.max_plugin_mb` of `./wasmhub.toml` (the default without one).
 pub fn lock(dir: &Path) -> ExitCode {
-    let lock = match LockFile::from_dir(dir) {
+    let max_plugin_mb = match crate::config::Config::load(None) {
+        Ok(config) => config.limits.max_plugin_mb,
+        Err(e) => {
+            eprintln!("wasmhub plugin lock: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let lock = match LockFile::from_dir_within(dir, max_plugin_mb) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("wasmhub plugin lock: {e}");

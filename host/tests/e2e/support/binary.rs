@@ -3,7 +3,8 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::Child;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -28,6 +29,11 @@ impl Stderr {
             lines,
             seen: Vec::new(),
         }
+    }
+
+    /// Every line read so far, oldest first.
+    pub fn seen(&self) -> &[String] {
+        &self.seen
     }
 
     /// Like [`Stderr::wait_for`], but also finds a line read before.
@@ -86,4 +92,62 @@ pub fn listening(child: &mut Child, timeout: Duration) -> (SocketAddr, Stderr) {
 pub fn listen_addr(child: &mut Child, timeout: Duration) -> SocketAddr {
     // The reading thread goes on draining after its receiver is gone.
     serving(child, timeout).0
+}
+
+/// A `wasmhub serve` started by a test: killed and reaped when dropped, so a failing
+/// test leaves no hub behind.
+pub struct Served {
+    pub child: Child,
+    pub addr: SocketAddr,
+    pub stderr: Stderr,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `wasmhub serve` (log level info) on 127.0.0.1:0 over `plugins` and `data`,
+/// with `--set` overrides `sets`, and waits until it has loaded its plugins.
+pub fn serve(plugins: &Path, data: &Path, sets: &[&str]) -> Served {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wasmhub"));
+    cmd.env("WASMHUB_LOG", "info")
+        .args(["serve", "--listen", "127.0.0.1:0", "--plugins"])
+        .arg(plugins)
+        .arg("--data")
+        .arg(data);
+    for set in sets {
+        cmd.args(["--set", set]);
+    }
+    let mut child = cmd
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start wasmhub serve");
+    let (addr, stderr) = serving(&mut child, crate::support::wait::PATIENCE);
+    Served { child, addr, stderr }
+}
+
+/// Whether `line` starts with an RFC 3339 UTC time with milliseconds and a space,
+/// like `2026-11-24T11:23:45.678Z `.
+pub fn starts_with_timestamp(line: &str) -> bool {
+    let b = line.as_bytes();
+    let digits = |range: std::ops::Range<usize>| range.into_iter().all(|i| b[i].is_ascii_digit());
+    b.len() > 24
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19)
+        && b[19] == b'.'
+        && digits(20..23)
+        && &b[23..25] == b"Z "
 }

@@ -13,7 +13,11 @@ use wasmhub::plugin::types::{Hints, LogLevel};
 struct Flood;
 
 const OPS: &[(&str, &str)] = &[
-    ("log", "Writes `times` lines through host.log (at `level`: info or debug)."),
+    (
+        "log",
+        "Writes `times` lines through host.log (at `level`: info or debug), then, given \
+         `then_get` (an authority), GETs http://`then_get`/ before answering.",
+    ),
     ("fail", "Fails with an error message of `bytes` bytes."),
     ("hold", "Allocates and touches `mb` MiB, keeps it `ms` milliseconds, then answers."),
     (
@@ -83,6 +87,10 @@ impl Guest for Flood {
                 };
                 for i in 0..n("times") {
                     host::log(level, &format!("flood line {i}"));
+                }
+                // Keeps the call in progress for as long as that server holds the request.
+                if let Some(authority) = input.get("then_get").and_then(Value::as_str) {
+                    burst(authority, 1);
                 }
                 Ok(json!({ "logged": n("times") }).to_string())
             }
