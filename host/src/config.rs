@@ -8,10 +8,12 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+mod approvals;
 mod error;
 #[cfg(test)]
 mod tests;
 
+pub use approvals::{ApprovalAction, ApprovalRule, ApprovalsConfig, TokenApprovals};
 pub use error::ConfigError;
 
 /// The whole configuration, after defaults and overrides.
@@ -36,6 +38,8 @@ pub struct Config {
     pub audit: AuditConfig,
     /// HTTP server hardening.
     pub server: ServerConfig,
+    /// Which calls need a person's approval before they run.
+    pub approvals: ApprovalsConfig,
 }
 
 impl Default for Config {
@@ -50,6 +54,7 @@ impl Default for Config {
             tokens: Vec::new(),
             audit: AuditConfig::default(),
             server: ServerConfig::default(),
+            approvals: ApprovalsConfig::default(),
         }
     }
 }
@@ -210,7 +215,7 @@ impl Default for AgentConfig {
 }
 
 /// A client bearer token and what it may call.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenConfig {
     /// Name recorded as the caller in the audit log.
@@ -224,6 +229,12 @@ pub struct TokenConfig {
     /// Operation patterns this token may call: `weather.*`, `text.slugify`, `*`.
     #[serde(default)]
     pub allow: Vec<String>,
+    /// May decide pending approvals (`GET /api/approvals`, `POST /api/approvals/{id}`).
+    #[serde(default)]
+    pub operator: bool,
+    /// This token's approval policy, over the global `[approvals]`.
+    #[serde(default)]
+    pub approvals: TokenApprovals,
 }
 
 /// The audit log.

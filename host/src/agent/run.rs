@@ -219,6 +219,7 @@ impl Runner<'_> {
                 caller: self.turn.caller.clone(),
                 cancel: self.turn.live.cancel.child(),
                 progress: None,
+                approved_by: None,
             };
             tasks.spawn(async move {
                 let answer = match MetaToolRequest::parse(&name, input) {

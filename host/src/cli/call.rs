@@ -14,8 +14,9 @@ use crate::storage::Storage;
 use serde_json::{Value, json};
 use std::process::ExitCode;
 
-/// Runs `tool` on the JSON object `input`.
-pub fn run(tool: &str, input: &str, config: &Config) -> ExitCode {
+/// Runs `tool` on the JSON object `input`; with `approve`, the person at the
+/// terminal approves every call of it that the approval policy asks about.
+pub fn run(tool: &str, input: &str, config: &Config, approve: bool) -> ExitCode {
     let input: Value = match serde_json::from_str(input) {
         Ok(v @ Value::Object(_)) => v,
         Ok(other) => return fail(&format!("the input must be a JSON object, got {}", kind(&other))),
@@ -30,17 +31,20 @@ pub fn run(tool: &str, input: &str, config: &Config) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    runtime.block_on(call(tool, input, config, signals))
+    runtime.block_on(call(tool, input, config, signals, approve))
 }
 
-async fn call(tool: &str, input: Value, config: &Config, signals: Signals) -> ExitCode {
+async fn call(tool: &str, input: Value, config: &Config, signals: Signals, approve: bool) -> ExitCode {
     let mut config = config.clone();
     config.tokens.clear();
     let (hub, _watcher) = match Hub::start(&config, open_storage(&config), None).await {
         Ok(started) => started,
         Err(e) => return fail(&e.to_string()),
     };
-    let ctx = CallContext::new(hub.local_operator());
+    let mut ctx = CallContext::new(hub.local_operator());
+    if approve {
+        ctx.approved_by = Some("local (wasmhub call --approve)".into());
+    }
     let cancel = ctx.cancel.clone();
     let args = json!({ "calls": [{ "tool": tool, "input": input }] });
     let request = match MetaToolRequest::new(MetaToolKind::Call, args) {

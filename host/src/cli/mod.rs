@@ -152,12 +152,13 @@ fn mcp_command(argv: &[String]) -> Result<ExitCode, UsageError> {
 }
 
 fn call_command(argv: &[String]) -> Result<ExitCode, UsageError> {
-    let args = Args::parse(argv, &CONFIG_FLAGS, &["help"])?;
+    let args = Args::parse(argv, &CONFIG_FLAGS, &["help", "approve"])?;
     if args.switch("help") {
         println!(
             "Usage: wasmhub call TOOL JSON [options]\n\nRuns one operation (`plugin.operation`) locally, without a \
              server, through the same validation and errors as hub_call.\nPrints the result JSON on stdout; errors \
-             go to stderr with exit code 1.\n\nOptions:\n{CONFIG_FLAGS_HELP}"
+             go to stderr with exit code 1.\n\nOptions:\n  --approve         approve the calls the approval policy \
+             asks about (else they fail with approval_required)\n{CONFIG_FLAGS_HELP}"
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -178,7 +179,7 @@ fn call_command(argv: &[String]) -> Result<ExitCode, UsageError> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    Ok(call::run(tool, input, &config))
+    Ok(call::run(tool, input, &config, args.switch("approve")))
 }
 
 const PLUGIN_HELP: &str = "\

@@ -16,6 +16,7 @@ use std::sync::Arc;
 pub struct Caller {
     name: String,
     allowlist: Allowlist,
+    operator: bool,
 }
 
 impl Caller {
@@ -25,6 +26,7 @@ impl Caller {
         Caller {
             name: "local".into(),
             allowlist: Allowlist::all(),
+            operator: true,
         }
     }
 
@@ -35,7 +37,14 @@ impl Caller {
         Caller {
             name: name.to_string(),
             allowlist,
+            operator: false,
         }
+    }
+
+    /// Whether this caller may decide pending approvals: the local operator, and
+    /// tokens configured with `operator = true`.
+    pub fn is_operator(&self) -> bool {
+        self.operator
     }
 
     /// The token's name (`local` for the local operator).
@@ -210,6 +219,7 @@ struct Token {
     name: String,
     digest: [u8; 32],
     allowlist: Allowlist,
+    operator: bool,
 }
 
 /// The configured tokens, checked on every request.
@@ -234,6 +244,7 @@ impl Authenticator {
                 name: t.name.clone(),
                 digest,
                 allowlist: Allowlist::new(&t.allow),
+                operator: t.operator,
             });
         }
         Ok(Authenticator { tokens: out })
@@ -265,6 +276,7 @@ impl Authenticator {
         Ok(Caller {
             name: t.name.clone(),
             allowlist: t.allowlist.clone(),
+            operator: t.operator,
         })
     }
 }
@@ -319,6 +331,7 @@ mod tests {
             secret_env: None,
             secret_file: Some(file.to_owned()),
             allow: allow.iter().map(|s| s.to_string()).collect(),
+            ..TokenConfig::default()
         }
     }
 
@@ -398,6 +411,7 @@ mod tests {
             secret_env: Some("WASMHUB_TEST_SURELY_UNSET_VAR".into()),
             secret_file: None,
             allow: vec![],
+            ..TokenConfig::default()
         };
         let err = Authenticator::from_config(&[missing_env])
             .err()

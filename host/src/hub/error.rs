@@ -33,9 +33,13 @@ pub struct CallError {
     /// instance pool's shares only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<Limit>,
+    /// The approval policy key that decided (`approval_required`, `approval_denied`).
+    /// (Boxed: the error travels in every call's `Result`; kept small.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<Box<str>>,
     /// The runtime's failure this error reports (its text is in `message`).
     #[serde(skip)]
-    cause: Option<CallFailure>,
+    cause: Option<Box<CallFailure>>,
 }
 
 impl CallError {
@@ -48,8 +52,15 @@ impl CallError {
             violations: Vec::new(),
             suggestions: Vec::new(),
             limit: None,
+            policy: None,
             cause: None,
         }
+    }
+
+    /// The same error naming the approval policy key that decided.
+    pub fn with_policy(mut self, key: Option<String>) -> CallError {
+        self.policy = key.map(String::into_boxed_str);
+        self
     }
 
     /// A `call_limit` error for hitting `limit`; `message` names its config key.
@@ -62,7 +73,7 @@ impl CallError {
 
     /// This error as the report of the runtime's `failure`.
     pub fn caused_by(mut self, failure: CallFailure) -> CallError {
-        self.cause = Some(failure);
+        self.cause = Some(Box::new(failure));
         self
     }
 
@@ -81,7 +92,7 @@ impl std::fmt::Display for CallError {
 impl std::error::Error for CallError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.cause
-            .as_ref()
+            .as_deref()
             .map(|c| c as &(dyn std::error::Error + 'static))
     }
 }

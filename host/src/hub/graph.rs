@@ -20,6 +20,8 @@ pub(super) struct Frame {
     pub(super) deadline: Deadline,
     pub(super) cancel: CancelToken,
     pub(super) caller: Caller,
+    /// Who approved the invocation's calls ahead (`wasmhub call --approve`).
+    pub(super) approved_by: Option<String>,
     pub(super) registry: Arc<Registry>,
     /// Nested calls made so far (bounded by `limits.max_fanout`).
     pub(super) nested: AtomicU32,
@@ -92,6 +94,7 @@ mod tests {
             deadline: Instant::now().into(),
             cancel: CancelToken::new(),
             caller: Caller::local(),
+            approved_by: None,
             registry: Arc::new(Registry::empty()),
             nested: AtomicU32::new(0),
             tree_calls: Arc::new(AtomicU32::new(1)),

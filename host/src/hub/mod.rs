@@ -17,6 +17,7 @@
 //! - `auth`: tokens and allowlists; `audit`: the call log; `metrics`: Prometheus.
 
 mod answers;
+mod approval;
 pub(crate) mod audit;
 pub(crate) mod auth;
 pub(crate) mod cancel;
@@ -31,6 +32,7 @@ mod schedule;
 pub(crate) mod search;
 pub(crate) mod validate;
 
+pub use approval::{ApprovalError, ApprovalRecord, DecideError, PendingApproval};
 pub use audit::{CallOutcome, CallRecord};
 pub use auth::{Allowlist, AuthError, Caller};
 pub use cancel::CancelToken;
@@ -46,6 +48,7 @@ pub use search::{SearchDoc, SearchIndex};
 use crate::config::Config;
 use crate::runtime::{LockFile, OnChange, PluginDir, PluginEntry, Runtime};
 use crate::storage::Storage;
+use approval::Verdict;
 use auth::Authenticator;
 use protocol::{CallScope, Core};
 use registry::Registry;
@@ -62,6 +65,9 @@ pub struct CallContext {
     pub cancel: CancelToken,
     /// Called once per finished call of a `hub_call` batch.
     pub progress: Option<ProgressFn>,
+    /// Who already approved every call of this invocation that asks for one (the
+    /// person at `wasmhub call --approve`); `None` for everything else.
+    pub approved_by: Option<String>,
 }
 
 impl CallContext {
@@ -71,6 +77,7 @@ impl CallContext {
             caller,
             cancel: CancelToken::new(),
             progress: None,
+            approved_by: None,
         }
     }
 }
@@ -93,6 +100,7 @@ impl Hub {
             audit::AuditLog::start(storage.table("calls")?, &config.audit).map_err(HubError::AuditWriter)?;
         let core = Arc::new(Core {
             limits: config.limits.clone(),
+            approvals: approval::Approvals::new(config),
             scheduler: schedule::Scheduler::new(&config.limits),
             audit,
             metrics: Default::default(),
@@ -202,6 +210,7 @@ impl Hub {
                     registry: &registry,
                     caller,
                     cancel: &ctx.cancel,
+                    approved_by: ctx.approved_by.as_deref(),
                 };
                 answers::call(&scope, self.core.limits.max_batch, args, ctx.progress.as_ref()).await
             }
@@ -221,6 +230,48 @@ impl Hub {
             text.push_str(&format!("\n## {plugin}\n{}\n", instructions.trim_end()));
         }
         (!text.is_empty()).then_some(text)
+    }
+
+    /// The calls waiting for an operator's approval, oldest first; only an
+    /// operator may see them (their inputs included).
+    pub fn pending_approvals(&self, by: &Caller) -> Result<Vec<PendingApproval>, ApprovalError> {
+        if !by.is_operator() {
+            return Err(ApprovalError::NotOperator(by.name().to_string()));
+        }
+        Ok(self.core.approvals.pending.list())
+    }
+
+    /// An operator's decision on pending approval `id`: the waiting call runs, or
+    /// fails with `approval_denied`. The decision goes into the call's audit record.
+    pub fn decide_approval(
+        &self,
+        id: &str,
+        approved: bool,
+        reason: Option<String>,
+        by: &Caller,
+    ) -> Result<PendingApproval, ApprovalError> {
+        if !by.is_operator() {
+            return Err(ApprovalError::NotOperator(by.name().to_string()));
+        }
+        let verdict = Verdict {
+            approved,
+            by: by.name().to_string(),
+            reason,
+        };
+        let decided = self
+            .core
+            .approvals
+            .pending
+            .decide(id, verdict)
+            .map_err(ApprovalError::Unknown)?;
+        crate::info!(
+            "approval {id}: {} {} ({}) by {}",
+            if approved { "approved" } else { "denied" },
+            decided.tool,
+            decided.call_id,
+            by.name()
+        );
+        Ok(decided)
     }
 
     /// Every plugin of the folder with its state (rejected ones with the reason).

@@ -13,6 +13,7 @@
 //! against, are in `hub::graph`; this module runs calls and routes a plugin's
 //! nested `host.call` back into them.
 
+use super::approval::{self, ApprovalRecord};
 use super::audit::{AuditLog, CallOutcome, CallRecord};
 use super::auth::Caller;
 use super::cancel::CancelToken;
@@ -41,6 +42,7 @@ const MAX_EXCERPT_SOURCE: usize = 16 * 1024;
 /// What every call needs from the hub, shared with nested calls and batch tasks.
 pub(crate) struct Core {
     pub limits: Limits,
+    pub approvals: super::approval::Approvals,
     pub scheduler: Scheduler,
     pub audit: AuditLog,
     pub metrics: Metrics,
@@ -74,6 +76,9 @@ pub(crate) struct CallScope<'a> {
     pub registry: &'a Arc<Registry>,
     pub caller: &'a Caller,
     pub cancel: &'a CancelToken,
+    /// Who already approved every call of this invocation that asks for one
+    /// (`wasmhub call --approve`); `None`: nobody has.
+    pub approved_by: Option<&'a str>,
 }
 
 /// Runs one top-level call.
@@ -119,6 +124,7 @@ pub(crate) async fn call_batch(
             scope.caller.clone(),
             scope.cancel.clone(),
         );
+        let approved_by = scope.approved_by.map(str::to_string);
         tasks.spawn(async move {
             let started = std::time::Instant::now();
             let scope = CallScope {
@@ -126,6 +132,7 @@ pub(crate) async fn call_batch(
                 registry: &registry,
                 caller: &caller,
                 cancel: &cancel,
+                approved_by: approved_by.as_deref(),
             };
             let result = call(&scope, &tool, Value::Object(input)).await;
             (index, result, started)
@@ -174,6 +181,7 @@ async fn run(
         input_bytes: 0,
         output_bytes: 0,
         excerpt: excerpt(&scope.core.audit, &input),
+        approval: None,
         finished: false,
         _in_flight: scope.core.metrics.start(),
     };
@@ -225,6 +233,8 @@ struct Accounting<'a> {
     input_bytes: u64,
     output_bytes: u64,
     excerpt: Option<Value>,
+    /// How a person approved (or refused) the call, when one was asked.
+    approval: Option<ApprovalRecord>,
     finished: bool,
     _in_flight: InFlight<'a>,
 }
@@ -251,6 +261,7 @@ impl Accounting<'_> {
             output_bytes: self.output_bytes,
             outcome,
             input: self.excerpt.take(),
+            approval: self.approval.take(),
         });
     }
 }
@@ -279,6 +290,17 @@ async fn execute(
     };
     check_allowed(scope.caller, &op.tool)?;
     let input = check_input(op, input, limits).await?;
+    let asked = approval::Request {
+        op,
+        call_id: &acct.id,
+        excerpt: acct.excerpt.clone(),
+        until: parent.map_or_else(far_future, |p| p.deadline.at()),
+    };
+    approval::check(scope, asked, &mut acct.approval).await?;
+    // The plugin's time limit counts from here: a person's thinking is not its run time.
+    if acct.approval.is_some() {
+        acct.started = Instant::now();
+    }
     let input_json = input.to_string();
     acct.input_bytes = input_json.len() as u64;
     // Computed once: the runtime stops the call at it and nested calls inherit it.
@@ -310,6 +332,7 @@ async fn execute(
         deadline,
         cancel: cancel.clone(),
         caller: scope.caller.clone(),
+        approved_by: scope.approved_by.map(str::to_string),
         registry: scope.registry.clone(),
         nested: AtomicU32::new(0),
         // The top-level call is the tree's first.
@@ -335,6 +358,12 @@ async fn execute(
         crate::debug!("{} ({}) wrote: {}", op.tool, acct.id, output.logs.trim_end());
     }
     check_output(op, output.json, limits).await
+}
+
+/// No bound at all (a top-level call waits for an approval within
+/// `approvals.wait_secs` only).
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(365 * 24 * 3600)
 }
 
 /// Refuses a call the caller's allowlist does not cover.
@@ -456,6 +485,7 @@ impl NestedCalls for NestedCaller {
                 registry: &frame.registry,
                 caller: &frame.caller,
                 cancel: &frame.cancel,
+                approved_by: frame.approved_by.as_deref(),
             };
             match run(&scope, Some(&frame), &tool, input).await {
                 Ok(output) => Ok(output.to_string()),

@@ -299,6 +299,8 @@ macro_rules! host_interface {
                             ErrorCode::PluginError => C::PluginError,
                             ErrorCode::Cancelled => C::Cancelled,
                             ErrorCode::CallLimit => C::CallLimit,
+                            // The released WIT enums have no approval codes.
+                            ErrorCode::ApprovalRequired | ErrorCode::ApprovalDenied => C::Forbidden,
                         },
                         message: e.message,
                     })

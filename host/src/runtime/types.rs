@@ -9,8 +9,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-/// The stable error codes every surface reports; the same set as the WIT
-/// `call-error-code` enum. Serialized as the `snake_case` wire strings.
+/// The stable error codes every surface reports; the WIT `call-error-code` enum
+/// has each but the approval codes, which a nested call sees as `forbidden`.
+/// Serialized as the `snake_case` wire strings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
@@ -35,6 +36,11 @@ pub enum ErrorCode {
     /// `"call_limit"`: a hub limit refused the call (call depth, fan-out, calls per
     /// request, batch size, instance slots, memory budget).
     CallLimit,
+    /// `"approval_required"`: the approval policy asks a person first and nobody
+    /// could approve it here, or the policy denies it (the error names the key).
+    ApprovalRequired,
+    /// `"approval_denied"`: a person was asked and said no.
+    ApprovalDenied,
 }
 
 impl ErrorCode {
@@ -51,6 +57,8 @@ impl ErrorCode {
             ErrorCode::PluginError => "plugin_error",
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::CallLimit => "call_limit",
+            ErrorCode::ApprovalRequired => "approval_required",
+            ErrorCode::ApprovalDenied => "approval_denied",
         }
     }
 }
@@ -333,6 +341,8 @@ mod tests {
             ErrorCode::PluginError,
             ErrorCode::Cancelled,
             ErrorCode::CallLimit,
+            ErrorCode::ApprovalRequired,
+            ErrorCode::ApprovalDenied,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

@@ -4,6 +4,7 @@
 //! (`/mcp` authenticates itself, to answer in JSON-RPC).
 
 use super::App;
+use super::approvals;
 use super::auth;
 use super::chat;
 use super::guard;
@@ -36,6 +37,8 @@ enum Guarded<'p> {
     MetaTool(MetaToolKind),
     Plugins,
     Calls,
+    Approvals,
+    DecideApproval(&'p str),
     ChatCompletions,
     Models,
     UiChatCompletions,
@@ -63,6 +66,10 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
         (_, ["api", "plugins"]) => Route::MethodNotAllowed("GET"),
         (Method::GET, ["api", "calls"]) => guarded(G::Calls),
         (_, ["api", "calls"]) => Route::MethodNotAllowed("GET"),
+        (Method::GET, ["api", "approvals"]) => guarded(G::Approvals),
+        (_, ["api", "approvals"]) => Route::MethodNotAllowed("GET"),
+        (Method::POST, ["api", "approvals", id]) => guarded(G::DecideApproval(id)),
+        (_, ["api", "approvals", _]) => Route::MethodNotAllowed("POST"),
         (Method::POST, ["v1", "chat", "completions"]) => guarded(G::ChatCompletions),
         (_, ["v1", "chat", "completions"]) => Route::MethodNotAllowed("POST"),
         (Method::GET, ["v1", "models"]) => guarded(G::Models),
@@ -112,6 +119,8 @@ async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Gua
         Guarded::MetaTool(kind) => rest::meta_tool(app, req, caller, kind).await,
         Guarded::Plugins => rest::plugins(app),
         Guarded::Calls => rest::calls(app, &req).await,
+        Guarded::Approvals => approvals::list(app, &caller),
+        Guarded::DecideApproval(id) => approvals::decide(app, req, &caller, id).await,
         Guarded::ChatCompletions => openai_proxy::chat_completions(app, req).await,
         Guarded::Models => openai_proxy::models(app).await,
         Guarded::UiChatCompletions => openai_proxy::ui_chat_completions(app, req).await,

@@ -260,6 +260,7 @@ async fn two_tokens(gate: &Gate, configure: impl FnOnce(&mut Limits)) -> (Scratc
         secret_env: None,
         secret_file: Some(dir.path(&format!("{name}.secret"))),
         allow: vec!["*".into()],
+        ..TokenConfig::default()
     };
     let tokens = vec![token("ci"), token("web")];
     let s = serve(&dir, |c| {

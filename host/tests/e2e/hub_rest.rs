@@ -211,6 +211,7 @@ async fn tokens_and_allowlists_decide_what_each_caller_sees_and_calls() {
         secret_env: None,
         secret_file: Some(dir.path(&format!("{name}.secret"))),
         allow: allow.iter().map(|a| a.to_string()).collect(),
+        ..TokenConfig::default()
     };
     let (ci, ops) = (token("ci", &["text.*"]), token("ops", &["*"]));
     let s = serve(&dir, |c| c.tokens = vec![ci, ops]).await;

@@ -282,6 +282,7 @@ mod tests {
             output_bytes: 20,
             outcome: CallOutcome::Ok,
             input: None,
+            approval: None,
         }
     }
 

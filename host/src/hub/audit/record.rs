@@ -1,6 +1,7 @@
 //! One audit record: what a call was, how it ended, and its stored JSON (the same
 //! fields every version wrote, so old records keep decoding).
 
+use crate::hub::approval::ApprovalRecord;
 use crate::hub::error::ErrorCode;
 use serde::de::value::StrDeserializer;
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,9 @@ pub struct CallRecord {
     /// The input with sensitive fields redacted, cut to about 1 KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
+    /// How a person approved or refused the call, when one was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalRecord>,
 }
 
 /// How a call ended.

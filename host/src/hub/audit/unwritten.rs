@@ -76,6 +76,7 @@ impl Unwritten {
                 "first_call": self.first.id,
                 "last_call": self.last.id,
             })),
+            approval: None,
         }
     }
 }

@@ -81,6 +81,7 @@ impl Backend for HubBackend {
                 caller: call.caller,
                 cancel: call.cancel,
                 progress: call.progress.map(progress_fn),
+                approved_by: None,
             };
             let answer = match request {
                 Ok(request) => self.hub.invoke(request, ctx).await,
