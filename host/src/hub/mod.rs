@@ -32,7 +32,7 @@ mod schedule;
 pub(crate) mod search;
 pub(crate) mod validate;
 
-pub use approval::{ApprovalError, ApprovalRecord, DecideError, PendingApproval};
+pub use approval::{ApprovalAsk, ApprovalError, ApprovalRecord, DecideError, PendingApproval};
 pub use audit::{CallOutcome, CallRecord};
 pub use auth::{Allowlist, AuthError, Caller};
 pub use cancel::CancelToken;
@@ -230,6 +230,25 @@ impl Hub {
             text.push_str(&format!("\n## {plugin}\n{}\n", instructions.trim_end()));
         }
         (!text.is_empty()).then_some(text)
+    }
+
+    /// For a surface that can ask its own user before it invokes: which of `tools`
+    /// the policy wants `caller` to have approved (`Some`), in order. An unknown
+    /// tool, or one the policy allows or denies outright, is `None`: invoking it
+    /// answers for itself. Run the approved ones with [`CallContext::approved_by`].
+    pub fn approvals_needed<'t>(
+        &self,
+        caller: &Caller,
+        tools: impl IntoIterator<Item = &'t str>,
+    ) -> Vec<Option<ApprovalAsk>> {
+        let registry = self.snapshot();
+        tools
+            .into_iter()
+            .map(|tool| {
+                let op = registry.get(tool)?;
+                self.core.approvals.ask(caller.name(), op)
+            })
+            .collect()
     }
 
     /// The calls waiting for an operator's approval, oldest first; only an

@@ -63,6 +63,18 @@ async fn a_destructive_call_fails_with_approval_required_when_nobody_can_approve
     let message = wipe["error"]["message"].as_str().unwrap();
     assert!(message.contains("approvals.destructive = \"allow\""), "{message}");
     assert!(message.contains("approvals.wait_secs"), "{message}");
+    // What a surface that can ask its user would ask about, before invoking.
+    let hub = &s.hub.app.hub;
+    let asks = hub.approvals_needed(
+        &hub.local_operator(),
+        ["examples.wipe", "examples.echo", "no.such"],
+    );
+    let ask = asks[0].as_ref().expect("wipe needs an approval");
+    assert_eq!(
+        (ask.policy.as_deref(), ask.hints.as_slice()),
+        (Some("approvals.destructive"), &["destructive"][..])
+    );
+    assert!(asks[1].is_none() && asks[2].is_none(), "{asks:?}");
     // A read-only operation of the same plugin is not asked about.
     let echo = call_as(&s, None, "examples.echo", json!({"text": "hi"})).await;
     assert_eq!(echo["ok"], true, "{echo}");

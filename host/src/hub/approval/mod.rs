@@ -45,6 +45,36 @@ impl Approvals {
     }
 }
 
+/// An operation the policy wants a person to approve before it runs, as a surface
+/// that can ask its user (the agent loop, an MCP client with elicitation) shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApprovalAsk {
+    /// The operation, `plugin.operation`.
+    pub tool: String,
+    /// What it does (its description).
+    pub description: String,
+    /// Its hints that hold (`destructive`, `open_world`, ...).
+    pub hints: Vec<&'static str>,
+    /// The policy key that asks.
+    pub policy: Option<String>,
+}
+
+impl Approvals {
+    /// Whether `caller` calling `op` needs a person's approval first (the policy
+    /// says `ask`); `None` when it may run, or when the policy denies it (the call
+    /// itself then fails with `approval_required`).
+    pub(super) fn ask(&self, caller: &str, op: &OpRef) -> Option<ApprovalAsk> {
+        let operation = op.operation();
+        let decision = self.policy.decide(caller, &op.tool, &operation.hints);
+        (decision.action == ApprovalAction::Ask).then(|| ApprovalAsk {
+            tool: op.tool.clone(),
+            description: operation.description.clone(),
+            hints: hint_names(&operation.hints),
+            policy: decision.key,
+        })
+    }
+}
+
 /// Why an approval request from a surface was refused.
 #[derive(Debug)]
 pub enum ApprovalError {
