@@ -93,6 +93,7 @@ async fn call_overhead(plugins: &Path) {
     let args = json!({"calls": [{"tool": "a.noop", "input": {}}]});
     let direct = || async {
         let inv = Invocation {
+            tenant: "test".into(),
             call_id: "bench".into(),
             deadline: (tokio::time::Instant::now() + Duration::from_secs(10)).into(),
             nested: Arc::new(NoNestedCalls),

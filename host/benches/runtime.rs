@@ -35,6 +35,7 @@ fn guest(name: &str) -> PathBuf {
 
 fn inv() -> Invocation {
     Invocation {
+        tenant: "test".into(),
         call_id: "bench".into(),
         deadline: (tokio::time::Instant::now() + Duration::from_secs(60)).into(),
         nested: Arc::new(NoNestedCalls),

@@ -6,18 +6,28 @@ use super::error::{CallError, ErrorCode};
 use super::registry::OpRef;
 use super::validate;
 use crate::config::Limits;
-use crate::runtime::Operation;
+use crate::runtime::{CpuShares, Operation};
 use serde_json::Value;
+use std::sync::Arc;
+
+/// Whose checks these are: large ones run on the blocking pool one tenant's share
+/// at a time (`runtime::CpuShares`), so one client posting huge invalid inputs
+/// cannot take every core.
+pub(super) struct Checker<'a> {
+    pub limits: &'a Limits,
+    pub cpu: &'a CpuShares,
+    pub tenant: &'a Arc<str>,
+}
 
 /// Checks `input` against the operation's input schema and hands it back. An
 /// input of `limits.validate_blocking_kb` or more is checked on tokio's blocking
 /// pool: validating a large input with many errors takes long enough to hold up
 /// every request sharing the async worker.
-pub(super) async fn check_input(op: &OpRef, input: Value, limits: &Limits) -> Result<Value, CallError> {
-    let max = limits.max_violations;
-    let large = blocking_bytes(limits);
+pub(super) async fn check_input(op: &OpRef, input: Value, who: &Checker<'_>) -> Result<Value, CallError> {
+    let max = who.limits.max_violations;
+    let large = blocking_bytes(who.limits);
     let (input, (violations, unlisted)) =
-        on_pool_if(approx_len(&input, large) >= large, op, move |operation| {
+        on_pool_if(approx_len(&input, large) >= large, op, who, move |operation| {
             let found =
                 validate::violations(&operation.input_validator, &operation.input_schema, &input, max);
             (input, found)
@@ -41,10 +51,13 @@ pub(super) async fn check_input(op: &OpRef, input: Value, limits: &Limits) -> Re
 /// Parses the plugin's output and checks it against the declared output schema (on
 /// the blocking pool when large, as inputs are); a mismatch is the plugin's bug,
 /// not the caller's.
-pub(super) async fn check_output(op: &OpRef, json: String, limits: &Limits) -> Result<Value, CallError> {
-    let large = json.len() >= blocking_bytes(limits);
+pub(super) async fn check_output(op: &OpRef, json: String, who: &Checker<'_>) -> Result<Value, CallError> {
+    let large = json.len() >= blocking_bytes(who.limits);
     let tool = op.tool.clone();
-    on_pool_if(large, op, move |operation| parse_output(&tool, operation, &json)).await?
+    on_pool_if(large, op, who, move |operation| {
+        parse_output(&tool, operation, &json)
+    })
+    .await?
 }
 
 fn parse_output(tool: &str, operation: &Operation, json: &str) -> Result<Value, CallError> {
@@ -79,11 +92,13 @@ fn blocking_bytes(limits: &Limits) -> usize {
 async fn on_pool_if<T: Send + 'static>(
     large: bool,
     op: &OpRef,
+    who: &Checker<'_>,
     check: impl FnOnce(&Operation) -> T + Send + 'static,
 ) -> Result<T, CallError> {
     if !large {
         return Ok(check(op.operation()));
     }
+    let _permit = who.cpu.validation(who.tenant).await;
     let (plugin, index) = (op.plugin.clone(), op.index());
     tokio::task::spawn_blocking(move || check(&plugin.operations()[index]))
         .await

@@ -100,6 +100,7 @@ impl Hub {
             audit::AuditLog::start(storage.table("calls")?, &config.audit).map_err(HubError::AuditWriter)?;
         let core = Arc::new(Core {
             limits: config.limits.clone(),
+            cpu: runtime.cpu_shares().clone(),
             approvals: approval::Approvals::new(config),
             scheduler: schedule::Scheduler::new(&config.limits),
             audit,

@@ -17,7 +17,7 @@ use super::approval::{self, ApprovalRecord};
 use super::audit::{AuditLog, CallOutcome, CallRecord};
 use super::auth::Caller;
 use super::cancel::CancelToken;
-use super::checks::{approx_len, check_input, check_output};
+use super::checks::{Checker, approx_len, check_input, check_output};
 use super::error::{CallError, ErrorCode, Limit, did_you_mean};
 use super::graph::{Frame, check_graph};
 use super::meta_tools::OperationCall;
@@ -27,7 +27,7 @@ use super::schedule::Scheduler;
 use super::search::suggest;
 use crate::config::Limits;
 use crate::race::{Race, race};
-use crate::runtime::{CallFailure, Deadline, Invocation, NestedCallError, NestedCalls};
+use crate::runtime::{CallFailure, CpuShares, Deadline, Invocation, NestedCallError, NestedCalls};
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
@@ -42,6 +42,8 @@ const MAX_EXCERPT_SOURCE: usize = 16 * 1024;
 /// What every call needs from the hub, shared with nested calls and batch tasks.
 pub(crate) struct Core {
     pub limits: Limits,
+    /// Each tenant's CPU share (the runtime's), for large validations.
+    pub cpu: Arc<CpuShares>,
     pub approvals: super::approval::Approvals,
     pub scheduler: Scheduler,
     pub audit: AuditLog,
@@ -289,7 +291,13 @@ async fn execute(
         None => vec![op.tool.clone()],
     };
     check_allowed(scope.caller, &op.tool)?;
-    let input = check_input(op, input, limits).await?;
+    let tenant: Arc<str> = scope.caller.name().into();
+    let checker = Checker {
+        limits,
+        cpu: &scope.core.cpu,
+        tenant: &tenant,
+    };
+    let input = check_input(op, input, &checker).await?;
     let asked = approval::Request {
         op,
         call_id: &acct.id,
@@ -338,7 +346,7 @@ async fn execute(
         // The top-level call is the tree's first.
         tree_calls: parent.map_or_else(|| Arc::new(AtomicU32::new(1)), |p| p.tree_calls.clone()),
     };
-    let invocation = invocation(scope, frame);
+    let invocation = invocation(scope, frame, tenant.clone());
     // Dropping the call future stops the guest at its next epoch tick.
     let output = match race(
         op.plugin.call(&op.operation().name, &input_json, invocation),
@@ -357,7 +365,7 @@ async fn execute(
     if !output.logs.is_empty() {
         crate::debug!("{} ({}) wrote: {}", op.tool, acct.id, output.logs.trim_end());
     }
-    check_output(op, output.json, limits).await
+    check_output(op, output.json, &checker).await
 }
 
 /// No bound at all (a top-level call waits for an approval within
@@ -379,9 +387,10 @@ fn check_allowed(caller: &Caller, tool: &str) -> Result<(), CallError> {
 
 /// What the runtime gets for one call: its id, its deadline, and the way back in
 /// for the guest's nested `host.call`s, which run as children of `frame`.
-fn invocation(scope: &CallScope<'_>, frame: Frame) -> Invocation {
+fn invocation(scope: &CallScope<'_>, frame: Frame, tenant: Arc<str>) -> Invocation {
     Invocation {
         call_id: frame.id.clone(),
+        tenant,
         deadline: frame.deadline,
         nested: Arc::new(NestedCaller {
             core: scope.core.clone(),

@@ -90,14 +90,14 @@ pub(super) fn build(limits: &Limits) -> Result<(Engine, Allocator), wasmtime::Er
     }
 }
 
-/// The thread that advances the engine's epoch every [`EPOCH_TICK`]; stops when
-/// dropped.
+/// The thread that advances the engine's epoch every [`EPOCH_TICK`] and tops up
+/// every tenant's CPU tickets (`cpu`); stops when dropped.
 pub(super) struct Ticker {
     stop: Arc<AtomicBool>,
 }
 
 impl Ticker {
-    pub(super) fn start(engine: Engine) -> std::io::Result<Ticker> {
+    pub(super) fn start(engine: Engine, cpu: Arc<super::cpu::CpuShares>) -> std::io::Result<Ticker> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         std::thread::Builder::new()
@@ -105,6 +105,7 @@ impl Ticker {
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
                     std::thread::sleep(EPOCH_TICK);
+                    cpu.refill();
                     engine.increment_epoch();
                 }
             })?;

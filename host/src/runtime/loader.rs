@@ -89,7 +89,7 @@ pub(super) async fn load(
     }
 
     let (sandbox, notes) = sandbox_spec(&manifest, inner);
-    let listing = match list(&inner.engine, &pre, &sandbox, &name, inner.limits.load_timeout_ms).await {
+    let listing = match list(inner, &pre, &sandbox, &name).await {
         Ok(listing) => listing,
         Err(e) => return Err(with(err, LoadProblem::List(e))),
     };
@@ -114,7 +114,7 @@ pub(super) async fn load(
         imports,
         notes,
         engine: inner.engine.clone(),
-        _runtime: inner.clone(),
+        runtime: inner.clone(),
         pre,
         sandbox,
         max_instances: inner.limits.max_instances,
@@ -312,16 +312,15 @@ async fn compile(
 /// While running calls hold the whole memory budget, it waits (polling, within the
 /// same time limit) rather than rejecting the plugin until its file changes.
 async fn list(
-    engine: &wasmtime::Engine,
+    inner: &Inner,
     pre: &PluginPre,
     sandbox: &SandboxSpec,
     name: &str,
-    load_timeout_ms: u64,
 ) -> Result<Listing, ListError> {
-    let limit_ms = load_timeout_ms.min(sandbox.limits.timeout_ms);
+    let limit_ms = inner.limits.load_timeout_ms.min(sandbox.limits.timeout_ms);
     let deadline = tokio::time::Instant::now() + Duration::from_millis(limit_ms);
     loop {
-        match list_once(engine, pre, sandbox, name, deadline, limit_ms).await {
+        match list_once(inner, pre, sandbox, name, deadline, limit_ms).await {
             Err(ListError::MemoryBudget { .. }) if tokio::time::Instant::now() + BUDGET_RETRY < deadline => {
                 tokio::time::sleep(BUDGET_RETRY).await;
             }
@@ -334,7 +333,7 @@ async fn list(
 const BUDGET_RETRY: Duration = Duration::from_millis(50);
 
 async fn list_once(
-    engine: &wasmtime::Engine,
+    inner: &Inner,
     pre: &PluginPre,
     sandbox: &SandboxSpec,
     name: &str,
@@ -347,9 +346,12 @@ async fn list_once(
         "load".into(),
         deadline,
         Arc::new(NoNestedCalls),
+        // Loads share one tenant's CPU share: a plugin spinning in list() cannot
+        // crowd out the calls of the plugins already loaded.
+        inner.cpu.gate(&Arc::from("load")),
     )
     .map_err(ListError::Sandbox)?;
-    let mut store = new_store(engine, state, &sandbox.limits);
+    let mut store = new_store(&inner.engine, state, &sandbox.limits);
     let result = tokio::time::timeout_at(deadline, pre.list(&mut store)).await;
     store.data().log.summarize(name, "load");
     match result {

@@ -9,6 +9,7 @@
 //! - `bindings`: every WIT version served (0.1.0, 0.2.0) behind one surface, and
 //!   the host side of `wasmhub:plugin/host`;
 //! - `sandbox`, `capture`, `net`: what one call may touch;
+//! - `cpu`: each tenant's CPU share for calls that run past an epoch tick;
 //! - `budget`: per-call budgets (hub-log lines, outgoing HTTP requests) and the
 //!   bound on plugin-provided text;
 //! - `file`: reading plugin files (regular files only, size capped while reading);
@@ -23,6 +24,7 @@ mod bindings;
 mod budget;
 mod cache;
 mod capture;
+mod cpu;
 mod dir;
 mod engine;
 mod file;
@@ -38,6 +40,7 @@ mod types;
 mod verify;
 
 pub use bindings::{WIT_SOURCES, WitVersion};
+pub use cpu::CpuShares;
 pub use dir::{OnChange, PluginDir, PluginEntry, PluginState};
 pub use engine::{Allocator, EPOCH_TICK};
 pub use file::FileKind;
@@ -116,6 +119,8 @@ struct Inner {
     allocator: Allocator,
     /// Linear memory of all running instances together (`limits.memory_budget_mb`).
     memory: Arc<budget::MemoryBudget>,
+    /// Each tenant's CPU share (`limits.caller_share_percent` of the workers).
+    cpu: Arc<CpuShares>,
     _ticker: engine::Ticker,
 }
 
@@ -135,7 +140,8 @@ impl Runtime {
             .map(|s| cache::CompiledCache::open(&s, &engine))
             .transpose()
             .map_err(RuntimeError::Cache)?;
-        let ticker = engine::Ticker::start(engine.clone()).map_err(RuntimeError::Ticker)?;
+        let cpu = Arc::new(CpuShares::new(async_workers(), limits.caller_share_percent));
+        let ticker = engine::Ticker::start(engine.clone(), cpu.clone()).map_err(RuntimeError::Ticker)?;
         crate::debug!("runtime: {allocator:?} allocator, epoch tick {EPOCH_TICK:?}");
         Ok(Runtime {
             inner: Arc::new(Inner {
@@ -145,6 +151,7 @@ impl Runtime {
                 cache,
                 allocator,
                 memory: budget::MemoryBudget::new(limits.memory_budget_mb),
+                cpu,
                 _ticker: ticker,
             }),
         })
@@ -173,6 +180,11 @@ impl Runtime {
     pub async fn run_examples(&self, plugin: &Plugin, scope: ExampleScope) -> ExampleReports {
         let within = std::time::Duration::from_millis(self.inner.limits.load_timeout_ms);
         verify::run(plugin, scope, within).await
+    }
+
+    /// Each tenant's CPU share; the hub bounds large validations with it too.
+    pub fn cpu_shares(&self) -> &Arc<CpuShares> {
+        &self.inner.cpu
     }
 
     /// Which instance allocator the engine uses.
@@ -210,6 +222,11 @@ impl Runtime {
             Err(e) => crate::warn!("compiled cache: cannot prune: {e}"),
         }
     }
+}
+
+/// The async worker threads of the runtime this is called in (1 outside one).
+fn async_workers() -> usize {
+    tokio::runtime::Handle::try_current().map_or(1, |h| h.metrics().num_workers())
 }
 
 /// sha256 of a regular file, lowercase hex (the digest plugins and `plugins.lock`

@@ -84,7 +84,7 @@ pub struct Plugin {
     pub(super) engine: Engine,
     /// Keeps the runtime (and its epoch ticker) alive while the plugin is: without
     /// ticks, deadlines inside wasm code would never fire.
-    pub(super) _runtime: Arc<super::Inner>,
+    pub(super) runtime: Arc<super::Inner>,
     pub(super) pre: PluginPre,
     pub(super) sandbox: SandboxSpec,
     pub(super) max_instances: u32,
@@ -176,6 +176,7 @@ impl Plugin {
             inv.call_id.into(),
             deadline,
             inv.nested,
+            self.runtime.cpu.gate(&inv.tenant),
         )
         .map_err(|e| CallFailure::Plugin {
             code: ErrorCode::PluginError,

@@ -7,6 +7,7 @@
 
 use super::budget::{HttpBudget, LogBudget, MemoryBudget};
 use super::capture::CapturePipe;
+use super::cpu::TickGate;
 use super::manifest::{DirGrant, EffectiveLimits};
 use super::net::{NetHooks, NetPolicy};
 use super::types::NestedCalls;
@@ -97,6 +98,8 @@ pub(super) struct CallState {
     pub nested: Arc<dyn NestedCalls>,
     /// Lines this call may still put into the hub log; shared with the HTTP hooks.
     pub log: Arc<LogBudget>,
+    /// Its tenant's CPU tickets (see `cpu`), spent at every epoch tick after the first.
+    pub gate: TickGate,
 }
 
 /// Why a sandbox could not be set up: a granted directory cannot be opened (it
@@ -131,6 +134,7 @@ impl CallState {
         call_id: Arc<str>,
         deadline: tokio::time::Instant,
         nested: Arc<dyn NestedCalls>,
+        gate: TickGate,
     ) -> Result<CallState, SandboxError> {
         let output = CapturePipe::new(spec.limits.log_bytes());
         let mut wasi = WasiCtxBuilder::new();
@@ -182,6 +186,7 @@ impl CallState {
             call_id,
             nested,
             log,
+            gate,
         })
     }
 }
@@ -189,8 +194,10 @@ impl CallState {
 /// A store for one call, with every per-store limit set: memory limiter, hostcall
 /// fuel (bytes the guest may hand the host in one host call: enough for the
 /// largest input or output, not the 128 MiB default), handle cap, and the epoch
-/// deadline that yields to tokio at every tick (the wall-clock deadline itself is
-/// the caller's `tokio::time::timeout`, which also covers blocked host calls).
+/// deadline: a call still running after a whole tick yields to tokio at every
+/// tick and spends one of its tenant's CPU tickets (`cpu`); the wall-clock deadline
+/// itself is the caller's `tokio::time::timeout`, which also covers blocked host
+/// calls.
 pub(super) fn new_store(
     engine: &wasmtime::Engine,
     state: CallState,
@@ -205,8 +212,13 @@ pub(super) fn new_store(
             .saturating_add(64 << 10),
     );
     store.set_max_component_handles(MAX_HANDLES);
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_async_yield_and_update(1);
+    // Two: the first callback comes after at least one whole tick, so calls that
+    // finish within it never spend a ticket.
+    store.set_epoch_deadline(2);
+    store.epoch_deadline_callback(|ctx| {
+        let gate = ctx.data().gate.clone();
+        Ok(wasmtime::UpdateDeadline::YieldCustom(1, Box::pin(gate.pass())))
+    });
     store
 }
 

@@ -95,6 +95,8 @@ pub trait NestedCalls: Send + Sync {
 pub struct Invocation {
     /// Tags `host.log` lines and network decisions in the hub log.
     pub call_id: String,
+    /// Whose call it is (the token name): CPU turns are shared per tenant.
+    pub tenant: Arc<str>,
     /// When the call is stopped, host calls included.
     pub deadline: Deadline,
     /// Where `host.call` goes.

@@ -208,6 +208,7 @@ async fn check(
     }
     let invocation = Invocation {
         call_id: format!("example-{}", op.name),
+        tenant: "verify".into(),
         deadline: Deadline::Bound(deadline),
         nested: Arc::new(NoNestedCalls),
     };

@@ -110,6 +110,7 @@ pub fn inv() -> Invocation {
 
 pub fn inv_with(nested: Arc<dyn NestedCalls>, within: Duration) -> Invocation {
     Invocation {
+        tenant: "test".into(),
         call_id: wasmhub::ids::new_id("call"),
         deadline: (tokio::time::Instant::now() + within).into(),
         nested,
