@@ -284,6 +284,10 @@ pub struct ServerConfig {
     pub mcp_max_sessions: usize,
     /// Minutes an MCP session may sit unused before it is dropped.
     pub mcp_session_idle_minutes: u64,
+    /// Seconds an MCP client's user has to answer an approval question: how long
+    /// a 2025-11-25 call waits for the `elicitation/create` response, and how long
+    /// a 2026-07-28 `requestState` stays good.
+    pub mcp_approval_secs: u64,
 }
 
 impl Default for ServerConfig {
@@ -295,6 +299,7 @@ impl Default for ServerConfig {
             shutdown_grace_secs: 10,
             mcp_max_sessions: 4096,
             mcp_session_idle_minutes: 30,
+            mcp_approval_secs: 300,
         }
     }
 }
@@ -462,6 +467,9 @@ impl Config {
             return Some(
                 "server.mcp_max_sessions and server.mcp_session_idle_minutes must be greater than 0".into(),
             );
+        }
+        if self.server.mcp_approval_secs == 0 {
+            return Some("server.mcp_approval_secs must be greater than 0".into());
         }
         None
     }

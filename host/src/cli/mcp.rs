@@ -39,7 +39,10 @@ async fn serve(config: Config) -> Result<(), String> {
     let (hub, _plugins) = crate::hub::Hub::start(&config, storage, None)
         .await
         .map_err(|e| e.to_string())?;
-    let dispatcher = Arc::new(Dispatcher::new(Arc::new(HubBackend::new(hub))));
+    let dispatcher = Arc::new(Dispatcher::with_approval_time(
+        Arc::new(HubBackend::new(hub)),
+        std::time::Duration::from_secs(config.server.mcp_approval_secs),
+    ));
     let max_line = config.server.max_body_kb as usize * 1024;
     crate::info!("serving MCP on stdio");
     let stdin = tokio::io::BufReader::new(tokio::io::stdin());

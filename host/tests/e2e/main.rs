@@ -12,6 +12,7 @@ mod hub_protocol;
 mod hub_rest;
 mod llm_failures;
 mod llm_proxy;
+mod mcp_approvals;
 mod mcp_binary;
 mod plugin_contract;
 mod runtime_adversarial;

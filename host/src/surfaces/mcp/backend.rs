@@ -77,6 +77,34 @@ pub(crate) struct BackendCall {
     /// Cancelled when the client cancels or goes away; cancels the whole call graph.
     pub cancel: CancelToken,
     pub progress: Option<ProgressSink>,
+    /// What the client's user said about the operations that need an approval
+    /// ([`Backend::approvals_needed`]); `None` when nobody was asked.
+    pub approval: Option<ClientApproval>,
+}
+
+/// An operation of a `hub_call` that needs a person's approval before it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ApprovalNeed {
+    /// Its position in the batch.
+    pub index: usize,
+    /// The operation, `plugin.operation`.
+    pub tool: String,
+    pub description: String,
+    /// The input the client sent for it.
+    pub input: Value,
+    /// Its hints that hold (`destructive`, ...).
+    pub hints: Vec<&'static str>,
+    /// The policy key that asks.
+    pub policy: Option<String>,
+}
+
+/// A person's answer, through their MCP client, about a call's asking operations.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ClientApproval {
+    /// Yes to all of them, or no to all of them.
+    pub approved: bool,
+    /// Who answered: `MCP client <name> of session <id>`, ...
+    pub by: String,
 }
 
 /// What a call returned.
@@ -136,6 +164,13 @@ pub(crate) trait Backend: Gatekeeper + 'static {
 
     /// Runs one tool call through the hub's call protocol.
     fn invoke(&self, call: BackendCall) -> BoxFuture<'_, Result<ToolOutput, InvokeError>>;
+
+    /// The operations of a call of `tool` with `arguments` that `caller` needs a
+    /// person's approval for, in batch order; empty for calls that need none.
+    fn approvals_needed(&self, tool: &str, arguments: &Value, caller: &Caller) -> Vec<ApprovalNeed> {
+        let _ = (tool, arguments, caller);
+        Vec::new()
+    }
 
     /// What the plugins `caller` may use ask a model to read once (MCP's
     /// `instructions`, after the hub's own); `None` when there is nothing.

@@ -10,14 +10,20 @@
 //! `outputSchema`; tool-level failures are results with `isError: true`, while an
 //! unknown tool name is a JSON-RPC -32602 error.
 
-use super::backend::{Backend, BackendCall, InvokeError, ProgressSink, ToolOutput, ToolSpec};
+use super::approval::{self, ClientInfo, Elicitor};
+use super::backend::{
+    ApprovalNeed, Backend, BackendCall, ClientApproval, InvokeError, ProgressSink, ToolOutput, ToolSpec,
+};
 use super::jsonrpc::{self, Request, RpcError};
 use super::method::McpMethod;
+use super::request_state::RequestStates;
 use super::revision::{self, Revision};
 use crate::hub::auth::Caller;
 use crate::hub::cancel::CancelToken;
+use crate::race::{Race, race};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How long clients may cache list results of the stateless revision, in ms.
 const LIST_TTL_MS: u64 = 3_600_000;
@@ -34,6 +40,9 @@ pub(crate) struct CallCtx {
     /// Set when the client sent `_meta.progressToken` and the transport can
     /// deliver notifications.
     pub progress: Option<ProgressSink>,
+    /// Set when the client declared `elicitation` at `initialize` and the
+    /// transport can send it a request while this one runs (2025-11-25 era).
+    pub elicitor: Option<Elicitor>,
 }
 
 /// The MCP methods over one backend.
@@ -43,10 +52,21 @@ pub(crate) struct Dispatcher {
     /// `tools/list`'s `tools` array, built once.
     tools_json: Value,
     server_info: Value,
+    /// Issues and checks the `requestState` of 2026-07-28 `input_required` answers.
+    states: RequestStates,
 }
 
 impl Dispatcher {
+    /// A dispatcher with the default approval time (`server.mcp_approval_secs`).
+    #[cfg(test)]
     pub(crate) fn new(backend: Arc<dyn Backend>) -> Dispatcher {
+        let secs = crate::config::ServerConfig::default().mcp_approval_secs;
+        Dispatcher::with_approval_time(backend, Duration::from_secs(secs))
+    }
+
+    /// A dispatcher whose approval questions wait `approval_time` for an answer
+    /// (2025-11-25) or stay answerable that long (the 2026-07-28 `requestState`).
+    pub(crate) fn with_approval_time(backend: Arc<dyn Backend>, approval_time: Duration) -> Dispatcher {
         let tools = backend.tools();
         let tools_json = Value::Array(tools.iter().map(tool_json).collect());
         let server_info =
@@ -56,7 +76,30 @@ impl Dispatcher {
             tools,
             tools_json,
             server_info,
+            states: RequestStates::new(approval_time),
         }
+    }
+
+    /// Whether `req` is a `tools/call` some of whose operations `caller` needs a
+    /// person's approval for (transports answer those as an event stream when
+    /// they can ask the client).
+    pub(crate) fn needs_approval(&self, req: &Request, caller: &Caller) -> bool {
+        if req.known_method() != Some(McpMethod::ToolsCall) {
+            return false;
+        }
+        let Ok(tool) = self.call_target(req) else {
+            return false;
+        };
+        let empty = Value::Object(Map::new());
+        let arguments = req
+            .params_object()
+            .and_then(|p| p.get("arguments"))
+            .filter(|a| a.is_object())
+            .unwrap_or(&empty);
+        !self
+            .backend
+            .approvals_needed(&tool.name, arguments, caller)
+            .is_empty()
     }
 
     pub(crate) fn backend(&self) -> &Arc<dyn Backend> {
@@ -132,10 +175,11 @@ impl Dispatcher {
             McpMethod::PromptsGet
             | McpMethod::ResourcesRead
             | McpMethod::NotificationsCancelled
-            | McpMethod::NotificationsProgress => return Err(RpcError::method_not_found(method.as_str())),
+            | McpMethod::NotificationsProgress
+            | McpMethod::ElicitationCreate => return Err(RpcError::method_not_found(method.as_str())),
         };
         if stateless && let Value::Object(obj) = &mut result {
-            obj.insert("resultType".into(), "complete".into());
+            obj.entry("resultType").or_insert_with(|| "complete".into());
             if method.is_list() {
                 obj.insert("ttlMs".into(), LIST_TTL_MS.into());
                 obj.insert("cacheScope".into(), "public".into());
@@ -192,28 +236,154 @@ impl Dispatcher {
 
     async fn call(&self, req: Request, ctx: CallCtx) -> Result<Value, RpcError> {
         let tool = self.call_target(&req)?;
+        let meta = req.meta();
+        let client = ClientInfo::read(
+            meta.and_then(|m| m.get(revision::META_CLIENT_INFO)),
+            meta.and_then(|m| m.get(revision::META_CLIENT_CAPABILITIES)),
+        );
         // Checked by call_target: absent, null or an object. Moved, not copied.
-        let arguments = match req.params {
-            Some(Value::Object(mut params)) => params.remove("arguments").filter(Value::is_object),
-            _ => None,
+        let mut params = match req.params {
+            Some(Value::Object(params)) => params,
+            _ => Map::new(),
+        };
+        let arguments = params
+            .remove("arguments")
+            .filter(Value::is_object)
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        let needs = self.backend.approvals_needed(&tool.name, &arguments, &ctx.caller);
+        let approval = if needs.is_empty() {
+            None
+        } else if ctx.revision == Revision::Stateless {
+            let retry = (params.remove("requestState"), params.remove("inputResponses"));
+            match retry {
+                (None, None) if client.elicitation => {
+                    return Ok(self.input_required(&needs, &ctx.caller, &tool.name, &arguments));
+                }
+                (None, None) => None,
+                (state, responses) => Some(self.read_retry(
+                    state.as_ref(),
+                    responses.as_ref(),
+                    &ctx.caller,
+                    &tool.name,
+                    &arguments,
+                    &client,
+                )?),
+            }
+        } else if let Some(elicitor) = &ctx.elicitor {
+            self.elicit(elicitor, &needs, &ctx.cancel).await?
+        } else {
+            None
         };
         let call = BackendCall {
             tool: tool.name.clone(),
-            arguments: arguments.unwrap_or_else(|| Value::Object(Map::new())),
+            arguments,
             caller: ctx.caller,
             cancel: ctx.cancel,
             progress: ctx.progress,
+            approval,
         };
         match self.backend.invoke(call).await {
             Ok(output) => Ok(tool_result(output, tool.output_schema.is_some())),
             Err(InvokeError::UnknownTool { name }) => Err(self.unknown_tool(&name)),
-            Err(InvokeError::Cancelled) => Err(RpcError::new(
-                jsonrpc::REQUEST_CANCELLED,
-                "the request was cancelled",
-            )),
+            Err(InvokeError::Cancelled) => Err(cancelled()),
             Err(InvokeError::Failed(error)) => Ok(tool_error_result(error)),
         }
     }
+
+    /// Asks the client over its connection (2025-11-25) and waits for the answer,
+    /// at most the approval time; `None` when none came (nobody decided).
+    async fn elicit(
+        &self,
+        elicitor: &Elicitor,
+        needs: &[ApprovalNeed],
+        cancel: &CancelToken,
+    ) -> Result<Option<ClientApproval>, RpcError> {
+        let asked = (elicitor.send)(approval::elicitation_params(needs));
+        let waited = race(
+            tokio::time::timeout(self.states.lifetime(), asked),
+            cancel.cancelled(),
+        )
+        .await;
+        let answer = match waited {
+            Race::Second(()) => return Err(cancelled()),
+            Race::First(Ok(Some(Ok(result)))) => approval::read_answer(&result, &elicitor.by),
+            Race::First(Ok(Some(Err(error)))) => {
+                crate::warn!(
+                    "mcp: {} answered the approval question with an error: {error}",
+                    elicitor.by
+                );
+                None
+            }
+            Race::First(Ok(None)) => None,
+            Race::First(Err(_elapsed)) => {
+                crate::info!(
+                    "mcp: {} did not answer the approval question within {} s",
+                    elicitor.by,
+                    self.states.lifetime().as_secs()
+                );
+                None
+            }
+        };
+        Ok(answer)
+    }
+
+    /// The 2026-07-28 answer asking the client for the approval.
+    fn input_required(
+        &self,
+        needs: &[ApprovalNeed],
+        caller: &Caller,
+        tool: &str,
+        arguments: &Value,
+    ) -> Value {
+        let state = self
+            .states
+            .issue(caller.name(), tool, arguments, crate::clock::now_ms());
+        json!({
+            "resultType": "input_required",
+            "inputRequests": {
+                approval::INPUT_KEY: {
+                    "method": McpMethod::ElicitationCreate.as_str(),
+                    "params": approval::elicitation_params(needs),
+                }
+            },
+            "requestState": state,
+        })
+    }
+
+    /// The approval a 2026-07-28 retry carries, once its `requestState` proves
+    /// this server asked this caller about this very call.
+    fn read_retry(
+        &self,
+        state: Option<&Value>,
+        responses: Option<&Value>,
+        caller: &Caller,
+        tool: &str,
+        arguments: &Value,
+        client: &ClientInfo,
+    ) -> Result<ClientApproval, RpcError> {
+        let state = state.and_then(Value::as_str).ok_or_else(|| {
+            RpcError::invalid_params(
+                "inputResponses needs the requestState of the input_required answer, echoed as a string",
+            )
+        })?;
+        self.states
+            .verify(state, caller.name(), tool, arguments, crate::clock::now_ms())
+            .map_err(|e| RpcError::invalid_params(e.to_string()))?;
+        let by = format!("MCP client {} of token {}", client.name, caller.name());
+        responses
+            .and_then(|r| r.get(approval::INPUT_KEY))
+            .and_then(|answer| approval::read_answer(answer, &by))
+            .ok_or_else(|| {
+                RpcError::invalid_params(format!(
+                    "inputResponses.{} must be the elicitation result {{\"action\": \"accept\"|\"decline\"|\"cancel\", \"content\"?}}",
+                    approval::INPUT_KEY
+                ))
+            })
+    }
+}
+
+fn cancelled() -> RpcError {
+    RpcError::new(jsonrpc::REQUEST_CANCELLED, "the request was cancelled")
 }
 
 /// `req`'s method when it is a request method of `revision`, else -32601.
@@ -236,7 +406,8 @@ pub(crate) fn served_in(revision: Revision, method: McpMethod) -> bool {
         McpMethod::PromptsGet
         | McpMethod::ResourcesRead
         | McpMethod::NotificationsCancelled
-        | McpMethod::NotificationsProgress => false,
+        | McpMethod::NotificationsProgress
+        | McpMethod::ElicitationCreate => false,
     }
 }
 
@@ -308,7 +479,8 @@ pub(crate) mod tests {
     use crate::surfaces::mcp::backend::BoxFuture;
     use std::net::SocketAddr;
 
-    /// A scripted backend: `echo` returns its arguments, `fail` fails, `wait`
+    /// A scripted backend: `echo` returns its arguments (and the approval it got,
+    /// asking for one when the arguments hold `guarded`), `fail` fails, `wait`
     /// blocks until cancelled (counting starts and cancellations), `progress`
     /// reports two steps.
     #[derive(Default)]
@@ -351,13 +523,33 @@ pub(crate) mod tests {
                 .collect()
         }
 
+        fn approvals_needed(&self, tool: &str, arguments: &Value, _caller: &Caller) -> Vec<ApprovalNeed> {
+            if tool != "hub_echo" || arguments.get("guarded").is_none() {
+                return Vec::new();
+            }
+            vec![ApprovalNeed {
+                index: 0,
+                tool: "fake.guarded".into(),
+                description: "Guarded.".into(),
+                input: arguments.clone(),
+                hints: vec!["destructive"],
+                policy: Some("approvals.destructive".into()),
+            }]
+        }
+
         fn invoke(&self, call: BackendCall) -> BoxFuture<'_, Result<ToolOutput, InvokeError>> {
             Box::pin(async move {
                 match call.tool.as_str() {
-                    "hub_echo" => Ok(ToolOutput {
-                        is_error: call.arguments.get("fail").is_some(),
-                        value: json!({ "echo": call.arguments }),
-                    }),
+                    "hub_echo" => {
+                        let mut value = json!({ "echo": call.arguments });
+                        if let Some(a) = &call.approval {
+                            value["approval"] = json!({ "approved": a.approved, "by": a.by });
+                        }
+                        Ok(ToolOutput {
+                            is_error: call.arguments.get("fail").is_some(),
+                            value,
+                        })
+                    }
                     "hub_fail" => Err(InvokeError::Failed(
                         json!({ "code": "invalid_input", "message": "x is required" }),
                     )),
@@ -396,6 +588,7 @@ pub(crate) mod tests {
             caller: local(),
             cancel: CancelToken::new(),
             progress: None,
+            elicitor: None,
         }
     }
 

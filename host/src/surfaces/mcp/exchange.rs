@@ -12,11 +12,13 @@
 //! `Content-Length`. `notifications/cancelled` reaches the same tokens through the
 //! session table.
 
+use super::approval::Elicitor;
 use super::backend::{ProgressSink, progress_notifier};
 use super::dispatch::{CallCtx, Dispatcher};
 use super::jsonrpc::{self, Request};
+use super::method::McpMethod;
 use super::revision::Revision;
-use super::session::InFlight;
+use super::session::{InFlight, SessionTable};
 use crate::hub::auth::Caller;
 use crate::hub::cancel::CancelToken;
 use crate::race::{Race, race};
@@ -24,9 +26,13 @@ use crate::surfaces::body::Body;
 use crate::surfaces::respond::{self, Resp};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::mpsc;
+
+/// Numbers our requests to clients (`wasmhub-approval-N`).
+static NEXT_ASK: AtomicU64 = AtomicU64::new(1);
 
 /// Frames buffered between the calls of a streamed answer and the client.
 const STREAM_FRAMES: usize = 32;
@@ -71,12 +77,52 @@ pub(crate) struct Scope {
     pub dispatcher: Arc<Dispatcher>,
     pub revision: Revision,
     pub caller: Caller,
+    /// The session whose client can be asked to approve calls (2025-11-25, a
+    /// client that declared `elicitation`); used by streamed answers only.
+    pub ask: Option<AskRoute>,
+}
+
+/// How the requests of a POST reach their session's client with a question.
+#[derive(Clone)]
+pub(crate) struct AskRoute {
+    pub sessions: Arc<SessionTable>,
+    pub session: String,
+    /// Who answers: `MCP client <name> of session <id>`.
+    pub by: String,
+}
+
+/// An [`Elicitor`] that writes the question on this answer's stream (`tx`) and
+/// waits for the response the client POSTs on the session.
+fn elicitor(route: &AskRoute, tx: mpsc::Sender<Bytes>) -> Elicitor {
+    let by = route.by.clone();
+    let route = route.clone();
+    Elicitor {
+        by,
+        send: Arc::new(move |params: Value| {
+            let route = route.clone();
+            let tx = tx.clone();
+            Box::pin(async move {
+                let id = format!("wasmhub-approval-{}", NEXT_ASK.fetch_add(1, Ordering::Relaxed));
+                let (_waiting, answer) = route
+                    .sessions
+                    .expect_answer(&route.session, jsonrpc::id_key(&json!(id)))?;
+                let request = json!({
+                    "jsonrpc": "2.0",
+                    "id": id,
+                    "method": McpMethod::ElicitationCreate.as_str(),
+                    "params": params,
+                });
+                tx.send(frame(&request)).await.ok()?;
+                answer.await.ok()
+            })
+        }),
+    }
 }
 
 /// The HTTP status for a JSON answer carrying `error_code`.
 pub(crate) type StatusFor = fn(i64) -> StatusCode;
 
-async fn run(scope: Scope, job: Job, progress: Option<ProgressSink>) -> Value {
+async fn run(scope: Scope, job: Job, progress: Option<ProgressSink>, elicitor: Option<Elicitor>) -> Value {
     let Job {
         req,
         cancel,
@@ -88,6 +134,7 @@ async fn run(scope: Scope, job: Job, progress: Option<ProgressSink>) -> Value {
         caller: scope.caller.clone(),
         cancel,
         progress,
+        elicitor,
     };
     let answer = scope.dispatcher.respond(req, ctx).await;
     guard.0 = None;
@@ -99,7 +146,7 @@ async fn run(scope: Scope, job: Job, progress: Option<ProgressSink>) -> Value {
 /// when the answer is an error and arrives within [`COMMIT_AFTER`].
 pub(crate) async fn json_single(scope: &Scope, job: Job, status_for: StatusFor) -> Resp {
     let cancel = job.cancel.clone();
-    let mut call = Box::pin(run(scope.clone(), job, None));
+    let mut call = Box::pin(run(scope.clone(), job, None, None));
     let answer = match tokio::time::timeout(COMMIT_AFTER, &mut call).await {
         Ok(answer) => answer,
         Err(_) => return committed(call, cancel),
@@ -121,7 +168,7 @@ pub(crate) async fn json_batch(scope: &Scope, items: Vec<Item>) -> Resp {
             Item::Run(job) => {
                 let scope = scope.clone();
                 let guard = CancelOnDrop(Some(job.cancel.clone()));
-                Ok((tokio::spawn(run(scope, job, None)), guard))
+                Ok((tokio::spawn(run(scope, job, None, None)), guard))
             }
         });
     }
@@ -165,10 +212,11 @@ pub(crate) fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String
                     // final response is never dropped.
                     progress_notifier(t, move |n| drop(tx.try_send(frame(&n))))
                 });
+                let elicitor = scope.ask.as_ref().map(|route| elicitor(route, frame_tx.clone()));
                 let scope = scope.clone();
                 let tx = frame_tx.clone();
                 tokio::spawn(async move {
-                    let answer = run(scope, job, progress).await;
+                    let answer = run(scope, job, progress, elicitor).await;
                     let _ = tx.send(frame(&answer)).await;
                 });
             }

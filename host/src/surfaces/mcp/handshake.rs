@@ -6,7 +6,8 @@
 //! the revisions that had them. Method errors travel in a 200 response.
 
 use super::McpState;
-use super::exchange::{self, Item, Job, Scope};
+use super::approval::ClientInfo;
+use super::exchange::{self, AskRoute, Item, Job, Scope};
 use super::http::{McpHeaders, SESSION_HEADER, error, session_not_found};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
 use super::method::McpMethod;
@@ -62,7 +63,7 @@ pub(super) async fn post(state: &McpState, caller: Caller, h: &McpHeaders<'_>, p
         }
     };
     match handshake_items(state, &caller, session.as_ref(), messages, batch) {
-        Ok(items) => answer_handshake(state, caller, h, items, batch).await,
+        Ok(items) => answer_handshake(state, caller, h, session.as_ref(), items, batch).await,
         Err(resp) => resp,
     }
 }
@@ -72,6 +73,8 @@ struct NamedSession<'h> {
     id: &'h str,
     /// The version negotiated by its `initialize`.
     version: &'static str,
+    /// What its client declared at `initialize`.
+    client: ClientInfo,
 }
 
 /// The session `Mcp-Session-Id` names (404 when unknown, expired or another
@@ -88,6 +91,7 @@ fn named_session<'h>(
             Some(live) => Some(NamedSession {
                 id,
                 version: live.version,
+                client: live.client,
             }),
             None => return Err(session_not_found()),
         },
@@ -108,7 +112,8 @@ fn named_session<'h>(
 
 /// What to run and answer for the messages of one handshake-era POST (an
 /// `initialize` alone is handled before this). Cancellation notifications act
-/// at once; client responses are dropped.
+/// at once; client responses go to the request waiting for them (an approval
+/// question), or are dropped.
 fn handshake_items(
     state: &McpState,
     caller: &Caller,
@@ -148,7 +153,13 @@ fn handshake_items(
                         .cancel(session.id, caller.name(), &jsonrpc::id_key(id));
                 }
             }
-            Message::Response => {}
+            Message::Response { id, outcome } => {
+                if let Some(session) = session {
+                    state
+                        .sessions
+                        .answer(session.id, caller.name(), &jsonrpc::id_key(&id), outcome);
+                }
+            }
             Message::Invalid { id, error } if !batch => return Err(handshake_error(&id, error)),
             Message::Invalid { id, error } => items.push(Item::Ready(jsonrpc::error_response(&id, &error))),
         }
@@ -157,27 +168,41 @@ fn handshake_items(
 }
 
 /// Runs `items` and answers: 202 when there is nothing to answer, SSE when the
-/// client wants it, else one JSON answer (an array for a batch).
+/// client wants it or a call needs an approval its client can be asked for (the
+/// question travels on the stream), else one JSON answer (an array for a batch).
 async fn answer_handshake(
     state: &McpState,
     caller: Caller,
     h: &McpHeaders<'_>,
+    session: Option<&NamedSession<'_>>,
     mut items: Vec<Item>,
     batch: bool,
 ) -> Resp {
     if items.is_empty() {
         return respond::accepted();
     }
+    let ask = session
+        .filter(|s| s.client.elicitation && h.accepts_sse)
+        .map(|s| AskRoute {
+            sessions: state.sessions.clone(),
+            session: s.id.to_string(),
+            by: format!("MCP client {} of session {}", s.client.name, s.id),
+        });
+    let requests = || {
+        items.iter().filter_map(|i| match i {
+            Item::Run(job) => Some(&job.req),
+            Item::Ready(_) => None,
+        })
+    };
+    let asks = ask.is_some() && requests().any(|r| state.dispatcher.needs_approval(r, &caller));
+    let sse = h.wants_sse(requests()) || asks;
     let scope = Scope {
         dispatcher: state.dispatcher.clone(),
         revision: Revision::Handshake,
         caller,
+        ask,
     };
-    let requests = items.iter().filter_map(|i| match i {
-        Item::Run(job) => Some(&job.req),
-        Item::Ready(_) => None,
-    });
-    if h.wants_sse(requests) {
+    if sse {
         return exchange::sse(scope, items, &[]);
     }
     if batch {
@@ -195,13 +220,19 @@ fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders<'_>, r: Request)
         Ok(version) => version,
         Err(e) => return error(StatusCode::BAD_REQUEST, &r.id, e),
     };
-    let sid = state.sessions.open(caller.name(), version);
+    let params = r.params_object();
+    let client = ClientInfo::read(
+        params.and_then(|p| p.get("clientInfo")),
+        params.and_then(|p| p.get("capabilities")),
+    );
+    let sid = state.sessions.open_for(caller.name(), version, client);
     let answer = jsonrpc::result_response(&r.id, state.dispatcher.initialize_result(version, caller));
     if !h.accepts_json {
         let scope = Scope {
             dispatcher: state.dispatcher.clone(),
             revision: Revision::Handshake,
             caller: caller.clone(),
+            ask: None,
         };
         return exchange::sse(scope, vec![Item::Ready(answer)], &[(SESSION_HEADER, sid)]);
     }

@@ -65,7 +65,7 @@ pub(super) struct McpHeaders<'h> {
     /// A routing header sent more than once.
     duplicated: Option<&'static str>,
     pub(super) accepts_json: bool,
-    accepts_sse: bool,
+    pub(super) accepts_sse: bool,
 }
 
 impl<'h> McpHeaders<'h> {
@@ -258,7 +258,7 @@ async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
                 _ => respond::accepted(),
             };
         }
-        Message::Response => {
+        Message::Response { .. } => {
             return bad(
                 &Value::Null,
                 RpcError::invalid_request(
@@ -292,6 +292,7 @@ async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
         dispatcher: state.dispatcher.clone(),
         revision: Revision::Stateless,
         caller,
+        ask: None,
     };
     let sse = h.wants_sse(std::iter::once(&req));
     let job = Job::new(req, |_, _| None);

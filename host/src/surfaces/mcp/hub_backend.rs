@@ -3,9 +3,13 @@
 //! authentication is the hub's tokens, and every `tools/call` goes through
 //! [`Hub::invoke`], the call protocol every surface shares.
 
-use super::backend::{Backend, BackendCall, BoxFuture, InvokeError, Progress, ToolOutput, ToolSpec};
+use super::backend::{
+    ApprovalNeed, Backend, BackendCall, BoxFuture, ClientApproval, InvokeError, Progress, ToolOutput,
+    ToolSpec,
+};
 use crate::hub::{
-    AuthError, CallContext, Caller, Hub, MetaToolKind, MetaToolRequest, ProgressEvent, ProgressFn, ToolError,
+    AuthError, CallArgs, CallContext, Caller, Hub, MetaToolKind, MetaToolRequest, ProgressEvent, ProgressFn,
+    ToolError,
 };
 use crate::surfaces::auth::Gatekeeper;
 use serde_json::{Value, json};
@@ -73,20 +77,57 @@ impl Backend for HubBackend {
             .collect()
     }
 
+    fn approvals_needed(&self, tool: &str, arguments: &Value, caller: &Caller) -> Vec<ApprovalNeed> {
+        // Invalid arguments need no approval: the call fails on its own.
+        let Ok(MetaToolRequest::Call(args)) = MetaToolRequest::parse(tool, arguments.clone()) else {
+            return Vec::new();
+        };
+        let asks = self
+            .hub
+            .approvals_needed(caller, args.calls.iter().map(|c| c.tool.as_str()));
+        args.calls
+            .into_iter()
+            .zip(asks)
+            .enumerate()
+            .filter_map(|(index, (call, ask))| {
+                let ask = ask?;
+                Some(ApprovalNeed {
+                    index,
+                    tool: ask.tool,
+                    description: ask.description,
+                    input: Value::Object(call.input),
+                    hints: ask.hints,
+                    policy: ask.policy,
+                })
+            })
+            .collect()
+    }
+
     fn invoke(&self, call: BackendCall) -> BoxFuture<'_, Result<ToolOutput, InvokeError>> {
         Box::pin(async move {
-            let request = MetaToolRequest::parse(&call.tool, call.arguments);
+            let mut request = MetaToolRequest::parse(&call.tool, call.arguments);
             let is_call = matches!(request, Ok(MetaToolRequest::Call(_)));
+            // Declined: the asking operations fail here, the rest of the batch runs.
+            let mut declined = Vec::new();
+            if let (Some(answer), Ok(MetaToolRequest::Call(args))) = (&call.approval, &mut request)
+                && !answer.approved
+            {
+                declined = self.decline(&call.caller, args, answer);
+            }
             let ctx = CallContext {
                 caller: call.caller,
                 cancel: call.cancel,
                 progress: call.progress.map(progress_fn),
-                approved_by: None,
+                approved_by: call.approval.filter(|a| a.approved).map(|a| a.by),
             };
             let answer = match request {
+                Ok(MetaToolRequest::Call(args)) if args.calls.is_empty() && !declined.is_empty() => {
+                    Ok(json!({ "results": [] }))
+                }
                 Ok(request) => self.hub.invoke(request, ctx).await,
                 Err(e) => Err(e),
             };
+            let answer = answer.map(|value| splice(value, declined));
             match answer {
                 Ok(value) => Ok(ToolOutput {
                     is_error: is_call && every_call_failed(&value),
@@ -98,6 +139,52 @@ impl Backend for HubBackend {
             }
         })
     }
+}
+
+impl HubBackend {
+    /// Takes the operations that asked for an approval out of `args` and returns
+    /// them, with their batch positions, as `approval_denied` results.
+    fn decline(&self, caller: &Caller, args: &mut CallArgs, answer: &ClientApproval) -> Vec<(usize, Value)> {
+        let asks = self
+            .hub
+            .approvals_needed(caller, args.calls.iter().map(|c| c.tool.as_str()));
+        let mut denied = Vec::new();
+        let mut kept = Vec::new();
+        for (index, (call, ask)) in std::mem::take(&mut args.calls).into_iter().zip(asks).enumerate() {
+            match ask {
+                None => kept.push(call),
+                Some(ask) => {
+                    let mut error = json!({
+                        "code": crate::hub::ErrorCode::ApprovalDenied.as_str(),
+                        "message": format!(
+                            "{} was not approved: {} declined it; do not retry it as it is",
+                            call.tool, answer.by
+                        ),
+                    });
+                    if let Some(policy) = ask.policy {
+                        error["policy"] = policy.into();
+                    }
+                    denied.push((index, json!({ "tool": call.tool, "ok": false, "error": error })));
+                }
+            }
+        }
+        args.calls = kept;
+        denied
+    }
+}
+
+/// Puts the `denied` results back at their batch positions among `output`'s results.
+fn splice(mut output: Value, denied: Vec<(usize, Value)>) -> Value {
+    if denied.is_empty() {
+        return output;
+    }
+    if let Some(results) = output.get_mut("results").and_then(Value::as_array_mut) {
+        for (index, result) in denied {
+            let at = index.min(results.len());
+            results.insert(at, result);
+        }
+    }
+    output
 }
 
 /// A `hub_call` whose every operation failed is an error the model should notice;
@@ -129,6 +216,21 @@ fn progress_fn(sink: super::backend::ProgressSink) -> ProgressFn {
 mod tests {
     use super::*;
     use crate::hub;
+
+    #[test]
+    fn declined_results_go_back_to_their_positions() {
+        let out = splice(
+            json!({"results": [{"tool": "b"}, {"tool": "d"}]}),
+            vec![(0, json!({"tool": "a"})), (2, json!({"tool": "c"}))],
+        );
+        let tools: Vec<&str> = out["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["tool"].as_str().unwrap())
+            .collect();
+        assert_eq!(tools, ["a", "b", "c", "d"]);
+    }
 
     #[test]
     fn only_an_all_failed_batch_is_an_error() {

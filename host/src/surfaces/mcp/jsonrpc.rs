@@ -145,9 +145,12 @@ impl Notification {
 pub(crate) enum Message {
     Request(Request),
     Notification(Notification),
-    /// A result or error object answering a request of ours. The hub never sends
-    /// requests to clients, so these are acknowledged and dropped.
-    Response,
+    /// A result or error object answering a request of ours (an approval
+    /// question, `elicitation/create`): its id, and `Ok(result)` or `Err(error)`.
+    Response {
+        id: Value,
+        outcome: Result<Value, Value>,
+    },
     /// Not a valid message; answered with this error and this id (`null` when the
     /// id could not be read).
     Invalid {
@@ -197,7 +200,13 @@ pub(crate) fn classify(value: Value) -> Message {
     let method = match obj.remove("method") {
         Some(Value::String(m)) => m,
         Some(_) => return invalid(id, "\"method\" must be a string"),
-        None if obj.contains_key("result") || obj.contains_key("error") => return Message::Response,
+        None if obj.contains_key("result") || obj.contains_key("error") => {
+            let outcome = match obj.remove("error") {
+                Some(error) => Err(error),
+                None => Ok(obj.remove("result").unwrap_or(Value::Null)),
+            };
+            return Message::Response { id, outcome };
+        }
         None => return invalid(id, "a request needs a \"method\""),
     };
     let params = obj.remove("params");
@@ -271,11 +280,17 @@ mod tests {
         );
         assert_eq!(
             single(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#),
-            Message::Response
+            Message::Response {
+                id: json!("a"),
+                outcome: Ok(json!({}))
+            }
         );
         assert_eq!(
             single(r#"{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"x"}}"#),
-            Message::Response
+            Message::Response {
+                id: json!("a"),
+                outcome: Err(json!({"code": 1, "message": "x"}))
+            }
         );
     }
 

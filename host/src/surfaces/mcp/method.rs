@@ -19,11 +19,13 @@ pub(crate) enum McpMethod {
     ResourcesTemplatesList,
     NotificationsCancelled,
     NotificationsProgress,
+    /// Sent to clients (approval questions), never served.
+    ElicitationCreate,
 }
 
 impl McpMethod {
     /// Every known method: the one list `parse` reads.
-    pub(crate) const ALL: [McpMethod; 12] = [
+    pub(crate) const ALL: [McpMethod; 13] = [
         McpMethod::Initialize,
         McpMethod::Ping,
         McpMethod::ServerDiscover,
@@ -36,6 +38,7 @@ impl McpMethod {
         McpMethod::ResourcesTemplatesList,
         McpMethod::NotificationsCancelled,
         McpMethod::NotificationsProgress,
+        McpMethod::ElicitationCreate,
     ];
 
     /// The wire name.
@@ -53,6 +56,7 @@ impl McpMethod {
             McpMethod::ResourcesTemplatesList => "resources/templates/list",
             McpMethod::NotificationsCancelled => "notifications/cancelled",
             McpMethod::NotificationsProgress => "notifications/progress",
+            McpMethod::ElicitationCreate => "elicitation/create",
         }
     }
 

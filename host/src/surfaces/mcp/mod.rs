@@ -7,9 +7,12 @@
 //! error codes), [`revision`] (which revision a message speaks and the stateless
 //! envelope checks), [`backend`] (what the server needs from the hub, implemented
 //! for the hub in `hub_backend`), [`dispatch`] (the methods), [`session`] (the
-//! bounded session table), and the two transports, [`http`] (with `handshake` for
+//! bounded session table), [`approval`] and [`request_state`] (asking the
+//! client's user to approve calls: `elicitation/create` and the 2026-07-28
+//! `input_required` round trip), and the two transports, [`http`] (with `handshake` for
 //! the 2025 era and [`exchange`] answering as JSON or SSE) and [`stdio`].
 
+pub(crate) mod approval;
 pub(crate) mod backend;
 pub(crate) mod dispatch;
 pub(crate) mod exchange;
@@ -18,11 +21,11 @@ pub(crate) mod http;
 pub(crate) mod hub_backend;
 pub(crate) mod jsonrpc;
 pub(crate) mod method;
+pub(crate) mod request_state;
 pub(crate) mod revision;
 pub(crate) mod session;
 pub(crate) mod stdio;
 
-use backend::Backend;
 use dispatch::Dispatcher;
 use session::{SessionLimits, SessionTable};
 use std::sync::Arc;
@@ -37,17 +40,24 @@ pub struct McpState {
 
 impl McpState {
     /// The MCP server over `backend`, with `limits` on its session table.
-    pub(crate) fn new(backend: Arc<dyn Backend>, limits: SessionLimits) -> McpState {
+    #[cfg(test)]
+    pub(crate) fn new(backend: Arc<dyn backend::Backend>, limits: SessionLimits) -> McpState {
+        McpState::with_dispatcher(Dispatcher::new(backend), limits)
+    }
+
+    fn with_dispatcher(dispatcher: Dispatcher, limits: SessionLimits) -> McpState {
         McpState {
-            dispatcher: Arc::new(Dispatcher::new(backend)),
+            dispatcher: Arc::new(dispatcher),
             sessions: Arc::new(SessionTable::new(limits)),
         }
     }
 
-    /// The MCP server over `hub`, with the session limits of `[server]`.
+    /// The MCP server over `hub`, with the session limits and approval time of `[server]`.
     pub fn for_hub(hub: Arc<crate::hub::Hub>, server: &crate::config::ServerConfig) -> McpState {
-        McpState::new(
-            Arc::new(hub_backend::HubBackend::new(hub)),
+        let backend = Arc::new(hub_backend::HubBackend::new(hub));
+        let approval_time = std::time::Duration::from_secs(server.mcp_approval_secs);
+        McpState::with_dispatcher(
+            Dispatcher::with_approval_time(backend, approval_time),
             SessionLimits::from(server),
         )
     }

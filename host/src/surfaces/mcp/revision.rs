@@ -50,6 +50,7 @@ pub(crate) const SUPPORTED_VERSIONS: [&str; 5] = [
 pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 
 /// The two protocol families served on one endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,10 +8,16 @@
 //! the least recently used session is evicted (its client gets 404 and
 //! re-initializes, which is what the revision prescribes for a lost session).
 
+use super::approval::ClientInfo;
 use crate::hub::cancel::CancelToken;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// Where the client's response to one of our requests goes.
+type Answer = oneshot::Sender<Result<Value, Value>>;
 
 /// Limits of the session table.
 #[derive(Clone, Copy, Debug)]
@@ -43,12 +49,18 @@ struct Session {
     last_used: Instant,
     /// In-flight requests by [`crate::surfaces::mcp::jsonrpc::id_key`].
     in_flight: HashMap<String, CancelToken>,
+    /// What the client declared at `initialize`.
+    client: ClientInfo,
+    /// Our requests to the client (approval questions) waiting for its response,
+    /// by the id key of our request.
+    asks: HashMap<String, Answer>,
 }
 
 /// What a request learns about its session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct LiveSession {
     pub version: &'static str,
+    pub client: ClientInfo,
 }
 
 /// The session table. Cheap to share: clone the `Arc` it lives in.
@@ -72,12 +84,18 @@ impl SessionTable {
     }
 
     /// Opens a session for `caller` at `version` and returns its id.
+    #[cfg(test)]
     pub(crate) fn open(&self, caller: &str, version: &'static str) -> String {
-        self.open_at(caller, version, Instant::now())
+        self.open_at(caller, version, ClientInfo::default(), Instant::now())
     }
 
-    /// [`SessionTable::open`] at time `now` (the sweep and the new session's last use).
-    fn open_at(&self, caller: &str, version: &'static str, now: Instant) -> String {
+    /// Opens a session for `caller`'s `client` at `version` and returns its id.
+    pub(crate) fn open_for(&self, caller: &str, version: &'static str, client: ClientInfo) -> String {
+        self.open_at(caller, version, client, Instant::now())
+    }
+
+    /// [`SessionTable::open_for`] at time `now` (the sweep and the new session's last use).
+    fn open_at(&self, caller: &str, version: &'static str, client: ClientInfo, now: Instant) -> String {
         let id = crate::ids::new_id("mcp");
         let mut map = self.lock();
         let ttl = self.limits.idle_ttl;
@@ -101,6 +119,8 @@ impl SessionTable {
                 version,
                 last_used: now,
                 in_flight: HashMap::new(),
+                client,
+                asks: HashMap::new(),
             },
         );
         id
@@ -128,7 +148,39 @@ impl SessionTable {
         session.last_used = now;
         Some(LiveSession {
             version: session.version,
+            client: session.client.clone(),
         })
+    }
+
+    /// Expects the client of session `id` to answer our request `key`: the
+    /// receiver gets its response; `None` when the session is gone. Closing or
+    /// evicting the session drops the sender (the receiver then errs).
+    pub(crate) fn expect_answer(
+        self: &Arc<Self>,
+        id: &str,
+        key: String,
+    ) -> Option<(AwaitedAnswer, oneshot::Receiver<Result<Value, Value>>)> {
+        let (tx, rx) = oneshot::channel();
+        self.lock().get_mut(id)?.asks.insert(key.clone(), tx);
+        let guard = AwaitedAnswer {
+            table: self.clone(),
+            session: id.to_string(),
+            key,
+        };
+        Some((guard, rx))
+    }
+
+    /// Hands the response `key` that `caller` POSTed on session `id` to the
+    /// request waiting for it. Whether one was.
+    pub(crate) fn answer(&self, id: &str, caller: &str, key: &str, outcome: Result<Value, Value>) -> bool {
+        let mut map = self.lock();
+        let Some(session) = map.get_mut(id).filter(|s| s.caller == caller) else {
+            return false;
+        };
+        match session.asks.remove(key) {
+            Some(tx) => tx.send(outcome).is_ok(),
+            None => false,
+        }
     }
 
     /// Ends session `id` of `caller`, cancelling its in-flight requests. Whether it existed.
@@ -186,6 +238,21 @@ pub(crate) struct InFlight {
     key: String,
 }
 
+/// Forgets an awaited answer when dropped (answered, timed out or cancelled).
+pub(crate) struct AwaitedAnswer {
+    table: Arc<SessionTable>,
+    session: String,
+    key: String,
+}
+
+impl Drop for AwaitedAnswer {
+    fn drop(&mut self) {
+        if let Some(s) = self.table.lock().get_mut(&self.session) {
+            s.asks.remove(&self.key);
+        }
+    }
+}
+
 impl Drop for InFlight {
     fn drop(&mut self) {
         if let Some(s) = self.table.lock().get_mut(&self.session) {
@@ -228,7 +295,8 @@ mod tests {
         assert_eq!(
             t.touch(&id, "alice"),
             Some(LiveSession {
-                version: "2025-11-25"
+                version: "2025-11-25",
+                client: ClientInfo::default(),
             })
         );
         assert_eq!(t.touch(&id, "bob"), None, "another token cannot use the session");
@@ -256,14 +324,14 @@ mod tests {
     fn idle_sessions_expire_and_are_swept() {
         let t = table(100, 30);
         let start = Instant::now();
-        let idle = t.open_at("c", "2025-11-25", start);
+        let idle = t.open_at("c", "2025-11-25", ClientInfo::default(), start);
         for _ in 0..20 {
-            t.open_at("c", "2025-11-25", start);
+            t.open_at("c", "2025-11-25", ClientInfo::default(), start);
         }
         // Past the 30 ms idle TTL, without waiting for it.
         let later = start + Duration::from_millis(40);
         assert_eq!(t.touch_at(&idle, "c", later), None);
-        t.open_at("c", "2025-11-25", later);
+        t.open_at("c", "2025-11-25", ClientInfo::default(), later);
         assert_eq!(t.len(), 1, "opening a session sweeps the expired ones");
     }
 
@@ -283,5 +351,28 @@ mod tests {
         let _g = t.track(&id, "2".into(), b.clone());
         t.open("c", "2025-11-25"); // evicts `id` (cap 1)
         assert!(b.is_cancelled(), "eviction cancels the evicted session's calls");
+    }
+
+    #[tokio::test]
+    async fn answers_reach_the_request_waiting_for_them_on_their_session() {
+        let t = table(10, 60_000);
+        let id = t.open("c", "2025-11-25");
+        let (guard, rx) = t.expect_answer(&id, "q1".into()).unwrap();
+        assert!(
+            !t.answer(&id, "other", "q1", Ok(Value::Null)),
+            "another caller's answer"
+        );
+        assert!(
+            !t.answer(&id, "c", "q2", Ok(Value::Null)),
+            "an id we did not send"
+        );
+        assert!(t.answer(&id, "c", "q1", Ok(serde_json::json!({"action": "decline"}))));
+        assert_eq!(rx.await.unwrap(), Ok(serde_json::json!({"action": "decline"})));
+        assert!(!t.answer(&id, "c", "q1", Ok(Value::Null)), "answered once");
+        drop(guard);
+        let (_guard, rx) = t.expect_answer(&id, "q3".into()).unwrap();
+        assert!(t.close(&id, "c"));
+        assert!(rx.await.is_err(), "closing the session drops the question");
+        assert!(t.expect_answer("nope", "q".into()).is_none());
     }
 }

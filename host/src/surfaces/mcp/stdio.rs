@@ -7,8 +7,11 @@
 //! allowed), and messages carrying the stateless `_meta` envelope are answered per
 //! the 2026-07-28 revision (without the HTTP header checks). Requests run
 //! concurrently; `notifications/cancelled` cancels one, and closing stdin cancels
-//! everything still running. The caller is the local operator.
+//! everything still running. The caller is the local operator. A client that
+//! declared `elicitation` at `initialize` is asked to approve the calls the policy
+//! asks about: an `elicitation/create` request on stdout, its response on stdin.
 
+use super::approval::{ClientInfo, Elicitor};
 use super::backend::progress_notifier;
 use super::dispatch::{CallCtx, Dispatcher};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
@@ -16,23 +19,31 @@ use super::method::McpMethod;
 use super::revision::{self, Revision};
 use crate::hub::Caller;
 use crate::hub::cancel::CancelToken;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 /// Messages queued for stdout before a slow reader makes producers wait.
 const OUTBOX: usize = 256;
 
 type InFlightMap = Arc<Mutex<HashMap<String, CancelToken>>>;
 
+/// Our requests to the client waiting for its response, by id key.
+type AskMap = Arc<Mutex<HashMap<String, oneshot::Sender<Result<Value, Value>>>>>;
+
 struct Conn {
     dispatcher: Arc<Dispatcher>,
     caller: Caller,
     /// The handshake-era version negotiated by `initialize`, if any.
     version: Option<&'static str>,
+    /// What the client declared at `initialize`.
+    client: ClientInfo,
     in_flight: InFlightMap,
+    asks: AskMap,
+    next_ask: Arc<AtomicU64>,
     out: mpsc::Sender<Value>,
 }
 
@@ -54,7 +65,10 @@ where
         dispatcher,
         caller,
         version: None,
+        client: ClientInfo::default(),
         in_flight: Arc::default(),
+        asks: Arc::default(),
+        next_ask: Arc::new(AtomicU64::new(1)),
         out,
     };
     let mut input = input;
@@ -167,7 +181,17 @@ impl Conn {
     async fn on_message(&mut self, m: Message, reply: Option<mpsc::Sender<Value>>) -> Option<Value> {
         match m {
             Message::Invalid { id, error } => Some(jsonrpc::error_response(&id, &error)),
-            Message::Response => None,
+            Message::Response { id, outcome } => {
+                let waiting = self
+                    .asks
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&jsonrpc::id_key(&id));
+                if let Some(tx) = waiting {
+                    let _ = tx.send(outcome);
+                }
+                None
+            }
             Message::Notification(n) => {
                 if n.known_method() == Some(McpMethod::NotificationsCancelled)
                     && let Some(id) = n.params.as_ref().and_then(|p| p.get("requestId"))
@@ -207,6 +231,11 @@ impl Conn {
             Err(e) => return jsonrpc::error_response(&r.id, &e),
         };
         self.version = Some(version);
+        let params = r.params_object();
+        self.client = ClientInfo::read(
+            params.and_then(|p| p.get("clientInfo")),
+            params.and_then(|p| p.get("capabilities")),
+        );
         jsonrpc::result_response(&r.id, self.dispatcher.initialize_result(version, &self.caller))
     }
 
@@ -222,11 +251,13 @@ impl Conn {
             // A full outbox drops the report: progress is advisory.
             progress_notifier(t, move |n| drop(out.try_send(n)))
         });
+        let elicitor = (revision == Revision::Handshake && self.client.elicitation).then(|| self.elicitor());
         let ctx = CallCtx {
             revision,
             caller: self.caller.clone(),
             cancel,
             progress,
+            elicitor,
         };
         let dispatcher = self.dispatcher.clone();
         let in_flight = self.in_flight.clone();
@@ -235,6 +266,53 @@ impl Conn {
             in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
             let _ = reply.send(answer).await;
         });
+    }
+}
+
+impl Conn {
+    /// Asks the client on stdout; its response comes back on stdin.
+    fn elicitor(&self) -> Elicitor {
+        let asks = self.asks.clone();
+        let out = self.out.clone();
+        let next = self.next_ask.clone();
+        Elicitor {
+            by: format!("MCP client {} over stdio", self.client.name),
+            send: Arc::new(move |params: Value| {
+                let (asks, out) = (asks.clone(), out.clone());
+                let id = format!("wasmhub-approval-{}", next.fetch_add(1, Ordering::Relaxed));
+                Box::pin(async move {
+                    let key = jsonrpc::id_key(&json!(id));
+                    let (tx, rx) = oneshot::channel();
+                    asks.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(key.clone(), tx);
+                    let _forget = Forget { asks, key };
+                    let request = json!({
+                        "jsonrpc": "2.0",
+                        "id": id,
+                        "method": McpMethod::ElicitationCreate.as_str(),
+                        "params": params,
+                    });
+                    out.send(request).await.ok()?;
+                    rx.await.ok()
+                })
+            }),
+        }
+    }
+}
+
+/// Forgets an awaited answer when dropped (answered, timed out or cancelled).
+struct Forget {
+    asks: AskMap,
+    key: String,
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        self.asks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.key);
     }
 }
 
@@ -305,6 +383,52 @@ mod tests {
             5,
             "the connection survives an oversized line"
         );
+    }
+
+    #[tokio::test]
+    async fn a_client_with_elicitation_is_asked_on_stdout_and_answers_on_stdin() {
+        let (mut w, mut r) = connect();
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"elicitation\":{}},\"clientInfo\":{\"name\":\"desk\",\"version\":\"1\"}}}\n").await.unwrap();
+        next(&mut r).await;
+        for (id, answer, approved) in [
+            (2, json!({"action": "accept", "content": {"approve": true}}), true),
+            (3, json!({"action": "cancel"}), false),
+        ] {
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "hub_echo", "arguments": {"guarded": true}}});
+            w.write_all(format!("{call}\n").as_bytes()).await.unwrap();
+            let question = next(&mut r).await;
+            assert_eq!(question["method"], "elicitation/create", "{question}");
+            assert!(
+                question["params"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("fake.guarded")
+            );
+            let response = json!({"jsonrpc": "2.0", "id": question["id"], "result": answer});
+            w.write_all(format!("{response}\n").as_bytes()).await.unwrap();
+            let result = next(&mut r).await;
+            assert_eq!(result["id"], id);
+            let approval = &result["result"]["structuredContent"]["approval"];
+            assert_eq!(approval["approved"], approved, "{result}");
+            assert_eq!(approval["by"], "MCP client desk over stdio");
+        }
+        // Unguarded calls ask nothing.
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"hub_echo\",\"arguments\":{}}}\n").await.unwrap();
+        let plain = next(&mut r).await;
+        assert_eq!(plain["id"], 4);
+        assert!(plain["result"]["structuredContent"].get("approval").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_client_without_elicitation_is_not_asked() {
+        let (mut w, mut r) = connect();
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}\n").await.unwrap();
+        next(&mut r).await;
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"hub_echo\",\"arguments\":{\"guarded\":true}}}\n").await.unwrap();
+        let result = next(&mut r).await;
+        assert_eq!(result["id"], 2, "answered without a question: {result}");
+        assert!(result["result"]["structuredContent"].get("approval").is_none());
     }
 
     #[tokio::test]
