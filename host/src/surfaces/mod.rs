@@ -1,6 +1,6 @@
 //! The HTTP surfaces clients talk to: the listener and router, request guards,
 //! authentication, and each API (REST meta-tools, MCP, the OpenAI proxy, the
-//! UI-stream and chat endpoints, the chat page, metrics). Surfaces call the hub and the LLM client;
+//! UI-stream and chat endpoints, the chat page, the operator console, metrics). Surfaces call the hub and the LLM client;
 //! nothing below them calls back up.
 
 // Handlers return `Result<_, Resp>` so a guard can answer early with `?`. The
@@ -12,6 +12,7 @@ pub(crate) mod approvals;
 pub(crate) mod auth;
 pub(crate) mod body;
 pub(crate) mod chat;
+pub(crate) mod console;
 pub(crate) mod guard;
 pub(crate) mod mcp;
 pub(crate) mod metrics;

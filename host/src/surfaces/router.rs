@@ -7,6 +7,7 @@ use super::App;
 use super::approvals;
 use super::auth;
 use super::chat;
+use super::console;
 use super::guard;
 use super::mcp;
 use super::metrics;
@@ -39,6 +40,7 @@ enum Guarded<'p> {
     Calls,
     Approvals,
     DecideApproval(&'p str),
+    Console,
     ChatCompletions,
     Models,
     UiChatCompletions,
@@ -77,6 +79,8 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
         (Method::POST, ["api", "ui", "chat", "completions"]) => guarded(G::UiChatCompletions),
         (_, ["api", "ui", "chat", "completions"]) => Route::MethodNotAllowed("POST"),
         (Method::GET, [""]) => Route::ChatPage,
+        (Method::GET, ["console"]) => guarded(G::Console),
+        (_, ["console"]) => Route::MethodNotAllowed("GET"),
         (Method::POST, ["api", "chat"]) => guarded(G::Chat),
         (_, ["api", "chat"]) => Route::MethodNotAllowed("POST"),
         (Method::GET, ["api", "chat", id, "stream"]) => guarded(G::ResumeChat(id)),
@@ -121,6 +125,7 @@ async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Gua
         Guarded::Calls => rest::calls(app, &req).await,
         Guarded::Approvals => approvals::list(app, &caller),
         Guarded::DecideApproval(id) => approvals::decide(app, req, &caller, id).await,
+        Guarded::Console => console::page(),
         Guarded::ChatCompletions => openai_proxy::chat_completions(app, req).await,
         Guarded::Models => openai_proxy::models(app).await,
         Guarded::UiChatCompletions => openai_proxy::ui_chat_completions(app, req).await,

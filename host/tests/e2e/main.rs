@@ -4,6 +4,7 @@
 mod chat_crash;
 mod chat_stream;
 mod chat_turns;
+mod console_page;
 mod hub_approvals;
 mod hub_binary;
 mod hub_budgets;

@@ -1,0 +1,243 @@
+// The hub's operator console (`GET /console`) in headless Chromium against the real
+// binary (see run.sh): HUB_URL is a hub without tokens (loopback clients need none)
+// with the example plugins, the `examples` test guest and a rejected `broken.wasm`,
+// approvals.wait_secs = 60; TOKENS_HUB_URL a hub with the tokens `ci` (not an
+// operator) and `ops` (operator); ARTIFACTS the folder for the screenshot.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const HUB = process.env.HUB_URL;
+const TOKENS_HUB = process.env.TOKENS_HUB_URL;
+const ARTIFACTS = process.env.ARTIFACTS;
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const WAIT = { timeout: 20_000 };
+
+let context, profile, page;
+const problems = [];
+
+before(async () => {
+  assert.ok(HUB && TOKENS_HUB && ARTIFACTS, "HUB_URL, TOKENS_HUB_URL and ARTIFACTS must be set");
+  profile = fs.mkdtempSync(path.join(os.tmpdir(), "wasmhub-chromium-"));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1400, height: 1000 },
+    args: [
+      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    ],
+  });
+  page = context.pages()[0] || (await context.newPage());
+  watch(page);
+  const resp = await page.goto(`${HUB}/console`);
+  assert.equal(resp.status(), 200);
+  assert.match(resp.headers()["content-type"], /^text\/html/);
+});
+
+after(async () => {
+  if (context) await context.close();
+  if (profile) fs.rmSync(profile, { recursive: true, force: true });
+  // No script error or CSP violation on any page.
+  assert.deepEqual(problems, []);
+});
+
+function watch(p) {
+  p.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  // Chromium logs every non-2xx response as a console error; 401/403 are expected here.
+  p.on("console", (m) => { if (m.type() === "error" && !/Failed to load resource/.test(m.text())) problems.push(`console: ${m.text()}`); });
+}
+
+/// `hub_call` of `calls` ([{tool, input}]) with fetch, outside the page.
+async function hubCall(hub, calls, token) {
+  const headers = { "content-type": "application/json" };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const r = await fetch(`${hub}/api/hub/call`, { method: "POST", headers, body: JSON.stringify({ calls }) });
+  assert.equal(r.status, 200, await r.clone().text());
+  return (await r.json()).results;
+}
+
+test("the plugins are listed with their state, the rejected one first with its reason", async () => {
+  await page.waitForSelector('#plugins tr[data-plugin="calc"]', WAIT);
+  const rows = page.locator("#plugins tbody tr");
+  const first = rows.first();
+  assert.equal(await first.getAttribute("data-plugin"), "broken");
+  assert.equal(await first.locator(".state").textContent(), "rejected");
+  assert.match(await first.locator(".reason").textContent(), /not a WebAssembly file/);
+  const names = await rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.plugin));
+  for (const name of ["calc", "text", "examples"]) assert.ok(names.includes(name), `${name} in ${names}`);
+  const calc = page.locator('#plugins tr[data-plugin="calc"]');
+  assert.equal(await calc.locator(".state").textContent(), "active");
+  assert.match(await calc.textContent(), /calc\.eval/);
+  assert.match(await calc.textContent(), /wit \d+\.\d+\.\d+/);
+  assert.match(await calc.textContent(), /pure compute/);
+  assert.match(await page.locator("#plugins-count").textContent(), /\(1 rejected\)/);
+});
+
+test("an operation's form is prefilled from its first example and runs it", async () => {
+  const card = page.locator('details.op[data-tool="calc.eval"]');
+  await card.waitFor(WAIT);
+  await card.locator(":scope > summary").click();
+  assert.match(await card.locator(".desc").textContent(), /rational arithmetic/);
+  assert.match(await card.locator(":scope > summary").textContent(), /readOnly/);
+  const area = card.locator("textarea.input");
+  await page.waitForFunction(() => document.querySelector('details.op[data-tool="calc.eval"] textarea').value.includes("1/3 + 1/6"), null, WAIT);
+  assert.deepEqual(JSON.parse(await area.inputValue()), { expression: "1/3 + 1/6" });
+  // The input schema is shown.
+  assert.match(await card.locator("pre.input-schema").textContent(), /"expression"/);
+  // The destructive hint of examples.wipe is shown too.
+  assert.match(await page.locator('details.op[data-tool="examples.wipe"] > summary').textContent(), /destructive/);
+
+  await card.locator("button.run").click();
+  await card.locator(".result pre.output").waitFor(WAIT);
+  const output = JSON.parse(await card.locator(".result pre.output").textContent());
+  assert.equal(output.fraction, "1/2");
+
+  // An input the schema refuses: the code, the message and the violations.
+  await area.fill('{"expression": 1}');
+  await card.locator("button.run").click();
+  await card.locator(".result .error").waitFor(WAIT);
+  const error = card.locator(".result .error");
+  assert.match(await error.textContent(), /^invalid_input: /);
+  assert.match(await error.locator("ul.violations li").first().textContent(), /^\/expression expected string/);
+
+  // What is typed survives the periodic refresh (3 s).
+  await area.fill('{"expression": "6*7"}');
+  await page.waitForTimeout(3500);
+  assert.equal(await area.inputValue(), '{"expression": "6*7"}');
+  await card.locator("button.run").click();
+  await page.waitForFunction(() => {
+    const out = document.querySelector('details.op[data-tool="calc.eval"] .result pre.output');
+    return out && out.textContent.includes('"fraction": "42"');
+  }, null, WAIT);
+
+  // Input that is not JSON never leaves the page.
+  await area.fill("{nope");
+  await card.locator("button.run").click();
+  assert.match(await card.locator(".result .error").textContent(), /^invalid_json: the input is not JSON/);
+});
+
+test("a destructive call waits for an operator; Approve in the console lets it finish ok", async () => {
+  const waiting = hubCall(HUB, [{ tool: "examples.wipe", input: { all: true } }]);
+  const row = page.locator('#approvals tr.approval[data-tool="examples.wipe"]');
+  await row.waitFor(WAIT);
+  assert.equal(await row.locator(".caller").textContent(), "local");
+  assert.match(await row.textContent(), /destructive/);
+  assert.match(await row.textContent(), /approvals\.destructive/);
+  assert.equal(await row.locator("code.input").textContent(), '{"all":true}');
+  await row.locator("input.reason-input").fill("console test");
+  await row.locator("button.approve").click();
+  const [result] = await waiting;
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.result, { wiped: true });
+  // The list empties and the audit log shows who approved it.
+  await page.waitForFunction(() => !document.querySelector("#approvals tr.approval"), null, WAIT);
+  const call = page.locator("#calls tr.call", { hasText: "examples.wipe" }).first();
+  await call.waitFor(WAIT);
+  assert.equal(await call.locator(".outcome").textContent(), "ok");
+  assert.match(await call.locator(".approval").textContent(), /^approved by local: console test/);
+
+  // Deny: the call fails with approval_denied.
+  const denied = hubCall(HUB, [{ tool: "examples.wipe", input: {} }]);
+  await row.waitFor(WAIT);
+  await row.locator("button.deny").click();
+  const [refused] = await denied;
+  assert.equal(refused.ok, false);
+  assert.equal(refused.error.code, "approval_denied");
+});
+
+test("recent calls filter by tool, caller and outcome, and render client text as text", async () => {
+  const hostile = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>";
+  const [echo] = await hubCall(HUB, [{ tool: "examples.echo", input: { text: hostile } }]);
+  assert.equal(echo.ok, true, JSON.stringify(echo));
+  // A failing call whose input and error carry markup.
+  await hubCall(HUB, [{ tool: "calc.eval", input: { expression: '<img src=x onerror="window.pwned=3">' } }]);
+
+  const echoRow = page.locator("#calls tr.call", { hasText: "examples.echo" }).first();
+  await echoRow.waitFor(WAIT);
+  assert.ok((await echoRow.locator("code.input").textContent()).includes(hostile));
+  const calcRow = page.locator("#calls tr.call", { hasText: "onerror" }).filter({ hasText: "calc.eval" }).first();
+  await calcRow.waitFor(WAIT);
+  assert.notEqual(await calcRow.locator(".outcome").textContent(), "ok");
+  // Nothing ran and no element came from the text.
+  assert.equal(await page.evaluate(() => window.pwned), undefined);
+  assert.equal(await page.locator("#calls script, #calls img, #operations img, #plugins img").count(), 0);
+
+  // Filters, client-side.
+  const tools = () => page.locator("#calls tr.call td.tool").evaluateAll((tds) => tds.map((td) => td.firstChild.textContent));
+  await page.fill("#f-tool", "echo");
+  let shown = await tools();
+  assert.ok(shown.length >= 1);
+  assert.ok(shown.every((t) => t === "examples.echo"), shown.join());
+  await page.fill("#f-tool", "");
+  await page.selectOption("#f-outcome", "invalid_input");
+  const outcomes = await page.locator("#calls tr.call .outcome").allTextContents();
+  assert.ok(outcomes.length >= 2 && outcomes.every((o) => o === "invalid_input"), outcomes.join());
+  await page.selectOption("#f-outcome", "error");
+  assert.ok((await page.locator("#calls tr.call .outcome").allTextContents()).every((o) => o !== "ok"));
+  await page.selectOption("#f-outcome", "");
+  await page.fill("#f-caller", "nobody");
+  assert.equal(await page.locator("#calls tr.call").count(), 0);
+  assert.match(await page.locator("#calls-count").textContent(), /^0 of \d+/);
+  await page.fill("#f-caller", "local");
+  assert.ok((await page.locator("#calls tr.call").count()) >= 5);
+});
+
+test("the figures of /metrics: calls/s, errors by code, p99 latency", async () => {
+  // Calls in one refresh interval make calls/s positive.
+  await hubCall(HUB, Array.from({ length: 20 }, (_, i) => ({ tool: "calc.eval", input: { expression: `${i}+1` } })));
+  await page.waitForFunction(() => Number(document.querySelector("#m-rate").textContent) > 0, null, WAIT);
+  const metrics = await (await fetch(`${HUB}/metrics`)).text();
+  const total = metrics.split("\n").filter((l) => l.startsWith("wasmhub_calls_total{"))
+    .reduce((n, l) => n + Number(l.split(" ").pop()), 0);
+  await page.waitForFunction((t) => Number(document.querySelector("#m-total").textContent) >= t, total, WAIT);
+  assert.match(await page.locator("#m-p99").textContent(), /^\d+(\.\d+)? (µs|ms|s)$/);
+  const codes = await page.locator("#m-errors .error-code").evaluateAll((bs) => bs.map((b) => b.dataset.code));
+  assert.ok(codes.includes("invalid_input"), codes.join());
+  assert.ok(codes.includes("approval_denied"), codes.join());
+
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const shot = path.join(ARTIFACTS, "console.png");
+  await page.screenshot({ path: shot, fullPage: true });
+  console.log(`screenshot: ${shot}`);
+});
+
+test("with tokens: the page needs one, takes it from the fragment, and a non-operator sees why approvals are hidden", async () => {
+  const p = await context.newPage();
+  watch(p);
+  try {
+    const refused = await p.goto(`${TOKENS_HUB}/console`);
+    assert.equal(refused.status(), 401);
+    assert.equal(refused.headers()["www-authenticate"], 'Bearer realm="wasmhub"');
+    assert.doesNotMatch(await p.content(), /wasmhub console/);
+
+    // (A fresh document: a goto that only adds a fragment would not load the page again.)
+    await p.goto("about:blank");
+    // The document request carries the ci token (as a proxy would add it); the page's
+    // own API calls use the token it reads from the fragment.
+    await p.route(`${TOKENS_HUB}/console`, (route) =>
+      route.continue({ headers: { ...route.request().headers(), authorization: "Bearer ci-secret-123" } }));
+    const ok = await p.goto(`${TOKENS_HUB}/console#token=ci-secret-123`);
+    assert.equal(ok.status(), 200);
+    await p.waitForSelector('#plugins tr[data-plugin="broken"]', WAIT);
+    assert.equal(await p.evaluate(() => location.hash), "", "the token left the address bar");
+    await p.waitForSelector("#approvals .forbidden", WAIT);
+    assert.equal(await p.locator("#approvals").textContent(), "this token is not an operator");
+
+    // An operator's token: the (empty) list of waiting calls.
+    await p.fill("#token", "ops-secret-456");
+    await p.dispatchEvent("#token", "change");
+    await p.waitForFunction(() => document.querySelector("#approvals").textContent === "no call is waiting for an approval", null, WAIT);
+
+    // A wrong token: the refresh says so.
+    await p.fill("#token", "wrong");
+    await p.dispatchEvent("#token", "change");
+    await p.waitForFunction(() => /refresh failed: .*set the token above/.test(document.querySelector("#status").textContent), null, WAIT);
+  } finally {
+    await p.close();
+  }
+});
