@@ -13,6 +13,7 @@ import os
 import sys
 import traceback
 
+import mcp.types as types
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -27,6 +28,15 @@ OP_EXPECT = os.environ["OP_EXPECT"]
 OP_BAD_INPUT = json.loads(os.environ["OP_BAD_INPUT"])
 FORBIDDEN = os.environ["OP_FORBIDDEN"]
 FORBIDDEN_INPUT = json.loads(os.environ["OP_FORBIDDEN_INPUT"])
+# A hub without tokens whose plugins include the `examples` test guest: its `wipe`
+# is destructive, so the default approval policy asks a person first.
+APPROVALS_URL = os.environ["APPROVALS_URL"]
+WIPE_AND_ECHO = {
+    "calls": [
+        {"tool": "examples.wipe", "input": {"all": True}},
+        {"tool": "examples.echo", "input": {"text": "still runs"}},
+    ]
+}
 
 passed = 0
 failed = 0
@@ -130,7 +140,57 @@ async def exercise(label, token, mode, expect_version, forbidden):
             await check(f"{label}: {FORBIDDEN} is forbidden for this token", forbidden_call)
 
 
+async def approvals(mode, expect_version):
+    """A client with an elicitation handler is asked (an elicitation/create request
+    in 2025-11-25, an input_required round trip in 2026-07-28) and its answer
+    decides; a client without one gets approval_required."""
+    asked = []
+
+    def answering(approve):
+        async def on_elicit(context, params):
+            asked.append(params.message)
+            if approve:
+                return types.ElicitResult(action="accept", content={"approve": True})
+            return types.ElicitResult(action="decline")
+
+        return on_elicit
+
+    def results(r):
+        return (r.structured_content or json.loads(text(r)))["results"]
+
+    label = f"approvals, {mode} mode"
+    for approve in (True, False):
+        name = "accepts" if approve else "declines"
+
+        async def run():
+            asked.clear()
+            client = Client(APPROVALS_URL, mode=mode, elicitation_callback=answering(approve))
+            async with client:
+                assert client.protocol_version == expect_version, client.protocol_version
+                r = await client.call_tool("hub_call", WIPE_AND_ECHO)
+            assert len(asked) == 1 and "examples.wipe" in asked[0], asked
+            wipe, echo = results(r)
+            if approve:
+                assert wipe["ok"] and wipe["result"] == {"wiped": True}, wipe
+            else:
+                assert wipe["error"]["code"] == "approval_denied", wipe
+            assert echo["ok"] and echo["result"] == {"text": "still runs"}, echo
+
+        await check(f"{label}: a user who {name} decides the destructive call", run)
+
+    async def no_handler():
+        async with Client(APPROVALS_URL, mode=mode) as client:
+            r = await client.call_tool("hub_call", WIPE_AND_ECHO)
+        wipe, echo = results(r)
+        assert wipe["error"]["code"] == "approval_required", wipe
+        assert echo["ok"], echo
+
+    await check(f"{label}: a client without elicitation gets approval_required", no_handler)
+
+
 async def main():
+    await approvals("auto", "2026-07-28")
+    await approvals("legacy", "2025-11-25")
     await exercise("auto mode, token *", TOKEN_ALL, "auto", "2026-07-28", False)
     await exercise("auto mode, token text.*", TOKEN_TEXT, "auto", "2026-07-28", True)
     await exercise("legacy mode, token text.*", TOKEN_TEXT, "legacy", "2025-11-25", True)

@@ -5,10 +5,16 @@
 #     2026-07-28, with conformance-baseline.yml listing the "not testable" checks;
 #   - the npm @modelcontextprotocol/sdk 1.x client over Streamable HTTP and over
 #     stdio (`wasmhub mcp --stdio`);
-#   - the PyPI `mcp` 2.x client in auto mode (2026-07-28) and legacy mode.
-# Installs the pinned dependencies (package-lock.json, requirements.lock), starts two
+#   - the PyPI `mcp` 2.x client in auto mode (2026-07-28) and legacy mode;
+#   - human approval over MCP with both clients: a third hub serves the `examples`
+#     test guest (tests/guests/examples, built by tests/guests/build.sh into
+#     target/test-guests/ when missing) whose destructive `wipe` the default policy
+#     asks about; clients with an elicitation handler accept and decline, clients
+#     without one get `approval_required`.
+# Installs the pinned dependencies (package-lock.json, requirements.lock), starts three
 # hubs on free 127.0.0.1 ports (one with two tokens: `*` and `text.*`; one without
-# tokens, loopback-only, because the conformance suite cannot send a bearer token),
+# tokens, loopback-only, because the conformance suite cannot send a bearer token;
+# the approvals one, without tokens),
 # stops them on exit, prints `N passed, M failed` and exits non-zero on any failure.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -20,6 +26,8 @@ plugins="$root/dist/plugins"
 if ! ls "$plugins"/text.wasm "$plugins"/calc.wasm >/dev/null 2>&1; then
     bash "$root/scripts/build-plugins.sh"
 fi
+examples="$root/target/test-guests/examples.wasm"
+[ -f "$examples" ] || bash "$root/tests/guests/build.sh"
 
 echo "--- installing pinned MCP peers"
 (cd "$here" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
@@ -67,6 +75,12 @@ cat > "$work/open.toml" <<EOF
 plugins_dir = "$plugins"
 data_dir = "$work/data-open"
 EOF
+mkdir "$work/plugins-approvals"
+cp "$examples" "$work/plugins-approvals/examples.wasm"
+cat > "$work/approvals.toml" <<EOF
+plugins_dir = "$work/plugins-approvals"
+data_dir = "$work/data-approvals"
+EOF
 cat > "$work/stdio.toml" <<EOF
 plugins_dir = "$plugins"
 data_dir = "$work/data-stdio"
@@ -90,10 +104,13 @@ wait_ready() { # port log
 
 port_tokens="$(free_port)"
 port_open="$(free_port)"
+port_approvals="$(free_port)"
 start_hub "$work/tokens.toml" "$port_tokens" "$work/hub-tokens.log"
 start_hub "$work/open.toml" "$port_open" "$work/hub-open.log"
+start_hub "$work/approvals.toml" "$port_approvals" "$work/hub-approvals.log"
 wait_ready "$port_tokens" "$work/hub-tokens.log"
 wait_ready "$port_open" "$work/hub-open.log"
+wait_ready "$port_approvals" "$work/hub-approvals.log"
 
 passed=0
 failed=0
@@ -129,6 +146,7 @@ for scenario in server-stateless tools-list dns-rebinding-protection caching htt
 done
 
 export MCP_URL="http://127.0.0.1:$port_tokens/mcp"
+export APPROVALS_URL="http://127.0.0.1:$port_approvals/mcp"
 export TOKEN_ALL="mcp-test-secret-all" TOKEN_TEXT="mcp-test-secret-text"
 export OP_TOOL="text.slugify" OP_INPUT='{"text":"Crème brûlée à Paris"}' OP_EXPECT="creme-brulee-a-paris"
 export OP_BAD_INPUT='{"txt":"no such field"}'

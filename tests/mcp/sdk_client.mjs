@@ -5,6 +5,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const env = (name) => {
   const v = process.env[name];
@@ -20,6 +21,15 @@ const OP_EXPECT = env("OP_EXPECT"); // a substring of its result
 const OP_BAD_INPUT = JSON.parse(env("OP_BAD_INPUT"));
 const FORBIDDEN = env("OP_FORBIDDEN"); // an operation TOKEN_TEXT may not call
 const FORBIDDEN_INPUT = JSON.parse(env("OP_FORBIDDEN_INPUT"));
+// A hub without tokens serving the `examples` test guest, whose destructive `wipe`
+// the default approval policy asks a person about.
+const APPROVALS_URL = env("APPROVALS_URL");
+const WIPE_AND_ECHO = {
+  calls: [
+    { tool: "examples.wipe", input: { all: true } },
+    { tool: "examples.echo", input: { text: "still runs" } },
+  ],
+};
 
 let passed = 0;
 let failed = 0;
@@ -124,6 +134,51 @@ await check("a request without a token is refused", async () => {
   assert(/^Bearer/.test(r.headers.get("www-authenticate") ?? ""), "no WWW-Authenticate: Bearer");
 });
 
+// Human approval: a client with an elicitation handler is sent elicitation/create
+// on the call's stream; one without gets approval_required.
+async function approvals() {
+  const results = (r) => (r.structuredContent ?? JSON.parse(text(r))).results;
+  for (const approve of [true, false]) {
+    await check(`approvals: a user who ${approve ? "accepts" : "declines"} decides the destructive call`, async () => {
+      const client = new Client({ name: "wasmhub-ts-sdk-approvals", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+      const asked = [];
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        asked.push(request.params);
+        return approve ? { action: "accept", content: { approve: true } } : { action: "decline" };
+      });
+      const transport = new StreamableHTTPClientTransport(new URL(APPROVALS_URL));
+      await client.connect(transport);
+      try {
+        const r = await client.callTool({ name: "hub_call", arguments: WIPE_AND_ECHO });
+        assert(asked.length === 1 && asked[0].message.includes("examples.wipe"), `asked: ${JSON.stringify(asked)}`);
+        assert(asked[0].requestedSchema?.properties?.approve?.type === "boolean", JSON.stringify(asked[0]));
+        const [wipe, echo] = results(r);
+        if (approve) assert(wipe.ok && wipe.result.wiped === true, JSON.stringify(wipe));
+        else assert(wipe.error?.code === "approval_denied", JSON.stringify(wipe));
+        assert(echo.ok && echo.result.text === "still runs", JSON.stringify(echo));
+      } finally {
+        await transport.terminateSession();
+        await client.close();
+      }
+    });
+  }
+  await check("approvals: a client without elicitation gets approval_required", async () => {
+    const client = new Client({ name: "wasmhub-ts-sdk-no-elicitation", version: "1.0.0" });
+    const transport = new StreamableHTTPClientTransport(new URL(APPROVALS_URL));
+    await client.connect(transport);
+    try {
+      const r = await client.callTool({ name: "hub_call", arguments: WIPE_AND_ECHO });
+      const [wipe, echo] = results(r);
+      assert(wipe.error?.code === "approval_required", JSON.stringify(wipe));
+      assert(echo.ok, JSON.stringify(echo));
+    } finally {
+      await transport.terminateSession();
+      await client.close();
+    }
+  });
+}
+
+await approvals();
 await http(TOKEN_ALL, "http (token allowing *)", { forbiddenFor: false });
 await http(TOKEN_TEXT, "http (token allowing text.*)", { forbiddenFor: true });
 
