@@ -3,10 +3,12 @@
 //! burn. Every epoch tick, each tenant gets `limits.caller_share_percent` of the
 //! async worker threads (at least one) in tickets; a call still running at a tick
 //! (past its first whole tick) spends one to run on to the next, and waits, in FIFO
-//! order, when its tenant has none left. So one token's spinning calls share their
-//! part of the CPU while every other token's calls find workers free. Short calls,
-//! done within their first tick, never wait; a call blocked in a host call (a
-//! nested call, an HTTP response) passes no ticks and holds nothing.
+//! order, when its tenant has none left; a new call of a tenant with none left
+//! queues the same way before it starts. So one token's spinning calls share their
+//! part of the CPU while every other token's calls find workers free. Short calls
+//! of a tenant within its share, done within their first tick, never wait; a call
+//! blocked in a host call (a nested call, an HTTP response) passes no ticks and
+//! holds nothing.
 //!
 //! Each tenant also has that many permits for large schema validations on the
 //! blocking pool (`hub::checks`), the other CPU-heavy work a client can cause
@@ -94,6 +96,15 @@ pub(super) struct TickGate {
 }
 
 impl TickGate {
+    /// Before a call starts: free while its tenant has tickets left this tick;
+    /// when its busy calls have spent them, the new call queues behind them like
+    /// a busy one (else a wave of new calls would each run a free first tick).
+    pub(super) async fn enter(&self) {
+        if self.ticks.available_permits() == 0 {
+            self.clone().pass().await;
+        }
+    }
+
     /// Spends one of the tenant's tickets for this tick, waiting for the next
     /// refill when they are spent (the tenant's other busy calls go first).
     pub(super) async fn pass(self) {
@@ -132,6 +143,19 @@ mod tests {
         // The next tick tops `a` up: the waiting call runs on.
         shares.refill();
         waiting.await.unwrap();
+        // A new call enters freely while tickets are left, and queues once they are spent.
+        shares.refill();
+        shares.gate(&a).enter().await;
+        assert_eq!(shares.of(&a).ticks.available_permits(), 1, "entering spends nothing");
+        shares.gate(&a).pass().await;
+        let entering = tokio::spawn({
+            let gate = shares.gate(&a);
+            async move { gate.enter().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!entering.is_finished());
+        shares.refill();
+        entering.await.unwrap();
         // A refill never gives more than the share.
         shares.refill();
         shares.refill();

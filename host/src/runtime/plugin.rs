@@ -182,9 +182,14 @@ impl Plugin {
             code: ErrorCode::PluginError,
             message: e.to_string(),
         })?;
+        let gate = state.gate.clone();
         let mut store = new_store(&self.engine, state, limits);
 
-        let result = tokio::time::timeout_at(deadline, self.pre.call(&mut store, op, input_json)).await;
+        let run = async {
+            gate.enter().await;
+            self.pre.call(&mut store, op, input_json).await
+        };
+        let result = tokio::time::timeout_at(deadline, run).await;
         let state = store.data();
         state.log.summarize(&self.name, &state.call_id);
         let text_cap = limits.text_bytes();
