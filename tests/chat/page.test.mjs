@@ -81,3 +81,80 @@ test("the chat page streams a tool-using answer from the hub", async () => {
     fs.rmSync(profile, { recursive: true, force: true });
   }
 });
+
+test("the chat page asks for approval, runs the approved call and renders Markdown without injection", async () => {
+  assert.ok(HUB && ARTIFACTS, "HUB_URL and ARTIFACTS must be set");
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "wasmhub-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: [
+      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    ],
+  });
+  const problems = [];
+  try {
+    const page = context.pages()[0] || (await context.newPage());
+    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+    // Every failed request is a problem (the browser's own favicon probe aside); the
+    // console's "Failed to load resource" lines are covered by that.
+    page.on("console", (m) => { if (m.type() === "error" && !/Failed to load resource/.test(m.text())) problems.push(`console: ${m.text()}`); });
+    page.on("response", (r) => { if (r.status() >= 400 && !r.url().endsWith("/favicon.ico")) problems.push(`${r.status()} ${r.url()}`); });
+    await page.goto(`${HUB}/`);
+    await page.waitForSelector('#model option[value="scripted/scripted-1"]', { state: "attached", timeout: 10_000 });
+    await page.selectOption("#model", "scripted/scripted-1");
+
+    await page.fill("#input", "Wipe the cache, then show a table.");
+    await page.click("#send");
+    // The turn pauses on the destructive call: a card with the operation, its
+    // plugin, input and hints, and Approve / Deny.
+    await page.waitForFunction(() => document.querySelector("#status").textContent === "ready"
+      && document.querySelector(".approval button.approve"), null, { timeout: 20_000 });
+    const card = page.locator(".msg.assistant .approval");
+    assert.equal(await card.count(), 1);
+    assert.equal(await card.locator(".operation").textContent(), "examples.wipe");
+    assert.match(await card.locator(".reason").textContent(), /examples\.wipe is destructive/);
+    assert.match(await card.textContent(), /plugin examples/);
+    assert.match(await card.locator("pre.input").textContent(), /"scope": "cache"/);
+    await page.waitForSelector(".approval .hint", { timeout: 10_000 });
+    assert.deepEqual(await card.locator(".hint").allTextContents(), ["destructive"]);
+    assert.equal(await page.locator('details.tool[data-tool="hub_call"] .state').textContent(), "approval-requested");
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, "chat-page-approval-pending.png"), fullPage: false });
+
+    await card.locator("button.approve").click();
+    await page.waitForFunction(() => document.querySelector("#status").textContent === "ready"
+      && document.querySelector(".msg.assistant .md table"), null, { timeout: 20_000 });
+    const assistant = page.locator(".msg.assistant");
+    assert.equal(await assistant.count(), 1, "the answer continues the same message");
+    assert.equal(await page.locator(".approval").count(), 0);
+    assert.equal(await assistant.locator('details.tool[data-tool="hub_call"] .state').textContent(), "output-available");
+    // Markdown: a table, a code block, bold; HTML in the model's text stays text.
+    assert.deepEqual(await assistant.locator(".md table th").allTextContents(), ["operation", "result"]);
+    assert.deepEqual(await assistant.locator(".md table td").allTextContents(), ["examples.wipe", "wiped"]);
+    assert.equal(await assistant.locator(".md pre code").textContent(), "const wiped = true; // <b>not bold</b>");
+    assert.equal(await assistant.locator(".md pre code").getAttribute("data-lang"), "js");
+    assert.equal(await assistant.locator(".md strong").first().textContent(), "wipe");
+    assert.equal(await assistant.locator(".md script, .md img, .md b").count(), 0);
+    assert.match(await assistant.locator(".md").last().textContent(), /<script>window\.__pwned = 1<\/script><img src=x onerror=/);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+
+    // The stored session has the approved call.
+    const id = await page.evaluate(() => state.chatId);
+    const s = await (await fetch(`${HUB}/api/sessions/${encodeURIComponent(id)}`)).json();
+    const call = s.messages[1].parts.find((p) => p.type === "tool-hub_call");
+    assert.equal(call.state, "output-available");
+    assert.equal(call.approval.approved, true);
+
+    await page.evaluate(() => { const log = document.querySelector("#log"); log.scrollTop = log.scrollHeight; });
+    const shot = path.join(ARTIFACTS, "chat-page-approval.png");
+    await page.screenshot({ path: shot, fullPage: false });
+    console.log(`screenshot: ${shot}`);
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+});

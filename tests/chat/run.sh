@@ -34,6 +34,12 @@ if [ ! -d "$plugins" ] || ! ls "$plugins"/*.wasm >/dev/null 2>&1; then
     (cd "$root" && bash scripts/build-plugins.sh)
 fi
 
+# The approval conversations call the `examples` test guest (its `wipe` is destructive).
+guests="$root/target/test-guests"
+if [ ! -f "$guests/examples.wasm" ]; then
+    bash "$root/tests/guests/build.sh" >/dev/null
+fi
+
 work="$(mktemp -d)"
 pids=()
 cleanup() {
@@ -71,7 +77,7 @@ TOML
 
 # Only the plugins the conversations use: fewer to compile at start-up.
 mkdir -p "$work/plugins"
-cp "$plugins/calc.wasm" "$plugins/text.wasm" "$work/plugins/"
+cp "$plugins/calc.wasm" "$plugins/text.wasm" "$guests/examples.wasm" "$work/plugins/"
 "$bin" serve --config "$work/wasmhub.toml" --plugins "$work/plugins" --data "$work/data" >"$work/hub.log" 2>&1 &
 pids+=($!)
 hub="http://127.0.0.1:$port"

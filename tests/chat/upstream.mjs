@@ -9,6 +9,13 @@
 //   after the call           -> a text answer quoting both results
 //   any other user message   -> a plain text answer (no tools)
 //
+// Approvals (the `examples` test guest's `wipe` is destructive, so the hub asks):
+//   "wipe ... everything"     -> two hub_calls of examples.wipe in one step (call_w1,
+//                               call_w2), then an answer saying what ran and what
+//                               the user denied (with the reason)
+//   "wipe ... table"          -> one hub_call of examples.wipe, then a Markdown answer
+//                               with a table, a code block and a <script> tag
+//
 // A user message containing "slowly" makes each chunk wait 150 ms.
 //
 // Every request body is recorded so tests can check what the hub sent.
@@ -55,6 +62,7 @@ export function script(messages) {
   const after = messages.slice(lastUser + 1);
   const tools = after.filter((m) => m.role === "tool");
   const text = String(messages[lastUser]?.content ?? "");
+  if (/wipe/i.test(text)) return wipeScript(text, tools);
   const wantsTools = /calculat|compute|what is/i.test(text);
   if (!wantsTools) {
     return [chunk({ role: "assistant", content: "" }), chunk({ content: "You're " }), chunk({ content: "welcome." }), chunk({}, "stop")];
@@ -100,6 +108,43 @@ export function script(messages) {
   const items = Array.isArray(batch) ? batch : batch.results || [];
   const shown = items.map((r) => `${r.tool} gave ${JSON.stringify(r.ok ? r.result : r.error)}`).join("; ");
   return [chunk({ role: "assistant", content: "Done: " }), chunk({ content: shown + "." }), chunk({}, "stop")];
+}
+
+function wipeCall(id, scope) {
+  return { id, name: "hub_call", args: { calls: [{ tool: "examples.wipe", input: { scope } }] } };
+}
+
+/// The approval conversations (see the top of the file).
+function wipeScript(text, tools) {
+  const table = /table/i.test(text);
+  if (tools.length === 0) {
+    const calls = table ? [wipeCall("w1", "cache")] : [wipeCall("w1", "cache"), wipeCall("w2", "everything")];
+    return [chunk({ role: "assistant", content: "Asking first." }), ...toolCalls(calls), chunk({}, "tool_calls")];
+  }
+  if (table) {
+    const ok = /"wiped":true/.test(tools[0].content);
+    const answer = [
+      `Done. The **wipe** ${ok ? "ran" : "did not run"}:`,
+      "",
+      "| operation | result |",
+      "|-----------|--------|",
+      `| examples.wipe | ${ok ? "wiped" : "not run"} |`,
+      "",
+      "```js",
+      "const wiped = true; // <b>not bold</b>",
+      "```",
+      "",
+      "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">",
+    ].join("\n");
+    return [chunk({ role: "assistant", content: "" }), chunk({ content: answer }), chunk({}, "stop")];
+  }
+  const said = tools.map((t) => {
+    const r = parse(t.content);
+    if (r && r.type === "execution-denied") return `${t.tool_call_id} was denied (${r.reason || "no reason"})`;
+    const item = (r && r.results && r.results[0]) || {};
+    return `${t.tool_call_id} ${item.ok && item.result && item.result.wiped ? "wiped" : "failed"}`;
+  });
+  return [chunk({ role: "assistant", content: "" }), chunk({ content: said.join("; ") + "." }), chunk({}, "stop")];
 }
 
 /// Starts the upstream on a free loopback port; resolves to `{ url, requests, close }`.

@@ -5,7 +5,7 @@
 //! Text and reasoning parts are found by their stream ids, tool parts by
 //! `toolCallId`; ids are only tracked for the current stream, as on the client.
 
-use super::message::{Part, TextState, ToolPart, ToolState, UiMessage};
+use super::message::{Part, TextState, ToolApproval, ToolPart, ToolState, UiMessage};
 use crate::llm::UiChunk;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -107,7 +107,9 @@ impl MessageBuilder {
             | UiChunk::ToolInputAvailable { .. }
             | UiChunk::ToolInputError { .. }
             | UiChunk::ToolOutputAvailable { .. }
-            | UiChunk::ToolOutputError { .. } => self.apply_tool(chunk),
+            | UiChunk::ToolOutputError { .. }
+            | UiChunk::ToolApprovalRequest { .. }
+            | UiChunk::ToolOutputDenied { .. } => self.apply_tool(chunk),
         }
     }
 
@@ -175,6 +177,24 @@ impl MessageBuilder {
                 if let Some(t) = self.tool_mut(tool_call_id) {
                     t.state = ToolState::OutputError;
                     t.error_text = Some(error_text.clone());
+                }
+            }
+            UiChunk::ToolApprovalRequest {
+                approval_id,
+                tool_call_id,
+                reason,
+            } => {
+                if let Some(t) = self.tool_mut(tool_call_id) {
+                    t.state = ToolState::ApprovalRequested;
+                    t.approval = Some(Box::new(ToolApproval::requested(
+                        approval_id.clone(),
+                        reason.clone(),
+                    )));
+                }
+            }
+            UiChunk::ToolOutputDenied { tool_call_id } => {
+                if let Some(t) = self.tool_mut(tool_call_id) {
+                    t.state = ToolState::OutputDenied;
                 }
             }
             _ => {}

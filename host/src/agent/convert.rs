@@ -16,6 +16,23 @@ use serde_json::{Value, json};
 /// What the model is told about a call that has no result.
 pub(crate) const INTERRUPTED: &str = "the call was interrupted before it returned a result";
 
+/// What the model is told about a call whose approval the user never gave.
+pub(crate) const NOT_APPROVED: &str =
+    "the call did not run: it needed the user's approval and the user did not answer the request";
+
+/// What the model is told about a call the user denied: `execution-denied`, with
+/// their reason (as the AI SDK's own loop tells its models).
+pub(crate) fn denied_json(reason: Option<&str>) -> String {
+    let mut v = json!({
+        "type": "execution-denied",
+        "error": "the user denied this call; it did not run. Do not retry it unless the user asks.",
+    });
+    if let Some(r) = reason.filter(|r| !r.trim().is_empty()) {
+        v["reason"] = Value::String(r.to_string());
+    }
+    v.to_string()
+}
+
 /// The OpenAI messages for `system` (if any) followed by `messages`.
 pub(crate) fn to_openai(system: Option<&str>, messages: &[UiMessage]) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len() * 2 + 1);
@@ -125,7 +142,11 @@ pub(crate) fn result_text(t: &ToolPart) -> String {
             None => "null".to_string(),
         },
         ToolState::OutputError => error_json(t.error_text.as_deref().unwrap_or("the call failed")),
-        ToolState::InputStreaming | ToolState::InputAvailable => error_json(INTERRUPTED),
+        ToolState::OutputDenied => denied_json(t.approval.as_ref().and_then(|a| a.reason.as_deref())),
+        ToolState::ApprovalRequested => error_json(NOT_APPROVED),
+        ToolState::InputStreaming | ToolState::InputAvailable | ToolState::ApprovalResponded => {
+            error_json(INTERRUPTED)
+        }
     }
 }
 

@@ -88,6 +88,46 @@ pub enum ToolState {
     OutputAvailable,
     /// The tool (or its arguments) failed with `error_text`.
     OutputError,
+    /// The call waits for the user's approval (`approval.id`); it has not run.
+    ApprovalRequested,
+    /// The user answered (`approval.approved`); the hub has not acted on it yet.
+    ApprovalResponded,
+    /// The user denied the call; it did not run.
+    OutputDenied,
+}
+
+/// A tool part's `approval` (ai 6.x, 7.x): the id the hub issued and, once the user
+/// answered, their decision. Keys the hub does not use (`requestReason`,
+/// `isAutomatic`, ...) are kept as sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolApproval {
+    /// The approval id the hub issued (`apr_...`).
+    pub id: String,
+    /// The user's answer, once given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved: Option<bool>,
+    /// The user's reason, when they gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Any other key of the client's approval object.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ToolApproval {
+    /// A fresh request: the id, and the reason shown to the user (`requestReason`).
+    pub fn requested(id: String, request_reason: Option<String>) -> ToolApproval {
+        let mut extra = Map::new();
+        if let Some(r) = request_reason {
+            extra.insert("requestReason".into(), Value::String(r));
+        }
+        ToolApproval {
+            id,
+            approved: None,
+            reason: None,
+            extra,
+        }
+    }
 }
 
 /// A tool call and (once known) its result.
@@ -109,6 +149,8 @@ pub struct ToolPart {
     pub output: Option<Value>,
     /// Why the call failed (`output-error`).
     pub error_text: Option<String>,
+    /// The approval asked for and, once given, the answer.
+    pub approval: Option<Box<ToolApproval>>,
 }
 
 impl ToolPart {
@@ -123,6 +165,7 @@ impl ToolPart {
             raw_input: None,
             output: None,
             error_text: None,
+            approval: None,
         }
     }
 }
@@ -253,6 +296,9 @@ impl Part {
                 if let Some(e) = &t.error_text {
                     m.insert("errorText".into(), e.clone().into());
                 }
+                if let Some(a) = &t.approval {
+                    m.insert("approval".into(), json!(a));
+                }
                 Value::Object(m)
             }
             Part::Other(v) => v.clone(),
@@ -315,8 +361,8 @@ fn tool_part(obj: &Map<String, Value>, name: &str) -> Result<ToolPart, PartError
         .get("toolCallId")
         .and_then(Value::as_str)
         .ok_or(PartError::MissingToolCallId)?;
-    // States the hub never produces (approvals) are read as "input available": the
-    // call did not run, which is what the model is told.
+    // States the hub does not know are read as "input available": the call did not
+    // run, which is what the model is told.
     let state = obj
         .get("state")
         .and_then(|s| ToolState::deserialize(s).ok())
@@ -330,6 +376,10 @@ fn tool_part(obj: &Map<String, Value>, name: &str) -> Result<ToolPart, PartError
         raw_input: obj.get("rawInput").cloned(),
         output: obj.get("output").cloned(),
         error_text: obj.get("errorText").and_then(Value::as_str).map(str::to_string),
+        approval: obj
+            .get("approval")
+            .and_then(|a| ToolApproval::deserialize(a).ok())
+            .map(Box::new),
     })
 }
 
@@ -350,6 +400,9 @@ mod tests {
                 {"type": "tool-hub_search", "toolCallId": "c1", "state": "output-available", "input": {"q": "x"}, "output": [1]},
                 {"type": "tool-hub_call", "toolCallId": "c2", "state": "output-error", "input": null, "rawInput": "{bad", "errorText": "invalid"},
                 {"type": "dynamic-tool", "toolName": "x", "toolCallId": "c3", "state": "input-available", "input": {}},
+                {"type": "tool-hub_call", "toolCallId": "c4", "state": "approval-requested", "input": {"calls": []}, "approval": {"id": "apr_1", "requestReason": "x.wipe is destructive"}},
+                {"type": "tool-hub_call", "toolCallId": "c5", "state": "approval-responded", "input": {}, "approval": {"id": "apr_2", "approved": false, "reason": "no"}},
+                {"type": "tool-hub_call", "toolCallId": "c6", "state": "output-denied", "input": {}, "approval": {"id": "apr_3", "approved": false}},
                 {"type": "data-weather", "id": "d", "data": {"t": 1}},
                 {"type": "file", "mediaType": "image/png", "url": "data:,"}
             ]
@@ -360,7 +413,16 @@ mod tests {
             matches!(&m.parts[3], Part::Tool(t) if t.tool_name == "hub_search" && t.state == ToolState::OutputAvailable)
         );
         assert!(matches!(&m.parts[5], Part::Tool(t) if t.dynamic && t.tool_name == "x"));
-        assert!(matches!(&m.parts[6], Part::Other(_)));
+        assert!(
+            matches!(&m.parts[6], Part::Tool(t) if t.state == ToolState::ApprovalRequested
+            && t.approval.as_ref().is_some_and(|a| a.id == "apr_1" && a.approved.is_none()))
+        );
+        assert!(
+            matches!(&m.parts[7], Part::Tool(t) if t.state == ToolState::ApprovalResponded
+            && t.approval.as_ref().is_some_and(|a| a.approved == Some(false) && a.reason.as_deref() == Some("no")))
+        );
+        assert!(matches!(&m.parts[8], Part::Tool(t) if t.state == ToolState::OutputDenied));
+        assert!(matches!(&m.parts[9], Part::Other(_)));
         assert_eq!(serde_json::to_value(&m).unwrap(), wire);
     }
 

@@ -6,6 +6,8 @@
 //! - [`sessions`]: sessions in sled;
 //! - [`live`]: turns in progress (one per session), resumable by late joiners;
 //! - [`builder`] and [`sink`]: the assistant message built from the streamed chunks;
+//! - [`approval`]: tool calls that wait for the user's approval, and checking
+//!   the answers against the approvals the hub issued;
 //! - [`run`]: the loop itself; [`budget`]: the context guard; [`prompt`]: the
 //!   default system prompt.
 //!
@@ -13,6 +15,7 @@
 //! list and delete sessions. This layer uses `llm`, `hub` and `storage`, never the
 //! HTTP surfaces.
 
+mod approval;
 mod budget;
 mod builder;
 mod convert;
@@ -25,9 +28,9 @@ mod sessions;
 mod sink;
 
 pub use live::{Busy, LiveTurn, LiveTurns, Subscription};
-pub use message::{Part, PartError, Role, TextState, ToolPart, ToolState, UiMessage};
+pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};
 pub use plan::{ChatRequest, PlanError, Trigger};
-pub use sessions::{Session, SessionInfo, Sessions};
+pub use sessions::{IssuedApproval, Session, SessionInfo, Sessions};
 
 use crate::config::AgentConfig;
 use crate::hub::{Caller, Hub};
@@ -52,6 +55,9 @@ pub enum AgentError {
     ProviderKey(KeyError),
     /// Reading or writing the session store failed (500).
     Storage(StorageError),
+    /// An approval answer the hub cannot accept: an id it did not issue, for
+    /// another call, a changed input, or an approval left unanswered (400).
+    Approval(String),
 }
 
 impl std::fmt::Display for AgentError {
@@ -69,6 +75,7 @@ impl std::fmt::Display for AgentError {
             AgentError::Route(e) => e.fmt(f),
             AgentError::ProviderKey(e) => e.fmt(f),
             AgentError::Storage(e) => e.fmt(f),
+            AgentError::Approval(message) => f.write_str(message),
         }
     }
 }
@@ -79,7 +86,9 @@ impl std::error::Error for AgentError {
             AgentError::Route(e) => Some(e),
             AgentError::ProviderKey(e) => Some(e),
             AgentError::Storage(e) => Some(e),
-            AgentError::Invalid(_) | AgentError::Busy(_) | AgentError::NoModel => None,
+            AgentError::Invalid(_) | AgentError::Busy(_) | AgentError::NoModel | AgentError::Approval(_) => {
+                None
+            }
         }
     }
 }
@@ -166,8 +175,19 @@ impl Agent {
             .map_err(AgentError::from)
             .and_then(|stored| {
                 let info = stored.as_ref().map(|s| s.info.clone());
-                let plan = plan::plan_turn(stored.map(|s| s.messages), &req, || crate::ids::new_id("msg"))
-                    .map_err(AgentError::Invalid)?;
+                let mut plan =
+                    plan::plan_turn(stored.map(|s| s.messages), &req, || crate::ids::new_id("msg"))
+                        .map_err(AgentError::Invalid)?;
+                if plan.continued
+                    && let Some(client) = req.messages.last()
+                {
+                    approval::apply_responses(
+                        &self.env.sessions,
+                        &req.session_id,
+                        &mut plan.assistant,
+                        client,
+                    )?;
+                }
                 Ok((info, plan))
             });
         let (info, plan) = match prepared {

@@ -2,11 +2,15 @@
 //!
 //! ```text
 //! start
+//! a continued message with answered approvals: run the approved calls,     (tool-output-available)
+//!     report the denied ones                                            (tool-output-denied)
 //! for step in 1..=max_steps:
 //!     stream one model call through the shared transformer      (start-step, text, tool inputs)
 //!     no tool calls?  -> finish-step, save, finish             (done)
 //!     run every tool call of the step concurrently via the hub (tool-output-available / -error)
+//!     calls needing the user's approval are not run               (tool-approval-request)
 //!     finish-step, save durably
+//!     any approval asked for? -> finish (finishReason tool-calls, metadata approval-requested)
 //! step limit reached -> finish (finishReason tool-calls, messageMetadata.finishReason max-steps)
 //! ```
 //!
@@ -16,10 +20,11 @@
 //! with an `error` chunk. A cancelled turn (every client left) stops the upstream
 //! request and the running tool calls and is stored marked `aborted`.
 
+use super::approval;
 use super::budget::{Budget, estimate_tokens};
 use super::convert::{self, error_json};
 use super::live::LiveTurn;
-use super::message::UiMessage;
+use super::message::{Part, ToolState, UiMessage};
 use super::prompt;
 use super::sessions::{SessionInfo, Sessions};
 use super::sink::TurnSink;
@@ -67,6 +72,8 @@ pub(crate) struct Turn {
 pub(crate) enum Outcome {
     Stop,
     MaxSteps,
+    /// The turn waits for the user to answer approval requests.
+    ApprovalRequested,
     Error,
     Aborted,
 }
@@ -76,10 +83,21 @@ impl Outcome {
         match self {
             Outcome::Stop => "stop",
             Outcome::MaxSteps => "max-steps",
+            Outcome::ApprovalRequested => "approval-requested",
             Outcome::Error => "error",
             Outcome::Aborted => "aborted",
         }
     }
+}
+
+/// How a step's tool calls ended.
+enum ToolsDone {
+    /// Every call that could run answered.
+    Ran,
+    /// Some calls wait for the user's approval: the turn pauses.
+    Paused,
+    /// The turn was cancelled meanwhile.
+    Cancelled,
 }
 
 /// The result of one tool call, ready to be sent and recorded.
@@ -130,6 +148,20 @@ impl Runner<'_> {
             &self.env.system_prompt,
             self.env.hub.instructions(&self.turn.caller),
         );
+        if self.has_answered_approvals() {
+            let mut messages = convert::to_openai(Some(&system), &self.turn.history);
+            messages.extend(convert::to_openai(
+                None,
+                std::slice::from_ref(self.sink.message()),
+            ));
+            budget.set_used(estimate_tokens(&Value::Array(messages).to_string()));
+            if !self.run_answered(&mut budget).await {
+                return Outcome::Aborted;
+            }
+            if let Err(e) = self.save(true) {
+                return self.fail(format!("cannot store the conversation: {e}"));
+            }
+        }
         for step in 0..self.env.max_steps {
             let mut messages = convert::to_openai(Some(&system), &self.turn.history);
             messages.extend(convert::to_openai(
@@ -175,7 +207,11 @@ impl Runner<'_> {
                     .map(|u| u.input_tokens + u.output_tokens)
                     .unwrap_or(estimate),
             );
-            if !self.run_tools(&summary.tool_calls, &mut budget).await {
+            let done = match self.run_tools(&summary.tool_calls, &mut budget).await {
+                Ok(done) => done,
+                Err(e) => return self.fail(format!("cannot store the approvals asked for: {e}")),
+            };
+            if matches!(done, ToolsDone::Cancelled) {
                 return Outcome::Aborted;
             }
             // Durable before `finish-step` is sent: a step reported finished survives
@@ -186,6 +222,12 @@ impl Runner<'_> {
             self.sink.emit(&[UiChunk::FinishStep]);
             if self.sink.is_cancelled() {
                 return Outcome::Aborted;
+            }
+            if matches!(done, ToolsDone::Paused) {
+                // As the AI SDK's own loop does: the step ended for its tool calls,
+                // and the turn goes on once the user answered.
+                self.finish(FinishReason::ToolCalls, Outcome::ApprovalRequested);
+                return Outcome::ApprovalRequested;
             }
         }
         self.finish(FinishReason::ToolCalls, Outcome::MaxSteps);
@@ -202,10 +244,99 @@ impl Runner<'_> {
             .count() as u32
     }
 
-    /// Runs a step's tool calls concurrently and sends each result as it arrives.
-    /// Returns false when the turn was cancelled meanwhile.
-    async fn run_tools(&mut self, calls: &[ToolCall], budget: &mut Budget) -> bool {
+    /// Whether the (continued) assistant message holds approvals the user answered.
+    fn has_answered_approvals(&self) -> bool {
+        self.sink
+            .message()
+            .parts
+            .iter()
+            .any(|p| matches!(p, Part::Tool(t) if t.state == ToolState::ApprovalResponded))
+    }
+
+    /// The calls whose approval the user answered: denied ones get
+    /// `tool-output-denied` (the model is told so, with the reason), approved ones run
+    /// with the approval on record. Returns false when the turn was cancelled.
+    async fn run_answered(&mut self, budget: &mut Budget) -> bool {
+        let answered: Vec<(String, String, Value, String, bool)> = self
+            .sink
+            .message()
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Tool(t) if t.state == ToolState::ApprovalResponded => {
+                    let a = t.approval.as_ref()?;
+                    Some((
+                        t.tool_call_id.clone(),
+                        t.tool_name.clone(),
+                        t.input.clone().unwrap_or(Value::Null),
+                        a.id.clone(),
+                        a.approved == Some(true),
+                    ))
+                }
+                _ => None,
+            })
+            .collect();
         let mut tasks: JoinSet<(String, ToolResult)> = JoinSet::new();
+        for (call_id, name, input, approval_id, approved) in answered {
+            if !approved {
+                crate::info!(
+                    "chat session {}: the user denied tool call {call_id} (approval {approval_id})",
+                    self.turn.session.id
+                );
+                self.sink.emit(&[UiChunk::ToolOutputDenied {
+                    tool_call_id: call_id,
+                }]);
+                continue;
+            }
+            let by = format!(
+                "user of session {} (approval {approval_id})",
+                self.turn.session.id
+            );
+            self.spawn_call(&mut tasks, call_id, name, input, Some(by));
+        }
+        self.collect(tasks, budget).await
+    }
+
+    /// Starts one tool call of the hub on `tasks`.
+    fn spawn_call(
+        &self,
+        tasks: &mut JoinSet<(String, ToolResult)>,
+        id: String,
+        name: String,
+        input: Value,
+        approved_by: Option<String>,
+    ) {
+        let hub = self.env.hub.clone();
+        let ctx = CallContext {
+            caller: self.turn.caller.clone(),
+            cancel: self.turn.live.cancel.child(),
+            progress: None,
+            approved_by,
+        };
+        tasks.spawn(async move {
+            let answer = match MetaToolRequest::parse(&name, input) {
+                Ok(request) => hub.invoke(request, ctx).await,
+                Err(e) => Err(e),
+            };
+            let result = match answer {
+                Ok(output) => ToolResult::Output(output),
+                Err(e) => ToolResult::Error(e.to_string()),
+            };
+            (id, result)
+        });
+    }
+
+    /// Runs a step's tool calls concurrently and sends each result as it arrives.
+    /// Calls that need the user's approval are not run: their approvals are
+    /// recorded with the session and asked for (`tool-approval-request`).
+    async fn run_tools(
+        &mut self,
+        calls: &[ToolCall],
+        budget: &mut Budget,
+    ) -> Result<ToolsDone, crate::storage::StorageError> {
+        let mut tasks: JoinSet<(String, ToolResult)> = JoinSet::new();
+        let mut issued = Vec::new();
+        let mut requests = Vec::new();
         for call in calls {
             let input = match &call.arguments {
                 Ok(input) => input.clone(),
@@ -213,26 +344,38 @@ impl Runner<'_> {
                 // its error state; the model is told through that part's result.
                 Err(_) => continue,
             };
-            let hub = self.env.hub.clone();
-            let (id, name) = (call.id.clone(), call.name.clone());
-            let ctx = CallContext {
-                caller: self.turn.caller.clone(),
-                cancel: self.turn.live.cancel.child(),
-                progress: None,
-                approved_by: None,
-            };
-            tasks.spawn(async move {
-                let answer = match MetaToolRequest::parse(&name, input) {
-                    Ok(request) => hub.invoke(request, ctx).await,
-                    Err(e) => Err(e),
-                };
-                let result = match answer {
-                    Ok(output) => ToolResult::Output(output),
-                    Err(e) => ToolResult::Error(e.to_string()),
-                };
-                (id, result)
-            });
+            if let Some(ask) = approval::asks(&self.env.hub, &self.turn.caller, &call.name, &input) {
+                let record = approval::issue(&self.sink.message().id, &call.id, &input, &ask);
+                requests.push(UiChunk::ToolApprovalRequest {
+                    approval_id: record.id.clone(),
+                    tool_call_id: call.id.clone(),
+                    reason: Some(ask.reason),
+                });
+                issued.push(record);
+                continue;
+            }
+            self.spawn_call(&mut tasks, call.id.clone(), call.name.clone(), input, None);
         }
+        if !issued.is_empty() {
+            // Recorded before anyone can see the ids.
+            if let Err(e) = self.env.sessions.issue_approvals(&self.turn.session.id, &issued) {
+                tasks.abort_all();
+                return Err(e);
+            }
+            self.sink.emit(&requests);
+        }
+        Ok(if !self.collect(tasks, budget).await {
+            ToolsDone::Cancelled
+        } else if issued.is_empty() {
+            ToolsDone::Ran
+        } else {
+            ToolsDone::Paused
+        })
+    }
+
+    /// Sends each call's result as it arrives. Returns false when the turn was
+    /// cancelled meanwhile.
+    async fn collect(&mut self, mut tasks: JoinSet<(String, ToolResult)>, budget: &mut Budget) -> bool {
         let cancel = self.turn.live.cancel.clone();
         loop {
             let joined = match race(cancel.cancelled(), tasks.join_next()).await {

@@ -1,7 +1,8 @@
 //! Stored conversations: one session record and its UIMessages in one sled table.
 //!
 //! Keys: `s/<session id>` holds the [`SessionInfo`]; `m/<session id>/<index:06>`
-//! holds message number `index`. Session ids are client ids (`[A-Za-z0-9_-]`), so
+//! holds message number `index`; `a/<session id>/<approval id>` holds an
+//! [`IssuedApproval`], the hub's record of an approval it asked the user for. Session ids are client ids (`[A-Za-z0-9_-]`), so
 //! they never contain `/` and one session's prefix never matches another's.
 //!
 //! Crash safety: the session record and the messages written with it go in one
@@ -40,6 +41,25 @@ pub struct SessionInfo {
     pub model: Option<String>,
 }
 
+/// An approval the hub asked the session's user for: the id is only good for that
+/// tool call of that assistant message, with exactly that input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IssuedApproval {
+    /// The approval id (`apr_...`).
+    pub id: String,
+    /// The assistant message holding the call.
+    pub message_id: String,
+    /// The tool call it is for.
+    pub tool_call_id: String,
+    /// SHA-256 (hex) of the call's input as stored.
+    pub input_sha256: String,
+    /// The operations that asked for it.
+    pub tools: Vec<String>,
+    /// Unix milliseconds.
+    pub issued_ms: u64,
+}
+
 /// A session with its messages.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
@@ -58,6 +78,10 @@ pub struct Sessions {
 
 fn info_key(id: &str) -> Vec<u8> {
     format!("s/{id}").into_bytes()
+}
+
+fn approval_key(id: &str, approval: &str) -> Vec<u8> {
+    format!("a/{id}/{approval}").into_bytes()
 }
 
 fn message_key(id: &str, index: usize) -> Vec<u8> {
@@ -156,10 +180,28 @@ impl Sessions {
         Ok(info)
     }
 
+    /// Records approvals issued in session `id` (not flushed: the durable save of
+    /// the message that asks for them follows).
+    pub fn issue_approvals(&self, id: &str, issued: &[IssuedApproval]) -> Result<(), StorageError> {
+        let items: Vec<(Vec<u8>, &IssuedApproval)> =
+            issued.iter().map(|a| (approval_key(id, &a.id), a)).collect();
+        self.table.put_many(&items)
+    }
+
+    /// The approval `approval` issued in session `id`, if the hub issued it there.
+    pub fn issued_approval(&self, id: &str, approval: &str) -> Result<Option<IssuedApproval>, StorageError> {
+        // Ids come from clients: one with a `/` could reach another session's key.
+        if approval.contains('/') {
+            return Ok(None);
+        }
+        self.table.get(&approval_key(id, approval))
+    }
+
     /// Removes a session and its messages; false when there was none.
     pub fn delete(&self, id: &str) -> Result<bool, StorageError> {
         let existed = self.table.remove(&info_key(id))?;
         self.table.remove_prefix(format!("m/{id}/").as_bytes())?;
+        self.table.remove_prefix(format!("a/{id}/").as_bytes())?;
         self.table.flush()?;
         Ok(existed)
     }
@@ -230,7 +272,21 @@ mod tests {
         let list = s.list().unwrap();
         assert_eq!(list.len(), 2);
         assert!(list[0].updated_at >= list[1].updated_at);
+        let issued = IssuedApproval {
+            id: "apr_1".into(),
+            message_id: "a1".into(),
+            tool_call_id: "c1".into(),
+            input_sha256: "00".into(),
+            tools: vec!["x.wipe".into()],
+            issued_ms: 1,
+        };
+        s.issue_approvals("chat-a", std::slice::from_ref(&issued))
+            .unwrap();
+        assert_eq!(s.issued_approval("chat-a", "apr_1").unwrap(), Some(issued));
+        assert_eq!(s.issued_approval("chat-ab", "apr_1").unwrap(), None);
+        assert_eq!(s.issued_approval("chat-a", "../chat-a/apr_1").unwrap(), None);
         assert!(s.delete("chat-a").unwrap());
+        assert_eq!(s.issued_approval("chat-a", "apr_1").unwrap(), None);
         assert!(!s.delete("chat-a").unwrap());
         assert!(s.load("chat-a").unwrap().is_none());
         assert_eq!(s.load("chat-ab").unwrap().unwrap().messages.len(), 1);

@@ -160,6 +160,22 @@ pub enum UiChunk {
         /// `errorText`: the failure, shown to the user.
         error_text: String,
     },
+    /// `tool-approval-request`: the call waits for the user's approval (ai 6.x,
+    /// 7.x); the client answers with `addToolApprovalResponse({id: approvalId})`.
+    ToolApprovalRequest {
+        /// `approvalId`: the id the server issued, which the answer must name.
+        approval_id: String,
+        /// `toolCallId`: the call that waits.
+        tool_call_id: String,
+        /// `reason`: why it asks (ai 7 shows it as `approval.requestReason`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// `tool-output-denied`: the user denied the call; it did not run.
+    ToolOutputDenied {
+        /// `toolCallId`: the call that was denied.
+        tool_call_id: String,
+    },
     /// `source-url`: a web source the answer cites.
     SourceUrl {
         /// `sourceId`: the source's id within the message.
@@ -243,6 +259,8 @@ impl UiChunk {
             ToolInputError { .. } => "tool-input-error",
             ToolOutputAvailable { .. } => "tool-output-available",
             ToolOutputError { .. } => "tool-output-error",
+            ToolApprovalRequest { .. } => "tool-approval-request",
+            ToolOutputDenied { .. } => "tool-output-denied",
             SourceUrl { .. } => "source-url",
             File { .. } => "file",
             Data { name, .. } => return std::borrow::Cow::Owned(format!("data-{name}")),

@@ -160,6 +160,28 @@ fn every_variant_round_trips_with_the_documented_keys() {
             json!({"type": "error", "errorText": "boom"}),
         ),
         (UiChunk::Abort { reason: None }, json!({"type": "abort"})),
+        (
+            UiChunk::ToolApprovalRequest {
+                approval_id: "apr_1".into(),
+                tool_call_id: "c".into(),
+                reason: None,
+            },
+            json!({"type": "tool-approval-request", "approvalId": "apr_1", "toolCallId": "c"}),
+        ),
+        (
+            UiChunk::ToolApprovalRequest {
+                approval_id: "apr_1".into(),
+                tool_call_id: "c".into(),
+                reason: Some("x.wipe is destructive".into()),
+            },
+            json!({"type": "tool-approval-request", "approvalId": "apr_1", "toolCallId": "c", "reason": "x.wipe is destructive"}),
+        ),
+        (
+            UiChunk::ToolOutputDenied {
+                tool_call_id: "c".into(),
+            },
+            json!({"type": "tool-output-denied", "toolCallId": "c"}),
+        ),
     ];
     for (chunk, wire) in cases {
         assert_eq!(serde_json::to_value(&chunk).unwrap(), wire);

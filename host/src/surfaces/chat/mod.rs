@@ -12,7 +12,8 @@
 //!
 //! Errors before the stream starts are the hub's JSON error shape with a status
 //! (the AI SDK client shows the body as the error message): 400 for a bad body or a
-//! request that does not fit the session, 401/403 from authentication, 404 for an
+//! request that does not fit the session (`invalid_approval` for an approval answer
+//! the hub did not ask for, or for another call or input), 401/403 from authentication, 404 for an
 //! unknown model, 409 when the session already has a turn running, 503 when no
 //! provider is usable.
 
@@ -45,6 +46,7 @@ fn agent_error(e: AgentError) -> Resp {
         AgentError::Route(RouteError::UnknownModel { .. }) => (StatusCode::NOT_FOUND, "model_not_found"),
         AgentError::ProviderKey(_) => (StatusCode::SERVICE_UNAVAILABLE, "provider_not_configured"),
         AgentError::Storage(_) => (StatusCode::INTERNAL_SERVER_ERROR, "storage_error"),
+        AgentError::Approval(_) => (StatusCode::BAD_REQUEST, "invalid_approval"),
     };
     respond::error(status, code, e.to_string())
 }
