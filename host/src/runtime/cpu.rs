@@ -105,8 +105,20 @@ impl TickGate {
         }
     }
 
-    /// Spends one of the tenant's tickets for this tick, waiting for the next
-    /// refill when they are spent (the tenant's other busy calls go first).
+    /// At a tick: spends one of the tenant's tickets if one is left (`true`: the
+    /// call then yields the ordinary way), else `false`.
+    pub(super) fn try_pass(&self) -> bool {
+        match self.ticks.try_acquire() {
+            Ok(ticket) => {
+                ticket.forget();
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Waits for the next refill of the tenant's tickets and spends one (the
+    /// tenant's other busy calls go first).
     pub(super) async fn pass(self) {
         self.ticks
             .acquire()
@@ -146,7 +158,11 @@ mod tests {
         // A new call enters freely while tickets are left, and queues once they are spent.
         shares.refill();
         shares.gate(&a).enter().await;
-        assert_eq!(shares.of(&a).ticks.available_permits(), 1, "entering spends nothing");
+        assert_eq!(
+            shares.of(&a).ticks.available_permits(),
+            1,
+            "entering spends nothing"
+        );
         shares.gate(&a).pass().await;
         let entering = tokio::spawn({
             let gate = shares.gate(&a);
@@ -156,6 +172,10 @@ mod tests {
         assert!(!entering.is_finished());
         shares.refill();
         entering.await.unwrap();
+        // At a tick, a ticket left is spent at once; none left, the call must wait.
+        shares.refill();
+        assert!(shares.gate(&a).try_pass());
+        assert!(!shares.gate(&a).try_pass());
         // A refill never gives more than the share.
         shares.refill();
         shares.refill();
