@@ -41,9 +41,9 @@ pub(crate) async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller,
     let args: Value = if body.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {
-        match serde_json::from_slice(&body) {
+        match parse_body(app, &caller, body).await {
             Ok(v) => v,
-            Err(e) => return BodyError::Json(e).into_response(),
+            Err(e) => return e.into_response(),
         }
     };
     let ctx = CallContext::new(caller);
@@ -60,6 +60,23 @@ pub(crate) async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller,
         }
     };
     watched::json(work, cancel).await
+}
+
+/// The body as JSON. A body of `limits.validate_blocking_kb` or more is parsed on
+/// the blocking pool, one of the caller's CPU-share permits at a time, so a client
+/// posting huge inputs keeps to its share of the cores.
+async fn parse_body(app: &App, caller: &Caller, body: bytes::Bytes) -> Result<Value, BodyError> {
+    let large = (app.config.limits.validate_blocking_kb as usize).saturating_mul(1024);
+    if body.len() < large {
+        return serde_json::from_slice(&body).map_err(BodyError::Json);
+    }
+    let tenant: std::sync::Arc<str> = caller.name().into();
+    let _permit = app.hub.runtime().cpu_shares().validation(&tenant).await;
+    match tokio::task::spawn_blocking(move || serde_json::from_slice(&body)).await {
+        Ok(parsed) => parsed.map_err(BodyError::Json),
+        // The parse panicked or the runtime is shutting down: nothing was read.
+        Err(e) => Err(BodyError::Read(Box::new(e))),
+    }
 }
 
 /// `GET /api/plugins`: every plugin with its state, reason, operations, digest and
