@@ -114,12 +114,15 @@ test("the chat page asks for approval, runs the approved call and renders Markdo
       && document.querySelector(".approval button.approve"), null, { timeout: 20_000 });
     const card = page.locator(".msg.assistant .approval");
     assert.equal(await card.count(), 1);
-    assert.equal(await card.locator(".operation").textContent(), "examples.wipe");
+    // The hub_call holds the destructive wipe and a read-only echo: both are shown.
+    assert.deepEqual(await card.locator(".operation").allTextContents(), ["examples.wipe", "examples.echo"]);
     assert.match(await card.locator(".reason").textContent(), /examples\.wipe is destructive/);
     assert.match(await card.textContent(), /plugin examples/);
-    assert.match(await card.locator("pre.input").textContent(), /"scope": "cache"/);
-    await page.waitForSelector(".approval .hint", { timeout: 10_000 });
-    assert.deepEqual(await card.locator(".hint").allTextContents(), ["destructive"]);
+    assert.match(await card.locator("pre.input").first().textContent(), /"scope": "cache"/);
+    await page.waitForFunction(() => document.querySelectorAll(".approval .op")[1]?.querySelector(".hint"), null, { timeout: 10_000 });
+    const ops = card.locator(".op");
+    assert.deepEqual(await ops.nth(0).locator(".hint").allTextContents(), ["destructive"]);
+    assert.deepEqual(await ops.nth(1).locator(".hint").allTextContents(), ["readOnly", "idempotent"]);
     assert.equal(await page.locator('details.tool[data-tool="hub_call"] .state').textContent(), "approval-requested");
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, "chat-page-approval-pending.png"), fullPage: false });
@@ -140,6 +143,11 @@ test("the chat page asks for approval, runs the approved call and renders Markdo
     assert.equal(await assistant.locator(".md script, .md img, .md b").count(), 0);
     assert.match(await assistant.locator(".md").last().textContent(), /<script>window\.__pwned = 1<\/script><img src=x onerror=/);
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    // Tool output with markup (the echo of the same approved hub_call) stays text too.
+    const tool = assistant.locator('details.tool[data-tool="hub_call"]');
+    assert.match(await tool.textContent(), /<script>window\.__pwnedTool = 1<\/script><img src=x onerror=/);
+    assert.equal(await tool.locator("script, img").count(), 0);
+    assert.equal(await page.evaluate(() => window.__pwnedTool), undefined);
 
     // The stored session has the approved call.
     const id = await page.evaluate(() => state.chatId);

@@ -114,11 +114,21 @@ function wipeCall(id, scope) {
   return { id, name: "hub_call", args: { calls: [{ tool: "examples.wipe", input: { scope } }] } };
 }
 
+/// One hub_call of examples.wipe and of examples.echo with markup: the echo's output
+/// (tool output the page shows) carries a script that must render as text.
+function wipeAndEchoCall(id) {
+  const markup = '<script>window.__pwnedTool = 1</script><img src=x onerror="window.__pwnedTool = 2">';
+  return { id, name: "hub_call", args: { calls: [
+    { tool: "examples.wipe", input: { scope: "cache" } },
+    { tool: "examples.echo", input: { text: markup } },
+  ] } };
+}
+
 /// The approval conversations (see the top of the file).
 function wipeScript(text, tools) {
   const table = /table/i.test(text);
   if (tools.length === 0) {
-    const calls = table ? [wipeCall("w1", "cache")] : [wipeCall("w1", "cache"), wipeCall("w2", "everything")];
+    const calls = table ? [wipeAndEchoCall("w1")] : [wipeCall("w1", "cache"), wipeCall("w2", "everything")];
     return [chunk({ role: "assistant", content: "Asking first." }), ...toolCalls(calls), chunk({}, "tool_calls")];
   }
   if (table) {
