@@ -74,6 +74,32 @@ pub(crate) fn sse(body: Body, ui_message_stream: bool) -> Resp {
     resp
 }
 
+/// A self-contained HTML page compiled into the binary (the chat page, the
+/// console), with the pages' security headers: a CSP allowing only the page's own
+/// inline script and style and requests to the hub itself, `nosniff`, no referrer,
+/// and `cache_control`.
+pub(crate) fn embedded_page(html: &'static str, cache_control: &'static str) -> Resp {
+    let mut resp = Response::new(Body::full(html));
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache_control));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(PAGE_CSP),
+    );
+    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    resp
+}
+
+/// The embedded pages' content security policy.
+const PAGE_CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+                        connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; \
+                        frame-ancestors 'none'";
+
 pub(crate) fn no_content() -> Resp {
     empty(StatusCode::NO_CONTENT)
 }

@@ -2,31 +2,14 @@
 //! binary (no build step, no CDN). It speaks the UI message stream itself with
 //! `fetch` and a stream reader; see `page.html`.
 
-use crate::surfaces::body::Body;
-use crate::surfaces::respond::Resp;
-use http::{HeaderValue, Response, header};
+use crate::surfaces::respond::{self, Resp};
 
 /// The page, embedded at compile time.
 pub(crate) const PAGE: &str = include_str!("page.html");
 
-/// The page response. The CSP allows only the page's own inline script and style
-/// and requests to the hub itself.
+/// The page response (revalidated on every load, so a new binary's page is seen).
 pub(crate) fn page() -> Resp {
-    let mut resp = Response::new(Body::full(PAGE));
-    let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-        ),
-    );
-    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
-    resp
+    respond::embedded_page(PAGE, "no-cache")
 }
 
 #[cfg(test)]

@@ -6,36 +6,21 @@
 //! calls (`/api/calls`), pending approvals (`/api/approvals`) and the figures of
 //! `/metrics`. Plugin-, model- and client-provided text is only ever set as text.
 
-use crate::surfaces::body::Body;
-use crate::surfaces::respond::Resp;
-use http::{HeaderValue, Response, header};
+use crate::surfaces::respond::{self, Resp};
 
 /// The page, embedded at compile time.
 pub(crate) const PAGE: &str = include_str!("page.html");
 
-/// The same policy as the chat page: only the page's own inline script and style,
-/// and requests to the hub itself.
-const CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
 /// The page response. `no-store`: it is served only to authenticated callers, so
 /// no cache keeps it for the next one.
 pub(crate) fn page() -> Resp {
-    let mut resp = Response::new(Body::full(PAGE));
-    let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
-    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    resp
+    respond::embedded_page(PAGE, "no-store")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::header;
 
     #[test]
     fn the_page_is_self_contained_and_uses_the_api() {
@@ -75,8 +60,17 @@ mod tests {
         let h = resp.headers();
         assert_eq!(h[header::CONTENT_TYPE], "text/html; charset=utf-8");
         assert_eq!(h[header::CACHE_CONTROL], "no-store");
-        assert_eq!(h[header::CONTENT_SECURITY_POLICY], CSP);
+        let csp = h[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+        assert!(
+            csp.starts_with("default-src 'none'; script-src 'unsafe-inline';"),
+            "{csp}"
+        );
+        assert!(
+            csp.contains("connect-src 'self'") && csp.contains("frame-ancestors 'none'"),
+            "{csp}"
+        );
         assert_eq!(h["x-content-type-options"], "nosniff");
+        assert_eq!(h[header::REFERRER_POLICY], "no-referrer");
         // The same policy as the chat page.
         let chat = crate::surfaces::chat::page::page();
         assert_eq!(
