@@ -23,6 +23,7 @@ pub(super) const SDK_SOURCES: &[TemplateFile] = &[
     sdk_source!("host.rs"),
     sdk_source!("lib.rs"),
     sdk_source!("operation.rs"),
+    sdk_source!("operation/tests.rs"),
     sdk_source!("schema.rs"),
 ];
 

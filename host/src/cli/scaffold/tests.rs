@@ -135,14 +135,22 @@ fn listed(path: &str) -> Vec<String> {
         .collect()
 }
 
-/// The `.{ext}` files directly in a folder of this repository, sorted.
+/// The `.{ext}` files in a folder of this repository and its subfolders, as paths
+/// relative to it, sorted.
 fn sources(dir: &str, ext: &str) -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
-    let mut names: Vec<String> = fs::read_dir(path)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(ext))
-        .collect();
+    fn walk(root: &Path, at: &Path, ext: &str, out: &mut Vec<String>) {
+        for entry in fs::read_dir(at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, ext, out);
+            } else if path.to_string_lossy().ends_with(ext) {
+                out.push(path.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
+    let mut names = Vec::new();
+    walk(&root, &root, ext, &mut names);
     names.sort();
     names
 }
