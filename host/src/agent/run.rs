@@ -30,7 +30,7 @@ use super::sessions::{SessionInfo, Sessions};
 use super::sink::TurnSink;
 use crate::hub::{CallContext, Caller, Hub, MetaToolRequest};
 use crate::llm::openai::prepare_stream_body;
-use crate::llm::{FinishReason, Llm, Route, StepOptions, ToolCall, UiChunk, Usage};
+use crate::llm::{FinishReason, Llm, Route, StepOptions, StepSummary, ToolCall, UiChunk, Usage};
 use crate::race::{Race, race};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -148,26 +148,13 @@ impl Runner<'_> {
             &self.env.system_prompt,
             self.env.hub.instructions(&self.turn.caller),
         );
-        if self.has_answered_approvals() {
-            let mut messages = convert::to_openai(Some(&system), &self.turn.history);
-            messages.extend(convert::to_openai(
-                None,
-                std::slice::from_ref(self.sink.message()),
-            ));
-            budget.set_used(estimate_tokens(&Value::Array(messages).to_string()));
-            if !self.run_answered(&mut budget).await {
-                return Outcome::Aborted;
-            }
-            if let Err(e) = self.save(true) {
-                return self.fail(format!("cannot store the conversation: {e}"));
-            }
+        if self.has_answered_approvals()
+            && let Some(end) = self.resume_answered(&system, &mut budget).await
+        {
+            return end;
         }
         for step in 0..self.env.max_steps {
-            let mut messages = convert::to_openai(Some(&system), &self.turn.history);
-            messages.extend(convert::to_openai(
-                None,
-                std::slice::from_ref(self.sink.message()),
-            ));
+            let messages = self.messages(&system);
             let estimate = estimate_tokens(&Value::Array(messages.clone()).to_string());
             let mut body = json!({ "messages": messages, "tools": &*self.env.tools });
             prepare_stream_body(&mut body, &self.turn.route.model);
@@ -186,20 +173,8 @@ impl Runner<'_> {
             else {
                 return Outcome::Aborted;
             };
-            self.steps += 1;
-            if let Some(u) = summary.usage {
-                self.usage = Some(self.usage.map_or(u, |t| t + u));
-            }
-            if summary.error.is_some() {
-                // The `error` chunk was sent by the step; keep what the step produced.
-                self.sink.emit(&[UiChunk::FinishStep]);
-                self.finish(FinishReason::Error, Outcome::Error);
-                return Outcome::Error;
-            }
-            if summary.tool_calls.is_empty() {
-                self.sink.emit(&[UiChunk::FinishStep]);
-                self.finish(summary.finish_reason, Outcome::Stop);
-                return Outcome::Stop;
+            if let Some(end) = self.step_ended(&summary) {
+                return end;
             }
             budget.set_used(
                 summary
@@ -232,6 +207,52 @@ impl Runner<'_> {
         }
         self.finish(FinishReason::ToolCalls, Outcome::MaxSteps);
         Outcome::MaxSteps
+    }
+
+    /// Counts a finished model step and its usage; `Some` when the turn ends with it
+    /// (the model failed, or answered without calling a tool).
+    fn step_ended(&mut self, summary: &StepSummary) -> Option<Outcome> {
+        self.steps += 1;
+        if let Some(u) = summary.usage {
+            self.usage = Some(self.usage.map_or(u, |t| t + u));
+        }
+        if summary.error.is_some() {
+            // The `error` chunk was sent by the step; keep what the step produced.
+            self.sink.emit(&[UiChunk::FinishStep]);
+            self.finish(FinishReason::Error, Outcome::Error);
+            return Some(Outcome::Error);
+        }
+        if summary.tool_calls.is_empty() {
+            self.sink.emit(&[UiChunk::FinishStep]);
+            self.finish(summary.finish_reason, Outcome::Stop);
+            return Some(Outcome::Stop);
+        }
+        None
+    }
+
+    /// The conversation so far as OpenAI messages: the system prompt, the history and
+    /// the assistant message being built.
+    fn messages(&self, system: &str) -> Vec<Value> {
+        let mut messages = convert::to_openai(Some(system), &self.turn.history);
+        messages.extend(convert::to_openai(
+            None,
+            std::slice::from_ref(self.sink.message()),
+        ));
+        messages
+    }
+
+    /// Runs the calls whose approvals this request answered, before the next step;
+    /// `Some` ends the turn there.
+    async fn resume_answered(&mut self, system: &str, budget: &mut Budget) -> Option<Outcome> {
+        let messages = self.messages(system);
+        budget.set_used(estimate_tokens(&Value::Array(messages).to_string()));
+        if !self.run_answered(budget).await {
+            return Some(Outcome::Aborted);
+        }
+        if let Err(e) = self.save(true) {
+            return Some(self.fail(format!("cannot store the conversation: {e}")));
+        }
+        None
     }
 
     /// Steps the continued assistant message already had, so part ids stay unique.

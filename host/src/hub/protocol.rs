@@ -298,17 +298,7 @@ async fn execute(
         tenant: &tenant,
     };
     let input = check_input(op, input, &checker).await?;
-    let asked = approval::Request {
-        op,
-        call_id: &acct.id,
-        excerpt: acct.excerpt.clone(),
-        until: parent.map_or_else(far_future, |p| p.deadline.at()),
-    };
-    approval::check(scope, asked, &mut acct.approval).await?;
-    // The plugin's time limit counts from here: a person's thinking is not its run time.
-    if acct.approval.is_some() {
-        acct.started = Instant::now();
-    }
+    approve(scope, parent, op, acct).await?;
     let input_json = input.to_string();
     acct.input_bytes = input_json.len() as u64;
     // Computed once: the runtime stops the call at it and nested calls inherit it.
@@ -366,6 +356,27 @@ async fn execute(
         crate::debug!("{} ({}) wrote: {}", op.tool, acct.id, output.logs.trim_end());
     }
     check_output(op, output.json, &checker).await
+}
+
+/// The approval policy's word on the call (`hub::approval`); when a person was
+/// involved, the plugin's time limit counts from their yes, not from the request.
+async fn approve(
+    scope: &CallScope<'_>,
+    parent: Option<&Frame>,
+    op: &OpRef,
+    acct: &mut Accounting<'_>,
+) -> Result<(), CallError> {
+    let asked = approval::Request {
+        op,
+        call_id: &acct.id,
+        excerpt: acct.excerpt.clone(),
+        until: parent.map_or_else(far_future, |p| p.deadline.at()),
+    };
+    approval::check(scope, asked, &mut acct.approval).await?;
+    if acct.approval.is_some() {
+        acct.started = Instant::now();
+    }
+    Ok(())
 }
 
 /// No bound at all (a top-level call waits for an approval within

@@ -195,6 +195,12 @@ pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
+    print_plugin(&plugin);
+    ExitCode::SUCCESS
+}
+
+/// `inspect`'s human-readable report.
+fn print_plugin(plugin: &Plugin) {
     let l = plugin.limits();
     println!(
         "plugin:  {}{}",
@@ -249,7 +255,6 @@ pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
             println!("      {} -> {output}", example.input);
         }
     }
-    ExitCode::SUCCESS
 }
 
 /// `wasmhub plugin lock DIR`: pins the sha256 of every `.wasm` in DIR, each within
