@@ -144,13 +144,18 @@ impl LiveTurns {
         Ok(turn)
     }
 
-    /// Ends `turn` and forgets it (only if it is still the registered one).
+    /// Forgets `turn` (only if it is still the registered one), then ends it. In
+    /// that order: ending it closes its subscribers' streams, and a client that
+    /// sends its next request as soon as its stream closes must find the session
+    /// free, not still "in progress".
     pub fn finish(&self, turn: &Arc<LiveTurn>) {
-        turn.end();
-        let mut turns = self.turns.lock().expect("live turns lock");
-        if turns.get(&turn.session_id).is_some_and(|t| Arc::ptr_eq(t, turn)) {
-            turns.remove(&turn.session_id);
+        {
+            let mut turns = self.turns.lock().expect("live turns lock");
+            if turns.get(&turn.session_id).is_some_and(|t| Arc::ptr_eq(t, turn)) {
+                turns.remove(&turn.session_id);
+            }
         }
+        turn.end();
     }
 
     /// The turn registered for `session_id`, if any.
