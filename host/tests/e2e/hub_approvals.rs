@@ -78,19 +78,9 @@ async fn a_destructive_call_fails_with_approval_required_when_nobody_can_approve
     // A read-only operation of the same plugin is not asked about.
     let echo = call_as(&s, None, "examples.echo", json!({"text": "hi"})).await;
     assert_eq!(echo["ok"], true, "{echo}");
-    let calls = s
-        .request(Method::GET, "/api/calls", None, None)
-        .await
-        .json()
-        .await;
-    let record = calls["calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["tool"] == "examples.wipe")
-        .cloned()
-        .unwrap_or_default();
-    assert_eq!(record["outcome"], "approval_required", "{calls}");
+    let records = s.calls_of("examples.wipe", None).await;
+    let record = records.first().cloned().unwrap_or_default();
+    assert_eq!(record["outcome"], "approval_required", "{records:?}");
 }
 
 #[tokio::test]
@@ -230,19 +220,9 @@ async fn an_operator_approves_or_denies_a_waiting_call() {
     );
 
     // The audit log says who decided what, and when.
-    let calls = s
-        .request(Method::GET, "/api/calls", None, Some("secret-ops"))
-        .await
-        .json()
-        .await;
-    let approvals: Vec<&Value> = calls["calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["tool"] == "examples.wipe")
-        .map(|c| &c["approval"])
-        .collect();
-    assert_eq!(approvals.len(), 2, "{calls}");
+    let records = s.calls_of("examples.wipe", Some("secret-ops")).await;
+    let approvals: Vec<&Value> = records.iter().map(|c| &c["approval"]).collect();
+    assert_eq!(approvals.len(), 2, "{records:?}");
     let decisions: Vec<(&str, &str)> = approvals
         .iter()
         .map(|a| (a["decision"].as_str().unwrap(), a["by"].as_str().unwrap()))

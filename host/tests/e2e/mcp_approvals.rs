@@ -137,19 +137,9 @@ async fn mcp_2025_elicitation_accept_runs_the_call_and_decline_fails_only_the_as
     );
 
     // The audit record names the client and session that approved.
-    let calls = s
-        .request(Method::GET, "/api/calls", None, None)
-        .await
-        .json()
-        .await;
-    let approved: Vec<&Value> = calls["calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["tool"] == "examples.wipe")
-        .map(|c| &c["approval"])
-        .collect();
-    assert_eq!(approved.len(), 1, "declined wipes never ran: {calls}");
+    let records = s.calls_of("examples.wipe", None).await;
+    let approved: Vec<&Value> = records.iter().map(|c| &c["approval"]).collect();
+    assert_eq!(approved.len(), 1, "declined wipes never ran: {records:?}");
     assert_eq!(approved[0]["decision"], "approved");
     assert_eq!(
         approved[0]["by"],

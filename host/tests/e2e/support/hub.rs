@@ -223,6 +223,18 @@ pub struct Server {
 }
 
 impl Server {
+    /// The audit records (`GET /api/calls`, newest first) of the calls of `tool`,
+    /// read with `token` (or as the local operator).
+    pub async fn calls_of(&self, tool: &str, token: Option<&str>) -> Vec<Value> {
+        let calls = self
+            .request(Method::GET, "/api/calls", None, token)
+            .await
+            .json()
+            .await;
+        let all = calls["calls"].as_array().cloned().unwrap_or_default();
+        all.into_iter().filter(|c| c["tool"] == tool).collect()
+    }
+
     /// `method path` with a JSON body and an optional bearer token.
     pub async fn request(
         &self,
