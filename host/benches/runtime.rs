@@ -67,17 +67,6 @@ fn cpu_time() -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
-/// The store may still be held for a moment by tasks being torn down.
-fn open_storage(dir: &Path) -> wasmhub::storage::Storage {
-    for _ in 0..100 {
-        if let Ok(s) = wasmhub::storage::Storage::open(dir) {
-            return s;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("cannot open the store at {}", dir.display());
-}
-
 /// (calls/s, CPU µs per call) of `callers` tasks each calling `noop` in a loop
 /// for `secs`. CPU per call is the fairer number on a shared machine.
 async fn throughput(plugin: &Arc<wasmhub::runtime::Plugin>, callers: usize, secs: f64) -> (f64, f64) {
@@ -185,21 +174,19 @@ fn main() {
         let plugins = scratch.join("plugins");
         std::fs::create_dir_all(&plugins).unwrap();
         distinct_copies(&plugins, 10);
-        let data = scratch.join("data");
+        let compiled = scratch.join("compiled");
         let noop: Arc<dyn Fn(Vec<wasmhub::runtime::PluginEntry>) + Send + Sync> = Arc::new(|_| {});
         {
-            let storage = open_storage(&data);
             let t = Instant::now();
-            let rt = Runtime::new(&limits, Some(storage)).unwrap();
+            let rt = Runtime::new(&limits, Some(&compiled)).unwrap();
             let dir = PluginDir::start(rt, plugins.clone(), None, noop.clone()).await.unwrap();
             assert_eq!(dir.entries().iter().filter(|e| e.state.plugin().is_some()).count(), 10);
             println!("cold start, 10 plugins compiled:            {:>8.1} ms", t.elapsed().as_secs_f64() * 1e3);
         }
         let mut samples = Vec::new();
         for _ in 0..5 {
-            let storage = open_storage(&data);
             let t = Instant::now();
-            let rt = Runtime::new(&limits, Some(storage)).unwrap();
+            let rt = Runtime::new(&limits, Some(&compiled)).unwrap();
             let dir = PluginDir::start(rt, plugins.clone(), None, noop.clone()).await.unwrap();
             samples.push(t.elapsed());
             assert_eq!(dir.entries().iter().filter(|e| e.state.plugin().is_some()).count(), 10);

@@ -1,17 +1,24 @@
-//! The compiled-component cache in the sled table `compiled`.
-//!
-//! Key: `<engine compatibility hash>/<sha256 of the .wasm>`, so artifacts of another
-//! wasmtime version or engine configuration are never even looked up. Value:
-//! `sha256(artifact) || artifact`, written only by this module from
-//! `Engine::precompile_component`'s output; the digest is checked before
-//! `Component::deserialize`, so a corrupted entry is dropped and recompiled instead
-//! of being loaded as native code. wasmtime also rejects artifacts whose header does
-//! not match the engine.
+//! The compiled-component cache: one file per plugin in
+//! `<data_dir>/compiled/<engine hash>/`, named `<sha256 of the .wasm>.<sha256 of the
+//! artifact>.cwasm`, so artifacts of another wasmtime version or engine
+//! configuration are never even looked at. Files are written only by this module,
+//! from `Engine::precompile_component`'s output, atomically (a temporary file renamed
+//! into place), and read with `Component::deserialize_file`, which maps the file:
+//! its code pages are shared with the page cache and only the ones a plugin runs
+//! become resident, where a copy into the heap kept every plugin's whole code
+//! resident (the Python and JavaScript plugins carry an interpreter each). The
+//! artifact digest in the name is checked before mapping, so a corrupted file is
+//! dropped and recompiled instead of being loaded as native code; wasmtime also
+//! rejects artifacts whose header does not match the engine. The cache stays local
+//! to each node: it is native code for this machine's CPU.
 
-use crate::storage::{Storage, StorageError, Table};
 use ring::digest::{Context, SHA256};
 use std::collections::BTreeSet;
+use std::fs;
 use std::hash::{Hash, Hasher};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -39,6 +46,20 @@ pub(super) fn sha256_hex(bytes: &[u8]) -> String {
     hex(ring::digest::digest(&SHA256, bytes).as_ref())
 }
 
+/// sha256 of the file at `path`, lowercase hex, read in blocks (an artifact can be
+/// tens of MiB; it is never held in memory whole).
+fn sha256_of_file(path: &Path) -> io::Result<String> {
+    let mut file = fs::File::open(path)?;
+    let mut context = Context::new(&SHA256);
+    let mut block = vec![0u8; 256 * 1024];
+    loop {
+        match file.read(&mut block)? {
+            0 => return Ok(hex(context.finish().as_ref())),
+            n => context.update(&block[..n]),
+        }
+    }
+}
+
 /// A hex digest of everything that makes a compiled artifact usable by `engine`.
 pub(super) fn engine_hash(engine: &Engine) -> String {
     let mut h = ShaHasher(Context::new(&SHA256));
@@ -46,107 +67,203 @@ pub(super) fn engine_hash(engine: &Engine) -> String {
     hex(&h.0.finish().as_ref()[..16])
 }
 
+const SUFFIX: &str = ".cwasm";
+
 /// Compiled artifacts of this engine, keyed by the source's sha256.
 #[derive(Clone)]
 pub(super) struct CompiledCache {
-    table: Table,
-    prefix: String,
+    /// `<root>/<engine hash>`: this engine's artifacts.
+    dir: PathBuf,
 }
 
 impl CompiledCache {
-    pub(super) fn open(storage: &Storage, engine: &Engine) -> Result<CompiledCache, StorageError> {
-        Ok(CompiledCache {
-            table: storage.table("compiled")?,
-            prefix: format!("{}/", engine_hash(engine)),
-        })
+    /// The cache under `root` (created if missing) for `engine`.
+    pub(super) fn open(root: &Path, engine: &Engine) -> io::Result<CompiledCache> {
+        let dir = root.join(engine_hash(engine));
+        fs::create_dir_all(&dir)?;
+        Ok(CompiledCache { dir })
     }
 
-    fn key(&self, digest: &str) -> Vec<u8> {
-        format!("{}{digest}", self.prefix).into_bytes()
+    /// The folder holding this engine's artifacts.
+    #[cfg(test)]
+    pub(super) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The artifact files stored for `digest` (normally one), with the artifact
+    /// digest their name carries.
+    fn entries(&self, digest: &str) -> io::Result<Vec<(PathBuf, String)>> {
+        let prefix = format!("{digest}.");
+        let mut found = Vec::new();
+        for entry in fs::read_dir(&self.dir)? {
+            let name = entry?.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if let Some(sum) = name.strip_prefix(&prefix).and_then(|r| r.strip_suffix(SUFFIX)) {
+                found.push((self.dir.join(name), sum.to_string()));
+            }
+        }
+        Ok(found)
     }
 
     /// The cached component for `digest`, if a valid one is stored. Failures are
     /// logged and treated as a miss: the cache is an optimization only.
     pub(super) fn get(&self, engine: &Engine, digest: &str) -> Option<Component> {
-        let key = self.key(digest);
-        let value = match self.table.get_bytes(&key) {
-            Ok(v) => v?,
+        let entries = match self.entries(digest) {
+            Ok(entries) => entries,
             Err(e) => {
-                crate::warn!("compiled cache: cannot read {digest}: {e}");
+                crate::warn!("compiled cache: cannot read {}: {e}", self.dir.display());
                 return None;
             }
         };
-        if value.len() < 32 || ring::digest::digest(&SHA256, &value[32..]).as_ref() != &value[..32] {
+        let (path, sum) = entries.into_iter().next()?;
+        if sha256_of_file(&path).ok().as_deref() != Some(sum.as_str()) {
             crate::warn!("compiled cache: entry for {digest} is corrupt; recompiling");
-            let _ = self.table.remove(&key);
+            let _ = fs::remove_file(&path);
             return None;
         }
-        // SAFETY: the bytes are exactly what `put` stored, i.e. the output of
-        // `Engine::precompile_component` on this engine configuration (the key
+        // SAFETY: the file is exactly what `put` wrote, i.e. the output of
+        // `Engine::precompile_component` on this engine configuration (the folder
         // carries the engine hash, the digest check rules out corruption), which is
-        // the contract `Component::deserialize` requires.
-        match unsafe { Component::deserialize(engine, &value[32..]) } {
+        // the contract `Component::deserialize_file` requires. Files are only ever
+        // replaced by rename or unlinked, never written in place, so a mapped file
+        // does not change under a running plugin.
+        match unsafe { Component::deserialize_file(engine, &path) } {
             Ok(c) => Some(c),
             Err(e) => {
                 crate::warn!("compiled cache: entry for {digest} rejected by wasmtime ({e}); recompiling");
-                let _ = self.table.remove(&key);
+                let _ = fs::remove_file(&path);
                 None
             }
         }
     }
 
-    /// Stores an artifact produced by `Engine::precompile_component`.
+    /// Stores an artifact produced by `Engine::precompile_component`, replacing any
+    /// other artifact of `digest`.
     pub(super) fn put(&self, digest: &str, artifact: &[u8]) {
-        let mut value = Vec::with_capacity(32 + artifact.len());
-        value.extend_from_slice(ring::digest::digest(&SHA256, artifact).as_ref());
-        value.extend_from_slice(artifact);
-        if let Err(e) = self
-            .table
-            .put_bytes(&self.key(digest), &value)
-            .and_then(|()| self.table.flush())
-        {
+        let name = format!("{digest}.{}{SUFFIX}", sha256_hex(artifact));
+        if let Err(e) = self.write(&name, artifact) {
             crate::warn!("compiled cache: cannot store {digest}: {e}");
+            return;
+        }
+        for (path, _) in self.entries(digest).unwrap_or_default() {
+            if path.file_name().and_then(|n| n.to_str()) != Some(name.as_str()) {
+                let _ = fs::remove_file(path);
+            }
         }
     }
 
-    /// Removes every entry except this engine's entries for `keep` (digests):
-    /// artifacts of plugins no longer in the folder, and of other wasmtime versions
-    /// or engine settings, which this engine would never read. Returns how many went.
-    pub(super) fn prune(&self, keep: &BTreeSet<&str>) -> Result<usize, StorageError> {
-        let stale: Vec<Vec<u8>> = self
-            .table
-            .keys()?
-            .into_iter()
-            .filter(|key| {
-                let digest = key
-                    .strip_prefix(self.prefix.as_bytes())
-                    .and_then(|d| std::str::from_utf8(d).ok());
-                !digest.is_some_and(|d| keep.contains(d))
-            })
-            .collect();
-        self.table.rewrite::<()>(&stale, &[])?;
-        Ok(stale.len())
+    /// Writes `bytes` to `name` atomically: a temporary file, synced, then renamed.
+    fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        // Unique per process and write: two loads of one plugin may race here.
+        static WRITES: AtomicU64 = AtomicU64::new(0);
+        let write = WRITES.fetch_add(1, Ordering::Relaxed);
+        let temp = self
+            .dir
+            .join(format!(".{name}.{}-{write}.tmp", std::process::id()));
+        let result = (|| {
+            let mut file = fs::File::create(&temp)?;
+            file.write_all(bytes)?;
+            file.sync_all()?;
+            fs::rename(&temp, self.dir.join(name))
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+        result
+    }
+
+    /// Removes every artifact except this engine's for `keep` (digests): plugins no
+    /// longer in the folder, other wasmtime versions or engine settings (whole
+    /// folders), and temporary files a stopped process left. Returns how many went.
+    pub(super) fn prune(&self, keep: &BTreeSet<&str>) -> io::Result<usize> {
+        let mut removed = 0;
+        if let Some(root) = self.dir.parent() {
+            for entry in fs::read_dir(root)? {
+                let path = entry?.path();
+                if path != self.dir && path.is_dir() {
+                    removed += fs::read_dir(&path)?.count();
+                    fs::remove_dir_all(&path)?;
+                }
+            }
+        }
+        let ours = format!(".{}-", std::process::id());
+        for entry in fs::read_dir(&self.dir)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let stale = match name.split_once('.') {
+                Some(("", rest)) => rest.ends_with(".tmp") && !rest.contains(&ours),
+                Some((digest, _)) => !keep.contains(digest),
+                None => true,
+            };
+            if stale {
+                fs::remove_file(entry.path())?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_dir::TempDir;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn an_artifact_is_stored_under_both_digests_and_replaces_the_previous_one() {
+        let root = TempDir::new("cache-put");
+        let cache = CompiledCache::open(root.path(), &Engine::default()).unwrap();
+        cache.put("aaaa", b"first");
+        cache.put("aaaa", b"second");
+        assert_eq!(
+            names(cache.dir()),
+            [format!("aaaa.{}.cwasm", sha256_hex(b"second"))]
+        );
+        assert_eq!(
+            fs::read(cache.dir().join(&names(cache.dir())[0])).unwrap(),
+            b"second"
+        );
+    }
+
+    #[test]
+    fn a_file_that_does_not_match_its_digest_is_a_miss_and_is_removed() {
+        let root = TempDir::new("cache-corrupt");
+        let engine = Engine::default();
+        let cache = CompiledCache::open(root.path(), &engine).unwrap();
+        cache.put("aaaa", b"artifact");
+        let path = cache.dir().join(&names(cache.dir())[0]);
+        fs::write(&path, b"artifacT").unwrap();
+        assert!(cache.get(&engine, "aaaa").is_none());
+        assert!(names(cache.dir()).is_empty());
+    }
 
     #[test]
     fn pruning_keeps_only_this_engines_entries_for_the_given_digests() {
-        let storage = Storage::temporary().unwrap();
-        let engine = Engine::default();
-        let cache = CompiledCache::open(&storage, &engine).unwrap();
+        let root = TempDir::new("cache-prune");
+        let cache = CompiledCache::open(root.path(), &Engine::default()).unwrap();
         cache.put("aaaa", b"artifact a");
         cache.put("bbbb", b"artifact b");
-        let table = storage.table("compiled").unwrap();
-        table
-            .put_bytes(b"0123456789abcdef/aaaa", b"another engine's")
-            .unwrap();
-        assert_eq!(cache.prune(&BTreeSet::from(["aaaa"])).unwrap(), 2);
-        assert_eq!(table.keys().unwrap(), [cache.key("aaaa")]);
+        let other_engine = root.path().join("0123456789abcdef");
+        fs::create_dir_all(&other_engine).unwrap();
+        fs::write(other_engine.join("aaaa.00.cwasm"), b"another engine's").unwrap();
+        fs::write(cache.dir().join(".cccc.00.cwasm.1-0.tmp"), b"left by a crash").unwrap();
+        assert_eq!(cache.prune(&BTreeSet::from(["aaaa"])).unwrap(), 3);
+        assert_eq!(
+            names(cache.dir()),
+            [format!("aaaa.{}.cwasm", sha256_hex(b"artifact a"))]
+        );
+        assert!(!other_engine.exists());
         assert_eq!(cache.prune(&BTreeSet::new()).unwrap(), 1);
-        assert!(table.is_empty());
+        assert!(names(cache.dir()).is_empty());
     }
 }

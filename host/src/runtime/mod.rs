@@ -60,7 +60,6 @@ pub use types::{
 pub use verify::{ExampleError, ExampleFailure, ExampleOutcome, ExampleReport, ExampleReports, ExampleScope};
 
 use crate::config::Limits;
-use crate::storage::{Storage, StorageError};
 use loader::Verify;
 use std::fmt;
 use std::path::Path;
@@ -75,8 +74,6 @@ pub enum RuntimeError {
     Linker(wasmtime::Error),
     /// The epoch ticker thread could not be spawned.
     Ticker(std::io::Error),
-    /// The compiled cache table could not be opened.
-    Cache(StorageError),
     /// The plugins folder cannot be read.
     PluginDir {
         /// The plugins folder.
@@ -92,7 +89,6 @@ impl fmt::Display for RuntimeError {
             RuntimeError::Engine(e) => write!(f, "cannot configure the wasmtime engine: {e}"),
             RuntimeError::Linker(e) => write!(f, "cannot link the host interfaces: {e}"),
             RuntimeError::Ticker(e) => write!(f, "cannot start the epoch ticker thread: {e}"),
-            RuntimeError::Cache(e) => write!(f, "cannot open the compiled-plugin cache: {e}"),
             RuntimeError::PluginDir { path, source } => {
                 write!(f, "cannot read the plugins folder {}: {source}", path.display())
             }
@@ -105,7 +101,6 @@ impl std::error::Error for RuntimeError {
         match self {
             RuntimeError::Engine(e) | RuntimeError::Linker(e) => Some(e.as_ref()),
             RuntimeError::Ticker(e) | RuntimeError::PluginDir { source: e, .. } => Some(e),
-            RuntimeError::Cache(e) => Some(e),
         }
     }
 }
@@ -132,14 +127,22 @@ pub struct Runtime {
 
 impl Runtime {
     /// Builds the engine (pooling allocator if possible), the linker and the epoch
-    /// ticker; with `cache`, compiled plugins are kept in its `compiled` table.
-    pub fn new(limits: &Limits, cache: Option<Storage>) -> Result<Runtime, RuntimeError> {
+    /// ticker; with `cache_dir`, compiled plugins are kept as files in that folder
+    /// (a folder that cannot be created is logged, and plugins are compiled at
+    /// every load: the cache is an optimization).
+    pub fn new(limits: &Limits, cache_dir: Option<&Path>) -> Result<Runtime, RuntimeError> {
         let (engine, allocator) = engine::build(limits).map_err(RuntimeError::Engine)?;
         let linker = bindings::linker(&engine).map_err(RuntimeError::Linker)?;
-        let cache = cache
-            .map(|s| cache::CompiledCache::open(&s, &engine))
-            .transpose()
-            .map_err(RuntimeError::Cache)?;
+        let cache = cache_dir.and_then(|dir| match cache::CompiledCache::open(dir, &engine) {
+            Ok(cache) => Some(cache),
+            Err(e) => {
+                crate::warn!(
+                    "compiled cache: cannot use {}: {e}; plugins compile at every load",
+                    dir.display()
+                );
+                None
+            }
+        });
         let cpu = Arc::new(CpuShares::new(async_workers(), limits.caller_share_percent));
         let ticker = engine::Ticker::start(engine.clone(), cpu.clone()).map_err(RuntimeError::Ticker)?;
         crate::debug!("runtime: {allocator:?} allocator, epoch tick {EPOCH_TICK:?}");
@@ -204,7 +207,8 @@ impl Runtime {
     }
 
     /// Identifies compiled-code compatibility (wasmtime version, engine settings,
-    /// CPU features); keys of the `compiled` cache table are `<engine_hash>/<sha256>`.
+    /// CPU features): the compiled cache keeps this engine's artifacts in a folder
+    /// of that name.
     pub fn engine_hash(&self) -> String {
         cache::engine_hash(&self.inner.engine)
     }

@@ -114,6 +114,11 @@ impl Storage {
         Ok(Storage { db })
     }
 
+    /// Deletes the table called `name` and everything in it, if it exists.
+    pub fn drop_table(&self, name: &str) -> Result<bool, StorageError> {
+        Ok(self.db.drop_tree(name)?)
+    }
+
     /// The table called `name`, created on first use.
     pub fn table(&self, name: &str) -> Result<Table, StorageError> {
         Ok(Table {

@@ -242,21 +242,28 @@ async fn unchanged_plugins_load_from_the_compiled_cache_after_a_restart() {
     let s = Scratch::new("cache");
     let plugins = Scratch::new("cache-plugins");
     distinct_copies(&plugins, 3);
-    let data = s.path("data");
+    let cache = s.path("compiled");
+    // The artifact files of this engine: `<engine hash>/<wasm sha256>.<artifact sha256>.cwasm`.
+    let artifacts = |rt: &Runtime| -> Vec<std::path::PathBuf> {
+        let mut files: Vec<_> = std::fs::read_dir(cache.join(rt.engine_hash()))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        files
+    };
 
     let cold = {
-        let storage = wasmhub::storage::Storage::open(&data).unwrap();
-        let rt = Runtime::new(&limits(), Some(storage.clone())).unwrap();
+        let rt = Runtime::new(&limits(), Some(&cache)).unwrap();
         let started = Instant::now();
         for i in 0..3 {
             rt.load(&plugins.path(&format!("p{i}.wasm"))).await.unwrap();
         }
-        assert_eq!(storage.table("compiled").unwrap().len(), 3);
+        assert_eq!(artifacts(&rt).len(), 3);
         started.elapsed()
     };
-    // "Restart": a new runtime over the reopened store.
-    let storage = wasmhub::storage::Storage::open(&data).unwrap();
-    let rt = Runtime::new(&limits(), Some(storage.clone())).unwrap();
+    // "Restart": a new runtime over the same folder.
+    let rt = Runtime::new(&limits(), Some(&cache)).unwrap();
     let started = Instant::now();
     for i in 0..3 {
         let p = rt.load(&plugins.path(&format!("p{i}.wasm"))).await.unwrap();
@@ -270,26 +277,26 @@ async fn unchanged_plugins_load_from_the_compiled_cache_after_a_restart() {
         warm * 4 < cold,
         "cache hits ({warm:?}) must be much faster than compiling ({cold:?})"
     );
-    assert_eq!(storage.table("compiled").unwrap().len(), 3, "hits add no entries");
+    let stored = artifacts(&rt);
+    assert_eq!(stored.len(), 3, "hits add no entries");
 
-    // Corrupt every cached artifact: loads still succeed (recompiled), never crash.
-    let table = storage.table("compiled").unwrap();
-    let key = format!(
-        "{}/{}",
-        rt.engine_hash(),
-        wasmhub::runtime::sha256_file(&plugins.path("p0.wasm")).unwrap()
-    );
-    let mut value = table
-        .get_bytes(key.as_bytes())
-        .unwrap()
-        .expect("entry under the documented key");
+    // Corrupt p0's artifact: the load still succeeds (recompiled), never crashes.
+    let p0 = wasmhub::runtime::sha256_file(&plugins.path("p0.wasm")).unwrap();
+    let name_of = |path: &std::path::PathBuf| path.file_name().unwrap().to_str().unwrap().to_string();
+    let entry = stored
+        .iter()
+        .find(|path| name_of(path).starts_with(&format!("{p0}.")))
+        .expect("an entry named after the plugin's digest")
+        .clone();
+    let mut value = std::fs::read(&entry).unwrap();
     let mid = value.len() / 2;
     value[mid] ^= 0xff;
-    table.put_bytes(key.as_bytes(), &value).unwrap();
+    std::fs::write(&entry, &value).unwrap();
     let p = rt.load(&plugins.path("p0.wasm")).await.unwrap();
     assert_eq!(p.call("noop", "{}", inv()).await.unwrap().json, "{}");
-    let repaired = table.get_bytes(key.as_bytes()).unwrap().unwrap();
+    let repaired = std::fs::read(&entry).unwrap();
     assert_ne!(repaired, value, "the corrupt entry was replaced");
+    assert_eq!(artifacts(&rt).len(), 3);
 
     // Pruning to the folder as it is now: p0 is gone, and so is its artifact.
     std::fs::remove_file(plugins.path("p0.wasm")).unwrap();
@@ -297,6 +304,11 @@ async fn unchanged_plugins_load_from_the_compiled_cache_after_a_restart() {
         .map(|i| wasmhub::runtime::sha256_file(&plugins.path(&format!("p{i}.wasm"))).unwrap())
         .collect();
     rt.prune_compiled_cache(keep.iter().map(String::as_str));
-    assert_eq!(table.len(), 2);
-    assert!(table.get_bytes(key.as_bytes()).unwrap().is_none());
+    let left = artifacts(&rt);
+    assert_eq!(left.len(), 2);
+    assert!(
+        !left
+            .iter()
+            .any(|path| name_of(path).starts_with(&format!("{p0}.")))
+    );
 }

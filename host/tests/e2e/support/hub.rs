@@ -173,10 +173,8 @@ pub async fn hub(dir: &Scratch, configure: impl FnOnce(&mut Config)) -> TestHub 
     // tests); a fresh store per hub so each test sees only its own call records.
     // A static is never dropped, so it lives in a folder removed when the process
     // exits (a temporary store would stay behind in /dev/shm).
-    static CACHE: OnceLock<Storage> = OnceLock::new();
-    let cache = CACHE
-        .get_or_init(|| Storage::open(&process_scratch("compiled-cache")).expect("the cache store"))
-        .clone();
+    static CACHE: OnceLock<std::path::PathBuf> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| process_scratch("compiled-cache"));
     let runtime = Runtime::new(&config.limits, Some(cache)).expect("runtime");
     let hub = wasmhub::hub::Hub::new(&config, runtime.clone(), Storage::temporary().unwrap()).expect("hub");
     let on_change = {
