@@ -5,7 +5,12 @@
 # the test guest, what wassette's reference figure used) and `calc.eval "1+1"` (the
 # smallest example plugin, which parses, computes exactly and formats).
 # wrk drives 1, 16 and 64 connections; the 1-connection run is a sequential client,
-# whose p50 is the sequential median. Prints one line per run.
+# whose p50 is the sequential median. Prints one line per run. All the example
+# plugins are loaded (Rust, Python and JavaScript ones), and the hub's resident
+# memory is printed after the load and after the runs (each after the allocator's
+# 1 s purge), split into anonymous memory (heap, instance slots) and file-backed
+# pages (the binary and the mapped compiled plugins, shared with the page cache),
+# with the peak (VmHWM).
 #   usage: scripts/bench-mcp.sh [seconds per run, default 10]
 #   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub.
 set -euo pipefail
@@ -17,7 +22,7 @@ duration="${1:-10}"
 source scripts/bench-setup.sh
 
 mkdir -p "$work/plugins"
-cp dist/plugins/calc.wasm target/test-guests/adversary.wasm "$work/plugins/"
+cp dist/plugins/*.wasm dist/plugins/*.toml target/test-guests/adversary.wasm "$work/plugins/"
 cat > "$work/bench.toml" <<EOF
 plugins_dir = "$work/plugins"
 data_dir = "$work/data"
@@ -29,6 +34,17 @@ for _ in $(seq 1 600); do
     curl -fsS "http://127.0.0.1:$port/health" 2>/dev/null | grep -q '"status":"ok"' && break
     sleep 0.2
 done
+
+# memory LABEL: the hub's resident memory now, after 3 s of quiet (jemalloc's
+# background thread purges pages unused for 1 s).
+memory() {
+    sleep 3
+    awk -v label="$1" '
+        /^Rss:/ { rss = $2 } /^Pss_Anon:/ { anon = $2 } /^Pss_File:/ { file = $2 }
+        END { printf "memory %-22s RSS %6.1f MB (anonymous %6.1f MB, file-backed %6.1f MB)\n",
+              label, rss / 1024, anon / 1024, file / 1024 }' "/proc/$hub_pid/smaps_rollup"
+}
+plugins="$(curl -fsS "http://127.0.0.1:$port/health" | python3 -c 'import json,sys; print(json.load(sys.stdin)["plugins"]["active"])')"
 
 meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
 
@@ -107,5 +123,8 @@ EOF
 }
 
 echo "MCP tools/call hub_call, 2026-07-28 stateless, ${duration}s per run, $(nproc) cores shared with wrk, load $(cut -d' ' -f1-3 /proc/loadavg)"
+memory "after loading $plugins plugins"
 bench "adversary.echo (trivial)" '{"tool":"adversary.echo","input":{"text":"hi"}}'
 bench "calc.eval 1+1" '{"tool":"calc.eval","input":{"expression":"1+1"}}'
+memory "after the runs"
+awk '/^VmHWM:/ { printf "memory %-22s RSS %6.1f MB\n", "peak", $2 / 1024 }' "/proc/$hub_pid/status"

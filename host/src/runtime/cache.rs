@@ -121,35 +121,51 @@ impl CompiledCache {
             let _ = fs::remove_file(&path);
             return None;
         }
+        Self::map(engine, digest, &path)
+    }
+
+    /// The component in the artifact file at `path`, mapped; `None` (and the file
+    /// removed) when wasmtime rejects it.
+    fn map(engine: &Engine, digest: &str, path: &Path) -> Option<Component> {
         // SAFETY: the file is exactly what `put` wrote, i.e. the output of
         // `Engine::precompile_component` on this engine configuration (the folder
-        // carries the engine hash, the digest check rules out corruption), which is
-        // the contract `Component::deserialize_file` requires. Files are only ever
-        // replaced by rename or unlinked, never written in place, so a mapped file
-        // does not change under a running plugin.
-        match unsafe { Component::deserialize_file(engine, &path) } {
+        // carries the engine hash; `get` checked the digest, ruling out corruption),
+        // which is the contract `Component::deserialize_file` requires. Files are
+        // only ever replaced by rename or unlinked, never written in place, so a
+        // mapped file does not change under a running plugin.
+        match unsafe { Component::deserialize_file(engine, path) } {
             Ok(c) => Some(c),
             Err(e) => {
                 crate::warn!("compiled cache: entry for {digest} rejected by wasmtime ({e}); recompiling");
-                let _ = fs::remove_file(&path);
+                let _ = fs::remove_file(path);
                 None
             }
         }
     }
 
-    /// Stores an artifact produced by `Engine::precompile_component`, replacing any
-    /// other artifact of `digest`.
-    pub(super) fn put(&self, digest: &str, artifact: &[u8]) {
-        let name = format!("{digest}.{}{SUFFIX}", sha256_hex(artifact));
-        if let Err(e) = self.write(&name, artifact) {
-            crate::warn!("compiled cache: cannot store {digest}: {e}");
-            return;
+    /// Stores an artifact produced by `engine`'s `precompile_component` and returns
+    /// the component mapped from the stored file (so a freshly compiled plugin's
+    /// code is file-backed too); `None` when it cannot be stored (logged).
+    pub(super) fn put(&self, engine: &Engine, digest: &str, artifact: &[u8]) -> Option<Component> {
+        match self.store(digest, artifact) {
+            Ok(path) => Self::map(engine, digest, &path),
+            Err(e) => {
+                crate::warn!("compiled cache: cannot store {digest}: {e}");
+                None
+            }
         }
-        for (path, _) in self.entries(digest).unwrap_or_default() {
+    }
+
+    /// Writes `artifact` as `digest`'s file, replacing any other artifact of it.
+    fn store(&self, digest: &str, artifact: &[u8]) -> io::Result<PathBuf> {
+        let name = format!("{digest}.{}{SUFFIX}", sha256_hex(artifact));
+        self.write(&name, artifact)?;
+        for (path, _) in self.entries(digest)? {
             if path.file_name().and_then(|n| n.to_str()) != Some(name.as_str()) {
                 let _ = fs::remove_file(path);
             }
         }
+        Ok(self.dir.join(name))
     }
 
     /// Writes `bytes` to `name` atomically: a temporary file, synced, then renamed.
@@ -222,9 +238,10 @@ mod tests {
     #[test]
     fn an_artifact_is_stored_under_both_digests_and_replaces_the_previous_one() {
         let root = TempDir::new("cache-put");
-        let cache = CompiledCache::open(root.path(), &Engine::default()).unwrap();
-        cache.put("aaaa", b"first");
-        cache.put("aaaa", b"second");
+        let engine = Engine::default();
+        let cache = CompiledCache::open(root.path(), &engine).unwrap();
+        cache.store("aaaa", b"first").unwrap();
+        cache.store("aaaa", b"second").unwrap();
         assert_eq!(
             names(cache.dir()),
             [format!("aaaa.{}.cwasm", sha256_hex(b"second"))]
@@ -240,7 +257,7 @@ mod tests {
         let root = TempDir::new("cache-corrupt");
         let engine = Engine::default();
         let cache = CompiledCache::open(root.path(), &engine).unwrap();
-        cache.put("aaaa", b"artifact");
+        cache.store("aaaa", b"artifact").unwrap();
         let path = cache.dir().join(&names(cache.dir())[0]);
         fs::write(&path, b"artifacT").unwrap();
         assert!(cache.get(&engine, "aaaa").is_none());
@@ -250,9 +267,10 @@ mod tests {
     #[test]
     fn pruning_keeps_only_this_engines_entries_for_the_given_digests() {
         let root = TempDir::new("cache-prune");
-        let cache = CompiledCache::open(root.path(), &Engine::default()).unwrap();
-        cache.put("aaaa", b"artifact a");
-        cache.put("bbbb", b"artifact b");
+        let engine = Engine::default();
+        let cache = CompiledCache::open(root.path(), &engine).unwrap();
+        cache.store("aaaa", b"artifact a").unwrap();
+        cache.store("bbbb", b"artifact b").unwrap();
         let other_engine = root.path().join("0123456789abcdef");
         fs::create_dir_all(&other_engine).unwrap();
         fs::write(other_engine.join("aaaa.00.cwasm"), b"another engine's").unwrap();

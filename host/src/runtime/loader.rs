@@ -292,8 +292,8 @@ async fn compile(
     let (engine, cache, d) = (inner.engine.clone(), inner.cache.clone(), digest.to_string());
     let compiled = tokio::task::spawn_blocking(move || -> wasmtime::Result<Component> {
         let artifact = engine.precompile_component(&bytes)?;
-        if let Some(cache) = &cache {
-            cache.put(&d, &artifact);
+        if let Some(component) = cache.as_ref().and_then(|cache| cache.put(&engine, &d, &artifact)) {
+            return Ok(component);
         }
         // SAFETY: `artifact` was produced just above by this engine's
         // `precompile_component`, which is what `deserialize` requires.
