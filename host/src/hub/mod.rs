@@ -139,7 +139,7 @@ impl Hub {
 
     /// The runtime, the hub on it, and the `on_change` that feeds the hub's registry.
     fn with_runtime(config: &Config, storage: Storage) -> Result<(Arc<Hub>, Runtime, OnChange), HubError> {
-        let runtime = Runtime::new(&config.limits, Some(storage.clone()))?;
+        let runtime = Runtime::with_trust(&config.limits, Some(storage.clone()), &config.trust)?;
         let hub = Hub::new(config, runtime.clone(), storage)?;
         let on_change: OnChange = {
             let hub = Arc::downgrade(&hub);

@@ -18,7 +18,8 @@
 //!   the listed operations;
 //! - `verify`: running the operations' examples (at load, and `plugin test`);
 //! - `plugin`: calling;
-//! - `cache`, `lock`, `dir`: compiled cache, pinning, hot reload.
+//! - `cache`, `lock`, `dir`: compiled cache, pinning, hot reload;
+//! - `trust`: plugin signatures (`NAME.wasm.sig`) and the `[trust]` policy.
 
 mod bindings;
 mod budget;
@@ -36,6 +37,7 @@ mod net;
 mod operations;
 mod plugin;
 mod sandbox;
+mod trust;
 mod types;
 mod verify;
 
@@ -46,13 +48,17 @@ pub use engine::{Allocator, EPOCH_TICK};
 pub use file::FileKind;
 pub use load_error::{CompileError, ListError, LoadError, LoadProblem};
 pub use loader::{manifest_path, plugin_name, valid_operation_name, valid_plugin_name};
-pub use lock::{LOCK_FILE, LockError, LockFile};
+pub use lock::{LOCK_FILE, LockError, LockFile, Source};
 pub use manifest::{
     DirGrant, EffectiveLimits, GrantError, HostGrant, LimitRequests, Manifest, ManifestError, ManifestProblem,
 };
 pub use operations::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, MAX_INSTRUCTIONS_BYTES, OperationProblem, SchemaRole};
 pub use plugin::{Example, Hints, Operation, Plugin};
 pub use sandbox::SandboxError;
+pub use trust::{
+    KeyError, MAX_SIGNATURE_BYTES, SIGNATURE_FORMAT, Signature, SigningKey, TrustPolicy, TrustProblem,
+    key_id, signature_path,
+};
 pub use types::{
     CallFailure, CallOutput, Deadline, ErrorCode, Invocation, NestedCallError, NestedCalls, NoNestedCalls,
     TrapKind,
@@ -77,6 +83,8 @@ pub enum RuntimeError {
     Ticker(std::io::Error),
     /// The compiled cache table could not be opened.
     Cache(StorageError),
+    /// A `[trust]` key is not a public key (or key id).
+    Trust(String),
     /// The plugins folder cannot be read.
     PluginDir {
         /// The plugins folder.
@@ -93,6 +101,7 @@ impl fmt::Display for RuntimeError {
             RuntimeError::Linker(e) => write!(f, "cannot link the host interfaces: {e}"),
             RuntimeError::Ticker(e) => write!(f, "cannot start the epoch ticker thread: {e}"),
             RuntimeError::Cache(e) => write!(f, "cannot open the compiled-plugin cache: {e}"),
+            RuntimeError::Trust(e) => write!(f, "[trust]: {e}"),
             RuntimeError::PluginDir { path, source } => {
                 write!(f, "cannot read the plugins folder {}: {source}", path.display())
             }
@@ -106,6 +115,7 @@ impl std::error::Error for RuntimeError {
             RuntimeError::Engine(e) | RuntimeError::Linker(e) => Some(e.as_ref()),
             RuntimeError::Ticker(e) | RuntimeError::PluginDir { source: e, .. } => Some(e),
             RuntimeError::Cache(e) => Some(e),
+            RuntimeError::Trust(_) => None,
         }
     }
 }
@@ -121,6 +131,8 @@ struct Inner {
     memory: Arc<budget::MemoryBudget>,
     /// Each tenant's CPU share (`limits.caller_share_percent` of the workers).
     cpu: Arc<CpuShares>,
+    /// Which signatures plugins need (`[trust]`).
+    trust: TrustPolicy,
     _ticker: engine::Ticker,
 }
 
@@ -134,6 +146,19 @@ impl Runtime {
     /// Builds the engine (pooling allocator if possible), the linker and the epoch
     /// ticker; with `cache`, compiled plugins are kept in its `compiled` table.
     pub fn new(limits: &Limits, cache: Option<Storage>) -> Result<Runtime, RuntimeError> {
+        Runtime::with_trust(limits, cache, &crate::config::TrustConfig::default())
+    }
+
+    /// [`Runtime::new`] whose loads apply the `[trust]` policy: a plugin needs a
+    /// good signature (`NAME.wasm.sig`) by a trusted, unrevoked key when
+    /// `require_signed`, and a signature that is present must be good whenever keys
+    /// are configured.
+    pub fn with_trust(
+        limits: &Limits,
+        cache: Option<Storage>,
+        trust: &crate::config::TrustConfig,
+    ) -> Result<Runtime, RuntimeError> {
+        let trust = TrustPolicy::new(trust).map_err(RuntimeError::Trust)?;
         let (engine, allocator) = engine::build(limits).map_err(RuntimeError::Engine)?;
         let linker = bindings::linker(&engine).map_err(RuntimeError::Linker)?;
         let cache = cache
@@ -152,6 +177,7 @@ impl Runtime {
                 allocator,
                 memory: budget::MemoryBudget::new(limits.memory_budget_mb),
                 cpu,
+                trust,
                 _ticker: ticker,
             }),
         })
