@@ -34,6 +34,9 @@ pub(super) struct Descriptor {
     pub(super) digest: String,
     /// Its length in bytes.
     pub(super) size: u64,
+    /// `org.opencontainers.image.title` (the file name clients like oras save it as).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) annotations: Option<std::collections::BTreeMap<String, String>>,
 }
 
 impl Descriptor {
@@ -43,7 +46,18 @@ impl Descriptor {
             media_type: media_type.into(),
             digest: digest_of(bytes),
             size: bytes.len() as u64,
+            annotations: None,
         }
+    }
+
+    /// The same descriptor titled `file_name`.
+    pub(super) fn titled(mut self, file_name: &str) -> Descriptor {
+        let title = (
+            "org.opencontainers.image.title".to_string(),
+            file_name.to_string(),
+        );
+        self.annotations = Some([title].into());
+        self
     }
 }
 

@@ -119,6 +119,13 @@ pub enum DistError {
     },
     /// `--locked`: the reference is not pinned, or the tag now points elsewhere.
     Locked(String),
+    /// `[trust] require_signed` and the registry has no signature next to the artifact.
+    Unsigned {
+        /// The reference pulled.
+        reference: String,
+        /// The signature tag looked for.
+        tag: String,
+    },
     /// The signature check of `[trust]` failed.
     Trust(TrustProblem),
     /// A file could not be read or written.
@@ -172,6 +179,11 @@ impl fmt::Display for DistError {
                 write!(f, "{what}: the registry sent content whose digest is {actual}")
             }
             DistError::Locked(why) => write!(f, "{why}"),
+            DistError::Unsigned { reference, tag } => write!(
+                f,
+                "refused by [trust]: {reference} is unsigned (no signature tagged {tag}) and [trust] require_signed \
+                 is on; the author signs it with `wasmhub plugin sign` before `wasmhub plugin push`"
+            ),
             DistError::Trust(e) => write!(f, "refused by [trust]: {e}"),
             DistError::Io { path, source } => write!(f, "{}: {source}", path.display()),
             DistError::Lock(e) => write!(f, "{e}"),

@@ -10,8 +10,8 @@ use super::registry::Registry;
 use super::{DistError, Options, Reference};
 use crate::config::SourceConfig;
 use crate::runtime::{
-    LOCK_FILE, LockError, LockFile, Signature, Source, TrustPolicy, manifest_path, signature_path,
-    valid_plugin_name,
+    LOCK_FILE, LockError, LockFile, Signature, Source, TrustPolicy, TrustProblem, manifest_path,
+    signature_path, valid_plugin_name,
 };
 use std::path::{Path, PathBuf};
 
@@ -75,10 +75,13 @@ impl Pull<'_> {
         let artifact = parse_plugin(&manifest)?;
         let digest = artifact.wasm.digest.trim_start_matches("sha256:").to_string();
         let sig = fetch_signature(&mut registry, &manifest_digest).await?;
-        let signer = self
-            .trust
-            .check(&digest, sig.as_ref())
-            .map_err(DistError::Trust)?;
+        let signer = self.trust.check(&digest, sig.as_ref()).map_err(|e| match e {
+            TrustProblem::Unsigned => DistError::Unsigned {
+                reference: self.reference.to_string(),
+                tag: signature_tag(&manifest_digest),
+            },
+            e => DistError::Trust(e),
+        })?;
         let unchanged = lock.digest(&file) == Some(digest.as_str())
             && crate::runtime::sha256_file(&path).is_ok_and(|d| d == digest);
         if !unchanged {

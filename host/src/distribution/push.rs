@@ -44,7 +44,12 @@ pub async fn push(file: &Path, reference: &Reference, options: &Options) -> Resu
         .map(|b| Signature::parse(&b))
         .transpose()
         .map_err(DistError::Trust)?;
-    let wasm_desc = Descriptor::of(WASM_LAYER, &wasm);
+    let title = |path: &Path| {
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let wasm_desc = Descriptor::of(WASM_LAYER, &wasm).titled(&title(file));
     if let Some(sig) = &sig
         && sig.digest != wasm_desc.digest
     {
@@ -59,7 +64,7 @@ pub async fn push(file: &Path, reference: &Reference, options: &Options) -> Resu
     registry.push_blob(Bytes::from(config.clone())).await?;
     let toml_desc = match toml {
         Some(toml) => {
-            let d = Descriptor::of(PLUGIN_TOML_LAYER, &toml);
+            let d = Descriptor::of(PLUGIN_TOML_LAYER, &toml).titled(&title(&manifest_path(file)));
             registry.push_blob(toml).await?;
             Some(d)
         }
