@@ -3,6 +3,7 @@ reference client, and the wasmhub binary at $WASMHUB_BIN. Prints one `ok - ` or
 `not ok - ` line per check and `oci: N passed, M failed`; exits 1 on any failure.
 Every hub it starts is recorded in $WORK/pids (run.sh's trap stops them)."""
 
+import base64
 import hashlib
 import json
 import os
@@ -15,6 +16,7 @@ import urllib.request
 import oras.client
 
 REGISTRY = os.environ["REGISTRY"]
+AUTH_REGISTRY = os.environ["AUTH_REGISTRY"]
 BIN = os.environ["WASMHUB_BIN"]
 PLUGINS = os.environ["PLUGINS"]
 WORK = os.environ["WORK"]
@@ -38,8 +40,9 @@ def sha256(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def wasmhub(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120)
+def wasmhub(*args, env=None):
+    full = dict(os.environ, **(env or {}))
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120, env=full)
 
 
 def oras_client():
@@ -284,6 +287,34 @@ require_signed = true
         hub.stop()
 
 
+def token_auth():
+    """The registry behind `auth: token`: 401 Bearer, then the token server."""
+    no_config = os.path.join(WORK, "docker-none")
+    os.makedirs(no_config)
+    anonymous = {"DOCKER_CONFIG": no_config}
+    from_env = dict(anonymous, WASMHUB_REGISTRY_USERNAME="ci", WASMHUB_REGISTRY_PASSWORD="ci-secret")
+    ref = f"oci://{AUTH_REGISTRY}/private/text:1.0"
+    r = wasmhub("plugin", "push", TEXT, ref, env=anonymous)
+    check("a push without credentials is refused, saying where credentials come from",
+          r.returncode == 1 and "refused access" in r.stderr and "WASMHUB_REGISTRY_USERNAME" in r.stderr, r.stderr)
+    r = wasmhub("plugin", "push", TEXT, ref, env=from_env)
+    check("plugin push through the bearer token flow (credentials from the environment)",
+          r.returncode == 0, r.stdout + r.stderr)
+
+    docker = os.path.join(WORK, "docker")
+    os.makedirs(docker)
+    auth = base64.b64encode(b"ci:ci-secret").decode()
+    write(os.path.join(docker, "config.json"), json.dumps({"auths": {AUTH_REGISTRY: {"auth": auth}}}))
+    folder = os.path.join(WORK, "private")
+    r = wasmhub("plugin", "pull", ref, "--dir", folder, env={"DOCKER_CONFIG": docker})
+    pulled = os.path.join(folder, "text.wasm")
+    check("plugin pull through the token flow (credentials from a Docker config file)",
+          r.returncode == 0 and sha256(pulled) == sha256(TEXT), r.stdout + r.stderr)
+    wrong = dict(anonymous, WASMHUB_REGISTRY_USERNAME="ci", WASMHUB_REGISTRY_PASSWORD="wrong")
+    r = wasmhub("plugin", "pull", ref, "--dir", os.path.join(WORK, "wrong"), env=wrong)
+    check("a wrong password is refused", r.returncode == 1 and "refused access" in r.stderr, r.stderr)
+
+
 def main():
     manifest = None
     try:
@@ -291,7 +322,7 @@ def main():
     except Exception as e:  # a broken step is a failure, and the rest still runs
         check("pull by tag and digest ran", False, repr(e))
     steps = [("serve, then move the tag", lambda: serve_locked_then_move_the_tag(manifest)),
-             ("push read by oras", push_is_read_by_oras), ("signed pulls", signed_pulls)]
+             ("push read by oras", push_is_read_by_oras), ("signed pulls", signed_pulls), ("token auth", token_auth)]
     for name, step in steps:
         try:
             step()

@@ -10,7 +10,10 @@
 #     application/wasm), `serve` on the pulled plugin with [[plugins.sources]]
 #     and an operation called, `--locked` refusing the tag once it moved (sync,
 #     pull and serve), `plugin push` read back by oras byte for byte, and signed
-#     pulls under [trust] (signed, unsigned, wrong key).
+#     pulls under [trust] (signed, unsigned, wrong key);
+#   - a second registry behind the token flow (`auth: token`, a small token server,
+#     token_server.py, issuing ES256 JWTs): push and pull with credentials from
+#     the environment and from a Docker config file, refused without them.
 # The test driver is oci_test.py; everything started here is stopped by PID on
 # exit, failure included. Prints `N passed, M failed`.
 set -euo pipefail
@@ -53,27 +56,55 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
-cat >"$work/registry.yml" <<EOF
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+start_registry() { # name port [auth yaml]
+    cat >"$work/$1.yml" <<EOF
 version: 0.1
 log:
   level: warn
 storage:
   filesystem:
-    rootdirectory: $work/registry-data
+    rootdirectory: $work/$1-data
 http:
-  addr: 127.0.0.1:$port
+  addr: 127.0.0.1:$2
+${3:-}
 EOF
-/usr/bin/docker-registry serve "$work/registry.yml" >"$work/registry.log" 2>&1 &
+    /usr/bin/docker-registry serve "$work/$1.yml" >"$work/$1.log" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 1 100); do
+        # 200 when open, 401 behind auth: either way it is up.
+        code="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$2/v2/" || true)"
+        if [ "$code" = 200 ] || [ "$code" = 401 ]; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    cat "$work/$1.log" >&2
+    return 1
+}
+
+# An open registry, and one behind the token flow (401 Bearer -> token server).
+port="$(free_port)"
+start_registry registry "$port"
+echo "--- registry $(/usr/bin/docker-registry --version 2>&1 | head -1) on 127.0.0.1:$port"
+token_port="$(free_port)"
+"$venv/bin/python" "$here/token_server.py" "$token_port" "$work/token-cert.pem" wasmhub-test-issuer \
+    wasmhub-test ci ci-secret &
 pids+=($!)
 for _ in $(seq 1 100); do
-    if curl -fsS "http://127.0.0.1:$port/v2/" >/dev/null 2>&1; then
-        break
-    fi
+    [ -f "$work/token-cert.pem" ] && break
     sleep 0.1
 done
-curl -fsS "http://127.0.0.1:$port/v2/" >/dev/null || { cat "$work/registry.log" >&2; exit 1; }
-echo "--- registry $(/usr/bin/docker-registry --version 2>&1 | head -1) on 127.0.0.1:$port"
+auth_port="$(free_port)"
+start_registry registry-auth "$auth_port" "auth:
+  token:
+    realm: http://127.0.0.1:$token_port/token
+    service: wasmhub-test
+    issuer: wasmhub-test-issuer
+    rootcertbundle: $work/token-cert.pem"
+echo "--- registry with token auth on 127.0.0.1:$auth_port (token server on $token_port)"
 
-REGISTRY="127.0.0.1:$port" WASMHUB_BIN="$bin" PLUGINS="$plugins" WORK="$work" WASMHUB_LOG=warn \
-    timeout 300 "$venv/bin/python" "$here/oci_test.py"
+REGISTRY="127.0.0.1:$port" AUTH_REGISTRY="127.0.0.1:$auth_port" WASMHUB_BIN="$bin" PLUGINS="$plugins" \
+    WORK="$work" WASMHUB_LOG=warn timeout 300 "$venv/bin/python" "$here/oci_test.py"

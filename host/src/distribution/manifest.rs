@@ -63,9 +63,7 @@ impl Descriptor {
 
 /// `sha256:<hex>` of `bytes`.
 pub(super) fn digest_of(bytes: &[u8]) -> String {
-    let d = ring::digest::digest(&ring::digest::SHA256, bytes);
-    let hex: String = d.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    format!("sha256:{}", crate::runtime::sha256_hex(bytes))
 }
 
 /// An image manifest (the fields the hub uses; others are ignored on read).

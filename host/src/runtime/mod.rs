@@ -255,6 +255,12 @@ fn async_workers() -> usize {
     tokio::runtime::Handle::try_current().map_or(1, |h| h.metrics().num_workers())
 }
 
+/// sha256 of `bytes`, lowercase hex (the digest of plugins, `plugins.lock` and
+/// OCI content).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    cache::sha256_hex(bytes)
+}
+
 /// sha256 of a regular file, lowercase hex (the digest plugins and `plugins.lock`
 /// use); a FIFO or a device is refused, never read, and a file larger than the
 /// default `limits.max_plugin_mb` is refused after reading at most that much.
