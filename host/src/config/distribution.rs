@@ -137,6 +137,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sources_and_trust_read_from_the_file_and_mistakes_name_the_key() {
+        let key = format!("ed25519:{}", "ab".repeat(32));
+        let text = format!(
+            "[plugins]\nmax_pull_mb = 8\n[[plugins.sources]]\nref = \"oci://127.0.0.1:5000/text:1.0\"\n\
+             [[plugins.sources]]\nref = \"oci://reg.example/x/calc@sha256:{}\"\nname = \"calc\"\n\
+             [trust]\nkeys = [\"{key}\"]\nrevoked = [\"0123456789abcdef\"]\nrequire_signed = true\n",
+            "a".repeat(64)
+        );
+        let config = crate::config::Config::parse(&text, std::path::Path::new("w.toml")).unwrap();
+        assert_eq!(config.plugins.sources.len(), 2);
+        assert_eq!(config.plugins.sources[1].name.as_deref(), Some("calc"));
+        assert_eq!(
+            (config.plugins.max_pull_mb, config.plugins.pull_timeout_secs),
+            (8, 60)
+        );
+        assert!(config.trust.require_signed);
+        let e = crate::config::Config::parse("[plugins]\nsource = []\n", std::path::Path::new("w.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("source"), "{e}");
+        let e = crate::config::Config::parse(
+            "[[plugins.sources]]\nref = \"docker://x/y\"\n",
+            std::path::Path::new("w.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("plugins.sources[0]: ref \"docker://x/y\" must start with oci://"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn public_keys_and_key_ids_parse() {
         let key = format!("ed25519:{}", "ab".repeat(32));
         assert_eq!(parse_public_key(&key).unwrap(), [0xab; 32]);
