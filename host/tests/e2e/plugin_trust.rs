@@ -22,6 +22,15 @@ fn trusting(keys: &[&SigningKey], revoked: &[String]) -> Runtime {
     Runtime::with_trust(&limits(), None, &trust).expect("runtime")
 }
 
+/// The folder `s` watched by `rt`, and the latest set it published.
+async fn watch(rt: Runtime, s: &Scratch) -> (PluginDir, Arc<Mutex<Vec<PluginEntry>>>) {
+    let set = Arc::new(Mutex::new(Vec::new()));
+    let sink = set.clone();
+    let on_change = Arc::new(move |e| *sink.lock().unwrap() = e);
+    let dir = PluginDir::start(rt, s.0.clone(), None, on_change).await.unwrap();
+    (dir, set)
+}
+
 /// Each plugin's state: `active by KEYID`, `active unsigned` or `rejected: REASON`.
 fn states(entries: &[PluginEntry]) -> Vec<(String, String)> {
     let state = |s: &PluginState| match s {
@@ -63,17 +72,7 @@ async fn signed_plugins_load_and_unsigned_tampered_wrong_key_and_revoked_ones_ar
     sign(&bob, &old);
 
     // Rotation: alice and bob trusted, bob revoked by key id.
-    let rt = trusting(&[&alice, &bob], &[bob.key_id()]);
-    let set = Arc::new(Mutex::new(Vec::new()));
-    let sink = set.clone();
-    let _dir = PluginDir::start(
-        rt,
-        s.0.clone(),
-        None,
-        Arc::new(move |e| *sink.lock().unwrap() = e),
-    )
-    .await
-    .unwrap();
+    let (_dir, set) = watch(trusting(&[&alice, &bob], &[bob.key_id()]), &s).await;
     let got = states(&set.lock().unwrap());
     assert_eq!(state_of(&got, "signed"), format!("active by {}", alice.key_id()));
     let unsigned = state_of(&got, "unsigned");
@@ -108,17 +107,7 @@ async fn a_hot_reloaded_file_its_signature_does_not_cover_is_rejected_until_re_s
     let s = Scratch::new("trust-reload");
     let wasm = s.plugin("adversary", "alpha", None);
     sign(&alice, &wasm);
-    let set = Arc::new(Mutex::new(Vec::new()));
-    let sink = set.clone();
-    let rt = trusting(&[&alice], &[]);
-    let _dir = PluginDir::start(
-        rt,
-        s.0.clone(),
-        None,
-        Arc::new(move |e| *sink.lock().unwrap() = e),
-    )
-    .await
-    .unwrap();
+    let (_dir, set) = watch(trusting(&[&alice], &[]), &s).await;
     let now = || states(&set.lock().unwrap());
     assert_eq!(state_of(&now(), "alpha"), format!("active by {}", alice.key_id()));
 
