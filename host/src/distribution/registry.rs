@@ -338,7 +338,11 @@ async fn exchange(
             })?;
         let connect = |e: http_client::ConnectError| DistError::Connect {
             registry: to.authority.clone(),
-            source: Box::new(e),
+            // The address is the registry's: its I/O error says the rest.
+            source: match e {
+                http_client::ConnectError::Tcp { source, .. } => Box::new(source),
+                e => Box::new(e),
+            },
         };
         let tcp = http_client::connect_tcp(addrs).await.map_err(connect)?;
         let stream = http_client::wrap(tcp, to.https.then_some(to.host.as_str()))
@@ -417,6 +421,24 @@ fn query_escape(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_http_only_for_loopback_unless_insecure_http() {
+        let options = |insecure_http| Options {
+            insecure_http,
+            max_pull_mb: 1,
+            timeout_secs: 1,
+        };
+        let scheme = |text: &str, insecure| {
+            let r = Registry::new(&Reference::parse(text).unwrap(), &options(insecure)).unwrap();
+            (r.https, r.port)
+        };
+        assert_eq!(scheme("oci://registry.example/x:1", false), (true, 443));
+        assert_eq!(scheme("oci://registry.example:5000/x:1", true), (false, 5000));
+        assert_eq!(scheme("oci://registry.example/x:1", true), (false, 80));
+        assert_eq!(scheme("oci://127.0.0.1:5000/x:1", false), (false, 5000));
+        assert_eq!(scheme("oci://localhost/x:1", false), (false, 80));
+    }
 
     #[test]
     fn scopes_are_escaped_and_registry_errors_are_read() {
