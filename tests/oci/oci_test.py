@@ -7,6 +7,7 @@ import base64
 import hashlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -333,4 +334,6 @@ def main():
 
 
 if __name__ == "__main__":
+    # SIGTERM (run.sh's cleanup, timeout) unwinds like an error: every hub is stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     main()

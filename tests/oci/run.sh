@@ -42,19 +42,25 @@ fi
 work="$(mktemp -d)"
 pids=()
 cleanup() {
-    # The driver records the hubs it starts here, so a failed run stops them too.
+    stop() {
+        for pid in "$@"; do
+            kill "$pid" 2>/dev/null || true
+        done
+        for pid in "$@"; do
+            wait "$pid" 2>/dev/null || true
+        done
+    }
+    stop "${pids[@]}"
+    # Then the hubs the driver recorded, once it can start no more.
     if [ -f "$work/pids" ]; then
-        while read -r pid; do pids+=("$pid"); done <"$work/pids"
+        mapfile -t hubs <"$work/pids"
+        stop "${hubs[@]}"
     fi
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${pids[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
     rm -rf "$work"
 }
 trap cleanup EXIT
+# A signal ends the script through exit, so the EXIT trap stops everything too.
+trap 'exit 1' INT TERM
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
@@ -106,5 +112,9 @@ start_registry registry-auth "$auth_port" "auth:
     rootcertbundle: $work/token-cert.pem"
 echo "--- registry with token auth on 127.0.0.1:$auth_port (token server on $token_port)"
 
+# In the background and waited for, so a signal reaches the traps at once.
 REGISTRY="127.0.0.1:$port" AUTH_REGISTRY="127.0.0.1:$auth_port" WASMHUB_BIN="$bin" PLUGINS="$plugins" \
-    WORK="$work" WASMHUB_LOG=warn timeout 300 "$venv/bin/python" "$here/oci_test.py"
+    WORK="$work" WASMHUB_LOG=warn timeout 300 "$venv/bin/python" "$here/oci_test.py" &
+driver=$!
+pids+=("$driver")
+wait "$driver"
