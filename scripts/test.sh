@@ -3,7 +3,7 @@
 # sandbox, real example plugins, the real binary on loopback), the Python plugin's
 # tests, the Python and JavaScript SDKs' tests, plugin authoring in all three
 # languages outside the checkout, and the suites that drive the hub with real
-# clients (AI SDK, OpenAI SDK, MCP conformance and SDK clients, headless Chromium: the chat page and the operator console). Needs only Rust via rustup,
+# clients (AI SDK, OpenAI SDK, MCP conformance and SDK clients, headless Chromium: the chat page and the operator console, a real OCI registry with the oras client). Needs only Rust via rustup,
 # python3 and node/npm from the machine; every other tool is installed on the way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +38,7 @@ suite "AI SDK + OpenAI clients" bash tests/node/run.sh
 suite "MCP conformance + SDK clients" bash tests/mcp/run.sh
 suite "chat: AI SDK useChat + Chromium" bash tests/chat/run.sh
 suite "operator console: Chromium" bash tests/console/run.sh
+suite "plugin distribution: OCI registry + oras" bash tests/oci/run.sh
 
 echo
 if [ "$failed" -gt 0 ]; then

@@ -9,11 +9,15 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 mod approvals;
+mod distribution;
 mod error;
 #[cfg(test)]
 mod tests;
 
 pub use approvals::{ApprovalAction, ApprovalRule, ApprovalsConfig, TokenApprovals};
+pub use distribution::{
+    PUBLIC_KEY_PREFIX, PluginsConfig, SourceConfig, TrustConfig, decode_hex, is_key_id, parse_public_key,
+};
 pub use error::ConfigError;
 
 /// The whole configuration, after defaults and overrides.
@@ -40,6 +44,10 @@ pub struct Config {
     pub server: ServerConfig,
     /// Which calls need a person's approval before they run.
     pub approvals: ApprovalsConfig,
+    /// Plugins pulled from OCI registries (`[[plugins.sources]]`).
+    pub plugins: PluginsConfig,
+    /// Which signers plugins must come from (`[trust]`).
+    pub trust: TrustConfig,
 }
 
 impl Default for Config {
@@ -55,6 +63,8 @@ impl Default for Config {
             audit: AuditConfig::default(),
             server: ServerConfig::default(),
             approvals: ApprovalsConfig::default(),
+            plugins: PluginsConfig::default(),
+            trust: TrustConfig::default(),
         }
     }
 }
@@ -471,7 +481,9 @@ impl Config {
         if self.server.mcp_approval_secs == 0 {
             return Some("server.mcp_approval_secs must be greater than 0".into());
         }
-        None
+        self.trust
+            .first_mismatch()
+            .or_else(|| self.plugins.first_mismatch())
     }
 }
 

@@ -8,16 +8,20 @@
 //! - [`llm`]: upstream model providers and the OpenAI -> UI message stream transform;
 //! - [`hub`]: the four meta-tools, the registry, search, and the call protocol;
 //! - [`runtime`]: the wasmtime engine, sandbox, loader and plugin cache;
+//! - [`distribution`]: plugins from OCI registries (pull, push, sync) and
+//!   their signatures, for the CLI and `serve`;
 //! - beside them: [`storage`] (sled), [`config`] and [`toml`], [`sse`],
 //!   [`logging`], [`ids`], [`race`], [`clock`] (Unix milliseconds),
-//!   [`http_client`] (outbound HTTP/1 + TLS).
+//!   [`http_client`] (outbound HTTP/1 + TLS), `base64`.
 
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod agent;
+pub(crate) mod base64;
 pub mod cli;
 pub(crate) mod clock;
 pub mod config;
+pub mod distribution;
 pub(crate) mod http_client;
 pub mod hub;
 pub mod ids;

@@ -31,6 +31,11 @@ Commands:
   plugin wit [--out D]  print (or write into D) the WIT contract this binary serves
   plugin inspect FILE   show a plugin's operations, schemas, imports and grants
   plugin lock [DIR]     pin every plugin's sha256 in DIR/plugins.lock
+  plugin pull REF       pull a plugin from an OCI registry into the plugins folder
+  plugin push FILE REF  push a plugin (and its manifest and signature) to an OCI registry
+  plugin sync           pull every [[plugins.sources]] of the configuration
+  plugin keygen         make an Ed25519 signing key
+  plugin sign FILE      sign a plugin (FILE.sig) with --key KEY
 
 Run `wasmhub <command> --help` for its options.
 ";
@@ -101,12 +106,13 @@ fn load_config(args: &Args) -> Result<Config, String> {
 fn serve_command(argv: &[String]) -> Result<ExitCode, UsageError> {
     let mut with_value = CONFIG_FLAGS.to_vec();
     with_value.push("listen");
-    let args = Args::parse(argv, &with_value, &["locked", "help"])?;
+    let args = Args::parse(argv, &with_value, &["locked", "insecure-http", "help"])?;
     if args.switch("help") {
         println!(
             "Usage: wasmhub serve [options]\n\nRuns the hub's HTTP server.\n\nOptions:\n{CONFIG_FLAGS_HELP}\n  \
              --listen ADDR     address to bind (config: listen; default 127.0.0.1:8787)\n  \
-             --locked          refuse plugins not pinned in plugins.lock"
+             --locked          refuse plugins not pinned in plugins.lock, and [[plugins.sources]] tags that moved\n  \
+             --insecure-http   plain HTTP to registries that are not on loopback (plugins.insecure_http)"
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -122,6 +128,7 @@ fn serve_command(argv: &[String]) -> Result<ExitCode, UsageError> {
         config,
         serve::Options {
             locked: args.switch("locked"),
+            insecure_http: args.switch("insecure-http"),
         },
     ))
 }
@@ -183,7 +190,7 @@ fn call_command(argv: &[String]) -> Result<ExitCode, UsageError> {
 }
 
 const PLUGIN_HELP: &str = "\
-Usage: wasmhub plugin <new|check|test|inspect|lock|wit> ...
+Usage: wasmhub plugin <new|check|test|inspect|lock|wit|pull|push|sync|keygen|sign> ...
 
   plugin new NAME [--lang rust|python|js] [--dir DIR]
                                 scaffold a plugin project in DIR/NAME (default: ./NAME, Rust);
@@ -192,20 +199,57 @@ Usage: wasmhub plugin <new|check|test|inspect|lock|wit> ...
   plugin test FILE              run every example of every operation in the sandbox; exit 1 on a failure
   plugin wit [--out DIR]        print the newest WIT package, or write every version served into DIR
   plugin inspect FILE [--json]  operations, schemas, imports and what its manifest grants
-  plugin lock [DIR]             write DIR/plugins.lock (default DIR: ./dist/plugins)";
+  plugin lock [DIR]             write DIR/plugins.lock (default DIR: ./dist/plugins)
+  plugin pull REF [--dir DIR] [--name NAME] [--locked] [--insecure-http]
+                                REF is oci://host[:port]/repo:tag or oci://host[:port]/repo@sha256:HEX;
+                                writes NAME.wasm (NAME.toml, NAME.wasm.sig) into DIR (default: plugins_dir)
+                                and pins digest and source in plugins.lock; --locked refuses a moved tag
+  plugin push FILE REF [--insecure-http]
+                                push FILE (with FILE's NAME.toml and FILE.sig, when present) to REF (a tag)
+  plugin sync [--dir DIR] [--locked] [--insecure-http]
+                                pull every [[plugins.sources]]; exit 1 when any fails
+  plugin keygen [--out FILE]    write an Ed25519 private key to FILE (default wasmhub-signing.key), 0600,
+                                and its public key to FILE.pub
+  plugin sign FILE --key KEY    write FILE.sig: KEY's signature over FILE's sha256
+Registry credentials: WASMHUB_REGISTRY_USERNAME/WASMHUB_REGISTRY_PASSWORD, else ~/.docker/config.json.
+Plain HTTP is used for loopback registries only, unless --insecure-http (plugins.insecure_http).
+pull, push, sync and inspect also take --config FILE and --set KEY=VALUE ([trust], [plugins]).";
 
 fn plugin_command(argv: &[String]) -> Result<ExitCode, UsageError> {
-    let args = Args::parse(argv, &["dir", "out", "lang"], &["json", "help"])?;
+    let mut with_value = vec!["dir", "out", "lang", "key", "name"];
+    with_value.extend(CONFIG_FLAGS);
+    let args = Args::parse(argv, &with_value, &["json", "help", "locked", "insecure-http"])?;
     let positional: Vec<&str> = args.positional.iter().map(String::as_str).collect();
     if args.switch("help") {
         println!("{PLUGIN_HELP}");
         return Ok(ExitCode::SUCCESS);
     }
+    fn path(p: &str) -> &std::path::Path {
+        std::path::Path::new(p)
+    }
     match positional.as_slice() {
-        ["check", file] => Ok(plugin::check(std::path::Path::new(file))),
-        ["test", file] => Ok(plugin::test(std::path::Path::new(file))),
-        ["wit"] => Ok(plugin::wit(args.value("out").map(std::path::Path::new))),
-        ["inspect", file] => Ok(plugin::inspect(std::path::Path::new(file), args.switch("json"))),
+        ["check", file] => Ok(plugin::check(path(file))),
+        ["test", file] => Ok(plugin::test(path(file))),
+        ["wit"] => Ok(plugin::wit(args.value("out").map(path))),
+        ["inspect", file] => Ok(with_config(&args, |c| {
+            plugin::inspect(path(file), args.switch("json"), c)
+        })),
+        ["pull", reference] => Ok(with_config(&args, |c| {
+            plugin::pull(c, reference, &oci_flags(&args))
+        })),
+        ["push", file, reference] => Ok(with_config(&args, |c| {
+            plugin::push(c, path(file), reference, &oci_flags(&args))
+        })),
+        ["sync"] => Ok(with_config(&args, |c| plugin::sync(c, &oci_flags(&args)))),
+        ["keygen"] => Ok(plugin::keygen(path(
+            args.value("out").unwrap_or("wasmhub-signing.key"),
+        ))),
+        ["sign", file] => match args.value("key") {
+            Some(key) => Ok(plugin::sign(path(file), path(key))),
+            None => Err(UsageError(
+                "sign needs --key KEY (made by `wasmhub plugin keygen`)".into(),
+            )),
+        },
         ["lock"] => Ok(plugin::lock(std::path::Path::new("dist/plugins"))),
         ["lock", dir] => Ok(plugin::lock(std::path::Path::new(dir))),
         ["new", name] => plugin_new(name, args.value("dir").unwrap_or("."), args.value("lang")),
@@ -213,6 +257,28 @@ fn plugin_command(argv: &[String]) -> Result<ExitCode, UsageError> {
         [other, ..] => Err(UsageError(format!(
             "unknown or incomplete subcommand {other:?}\n{PLUGIN_HELP}"
         ))),
+    }
+}
+
+/// The `--dir`, `--name`, `--locked` and `--insecure-http` of `pull`, `push`, `sync`.
+fn oci_flags(args: &Args) -> plugin::OciFlags<'_> {
+    plugin::OciFlags {
+        dir: args.value("dir").map(std::path::Path::new),
+        name: args.value("name"),
+        locked: args.switch("locked"),
+        insecure_http: args.switch("insecure-http"),
+    }
+}
+
+/// Runs `work` with the configuration of `--config`/`--set`, or exits 1 naming
+/// what is wrong with it.
+fn with_config(args: &Args, work: impl FnOnce(&Config) -> ExitCode) -> ExitCode {
+    match load_config(args) {
+        Ok(config) => work(&config),
+        Err(e) => {
+            eprintln!("wasmhub plugin: {e}");
+            ExitCode::from(1)
+        }
     }
 }
 

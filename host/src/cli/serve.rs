@@ -9,8 +9,10 @@ use std::time::Duration;
 
 /// Flags of `serve` that are not configuration keys.
 pub struct Options {
-    /// Refuse plugins that `plugins.lock` does not pin.
+    /// Refuse plugins that `plugins.lock` does not pin (and sources whose tag moved).
     pub locked: bool,
+    /// Plain HTTP to registries off loopback (`--insecure-http`).
+    pub insecure_http: bool,
 }
 
 /// Starts the hub; returns when it has shut down.
@@ -49,7 +51,28 @@ async fn prune_compiled_cache(hub: Arc<crate::hub::Hub>) {
         .prune_compiled_cache(digests.iter().map(String::as_str));
 }
 
+/// Pulls `[[plugins.sources]]` before the folder is loaded, so replicas serve the
+/// same digests. A source that fails (registry down, tag moved under `--locked`,
+/// bad signature) is logged and the folder keeps what it has: the lock and
+/// `[trust]` still decide whether that loads.
+async fn sync_sources(config: &Config, options: &Options) -> Result<(), String> {
+    if config.plugins.sources.is_empty() {
+        return Ok(());
+    }
+    let results =
+        super::plugin::sync_sources(config, &config.plugins_dir, options.locked, options.insecure_http)
+            .await?;
+    for (reference, result) in results {
+        match result {
+            Ok(p) => crate::info!("plugin sources: {}", super::plugin::describe_pull(&reference, &p)),
+            Err(e) => crate::error!("plugin sources: {reference}: {e}; keeping what the folder has"),
+        }
+    }
+    Ok(())
+}
+
 async fn start(config: Config, options: Options, signals: super::signals::Signals) -> Result<(), String> {
+    sync_sources(&config, &options).await?;
     let config = Arc::new(config);
     // --locked: every plugin must be pinned in plugins.lock; read it before loading
     // anything so a missing or broken lock file stops the start, naming the file.

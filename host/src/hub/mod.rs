@@ -139,7 +139,11 @@ impl Hub {
 
     /// The runtime, the hub on it, and the `on_change` that feeds the hub's registry.
     fn with_runtime(config: &Config, storage: Storage) -> Result<(Arc<Hub>, Runtime, OnChange), HubError> {
-        let runtime = Runtime::new(&config.limits, Some(&config.data_dir.join("compiled")))?;
+        let runtime = Runtime::with_trust(
+            &config.limits,
+            Some(&config.data_dir.join("compiled")),
+            &config.trust,
+        )?;
         // Compiled artifacts used to live in the store's `compiled` table; they are
         // files now (`runtime::cache`), and the old table only takes space.
         if let Err(e) = storage.drop_table("compiled") {

@@ -105,6 +105,9 @@ pub struct PluginInfo {
     pub wit_version: Option<WitVersion>,
     /// Whether the plugin gives instructions (`hub_list` shows them).
     pub instructions: bool,
+    /// The key id of the trusted key whose signature was verified at load (`[trust]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signer: Option<String>,
 }
 
 /// The limits a loaded plugin's calls run under (its manifest's, clamped to the
@@ -268,6 +271,7 @@ fn unloaded(entry: &PluginEntry, state: PluginStatus, digest: Option<String>) ->
         notes: Vec::new(),
         wit_version: None,
         instructions: false,
+        signer: None,
     }
 }
 
@@ -316,6 +320,7 @@ fn describe(entry: &PluginEntry, ops: &mut HashMap<String, OpRef>) -> PluginInfo
         notes: plugin.notes().to_vec(),
         wit_version: Some(plugin.wit_version()),
         instructions: plugin.instructions().is_some(),
+        signer: plugin.signer().map(str::to_string),
     }
 }
 

@@ -95,11 +95,13 @@ pub type OnChange = Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>;
 /// What identifies one version of a file: (size, mtime ns, inode).
 type Stamp = (u64, i128, u64);
 
-/// What identifies one version of a plugin: its `.wasm` and its manifest.
+/// What identifies one version of a plugin: its `.wasm`, its manifest and its
+/// signature file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Fingerprint {
     wasm: Stamp,
     manifest: Option<Stamp>,
+    signature: Option<Stamp>,
 }
 
 fn stamp(path: &Path) -> Option<Stamp> {
@@ -129,7 +131,13 @@ fn scan(dir: &Path) -> std::io::Result<Found> {
         }
         let Some(wasm) = stamp(&path) else { continue };
         let manifest = stamp(&super::manifest_path(&path));
-        found.insert(super::plugin_name(&path), (path, Fingerprint { wasm, manifest }));
+        let signature = stamp(&super::signature_path(&path));
+        let fingerprint = Fingerprint {
+            wasm,
+            manifest,
+            signature,
+        };
+        found.insert(super::plugin_name(&path), (path, fingerprint));
     }
     Ok(found)
 }

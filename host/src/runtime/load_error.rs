@@ -7,6 +7,7 @@ use super::file::FileKind;
 use super::manifest::ManifestProblem;
 use super::operations::OperationProblem;
 use super::sandbox::SandboxError;
+use super::trust::TrustProblem;
 use super::verify::ExampleError;
 use std::error::Error;
 use std::fmt;
@@ -91,6 +92,8 @@ pub enum LoadProblem {
     },
     /// An example of an operation failed when run at load.
     Verification(Box<ExampleError>),
+    /// The signature check of `[trust]` failed.
+    Trust(TrustProblem),
     /// `--locked` and the file is not in `plugins.lock`.
     Unpinned,
     /// `--locked` and the file's digest differs from `plugins.lock`.
@@ -145,6 +148,7 @@ impl fmt::Display for LoadProblem {
             LoadProblem::List(e) => write!(f, "operations.list failed: {e}"),
             LoadProblem::Operation { op, problem } => write!(f, "operation {op:?}: {problem}"),
             LoadProblem::Verification(e) => write!(f, "verification failed: {e}"),
+            LoadProblem::Trust(e) => write!(f, "trust: {e}"),
             LoadProblem::Unpinned => {
                 f.write_str("not pinned in plugins.lock (serve --locked): run `wasmhub plugin lock` to pin it")
             }
@@ -167,6 +171,7 @@ impl Error for LoadProblem {
             LoadProblem::List(e) => Some(e),
             LoadProblem::Operation { problem, .. } => Some(problem),
             LoadProblem::Verification(e) => Some(e.as_ref()),
+            LoadProblem::Trust(e) => Some(e),
             LoadProblem::BadName(_)
             | LoadProblem::NotRegularFile(_)
             | LoadProblem::TooLarge { .. }

@@ -79,6 +79,11 @@ pub(super) async fn load(
         Ok(file) => file,
         Err(problem) => return Err(with(err, problem)),
     };
+    // Before compiling: an untrusted file's bytes never reach the compiler.
+    let signer = match inner.trust.check_file(path, &file.digest) {
+        Ok(signer) => signer,
+        Err(problem) => return Err(with(err, LoadProblem::Trust(problem))),
+    };
     let manifest = read_manifest(path, &mut err.problems);
     let (pre, imports) = match link(inner, &name, &file.digest, file.bytes).await {
         Ok(linked) => linked,
@@ -106,6 +111,7 @@ pub(super) async fn load(
         name_arc: name.as_str().into(),
         name,
         digest: file.digest,
+        signer,
         size: file.size,
         path: path.to_owned(),
         operations,

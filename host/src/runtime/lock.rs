@@ -4,6 +4,11 @@
 //! sorted by name, `#` comments allowed. So `sha256sum -c plugins.lock` run in the
 //! folder checks it too. With `serve --locked`, a file missing from the lock or with
 //! another digest is rejected before it is compiled.
+//!
+//! A plugin pulled from a registry also has a `#@source <file> <reference>
+//! <manifest digest>` line (a comment to `sha256sum`): where it came from and which
+//! registry manifest the reference resolved to, so `--locked` can refuse a tag that
+//! moved. Lock files without such lines read as before.
 
 use super::cache::sha256_hex;
 use super::file::ReadError;
@@ -71,7 +76,20 @@ impl std::error::Error for LockError {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LockFile {
     entries: BTreeMap<String, String>,
+    sources: BTreeMap<String, Source>,
 }
+
+/// Where a pinned plugin was pulled from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// The reference pulled, as written (`oci://host/repo:tag`).
+    pub reference: String,
+    /// `sha256:<hex>` of the registry manifest it resolved to.
+    pub manifest_digest: String,
+}
+
+/// The marker of a source line.
+const SOURCE_MARK: &str = "#@source";
 
 impl LockFile {
     /// Reads `dir/plugins.lock`.
@@ -87,16 +105,22 @@ impl LockFile {
     /// Parses lock-file text; `path` only labels errors.
     pub fn parse(text: &str, path: &Path) -> Result<LockFile, LockError> {
         let mut entries = BTreeMap::new();
+        let mut sources = BTreeMap::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
             let syntax = |message: String| LockError::Syntax {
                 path: path.to_owned(),
                 line: i + 1,
                 message,
             };
+            if let Some(rest) = line.strip_prefix(SOURCE_MARK) {
+                let (name, source) = parse_source(rest).map_err(syntax)?;
+                sources.insert(name, source);
+                continue;
+            }
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
             let (digest, name) = line
                 .split_once(char::is_whitespace)
                 .ok_or_else(|| syntax("expected `<sha256>  <name>.wasm`".into()))?;
@@ -117,7 +141,9 @@ impl LockFile {
                 return Err(syntax(format!("{name} is listed twice")));
             }
         }
-        Ok(LockFile { entries })
+        // A source without its digest line pins nothing: dropped.
+        sources.retain(|name, _| entries.contains_key(name));
+        Ok(LockFile { entries, sources })
     }
 
     /// Pins every `.wasm` file currently in `dir`, each within the default
@@ -184,10 +210,41 @@ impl LockFile {
         self.entries.get(file_name).map(String::as_str)
     }
 
-    /// Pins `file_name` to `digest` (stored lowercase), replacing any earlier pin.
+    /// Pins `file_name` to `digest` (stored lowercase), replacing any earlier pin
+    /// (and forgetting its source: see [`LockFile::insert_pulled`]).
     pub fn insert(&mut self, file_name: &str, digest: &str) {
         self.entries
             .insert(file_name.to_string(), digest.to_ascii_lowercase());
+        self.sources.remove(file_name);
+    }
+
+    /// Pins `file_name`, pulled from `source`, to `digest`.
+    pub fn insert_pulled(&mut self, file_name: &str, digest: &str, source: Source) {
+        self.insert(file_name, digest);
+        self.sources.insert(file_name.to_string(), source);
+    }
+
+    /// Where `file_name` was pulled from, when it was.
+    pub fn source(&self, file_name: &str) -> Option<&Source> {
+        self.sources.get(file_name)
+    }
+
+    /// The pin of a file pulled from `reference`, as (file name, source).
+    pub fn pulled_from(&self, reference: &str) -> Option<(&str, &Source)> {
+        self.sources
+            .iter()
+            .find(|(_, s)| s.reference == reference)
+            .map(|(n, s)| (n.as_str(), s))
+    }
+
+    /// Keeps the sources of `earlier` for the files whose digest did not change
+    /// (`plugin lock` re-pins a folder without forgetting where files came from).
+    pub fn keep_sources_of(&mut self, earlier: &LockFile) {
+        for (name, source) in &earlier.sources {
+            if earlier.digest(name).is_some() && earlier.digest(name) == self.digest(name) {
+                self.sources.insert(name.clone(), source.clone());
+            }
+        }
     }
 
     /// Every pin as (file name, lowercase hex digest), sorted by file name.
@@ -213,10 +270,32 @@ impl fmt::Display for LockFile {
             "# wasmhub plugins.lock: sha256 of each plugin (check with `sha256sum -c plugins.lock`)"
         )?;
         for (name, digest) in &self.entries {
+            if let Some(s) = self.sources.get(name) {
+                writeln!(f, "{SOURCE_MARK} {name} {} {}", s.reference, s.manifest_digest)?;
+            }
             writeln!(f, "{digest}  {name}")?;
         }
         Ok(())
     }
+}
+
+/// `<file> <reference> <manifest digest>` after the source mark.
+fn parse_source(rest: &str) -> Result<(String, Source), String> {
+    let parts: Vec<&str> = rest.split_whitespace().collect();
+    let [name, reference, digest] = parts.as_slice() else {
+        return Err(format!(
+            "expected `{SOURCE_MARK} <name>.wasm <reference> sha256:<manifest digest>`"
+        ));
+    };
+    let hex = digest.strip_prefix("sha256:").unwrap_or_default();
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("{digest:?} is not a sha256:<hex> manifest digest"));
+    }
+    let source = Source {
+        reference: reference.to_string(),
+        manifest_digest: digest.to_ascii_lowercase(),
+    };
+    Ok((name.to_string(), source))
 }
 
 #[cfg(test)]
@@ -255,6 +334,35 @@ mod tests {
         let lock = LockFile::from_dir_within(&dir, 2).unwrap();
         assert_eq!(lock.len(), 2);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn sources_round_trip_and_old_files_still_read() {
+        let mut lock = LockFile::default();
+        let source = Source {
+            reference: "oci://127.0.0.1:5000/plugins/text:1.0".into(),
+            manifest_digest: format!("sha256:{}", "c".repeat(64)),
+        };
+        lock.insert_pulled("text.wasm", &"a".repeat(64), source.clone());
+        lock.insert("calc.wasm", &"b".repeat(64));
+        let text = lock.to_string();
+        assert!(
+            text.contains("#@source text.wasm oci://127.0.0.1:5000/plugins/text:1.0 sha256:ccc"),
+            "{text}"
+        );
+        let back = LockFile::parse(&text, Path::new("l")).unwrap();
+        assert_eq!(back, lock);
+        assert_eq!(back.source("text.wasm"), Some(&source));
+        assert_eq!(
+            back.pulled_from(&source.reference).map(|(n, _)| n),
+            Some("text.wasm")
+        );
+        let mut relocked = LockFile::default();
+        relocked.insert("text.wasm", &"a".repeat(64));
+        relocked.keep_sources_of(&back);
+        assert_eq!(relocked.source("text.wasm"), Some(&source));
+        let err = LockFile::parse("#@source a.wasm oci://x sha256:zz\n", Path::new("l")).unwrap_err();
+        assert!(err.to_string().contains("line 1"), "{err}");
     }
 
     #[test]

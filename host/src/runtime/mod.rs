@@ -18,7 +18,8 @@
 //!   the listed operations;
 //! - `verify`: running the operations' examples (at load, and `plugin test`);
 //! - `plugin`: calling;
-//! - `cache`, `lock`, `dir`: compiled cache, pinning, hot reload.
+//! - `cache`, `lock`, `dir`: compiled cache, pinning, hot reload;
+//! - `trust`: plugin signatures (`NAME.wasm.sig`) and the `[trust]` policy.
 
 mod bindings;
 mod budget;
@@ -36,6 +37,7 @@ mod net;
 mod operations;
 mod plugin;
 mod sandbox;
+mod trust;
 mod types;
 mod verify;
 
@@ -46,13 +48,17 @@ pub use engine::{Allocator, EPOCH_TICK};
 pub use file::FileKind;
 pub use load_error::{CompileError, ListError, LoadError, LoadProblem};
 pub use loader::{manifest_path, plugin_name, valid_operation_name, valid_plugin_name};
-pub use lock::{LOCK_FILE, LockError, LockFile};
+pub use lock::{LOCK_FILE, LockError, LockFile, Source};
 pub use manifest::{
     DirGrant, EffectiveLimits, GrantError, HostGrant, LimitRequests, Manifest, ManifestError, ManifestProblem,
 };
 pub use operations::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, MAX_INSTRUCTIONS_BYTES, OperationProblem, SchemaRole};
 pub use plugin::{Example, Hints, Operation, Plugin};
 pub use sandbox::SandboxError;
+pub use trust::{
+    KeyError, MAX_SIGNATURE_BYTES, SIGNATURE_FORMAT, Signature, SigningKey, TrustPolicy, TrustProblem,
+    key_id, signature_path,
+};
 pub use types::{
     CallFailure, CallOutput, Deadline, ErrorCode, Invocation, NestedCallError, NestedCalls, NoNestedCalls,
     TrapKind,
@@ -74,6 +80,8 @@ pub enum RuntimeError {
     Linker(wasmtime::Error),
     /// The epoch ticker thread could not be spawned.
     Ticker(std::io::Error),
+    /// A `[trust]` key is not a public key (or key id).
+    Trust(trust::TrustKeyError),
     /// The plugins folder cannot be read.
     PluginDir {
         /// The plugins folder.
@@ -89,6 +97,7 @@ impl fmt::Display for RuntimeError {
             RuntimeError::Engine(e) => write!(f, "cannot configure the wasmtime engine: {e}"),
             RuntimeError::Linker(e) => write!(f, "cannot link the host interfaces: {e}"),
             RuntimeError::Ticker(e) => write!(f, "cannot start the epoch ticker thread: {e}"),
+            RuntimeError::Trust(e) => write!(f, "[trust]: {e}"),
             RuntimeError::PluginDir { path, source } => {
                 write!(f, "cannot read the plugins folder {}: {source}", path.display())
             }
@@ -101,6 +110,7 @@ impl std::error::Error for RuntimeError {
         match self {
             RuntimeError::Engine(e) | RuntimeError::Linker(e) => Some(e.as_ref()),
             RuntimeError::Ticker(e) | RuntimeError::PluginDir { source: e, .. } => Some(e),
+            RuntimeError::Trust(e) => Some(e),
         }
     }
 }
@@ -116,6 +126,8 @@ struct Inner {
     memory: Arc<budget::MemoryBudget>,
     /// Each tenant's CPU share (`limits.caller_share_percent` of the workers).
     cpu: Arc<CpuShares>,
+    /// Which signatures plugins need (`[trust]`).
+    trust: TrustPolicy,
     _ticker: engine::Ticker,
 }
 
@@ -131,6 +143,19 @@ impl Runtime {
     /// (a folder that cannot be created is logged, and plugins are compiled at
     /// every load: the cache is an optimization).
     pub fn new(limits: &Limits, cache_dir: Option<&Path>) -> Result<Runtime, RuntimeError> {
+        Runtime::with_trust(limits, cache_dir, &crate::config::TrustConfig::default())
+    }
+
+    /// [`Runtime::new`] whose loads apply the `[trust]` policy: a plugin needs a
+    /// good signature (`NAME.wasm.sig`) by a trusted, unrevoked key when
+    /// `require_signed`, and a signature that is present must be good whenever keys
+    /// are configured.
+    pub fn with_trust(
+        limits: &Limits,
+        cache_dir: Option<&Path>,
+        trust: &crate::config::TrustConfig,
+    ) -> Result<Runtime, RuntimeError> {
+        let trust = TrustPolicy::new(trust).map_err(RuntimeError::Trust)?;
         let (engine, allocator) = engine::build(limits).map_err(RuntimeError::Engine)?;
         let linker = bindings::linker(&engine).map_err(RuntimeError::Linker)?;
         let cache = cache_dir.and_then(|dir| match cache::CompiledCache::open(dir, &engine) {
@@ -155,6 +180,7 @@ impl Runtime {
                 allocator,
                 memory: budget::MemoryBudget::new(limits.memory_budget_mb),
                 cpu,
+                trust,
                 _ticker: ticker,
             }),
         })
@@ -231,6 +257,12 @@ impl Runtime {
 /// The async worker threads of the runtime this is called in (1 outside one).
 fn async_workers() -> usize {
     tokio::runtime::Handle::try_current().map_or(1, |h| h.metrics().num_workers())
+}
+
+/// sha256 of `bytes`, lowercase hex (the digest of plugins, `plugins.lock` and
+/// OCI content).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    cache::sha256_hex(bytes)
 }
 
 /// sha256 of a regular file, lowercase hex (the digest plugins and `plugins.lock`

@@ -74,6 +74,8 @@ impl std::fmt::Debug for Operation {
 pub struct Plugin {
     pub(super) name: String,
     pub(super) digest: String,
+    /// The key id of the trusted key that signed the file, when it was checked.
+    pub(super) signer: Option<String>,
     pub(super) size: u64,
     pub(super) path: PathBuf,
     pub(super) operations: Vec<Operation>,
@@ -109,6 +111,11 @@ impl Plugin {
     /// sha256 of the `.wasm` file, lowercase hex.
     pub fn digest(&self) -> &str {
         &self.digest
+    }
+    /// The key id of the trusted key whose signature (`NAME.wasm.sig`) was verified
+    /// at load; `None` when no signature was checked.
+    pub fn signer(&self) -> Option<&str> {
+        self.signer.as_deref()
     }
     /// Size of the `.wasm` file in bytes.
     pub fn size(&self) -> u64 {

@@ -17,6 +17,7 @@ mod llm_proxy;
 mod mcp_approvals;
 mod mcp_binary;
 mod plugin_contract;
+mod plugin_trust;
 mod runtime_adversarial;
 mod runtime_budgets;
 mod runtime_cli;

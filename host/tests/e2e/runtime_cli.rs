@@ -33,8 +33,14 @@ fn inspect_describes_operations_grants_and_imports() {
         "fetcher",
         Some("[network]\nallow = [\"en.wikipedia.org\"]\n[env]\nsecrets = [\"WASMHUB_CLI_TEST_KEY\"]\n"),
     );
-    assert_eq!(code(plugin::inspect(&wasm, false)), code(ExitCode::SUCCESS));
-    assert_eq!(code(plugin::inspect(&wasm, true)), code(ExitCode::SUCCESS));
+    assert_eq!(
+        code(plugin::inspect(&wasm, false, &Default::default())),
+        code(ExitCode::SUCCESS)
+    );
+    assert_eq!(
+        code(plugin::inspect(&wasm, true, &Default::default())),
+        code(ExitCode::SUCCESS)
+    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -6,11 +6,16 @@
 //! WIT version, instructions, operations with schemas and examples, imports, limits
 //! and what the manifest grants; `test` (in `test`) runs every example through the
 //! sandbox; `lock` pins every plugin of a folder in `plugins.lock`; `wit` (in `wit`)
-//! writes the WIT packages this binary serves.
+//! writes the WIT packages this binary serves; `oci` pulls, pushes and syncs plugins
+//! from registries; `sign` makes keys and signatures.
 
+mod oci;
+mod sign;
 mod test;
 mod wit;
 
+pub(crate) use oci::{OciFlags, describe as describe_pull, pull, push, sync, sync_sources};
+pub(crate) use sign::{keygen, sign};
 pub(crate) use test::test;
 pub(crate) use wit::wit;
 
@@ -51,18 +56,60 @@ impl std::error::Error for StartError {
 /// Loads `path` with the default global caps on a small runtime; the inner result
 /// is the loader's verdict on the file.
 fn load(path: &Path) -> Result<Result<Arc<Plugin>, LoadError>, StartError> {
-    with_runtime(|runtime| async move { runtime.load(path).await })
+    load_trusting(path, &crate::config::TrustConfig::default())
+}
+
+/// [`load`] under the `[trust]` policy `trust`.
+fn load_trusting(
+    path: &Path,
+    trust: &crate::config::TrustConfig,
+) -> Result<Result<Arc<Plugin>, LoadError>, StartError> {
+    with_runtime_trusting(trust, |runtime| async move { runtime.load(path).await })
+}
+
+/// Where the plugin at `path` came from and who signed it: the source recorded in
+/// the folder's `plugins.lock`, the verified signer, or the key id its signature
+/// names when no `[trust]` key checked it.
+pub fn provenance(path: &Path, plugin: Option<&Plugin>) -> Value {
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lock = path.parent().and_then(|dir| LockFile::read(dir).ok());
+    let source = lock
+        .as_ref()
+        .and_then(|l| l.source(&file))
+        .map(|s| json!({ "reference": s.reference, "manifest_digest": s.manifest_digest }));
+    let claimed = std::fs::read(crate::runtime::signature_path(path))
+        .ok()
+        .and_then(|b| crate::runtime::Signature::parse(&b).ok())
+        .map(|s| s.key_id);
+    let signer = plugin.and_then(|p| p.signer());
+    json!({
+        "source": source,
+        "signer": signer,
+        "signature_key_id": claimed,
+        "signature_verified": signer.is_some(),
+    })
 }
 
 /// Runs `work` on a fresh plugin runtime with the default global caps, on a small
 /// async runtime of its own.
 fn with_runtime<T, F: Future<Output = T>>(work: impl FnOnce(Runtime) -> F) -> Result<T, StartError> {
+    with_runtime_trusting(&crate::config::TrustConfig::default(), work)
+}
+
+/// [`with_runtime`] with the `[trust]` policy `trust`.
+fn with_runtime_trusting<T, F: Future<Output = T>>(
+    trust: &crate::config::TrustConfig,
+    work: impl FnOnce(Runtime) -> F,
+) -> Result<T, StartError> {
     let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(StartError::AsyncRuntime)?;
     tokio.block_on(async {
-        let runtime = Runtime::new(&Limits::default(), None).map_err(StartError::Runtime)?;
+        let runtime = Runtime::with_trust(&Limits::default(), None, trust).map_err(StartError::Runtime)?;
         Ok(work(runtime).await)
     })
 }
@@ -150,6 +197,7 @@ pub fn describe(plugin: &Plugin) -> Value {
             "secrets": m.secrets,
         },
         "notes": plugin.notes(),
+        "provenance": provenance(plugin.path(), Some(plugin)),
         "operations": plugin.operations().iter().map(|o| json!({
             "name": o.name,
             "description": o.description,
@@ -161,9 +209,9 @@ pub fn describe(plugin: &Plugin) -> Value {
     })
 }
 
-/// `wasmhub plugin inspect FILE [--json]`.
-pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
-    let plugin = match load(path) {
+/// `wasmhub plugin inspect FILE [--json]`, under the configuration's `[trust]`.
+pub fn inspect(path: &Path, as_json: bool, config: &crate::config::Config) -> ExitCode {
+    let plugin = match load_trusting(path, &config.trust) {
         Err(e) => {
             eprintln!("wasmhub plugin inspect: {e}");
             return ExitCode::from(2);
@@ -173,13 +221,15 @@ pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
                 let problems: Vec<String> = e.problems.iter().map(|p| p.to_string()).collect();
                 println!(
                     "{}",
-                    json!({ "path": path.display().to_string(), "sha256": e.digest, "problems": problems })
+                    json!({ "path": path.display().to_string(), "sha256": e.digest, "problems": problems,
+                            "provenance": provenance(path, None) })
                 );
             } else {
                 println!("{}: rejected", path.display());
                 if let Some(d) = &e.digest {
                     println!("sha256:  {d}");
                 }
+                print_provenance(&provenance(path, None));
                 for p in &e.problems {
                     println!("error: {p}");
                 }
@@ -199,6 +249,24 @@ pub fn inspect(path: &Path, as_json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `inspect`'s `source:` and `signer:` lines.
+fn print_provenance(p: &Value) {
+    let source = &p["source"];
+    if let Some(reference) = source["reference"].as_str() {
+        println!(
+            "source:  {reference} (manifest {})",
+            source["manifest_digest"].as_str().unwrap_or("")
+        );
+    }
+    match (p["signer"].as_str(), p["signature_key_id"].as_str()) {
+        (Some(id), _) => println!("signer:  {id} (verified by [trust])"),
+        (None, Some(id)) => {
+            println!("signer:  {id} (claimed by NAME.wasm.sig; not verified: no [trust] keys)")
+        }
+        (None, None) => println!("signer:  none (unsigned)"),
+    }
+}
+
 /// `inspect`'s human-readable report.
 fn print_plugin(plugin: &Plugin) {
     let l = plugin.limits();
@@ -211,6 +279,7 @@ fn print_plugin(plugin: &Plugin) {
     println!("wit:     wasmhub:plugin@{}", plugin.wit_version());
     println!("sha256:  {}", plugin.digest());
     println!("size:    {} bytes", plugin.size());
+    print_provenance(&provenance(plugin.path(), Some(plugin)));
     println!(
         "limits:  memory {} MiB, time {} ms, output {} KiB, logs {} KiB, input {} KiB",
         l.memory_mb, l.timeout_ms, l.output_kb, l.log_kb, l.input_kb
@@ -267,13 +336,17 @@ pub fn lock(dir: &Path) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let lock = match LockFile::from_dir_within(dir, max_plugin_mb) {
+    let mut lock = match LockFile::from_dir_within(dir, max_plugin_mb) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("wasmhub plugin lock: {e}");
             return ExitCode::from(1);
         }
     };
+    // Where pulled files came from stays recorded while their bytes are unchanged.
+    if let Ok(earlier) = LockFile::read(dir) {
+        lock.keep_sources_of(&earlier);
+    }
     if let Err(e) = lock.write(dir) {
         eprintln!("wasmhub plugin lock: {e}");
         return ExitCode::from(1);

@@ -1,0 +1,82 @@
+//! Standard base64 (RFC 4648 with padding), both ways: MCP's `=?base64?…?=`
+//! header values and the registry credentials of Docker config files and HTTP
+//! Basic auth. A few lines here rather than a crate (the dependency budget).
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// `bytes` as standard base64 with padding.
+pub(crate) fn encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Strict standard base64 (padding required, canonical trailing bits).
+pub(crate) fn decode(s: &str) -> Option<Vec<u8>> {
+    fn sextet(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let bytes = s.as_bytes();
+    if !bytes.len().is_multiple_of(4) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
+    for (i, chunk) in bytes.chunks(4).enumerate() {
+        let last = i == bytes.len() / 4 - 1;
+        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return None;
+        }
+        let mut n = 0u32;
+        for &c in &chunk[..4 - pad] {
+            n = (n << 6) | sextet(c)?;
+        }
+        n <<= 6 * pad as u32;
+        let decoded = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        let keep = 3 - pad;
+        // Canonical form: the bits below the kept bytes must be zero.
+        if decoded[keep..].iter().any(|&b| b != 0) {
+            return None;
+        }
+        out.extend_from_slice(&decoded[..keep]);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_and_decodes_strictly() {
+        assert_eq!(decode("").unwrap(), b"");
+        assert_eq!(decode("YWJj").unwrap(), b"abc");
+        assert_eq!(decode("YQ==").unwrap(), b"a");
+        assert_eq!(decode("YQ"), None);
+        for text in ["", "a", "ab", "abc", "user:pa:ss", "\u{e9}t\u{e9}"] {
+            assert_eq!(
+                decode(&encode(text.as_bytes())).unwrap(),
+                text.as_bytes(),
+                "{text}"
+            );
+        }
+        assert_eq!(encode(b"user:pass"), "dXNlcjpwYXNz");
+    }
+}
