@@ -8,12 +8,16 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+mod accounting;
 mod approvals;
+mod concurrency;
 mod error;
 #[cfg(test)]
 mod tests;
 
+pub use accounting::{AccountingConfig, ModelPrice};
 pub use approvals::{ApprovalAction, ApprovalRule, ApprovalsConfig, TokenApprovals};
+pub use concurrency::ConcurrencyConfig;
 pub use error::ConfigError;
 
 /// The whole configuration, after defaults and overrides.
@@ -40,6 +44,10 @@ pub struct Config {
     pub server: ServerConfig,
     /// Which calls need a person's approval before they run.
     pub approvals: ApprovalsConfig,
+    /// Requests each HTTP surface serves at once, and the line in front of it.
+    pub concurrency: ConcurrencyConfig,
+    /// Usage and cost records of model steps and tool calls.
+    pub accounting: AccountingConfig,
 }
 
 impl Default for Config {
@@ -55,6 +63,8 @@ impl Default for Config {
             audit: AuditConfig::default(),
             server: ServerConfig::default(),
             approvals: ApprovalsConfig::default(),
+            concurrency: ConcurrencyConfig::default(),
+            accounting: AccountingConfig::default(),
         }
     }
 }
@@ -471,7 +481,7 @@ impl Config {
         if self.server.mcp_approval_secs == 0 {
             return Some("server.mcp_approval_secs must be greater than 0".into());
         }
-        None
+        self.concurrency.mismatch().or_else(|| self.accounting.mismatch())
     }
 }
 

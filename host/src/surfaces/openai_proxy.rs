@@ -15,6 +15,7 @@
 
 use super::App;
 use super::body::Body;
+use super::limit::Surface;
 use super::respond::{self, Resp};
 use crate::llm::client::SendError;
 use crate::llm::openai::{self, BadRequest};
@@ -44,14 +45,21 @@ const RELAYED_HEADERS: [&str; 4] = [
 /// `POST /v1/chat/completions`.
 pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp {
     let (parts, body) = req.into_parts();
-    let (route, mut value) = match read_request(app, body).await {
+    let (route, value) = match read_request(app, body).await {
         Ok(ok) => ok,
         Err(resp) => return resp,
     };
+    app.limits
+        .serve(Surface::Proxy, relay(app, &parts.headers, route, value))
+        .await
+}
+
+/// Sends a checked request upstream and relays the answer.
+async fn relay(app: &Arc<App>, headers: &http::HeaderMap, route: Route, mut value: Value) -> Resp {
     value["model"] = Value::String(route.model.clone());
     let stream = openai::wants_stream(&value);
     let payload = Bytes::from(serde_json::to_vec(&value).expect("a JSON value serializes"));
-    let forwarded = upstream::forwarded_headers(&parts.headers);
+    let forwarded = upstream::forwarded_headers(headers);
     let resp = match app.llm.chat(&route, payload, &forwarded).await {
         Ok(resp) => resp,
         Err(e) => return call_error(e),
@@ -121,6 +129,13 @@ pub(crate) async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>) 
         Err(resp) => return resp,
     };
     openai::prepare_stream_body(&mut value, &route.model);
+    app.limits
+        .serve(Surface::Proxy, async { ui_stream(app, route, value) })
+        .await
+}
+
+/// Streams one step of `value` to `route` as a UI message stream.
+fn ui_stream(app: &Arc<App>, route: Route, value: Value) -> Resp {
     let (tx, body) = Body::channel(STREAM_FRAMES);
     let llm = app.llm.clone();
     tokio::spawn(async move {

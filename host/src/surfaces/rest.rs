@@ -7,6 +7,7 @@
 //! calls still running (and their nested calls) stop.
 
 use super::App;
+use super::limit::Surface;
 use super::respond::{self, BodyError, Resp};
 use super::watched;
 use crate::hub::{CallContext, Caller, MetaToolKind, MetaToolRequest, ToolError};
@@ -59,7 +60,7 @@ pub(crate) async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller,
             Err(e) => (tool_error_status(&e), json!({ "error": e.to_json() })),
         }
     };
-    watched::json(work, cancel).await
+    app.limits.serve(Surface::Rest, watched::json(work, cancel)).await
 }
 
 /// The body as JSON. A body of `limits.validate_blocking_kb` or more is parsed on

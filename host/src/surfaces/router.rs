@@ -105,7 +105,7 @@ pub(crate) async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAdd
         Route::Metrics => metrics::metrics(&app),
         Route::Mcp => {
             let max_body = app.config.server.max_body_kb as usize * 1024;
-            mcp::http::handle(&app.mcp, req, peer, max_body).await
+            mcp::http::handle(&app.mcp, &app.limits, req, peer, max_body).await
         }
         Route::ChatPage => chat::page::page(),
         Route::Guarded(to) => match auth::authorize(&app, &req, peer) {

@@ -24,3 +24,4 @@ mod runtime_loader;
 mod runtime_network;
 mod runtime_reload;
 mod support;
+mod surface_limits;

@@ -22,6 +22,7 @@ pub(crate) mod request;
 pub(crate) mod stream;
 
 use super::App;
+use super::limit::Surface;
 use super::respond::{self, Resp};
 use crate::agent::AgentError;
 use crate::hub::Caller;
@@ -78,8 +79,21 @@ pub(crate) async fn post_chat(app: &App, req: Request<Incoming>, caller: Caller)
         Ok(c) => c,
         Err(e) => return respond::error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string()),
     };
+    // The turn, not the response, holds the place: it may outlive its first
+    // client (another one resumes it) and ends on its own.
+    let permit = match app.limits.enter(Surface::Chat).await {
+        Ok(permit) => permit,
+        Err(refusal) => return refusal.into_response(),
+    };
     match app.agent.start(chat, caller) {
-        Ok(sub) => stream::respond(sub, KEEPALIVE),
+        Ok(sub) => {
+            let turn = sub.turn().clone();
+            tokio::spawn(async move {
+                turn.ended().await;
+                drop(permit);
+            });
+            stream::respond(sub, KEEPALIVE)
+        }
         Err(e) => agent_error(e),
     }
 }
