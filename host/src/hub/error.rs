@@ -272,6 +272,8 @@ pub enum HubError {
     AuditWriter(std::io::Error),
     /// The plugin runtime or the plugins folder could not start.
     Runtime(RuntimeError),
+    /// Accounting could not start (its JSONL file, its writer).
+    Accounting(super::accounting::AccountingError),
 }
 
 impl std::fmt::Display for HubError {
@@ -281,6 +283,7 @@ impl std::fmt::Display for HubError {
             HubError::Storage(e) => write!(f, "audit log: {e}"),
             HubError::AuditWriter(e) => write!(f, "audit log: cannot start the audit writer: {e}"),
             HubError::Runtime(e) => write!(f, "{e}"),
+            HubError::Accounting(e) => write!(f, "{e}"),
         }
     }
 }
@@ -293,6 +296,7 @@ impl std::error::Error for HubError {
             HubError::Runtime(e) => std::error::Error::source(e),
             HubError::Storage(e) => Some(e),
             HubError::AuditWriter(e) => Some(e),
+            HubError::Accounting(e) => std::error::Error::source(e),
         }
     }
 }
