@@ -259,3 +259,60 @@ async fn a_busy_mcp_surface_answers_a_json_rpc_error_with_429_and_lets_notificat
         "{done}"
     );
 }
+
+#[tokio::test]
+async fn an_agent_turn_holds_its_chat_place_until_it_ends() {
+    use crate::support::chat::{chunks, hub_with, next_chunk, plugins, post_chat, submit, text_step, user};
+    let up = Upstream::start().await;
+    let hub = hub_with(&up, plugins(&[]), |c| {
+        c.concurrency.chat = 1;
+        c.concurrency.queue = 0;
+    })
+    .await;
+    up.push(Reply::sse(vec![
+        Frame::Data(json!({"choices": [{"index": 0, "delta": {"content": "thinking"}}]}).to_string()),
+        Frame::Hang,
+    ]));
+    let mut first = post_chat(hub.addr, &submit("limit-a", vec![user("u1", "hi")])).await;
+    assert_eq!(first.status, 200);
+    // The turn is running once its text arrives.
+    while let Some(chunk) = next_chunk(&mut first).await {
+        if matches!(chunk, wasmhub::llm::UiChunk::TextDelta { .. }) {
+            break;
+        }
+    }
+    let busy = post_chat(hub.addr, &submit("limit-b", vec![user("u1", "hi")])).await;
+    assert_eq!(busy.status, 429);
+    let error = busy.json().await["error"].clone();
+    assert_eq!(
+        (&error["code"], &error["surface"]),
+        (&json!("queue_full"), &json!("chat"))
+    );
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("concurrency.chat = 1"),
+        "{error}"
+    );
+    // The client leaves: the turn is cancelled, ends, and gives its place back.
+    drop(first);
+    up.push(text_step("hello"));
+    let chat_in_flight = || async {
+        let resp = client::send(hub.addr, http::Method::GET, "/metrics", None, &[]).await;
+        let text = String::from_utf8(resp.bytes().await.to_vec()).unwrap();
+        let seen = text
+            .lines()
+            .find_map(|l| l.strip_prefix("wasmhub_surface_in_flight{surface=\"chat\"} "))
+            .unwrap()
+            .to_string();
+        if seen == "0" { Ok(()) } else { Err(seen) }
+    };
+    until_seen("the cancelled turn to give its place back", chat_in_flight).await;
+    let next = chunks(post_chat(hub.addr, &submit("limit-b", vec![user("u1", "hi")])).await).await;
+    assert!(
+        next.iter()
+            .any(|c| matches!(c, wasmhub::llm::UiChunk::Finish { .. })),
+        "{next:?}"
+    );
+}
