@@ -190,10 +190,16 @@ impl UsageLog {
         });
     }
 
-    /// Drops the sums of `session` once the records queued before are stored.
+    /// Drops the sums of `session` once the records queued before are stored
+    /// (in order with them, so none is added back after). Never waits: with the
+    /// queue full, a thread of its own waits for room.
     pub(crate) fn forget_session(&self, session: &str) {
-        if let Some(tx) = &self.tx {
-            let _ = tx.send(Msg::Forget(session.to_string()));
+        let Some(tx) = &self.tx else { return };
+        if let Err(TrySendError::Full(msg)) = tx.try_send(Msg::Forget(session.to_string())) {
+            let tx = tx.clone();
+            let _ = std::thread::Builder::new()
+                .name("wasmhub-accounting-forget".into())
+                .spawn(move || tx.send(msg));
         }
     }
 
