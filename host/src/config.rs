@@ -8,13 +8,17 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+mod accounting;
 mod approvals;
+mod concurrency;
 mod distribution;
 mod error;
 #[cfg(test)]
 mod tests;
 
+pub use accounting::{AccountingConfig, ModelPrice};
 pub use approvals::{ApprovalAction, ApprovalRule, ApprovalsConfig, TokenApprovals};
+pub use concurrency::ConcurrencyConfig;
 pub use distribution::{
     PUBLIC_KEY_PREFIX, PluginsConfig, SourceConfig, TrustConfig, decode_hex, is_key_id, parse_public_key,
 };
@@ -48,6 +52,10 @@ pub struct Config {
     pub plugins: PluginsConfig,
     /// Which signers plugins must come from (`[trust]`).
     pub trust: TrustConfig,
+    /// Requests each HTTP surface serves at once, and the line in front of it.
+    pub concurrency: ConcurrencyConfig,
+    /// Usage and cost records of model steps and tool calls.
+    pub accounting: AccountingConfig,
 }
 
 impl Default for Config {
@@ -65,6 +73,8 @@ impl Default for Config {
             approvals: ApprovalsConfig::default(),
             plugins: PluginsConfig::default(),
             trust: TrustConfig::default(),
+            concurrency: ConcurrencyConfig::default(),
+            accounting: AccountingConfig::default(),
         }
     }
 }
@@ -484,6 +494,8 @@ impl Config {
         self.trust
             .first_mismatch()
             .or_else(|| self.plugins.first_mismatch())
+            .or_else(|| self.concurrency.mismatch())
+            .or_else(|| self.accounting.mismatch())
     }
 }
 

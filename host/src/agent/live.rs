@@ -51,6 +51,13 @@ impl LiveTurn {
         self.state.borrow().1
     }
 
+    /// Resolves once the turn is over.
+    pub async fn ended(&self) {
+        let mut state = self.state.subscribe();
+        // The sender lives in `self`, so this cannot fail while we wait.
+        let _ = state.wait_for(|s| s.1).await;
+    }
+
     /// A new watcher starting from the first chunk.
     pub fn subscribe(self: &Arc<Self>) -> Subscription {
         self.subscribers.fetch_add(1, Ordering::AcqRel);

@@ -9,7 +9,7 @@
 //! - [`approval`]: tool calls that wait for the user's approval, and checking
 //!   the answers against the approvals the hub issued;
 //! - [`run`]: the loop itself; [`budget`]: the context guard; [`prompt`]: the
-//!   default system prompt.
+//!   default system prompt; [`usage`]: each step reported to the accounting.
 //!
 //! [`Agent`] ties them together for the chat surface: start a turn, join one,
 //! list and delete sessions. This layer uses `llm`, `hub` and `storage`, never the
@@ -26,6 +26,7 @@ mod prompt;
 mod run;
 mod sessions;
 mod sink;
+mod usage;
 
 pub use live::{Busy, LiveTurn, LiveTurns, Subscription};
 pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};
@@ -253,6 +254,9 @@ impl Agent {
         // Registering a (never started) turn holds the session while it is deleted.
         let guard = self.live.begin(id).map_err(AgentError::Busy)?;
         let deleted = self.env.sessions.delete(id);
+        if matches!(deleted, Ok(true)) {
+            self.env.hub.forget_session_usage(id);
+        }
         self.live.finish(&guard);
         Ok(deleted?)
     }

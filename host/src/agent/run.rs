@@ -165,6 +165,7 @@ impl Runner<'_> {
                 step: self.steps_before() + step,
                 ..StepOptions::default()
             };
+            let started = std::time::Instant::now();
             let Ok(summary) = self
                 .env
                 .llm
@@ -173,6 +174,7 @@ impl Runner<'_> {
             else {
                 return Outcome::Aborted;
             };
+            super::usage::record_step(self.env, &self.turn, self.steps, &summary, started.elapsed());
             if let Some(end) = self.step_ended(&summary) {
                 return end;
             }
@@ -333,6 +335,7 @@ impl Runner<'_> {
             cancel: self.turn.live.cancel.child(),
             progress: None,
             approved_by,
+            session: Some(self.turn.session.id.as_str().into()),
         };
         tasks.spawn(async move {
             let answer = match MetaToolRequest::parse(&name, input) {

@@ -99,6 +99,7 @@ async fn start(config: Config, options: Options, signals: super::signals::Signal
         hub,
         agent,
         mcp,
+        limits: Arc::new(crate::surfaces::SurfaceLimits::new(&config.concurrency)),
     });
     // Only a listening hub has clients to admit; `call` and `mcp --stdio` run as
     // the local operator.

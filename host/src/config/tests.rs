@@ -113,3 +113,31 @@ fn providers_parse_with_defaults() {
     assert_eq!(c.providers[0].max_retries, 3);
     assert_eq!(c.providers[0].api_key_env, None);
 }
+
+#[test]
+fn concurrency_and_accounting_sections_parse_and_are_checked() {
+    let c = Config::parse(
+        "[concurrency]\nchat = 2\nqueue = 5\n[accounting]\njsonl = \"usage.jsonl\"\n\
+         [accounting.prices.\"openai/gpt-4o-mini\"]\ninput = 0.15\noutput = 0.6\n",
+        Path::new("w.toml"),
+    )
+    .unwrap();
+    assert_eq!(
+        (c.concurrency.chat, c.concurrency.queue, c.concurrency.mcp),
+        (2, 5, 64)
+    );
+    let price = c.accounting.prices["openai/gpt-4o-mini"];
+    assert_eq!((price.input, price.output, price.cached_input), (0.15, 0.6, None));
+    for (text, key) in [
+        ("[concurrency]\nproxy = 0\n", "concurrency.proxy"),
+        ("[concurrency]\nqueue_wait_ms = 0\n", "concurrency.queue_wait_ms"),
+        (
+            "[accounting.prices.m]\ninput = -1.0\noutput = 1.0\n",
+            "accounting.prices.\"m\"",
+        ),
+        ("[accounting.prices.m]\ninput = 1.0\n", "output"),
+    ] {
+        let err = Config::parse(text, Path::new("w.toml")).unwrap_err().to_string();
+        assert!(err.contains(key), "{text}: {err}");
+    }
+}

@@ -266,21 +266,24 @@ pub(crate) fn did_you_mean(f: &mut impl std::fmt::Write, suggestions: &[String])
 pub enum HubError {
     /// A configured token's secret could not be read.
     Token(TokenError),
-    /// The audit table could not be opened or read.
+    /// A table of the hub (the audit log, accounting) could not be opened or read.
     Storage(StorageError),
     /// The audit log's writer thread could not be started.
     AuditWriter(std::io::Error),
     /// The plugin runtime or the plugins folder could not start.
     Runtime(RuntimeError),
+    /// Accounting could not start (its JSONL file, its writer).
+    Accounting(super::accounting::AccountingError),
 }
 
 impl std::fmt::Display for HubError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             HubError::Token(e) => write!(f, "{e}"),
-            HubError::Storage(e) => write!(f, "audit log: {e}"),
+            HubError::Storage(e) => write!(f, "{e}"),
             HubError::AuditWriter(e) => write!(f, "audit log: cannot start the audit writer: {e}"),
             HubError::Runtime(e) => write!(f, "{e}"),
+            HubError::Accounting(e) => write!(f, "{e}"),
         }
     }
 }
@@ -293,6 +296,7 @@ impl std::error::Error for HubError {
             HubError::Runtime(e) => std::error::Error::source(e),
             HubError::Storage(e) => Some(e),
             HubError::AuditWriter(e) => Some(e),
+            HubError::Accounting(e) => std::error::Error::source(e),
         }
     }
 }

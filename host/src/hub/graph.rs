@@ -22,6 +22,8 @@ pub(super) struct Frame {
     pub(super) caller: Caller,
     /// Who approved the invocation's calls ahead (`wasmhub call --approve`).
     pub(super) approved_by: Option<String>,
+    /// The chat session the tree's calls are accounted to.
+    pub(super) session: Option<Arc<str>>,
     pub(super) registry: Arc<Registry>,
     /// Nested calls made so far (bounded by `limits.max_fanout`).
     pub(super) nested: AtomicU32,
@@ -95,6 +97,7 @@ mod tests {
             cancel: CancelToken::new(),
             caller: Caller::local(),
             approved_by: None,
+            session: None,
             registry: Arc::new(Registry::empty()),
             nested: AtomicU32::new(0),
             tree_calls: Arc::new(AtomicU32::new(1)),

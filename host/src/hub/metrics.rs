@@ -66,7 +66,13 @@ impl Metrics {
     }
 
     /// The Prometheus exposition text.
-    pub(super) fn render(&self, plugins: &PluginCounts, operations: usize, audit_dropped: u64) -> String {
+    pub(super) fn render(
+        &self,
+        plugins: &PluginCounts,
+        operations: usize,
+        audit_dropped: u64,
+        accounting_dropped: u64,
+    ) -> String {
         let mut out = String::new();
         let calls = self.calls.lock().unwrap();
         out.push_str("# HELP wasmhub_calls_total Operation calls by tool and outcome (ok or error code).\n");
@@ -129,6 +135,11 @@ impl Metrics {
         );
         out.push_str("# TYPE wasmhub_audit_dropped_total counter\n");
         let _ = writeln!(out, "wasmhub_audit_dropped_total {audit_dropped}");
+        out.push_str(
+            "# HELP wasmhub_accounting_dropped_total Accounting records dropped because the writer fell behind.\n",
+        );
+        out.push_str("# TYPE wasmhub_accounting_dropped_total counter\n");
+        let _ = writeln!(out, "wasmhub_accounting_dropped_total {accounting_dropped}");
         out
     }
 }
@@ -157,7 +168,7 @@ mod tests {
             rejected: 1,
             loading: 0,
         };
-        let text = m.render(&plugins, 7, 0);
+        let text = m.render(&plugins, 7, 0, 0);
         drop(guard);
         assert!(
             text.contains("wasmhub_calls_total{tool=\"text.slugify\",outcome=\"ok\"} 2\n"),
@@ -176,7 +187,7 @@ mod tests {
         assert!(text.contains("wasmhub_plugins{state=\"rejected\"} 1\n"));
         assert!(text.contains("wasmhub_operations 7\n"));
         assert!(
-            m.render(&PluginCounts::default(), 0, 0)
+            m.render(&PluginCounts::default(), 0, 0, 0)
                 .contains("wasmhub_calls_in_flight 0\n")
         );
     }

@@ -14,8 +14,10 @@
 //! - `protocol`: one call and batches; `graph`: a call's place in the call graph
 //!   and its depth, fan-out and per-request bounds; `cancel`: cancellation trees;
 //!   `schedule`: fair shares of the instance pool;
-//! - `auth`: tokens and allowlists; `audit`: the call log; `metrics`: Prometheus.
+//! - `auth`: tokens and allowlists; `audit`: the call log; `accounting`: usage
+//!   and cost records of model steps and calls; `metrics`: Prometheus.
 
+pub mod accounting;
 mod answers;
 mod approval;
 pub(crate) mod audit;
@@ -32,6 +34,7 @@ mod schedule;
 pub(crate) mod search;
 pub(crate) mod validate;
 
+pub use accounting::{AccountingError, Page, SessionUsage, Since, StepReport, UsageRecord};
 pub use approval::{ApprovalAsk, ApprovalError, ApprovalRecord, DecideError, PendingApproval};
 pub use audit::{CallOutcome, CallRecord};
 pub use auth::{Allowlist, AuthError, Caller};
@@ -68,6 +71,8 @@ pub struct CallContext {
     /// Who already approved every call of this invocation that asks for one (the
     /// person at `wasmhub call --approve`); `None` for everything else.
     pub approved_by: Option<String>,
+    /// The chat session the invocation's calls are accounted to (agent turns).
+    pub session: Option<Arc<str>>,
 }
 
 impl CallContext {
@@ -78,6 +83,7 @@ impl CallContext {
             cancel: CancelToken::new(),
             progress: None,
             approved_by: None,
+            session: None,
         }
     }
 }
@@ -98,12 +104,19 @@ impl Hub {
         let auth = Authenticator::from_config(&config.tokens)?;
         let audit =
             audit::AuditLog::start(storage.table("calls")?, &config.audit).map_err(HubError::AuditWriter)?;
+        let usage = accounting::UsageLog::start(
+            storage.table("accounting")?,
+            storage.table("accounting_sessions")?,
+            &config.accounting,
+        )
+        .map_err(HubError::Accounting)?;
         let core = Arc::new(Core {
             limits: config.limits.clone(),
             cpu: runtime.cpu_shares().clone(),
             approvals: approval::Approvals::new(config),
             scheduler: schedule::Scheduler::new(&config.limits),
             audit,
+            usage,
             metrics: Default::default(),
             registry: tokio::sync::watch::Sender::new(Arc::new(Registry::empty())),
         });
@@ -221,6 +234,7 @@ impl Hub {
                     caller,
                     cancel: &ctx.cancel,
                     approved_by: ctx.approved_by.as_deref(),
+                    session: ctx.session.as_ref(),
                 };
                 answers::call(&scope, self.core.limits.max_batch, args, ctx.progress.as_ref()).await
             }
@@ -313,6 +327,32 @@ impl Hub {
         Ok(self.core.audit.recent(limit)?)
     }
 
+    /// Records a finished model step (with its cost, when `[accounting.prices]`
+    /// has the model's price). Never waits.
+    pub fn record_model_step(&self, report: StepReport<'_>) {
+        self.core.usage.model_step(report);
+    }
+
+    /// Up to `limit` accounting records after `since`, oldest first. Waits for
+    /// the records queued before: call it off the async workers.
+    pub fn accounting(&self, since: Since, limit: usize) -> Result<Page, HubError> {
+        Ok(self.core.usage.page(since, limit)?)
+    }
+
+    /// What each of `sessions` used so far (zeros for one without records).
+    /// Waits for the records queued before: call it off the async workers.
+    pub fn session_usage<'s>(
+        &self,
+        sessions: impl IntoIterator<Item = &'s str>,
+    ) -> Result<Vec<SessionUsage>, HubError> {
+        Ok(self.core.usage.session_usage(sessions)?)
+    }
+
+    /// Drops a deleted session's sums (its records stay until retention drops them).
+    pub fn forget_session_usage(&self, session: &str) {
+        self.core.usage.forget_session(session);
+    }
+
     /// `GET /health`'s body: `"status"` is `"loading"` while a plugin of the first
     /// load is still compiling, then `"ok"`; plugin counts by state and the number
     /// of operations.
@@ -333,6 +373,7 @@ impl Hub {
             &registry.plugin_counts(),
             registry.operation_count(),
             self.core.audit.dropped(),
+            self.core.usage.dropped(),
         )
     }
 

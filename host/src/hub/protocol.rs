@@ -13,6 +13,7 @@
 //! against, are in `hub::graph`; this module runs calls and routes a plugin's
 //! nested `host.call` back into them.
 
+use super::accounting::{Entry, ToolCall, UsageRecord};
 use super::approval::{self, ApprovalRecord};
 use super::audit::{AuditLog, CallOutcome, CallRecord};
 use super::auth::Caller;
@@ -47,6 +48,8 @@ pub(crate) struct Core {
     pub approvals: super::approval::Approvals,
     pub scheduler: Scheduler,
     pub audit: AuditLog,
+    /// Accounting records (`hub::accounting`), one per call beside its audit record.
+    pub usage: super::accounting::UsageLog,
     pub metrics: Metrics,
     /// The current registry, swapped whole on every plugin-folder change (calls
     /// keep the snapshot they started with); a call waiting for a loading plugin
@@ -81,6 +84,8 @@ pub(crate) struct CallScope<'a> {
     /// Who already approved every call of this invocation that asks for one
     /// (`wasmhub call --approve`); `None`: nobody has.
     pub approved_by: Option<&'a str>,
+    /// The chat session the calls are accounted to.
+    pub session: Option<&'a Arc<str>>,
 }
 
 /// Runs one top-level call.
@@ -127,6 +132,7 @@ pub(crate) async fn call_batch(
             scope.cancel.clone(),
         );
         let approved_by = scope.approved_by.map(str::to_string);
+        let session = scope.session.cloned();
         tasks.spawn(async move {
             let started = std::time::Instant::now();
             let scope = CallScope {
@@ -135,6 +141,7 @@ pub(crate) async fn call_batch(
                 caller: &caller,
                 cancel: &cancel,
                 approved_by: approved_by.as_deref(),
+                session: session.as_ref(),
             };
             let result = call(&scope, &tool, Value::Object(input)).await;
             (index, result, started)
@@ -180,6 +187,7 @@ async fn run(
         known: false,
         caller: scope.caller.name(),
         parent: parent.map(|p| p.id.as_str()),
+        session: scope.session,
         input_bytes: 0,
         output_bytes: 0,
         excerpt: excerpt(&scope.core.audit, &input),
@@ -232,6 +240,7 @@ struct Accounting<'a> {
     known: bool,
     caller: &'a str,
     parent: Option<&'a str>,
+    session: Option<&'a Arc<str>>,
     input_bytes: u64,
     output_bytes: u64,
     excerpt: Option<Value>,
@@ -252,6 +261,21 @@ impl Accounting<'_> {
             outcome.as_str(),
             elapsed,
         );
+        self.core.usage.record(UsageRecord {
+            id: 0,
+            time_ms: crate::clock::now_ms(),
+            session: self.session.map(|s| s.to_string()),
+            caller: self.caller.to_string(),
+            entry: Entry::ToolCall(ToolCall {
+                call_id: self.id.clone(),
+                parent: self.parent.map(str::to_string),
+                tool: self.tool.to_string(),
+                latency_us: elapsed.as_micros() as u64,
+                input_bytes: self.input_bytes,
+                output_bytes: self.output_bytes,
+                outcome: outcome.as_str().to_string(),
+            }),
+        });
         self.core.audit.record(CallRecord {
             id: std::mem::take(&mut self.id),
             tool: self.tool.to_string(),
@@ -331,6 +355,7 @@ async fn execute(
         cancel: cancel.clone(),
         caller: scope.caller.clone(),
         approved_by: scope.approved_by.map(str::to_string),
+        session: scope.session.cloned(),
         registry: scope.registry.clone(),
         nested: AtomicU32::new(0),
         // The top-level call is the tree's first.
@@ -506,6 +531,7 @@ impl NestedCalls for NestedCaller {
                 caller: &frame.caller,
                 cancel: &frame.cancel,
                 approved_by: frame.approved_by.as_deref(),
+                session: frame.session.as_ref(),
             };
             match run(&scope, Some(&frame), &tool, input).await {
                 Ok(output) => Ok(output.to_string()),

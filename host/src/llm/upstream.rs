@@ -237,17 +237,7 @@ fn parse_http_date(s: &str) -> Option<u64> {
     let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
     let hms: Vec<u64> = time.split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
     let [h, m, sec] = hms.as_slice() else { return None };
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days)
-        .ok()
-        .map(|d| d * 86_400 + h * 3600 + m * 60 + sec)
+    crate::clock::days_from_civil(year, month, day).map(|d| d * 86_400 + h * 3600 + m * 60 + sec)
 }
 
 /// The human message in an OpenAI-shaped error body, else the body text (cut).

@@ -3,7 +3,10 @@
 //!
 //! Callers never see sled. They open a [`Table`] by name and store bytes or JSON
 //! values under byte keys. Writes that must survive a crash (a finished chat step,
-//! an audit record) call [`Table::flush`] before they are reported done.
+//! an audit record) call [`Table::flush`] before they are reported done. Tables
+//! written in batches (the audit log, accounting) share one layout, `blocks`.
+
+pub(crate) mod blocks;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -142,6 +145,11 @@ pub struct Table {
 }
 
 impl Table {
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The raw bytes stored under `key`; `None` when the key is absent.
     pub fn get_bytes(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
         Ok(self.tree.get(key)?.map(|v| v.to_vec()))

@@ -19,6 +19,9 @@ pub enum Body {
     Full(Option<Bytes>),
     /// Frames as the producer sends them; the body ends when the sender is dropped.
     Stream(mpsc::Receiver<Bytes>),
+    /// Another body, with something that must live until the body is sent or
+    /// dropped (a surface's turn, `surfaces::limit::Permit`).
+    Holding(Box<Body>, Box<dyn std::any::Any + Send + Sync>),
 }
 
 impl Body {
@@ -40,6 +43,13 @@ impl Body {
     }
 }
 
+impl Body {
+    /// This body, keeping `guard` alive until it is sent or dropped.
+    pub fn holding(self, guard: Box<dyn std::any::Any + Send + Sync>) -> Body {
+        Body::Holding(Box::new(self), guard)
+    }
+}
+
 impl HttpBody for Body {
     type Data = Bytes;
     type Error = Infallible;
@@ -51,11 +61,15 @@ impl HttpBody for Body {
         match self.get_mut() {
             Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Body::Stream(rx) => rx.poll_recv(cx).map(|item| item.map(|b| Ok(Frame::data(b)))),
+            Body::Holding(inner, _) => Pin::new(inner.as_mut()).poll_frame(cx),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self, Body::Full(None))
+        match self {
+            Body::Holding(inner, _) => inner.is_end_stream(),
+            other => matches!(other, Body::Full(None)),
+        }
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -63,6 +77,7 @@ impl HttpBody for Body {
             Body::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
             Body::Full(None) => SizeHint::with_exact(0),
             Body::Stream(_) => SizeHint::default(),
+            Body::Holding(inner, _) => inner.size_hint(),
         }
     }
 }

@@ -14,6 +14,7 @@ pub(crate) mod body;
 pub(crate) mod chat;
 pub(crate) mod console;
 pub(crate) mod guard;
+pub(crate) mod limit;
 pub(crate) mod mcp;
 pub(crate) mod metrics;
 pub(crate) mod openai_proxy;
@@ -24,6 +25,7 @@ pub(crate) mod server;
 pub(crate) mod watched;
 
 pub use body::Body;
+pub use limit::{Permit, Refusal, RefusalReason, Surface, SurfaceLimits, held};
 pub use mcp::McpState;
 pub use server::{bind, serve};
 
@@ -42,4 +44,6 @@ pub struct App {
     pub agent: Arc<crate::agent::Agent>,
     /// The MCP server's methods and session table (`/mcp`).
     pub mcp: mcp::McpState,
+    /// Requests each surface serves at once, and the lines in front of them.
+    pub limits: Arc<SurfaceLimits>,
 }

@@ -15,18 +15,20 @@
 
 use super::App;
 use super::body::Body;
+use super::limit::Surface;
 use super::respond::{self, Resp};
+use crate::hub::{Caller, StepReport};
 use crate::llm::client::SendError;
 use crate::llm::openai::{self, BadRequest};
 use crate::llm::stream::{EventReader, SseSink, keepalive_while};
 use crate::llm::upstream::{self, UpstreamError};
-use crate::llm::{Route, RouteError, StepOptions};
+use crate::llm::{Route, RouteError, StepOptions, Usage};
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Frames buffered towards one client before the producer waits (each at most
 /// `stream::MAX_FRAME` bytes, so at most 1 MiB per stream).
@@ -42,16 +44,30 @@ const RELAYED_HEADERS: [&str; 4] = [
 ];
 
 /// `POST /v1/chat/completions`.
-pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp {
+pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>, caller: &Caller) -> Resp {
     let (parts, body) = req.into_parts();
-    let (route, mut value) = match read_request(app, body).await {
+    let (route, value) = match read_request(app, body).await {
         Ok(ok) => ok,
         Err(resp) => return resp,
     };
+    app.limits
+        .serve(Surface::Proxy, relay(app, &parts.headers, route, value, caller))
+        .await
+}
+
+/// Sends a checked request upstream and relays the answer.
+async fn relay(
+    app: &Arc<App>,
+    headers: &http::HeaderMap,
+    route: Route,
+    mut value: Value,
+    caller: &Caller,
+) -> Resp {
     value["model"] = Value::String(route.model.clone());
+    let meter = StepMeter::start(app, &route, caller);
     let stream = openai::wants_stream(&value);
     let payload = Bytes::from(serde_json::to_vec(&value).expect("a JSON value serializes"));
-    let forwarded = upstream::forwarded_headers(&parts.headers);
+    let forwarded = upstream::forwarded_headers(headers);
     let resp = match app.llm.chat(&route, payload, &forwarded).await {
         Ok(resp) => resp,
         Err(e) => return call_error(e),
@@ -68,6 +84,9 @@ pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>) -> 
             Ok(bytes) => bytes,
             Err(e) => return upstream_failure(&route, StatusCode::BAD_GATEWAY, &e.to_string()),
         };
+        if status.is_success() {
+            meter.done(usage_in(&bytes));
+        }
         let mut out = Response::new(Body::full(bytes));
         *out.status_mut() = status;
         let ct = headers
@@ -87,42 +106,53 @@ pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>) -> 
         let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
         let max_event = (provider.config.max_event_kb.max(1) as usize).saturating_mul(1024);
         let mut reader = EventReader::new(resp.body, max_event);
+        let mut usage = None;
         loop {
-            // `Err(Closed)` anywhere: the client left; returning drops the upstream body.
+            // `Err(Closed)` anywhere: the client left; leaving drops the upstream body.
             let Ok(next) = keepalive_while(&mut sink, interval, reader.next()).await else {
-                return;
+                break;
             };
             match next {
                 Ok(Some(event)) => {
+                    usage = usage_in(event.data.as_bytes()).or(usage);
                     if sink.send_event(&event).await.is_err() {
-                        return;
+                        break;
                     }
                 }
-                Ok(None) => return,
+                Ok(None) => break,
                 Err(e) => {
                     let message = format!("provider {:?}: {e}", provider.config.name);
                     crate::warn!("{message}");
                     let frame = json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": null}});
                     let _ = sink.send_json(&frame).await;
-                    return;
+                    break;
                 }
             }
         }
+        meter.done(usage);
     });
     out
 }
 
 /// `POST /api/ui/chat/completions`: the same body, answered as a UI message stream
 /// (one step, `start` .. `finish`, then `[DONE]`).
-pub(crate) async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp {
+pub(crate) async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>, caller: &Caller) -> Resp {
     let (_parts, body) = req.into_parts();
     let (route, mut value) = match read_request(app, body).await {
         Ok(ok) => ok,
         Err(resp) => return resp,
     };
     openai::prepare_stream_body(&mut value, &route.model);
+    app.limits
+        .serve(Surface::Proxy, async { ui_stream(app, route, value, caller) })
+        .await
+}
+
+/// Streams one step of `value` to `route` as a UI message stream.
+fn ui_stream(app: &Arc<App>, route: Route, value: Value, caller: &Caller) -> Resp {
     let (tx, body) = Body::channel(STREAM_FRAMES);
     let llm = app.llm.clone();
+    let meter = StepMeter::start(app, &route, caller);
     tokio::spawn(async move {
         let mut sink = SseSink::new(tx);
         let mut opts = StepOptions::default();
@@ -130,11 +160,56 @@ pub(crate) async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>) 
             "provider".into(),
             Value::String(route.provider.config.name.clone()),
         );
-        if llm.run_step(&route, &value, opts, &mut sink).await.is_ok() {
+        if let Ok(summary) = llm.run_step(&route, &value, opts, &mut sink).await {
+            meter.done(summary.usage);
             let _ = sink.done().await;
         }
     });
     respond::sse(body, true)
+}
+
+/// One proxied model call on its way to the accounting (`hub::accounting`).
+struct StepMeter {
+    hub: Arc<crate::hub::Hub>,
+    caller: String,
+    provider: String,
+    model: String,
+    started: Instant,
+}
+
+impl StepMeter {
+    fn start(app: &App, route: &Route, caller: &Caller) -> StepMeter {
+        StepMeter {
+            hub: app.hub.clone(),
+            caller: caller.name().to_string(),
+            provider: route.provider.config.name.clone(),
+            model: route.model.clone(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Records the call, with the usage the provider reported.
+    fn done(self, usage: Option<Usage>) {
+        self.hub.record_model_step(StepReport {
+            session: None,
+            message: None,
+            step: 0,
+            caller: &self.caller,
+            provider: &self.provider,
+            model: &self.model,
+            usage,
+            latency: self.started.elapsed(),
+        });
+    }
+}
+
+/// The usage in an OpenAI answer or stream event, wherever the provider put it;
+/// only events that mention it are parsed.
+fn usage_in(data: &[u8]) -> Option<Usage> {
+    if !data.windows(7).any(|w| w == b"\"usage\"") {
+        return None;
+    }
+    serde_json::from_slice::<openai::ChatChunk>(data).ok()?.usage()
 }
 
 /// `GET /v1/models`.

@@ -1,5 +1,6 @@
 //! The REST API of the hub: `POST /api/hub/{list,search,schema,call}` (body = the
-//! meta-tool's input), `GET /api/plugins`, `GET /api/calls?limit=N`.
+//! meta-tool's input), `GET /api/plugins`, `GET /api/calls?limit=N`,
+//! `GET /api/accounting?since=ID|RFC3339&limit=N`.
 //!
 //! Meta-tool errors become 400/403/404 with the `{error: {code, message, ...}}`
 //! body; per-call failures inside a `hub_call` batch are part of a 200 answer.
@@ -7,9 +8,10 @@
 //! calls still running (and their nested calls) stop.
 
 use super::App;
+use super::limit::Surface;
 use super::respond::{self, BodyError, Resp};
 use super::watched;
-use crate::hub::{CallContext, Caller, MetaToolKind, MetaToolRequest, ToolError};
+use crate::hub::{CallContext, Caller, MetaToolKind, MetaToolRequest, Since, ToolError};
 use http::{Request, StatusCode};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
@@ -59,7 +61,7 @@ pub(crate) async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller,
             Err(e) => (tool_error_status(&e), json!({ "error": e.to_json() })),
         }
     };
-    watched::json(work, cancel).await
+    app.limits.serve(Surface::Rest, watched::json(work, cancel)).await
 }
 
 /// The body as JSON. A body of `limits.validate_blocking_kb` or more is parsed on
@@ -100,6 +102,73 @@ pub(crate) async fn calls(app: &App, req: &Request<Incoming>) -> Resp {
     }
 }
 
+/// `GET /api/accounting?since=…&limit=N`: accounting records after `since` (a
+/// record id, exclusive, or an RFC 3339 time, inclusive; none: the oldest kept),
+/// oldest first, and `next`, the `since` of the following page.
+pub(crate) async fn accounting(app: &App, req: &Request<Incoming>) -> Resp {
+    let query = req.uri().query();
+    let limit = match query_limit(query) {
+        Ok(l) => l,
+        Err(e) => return respond::error(StatusCode::BAD_REQUEST, "invalid_input", e.to_string()),
+    };
+    let since = match query_since(query) {
+        Ok(s) => s,
+        Err(e) => return respond::error(StatusCode::BAD_REQUEST, "invalid_input", e.to_string()),
+    };
+    // Reading waits for the accounting writer: keep it off the async workers.
+    let hub = app.hub.clone();
+    match tokio::task::spawn_blocking(move || hub.accounting(since, limit)).await {
+        Ok(Ok(page)) => respond::json(StatusCode::OK, &page),
+        Ok(Err(e)) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "storage_error", e.to_string()),
+        Err(e) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()),
+    }
+}
+
+/// A `since` query value that is neither a record id nor an RFC 3339 time.
+#[derive(Debug, PartialEq)]
+struct BadSince(String);
+
+impl std::fmt::Display for BadSince {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "since must be a record id (an integer: records after it) or an RFC 3339 time like \
+             2026-11-24T14:30:00Z (records from then on), got {:?}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for BadSince {}
+
+fn query_since(query: Option<&str>) -> Result<Since, BadSince> {
+    let Some(raw) = query_value(query, "since") else {
+        return Ok(Since::Start);
+    };
+    // `+` in a query is a space; a time's offset must be sent as %2B.
+    let value = raw
+        .replace("%3A", ":")
+        .replace("%3a", ":")
+        .replace("%2B", "+")
+        .replace("%2b", "+");
+    if let Ok(id) = value.parse::<u64>() {
+        return Ok(Since::Id(id));
+    }
+    crate::clock::parse_rfc3339(&value)
+        .map(Since::Time)
+        .ok_or_else(|| BadSince(raw.to_string()))
+}
+
+/// The raw value of query parameter `key`.
+fn query_value<'q>(query: Option<&'q str>, key: &str) -> Option<&'q str> {
+    query
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v)
+}
+
 /// A `limit` query value that is not an integer from 1 to [`CALLS_MAX_LIMIT`].
 #[derive(Debug, PartialEq)]
 struct BadLimit(String);
@@ -117,13 +186,7 @@ impl std::fmt::Display for BadLimit {
 impl std::error::Error for BadLimit {}
 
 fn query_limit(query: Option<&str>) -> Result<usize, BadLimit> {
-    let value = query
-        .unwrap_or("")
-        .split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .find(|(k, _)| *k == "limit")
-        .map(|(_, v)| v);
-    match value {
+    match query_value(query, "limit") {
         None => Ok(CALLS_DEFAULT_LIMIT),
         Some(v) => match v.parse::<usize>() {
             Ok(n) if (1..=CALLS_MAX_LIMIT).contains(&n) => Ok(n),
@@ -148,6 +211,18 @@ mod tests {
                 .contains("1 to 1000")
         );
         assert!(query_limit(Some("limit=x")).is_err());
+    }
+
+    #[test]
+    fn since_is_a_record_id_or_an_rfc3339_time() {
+        assert_eq!(query_since(None), Ok(Since::Start));
+        assert_eq!(query_since(Some("limit=5&since=42")), Ok(Since::Id(42)));
+        assert_eq!(
+            query_since(Some("since=1970-01-01T00%3A00%3A01%2B00:00")),
+            Ok(Since::Time(1000))
+        );
+        let e = query_since(Some("since=yesterday")).unwrap_err();
+        assert!(e.to_string().contains("RFC 3339"), "{e}");
     }
 
     #[test]

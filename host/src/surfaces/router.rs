@@ -38,6 +38,7 @@ enum Guarded<'p> {
     MetaTool(MetaToolKind),
     Plugins,
     Calls,
+    Accounting,
     Approvals,
     DecideApproval(&'p str),
     Console,
@@ -68,6 +69,8 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
         (_, ["api", "plugins"]) => Route::MethodNotAllowed("GET"),
         (Method::GET, ["api", "calls"]) => guarded(G::Calls),
         (_, ["api", "calls"]) => Route::MethodNotAllowed("GET"),
+        (Method::GET, ["api", "accounting"]) => guarded(G::Accounting),
+        (_, ["api", "accounting"]) => Route::MethodNotAllowed("GET"),
         (Method::GET, ["api", "approvals"]) => guarded(G::Approvals),
         (_, ["api", "approvals"]) => Route::MethodNotAllowed("GET"),
         (Method::POST, ["api", "approvals", id]) => guarded(G::DecideApproval(id)),
@@ -105,7 +108,7 @@ pub(crate) async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAdd
         Route::Metrics => metrics::metrics(&app),
         Route::Mcp => {
             let max_body = app.config.server.max_body_kb as usize * 1024;
-            mcp::http::handle(&app.mcp, req, peer, max_body).await
+            mcp::http::handle(&app.mcp, &app.limits, req, peer, max_body).await
         }
         Route::ChatPage => chat::page::page(),
         Route::Guarded(to) => match auth::authorize(&app, &req, peer) {
@@ -123,16 +126,17 @@ async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Gua
         Guarded::MetaTool(kind) => rest::meta_tool(app, req, caller, kind).await,
         Guarded::Plugins => rest::plugins(app),
         Guarded::Calls => rest::calls(app, &req).await,
+        Guarded::Accounting => rest::accounting(app, &req).await,
         Guarded::Approvals => approvals::list(app, &caller),
         Guarded::DecideApproval(id) => approvals::decide(app, req, &caller, id).await,
         Guarded::Console => console::page(),
-        Guarded::ChatCompletions => openai_proxy::chat_completions(app, req).await,
+        Guarded::ChatCompletions => openai_proxy::chat_completions(app, req, &caller).await,
         Guarded::Models => openai_proxy::models(app).await,
-        Guarded::UiChatCompletions => openai_proxy::ui_chat_completions(app, req).await,
+        Guarded::UiChatCompletions => openai_proxy::ui_chat_completions(app, req, &caller).await,
         Guarded::Chat => chat::post_chat(app, req, caller).await,
         Guarded::ResumeChat(id) => chat::resume(app, id),
-        Guarded::Sessions => chat::list_sessions(app),
-        Guarded::Session(id) => chat::get_session(app, id),
+        Guarded::Sessions => chat::list_sessions(app).await,
+        Guarded::Session(id) => chat::get_session(app, id).await,
         Guarded::DeleteSession(id) => chat::delete_session(app, id),
     }
 }

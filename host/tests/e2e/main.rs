@@ -1,6 +1,7 @@
 //! The end-to-end test binary: one module per area, all linked into one executable
 //! so the host crate is linked once.
 
+mod accounting;
 mod chat_approvals;
 mod chat_crash;
 mod chat_stream;
@@ -25,3 +26,4 @@ mod runtime_loader;
 mod runtime_network;
 mod runtime_reload;
 mod support;
+mod surface_limits;

@@ -12,18 +12,17 @@
 //! sizes only.
 //!
 //! - `record`: what one record holds and its stored JSON;
-//! - `blocks`: the table's layout (keys, blocks, trimming);
+//! - `storage::blocks`: the table's layout (keys, blocks, trimming);
 //! - `unwritten`: the summary of records the writer had no room for.
 
-mod blocks;
 mod record;
 mod unwritten;
 
 pub use record::{CallOutcome, CallRecord};
 
 use crate::config::AuditConfig;
+use crate::storage::blocks::{Blocks, Stored};
 use crate::storage::{StorageError, Table};
-use blocks::{Blocks, Stored};
 use serde_json::Value;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -158,7 +157,7 @@ impl AuditLog {
     pub(crate) fn recent(&self, limit: usize) -> Result<Vec<CallRecord>, StorageError> {
         self.sync();
         let mut out = Vec::with_capacity(limit.min(1024));
-        for item in self.table.newest_first::<Stored>() {
+        for item in self.table.newest_first::<Stored<CallRecord>>() {
             if out.len() >= limit {
                 break;
             }
@@ -227,7 +226,7 @@ fn write_loop(rx: Receiver<Msg>, table: Table, retention: usize) {
             }
         }
         let over = blocks.records > retention + slack || (retention == 0 && blocks.records > 0);
-        if over && let Err(e) = blocks.trim(&table, retention) {
+        if over && let Err(e) = blocks.trim::<CallRecord>(&table, retention) {
             crate::error!("audit log: cannot trim to {retention} records: {e}");
         }
         for ack in acks {
@@ -263,11 +262,11 @@ pub(crate) fn redact(value: &Value, fields: &[String]) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::blocks::BlockKey;
     use super::unwritten::SUMMARY_TOOL;
     use super::*;
     use crate::hub::error::ErrorCode;
     use crate::storage::Storage;
+    use crate::storage::blocks::BlockKey;
     use serde_json::json;
 
     fn record(n: u64) -> CallRecord {
@@ -365,10 +364,10 @@ mod tests {
             blocks.stored_block(key);
         }
         assert_eq!(blocks.records, 9);
-        blocks.trim(&table, 5).unwrap();
+        blocks.trim::<CallRecord>(&table, 5).unwrap();
         assert_eq!(blocks.records, 5);
         let stored: Vec<CallRecord> = table
-            .newest_first::<Stored>()
+            .newest_first::<Stored<CallRecord>>()
             .flat_map(|r| r.unwrap().1.into_records().into_iter().rev())
             .collect();
         assert_eq!(ids(&stored), ["call_8", "call_7", "call_6", "call_5", "call_4"]);
@@ -379,7 +378,7 @@ mod tests {
             reloaded.keys.iter().map(|(_, k)| *k).collect::<Vec<_>>(),
             blocks.keys.iter().map(|(_, k)| *k).collect::<Vec<_>>()
         );
-        blocks.trim(&table, 0).unwrap();
+        blocks.trim::<CallRecord>(&table, 0).unwrap();
         assert_eq!((blocks.records, table.len()), (0, 0));
     }
 

@@ -5,8 +5,8 @@
 //! |-------------------------------|--------|
 //! | `POST /api/chat`              | runs a turn of the agent loop; UI message stream |
 //! | `GET /api/chat/{id}/stream`   | joins the running turn (chunks so far, then live); 204 when none |
-//! | `GET /api/sessions`           | `{sessions: [SessionInfo]}`, most recent first |
-//! | `GET /api/sessions/{id}`      | `{id, title, ..., messages: [UIMessage]}`; 404 when unknown |
+//! | `GET /api/sessions`           | `{sessions: [SessionInfo + active, usage]}`, most recent first |
+//! | `GET /api/sessions/{id}`      | `{id, title, ..., usage, messages: [UIMessage]}`; 404 when unknown |
 //! | `DELETE /api/sessions/{id}`   | 204; 404 when unknown; 409 while a turn runs |
 //! | `GET /`                       | the chat page |
 //!
@@ -22,9 +22,10 @@ pub(crate) mod request;
 pub(crate) mod stream;
 
 use super::App;
+use super::limit::Surface;
 use super::respond::{self, Resp};
 use crate::agent::AgentError;
-use crate::hub::Caller;
+use crate::hub::{Caller, SessionUsage};
 use crate::ids::is_valid_client_id;
 use crate::llm::RouteError;
 use http::{Request, StatusCode};
@@ -78,8 +79,21 @@ pub(crate) async fn post_chat(app: &App, req: Request<Incoming>, caller: Caller)
         Ok(c) => c,
         Err(e) => return respond::error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string()),
     };
+    // The turn, not the response, holds the place: it may outlive its first
+    // client (another one resumes it) and ends on its own.
+    let permit = match app.limits.enter(Surface::Chat).await {
+        Ok(permit) => permit,
+        Err(refusal) => return refusal.into_response(),
+    };
     match app.agent.start(chat, caller) {
-        Ok(sub) => stream::respond(sub, KEEPALIVE),
+        Ok(sub) => {
+            let turn = sub.turn().clone();
+            tokio::spawn(async move {
+                turn.ended().await;
+                drop(permit);
+            });
+            stream::respond(sub, KEEPALIVE)
+        }
         Err(e) => agent_error(e),
     }
 }
@@ -96,37 +110,66 @@ pub(crate) fn resume(app: &App, id: &str) -> Resp {
 }
 
 /// `GET /api/sessions`.
-pub(crate) fn list_sessions(app: &App) -> Resp {
-    match app.agent.list_sessions() {
-        Ok(list) => {
-            let sessions: Vec<_> = list
-                .into_iter()
-                .map(|s| {
-                    let active = app.agent.live_turns().get(&s.id).is_some();
-                    let mut v = serde_json::to_value(&s).expect("session info serializes");
-                    v["active"] = json!(active);
-                    v
-                })
-                .collect();
-            respond::json(StatusCode::OK, &json!({ "sessions": sessions }))
-        }
-        Err(e) => storage_error(e),
-    }
+pub(crate) async fn list_sessions(app: &App) -> Resp {
+    let list = match app.agent.list_sessions() {
+        Ok(list) => list,
+        Err(e) => return storage_error(e),
+    };
+    let usage = match session_usage(app, list.iter().map(|s| s.id.clone()).collect()).await {
+        Ok(usage) => usage,
+        Err(resp) => return resp,
+    };
+    let sessions: Vec<_> = list
+        .into_iter()
+        .zip(usage)
+        .map(|(s, usage)| {
+            let active = app.agent.live_turns().get(&s.id).is_some();
+            let mut v = serde_json::to_value(&s).expect("session info serializes");
+            v["active"] = json!(active);
+            v["usage"] = json!(usage);
+            v
+        })
+        .collect();
+    respond::json(StatusCode::OK, &json!({ "sessions": sessions }))
 }
 
 /// `GET /api/sessions/{id}`.
-pub(crate) fn get_session(app: &App, id: &str) -> Resp {
+pub(crate) async fn get_session(app: &App, id: &str) -> Resp {
     if let Err(resp) = check_id(id) {
         return resp;
     }
     match app.agent.session(id) {
         Ok(Some(session)) => {
+            let usage = match session_usage(app, vec![id.to_string()]).await {
+                Ok(mut usage) => usage.pop(),
+                Err(resp) => return resp,
+            };
             let mut v = serde_json::to_value(&session).expect("session serializes");
             v["active"] = json!(app.agent.live_turns().get(id).is_some());
+            v["usage"] = json!(usage);
             respond::json(StatusCode::OK, &v)
         }
         Ok(None) => respond::error(StatusCode::NOT_FOUND, "not_found", format!("no session {id:?}")),
         Err(e) => storage_error(e),
+    }
+}
+
+/// The accounting sums of `ids`, read on the blocking pool (the read waits for
+/// the accounting writer).
+async fn session_usage(app: &App, ids: Vec<String>) -> Result<Vec<SessionUsage>, Resp> {
+    let hub = app.hub.clone();
+    match tokio::task::spawn_blocking(move || hub.session_usage(ids.iter().map(String::as_str))).await {
+        Ok(Ok(usage)) => Ok(usage),
+        Ok(Err(e)) => Err(respond::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "storage_error",
+            e.to_string(),
+        )),
+        Err(e) => Err(respond::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            e.to_string(),
+        )),
     }
 }
 

@@ -27,6 +27,7 @@ use super::jsonrpc::{self, Message, Payload, Request, RpcError};
 use super::revision::{self, Revision, RevisionClues, RoutingHeaders};
 use crate::hub::Caller;
 use crate::surfaces::auth;
+use crate::surfaces::limit::{self, Surface, SurfaceLimits};
 use crate::surfaces::respond::{self, BodyError, Resp};
 use http::{HeaderMap, Method, StatusCode, header};
 use hyper::body::Incoming;
@@ -43,12 +44,13 @@ const SERVER_ERROR: i64 = -32001;
 /// Handles one request to `/mcp`.
 pub(crate) async fn handle(
     state: &McpState,
+    limits: &SurfaceLimits,
     req: http::Request<Incoming>,
     peer: SocketAddr,
     max_body: usize,
 ) -> Resp {
     match *req.method() {
-        Method::POST => post(state, req, peer, max_body).await,
+        Method::POST => post(state, limits, req, peer, max_body).await,
         Method::DELETE => delete(state, req.headers(), peer),
         // No server-initiated messages exist (tools never change), so no GET stream.
         Method::GET => respond::method_not_allowed("POST, DELETE"),
@@ -156,7 +158,13 @@ pub(super) fn session_not_found() -> Resp {
     )
 }
 
-async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, max_body: usize) -> Resp {
+async fn post(
+    state: &McpState,
+    limits: &SurfaceLimits,
+    req: http::Request<Incoming>,
+    peer: SocketAddr,
+    max_body: usize,
+) -> Resp {
     let (parts, body) = req.into_parts();
     let caller = match authenticate(state, &parts.headers, peer) {
         Ok(c) => c,
@@ -199,6 +207,48 @@ async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, 
         Ok(p) => p,
         Err(e) => return error(StatusCode::BAD_REQUEST, &Value::Null, e),
     };
+    // Only requests wait for a turn: a notification (a cancel) or a response to
+    // our own question must get through while the surface is busy.
+    let permit = match requests_of(&payload).next() {
+        None => None,
+        Some(first) => match limits.enter(Surface::Mcp).await {
+            Ok(permit) => Some(permit),
+            Err(refusal) => return busy(&payload, first, refusal),
+        },
+    };
+    let resp = route_post(state, caller, &headers, payload).await;
+    match permit {
+        Some(permit) => limit::held(resp, permit),
+        None => resp,
+    }
+}
+
+/// The requests of a POST body (not its notifications or responses).
+fn requests_of(payload: &Payload) -> impl Iterator<Item = &Request> {
+    let messages = match payload {
+        Payload::Single(m) => std::slice::from_ref(m),
+        Payload::Batch(ms) => ms.as_slice(),
+    };
+    messages.iter().filter_map(|m| match m {
+        Message::Request(r) => Some(r),
+        _ => None,
+    })
+}
+
+/// 429 with `Retry-After` and a JSON-RPC error naming the limit, for the single
+/// request (or the first of a batch) that was refused.
+fn busy(payload: &Payload, first: &Request, refusal: limit::Refusal) -> Resp {
+    let id = match payload {
+        Payload::Single(_) => first.id.clone(),
+        Payload::Batch(_) => Value::Null,
+    };
+    let data = serde_json::json!({ "limit": refusal.key(), "surface": refusal.surface.name() });
+    let e = RpcError::new(jsonrpc::SERVER_BUSY, refusal.to_string()).with_data(data);
+    refusal.with_retry_after(error(StatusCode::TOO_MANY_REQUESTS, &id, e))
+}
+
+/// A parsed POST, by the revision it speaks.
+async fn route_post(state: &McpState, caller: Caller, headers: &McpHeaders<'_>, payload: Payload) -> Resp {
     let stateless_body = match &payload {
         Payload::Single(Message::Request(r)) => {
             revision::body_is_stateless(r.known_method(), r.params.as_ref())
@@ -214,8 +264,8 @@ async fn post(state: &McpState, req: http::Request<Incoming>, peer: SocketAddr, 
         stateless_body,
     };
     match revision::detect(clues) {
-        Revision::Stateless => stateless(state, caller, &headers, payload).await,
-        Revision::Handshake => handshake::post(state, caller, &headers, payload).await,
+        Revision::Stateless => stateless(state, caller, headers, payload).await,
+        Revision::Handshake => handshake::post(state, caller, headers, payload).await,
     }
 }
 

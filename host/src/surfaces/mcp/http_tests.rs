@@ -28,17 +28,20 @@ async fn start() -> Server {
     let backend = FakeBackend::default();
     let (started, cancelled) = (backend.started.clone(), backend.cancelled.clone());
     let state = Arc::new(McpState::new(Arc::new(backend), SessionLimits::default()));
+    let limits = Arc::new(crate::surfaces::SurfaceLimits::new(&Default::default()));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         loop {
             let (stream, peer) = listener.accept().await.unwrap();
-            let state = state.clone();
+            let (state, limits) = (state.clone(), limits.clone());
             tokio::spawn(async move {
                 let service = service_fn(move |req| {
-                    let state = state.clone();
+                    let (state, limits) = (state.clone(), limits.clone());
                     async move {
-                        Ok::<_, std::convert::Infallible>(super::http::handle(&state, req, peer, 4096).await)
+                        Ok::<_, std::convert::Infallible>(
+                            super::http::handle(&state, &limits, req, peer, 4096).await,
+                        )
                     }
                 });
                 let _ = http1::Builder::new()

@@ -119,6 +119,7 @@ impl Backend for HubBackend {
                 cancel: call.cancel,
                 progress: call.progress.map(progress_fn),
                 approved_by: call.approval.filter(|a| a.approved).map(|a| a.by),
+                session: None,
             };
             let answer = match request {
                 Ok(MetaToolRequest::Call(args)) if args.calls.is_empty() && !declined.is_empty() => {

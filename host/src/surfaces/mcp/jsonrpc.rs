@@ -29,6 +29,8 @@ pub(crate) const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// The request was cancelled before it finished (MCP's `RequestCancelled`).
 pub(crate) const REQUEST_CANCELLED: i64 = -32800;
+/// The server is busy: the request was not run (`[concurrency]`; HTTP 429).
+pub(crate) const SERVER_BUSY: i64 = -32029;
 
 /// A JSON-RPC error object: code, message and optional data.
 #[derive(Debug, Clone, PartialEq)]

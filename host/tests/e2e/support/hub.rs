@@ -82,7 +82,9 @@ pub async fn start_with_storage(mut config: Config, storage: wasmhub::storage::S
         wasmhub::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage).expect("the agent"),
     );
     let mcp = wasmhub::surfaces::McpState::for_hub(hub.clone(), &config.server);
+    let limits = Arc::new(wasmhub::surfaces::SurfaceLimits::new(&config.concurrency));
     let app = Arc::new(App {
+        limits,
         config,
         llm,
         hub,

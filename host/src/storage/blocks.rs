@@ -1,5 +1,5 @@
-//! How the audit table is laid out: blocks of records under ordered keys, and
-//! trimming the oldest.
+//! Tables of records written in batches (the audit log, the accounting records):
+//! blocks of records under ordered keys, and trimming the oldest.
 //!
 //! A block is one key, `[written ms][block number]` (u64s) then `[records]` (u32),
 //! all big-endian, so key order is write order and counting needs no decoding; its
@@ -10,22 +10,23 @@
 //! 16-byte keys holding one record object come from earlier versions and are read,
 //! counted and trimmed like one-record blocks.
 
-use super::record::CallRecord;
-use crate::storage::{StorageError, Table};
-use serde::Deserialize;
+use super::{StorageError, Table};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::collections::VecDeque;
 
 /// A stored value: a block, or one record from an earlier version.
-#[derive(Deserialize)]
+#[derive(serde::Deserialize)]
 #[serde(untagged)]
-pub(super) enum Stored {
-    Block(Vec<CallRecord>),
-    One(Box<CallRecord>),
+#[serde(bound = "T: DeserializeOwned")]
+pub(crate) enum Stored<T> {
+    Block(Vec<T>),
+    One(Box<T>),
 }
 
-impl Stored {
-    /// The records, in the order they finished.
-    pub(super) fn into_records(self) -> Vec<CallRecord> {
+impl<T> Stored<T> {
+    /// The records, in the order they were written.
+    pub(crate) fn into_records(self) -> Vec<T> {
         match self {
             Stored::Block(records) => records,
             Stored::One(record) => vec![*record],
@@ -35,14 +36,14 @@ impl Stored {
 
 /// Where a block sits and how many records it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct BlockKey {
-    pub(super) ms: u64,
-    pub(super) number: u64,
-    pub(super) records: u32,
+pub(crate) struct BlockKey {
+    pub(crate) ms: u64,
+    pub(crate) number: u64,
+    pub(crate) records: u32,
 }
 
 impl BlockKey {
-    pub(super) fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut k = Vec::with_capacity(20);
         k.extend_from_slice(&self.ms.to_be_bytes());
         k.extend_from_slice(&self.number.to_be_bytes());
@@ -52,7 +53,7 @@ impl BlockKey {
 
     /// Reads a block key, or an earlier version's `[started ms][sequence]` key of
     /// one record.
-    pub(super) fn decode(k: &[u8]) -> Option<BlockKey> {
+    pub(crate) fn decode(k: &[u8]) -> Option<BlockKey> {
         let u64_at = |i: usize| Some(u64::from_be_bytes(k.get(i..i + 8)?.try_into().ok()?));
         let records = match k.len() {
             16 => 1,
@@ -69,13 +70,13 @@ impl BlockKey {
 
 /// The writer's view of the table: every block, oldest first, and the total.
 #[derive(Default)]
-pub(super) struct Blocks {
-    pub(super) keys: VecDeque<(Vec<u8>, BlockKey)>,
-    pub(super) records: usize,
+pub(crate) struct Blocks {
+    pub(crate) keys: VecDeque<(Vec<u8>, BlockKey)>,
+    pub(crate) records: usize,
 }
 
 impl Blocks {
-    pub(super) fn load(table: &Table) -> Result<Blocks, StorageError> {
+    pub(crate) fn load(table: &Table) -> Result<Blocks, StorageError> {
         let mut blocks = Blocks::default();
         for raw in table.keys()? {
             match BlockKey::decode(&raw) {
@@ -83,7 +84,7 @@ impl Blocks {
                     blocks.records += key.records as usize;
                     blocks.keys.push_back((raw, key));
                 }
-                None => crate::warn!("audit log: ignoring a stored key of {} bytes", raw.len()),
+                None => crate::warn!("{}: ignoring a stored key of {} bytes", table.name(), raw.len()),
             }
         }
         Ok(blocks)
@@ -91,7 +92,7 @@ impl Blocks {
 
     /// The key for a new block of `records`, after every stored one even if the
     /// clock went back.
-    pub(super) fn next_key(&self, now_ms: u64, records: usize) -> BlockKey {
+    pub(crate) fn next_key(&self, now_ms: u64, records: usize) -> BlockKey {
         let (ms, number) = match self.keys.back() {
             Some((_, last)) if last.ms >= now_ms => (last.ms, last.number + 1),
             _ => (now_ms, 0),
@@ -103,7 +104,7 @@ impl Blocks {
         }
     }
 
-    pub(super) fn stored_block(&mut self, key: BlockKey) {
+    pub(crate) fn stored_block(&mut self, key: BlockKey) {
         self.records += key.records as usize;
         self.keys.push_back((key.encode(), key));
     }
@@ -111,7 +112,11 @@ impl Blocks {
     /// Removes the oldest records until at most `keep` remain: whole blocks, then
     /// the oldest part of the block that straddles the limit (rewritten under its
     /// own position with the new count).
-    pub(super) fn trim(&mut self, table: &Table, keep: usize) -> Result<(), StorageError> {
+    pub(crate) fn trim<T: Serialize + DeserializeOwned>(
+        &mut self,
+        table: &Table,
+        keep: usize,
+    ) -> Result<(), StorageError> {
         let mut excess = self.records.saturating_sub(keep);
         let whole = self
             .keys
@@ -133,7 +138,7 @@ impl Blocks {
             && let Some((raw, key)) = self.keys.get(whole)
         {
             let mut records = table
-                .get::<Stored>(raw)?
+                .get::<Stored<T>>(raw)?
                 .map(Stored::into_records)
                 .unwrap_or_default();
             let kept = records.split_off(excess.min(records.len()));

@@ -1,0 +1,309 @@
+//! Accounting: one [`UsageRecord`] per model step (provider, model, tokens,
+//! latency, cost from `[accounting.prices]`) and per operation call (its call-graph
+//! ids, latency, bytes in and out, outcome), in the sled table `accounting`, with
+//! each chat session's sums in `accounting_sessions`, and optionally appended to a
+//! JSONL file (`accounting.jsonl`).
+//!
+//! Recording never waits: records go through a bounded channel of
+//! `accounting.queue` to a writer thread (`writer`), the audit log's pattern; a
+//! full channel drops the record, counted in `wasmhub_accounting_dropped_total`
+//! and logged. Readers wait for what was queued before them (`sync`), so a client
+//! that saw a turn end reads its records; call them off the async workers.
+//!
+//! - `record`: the record and session-sum shapes;
+//! - `prices`: cost from the configured prices;
+//! - `writer`: ids, blocks, session sums, the JSONL file, retention.
+
+mod prices;
+mod record;
+mod writer;
+
+pub use record::{Entry, ModelStep, SessionUsage, ToolCall, UsageRecord};
+
+use crate::config::AccountingConfig;
+use crate::llm::Usage;
+use crate::storage::blocks::{BlockKey, Stored};
+use crate::storage::{StorageError, Table};
+use prices::Prices;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{SyncSender, TrySendError};
+use std::time::Duration;
+use writer::{Msg, Sink};
+
+/// Where a page of `GET /api/accounting` starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Since {
+    /// The oldest record kept.
+    Start,
+    /// Records after this id (exclusive).
+    Id(u64),
+    /// Records that ended at or after this Unix millisecond.
+    Time(u64),
+}
+
+/// A page of records, oldest first.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Page {
+    /// The records, in id order.
+    pub records: Vec<UsageRecord>,
+    /// The `since` id for the next page: the last record's id (or, with none, an
+    /// id no later record can be at or below).
+    pub next: u64,
+}
+
+/// A finished model step as its caller reports it.
+pub struct StepReport<'a> {
+    /// The chat session (agent turns).
+    pub session: Option<&'a str>,
+    /// The assistant message the step wrote.
+    pub message: Option<&'a str>,
+    /// The step's index in its turn.
+    pub step: u32,
+    /// The token it ran under.
+    pub caller: &'a str,
+    /// The provider's configured name.
+    pub provider: &'a str,
+    /// The model as sent to the provider.
+    pub model: &'a str,
+    /// The usage the provider reported.
+    pub usage: Option<Usage>,
+    /// From the request to the end of the answer.
+    pub latency: Duration,
+}
+
+/// Why accounting could not start.
+#[derive(Debug)]
+pub enum AccountingError {
+    /// The JSONL file (`accounting.jsonl`) could not be opened for appending.
+    Jsonl {
+        /// The configured file.
+        path: PathBuf,
+        /// The filesystem error.
+        source: std::io::Error,
+    },
+    /// The writer thread could not be started.
+    Writer(std::io::Error),
+}
+
+impl std::fmt::Display for AccountingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AccountingError::Jsonl { path, source } => write!(
+                f,
+                "accounting.jsonl: cannot open {} for appending: {source}",
+                path.display()
+            ),
+            AccountingError::Writer(e) => write!(f, "accounting: cannot start the writer: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for AccountingError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AccountingError::Jsonl { source, .. } | AccountingError::Writer(source) => Some(source),
+        }
+    }
+}
+
+/// The sending side, owned by the hub.
+pub(crate) struct UsageLog {
+    /// `None` only while dropping.
+    tx: Option<SyncSender<Msg>>,
+    records: Table,
+    sessions: Table,
+    prices: Prices,
+    dropped: AtomicU64,
+    writer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl UsageLog {
+    /// Opens the JSONL file (when configured) and starts the writer.
+    pub(crate) fn start(
+        records: Table,
+        sessions: Table,
+        config: &AccountingConfig,
+    ) -> Result<UsageLog, AccountingError> {
+        let jsonl = match &config.jsonl {
+            None => None,
+            Some(path) => Some(open_jsonl(path).map_err(|source| AccountingError::Jsonl {
+                path: path.clone(),
+                source,
+            })?),
+        };
+        let (tx, rx) = std::sync::mpsc::sync_channel(config.queue.max(1));
+        let sink = Sink {
+            records: records.clone(),
+            sessions: sessions.clone(),
+            retention: config.retention,
+            jsonl,
+        };
+        let writer = std::thread::Builder::new()
+            .name("wasmhub-accounting".into())
+            .spawn(move || writer::write_loop(rx, sink))
+            .map_err(AccountingError::Writer)?;
+        Ok(UsageLog {
+            tx: Some(tx),
+            records,
+            sessions,
+            prices: Prices::new(&config.prices),
+            dropped: AtomicU64::new(0),
+            writer: Some(writer),
+        })
+    }
+
+    /// Queues `record` (its id is given when stored); never blocks.
+    pub(crate) fn record(&self, record: UsageRecord) {
+        let Some(tx) = &self.tx else { return };
+        if let Err(TrySendError::Full(_)) = tx.try_send(Msg::Record(Box::new(record))) {
+            let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            if n == 1 || n.is_multiple_of(1000) {
+                crate::warn!(
+                    "accounting: the writer is behind, {n} records dropped so far (accounting.queue)"
+                );
+            }
+        }
+    }
+
+    /// Queues the record of a model step, with its cost.
+    pub(crate) fn model_step(&self, report: StepReport<'_>) {
+        let usage = report.usage.as_ref();
+        let cost = usage.and_then(|u| self.prices.cost(report.provider, report.model, u));
+        self.record(UsageRecord {
+            id: 0,
+            time_ms: crate::clock::now_ms(),
+            session: report.session.map(str::to_string),
+            caller: report.caller.to_string(),
+            entry: Entry::ModelStep(ModelStep {
+                message: report.message.map(str::to_string),
+                step: report.step,
+                provider: report.provider.to_string(),
+                model: report.model.to_string(),
+                input_tokens: usage.map(|u| u.input_tokens),
+                output_tokens: usage.map(|u| u.output_tokens),
+                cached_input_tokens: usage.and_then(|u| u.cached_input_tokens),
+                reasoning_tokens: usage.and_then(|u| u.reasoning_tokens),
+                latency_ms: report.latency.as_millis() as u64,
+                cost,
+            }),
+        });
+    }
+
+    /// Drops the sums of `session` once the records queued before are stored
+    /// (in order with them, so none is added back after). Never waits: with the
+    /// queue full, a thread of its own waits for room.
+    pub(crate) fn forget_session(&self, session: &str) {
+        let Some(tx) = &self.tx else { return };
+        if let Err(TrySendError::Full(msg)) = tx.try_send(Msg::Forget(session.to_string())) {
+            let tx = tx.clone();
+            let _ = std::thread::Builder::new()
+                .name("wasmhub-accounting-forget".into())
+                .spawn(move || tx.send(msg));
+        }
+    }
+
+    /// Records dropped because the writer could not keep up.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Up to `limit` records after `since`, oldest first, including every record
+    /// queued before this call.
+    pub(crate) fn page(&self, since: Since, limit: usize) -> Result<Page, StorageError> {
+        self.sync();
+        let keys: Vec<(Vec<u8>, BlockKey)> = self
+            .records
+            .keys()?
+            .into_iter()
+            .filter_map(|raw| BlockKey::decode(&raw).map(|k| (raw, k)))
+            .collect();
+        let block = |i: usize| -> Result<Vec<UsageRecord>, StorageError> {
+            let stored = self.records.get::<Stored<UsageRecord>>(&keys[i].0)?;
+            Ok(stored.map(Stored::into_records).unwrap_or_default())
+        };
+        let first = match since {
+            Since::Start => 0,
+            // Blocks are written in time order after their records ended.
+            Since::Time(ms) => keys.partition_point(|(_, k)| k.ms < ms),
+            Since::Id(id) => {
+                let (mut lo, mut hi) = (0, keys.len());
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    if block(mid)?.last().is_some_and(|r| r.id <= id) {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                lo
+            }
+        };
+        let wanted = |r: &UsageRecord| match since {
+            Since::Start => true,
+            Since::Id(id) => r.id > id,
+            Since::Time(ms) => r.time_ms >= ms,
+        };
+        let mut records = Vec::with_capacity(limit.min(1024));
+        for i in first..keys.len() {
+            records.extend(block(i)?.into_iter().filter(wanted).take(limit - records.len()));
+            if records.len() >= limit {
+                break;
+            }
+        }
+        let next = match (records.last(), since) {
+            (Some(last), _) => last.id,
+            (None, Since::Id(id)) => id,
+            (None, _) => match keys.last() {
+                Some(_) => block(keys.len() - 1)?.last().map_or(0, |r| r.id),
+                None => 0,
+            },
+        };
+        Ok(Page { records, next })
+    }
+
+    /// The sums of each of `sessions` (zero for one without records), including
+    /// every record queued before this call.
+    pub(crate) fn session_usage<'s>(
+        &self,
+        sessions: impl IntoIterator<Item = &'s str>,
+    ) -> Result<Vec<SessionUsage>, StorageError> {
+        self.sync();
+        sessions
+            .into_iter()
+            .map(|id| Ok(self.sessions.get(id.as_bytes())?.unwrap_or_default()))
+            .collect()
+    }
+
+    /// Waits (at most a second) until the writer has stored everything queued.
+    fn sync(&self) {
+        let (ack_tx, ack_rx) = std::sync::mpsc::sync_channel(1);
+        if self
+            .tx
+            .as_ref()
+            .is_some_and(|tx| tx.send(Msg::Sync(ack_tx)).is_ok())
+        {
+            let _ = ack_rx.recv_timeout(Duration::from_secs(1));
+        }
+    }
+}
+
+impl Drop for UsageLog {
+    fn drop(&mut self) {
+        // Closing the channel ends the writer after it stored what was queued.
+        self.tx.take();
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+fn open_jsonl(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::OpenOptions::new().create(true).append(true).open(path)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,117 @@
+//! One accounting record (`UsageRecord`): a model step or a tool call, as stored,
+//! served by `GET /api/accounting` and appended to the JSONL file; and a session's
+//! sums (`SessionUsage`).
+
+use serde::{Deserialize, Serialize};
+
+/// One accounted event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageRecord {
+    /// Increasing sequence number, given when the record is stored (`since=` takes it).
+    pub id: u64,
+    /// When the step or call ended, Unix milliseconds.
+    pub time_ms: u64,
+    /// The chat session it belongs to (agent turns and their tool calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The token it ran under.
+    pub caller: String,
+    /// What was accounted.
+    #[serde(flatten)]
+    pub entry: Entry,
+}
+
+/// A model step or a tool call, tagged `"kind"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Entry {
+    /// One call of a model.
+    ModelStep(ModelStep),
+    /// One operation call through the call protocol.
+    ToolCall(ToolCall),
+}
+
+/// One model call: who answered, the tokens the provider reported, time and cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelStep {
+    /// The assistant message the step wrote (agent turns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The step's index in its turn, from 0.
+    pub step: u32,
+    /// The configured provider's name.
+    pub provider: String,
+    /// The model as sent to the provider.
+    pub model: String,
+    /// Prompt tokens; `None` when the provider reported no usage.
+    pub input_tokens: Option<u64>,
+    /// Completion tokens (reasoning included).
+    pub output_tokens: Option<u64>,
+    /// The part of the input served from the provider's cache, when it said.
+    pub cached_input_tokens: Option<u64>,
+    /// The part of the output spent on reasoning, when it said.
+    pub reasoning_tokens: Option<u64>,
+    /// From sending the request to the end of the answer, in milliseconds.
+    pub latency_ms: u64,
+    /// From `[accounting.prices]`; `None` without a price for the model or usage.
+    pub cost: Option<f64>,
+}
+
+/// One operation call (nested ones included).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call's id in the call graph (the audit record's `id`).
+    pub call_id: String,
+    /// The id of the call that made this one, for nested calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// The operation, `plugin.operation`.
+    pub tool: String,
+    /// From the call's start to its end, in microseconds.
+    pub latency_us: u64,
+    /// Bytes of the JSON input the plugin got.
+    pub input_bytes: u64,
+    /// Bytes of the JSON output it returned.
+    pub output_bytes: u64,
+    /// `ok`, or the error code.
+    pub outcome: String,
+}
+
+/// What a session used, summed over its records (`usage` in the session JSON).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionUsage {
+    /// Prompt tokens of every step.
+    pub input_tokens: u64,
+    /// Completion tokens of every step.
+    pub output_tokens: u64,
+    /// Cached prompt tokens of the steps whose provider said.
+    pub cached_input_tokens: u64,
+    /// Reasoning tokens of the steps whose provider said.
+    pub reasoning_tokens: u64,
+    /// Model steps.
+    pub model_steps: u64,
+    /// Operation calls (nested ones included).
+    pub tool_calls: u64,
+    /// Summed cost of the steps that had a price; `None` when none had.
+    pub cost: Option<f64>,
+}
+
+impl SessionUsage {
+    /// Adds one record.
+    pub(super) fn add(&mut self, entry: &Entry) {
+        match entry {
+            Entry::ModelStep(s) => {
+                self.model_steps += 1;
+                self.input_tokens += s.input_tokens.unwrap_or(0);
+                self.output_tokens += s.output_tokens.unwrap_or(0);
+                self.cached_input_tokens += s.cached_input_tokens.unwrap_or(0);
+                self.reasoning_tokens += s.reasoning_tokens.unwrap_or(0);
+                if let Some(cost) = s.cost {
+                    self.cost = Some(self.cost.unwrap_or(0.0) + cost);
+                }
+            }
+            Entry::ToolCall(_) => self.tool_calls += 1,
+        }
+    }
+}

@@ -1,0 +1,145 @@
+use super::*;
+use crate::storage::Storage;
+
+fn log(storage: &Storage, config: &AccountingConfig) -> UsageLog {
+    UsageLog::start(
+        storage.table("accounting").unwrap(),
+        storage.table("accounting_sessions").unwrap(),
+        config,
+    )
+    .unwrap()
+}
+
+fn call(session: Option<&str>, n: u64, time_ms: u64) -> UsageRecord {
+    UsageRecord {
+        id: 0,
+        time_ms,
+        session: session.map(str::to_string),
+        caller: "local".into(),
+        entry: Entry::ToolCall(ToolCall {
+            call_id: format!("call_{n}"),
+            parent: None,
+            tool: "calc.eval".into(),
+            latency_us: 10,
+            input_bytes: 5,
+            output_bytes: 7,
+            outcome: "ok".into(),
+        }),
+    }
+}
+
+fn ids(page: &Page) -> Vec<u64> {
+    page.records.iter().map(|r| r.id).collect()
+}
+
+#[test]
+fn pages_start_after_an_id_or_at_a_time_oldest_first() {
+    let storage = Storage::temporary().unwrap();
+    let log = log(&storage, &AccountingConfig::default());
+    // Three blocks: each page() waits for the writer, which stores what it has.
+    for block in 0..3u64 {
+        for n in 0..4 {
+            log.record(call(None, block * 4 + n, 1_000 + block * 100 + n));
+        }
+        log.page(Since::Start, 1).unwrap();
+    }
+    let all = log.page(Since::Start, 100).unwrap();
+    assert_eq!(ids(&all), (1..=12).collect::<Vec<_>>());
+    assert_eq!(all.next, 12);
+    let after = log.page(Since::Id(5), 3).unwrap();
+    assert_eq!((ids(&after), after.next), (vec![6, 7, 8], 8));
+    let at = log.page(Since::Time(1_101), 100).unwrap();
+    assert_eq!(ids(&at), (6..=12).collect::<Vec<_>>());
+    let none = log.page(Since::Id(12), 10).unwrap();
+    assert_eq!((ids(&none), none.next), (vec![], 12));
+    let future = log.page(Since::Time(u64::MAX), 10).unwrap();
+    assert_eq!((ids(&future), future.next), (vec![], 12));
+}
+
+#[test]
+fn ids_continue_after_a_restart_and_retention_drops_the_oldest() {
+    let storage = Storage::temporary().unwrap();
+    let config = AccountingConfig {
+        retention: 5,
+        ..AccountingConfig::default()
+    };
+    {
+        let log = log(&storage, &config);
+        for n in 0..4 {
+            log.record(call(None, n, 1));
+        }
+    }
+    let log = log(&storage, &config);
+    for n in 4..8 {
+        log.record(call(None, n, 2));
+    }
+    let page = log.page(Since::Start, 100).unwrap();
+    assert_eq!(ids(&page), [4, 5, 6, 7, 8], "trimmed to 5, ids kept");
+}
+
+#[test]
+fn sessions_sum_steps_calls_and_cost_and_the_jsonl_file_gets_every_record() {
+    let storage = Storage::temporary().unwrap();
+    let dir = crate::test_dir::TempDir::new("accounting-jsonl");
+    let path = dir.path().join("usage/records.jsonl");
+    let mut config = AccountingConfig {
+        jsonl: Some(path.clone()),
+        ..AccountingConfig::default()
+    };
+    config.prices.insert(
+        "p/m".into(),
+        crate::config::ModelPrice {
+            input: 1.0,
+            output: 2.0,
+            cached_input: None,
+        },
+    );
+    let log = log(&storage, &config);
+    let usage = Usage {
+        input_tokens: 100,
+        output_tokens: 10,
+        total_tokens: 110,
+        reasoning_tokens: None,
+        cached_input_tokens: Some(20),
+    };
+    for step in 0..2 {
+        log.model_step(StepReport {
+            session: Some("s1"),
+            message: Some("msg_1"),
+            step,
+            caller: "local",
+            provider: "p",
+            model: "m",
+            usage: Some(usage),
+            latency: Duration::from_millis(30),
+        });
+    }
+    log.record(call(Some("s1"), 1, 5));
+    log.record(call(Some("s2"), 2, 5));
+    let sums = log.session_usage(["s1", "s2", "s3"]).unwrap();
+    assert_eq!(
+        (
+            sums[0].model_steps,
+            sums[0].tool_calls,
+            sums[0].input_tokens,
+            sums[0].cached_input_tokens
+        ),
+        (2, 1, 200, 40)
+    );
+    assert!(
+        (sums[0].cost.unwrap() - 2.0 * 120.0 / 1e6).abs() < 1e-12,
+        "{:?}",
+        sums[0]
+    );
+    assert_eq!((sums[1].tool_calls, sums[1].cost), (1, None));
+    assert_eq!(sums[2], SessionUsage::default());
+    log.forget_session("s1");
+    assert_eq!(log.session_usage(["s1"]).unwrap()[0], SessionUsage::default());
+    let lines: Vec<UsageRecord> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines, log.page(Since::Start, 100).unwrap().records);
+    assert_eq!(lines.len(), 4);
+}
