@@ -164,8 +164,15 @@ impl Agent {
             .clone()
             .or_else(|| self.default_model.clone())
             .ok_or(AgentError::NoModel)?;
-        let route = self.env.llm.route(&model).map_err(AgentError::Route)?;
-        route.provider.auth_header().map_err(AgentError::ProviderKey)?;
+        let targets = self.env.llm.targets(&model).map_err(AgentError::Route)?;
+        // One target with its key is enough: the others fail over to it.
+        if let Some(Err(e)) = targets
+            .iter()
+            .map(|t| t.provider.auth_header())
+            .reduce(Result::or)
+        {
+            return Err(AgentError::ProviderKey(e));
+        }
         let live = self.live.begin(&req.session_id).map_err(AgentError::Busy)?;
         // From here on this request owns the session: nobody else writes it.
         let prepared = self
@@ -212,7 +219,7 @@ impl Agent {
             history: plan.history,
             unchanged: plan.unchanged,
             assistant: plan.assistant,
-            route,
+            targets,
             model,
             caller,
             live: live.clone(),

@@ -60,7 +60,8 @@ pub(crate) struct Turn {
     /// Leading messages of `history` already stored unchanged.
     pub unchanged: usize,
     pub assistant: UiMessage,
-    pub route: Route,
+    /// The model's targets, tried in turn at every step (`llm::route`).
+    pub targets: Vec<Route>,
     /// The model as the client named it (recorded in the metadata).
     pub model: String,
     pub caller: Caller,
@@ -114,6 +115,8 @@ struct Runner<'a> {
     /// Where saving the history starts (after the first save, only the assistant).
     save_from: usize,
     steps: u32,
+    /// The target that answered the latest step.
+    answered: Option<Route>,
 }
 
 /// Runs `turn` to its end; never panics on provider or tool failures (they become
@@ -128,6 +131,7 @@ pub(crate) async fn run(env: &TurnEnv, turn: Turn) -> Outcome {
         usage: None,
         save_from,
         steps: 0,
+        answered: None,
     };
     let outcome = r.run().await;
     r.close(outcome);
@@ -157,7 +161,7 @@ impl Runner<'_> {
             let messages = self.messages(&system);
             let estimate = estimate_tokens(&Value::Array(messages.clone()).to_string());
             let mut body = json!({ "messages": messages, "tools": &*self.env.tools });
-            prepare_stream_body(&mut body, &self.turn.route.model);
+            prepare_stream_body(&mut body, &self.turn.targets[0].model);
             let opts = StepOptions {
                 emit_start: false,
                 emit_finish: false,
@@ -165,12 +169,14 @@ impl Runner<'_> {
                 step: self.steps_before() + step,
                 ..StepOptions::default()
             };
-            let Ok(summary) = self
-                .env
-                .llm
-                .run_step(&self.turn.route, &body, opts, &mut self.sink)
-                .await
-            else {
+            let step = self.env.llm.run_step_chain(
+                &self.turn.targets,
+                &body,
+                Route::apply_tool_settings,
+                opts,
+                &mut self.sink,
+            );
+            let Ok(summary) = step.await else {
                 return Outcome::Aborted;
             };
             if let Some(end) = self.step_ended(&summary) {
@@ -213,6 +219,9 @@ impl Runner<'_> {
     /// (the model failed, or answered without calling a tool).
     fn step_ended(&mut self, summary: &StepSummary) -> Option<Outcome> {
         self.steps += 1;
+        if let Some(target) = &summary.target {
+            self.answered = self.turn.targets.iter().find(|r| &r.target() == target).cloned();
+        }
         if let Some(u) = summary.usage {
             self.usage = Some(self.usage.map_or(u, |t| t + u));
         }
@@ -428,10 +437,12 @@ impl Runner<'_> {
     fn metadata(&self, outcome: Outcome) -> Value {
         let mut meta = Map::new();
         meta.insert("model".into(), Value::String(self.turn.model.clone()));
+        let route = self.answered.as_ref().unwrap_or(&self.turn.targets[0]);
         meta.insert(
             "provider".into(),
-            Value::String(self.turn.route.provider.config.name.clone()),
+            Value::String(route.provider.config.name.clone()),
         );
+        meta.insert("target".into(), Value::String(route.target()));
         meta.insert("finishReason".into(), Value::String(outcome.as_str().into()));
         meta.insert("steps".into(), Value::from(self.steps));
         if let Some(u) = &self.usage {

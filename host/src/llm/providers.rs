@@ -191,6 +191,15 @@ pub enum ProviderError {
         /// Why it is not a header value.
         source: http::header::InvalidHeaderValue,
     },
+    /// A `[[models]]` target that no provider serves.
+    Target {
+        /// The `[[models]]` name.
+        model: String,
+        /// The target as configured.
+        target: String,
+        /// Why it does not route.
+        source: RouteError,
+    },
 }
 
 impl std::fmt::Display for ProviderError {
@@ -203,6 +212,13 @@ impl std::fmt::Display for ProviderError {
             ProviderError::HeaderValue { provider, name, .. } => {
                 write!(f, "providers.{provider}: the value of header {name} is not valid")
             }
+            ProviderError::Target {
+                model,
+                target,
+                source,
+            } => {
+                write!(f, "models.{model}: target {target:?}: {source}")
+            }
         }
     }
 }
@@ -213,6 +229,7 @@ impl std::error::Error for ProviderError {
             ProviderError::BaseUrl { source, .. } => Some(source),
             ProviderError::HeaderName { source, .. } => Some(source),
             ProviderError::HeaderValue { source, .. } => Some(source),
+            ProviderError::Target { source, .. } => Some(source),
         }
     }
 }

@@ -7,6 +7,8 @@
 //! answers with their status and body. Streams are re-framed event by event (the
 //! data of every event byte for byte; upstream comments dropped) so the hub can add
 //! keepalive comments between events and stop the moment the client goes away.
+//! A model with several targets (`[[models]]`) is tried target by target
+//! (`llm::route`); `x-wasmhub-target` names the one that answered.
 //!
 //! Error choices: hub-side problems (bad body, unknown model, no provider, missing
 //! key) are the hub's JSON errors with a status. On the UI endpoint an upstream
@@ -18,10 +20,11 @@ use super::body::Body;
 use super::respond::{self, Resp};
 use crate::llm::client::SendError;
 use crate::llm::openai::{self, BadRequest};
+use crate::llm::route::{RelayBody, RelayError, Relayed};
 use crate::llm::stream::{EventReader, SseSink, keepalive_while};
 use crate::llm::upstream::{self, UpstreamError};
 use crate::llm::{Route, RouteError, StepOptions};
-use bytes::Bytes;
+use crate::sse::OwnedEvent;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
@@ -31,8 +34,6 @@ use std::time::Duration;
 /// Frames buffered towards one client before the producer waits (each at most
 /// `stream::MAX_FRAME` bytes, so at most 1 MiB per stream).
 const STREAM_FRAMES: usize = 16;
-/// Largest non-streamed upstream answer relayed.
-const MAX_UPSTREAM_BODY: usize = 64 << 20;
 /// Upstream response headers worth passing on to the client.
 const RELAYED_HEADERS: [&str; 4] = [
     "retry-after",
@@ -44,93 +45,106 @@ const RELAYED_HEADERS: [&str; 4] = [
 /// `POST /v1/chat/completions`.
 pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp {
     let (parts, body) = req.into_parts();
-    let (route, mut value) = match read_request(app, body).await {
+    let (targets, value) = match read_request(app, body).await {
         Ok(ok) => ok,
         Err(resp) => return resp,
     };
-    value["model"] = Value::String(route.model.clone());
-    let stream = openai::wants_stream(&value);
-    let payload = Bytes::from(serde_json::to_vec(&value).expect("a JSON value serializes"));
     let forwarded = upstream::forwarded_headers(&parts.headers);
-    let resp = match app.llm.chat(&route, payload, &forwarded).await {
-        Ok(resp) => resp,
-        Err(e) => return call_error(e),
+    let relayed = match app.llm.relay_chain(&targets, &value, &forwarded).await {
+        Ok(relayed) => relayed,
+        Err(RelayError::Upstream(e)) => return call_error(e),
+        Err(RelayError::Body { route, error }) => {
+            return upstream_failure(&route, StatusCode::BAD_GATEWAY, &error.to_string());
+        }
+        Err(RelayError::NoTargets) => {
+            return respond::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "no_providers",
+                "the model has no targets",
+            );
+        }
     };
-    let is_sse = resp
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !(stream && resp.status.is_success() && is_sse) {
-        // Errors, non-streamed answers, and servers that ignored `stream: true`.
-        let (status, headers) = (resp.status, resp.headers);
-        let bytes = match resp.body.collect(MAX_UPSTREAM_BODY).await {
-            Ok(bytes) => bytes,
-            Err(e) => return upstream_failure(&route, StatusCode::BAD_GATEWAY, &e.to_string()),
-        };
-        let mut out = Response::new(Body::full(bytes));
-        *out.status_mut() = status;
-        let ct = headers
-            .get(header::CONTENT_TYPE)
-            .cloned()
-            .unwrap_or(HeaderValue::from_static("application/json"));
-        out.headers_mut().insert(header::CONTENT_TYPE, ct);
-        relay_headers(&headers, &mut out);
-        return out;
-    }
+    let Relayed {
+        route,
+        status,
+        headers,
+        body,
+    } = relayed;
+    let (first, reader) = match body {
+        RelayBody::Whole(bytes) => {
+            // Errors, non-streamed answers, and servers that ignored `stream: true`.
+            let mut out = Response::new(Body::full(bytes));
+            *out.status_mut() = status;
+            let ct = headers
+                .get(header::CONTENT_TYPE)
+                .cloned()
+                .unwrap_or(HeaderValue::from_static("application/json"));
+            out.headers_mut().insert(header::CONTENT_TYPE, ct);
+            relay_headers(&headers, &route, &mut out);
+            return out;
+        }
+        RelayBody::Stream { first, reader } => (first, reader),
+    };
     let (tx, body) = Body::channel(STREAM_FRAMES);
     let mut out = respond::sse(body, false);
-    relay_headers(&resp.headers, &mut out);
-    let provider = route.provider.clone();
-    tokio::spawn(async move {
-        let mut sink = SseSink::new(tx);
-        let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
-        let max_event = (provider.config.max_event_kb.max(1) as usize).saturating_mul(1024);
-        let mut reader = EventReader::new(resp.body, max_event);
-        loop {
-            // `Err(Closed)` anywhere: the client left; returning drops the upstream body.
-            let Ok(next) = keepalive_while(&mut sink, interval, reader.next()).await else {
-                return;
-            };
-            match next {
-                Ok(Some(event)) => {
-                    if sink.send_event(&event).await.is_err() {
-                        return;
-                    }
-                }
-                Ok(None) => return,
-                Err(e) => {
-                    let message = format!("provider {:?}: {e}", provider.config.name);
-                    crate::warn!("{message}");
-                    let frame = json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": null}});
-                    let _ = sink.send_json(&frame).await;
+    relay_headers(&headers, &route, &mut out);
+    tokio::spawn(relay_stream(route, first, reader, SseSink::new(tx)));
+    out
+}
+
+/// Relays a stream's events (`first` already read) until it ends or the client leaves.
+async fn relay_stream(
+    route: Route,
+    first: Option<OwnedEvent>,
+    mut reader: Box<EventReader>,
+    mut sink: SseSink,
+) {
+    let provider = route.provider;
+    if let Some(first) = first
+        && sink.send_event(&first).await.is_err()
+    {
+        return;
+    }
+    let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
+    loop {
+        // `Err(Closed)` anywhere: the client left; returning drops the upstream body.
+        let Ok(next) = keepalive_while(&mut sink, interval, reader.next()).await else {
+            return;
+        };
+        match next {
+            Ok(Some(event)) => {
+                if sink.send_event(&event).await.is_err() {
                     return;
                 }
             }
+            Ok(None) => return,
+            Err(e) => {
+                let message = format!("provider {:?}: {e}", provider.config.name);
+                crate::warn!("{message}");
+                let frame = json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": null}});
+                let _ = sink.send_json(&frame).await;
+                return;
+            }
         }
-    });
-    out
+    }
 }
 
 /// `POST /api/ui/chat/completions`: the same body, answered as a UI message stream
 /// (one step, `start` .. `finish`, then `[DONE]`).
 pub(crate) async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>) -> Resp {
     let (_parts, body) = req.into_parts();
-    let (route, mut value) = match read_request(app, body).await {
+    let (targets, mut value) = match read_request(app, body).await {
         Ok(ok) => ok,
         Err(resp) => return resp,
     };
-    openai::prepare_stream_body(&mut value, &route.model);
+    openai::prepare_stream_body(&mut value, &targets[0].model);
     let (tx, body) = Body::channel(STREAM_FRAMES);
     let llm = app.llm.clone();
     tokio::spawn(async move {
         let mut sink = SseSink::new(tx);
-        let mut opts = StepOptions::default();
-        opts.finish_metadata.insert(
-            "provider".into(),
-            Value::String(route.provider.config.name.clone()),
-        );
-        if llm.run_step(&route, &value, opts, &mut sink).await.is_ok() {
+        let opts = StepOptions::default();
+        let step = llm.run_step_chain(&targets, &value, |_, _| {}, opts, &mut sink);
+        if step.await.is_ok() {
             let _ = sink.done().await;
         }
     });
@@ -145,9 +159,9 @@ pub(crate) async fn models(app: &Arc<App>) -> Resp {
     respond::json(StatusCode::OK, &app.llm.list_models().await)
 }
 
-/// Reads and checks the body and resolves its model (key included, so a missing key
-/// is a 503 before anything is sent upstream).
-async fn read_request(app: &Arc<App>, body: Incoming) -> Result<(Route, Value), Resp> {
+/// Reads and checks the body and resolves its model to its targets (keys included:
+/// when no target has its key, a 503 before anything is sent upstream).
+async fn read_request(app: &Arc<App>, body: Incoming) -> Result<(Vec<Route>, Value), Resp> {
     let limit = (app.config.server.max_body_kb as usize).saturating_mul(1024);
     let bytes = respond::read_body(body, limit)
         .await
@@ -161,15 +175,19 @@ async fn read_request(app: &Arc<App>, body: Incoming) -> Result<(Route, Value), 
     })?;
     let model = openai::requested_model(&value)
         .map_err(|BadRequest(m)| respond::error(StatusCode::BAD_REQUEST, "invalid_request", m))?;
-    let route = app.llm.route(model).map_err(route_error)?;
-    if let Err(e) = route.provider.auth_header() {
+    let targets = app.llm.targets(model).map_err(route_error)?;
+    if let Some(Err(e)) = targets
+        .iter()
+        .map(|t| t.provider.auth_header())
+        .reduce(Result::or)
+    {
         return Err(respond::error(
             StatusCode::SERVICE_UNAVAILABLE,
             "provider_not_configured",
             e.to_string(),
         ));
     }
-    Ok((route, value))
+    Ok((targets, value))
 }
 
 fn route_error(e: RouteError) -> Resp {
@@ -208,7 +226,12 @@ fn upstream_failure(route: &Route, status: StatusCode, message: &str) -> Resp {
     )
 }
 
-fn relay_headers(from: &http::HeaderMap, to: &mut Resp) {
+/// The upstream headers worth passing on, and `x-wasmhub-target`: the
+/// `provider/model` target that answered.
+fn relay_headers(from: &http::HeaderMap, route: &Route, to: &mut Resp) {
+    if let Ok(target) = HeaderValue::try_from(route.target()) {
+        to.headers_mut().insert("x-wasmhub-target", target);
+    }
     for name in RELAYED_HEADERS {
         if let Some(v) = from.get(name) {
             to.headers_mut().insert(name, v.clone());

@@ -13,6 +13,7 @@ mod hub_loading;
 mod hub_protocol;
 mod hub_rest;
 mod llm_failures;
+mod llm_fallback;
 mod llm_proxy;
 mod mcp_approvals;
 mod mcp_binary;
