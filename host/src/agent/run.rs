@@ -6,12 +6,12 @@
 //!     report the denied ones                                            (tool-output-denied)
 //! for step in 1..=max_steps:
 //!     stream one model call through the shared transformer      (start-step, text, tool inputs)
+//!     the last step offers no tools and asks the model to conclude  (finishReason max-steps)
 //!     no tool calls?  -> finish-step, save, finish             (done)
 //!     run every tool call of the step concurrently via the hub (tool-output-available / -error)
 //!     calls needing the user's approval are not run               (tool-approval-request)
 //!     finish-step, save durably
 //!     any approval asked for? -> finish (finishReason tool-calls, metadata approval-requested)
-//! step limit reached -> finish (finishReason tool-calls, messageMetadata.finishReason max-steps)
 //! ```
 //!
 //! Tool failures, invalid tool-call JSON and results too large for the context go
@@ -158,9 +158,17 @@ impl Runner<'_> {
             return end;
         }
         for step in 0..self.env.max_steps {
-            let messages = self.messages(&system);
+            // The last allowed step offers no tools and asks for the answer, so the
+            // turn ends with one rather than with a cut-off.
+            let last = step + 1 == self.env.max_steps;
+            let mut messages = self.messages(&system);
             let estimate = estimate_tokens(&Value::Array(messages.clone()).to_string());
-            let mut body = json!({ "messages": messages, "tools": &*self.env.tools });
+            let mut body = if last {
+                messages.push(json!({ "role": "user", "content": prompt::CONCLUDE }));
+                json!({ "messages": messages })
+            } else {
+                json!({ "messages": messages, "tools": &*self.env.tools })
+            };
             prepare_stream_body(&mut body, &self.turn.targets[0].model);
             let opts = StepOptions {
                 emit_start: false,
@@ -179,7 +187,7 @@ impl Runner<'_> {
             let Ok(summary) = step.await else {
                 return Outcome::Aborted;
             };
-            if let Some(end) = self.step_ended(&summary) {
+            if let Some(end) = self.step_ended(&summary, last) {
                 return end;
             }
             budget.set_used(
@@ -211,13 +219,15 @@ impl Runner<'_> {
                 return Outcome::ApprovalRequested;
             }
         }
+        // Not reached: `max_steps` is at least 1 and its last step ends the turn above.
         self.finish(FinishReason::ToolCalls, Outcome::MaxSteps);
         Outcome::MaxSteps
     }
 
     /// Counts a finished model step and its usage; `Some` when the turn ends with it
-    /// (the model failed, or answered without calling a tool).
-    fn step_ended(&mut self, summary: &StepSummary) -> Option<Outcome> {
+    /// (the model failed, answered without calling a tool, or this was the last
+    /// allowed step: tool calls the model sent anyway are reported as not run).
+    fn step_ended(&mut self, summary: &StepSummary, last: bool) -> Option<Outcome> {
         self.steps += 1;
         if let Some(target) = &summary.target {
             self.answered = self.turn.targets.iter().find(|r| &r.target() == target).cloned();
@@ -230,6 +240,21 @@ impl Runner<'_> {
             self.sink.emit(&[UiChunk::FinishStep]);
             self.finish(FinishReason::Error, Outcome::Error);
             return Some(Outcome::Error);
+        }
+        if last {
+            let not_run = format!(
+                "not run: the turn reached its step limit ([agent] max_steps = {})",
+                self.env.max_steps
+            );
+            for call in summary.tool_calls.iter().filter(|c| c.arguments.is_ok()) {
+                self.sink.emit(&[UiChunk::ToolOutputError {
+                    tool_call_id: call.id.clone(),
+                    error_text: not_run.clone(),
+                }]);
+            }
+            self.sink.emit(&[UiChunk::FinishStep]);
+            self.finish(summary.finish_reason, Outcome::MaxSteps);
+            return Some(Outcome::MaxSteps);
         }
         if summary.tool_calls.is_empty() {
             self.sink.emit(&[UiChunk::FinishStep]);

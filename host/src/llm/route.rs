@@ -300,3 +300,74 @@ impl Llm {
 fn is_error_frame(data: &str) -> bool {
     serde_json::from_str::<ChatChunk>(data).is_ok_and(|c| c.error_message().is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn providers() -> Providers {
+        let text = r#"
+name = "local"
+base_url = "http://127.0.0.1:9/v1"
+models = ["qwen*"]
+tool_choice = "required"
+context_window = 32768
+
+[[model_settings]]
+model = "qwen2.5-7b*"
+tool_choice = "auto"
+parallel_tool_calls = false
+max_output_tokens = 2048
+"#;
+        Providers::new(&[crate::toml::from_str(text).unwrap()]).unwrap()
+    }
+
+    #[test]
+    fn a_models_settings_win_over_its_providers_and_go_only_with_tools() {
+        let ps = providers();
+        let small = ps.route("qwen2.5-7b-instruct").unwrap();
+        assert_eq!(
+            small.tuning(),
+            Tuning {
+                context_window: Some(32768),
+                max_output_tokens: Some(2048),
+                context_buffer: None,
+                tool_choice: Some(ToolChoice::Auto),
+                parallel_tool_calls: Some(false),
+            }
+        );
+        let big = ps.route("local/qwen3").unwrap();
+        assert_eq!(big.target(), "local/qwen3");
+        assert_eq!(
+            (big.tuning().tool_choice, big.tuning().max_output_tokens),
+            (Some(ToolChoice::Required), None)
+        );
+        let mut body = json!({"messages": [], "tools": []});
+        small.apply_tool_settings(&mut body);
+        assert_eq!(
+            (&body["tool_choice"], &body["parallel_tool_calls"]),
+            (&json!("auto"), &json!(false))
+        );
+        let mut plain = json!({"messages": []});
+        big.apply_tool_settings(&mut plain);
+        assert_eq!(plain, json!({"messages": []}), "no tools, no tool settings");
+    }
+
+    #[test]
+    fn chains_resolve_in_order_and_a_target_nobody_serves_is_an_error() {
+        let ps = providers();
+        let chain = |targets: &[&str]| ModelConfig {
+            name: "smart".into(),
+            targets: targets.iter().map(|t| t.to_string()).collect(),
+        };
+        let chains = Chains::new(&[chain(&["local/a", "qwen3"])], &ps).unwrap();
+        let targets: Vec<String> = chains.by_name["smart"].iter().map(Route::target).collect();
+        assert_eq!(targets, ["local/a", "local/qwen3"]);
+        let err = Chains::new(&[chain(&["local/a", "gpt-4o"])], &ps).unwrap_err();
+        assert!(
+            err.to_string().starts_with("models.smart: target \"gpt-4o\":"),
+            "{err}"
+        );
+        assert!(std::error::Error::source(&err).is_some());
+    }
+}

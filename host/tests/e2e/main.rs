@@ -3,6 +3,7 @@
 
 mod chat_approvals;
 mod chat_crash;
+mod chat_loop_end;
 mod chat_stream;
 mod chat_turns;
 mod console_page;
