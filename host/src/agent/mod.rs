@@ -8,8 +8,8 @@
 //! - [`builder`] and [`sink`]: the assistant message built from the streamed chunks;
 //! - [`approval`]: tool calls that wait for the user's approval, and checking
 //!   the answers against the approvals the hub issued;
-//! - [`run`]: the loop itself; [`budget`]: the context guard; [`prompt`]: the
-//!   default system prompt.
+//! - [`run`]: the loop itself; [`budget`]: the context guard, whose activations
+//!   [`guard_metrics`] counts; [`prompt`]: the default system prompt.
 //!
 //! [`Agent`] ties them together for the chat surface: start a turn, join one,
 //! list and delete sessions. This layer uses `llm`, `hub` and `storage`, never the
@@ -19,6 +19,7 @@ mod approval;
 mod budget;
 mod builder;
 mod convert;
+mod guard_metrics;
 mod live;
 mod message;
 mod plan;
@@ -27,6 +28,7 @@ mod run;
 mod sessions;
 mod sink;
 
+pub use budget::{ContextGuardEvent, GuardOutcome, GuardTrigger};
 pub use live::{Busy, LiveTurn, LiveTurns, Subscription};
 pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};
 pub use plan::{ChatRequest, PlanError, Trigger};
@@ -138,12 +140,18 @@ impl Agent {
             system_prompt: prompt::system_prompt(config.system_prompt.as_deref()).to_string(),
             max_steps: config.max_steps.max(1),
             context_window: config.context_window,
+            guard: Default::default(),
         };
         Ok(Agent {
             env,
             default_model: config.model.clone(),
             live: LiveTurns::default(),
         })
+    }
+
+    /// The agent's metrics in Prometheus text format (the context guard's).
+    pub fn metrics_text(&self) -> String {
+        self.env.guard.render()
     }
 
     /// The stored conversations.

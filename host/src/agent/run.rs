@@ -21,8 +21,9 @@
 //! request and the running tool calls and is stored marked `aborted`.
 
 use super::approval;
-use super::budget::{Budget, estimate_tokens};
+use super::budget::{Budget, Limits, estimate_tokens};
 use super::convert::{self, error_json};
+use super::guard_metrics::GuardMetrics;
 use super::live::LiveTurn;
 use super::message::{Part, ToolState, UiMessage};
 use super::prompt;
@@ -50,7 +51,10 @@ pub(crate) struct TurnEnv {
     pub tools: Arc<Value>,
     pub system_prompt: String,
     pub max_steps: u32,
+    /// The window of targets whose provider names none.
     pub context_window: u64,
+    /// The context guard's activations and the tokens left, for `/metrics`.
+    pub guard: GuardMetrics,
 }
 
 /// One turn, planned and ready to run.
@@ -147,7 +151,7 @@ impl Runner<'_> {
             message_id: Some(self.turn.assistant.id.clone()),
             message_metadata: Some(json!({ "model": self.turn.model, "sessionId": self.turn.session.id })),
         }]);
-        let mut budget = Budget::new(self.env.context_window);
+        let mut budget = Budget::new(Limits::of(&self.turn.targets[0], self.env.context_window));
         let system = prompt::with_instructions(
             &self.env.system_prompt,
             self.env.hub.instructions(&self.turn.caller),
@@ -187,15 +191,10 @@ impl Runner<'_> {
             let Ok(summary) = step.await else {
                 return Outcome::Aborted;
             };
+            self.measure(&summary, estimate, &mut budget);
             if let Some(end) = self.step_ended(&summary, last) {
                 return end;
             }
-            budget.set_used(
-                summary
-                    .usage
-                    .map(|u| u.input_tokens + u.output_tokens)
-                    .unwrap_or(estimate),
-            );
             let done = match self.run_tools(&summary.tool_calls, &mut budget).await {
                 Ok(done) => done,
                 Err(e) => return self.fail(format!("cannot store the approvals asked for: {e}")),
@@ -203,6 +202,7 @@ impl Runner<'_> {
             if matches!(done, ToolsDone::Cancelled) {
                 return Outcome::Aborted;
             }
+            self.env.guard.remaining(budget.limits(), budget.remaining());
             // Durable before `finish-step` is sent: a step reported finished survives
             // a crash.
             if let Err(e) = self.save(true) {
@@ -229,9 +229,6 @@ impl Runner<'_> {
     /// allowed step: tool calls the model sent anyway are reported as not run).
     fn step_ended(&mut self, summary: &StepSummary, last: bool) -> Option<Outcome> {
         self.steps += 1;
-        if let Some(target) = &summary.target {
-            self.answered = self.turn.targets.iter().find(|r| &r.target() == target).cloned();
-        }
         if let Some(u) = summary.usage {
             self.usage = Some(self.usage.map_or(u, |t| t + u));
         }
@@ -262,6 +259,24 @@ impl Runner<'_> {
             return Some(Outcome::Stop);
         }
         None
+    }
+
+    /// Notes which target answered the step and how full its context now is: the
+    /// latest usage (input + output) when the provider sent it, else `estimate`.
+    fn measure(&mut self, summary: &StepSummary, estimate: u64, budget: &mut Budget) {
+        if let Some(target) = &summary.target {
+            self.answered = self.turn.targets.iter().find(|r| &r.target() == target).cloned();
+        }
+        if let Some(route) = &self.answered {
+            *budget = Budget::new(Limits::of(route, self.env.context_window));
+        }
+        budget.set_used(
+            summary
+                .usage
+                .map(|u| u.input_tokens + u.output_tokens)
+                .unwrap_or(estimate),
+        );
+        self.env.guard.remaining(budget.limits(), budget.remaining());
     }
 
     /// The conversation so far as OpenAI messages: the system prompt, the history and
@@ -454,7 +469,7 @@ impl Runner<'_> {
                     continue;
                 }
             };
-            let chunk = result_chunk(id, result, budget);
+            let chunk = result_chunk(id, result, budget, &self.env.guard);
             self.sink.emit(&[chunk]);
         }
     }
@@ -527,8 +542,9 @@ impl Runner<'_> {
 }
 
 /// The chunk that answers a tool call: its output if the context budget admits
-/// it, else an error; an error result counts against the budget too.
-fn result_chunk(id: String, result: ToolResult, budget: &mut Budget) -> UiChunk {
+/// it, else an error (a guard event for `guard`); an error result counts against
+/// the budget too.
+fn result_chunk(id: String, result: ToolResult, budget: &mut Budget, guard: &GuardMetrics) -> UiChunk {
     match result {
         ToolResult::Output(output) => {
             let text = match &output {
@@ -541,10 +557,13 @@ fn result_chunk(id: String, result: ToolResult, budget: &mut Budget) -> UiChunk 
                     output,
                     preliminary: None,
                 },
-                Err(too_large) => UiChunk::ToolOutputError {
-                    tool_call_id: id,
-                    error_text: too_large.message(),
-                },
+                Err(too_large) => {
+                    guard.record(&too_large.event);
+                    UiChunk::ToolOutputError {
+                        tool_call_id: id,
+                        error_text: too_large.message(),
+                    }
+                }
             }
         }
         ToolResult::Error(message) => {

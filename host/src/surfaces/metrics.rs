@@ -9,7 +9,9 @@ use http::{HeaderValue, Response, StatusCode, header};
 
 /// `GET /metrics`.
 pub(crate) fn metrics(app: &App) -> Resp {
-    let mut resp = Response::new(Body::full(app.hub.metrics_text()));
+    let mut text = app.hub.metrics_text();
+    text.push_str(&app.agent.metrics_text());
+    let mut resp = Response::new(Body::full(text));
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),

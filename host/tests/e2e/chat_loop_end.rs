@@ -1,8 +1,10 @@
 //! How a turn ends at its step limit: the last allowed step offers no tools and
 //! asks the model to conclude, so the conversation ends with an answer; the
-//! configured `tool_choice` and `parallel_tool_calls` go with the other steps.
+//! configured `tool_choice` and `parallel_tool_calls` go with the other steps. And
+//! the per-model context budget: its guard's activations in `/metrics`.
 
 use crate::support::chat::*;
+use crate::support::client;
 use crate::support::upstream::{CHAT, Upstream};
 use serde_json::{Value, json};
 use wasmhub::config::ToolChoice;
@@ -112,5 +114,47 @@ async fn tool_calls_sent_anyway_on_the_last_step_are_not_run() {
     assert_eq!(
         (reason, &meta["finishReason"]),
         (Some(FinishReason::ToolCalls), &json!("max-steps"))
+    );
+}
+
+#[tokio::test]
+async fn the_per_model_context_guard_replaces_a_large_result_and_counts_it_in_metrics() {
+    let upstream = Upstream::start().await;
+    let hub = hub_with(&upstream, plugins(&[]), |c| {
+        // The model's own window (the agent's 131,072 would admit the result).
+        c.providers[0].max_output_tokens = Some(1024);
+        c.providers[0].model_settings = vec![
+            wasmhub::toml::from_str("model = \"m1\"\ncontext_window = 8192\ncontext_buffer = 100\n").unwrap(),
+        ];
+    })
+    .await;
+    let long = "word ".repeat(8000);
+    let input = json!([{"tool": "text.slugify", "input": {"text": long, "max_length": 100000}}]);
+    upstream.push(tool_step(None, &[("call_big", "hub_call", call_args(input))]));
+    upstream.push(text_step("Too large."));
+    let chunks = chunks(post_chat(hub.addr, &submit("chat-guard", vec![user("u1", "slug it")])).await).await;
+    let replaced = chunks.iter().find_map(|c| match c {
+        UiChunk::ToolOutputError { error_text, .. } => Some(error_text.as_str()),
+        _ => None,
+    });
+    // 8192 - 1024 - 100 = 7068 tokens of input, 110 used by the step.
+    let replaced = replaced.expect("the result was replaced");
+    assert!(
+        replaced.starts_with("result too large: about 100")
+            && replaced.contains("only 6958 tokens of context are left"),
+        "{replaced}"
+    );
+    let resp = client::send(hub.addr, http::Method::GET, "/metrics", None, &[]).await;
+    let text = String::from_utf8(resp.bytes().await.to_vec()).unwrap();
+    assert!(
+        text.contains(
+            "wasmhub_context_guard_events_total{provider=\"scripted\",model=\"m1\",trigger=\"tool_result\",outcome=\"replaced\"} 1\n"
+        ),
+        "{text}"
+    );
+    // After the last step: its usage (100 + 10) of the 7068.
+    assert!(
+        text.contains("wasmhub_context_remaining_tokens{provider=\"scripted\",model=\"m1\"} 6958\n"),
+        "{text}"
     );
 }
