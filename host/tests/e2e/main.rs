@@ -10,6 +10,7 @@ mod console_page;
 mod hub_approvals;
 mod hub_binary;
 mod hub_budgets;
+mod hub_listings;
 mod hub_loading;
 mod hub_protocol;
 mod hub_rest;
