@@ -173,14 +173,7 @@ impl Agent {
             .or_else(|| self.default_model.clone())
             .ok_or(AgentError::NoModel)?;
         let targets = self.env.llm.targets(&model).map_err(AgentError::Route)?;
-        // One target with its key is enough: the others fail over to it.
-        if let Some(Err(e)) = targets
-            .iter()
-            .map(|t| t.provider.auth_header())
-            .reduce(Result::or)
-        {
-            return Err(AgentError::ProviderKey(e));
-        }
+        crate::llm::check_keys(&targets).map_err(AgentError::ProviderKey)?;
         let live = self.live.begin(&req.session_id).map_err(AgentError::Busy)?;
         // From here on this request owns the session: nobody else writes it.
         let prepared = self

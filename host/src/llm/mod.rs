@@ -19,7 +19,7 @@ pub(crate) mod upstream;
 pub use client::{Cause, Response, ResponseBody, ResponseBodyError, SendError};
 pub use openai::Usage;
 pub use providers::{BaseUrl, BaseUrlError, KeyError, Provider, ProviderError, Route, RouteError};
-pub use route::Tuning;
+pub use route::{Tuning, check_keys};
 pub use stream::{Closed, EventReader, SseSink, UiSink};
 pub use transform::{StepOptions, StepSummary, StepTransformer, ToolCall};
 pub use ui::{FinishReason, UiChunk};

@@ -191,6 +191,11 @@ pub enum ProviderError {
         /// Why it is not a header value.
         source: http::header::InvalidHeaderValue,
     },
+    /// A `[[models]]` entry without targets (holds its name).
+    NoTargets {
+        /// The `[[models]]` name.
+        model: String,
+    },
     /// A `[[models]]` target that no provider serves.
     Target {
         /// The `[[models]]` name.
@@ -219,6 +224,12 @@ impl std::fmt::Display for ProviderError {
             } => {
                 write!(f, "models.{model}: target {target:?}: {source}")
             }
+            ProviderError::NoTargets { model } => {
+                write!(
+                    f,
+                    "models.{model}: targets must name at least one \"provider/model\""
+                )
+            }
         }
     }
 }
@@ -230,6 +241,7 @@ impl std::error::Error for ProviderError {
             ProviderError::HeaderName { source, .. } => Some(source),
             ProviderError::HeaderValue { source, .. } => Some(source),
             ProviderError::Target { source, .. } => Some(source),
+            ProviderError::NoTargets { .. } => None,
         }
     }
 }

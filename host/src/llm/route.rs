@@ -22,7 +22,7 @@
 
 use super::Llm;
 use super::openai::ChatChunk;
-use super::providers::{ProviderError, Providers, Route, RouteError, glob_match};
+use super::providers::{KeyError, ProviderError, Providers, Route, RouteError, glob_match};
 use super::stream::{EventReader, UiSink};
 use super::transform::{StepOptions, StepSummary, StepTransformer};
 use super::ui::UiChunk;
@@ -103,6 +103,11 @@ impl Chains {
     pub(crate) fn new(models: &[ModelConfig], providers: &Providers) -> Result<Chains, ProviderError> {
         let mut by_name = HashMap::new();
         for m in models {
+            if m.targets.is_empty() {
+                return Err(ProviderError::NoTargets {
+                    model: m.name.clone(),
+                });
+            }
             let mut routes = Vec::with_capacity(m.targets.len());
             for target in &m.targets {
                 let route = providers.route(target).map_err(|source| ProviderError::Target {
@@ -116,6 +121,21 @@ impl Chains {
         }
         Ok(Chains { by_name })
     }
+}
+
+/// Whether `targets` can be called: `Ok` when at least one target's provider has
+/// its API key (the others fail over to it), else the first target's key error.
+pub fn check_keys(targets: &[Route]) -> Result<(), KeyError> {
+    let mut first = None;
+    for t in targets {
+        match t.provider.auth_header() {
+            Ok(_) => return Ok(()),
+            Err(e) => {
+                first.get_or_insert(e);
+            }
+        }
+    }
+    first.map_or(Ok(()), Err)
 }
 
 /// What the proxy relays: the answer of the target that answered.
@@ -369,5 +389,29 @@ max_output_tokens = 2048
             "{err}"
         );
         assert!(std::error::Error::source(&err).is_some());
+    }
+
+    #[test]
+    fn one_target_with_its_key_is_enough() {
+        let keyed = crate::toml::from_str(
+            "name = \"keyed\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"WASMHUB_TEST_ROUTE_KEY_UNSET\"\n",
+        )
+        .unwrap();
+        let free = crate::toml::from_str("name = \"free\"\nbase_url = \"http://127.0.0.1:9/v1\"\n").unwrap();
+        let ps = Providers::new(&[keyed, free]).unwrap();
+        let (k, f) = (ps.route("keyed/m").unwrap(), ps.route("free/m").unwrap());
+        let err = check_keys(std::slice::from_ref(&k)).unwrap_err();
+        assert!(err.to_string().contains("WASMHUB_TEST_ROUTE_KEY_UNSET"), "{err}");
+        assert!(check_keys(&[k, f]).is_ok());
+        let empty = ModelConfig {
+            name: "none".into(),
+            targets: vec![],
+        };
+        assert!(
+            Chains::new(&[empty], &ps)
+                .unwrap_err()
+                .to_string()
+                .contains("models.none")
+        );
     }
 }

@@ -176,11 +176,7 @@ async fn read_request(app: &Arc<App>, body: Incoming) -> Result<(Vec<Route>, Val
     let model = openai::requested_model(&value)
         .map_err(|BadRequest(m)| respond::error(StatusCode::BAD_REQUEST, "invalid_request", m))?;
     let targets = app.llm.targets(model).map_err(route_error)?;
-    if let Some(Err(e)) = targets
-        .iter()
-        .map(|t| t.provider.auth_header())
-        .reduce(Result::or)
-    {
+    if let Err(e) = crate::llm::check_keys(&targets) {
         return Err(respond::error(
             StatusCode::SERVICE_UNAVAILABLE,
             "provider_not_configured",
