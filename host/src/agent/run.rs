@@ -162,18 +162,8 @@ impl Runner<'_> {
             return end;
         }
         for step in 0..self.env.max_steps {
-            // The last allowed step offers no tools and asks for the answer, so the
-            // turn ends with one rather than with a cut-off.
             let last = step + 1 == self.env.max_steps;
-            let mut messages = self.messages(&system);
-            let estimate = estimate_tokens(&Value::Array(messages.clone()).to_string());
-            let mut body = if last {
-                messages.push(json!({ "role": "user", "content": prompt::CONCLUDE }));
-                json!({ "messages": messages })
-            } else {
-                json!({ "messages": messages, "tools": &*self.env.tools })
-            };
-            prepare_stream_body(&mut body, &self.turn.targets[0].model);
+            let (body, estimate) = self.request(&system, last);
             let opts = StepOptions {
                 emit_start: false,
                 emit_finish: false,
@@ -259,6 +249,22 @@ impl Runner<'_> {
             return Some(Outcome::Stop);
         }
         None
+    }
+
+    /// The next model request and the estimated tokens of its messages. The last
+    /// allowed step offers no tools and asks for the answer, so the turn ends with
+    /// one rather than with a cut-off.
+    fn request(&self, system: &str, last: bool) -> (Value, u64) {
+        let mut messages = self.messages(system);
+        let estimate = estimate_tokens(&Value::Array(messages.clone()).to_string());
+        let mut body = if last {
+            messages.push(json!({ "role": "user", "content": prompt::CONCLUDE }));
+            json!({ "messages": messages })
+        } else {
+            json!({ "messages": messages, "tools": &*self.env.tools })
+        };
+        prepare_stream_body(&mut body, &self.turn.targets[0].model);
+        (body, estimate)
     }
 
     /// Notes which target answered the step and how full its context now is: the
