@@ -8,6 +8,14 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 
+/// Most (provider, model) pairs with series of their own: clients choose model
+/// names (a provider's `*` pattern serves any), so later pairs share the model
+/// label `_other` rather than growing the exposition without bound.
+const MAX_TARGETS: usize = 256;
+
+/// The model label of the pairs past [`MAX_TARGETS`].
+const OTHER: &str = "_other";
+
 /// (provider, model, trigger, outcome) -> count.
 type Events = BTreeMap<(String, String, &'static str, &'static str), u64>;
 
@@ -39,11 +47,12 @@ impl GuardMetrics {
 
     /// Sets the tokens `limits`' target had left after a step.
     pub(crate) fn remaining(&self, limits: &Limits, tokens: u64) {
-        let key = (limits.provider.clone(), limits.model.clone());
-        self.remaining
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, tokens);
+        let mut remaining = self.remaining.lock().unwrap_or_else(|e| e.into_inner());
+        let mut key = (limits.provider.clone(), limits.model.clone());
+        if !remaining.contains_key(&key) && remaining.len() >= MAX_TARGETS {
+            key.1 = OTHER.into();
+        }
+        remaining.insert(key, tokens);
     }
 
     /// The Prometheus exposition text.
@@ -74,5 +83,54 @@ impl GuardMetrics {
             );
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::budget::{GuardOutcome, GuardTrigger};
+
+    fn limits(model: &str) -> Limits {
+        Limits {
+            provider: "p".into(),
+            model: model.into(),
+            window: 100,
+            max_output: 10,
+            buffer: 0,
+        }
+    }
+
+    #[test]
+    fn events_and_remaining_tokens_render_with_bounded_labels() {
+        let m = GuardMetrics::default();
+        let event = |model: &str| ContextGuardEvent {
+            provider: "p".into(),
+            model: model.into(),
+            trigger: GuardTrigger::ToolResult,
+            outcome: GuardOutcome::Replaced,
+            projected_tokens: 120,
+            limit_tokens: 90,
+            remaining_tokens: 5,
+        };
+        m.record(&event("m\"1"));
+        m.record(&event("m\"1"));
+        for i in 0..MAX_TARGETS + 3 {
+            m.remaining(&limits(&format!("m{i}")), i as u64);
+        }
+        let text = m.render();
+        assert!(
+            text.contains("wasmhub_context_guard_events_total{provider=\"p\",model=\"m\\\"1\",trigger=\"tool_result\",outcome=\"replaced\"} 2\n"),
+            "{text}"
+        );
+        assert!(text.contains("wasmhub_context_remaining_tokens{provider=\"p\",model=\"m0\"} 0\n"));
+        assert!(text.contains(&format!(
+            "wasmhub_context_remaining_tokens{{provider=\"p\",model=\"_other\"}} {}\n",
+            MAX_TARGETS + 2
+        )));
+        assert_eq!(
+            text.matches("wasmhub_context_remaining_tokens{").count(),
+            MAX_TARGETS + 1
+        );
     }
 }
