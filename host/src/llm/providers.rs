@@ -362,6 +362,27 @@ impl Providers {
     }
 }
 
+impl Providers {
+    /// Every route that serves `model`: the named provider for `provider/model`,
+    /// else each provider whose patterns match, in configuration order (a chain's
+    /// target names a model; each provider of it is tried in turn).
+    pub(crate) fn serving(&self, model: &str) -> Result<Vec<Route>, RouteError> {
+        let first = self.route(model)?;
+        if first.model != model {
+            return Ok(vec![first]);
+        }
+        Ok(self
+            .list
+            .iter()
+            .filter(|p| p.config.models.iter().any(|pattern| glob_match(pattern, model)))
+            .map(|p| Route {
+                provider: p.clone(),
+                model: model.to_string(),
+            })
+            .collect())
+    }
+}
+
 impl Provider {
     /// `Authorization: Bearer <key>` from the provider's environment variable.
     /// Read on every request so a rotated key takes effect without a restart.

@@ -2,7 +2,9 @@
 //! the proxy (`/v1/chat/completions`), the UI stream (`/api/ui/chat/completions`)
 //! and the agent loop try a model's targets in turn.
 //!
-//! A `[[models]]` name resolves to its `targets` in order; any other name to the
+//! A `[[models]]` name resolves to its `targets` in order: model first, then the
+//! providers of each (`provider/model` names one; a bare model name every provider
+//! whose patterns match it, in configuration order). Any other name goes to the
 //! one provider that serves it ([`Providers::route`]). Every attempt gets the same
 //! request; only `model` (the target's own name) and, where the caller asks, the
 //! target's own tool settings differ. Each target's provider first spends its own
@@ -110,12 +112,14 @@ impl Chains {
             }
             let mut routes = Vec::with_capacity(m.targets.len());
             for target in &m.targets {
-                let route = providers.route(target).map_err(|source| ProviderError::Target {
-                    model: m.name.clone(),
-                    target: target.clone(),
-                    source,
-                })?;
-                routes.push(route);
+                let serving = providers
+                    .serving(target)
+                    .map_err(|source| ProviderError::Target {
+                        model: m.name.clone(),
+                        target: target.clone(),
+                        source,
+                    })?;
+                routes.extend(serving);
             }
             by_name.insert(m.name.clone(), routes);
         }
@@ -324,6 +328,7 @@ fn is_error_frame(data: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::ProviderConfig;
 
     fn providers() -> Providers {
         let text = r#"
@@ -383,6 +388,15 @@ max_output_tokens = 2048
         let chains = Chains::new(&[chain(&["local/a", "qwen3"])], &ps).unwrap();
         let targets: Vec<String> = chains.by_name["smart"].iter().map(Route::target).collect();
         assert_eq!(targets, ["local/a", "local/qwen3"]);
+        // A bare model name: every provider that serves it, in configuration order.
+        let second: ProviderConfig = crate::toml::from_str(
+            "name = \"cloud\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodels = [\"qwen3\", \"gpt-*\"]\n",
+        )
+        .unwrap();
+        let both = Providers::new(&[ps.all()[0].config.clone(), second]).unwrap();
+        let chains = Chains::new(&[chain(&["qwen3", "cloud/gpt-4o", "local/a"])], &both).unwrap();
+        let targets: Vec<String> = chains.by_name["smart"].iter().map(Route::target).collect();
+        assert_eq!(targets, ["local/qwen3", "cloud/qwen3", "cloud/gpt-4o", "local/a"]);
         let err = Chains::new(&[chain(&["local/a", "gpt-4o"])], &ps).unwrap_err();
         assert!(
             err.to_string().starts_with("models.smart: target \"gpt-4o\":"),
