@@ -13,6 +13,7 @@ mod approvals;
 mod concurrency;
 mod distribution;
 mod error;
+mod models;
 #[cfg(test)]
 mod tests;
 
@@ -23,6 +24,7 @@ pub use distribution::{
     PUBLIC_KEY_PREFIX, PluginsConfig, SourceConfig, TrustConfig, decode_hex, is_key_id, parse_public_key,
 };
 pub use error::ConfigError;
+pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
 
 /// The whole configuration, after defaults and overrides.
 #[derive(Debug, Clone, Deserialize)]
@@ -38,6 +40,8 @@ pub struct Config {
     pub limits: Limits,
     /// Upstream model providers.
     pub providers: Vec<ProviderConfig>,
+    /// Model names resolved to ordered `provider/model` targets (fallback chains).
+    pub models: Vec<ModelConfig>,
     /// The hub's own agent loop.
     pub agent: AgentConfig,
     /// Client bearer tokens. None configured = loopback clients only.
@@ -66,6 +70,7 @@ impl Default for Config {
             data_dir: PathBuf::from("data"),
             limits: Limits::default(),
             providers: Vec::new(),
+            models: Vec::new(),
             agent: AgentConfig::default(),
             tokens: Vec::new(),
             audit: AuditConfig::default(),
@@ -207,6 +212,27 @@ pub struct ProviderConfig {
     /// Largest single upstream SSE event accepted, in KiB.
     #[serde(default = "defaults::max_event_kb")]
     pub max_event_kb: u64,
+    /// Whether stream deltas carry new text or the whole text so far.
+    #[serde(default)]
+    pub stream_deltas: StreamDeltas,
+    /// Context window of this provider's models, in tokens (else `[agent] context_window`).
+    #[serde(default)]
+    pub context_window: Option<u64>,
+    /// Tokens kept free for a model's answer (else an eighth of the window, at least 1024).
+    #[serde(default)]
+    pub max_output_tokens: Option<u64>,
+    /// Tokens kept free besides the answer (else 0).
+    #[serde(default)]
+    pub context_buffer: Option<u64>,
+    /// `tool_choice` the agent loop sends with its tools (else none is sent).
+    #[serde(default)]
+    pub tool_choice: Option<ToolChoice>,
+    /// `parallel_tool_calls` the agent loop sends with its tools (else none is sent).
+    #[serde(default)]
+    pub parallel_tool_calls: Option<bool>,
+    /// Settings of some of this provider's models, over the provider's own.
+    #[serde(default)]
+    pub model_settings: Vec<ModelSettings>,
 }
 
 /// The hub's agent loop.
@@ -219,7 +245,8 @@ pub struct AgentConfig {
     pub max_steps: u32,
     /// System prompt put before every conversation.
     pub system_prompt: Option<String>,
-    /// The model's context window in tokens, for the tool-result budget guard.
+    /// Context window in tokens of models whose provider sets none, for the context
+    /// guard.
     pub context_window: u64,
 }
 
@@ -229,7 +256,7 @@ impl Default for AgentConfig {
             model: None,
             max_steps: 10,
             system_prompt: None,
-            context_window: 128_000,
+            context_window: 131_072,
         }
     }
 }
@@ -416,6 +443,13 @@ impl Config {
             retry_base_ms: defaults::retry_base_ms(),
             keepalive_ms: defaults::keepalive_ms(),
             max_event_kb: defaults::max_event_kb(),
+            stream_deltas: StreamDeltas::default(),
+            context_window: None,
+            max_output_tokens: None,
+            context_buffer: None,
+            tool_choice: None,
+            parallel_tool_calls: None,
+            model_settings: Vec::new(),
         });
     }
 
@@ -449,6 +483,9 @@ impl Config {
                     p.name, p.base_url
                 ));
             }
+        }
+        if let Some(message) = models::mismatch(&self.models) {
+            return Some(message);
         }
         let mut names = std::collections::HashSet::new();
         for t in &self.tokens {

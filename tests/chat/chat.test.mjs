@@ -23,11 +23,11 @@ class ArrayState {
   snapshot = (v) => structuredClone(v);
 }
 
-function makeChat(lib, id, messages = []) {
+function makeChat(lib, id, messages = [], body = undefined) {
   class Chat extends lib.AbstractChat {
     constructor(options) { super({ ...options, state: new ArrayState(messages) }); }
   }
-  return new Chat({ id, transport: new lib.DefaultChatTransport({ api: `${HUB}/api/chat` }) });
+  return new Chat({ id, transport: new lib.DefaultChatTransport({ api: `${HUB}/api/chat`, body }) });
 }
 
 const toolParts = (m, name) => m.parts.filter((p) => p.type === `tool-${name}`);
@@ -178,6 +178,28 @@ for (const [name, lib] of [["ai6", ai6], ["ai7", ai7]]) {
     const err = await r.json();
     assert.equal(err.error.code, "invalid_approval");
     assert.match(err.error.message, /not issued by this hub/);
+  });
+}
+
+for (const [name, lib] of [["ai6", ai6], ["ai7", ai7]]) {
+  test(`${name}: a target that breaks mid-stream is replaced by the next; the session keeps the clean answer`, async () => {
+    const id = `fallback-${name}-${Date.now()}`;
+    const chat = makeChat(lib, id, [], { model: "flaky" });
+    await chat.sendMessage({ text: "Thanks!" });
+    assert.equal(chat.status, "ready", chat.error?.message);
+    const a = chat.messages[1];
+    const warning = a.parts.find((p) => p.type === "data-llm-fallback");
+    assert.ok(warning, JSON.stringify(a.parts));
+    assert.deepEqual([warning.data.from, warning.data.to, warning.data.discarded], ["scripted/broken", "backup/scripted-1", true]);
+    const discarded = toolParts(a, "hub_list");
+    assert.equal(discarded.length, 1, JSON.stringify(a.parts));
+    assert.equal(discarded[0].state, "output-error");
+    assert.match(discarded[0].errorText, /discarded, not run/);
+    assert.ok(text(a).endsWith("You're welcome."), text(a));
+    assert.equal(a.metadata.target, "backup/scripted-1");
+    const saved = (await stored(id)).messages[1];
+    assert.equal(text(saved), "You're welcome.");
+    assert.ok(!JSON.stringify(saved).includes("Partial"), JSON.stringify(saved));
   });
 }
 

@@ -71,6 +71,16 @@ base_url = "$upstream"
 models = ["scripted-*"]
 max_retries = 0
 
+# The fallback conversation: "flaky" tries a target that breaks mid-stream first.
+[[providers]]
+name = "backup"
+base_url = "$upstream"
+max_retries = 0
+
+[[models]]
+name = "flaky"
+targets = ["scripted/broken", "backup/scripted-1"]
+
 [agent]
 model = "scripted/scripted-1"
 TOML

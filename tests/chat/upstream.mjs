@@ -18,6 +18,9 @@
 //
 // A user message containing "slowly" makes each chunk wait 150 ms.
 //
+// Fallback: a request for the model "broken" streams the start of an answer and of a
+// tool call, then cuts the connection (a target failing mid-stream).
+//
 // Every request body is recorded so tests can check what the hub sent.
 
 import http from "node:http";
@@ -175,6 +178,14 @@ export function start({ delayMs = 0 } = {}) {
     const request = JSON.parse(body);
     requests.push(request);
     res.writeHead(200, { "content-type": "text/event-stream" });
+    if (request.model === "broken") {
+      res.write(`data: ${JSON.stringify(chunk({ role: "assistant", content: "Partial ans" }))}\n\n`);
+      const half = { index: 0, id: "call_x1", type: "function", function: { name: "hub_list", arguments: '{"names' } };
+      res.write(`data: ${JSON.stringify(chunk({ tool_calls: [half] }))}\n\n`);
+      await new Promise((r) => setTimeout(r, 100));
+      req.socket.destroy();
+      return;
+    }
     // "slowly" in the user's message makes every chunk wait, so a turn lasts long
     // enough to join it or to collide with it.
     const lastUser = [...request.messages].reverse().find((m) => m.role === "user");

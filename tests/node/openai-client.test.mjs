@@ -1,7 +1,7 @@
 // The official `openai` client against the hub's OpenAI-compatible proxy: streamed
 // chunks must equal the recorded ones, a non-streamed body must arrive byte for
-// byte, upstream errors keep their status and message, and the model list is the
-// providers' union.
+// byte, upstream errors keep their status and message, the model list is the
+// providers' union, and a fallback chain answers from its second target.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
@@ -91,5 +91,17 @@ test("a mid-stream error frame becomes an APIError in the stream", async () => {
 test("the model list names models as provider/model", async () => {
   const ids = [];
   for await (const m of client.models.list()) ids.push(m.id);
-  assert.deepEqual(ids, ["up/gpt-4o"]);
+  assert.deepEqual(ids, ["up/gpt-4o", "once/gpt-4o", "local/gpt-4o"]);
+});
+
+test("fallback: a 503 from the first target is answered by the second, one clean stream for the SDK", async () => {
+  const request = { model: "fallback", messages: [{ role: "user", content: "hi" }], stream: true };
+  const { data: stream, response } = await client.chat.completions.create(request).withResponse();
+  assert.equal(response.headers.get("x-wasmhub-target"), "once/fixture:openai--openai-text");
+  let text = "";
+  for await (const chunk of stream) for (const c of chunk.choices) text += c.delta?.content ?? "";
+  assert.equal(text, expected("openai--openai-text").text);
+  const sent = upstream.requests.slice(-2).map((r) => JSON.parse(r.body));
+  assert.deepEqual(sent.map((b) => b.model), ["status:503", "fixture:openai--openai-text"]);
+  assert.deepEqual({ ...sent[0], model: null }, { ...sent[1], model: null }, "the same request to both targets");
 });

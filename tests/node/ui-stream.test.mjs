@@ -57,6 +57,13 @@ for (const [label, sdk] of [["ai 6", ai6], ["ai 7", ai7]]) {
     });
   }
 
+  test(`${label}: a provider's cumulative deltas assemble into the text once`, async () => {
+    const message = await assemble(sdk, "local/cumulative");
+    const text = message.parts.filter((p) => p.type === "text").map((p) => p.text).join("");
+    assert.equal(text, "The answer is 4.");
+    assert.equal(message.metadata.target, "local/cumulative");
+  });
+
   test(`${label}: an upstream error mid-stream ends the stream with the provider's message`, async () => {
     await assert.rejects(assemble(sdk, "up/error-midstream"), /The server had an error while processing your request/);
   });

@@ -1,5 +1,12 @@
 //! The context budget guard: a tool result that would overflow the model's context
-//! window is replaced by a short error the model can act on.
+//! window is replaced by a short error the model can act on, and each time that
+//! happens is a [`ContextGuardEvent`] (logged, counted in `/metrics`).
+//!
+//! Limits are per target ([`Limits::of`]): the target's `context_window`
+//! (`[[providers.model_settings]]`, else the provider's, else `[agent]
+//! context_window`, 131,072 by default), minus `max_output_tokens` kept for the
+//! answer (else an eighth of the window, at least 1024) and `context_buffer` (else
+//! 0). What is left is the input limit.
 //!
 //! Token estimate: one token per 4 bytes of UTF-8 JSON text, rounded up. That is
 //! the usual rule of thumb for English text and slightly pessimistic for JSON's
@@ -7,18 +14,121 @@
 //! it needs no tokenizer. The conversation's size is taken from the latest step's
 //! reported usage (input + output tokens) when the provider sent it, else from the
 //! estimate of the messages; results accepted in the current step are added as
-//! they arrive. A reserve of an eighth of the window (at least 1024 tokens) is kept
-//! for the model's answer.
+//! they arrive.
+
+use crate::llm::Route;
+use serde::Serialize;
 
 /// Tokens a text is estimated to take: `ceil(bytes / 4)`.
 pub(crate) fn estimate_tokens(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)
 }
 
+/// The context limits of one target, in tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Limits {
+    pub provider: String,
+    pub model: String,
+    pub window: u64,
+    pub max_output: u64,
+    pub buffer: u64,
+}
+
+impl Limits {
+    /// `route`'s limits; `fallback_window` when its provider names no window.
+    pub(crate) fn of(route: &Route, fallback_window: u64) -> Limits {
+        let t = route.tuning();
+        let window = t.context_window.unwrap_or(fallback_window);
+        Limits {
+            provider: route.provider.config.name.clone(),
+            model: route.model.clone(),
+            window,
+            max_output: t.max_output_tokens.unwrap_or((window / 8).max(1024)).min(window),
+            buffer: t.context_buffer.unwrap_or(0),
+        }
+    }
+
+    /// Tokens the conversation (the input of the next call) may take.
+    pub(crate) fn input_limit(&self) -> u64 {
+        self.window
+            .saturating_sub(self.max_output)
+            .saturating_sub(self.buffer)
+    }
+}
+
+/// What made the guard act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuardTrigger {
+    /// A tool result would have overflowed the context.
+    ToolResult,
+}
+
+/// What the guard did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuardOutcome {
+    /// The result was replaced by an error telling the model to ask for less.
+    Replaced,
+}
+
+impl GuardTrigger {
+    /// The metrics label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuardTrigger::ToolResult => "tool_result",
+        }
+    }
+}
+
+impl GuardOutcome {
+    /// The metrics label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuardOutcome::Replaced => "replaced",
+        }
+    }
+}
+
+/// One activation of the context guard, for the log, `/metrics` and accounting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContextGuardEvent {
+    /// The provider of the target whose context it is.
+    pub provider: String,
+    /// The model as sent upstream.
+    pub model: String,
+    /// What made the guard act.
+    pub trigger: GuardTrigger,
+    /// What it did.
+    pub outcome: GuardOutcome,
+    /// Tokens the conversation would have taken with the result.
+    pub projected_tokens: u64,
+    /// Tokens the conversation may take (window - max output - buffer).
+    pub limit_tokens: u64,
+    /// Tokens that were left before the result.
+    pub remaining_tokens: u64,
+}
+
+impl std::fmt::Display for ContextGuardEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "context guard: {} ({}) for {}/{}: {} tokens projected, limit {}, {} remaining",
+            self.trigger.as_str(),
+            self.outcome.as_str(),
+            self.provider,
+            self.model,
+            self.projected_tokens,
+            self.limit_tokens,
+            self.remaining_tokens
+        )
+    }
+}
+
 /// Tracks how full the context is during a turn.
 #[derive(Debug, Clone)]
 pub(crate) struct Budget {
-    window: u64,
+    limits: Limits,
     used: u64,
 }
 
@@ -27,6 +137,8 @@ pub(crate) struct Budget {
 pub(crate) struct TooLarge {
     pub tokens: u64,
     pub available: u64,
+    /// The guard's record of it.
+    pub event: ContextGuardEvent,
 }
 
 impl TooLarge {
@@ -41,12 +153,13 @@ impl TooLarge {
 }
 
 impl Budget {
-    pub(crate) fn new(window: u64) -> Budget {
-        Budget { window, used: 0 }
+    pub(crate) fn new(limits: Limits) -> Budget {
+        Budget { limits, used: 0 }
     }
 
-    fn reserve(&self) -> u64 {
-        (self.window / 8).max(1024).min(self.window)
+    /// The limits in force.
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// Sets the conversation's size at the start of a step's tool results.
@@ -54,20 +167,30 @@ impl Budget {
         self.used = tokens;
     }
 
-    #[cfg(test)]
-    fn used(&self) -> u64 {
-        self.used
+    /// Tokens left before the input limit.
+    pub(crate) fn remaining(&self) -> u64 {
+        self.limits.input_limit().saturating_sub(self.used)
     }
 
     /// Accepts a result of `text` (counting it) or says it does not fit.
     pub(crate) fn admit(&mut self, text: &str) -> Result<(), TooLarge> {
         let tokens = estimate_tokens(text);
-        let available = self
-            .window
-            .saturating_sub(self.reserve())
-            .saturating_sub(self.used);
+        let available = self.remaining();
         if tokens > available {
-            return Err(TooLarge { tokens, available });
+            let event = ContextGuardEvent {
+                provider: self.limits.provider.clone(),
+                model: self.limits.model.clone(),
+                trigger: GuardTrigger::ToolResult,
+                outcome: GuardOutcome::Replaced,
+                projected_tokens: self.used + tokens,
+                limit_tokens: self.limits.input_limit(),
+                remaining_tokens: available,
+            };
+            return Err(TooLarge {
+                tokens,
+                available,
+                event,
+            });
         }
         self.used += tokens;
         Ok(())
@@ -78,6 +201,16 @@ impl Budget {
 mod tests {
     use super::*;
 
+    fn limits(window: u64, max_output: u64, buffer: u64) -> Limits {
+        Limits {
+            provider: "p".into(),
+            model: "m".into(),
+            window,
+            max_output,
+            buffer,
+        }
+    }
+
     #[test]
     fn estimates_round_up() {
         assert_eq!(estimate_tokens(""), 0);
@@ -86,19 +219,39 @@ mod tests {
     }
 
     #[test]
-    fn results_are_admitted_until_the_window_minus_the_reserve_is_full() {
-        let mut b = Budget::new(8192); // reserve 1024
+    fn results_are_admitted_until_the_input_limit_is_full() {
+        let mut b = Budget::new(limits(8192, 1024, 0));
         b.set_used(7000);
         assert!(b.admit(&"x".repeat(600)).is_ok()); // 150 tokens -> 7150
         let err = b.admit(&"x".repeat(400)).unwrap_err(); // 100 tokens, 18 left
+        assert_eq!((err.tokens, err.available), (100, 18));
+        assert!(err.message().starts_with("result too large"));
         assert_eq!(
-            err,
-            TooLarge {
-                tokens: 100,
-                available: 18
+            err.event,
+            ContextGuardEvent {
+                provider: "p".into(),
+                model: "m".into(),
+                trigger: GuardTrigger::ToolResult,
+                outcome: GuardOutcome::Replaced,
+                projected_tokens: 7250,
+                limit_tokens: 7168,
+                remaining_tokens: 18,
             }
         );
-        assert!(err.message().starts_with("result too large"));
-        assert_eq!(b.used(), 7150);
+        assert_eq!(b.remaining(), 18);
+        assert_eq!(
+            serde_json::to_value(&err.event).unwrap()["trigger"],
+            "tool_result"
+        );
+    }
+
+    #[test]
+    fn the_buffer_and_max_output_come_off_the_window() {
+        let mut b = Budget::new(limits(10_000, 2_000, 500));
+        assert_eq!(b.limits().input_limit(), 7_500);
+        b.set_used(7_400);
+        assert!(b.admit(&"x".repeat(404)).is_err(), "101 tokens > 100 left");
+        let tiny = limits(1000, 5000, 0);
+        assert_eq!(tiny.input_limit(), 0);
     }
 }

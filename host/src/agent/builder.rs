@@ -224,6 +224,19 @@ impl MessageBuilder {
         }
     }
 
+    /// Drops the parts after the last `step-start`: a failed attempt's partial
+    /// output, which the next target's answer replaces (see `llm::route`).
+    pub(crate) fn retract_attempt(&mut self) {
+        let from = self
+            .message
+            .parts
+            .iter()
+            .rposition(|p| matches!(p, Part::StepStart))
+            .map_or(0, |i| i + 1);
+        self.message.parts.truncate(from);
+        self.open.clear();
+    }
+
     /// Marks every still-streaming text or reasoning part done (an aborted turn).
     pub(crate) fn close_open_parts(&mut self) {
         let open: Vec<usize> = self.open.drain().map(|(_, i)| i).collect();

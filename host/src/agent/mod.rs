@@ -8,8 +8,9 @@
 //! - [`builder`] and [`sink`]: the assistant message built from the streamed chunks;
 //! - [`approval`]: tool calls that wait for the user's approval, and checking
 //!   the answers against the approvals the hub issued;
-//! - [`run`]: the loop itself; [`budget`]: the context guard; [`prompt`]: the
-//!   default system prompt; [`usage`]: each step reported to the accounting.
+//! - [`run`]: the loop itself; [`budget`]: the context guard, whose activations
+//!   [`guard_metrics`] counts; [`prompt`]: the default system prompt; [`usage`]:
+//!   each step reported to the accounting.
 //!
 //! [`Agent`] ties them together for the chat surface: start a turn, join one,
 //! list and delete sessions. This layer uses `llm`, `hub` and `storage`, never the
@@ -19,6 +20,7 @@ mod approval;
 mod budget;
 mod builder;
 mod convert;
+mod guard_metrics;
 mod live;
 mod message;
 mod plan;
@@ -28,6 +30,7 @@ mod sessions;
 mod sink;
 mod usage;
 
+pub use budget::{ContextGuardEvent, GuardOutcome, GuardTrigger};
 pub use live::{Busy, LiveTurn, LiveTurns, Subscription};
 pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};
 pub use plan::{ChatRequest, PlanError, Trigger};
@@ -139,12 +142,18 @@ impl Agent {
             system_prompt: prompt::system_prompt(config.system_prompt.as_deref()).to_string(),
             max_steps: config.max_steps.max(1),
             context_window: config.context_window,
+            guard: Default::default(),
         };
         Ok(Agent {
             env,
             default_model: config.model.clone(),
             live: LiveTurns::default(),
         })
+    }
+
+    /// The agent's metrics in Prometheus text format (the context guard's).
+    pub fn metrics_text(&self) -> String {
+        self.env.guard.render()
     }
 
     /// The stored conversations.
@@ -165,8 +174,8 @@ impl Agent {
             .clone()
             .or_else(|| self.default_model.clone())
             .ok_or(AgentError::NoModel)?;
-        let route = self.env.llm.route(&model).map_err(AgentError::Route)?;
-        route.provider.auth_header().map_err(AgentError::ProviderKey)?;
+        let targets = self.env.llm.targets(&model).map_err(AgentError::Route)?;
+        crate::llm::check_keys(&targets).map_err(AgentError::ProviderKey)?;
         let live = self.live.begin(&req.session_id).map_err(AgentError::Busy)?;
         // From here on this request owns the session: nobody else writes it.
         let prepared = self
@@ -213,7 +222,7 @@ impl Agent {
             history: plan.history,
             unchanged: plan.unchanged,
             assistant: plan.assistant,
-            route,
+            targets,
             model,
             caller,
             live: live.clone(),

@@ -4,7 +4,8 @@
 //! `hub_schema` and `hub_call`; the prompt teaches the search -> schema -> call
 //! sequence, batching, and what to do with errors. Operators replace it with
 //! `[agent] system_prompt`. The active plugins' instructions (WIT 0.2.0) follow
-//! it, in plugin-name order.
+//! it, in plugin-name order. [`CONCLUDE`] is the instruction of the loop's last
+//! allowed step.
 
 /// Used when `[agent] system_prompt` is not set.
 pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "\
@@ -32,6 +33,14 @@ and retry, or try another operation. Do not repeat an identical failing call.
 never invent results.
 
 Be concise. Show numbers and data exactly as the operations returned them.";
+
+/// The one instruction of the loop's last allowed step, sent as a user message after
+/// the conversation (a system message there is refused by several chat templates),
+/// in a request that offers no tools.
+pub(crate) const CONCLUDE: &str = "\
+This is the last step of this turn: no more tools can be called. Answer the user now \
+from the results you already have. If something could not be done or is still \
+missing, say so briefly.";
 
 /// The prompt in force: the configured one, or the default.
 pub(crate) fn system_prompt(configured: Option<&str>) -> &str {

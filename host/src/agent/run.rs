@@ -6,12 +6,12 @@
 //!     report the denied ones                                            (tool-output-denied)
 //! for step in 1..=max_steps:
 //!     stream one model call through the shared transformer      (start-step, text, tool inputs)
+//!     the last step offers no tools and asks the model to conclude  (finishReason max-steps)
 //!     no tool calls?  -> finish-step, save, finish             (done)
 //!     run every tool call of the step concurrently via the hub (tool-output-available / -error)
 //!     calls needing the user's approval are not run               (tool-approval-request)
 //!     finish-step, save durably
 //!     any approval asked for? -> finish (finishReason tool-calls, metadata approval-requested)
-//! step limit reached -> finish (finishReason tool-calls, messageMetadata.finishReason max-steps)
 //! ```
 //!
 //! Tool failures, invalid tool-call JSON and results too large for the context go
@@ -21,8 +21,9 @@
 //! request and the running tool calls and is stored marked `aborted`.
 
 use super::approval;
-use super::budget::{Budget, estimate_tokens};
+use super::budget::{Budget, Limits, estimate_tokens};
 use super::convert::{self, error_json};
+use super::guard_metrics::GuardMetrics;
 use super::live::LiveTurn;
 use super::message::{Part, ToolState, UiMessage};
 use super::prompt;
@@ -50,7 +51,10 @@ pub(crate) struct TurnEnv {
     pub tools: Arc<Value>,
     pub system_prompt: String,
     pub max_steps: u32,
+    /// The window of targets whose provider names none.
     pub context_window: u64,
+    /// The context guard's activations and the tokens left, for `/metrics`.
+    pub guard: GuardMetrics,
 }
 
 /// One turn, planned and ready to run.
@@ -60,7 +64,8 @@ pub(crate) struct Turn {
     /// Leading messages of `history` already stored unchanged.
     pub unchanged: usize,
     pub assistant: UiMessage,
-    pub route: Route,
+    /// The model's targets, tried in turn at every step (`llm::route`).
+    pub targets: Vec<Route>,
     /// The model as the client named it (recorded in the metadata).
     pub model: String,
     pub caller: Caller,
@@ -114,6 +119,8 @@ struct Runner<'a> {
     /// Where saving the history starts (after the first save, only the assistant).
     save_from: usize,
     steps: u32,
+    /// The target that answered the latest step.
+    answered: Option<Route>,
 }
 
 /// Runs `turn` to its end; never panics on provider or tool failures (they become
@@ -128,6 +135,7 @@ pub(crate) async fn run(env: &TurnEnv, turn: Turn) -> Outcome {
         usage: None,
         save_from,
         steps: 0,
+        answered: None,
     };
     let outcome = r.run().await;
     r.close(outcome);
@@ -143,7 +151,7 @@ impl Runner<'_> {
             message_id: Some(self.turn.assistant.id.clone()),
             message_metadata: Some(json!({ "model": self.turn.model, "sessionId": self.turn.session.id })),
         }]);
-        let mut budget = Budget::new(self.env.context_window);
+        let mut budget = Budget::new(Limits::of(&self.turn.targets[0], self.env.context_window));
         let system = prompt::with_instructions(
             &self.env.system_prompt,
             self.env.hub.instructions(&self.turn.caller),
@@ -154,10 +162,8 @@ impl Runner<'_> {
             return end;
         }
         for step in 0..self.env.max_steps {
-            let messages = self.messages(&system);
-            let estimate = estimate_tokens(&Value::Array(messages.clone()).to_string());
-            let mut body = json!({ "messages": messages, "tools": &*self.env.tools });
-            prepare_stream_body(&mut body, &self.turn.route.model);
+            let last = step + 1 == self.env.max_steps;
+            let (body, estimate) = self.request(&system, last);
             let opts = StepOptions {
                 emit_start: false,
                 emit_finish: false,
@@ -166,24 +172,21 @@ impl Runner<'_> {
                 ..StepOptions::default()
             };
             let started = std::time::Instant::now();
-            let Ok(summary) = self
-                .env
-                .llm
-                .run_step(&self.turn.route, &body, opts, &mut self.sink)
-                .await
-            else {
+            let step = self.env.llm.run_step_chain(
+                &self.turn.targets,
+                &body,
+                Route::apply_tool_settings,
+                opts,
+                &mut self.sink,
+            );
+            let Ok(summary) = step.await else {
                 return Outcome::Aborted;
             };
+            self.measure(&summary, estimate, &mut budget);
             super::usage::record_step(self.env, &self.turn, self.steps, &summary, started.elapsed());
-            if let Some(end) = self.step_ended(&summary) {
+            if let Some(end) = self.step_ended(&summary, last) {
                 return end;
             }
-            budget.set_used(
-                summary
-                    .usage
-                    .map(|u| u.input_tokens + u.output_tokens)
-                    .unwrap_or(estimate),
-            );
             let done = match self.run_tools(&summary.tool_calls, &mut budget).await {
                 Ok(done) => done,
                 Err(e) => return self.fail(format!("cannot store the approvals asked for: {e}")),
@@ -191,6 +194,7 @@ impl Runner<'_> {
             if matches!(done, ToolsDone::Cancelled) {
                 return Outcome::Aborted;
             }
+            self.env.guard.remaining(budget.limits(), budget.remaining());
             // Durable before `finish-step` is sent: a step reported finished survives
             // a crash.
             if let Err(e) = self.save(true) {
@@ -207,13 +211,15 @@ impl Runner<'_> {
                 return Outcome::ApprovalRequested;
             }
         }
+        // Not reached: `max_steps` is at least 1 and its last step ends the turn above.
         self.finish(FinishReason::ToolCalls, Outcome::MaxSteps);
         Outcome::MaxSteps
     }
 
     /// Counts a finished model step and its usage; `Some` when the turn ends with it
-    /// (the model failed, or answered without calling a tool).
-    fn step_ended(&mut self, summary: &StepSummary) -> Option<Outcome> {
+    /// (the model failed, answered without calling a tool, or this was the last
+    /// allowed step: tool calls the model sent anyway are reported as not run).
+    fn step_ended(&mut self, summary: &StepSummary, last: bool) -> Option<Outcome> {
         self.steps += 1;
         if let Some(u) = summary.usage {
             self.usage = Some(self.usage.map_or(u, |t| t + u));
@@ -224,12 +230,61 @@ impl Runner<'_> {
             self.finish(FinishReason::Error, Outcome::Error);
             return Some(Outcome::Error);
         }
+        if last {
+            let not_run = format!(
+                "not run: the turn reached its step limit ([agent] max_steps = {})",
+                self.env.max_steps
+            );
+            for call in summary.tool_calls.iter().filter(|c| c.arguments.is_ok()) {
+                self.sink.emit(&[UiChunk::ToolOutputError {
+                    tool_call_id: call.id.clone(),
+                    error_text: not_run.clone(),
+                }]);
+            }
+            self.sink.emit(&[UiChunk::FinishStep]);
+            self.finish(summary.finish_reason, Outcome::MaxSteps);
+            return Some(Outcome::MaxSteps);
+        }
         if summary.tool_calls.is_empty() {
             self.sink.emit(&[UiChunk::FinishStep]);
             self.finish(summary.finish_reason, Outcome::Stop);
             return Some(Outcome::Stop);
         }
         None
+    }
+
+    /// The next model request and the estimated tokens of its messages. The last
+    /// allowed step offers no tools and asks for the answer, so the turn ends with
+    /// one rather than with a cut-off.
+    fn request(&self, system: &str, last: bool) -> (Value, u64) {
+        let mut messages = self.messages(system);
+        let estimate = estimate_tokens(&Value::Array(messages.clone()).to_string());
+        let mut body = if last {
+            messages.push(json!({ "role": "user", "content": prompt::CONCLUDE }));
+            json!({ "messages": messages })
+        } else {
+            json!({ "messages": messages, "tools": &*self.env.tools })
+        };
+        prepare_stream_body(&mut body, &self.turn.targets[0].model);
+        (body, estimate)
+    }
+
+    /// Notes which target answered the step and how full its context now is: the
+    /// latest usage (input + output) when the provider sent it, else `estimate`.
+    fn measure(&mut self, summary: &StepSummary, estimate: u64, budget: &mut Budget) {
+        if let Some(target) = &summary.target {
+            self.answered = self.turn.targets.iter().find(|r| &r.target() == target).cloned();
+        }
+        if let Some(route) = &self.answered {
+            *budget = Budget::new(Limits::of(route, self.env.context_window));
+        }
+        budget.set_used(
+            summary
+                .usage
+                .map(|u| u.input_tokens + u.output_tokens)
+                .unwrap_or(estimate),
+        );
+        self.env.guard.remaining(budget.limits(), budget.remaining());
     }
 
     /// The conversation so far as OpenAI messages: the system prompt, the history and
@@ -423,7 +478,7 @@ impl Runner<'_> {
                     continue;
                 }
             };
-            let chunk = result_chunk(id, result, budget);
+            let chunk = result_chunk(id, result, budget, &self.env.guard);
             self.sink.emit(&[chunk]);
         }
     }
@@ -431,10 +486,12 @@ impl Runner<'_> {
     fn metadata(&self, outcome: Outcome) -> Value {
         let mut meta = Map::new();
         meta.insert("model".into(), Value::String(self.turn.model.clone()));
+        let route = self.answered.as_ref().unwrap_or(&self.turn.targets[0]);
         meta.insert(
             "provider".into(),
-            Value::String(self.turn.route.provider.config.name.clone()),
+            Value::String(route.provider.config.name.clone()),
         );
+        meta.insert("target".into(), Value::String(route.target()));
         meta.insert("finishReason".into(), Value::String(outcome.as_str().into()));
         meta.insert("steps".into(), Value::from(self.steps));
         if let Some(u) = &self.usage {
@@ -494,8 +551,9 @@ impl Runner<'_> {
 }
 
 /// The chunk that answers a tool call: its output if the context budget admits
-/// it, else an error; an error result counts against the budget too.
-fn result_chunk(id: String, result: ToolResult, budget: &mut Budget) -> UiChunk {
+/// it, else an error (a guard event for `guard`); an error result counts against
+/// the budget too.
+fn result_chunk(id: String, result: ToolResult, budget: &mut Budget, guard: &GuardMetrics) -> UiChunk {
     match result {
         ToolResult::Output(output) => {
             let text = match &output {
@@ -508,10 +566,13 @@ fn result_chunk(id: String, result: ToolResult, budget: &mut Budget) -> UiChunk 
                     output,
                     preliminary: None,
                 },
-                Err(too_large) => UiChunk::ToolOutputError {
-                    tool_call_id: id,
-                    error_text: too_large.message(),
-                },
+                Err(too_large) => {
+                    guard.record(&too_large.event);
+                    UiChunk::ToolOutputError {
+                        tool_call_id: id,
+                        error_text: too_large.message(),
+                    }
+                }
             }
         }
         ToolResult::Error(message) => {

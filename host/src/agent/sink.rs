@@ -74,4 +74,8 @@ impl UiSink for TurnSink {
     async fn closed(&self) {
         self.turn.cancel.cancelled().await
     }
+
+    fn retract_attempt(&mut self) {
+        self.builder.retract_attempt();
+    }
 }

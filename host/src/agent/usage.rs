@@ -9,15 +9,21 @@ use crate::hub::StepReport;
 use crate::llm::StepSummary;
 use std::time::Duration;
 
-/// Records step `step` of `turn`, which took `latency`.
+/// Records step `step` of `turn`, which took `latency`, under the target that
+/// answered it (the chain's first when none did).
 pub(super) fn record_step(env: &TurnEnv, turn: &Turn, step: u32, summary: &StepSummary, latency: Duration) {
+    let route = summary
+        .target
+        .as_deref()
+        .and_then(|name| turn.targets.iter().find(|r| r.target() == name))
+        .unwrap_or(&turn.targets[0]);
     env.hub.record_model_step(StepReport {
         session: Some(&turn.session.id),
         message: Some(&turn.assistant.id),
         step,
         caller: turn.caller.name(),
-        provider: &turn.route.provider.config.name,
-        model: &turn.route.model,
+        provider: &route.provider.config.name,
+        model: &route.model,
         usage: summary.usage,
         latency,
     });

@@ -80,7 +80,8 @@ async fn start(config: Config, options: Options, signals: super::signals::Signal
         true => Some(crate::runtime::LockFile::read(&config.plugins_dir).map_err(|e| e.to_string())?),
         false => None,
     };
-    let llm = Arc::new(crate::llm::Llm::new(&config.providers).map_err(|e| e.to_string())?);
+    let llm =
+        Arc::new(crate::llm::Llm::with_models(&config.providers, &config.models).map_err(|e| e.to_string())?);
     let storage = crate::storage::Storage::open(&config.data_dir).map_err(|e| e.to_string())?;
     // `_plugins` keeps the plugins folder loaded and watched while we serve. The
     // plugins load in the background so the listener opens at once; until then

@@ -141,3 +141,81 @@ fn concurrency_and_accounting_sections_parse_and_are_checked() {
         assert!(err.contains(key), "{text}: {err}");
     }
 }
+
+#[test]
+fn models_and_per_model_settings_parse_and_are_checked() {
+    let text = r#"
+[[providers]]
+name = "local"
+base_url = "http://127.0.0.1:11434/v1"
+models = ["qwen*"]
+stream_deltas = "cumulative"
+context_window = 32768
+tool_choice = "required"
+
+[[providers.model_settings]]
+model = "qwen2.5-7b*"
+context_window = 16384
+max_output_tokens = 2048
+context_buffer = 256
+parallel_tool_calls = false
+
+[[models]]
+name = "smart"
+targets = ["local/qwen2.5-7b-instruct", "local/qwen3"]
+"#;
+    let c = Config::parse(text, Path::new("w.toml")).unwrap();
+    let p = &c.providers[0];
+    assert_eq!(p.stream_deltas, StreamDeltas::Cumulative);
+    assert_eq!(
+        (p.context_window, p.tool_choice),
+        (Some(32768), Some(ToolChoice::Required))
+    );
+    let m = &p.model_settings[0];
+    assert_eq!(
+        (
+            m.model.as_str(),
+            m.context_window,
+            m.max_output_tokens,
+            m.context_buffer,
+            m.parallel_tool_calls
+        ),
+        ("qwen2.5-7b*", Some(16384), Some(2048), Some(256), Some(false))
+    );
+    assert_eq!(c.models[0].targets.len(), 2);
+    assert_eq!(c.agent.context_window, 131_072, "the design's fallback window");
+
+    let err = Config::parse("[[models]]\nname = \"x\"\ntargets = []\n", Path::new("w.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("models.x: targets"), "{err}");
+    let err = Config::parse(
+        "[[providers]]\nname = \"a\"\nbase_url = \"http://x\"\nstream_deltas = \"sometimes\"\n",
+        Path::new("w.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("sometimes"), "{err}");
+}
+
+#[test]
+fn the_readme_model_examples_load() {
+    let readme = include_str!("../../../README.md");
+    let section = readme
+        .split("### Models: fallback chains and provider settings")
+        .nth(1)
+        .expect("the README section")
+        .split("\n### ")
+        .next()
+        .unwrap();
+    let blocks: Vec<&str> = section
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    assert!(blocks.len() >= 2, "{blocks:?}");
+    for block in blocks {
+        let c = Config::parse(block, Path::new("README.md")).unwrap_or_else(|e| panic!("{e}\n{block}"));
+        crate::llm::Llm::with_models(&c.providers, &c.models).unwrap_or_else(|e| panic!("{e}\n{block}"));
+    }
+}

@@ -144,7 +144,8 @@ impl Metrics {
     }
 }
 
-fn escape(label: &str) -> String {
+/// A Prometheus label value with `\\`, `"` and newlines escaped.
+pub(crate) fn escape(label: &str) -> String {
     label
         .replace('\\', "\\\\")
         .replace('"', "\\\"")

@@ -28,6 +28,7 @@ mod error;
 mod graph;
 mod meta_tools;
 mod metrics;
+pub(crate) use metrics::escape as escape_label;
 mod protocol;
 mod registry;
 mod schedule;

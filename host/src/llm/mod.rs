@@ -1,7 +1,8 @@
 //! Upstream model providers and the OpenAI -> AI SDK UI message stream transform.
 //!
 //! This layer owns everything between the hub and an OpenAI-compatible provider:
-//! routing a model name to a provider ([`providers`]), the HTTP client with its pool,
+//! routing a model name to a provider ([`providers`]) or a chain of targets tried
+//! in turn ([`route`]), the HTTP client with its pool,
 //! timeouts and retries ([`client`], [`upstream`]), the wire types ([`openai`],
 //! [`ui`]), the pure chunk transformer ([`transform`]) and streaming a call as UI
 //! chunks ([`stream`]). It knows nothing about the HTTP surfaces above it.
@@ -9,6 +10,7 @@
 pub(crate) mod client;
 pub(crate) mod openai;
 pub(crate) mod providers;
+pub(crate) mod route;
 pub(crate) mod stream;
 pub(crate) mod transform;
 pub(crate) mod ui;
@@ -17,6 +19,7 @@ pub(crate) mod upstream;
 pub use client::{Cause, Response, ResponseBody, ResponseBodyError, SendError};
 pub use openai::Usage;
 pub use providers::{BaseUrl, BaseUrlError, KeyError, Provider, ProviderError, Route, RouteError};
+pub use route::{Tuning, check_keys};
 pub use stream::{Closed, EventReader, SseSink, UiSink};
 pub use transform::{StepOptions, StepSummary, StepTransformer, ToolCall};
 pub use ui::{FinishReason, UiChunk};
@@ -39,14 +42,26 @@ const MAX_MODELS_BODY: usize = 8 << 20;
 /// The providers and the client that talks to them. One per hub.
 pub struct Llm {
     providers: Providers,
+    chains: route::Chains,
     client: Arc<Client>,
 }
 
 impl Llm {
     /// Builds the provider table; fails on an invalid base URL or header.
     pub fn new(configs: &[crate::config::ProviderConfig]) -> Result<Llm, ProviderError> {
+        Llm::with_models(configs, &[])
+    }
+
+    /// [`Llm::new`] with the `[[models]]` chains; fails also on a target no
+    /// provider serves.
+    pub fn with_models(
+        configs: &[crate::config::ProviderConfig],
+        models: &[crate::config::ModelConfig],
+    ) -> Result<Llm, ProviderError> {
+        let providers = Providers::new(configs)?;
         Ok(Llm {
-            providers: Providers::new(configs)?,
+            chains: route::Chains::new(models, &providers)?,
+            providers,
             client: Arc::new(Client::new()),
         })
     }

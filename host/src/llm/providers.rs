@@ -191,6 +191,20 @@ pub enum ProviderError {
         /// Why it is not a header value.
         source: http::header::InvalidHeaderValue,
     },
+    /// A `[[models]]` entry without targets (holds its name).
+    NoTargets {
+        /// The `[[models]]` name.
+        model: String,
+    },
+    /// A `[[models]]` target that no provider serves.
+    Target {
+        /// The `[[models]]` name.
+        model: String,
+        /// The target as configured.
+        target: String,
+        /// Why it does not route.
+        source: RouteError,
+    },
 }
 
 impl std::fmt::Display for ProviderError {
@@ -203,6 +217,19 @@ impl std::fmt::Display for ProviderError {
             ProviderError::HeaderValue { provider, name, .. } => {
                 write!(f, "providers.{provider}: the value of header {name} is not valid")
             }
+            ProviderError::Target {
+                model,
+                target,
+                source,
+            } => {
+                write!(f, "models.{model}: target {target:?}: {source}")
+            }
+            ProviderError::NoTargets { model } => {
+                write!(
+                    f,
+                    "models.{model}: targets must name at least one \"provider/model\""
+                )
+            }
         }
     }
 }
@@ -213,6 +240,8 @@ impl std::error::Error for ProviderError {
             ProviderError::BaseUrl { source, .. } => Some(source),
             ProviderError::HeaderName { source, .. } => Some(source),
             ProviderError::HeaderValue { source, .. } => Some(source),
+            ProviderError::Target { source, .. } => Some(source),
+            ProviderError::NoTargets { .. } => None,
         }
     }
 }
@@ -330,6 +359,27 @@ impl Providers {
             model: model.to_string(),
             providers: self.names(),
         })
+    }
+}
+
+impl Providers {
+    /// Every route that serves `model`: the named provider for `provider/model`,
+    /// else each provider whose patterns match, in configuration order (a chain's
+    /// target names a model; each provider of it is tried in turn).
+    pub(crate) fn serving(&self, model: &str) -> Result<Vec<Route>, RouteError> {
+        let first = self.route(model)?;
+        if first.model != model {
+            return Ok(vec![first]);
+        }
+        Ok(self
+            .list
+            .iter()
+            .filter(|p| p.config.models.iter().any(|pattern| glob_match(pattern, model)))
+            .map(|p| Route {
+                provider: p.clone(),
+                model: model.to_string(),
+            })
+            .collect())
     }
 }
 

@@ -109,6 +109,11 @@ pub trait UiSink: Send {
     fn keepalive(&mut self) -> impl Future<Output = Result<(), Closed>> + Send;
     /// Resolves once the receiving side is gone.
     fn closed(&self) -> impl Future<Output = ()> + Send;
+    /// The parts sent since the step's `start-step` belong to an attempt that was
+    /// given up (its target failed mid-stream; the next target answers the same
+    /// step): a sink that records the message drops them. The client already saw
+    /// them, so a client sink does nothing.
+    fn retract_attempt(&mut self) {}
 }
 
 /// SSE frames into a bounded body channel (see `surfaces::body::Body::channel`).
@@ -201,7 +206,8 @@ impl Llm {
     /// step's UI chunks into `sink`, and returns the step summary. Upstream failures
     /// (error answers, transport errors, timeouts) end the step with an `error`
     /// chunk and are reported in the summary; only a closed sink is an `Err`.
-    /// Never sends `[DONE]`: the caller ends the message.
+    /// Never sends `[DONE]`: the caller ends the message. [`Llm::run_step_chain`]
+    /// does the same over a chain of targets.
     pub async fn run_step<S: UiSink>(
         &self,
         route: &Route,
@@ -209,15 +215,25 @@ impl Llm {
         opts: StepOptions,
         sink: &mut S,
     ) -> Result<StepSummary, Closed> {
+        self.run_step_chain(std::slice::from_ref(route), body, |_, _| {}, opts, sink)
+            .await
+    }
+
+    /// One attempt at a step: sends `body` to `route`'s provider and feeds what
+    /// comes back into `t`, sending the UI chunks to `sink` as they come. A failure
+    /// is left in `t` ([`StepTransformer::failure`]) for the caller to report or to
+    /// try the next target.
+    pub(crate) async fn attempt<S: UiSink>(
+        &self,
+        route: &Route,
+        body: &Value,
+        t: &mut StepTransformer,
+        sink: &mut S,
+    ) -> Result<(), Closed> {
         let provider = &route.provider;
         let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
         let max_event = (provider.config.max_event_kb.max(1) as usize).saturating_mul(1024);
-        let mut t = StepTransformer::new(opts);
         let mut out = Vec::new();
-        t.begin(&mut out);
-        sink.send(&out).await?;
-        out.clear();
-
         let payload = Bytes::from(serde_json::to_vec(body).expect("a JSON value serializes"));
         let no_headers = HeaderMap::new();
         let call = upstream::call(
@@ -260,8 +276,6 @@ impl Llm {
                 }
             }
         }
-        let summary = t.finish(&mut out);
-        sink.send(&out).await?;
-        Ok(summary)
+        sink.send(&out).await
     }
 }

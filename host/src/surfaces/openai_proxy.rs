@@ -7,6 +7,8 @@
 //! answers with their status and body. Streams are re-framed event by event (the
 //! data of every event byte for byte; upstream comments dropped) so the hub can add
 //! keepalive comments between events and stop the moment the client goes away.
+//! A model with several targets (`[[models]]`) is tried target by target
+//! (`llm::route`); `x-wasmhub-target` names the one that answered.
 //!
 //! Error choices: hub-side problems (bad body, unknown model, no provider, missing
 //! key) are the hub's JSON errors with a status. On the UI endpoint an upstream
@@ -20,10 +22,11 @@ use super::respond::{self, Resp};
 use crate::hub::{Caller, StepReport};
 use crate::llm::client::SendError;
 use crate::llm::openai::{self, BadRequest};
+use crate::llm::route::{RelayBody, RelayError, Relayed};
 use crate::llm::stream::{EventReader, SseSink, keepalive_while};
 use crate::llm::upstream::{self, UpstreamError};
 use crate::llm::{Route, RouteError, StepOptions, Usage};
-use bytes::Bytes;
+use crate::sse::OwnedEvent;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
@@ -33,8 +36,6 @@ use std::time::{Duration, Instant};
 /// Frames buffered towards one client before the producer waits (each at most
 /// `stream::MAX_FRAME` bytes, so at most 1 MiB per stream).
 const STREAM_FRAMES: usize = 16;
-/// Largest non-streamed upstream answer relayed.
-const MAX_UPSTREAM_BODY: usize = 64 << 20;
 /// Upstream response headers worth passing on to the client.
 const RELAYED_HEADERS: [&str; 4] = [
     "retry-after",
@@ -46,157 +47,176 @@ const RELAYED_HEADERS: [&str; 4] = [
 /// `POST /v1/chat/completions`.
 pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>, caller: &Caller) -> Resp {
     let (parts, body) = req.into_parts();
-    let (route, value) = match read_request(app, body).await {
+    let (targets, value) = match read_request(app, body).await {
         Ok(ok) => ok,
         Err(resp) => return resp,
     };
     app.limits
-        .serve(Surface::Proxy, relay(app, &parts.headers, route, value, caller))
+        .serve(Surface::Proxy, relay(app, &parts.headers, targets, value, caller))
         .await
 }
 
-/// Sends a checked request upstream and relays the answer.
+/// Sends a checked request to its targets in order and relays the answer.
 async fn relay(
     app: &Arc<App>,
     headers: &http::HeaderMap,
-    route: Route,
-    mut value: Value,
+    targets: Vec<Route>,
+    value: Value,
     caller: &Caller,
 ) -> Resp {
-    value["model"] = Value::String(route.model.clone());
-    let meter = StepMeter::start(app, &route, caller);
-    let stream = openai::wants_stream(&value);
-    let payload = Bytes::from(serde_json::to_vec(&value).expect("a JSON value serializes"));
+    let meter = StepMeter::start(app, caller);
     let forwarded = upstream::forwarded_headers(headers);
-    let resp = match app.llm.chat(&route, payload, &forwarded).await {
-        Ok(resp) => resp,
-        Err(e) => return call_error(e),
-    };
-    let is_sse = resp
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !(stream && resp.status.is_success() && is_sse) {
-        // Errors, non-streamed answers, and servers that ignored `stream: true`.
-        let (status, headers) = (resp.status, resp.headers);
-        let bytes = match resp.body.collect(MAX_UPSTREAM_BODY).await {
-            Ok(bytes) => bytes,
-            Err(e) => return upstream_failure(&route, StatusCode::BAD_GATEWAY, &e.to_string()),
-        };
-        if status.is_success() {
-            meter.done(usage_in(&bytes));
+    let relayed = match app.llm.relay_chain(&targets, &value, &forwarded).await {
+        Ok(relayed) => relayed,
+        Err(RelayError::Upstream(e)) => return call_error(e),
+        Err(RelayError::Body { route, error }) => {
+            return upstream_failure(&route, StatusCode::BAD_GATEWAY, &error.to_string());
         }
-        let mut out = Response::new(Body::full(bytes));
-        *out.status_mut() = status;
-        let ct = headers
-            .get(header::CONTENT_TYPE)
-            .cloned()
-            .unwrap_or(HeaderValue::from_static("application/json"));
-        out.headers_mut().insert(header::CONTENT_TYPE, ct);
-        relay_headers(&headers, &mut out);
-        return out;
-    }
+        Err(RelayError::NoTargets) => {
+            return respond::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "no_providers",
+                "the model has no targets",
+            );
+        }
+    };
+    let Relayed {
+        route,
+        status,
+        headers,
+        body,
+    } = relayed;
+    let (first, reader) = match body {
+        RelayBody::Whole(bytes) => {
+            // Errors, non-streamed answers, and servers that ignored `stream: true`.
+            if status.is_success() {
+                meter.done(&route, usage_in(&bytes));
+            }
+            let mut out = Response::new(Body::full(bytes));
+            *out.status_mut() = status;
+            let ct = headers
+                .get(header::CONTENT_TYPE)
+                .cloned()
+                .unwrap_or(HeaderValue::from_static("application/json"));
+            out.headers_mut().insert(header::CONTENT_TYPE, ct);
+            relay_headers(&headers, &route, &mut out);
+            return out;
+        }
+        RelayBody::Stream { first, reader } => (first, reader),
+    };
     let (tx, body) = Body::channel(STREAM_FRAMES);
     let mut out = respond::sse(body, false);
-    relay_headers(&resp.headers, &mut out);
+    relay_headers(&headers, &route, &mut out);
+    tokio::spawn(relay_stream(route, first, reader, SseSink::new(tx), meter));
+    out
+}
+
+/// Relays a stream's events (`first` already read) until it ends or the client leaves.
+async fn relay_stream(
+    route: Route,
+    first: Option<OwnedEvent>,
+    mut reader: Box<EventReader>,
+    mut sink: SseSink,
+    meter: StepMeter,
+) {
     let provider = route.provider.clone();
-    tokio::spawn(async move {
-        let mut sink = SseSink::new(tx);
-        let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
-        let max_event = (provider.config.max_event_kb.max(1) as usize).saturating_mul(1024);
-        let mut reader = EventReader::new(resp.body, max_event);
-        let mut usage = None;
-        loop {
-            // `Err(Closed)` anywhere: the client left; leaving drops the upstream body.
-            let Ok(next) = keepalive_while(&mut sink, interval, reader.next()).await else {
-                break;
-            };
-            match next {
-                Ok(Some(event)) => {
-                    usage = usage_in(event.data.as_bytes()).or(usage);
-                    if sink.send_event(&event).await.is_err() {
-                        break;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    let message = format!("provider {:?}: {e}", provider.config.name);
-                    crate::warn!("{message}");
-                    let frame = json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": null}});
-                    let _ = sink.send_json(&frame).await;
+    let mut usage = first.as_ref().and_then(|e| usage_in(e.data.as_bytes()));
+    if let Some(first) = first
+        && sink.send_event(&first).await.is_err()
+    {
+        return meter.done(&route, usage);
+    }
+    let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
+    loop {
+        // `Err(Closed)` anywhere: the client left; leaving drops the upstream body.
+        let Ok(next) = keepalive_while(&mut sink, interval, reader.next()).await else {
+            break;
+        };
+        match next {
+            Ok(Some(event)) => {
+                usage = usage_in(event.data.as_bytes()).or(usage);
+                if sink.send_event(&event).await.is_err() {
                     break;
                 }
             }
+            Ok(None) => break,
+            Err(e) => {
+                let message = format!("provider {:?}: {e}", provider.config.name);
+                crate::warn!("{message}");
+                let frame = json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": null}});
+                let _ = sink.send_json(&frame).await;
+                break;
+            }
         }
-        meter.done(usage);
-    });
-    out
+    }
+    meter.done(&route, usage);
 }
 
 /// `POST /api/ui/chat/completions`: the same body, answered as a UI message stream
 /// (one step, `start` .. `finish`, then `[DONE]`).
 pub(crate) async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>, caller: &Caller) -> Resp {
     let (_parts, body) = req.into_parts();
-    let (route, mut value) = match read_request(app, body).await {
+    let (targets, mut value) = match read_request(app, body).await {
         Ok(ok) => ok,
         Err(resp) => return resp,
     };
-    openai::prepare_stream_body(&mut value, &route.model);
+    openai::prepare_stream_body(&mut value, &targets[0].model);
     app.limits
-        .serve(Surface::Proxy, async { ui_stream(app, route, value, caller) })
+        .serve(Surface::Proxy, async { ui_stream(app, targets, value, caller) })
         .await
 }
 
-/// Streams one step of `value` to `route` as a UI message stream.
-fn ui_stream(app: &Arc<App>, route: Route, value: Value, caller: &Caller) -> Resp {
+/// Streams one step of `value` (to the first target that answers) as a UI message stream.
+fn ui_stream(app: &Arc<App>, targets: Vec<Route>, value: Value, caller: &Caller) -> Resp {
     let (tx, body) = Body::channel(STREAM_FRAMES);
     let llm = app.llm.clone();
-    let meter = StepMeter::start(app, &route, caller);
+    let meter = StepMeter::start(app, caller);
     tokio::spawn(async move {
         let mut sink = SseSink::new(tx);
-        let mut opts = StepOptions::default();
-        opts.finish_metadata.insert(
-            "provider".into(),
-            Value::String(route.provider.config.name.clone()),
-        );
-        if let Ok(summary) = llm.run_step(&route, &value, opts, &mut sink).await {
-            meter.done(summary.usage);
+        let opts = StepOptions::default();
+        let step = llm.run_step_chain(&targets, &value, |_, _| {}, opts, &mut sink);
+        if let Ok(summary) = step.await {
+            let answered = answering_route(&targets, summary.target.as_deref());
+            meter.done(answered, summary.usage);
             let _ = sink.done().await;
         }
     });
     respond::sse(body, true)
 }
 
+/// The target of `targets` named `provider/model` by a step's summary (the first
+/// when the summary names none).
+fn answering_route<'a>(targets: &'a [Route], answered: Option<&str>) -> &'a Route {
+    answered
+        .and_then(|name| targets.iter().find(|r| r.target() == name))
+        .unwrap_or(&targets[0])
+}
+
 /// One proxied model call on its way to the accounting (`hub::accounting`).
 struct StepMeter {
     hub: Arc<crate::hub::Hub>,
     caller: String,
-    provider: String,
-    model: String,
     started: Instant,
 }
 
 impl StepMeter {
-    fn start(app: &App, route: &Route, caller: &Caller) -> StepMeter {
+    fn start(app: &App, caller: &Caller) -> StepMeter {
         StepMeter {
             hub: app.hub.clone(),
             caller: caller.name().to_string(),
-            provider: route.provider.config.name.clone(),
-            model: route.model.clone(),
             started: Instant::now(),
         }
     }
 
-    /// Records the call, with the usage the provider reported.
-    fn done(self, usage: Option<Usage>) {
+    /// Records the call `route` answered, with the usage the provider reported.
+    fn done(self, route: &Route, usage: Option<Usage>) {
         self.hub.record_model_step(StepReport {
             session: None,
             message: None,
             step: 0,
             caller: &self.caller,
-            provider: &self.provider,
-            model: &self.model,
+            provider: &route.provider.config.name,
+            model: &route.model,
             usage,
             latency: self.started.elapsed(),
         });
@@ -220,9 +240,9 @@ pub(crate) async fn models(app: &Arc<App>) -> Resp {
     respond::json(StatusCode::OK, &app.llm.list_models().await)
 }
 
-/// Reads and checks the body and resolves its model (key included, so a missing key
-/// is a 503 before anything is sent upstream).
-async fn read_request(app: &Arc<App>, body: Incoming) -> Result<(Route, Value), Resp> {
+/// Reads and checks the body and resolves its model to its targets (keys included:
+/// when no target has its key, a 503 before anything is sent upstream).
+async fn read_request(app: &Arc<App>, body: Incoming) -> Result<(Vec<Route>, Value), Resp> {
     let limit = (app.config.server.max_body_kb as usize).saturating_mul(1024);
     let bytes = respond::read_body(body, limit)
         .await
@@ -236,15 +256,15 @@ async fn read_request(app: &Arc<App>, body: Incoming) -> Result<(Route, Value), 
     })?;
     let model = openai::requested_model(&value)
         .map_err(|BadRequest(m)| respond::error(StatusCode::BAD_REQUEST, "invalid_request", m))?;
-    let route = app.llm.route(model).map_err(route_error)?;
-    if let Err(e) = route.provider.auth_header() {
+    let targets = app.llm.targets(model).map_err(route_error)?;
+    if let Err(e) = crate::llm::check_keys(&targets) {
         return Err(respond::error(
             StatusCode::SERVICE_UNAVAILABLE,
             "provider_not_configured",
             e.to_string(),
         ));
     }
-    Ok((route, value))
+    Ok((targets, value))
 }
 
 fn route_error(e: RouteError) -> Resp {
@@ -283,7 +303,12 @@ fn upstream_failure(route: &Route, status: StatusCode, message: &str) -> Resp {
     )
 }
 
-fn relay_headers(from: &http::HeaderMap, to: &mut Resp) {
+/// The upstream headers worth passing on, and `x-wasmhub-target`: the
+/// `provider/model` target that answered.
+fn relay_headers(from: &http::HeaderMap, route: &Route, to: &mut Resp) {
+    if let Ok(target) = HeaderValue::try_from(route.target()) {
+        to.headers_mut().insert("x-wasmhub-target", target);
+    }
     for name in RELAYED_HEADERS {
         if let Some(v) = from.get(name) {
             to.headers_mut().insert(name, v.clone());

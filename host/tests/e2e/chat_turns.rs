@@ -26,16 +26,6 @@ fn outputs(chunks: &[UiChunk]) -> Vec<(String, Result<Value, String>)> {
         .collect()
 }
 
-fn finish(chunks: &[UiChunk]) -> (Option<FinishReason>, Value) {
-    match chunks.iter().rev().find(|c| matches!(c, UiChunk::Finish { .. })) {
-        Some(UiChunk::Finish {
-            finish_reason,
-            message_metadata,
-        }) => (*finish_reason, message_metadata.clone().unwrap_or(Value::Null)),
-        _ => panic!("no finish chunk in {:?}", types(chunks)),
-    }
-}
-
 /// The OpenAI messages of the `n`th upstream request.
 fn sent_messages(upstream: &Upstream, n: usize) -> Vec<Value> {
     let requests: Vec<_> = upstream

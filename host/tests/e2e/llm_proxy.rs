@@ -281,3 +281,37 @@ async fn hub_side_problems_are_json_errors_with_a_status_and_a_way_out() {
             .contains("WASMHUB_E2E_UNSET_KEY")
     );
 }
+
+/// A local server that sends the whole text so far in every delta.
+fn cumulative_stream() -> Vec<upstream::Frame> {
+    let mut frames: Vec<upstream::Frame> = ["", "The", "The answer", "The answer is", "The answer is 4."]
+        .into_iter()
+        .map(|so_far| upstream::Frame::Data(upstream::text_chunk(so_far)))
+        .collect();
+    frames.push(upstream::Frame::Data(upstream::finish_chunk("stop")));
+    frames.push(upstream::Frame::Data("[DONE]".into()));
+    frames
+}
+
+#[tokio::test]
+async fn a_cumulative_provider_stream_reaches_the_ui_client_as_new_text_only() {
+    for setting in ["cumulative", "auto"] {
+        let (up, hub) = setup(&format!("stream_deltas = {setting:?}")).await;
+        up.push(Reply::sse(cumulative_stream()));
+        let chunks = ui_chunks(&streamed(&hub, "/api/ui/chat/completions").await);
+        let deltas: Vec<&str> = chunks
+            .iter()
+            .filter_map(|c| match c {
+                UiChunk::TextDelta { delta, .. } => Some(delta.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(deltas, ["The", " answer", " is", " 4."], "{setting}");
+        assert_eq!(finish_reason(&chunks), Some(FinishReason::Stop));
+    }
+    // Read as incremental (the default), the same stream repeats itself.
+    let (up, hub) = setup("").await;
+    up.push(Reply::sse(cumulative_stream()));
+    let chunks = ui_chunks(&streamed(&hub, "/api/ui/chat/completions").await);
+    assert_eq!(text_of(&chunks).0, "TheThe answerThe answer isThe answer is 4.");
+}

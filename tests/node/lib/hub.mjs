@@ -1,5 +1,5 @@
 // Starts the real wasmhub binary (`$WASMHUB_BIN`, default target/debug/wasmhub)
-// with one provider `up` pointing at a scripted upstream, on a free loopback port,
+// with providers `up`, `once` and `local` pointing at a scripted upstream, on a free loopback port,
 // in a temporary folder; stop() ends it.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -34,6 +34,19 @@ export async function startHub(upstreamBaseUrl) {
       'name = "up"',
       `base_url = ${JSON.stringify(upstreamBaseUrl)}`,
       'models = ["*"]',
+      // The same upstream as a provider without retries (the first target of the
+      // chain "fallback") and as a local server sending cumulative deltas.
+      "[[providers]]",
+      'name = "once"',
+      `base_url = ${JSON.stringify(upstreamBaseUrl)}`,
+      "max_retries = 0",
+      "[[providers]]",
+      'name = "local"',
+      `base_url = ${JSON.stringify(upstreamBaseUrl)}`,
+      'stream_deltas = "cumulative"',
+      "[[models]]",
+      'name = "fallback"',
+      'targets = ["once/status:503", "once/fixture:openai--openai-text"]',
       "",
     ].join("\n"),
   );

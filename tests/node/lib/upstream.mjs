@@ -4,7 +4,9 @@
 //                    replayed as SSE (each line as one event, then [DONE]);
 //   json:<name>      an exact JSON body from JSON_BODIES (non-streamed answers);
 //   status:<code>    an OpenAI-shaped error with that status;
-//   error-midstream  two text chunks, then an error frame.
+//   error-midstream  two text chunks, then an error frame;
+//   cumulative       text deltas that each carry the whole text so far (some local
+//                    servers), for a provider with stream_deltas = "cumulative".
 // GET /v1/models lists a few models. Every request is recorded.
 import http from "node:http";
 import fs from "node:fs";
@@ -56,6 +58,11 @@ export async function startUpstream() {
       } else if (kind === "status") {
         res.writeHead(Number(arg), { "content-type": "application/json" });
         res.end(JSON.stringify({ error: { message: `scripted ${arg}`, type: "invalid_request_error", param: null, code: null } }));
+      } else if (kind === "cumulative") {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        for (const soFar of ["The", "The answer", "The answer is 4."]) res.write(`data: ${chunk(soFar)}\n\n`);
+        res.write(`data: ${JSON.stringify({ id: "m", object: "chat.completion.chunk", created: 1, model: "scripted", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
+        res.end("data: [DONE]\n\n");
       } else if (kind === "error-midstream") {
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.write(`data: ${chunk("Hel")}\n\n`);

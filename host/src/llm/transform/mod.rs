@@ -20,9 +20,12 @@
 
 use super::openai::{ChatChunk, ToolCallDelta, Usage};
 use super::ui::{FinishReason, UiChunk};
+use crate::config::StreamDeltas;
+use deltas::{Channel, Deltas};
 use serde_json::{Map, Value};
 
 mod arguments;
+mod deltas;
 #[cfg(test)]
 mod tests;
 
@@ -46,6 +49,8 @@ pub struct StepOptions {
     pub tool_id_prefix: String,
     /// Extra keys merged into the `finish` chunk's `messageMetadata` (e.g. provider).
     pub finish_metadata: Map<String, Value>,
+    /// Whether the provider's text deltas are new text or the whole text so far.
+    pub deltas: StreamDeltas,
 }
 
 impl Default for StepOptions {
@@ -57,6 +62,7 @@ impl Default for StepOptions {
             step: 0,
             tool_id_prefix: String::new(),
             finish_metadata: Map::new(),
+            deltas: StreamDeltas::Incremental,
         }
     }
 }
@@ -93,6 +99,9 @@ pub struct StepSummary {
     /// Set when the step ended with an error (upstream error frame, malformed chunk,
     /// transport failure); the `error` chunk carrying it was already emitted.
     pub error: Option<String>,
+    /// The `provider/model` target that answered, when a chain of targets ran it
+    /// (see `llm::route`).
+    pub target: Option<String>,
 }
 
 #[derive(Debug)]
@@ -129,12 +138,14 @@ pub struct StepTransformer {
     model: Option<String>,
     error: Option<String>,
     saw_done: bool,
+    deltas: Deltas,
 }
 
 impl StepTransformer {
     /// A transformer for one step, configured by `opts`.
     pub fn new(opts: StepOptions) -> StepTransformer {
         StepTransformer {
+            deltas: Deltas::new(opts.deltas),
             opts,
             begun: false,
             finished_input: false,
@@ -225,14 +236,17 @@ impl StepTransformer {
         };
         if let Some(delta) = &choice.delta {
             let reasoning = delta.reasoning_content.as_deref().or(delta.reasoning.as_deref());
-            if let Some(r) = reasoning.filter(|r| !r.is_empty()) {
+            if let Some(r) = reasoning {
+                let r = self.deltas.fresh(Channel::Reasoning, r);
                 self.push_part(Open::Reasoning, r, out);
             }
-            if let Some(t) = delta.content.as_deref().filter(|t| !t.is_empty()) {
+            if let Some(t) = delta.content.as_deref() {
+                let t = self.deltas.fresh(Channel::Text, t);
                 self.push_part(Open::Text, t, out);
             }
             // A refusal is what the model says instead of answering: show it as text.
-            if let Some(t) = delta.refusal.as_deref().filter(|t| !t.is_empty()) {
+            if let Some(t) = delta.refusal.as_deref() {
+                let t = self.deltas.fresh(Channel::Text, t);
                 self.push_part(Open::Text, t, out);
             }
             if let Some(calls) = &delta.tool_calls {
@@ -250,17 +264,73 @@ impl StepTransformer {
     }
 
     /// Ends the step with an error (upstream error frame, transport failure, idle
-    /// timeout, oversized event). Emits one `error` chunk; the first error wins.
+    /// timeout, oversized event); the first error wins. Its one `error` chunk is
+    /// emitted by [`finish`], first, so a caller with another target to try can
+    /// [`abandon`] the attempt instead.
+    ///
+    /// [`finish`]: StepTransformer::finish
+    /// [`abandon`]: StepTransformer::abandon
     pub fn fail(&mut self, message: impl Into<String>, out: &mut Vec<UiChunk>) {
         self.begin(out);
         self.finished_input = true;
         if self.error.is_none() {
-            let message = message.into();
-            out.push(UiChunk::Error {
-                error_text: message.clone(),
-            });
-            self.error = Some(message);
+            self.error = Some(message.into());
         }
+    }
+
+    /// Reads the next attempt's text deltas as `mode` (each target of a chain has
+    /// its provider's `stream_deltas`).
+    pub fn set_deltas(&mut self, mode: StreamDeltas) {
+        self.opts.deltas = mode;
+        self.deltas = Deltas::new(mode);
+    }
+
+    /// Sets a key of the `finish` chunk's `messageMetadata` (e.g. the target that
+    /// answered, known only once the step ran).
+    pub fn set_finish_metadata(&mut self, key: &str, value: Value) {
+        self.opts.finish_metadata.insert(key.to_string(), value);
+    }
+
+    /// Why the current attempt failed, if it did (see [`fail`](StepTransformer::fail)).
+    pub fn failure(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// Whether the current attempt has streamed any part (text, reasoning, a tool
+    /// input) to the client.
+    pub fn has_output(&self) -> bool {
+        self.open != Open::None
+            || !self.text.is_empty()
+            || !self.reasoning.is_empty()
+            || !self.calls.is_empty()
+    }
+
+    /// Gives up the current attempt so the same step can be tried again (the next
+    /// target of a chain): closes the open part, ends every started tool input with
+    /// `tool-input-error` (its call is never run), and forgets what the attempt
+    /// produced. Part ids keep counting, so the next attempt's never repeat.
+    pub fn abandon(&mut self, reason: &str, out: &mut Vec<UiChunk>) {
+        self.begin(out);
+        self.close_part(out);
+        for call in std::mem::take(&mut self.calls) {
+            if call.started {
+                out.push(UiChunk::ToolInputError {
+                    tool_call_id: call.id,
+                    tool_name: call.name,
+                    input: Value::String(call.arguments),
+                    error_text: format!("discarded, not run: {reason}"),
+                });
+            }
+        }
+        self.finished_input = false;
+        self.text.clear();
+        self.reasoning.clear();
+        self.upstream_finish = None;
+        self.usage = None;
+        self.model = None;
+        self.error = None;
+        self.saw_done = false;
+        self.deltas.reset();
     }
 
     /// Closes the step: ends open parts, finalizes tool calls, emits `finish-step`
@@ -271,6 +341,11 @@ impl StepTransformer {
         self.begin(out);
         if self.error.is_none() && !self.saw_done && self.upstream_finish.is_none() {
             self.fail("the upstream stream ended before the response was complete", out);
+        }
+        if let Some(message) = &self.error {
+            out.push(UiChunk::Error {
+                error_text: message.clone(),
+            });
         }
         self.close_part(out);
         let failed = self.error.is_some();
@@ -310,6 +385,7 @@ impl StepTransformer {
             usage: self.usage,
             model: self.model,
             error: self.error,
+            target: None,
         }
     }
 
@@ -338,6 +414,9 @@ impl StepTransformer {
     }
 
     fn push_part(&mut self, kind: Open, delta: &str, out: &mut Vec<UiChunk>) {
+        if delta.is_empty() {
+            return;
+        }
         if self.open != kind {
             self.close_part(out);
             match kind {

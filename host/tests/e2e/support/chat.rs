@@ -214,6 +214,17 @@ pub async fn chunks(resp: ClientResp) -> Vec<UiChunk> {
         .collect()
 }
 
+/// The finish reason and `messageMetadata` of the last `finish` chunk.
+pub fn finish(chunks: &[UiChunk]) -> (Option<wasmhub::llm::FinishReason>, Value) {
+    match chunks.iter().rev().find(|c| matches!(c, UiChunk::Finish { .. })) {
+        Some(UiChunk::Finish {
+            finish_reason,
+            message_metadata,
+        }) => (*finish_reason, message_metadata.clone().unwrap_or(Value::Null)),
+        _ => panic!("no finish chunk in {:?}", types(chunks)),
+    }
+}
+
 pub fn types(chunks: &[UiChunk]) -> Vec<String> {
     chunks.iter().map(|c| c.type_name().into_owned()).collect()
 }

@@ -74,7 +74,8 @@ pub async fn start_with_storage(mut config: Config, storage: wasmhub::storage::S
         config.plugins_dir = empty.0.clone();
     }
     let config = Arc::new(config);
-    let llm = Arc::new(wasmhub::llm::Llm::new(&config.providers).expect("valid providers"));
+    let llm =
+        Arc::new(wasmhub::llm::Llm::with_models(&config.providers, &config.models).expect("valid providers"));
     let (hub, plugins) = wasmhub::hub::Hub::start(&config, storage.clone(), None)
         .await
         .expect("the hub");

@@ -440,3 +440,74 @@ fn a_transport_failure_reported_by_the_caller_is_one_error_chunk() {
     );
     assert_eq!(summary.error.as_deref(), Some("upstream idle for 5s"));
 }
+
+#[test]
+fn cumulative_text_deltas_are_sent_as_new_text_only() {
+    let datas = [
+        chunk(json!({"role": "assistant", "content": ""}), None),
+        chunk(json!({"reasoning_content": "Think"}), None),
+        chunk(json!({"reasoning_content": "Think more"}), None),
+        chunk(json!({"content": "The"}), None),
+        chunk(json!({"content": "The answer"}), None),
+        chunk(json!({"content": "The answer is 4."}), Some("stop")),
+        "[DONE]".to_string(),
+    ];
+    let cumulative = StepOptions {
+        deltas: crate::config::StreamDeltas::Cumulative,
+        ..opts()
+    };
+    for opts in [
+        cumulative.clone(),
+        StepOptions {
+            deltas: crate::config::StreamDeltas::Auto,
+            ..opts()
+        },
+    ] {
+        let (out, summary) = run(&datas, opts);
+        assert_eq!(summary.text, "The answer is 4.");
+        assert_eq!(summary.reasoning, "Think more");
+        let deltas: Vec<&str> = out
+            .iter()
+            .filter_map(|c| match c {
+                UiChunk::TextDelta { delta, .. } | UiChunk::ReasoningDelta { delta, .. } => {
+                    Some(delta.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(deltas, ["Think", " more", "The", " answer", " is 4."]);
+    }
+    // The same stream read as incremental repeats the text, as the server said.
+    assert_eq!(run(&datas, opts()).1.text, "TheThe answerThe answer is 4.");
+}
+
+#[test]
+fn an_abandoned_attempt_closes_its_parts_and_the_next_one_gets_fresh_ids() {
+    let mut t = StepTransformer::new(opts());
+    let mut out = Vec::new();
+    t.feed_data(&chunk(json!({"content": "partial"}), None), &mut out);
+    t.feed_data(
+        &tools(vec![call(Some(0), Some("c1"), Some("hub_list"), "{")]),
+        &mut out,
+    );
+    t.fail("the upstream connection failed mid-response", &mut out);
+    assert!(t.has_output());
+    assert_eq!(t.failure(), Some("the upstream connection failed mid-response"));
+    out.clear();
+    t.abandon("provider failed", &mut out);
+    assert_eq!(
+        serde_json::to_value(&out).unwrap(),
+        json!([{"type": "tool-input-error", "toolCallId": "c1", "toolName": "hub_list", "input": "{",
+                "errorText": "discarded, not run: provider failed"}])
+    );
+    assert!(!t.has_output() && t.failure().is_none() && !t.is_done());
+    out.clear();
+    t.feed_data(&chunk(json!({"content": "clean"}), Some("stop")), &mut out);
+    let summary = t.finish(&mut out);
+    assert_eq!(summary.text, "clean");
+    assert!(summary.tool_calls.is_empty() && summary.error.is_none());
+    assert!(
+        matches!(&out[0], UiChunk::TextStart { id } if id == "text-0-1"),
+        "{out:?}"
+    );
+}
