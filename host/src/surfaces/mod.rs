@@ -8,6 +8,7 @@
 // boxing it would only add an allocation on the path that ends the request.
 #![allow(clippy::result_large_err)]
 
+pub(crate) mod anthropic;
 pub(crate) mod approvals;
 pub(crate) mod auth;
 pub(crate) mod body;
