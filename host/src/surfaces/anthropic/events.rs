@@ -41,11 +41,7 @@ pub(crate) struct Event {
 impl Event {
     fn new(name: &'static str, mut data: Value) -> Event {
         if let Value::Object(obj) = &mut data {
-            // `type` first, as Anthropic writes it.
-            let mut ordered = Map::with_capacity(obj.len() + 1);
-            ordered.insert("type".into(), Value::String(name.into()));
-            ordered.extend(std::mem::take(obj));
-            *obj = ordered;
+            obj.insert("type".into(), Value::String(name.into()));
         }
         Event { name, data }
     }
