@@ -1,6 +1,7 @@
 //! The end-to-end test binary: one module per area, all linked into one executable
 //! so the host crate is linked once.
 
+mod anthropic_messages;
 mod chat_approvals;
 mod chat_crash;
 mod chat_stream;

@@ -212,8 +212,9 @@ async fn run_agent(
         if let Err(left) = relay_turn(sub, &mut sink).await {
             // The client left: dropping its subscription cancelled the turn; wait
             // for the turn to wind down before its session can go.
-            let mut watcher = left.0.turn().subscribe();
+            let turn = left.0.turn().clone();
             drop(left);
+            let mut watcher = turn.subscribe();
             while watcher.next_batch().await.is_some() {}
         }
         forget(&app, &session);

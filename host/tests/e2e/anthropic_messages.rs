@@ -1,0 +1,122 @@
+//! The Anthropic Messages surface (`POST /v1/messages`) where the SDK suite in
+//! `tests/node` cannot look: a client that leaves mid-answer cancels the upstream
+//! request (and, in hub-tools mode, the running tool call, and the turn's session
+//! goes), and a quiet upstream gets Anthropic `ping` events.
+
+use crate::support::chat::{MODEL, call_args, hub_with, plugins, tool_step};
+use crate::support::client::{self, ClientResp};
+use crate::support::upstream::{Frame, Reply, Upstream};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+async fn post_messages(addr: std::net::SocketAddr, body: &Value, headers: &[(&str, &str)]) -> ClientResp {
+    let bytes = serde_json::to_vec(body).unwrap().into();
+    client::send(addr, http::Method::POST, "/v1/messages", Some(bytes), headers).await
+}
+
+fn ask(text: &str) -> Value {
+    json!({"model": MODEL, "max_tokens": 100, "stream": true, "messages": [{"role": "user", "content": text}]})
+}
+
+/// Reads events until one whose `type` is `kind` and that `also` accepts.
+async fn read_until(resp: &mut ClientResp, kind: &str, also: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut seen = Vec::new();
+    while let Some(data) = resp.next_event().await {
+        let event: Value = serde_json::from_str(&data).unwrap();
+        let found = event["type"] == kind && also(&event);
+        seen.push(event);
+        if found {
+            return seen;
+        }
+    }
+    panic!("the stream ended before a {kind} event: {seen:?}");
+}
+
+fn text(t: &str) -> Frame {
+    Frame::Data(json!({"choices": [{"index": 0, "delta": {"content": t}}]}).to_string())
+}
+
+#[tokio::test]
+async fn a_client_that_leaves_cancels_the_upstream_request() {
+    let upstream = Upstream::start().await;
+    let hub = hub_with(&upstream, plugins(&[]), |_| {}).await;
+    upstream.push(Reply::sse(vec![text("partial "), text("answer"), Frame::Hang]));
+    let mut resp = post_messages(hub.addr, &ask("hi"), &[]).await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.header("content-type"), Some("text/event-stream"));
+    let seen = read_until(&mut resp, "content_block_delta", |e| {
+        e["delta"]["text"] == "answer"
+    })
+    .await;
+    assert_eq!(seen[0]["type"], "message_start");
+    drop(resp);
+    assert!(
+        upstream.wait_cancelled(1, Duration::from_secs(30)).await,
+        "the upstream request was cancelled"
+    );
+}
+
+#[tokio::test]
+async fn a_quiet_upstream_gets_ping_events() {
+    let upstream = Upstream::start().await;
+    let hub = hub_with(&upstream, plugins(&[]), |c| {
+        c.providers[0].keepalive_ms = 20;
+    })
+    .await;
+    upstream.push(Reply::sse(vec![Frame::Hang]));
+    let mut resp = post_messages(hub.addr, &ask("hi"), &[]).await;
+    // message_start, the first ping, then pings while the upstream says nothing.
+    let seen = read_until(&mut resp, "ping", |_| true).await;
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    let more = read_until(&mut resp, "ping", |_| true).await;
+    assert_eq!(more, [json!({"type": "ping"})]);
+}
+
+#[tokio::test]
+async fn a_hub_turn_whose_client_leaves_stops_its_tool_call_and_leaves_no_session() {
+    let upstream = Upstream::start().await;
+    let hub = hub_with(&upstream, plugins(&["adversary"]), |_| {}).await;
+    upstream.push(tool_step(
+        None,
+        &[(
+            "call_slow",
+            "hub_call",
+            call_args(json!([{"tool": "adversary.slow", "input": {"ms": 30000}}])),
+        )],
+    ));
+    let mut resp = post_messages(hub.addr, &ask("wait"), &[("x-wasmhub-tools", "hub")]).await;
+    assert_eq!(resp.status, 200);
+    let seen = read_until(&mut resp, "content_block_start", |_| true).await;
+    let block = &seen.last().unwrap()["content_block"];
+    assert_eq!(block["type"], "mcp_tool_use");
+    assert_eq!(block["server_name"], "wasmhub");
+    assert_eq!(block["input"]["calls"][0]["tool"], "adversary.slow");
+    crate::support::wait::in_flight(&hub.app.hub, 1).await;
+    let live = anthropic_sessions(&hub.app.agent);
+    assert_eq!(live.len(), 1, "the turn runs in a session of its own: {live:?}");
+    drop(resp);
+    let calls = &hub.app.hub;
+    let record = crate::support::wait::until("the slow call to be recorded as ended", || async move {
+        let recorded = calls.calls(10).unwrap();
+        recorded.into_iter().find(|r| r.tool == "adversary.slow")
+    })
+    .await;
+    assert_eq!(record.outcome.as_str(), "cancelled", "{record:?}");
+    let agent = &hub.app.agent;
+    crate::support::wait::until_seen("the turn's session to be deleted", || async move {
+        let left = anthropic_sessions(agent);
+        if left.is_empty() { Ok(()) } else { Err(left) }
+    })
+    .await;
+}
+
+/// The stored sessions of the Anthropic surface's hub-tools turns.
+fn anthropic_sessions(agent: &wasmhub::agent::Agent) -> Vec<String> {
+    agent
+        .list_sessions()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .filter(|id| id.starts_with("anthropic_"))
+        .collect()
+}
