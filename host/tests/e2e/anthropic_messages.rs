@@ -120,3 +120,44 @@ fn anthropic_sessions(agent: &wasmhub::agent::Agent) -> Vec<String> {
         .filter(|id| id.starts_with("anthropic_"))
         .collect()
 }
+
+#[tokio::test]
+async fn requests_the_sdk_would_not_send_get_anthropic_errors() {
+    let upstream = Upstream::start().await;
+    let hub = hub_with(&upstream, plugins(&[]), |c| c.server.max_body_kb = 1).await;
+    let expect = |resp: Value, kind: &str, message: &str| {
+        assert_eq!(resp["type"], "error", "{resp}");
+        assert_eq!(resp["error"]["type"], kind, "{resp}");
+        let got = resp["error"]["message"].as_str().unwrap();
+        assert!(got.contains(message), "{got:?} should say {message:?}");
+    };
+    let big =
+        json!({"model": MODEL, "max_tokens": 1, "messages": [{"role": "user", "content": "x".repeat(2048)}]});
+    let resp = post_messages(hub.addr, &big, &[]).await;
+    assert_eq!(resp.status, 413);
+    expect(resp.json().await, "request_too_large", "larger than 1024 bytes");
+    let resp = post_messages(hub.addr, &ask("hi"), &[("x-wasmhub-tools", "all")]).await;
+    assert_eq!(resp.status, 400);
+    expect(
+        resp.json().await,
+        "invalid_request_error",
+        "x-wasmhub-tools header must be \"hub\"",
+    );
+    let doc = json!({"model": MODEL, "max_tokens": 1, "messages": [{"role": "user", "content": [{"type": "document", "source": {}}]}]});
+    let resp = post_messages(hub.addr, &doc, &[]).await;
+    assert_eq!(resp.status, 400);
+    expect(
+        resp.json().await,
+        "invalid_request_error",
+        "messages.0.content.0: a \"document\" block",
+    );
+    let resp = post_messages(
+        hub.addr,
+        &json!({"model": "other/x", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]}),
+        &[],
+    )
+    .await;
+    assert_eq!(resp.status, 404);
+    expect(resp.json().await, "not_found_error", "other/x");
+    assert!(upstream.requests().is_empty(), "nothing reached the provider");
+}

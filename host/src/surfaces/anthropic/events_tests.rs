@@ -1,5 +1,6 @@
 use super::*;
 use crate::llm::{StepOptions, StepTransformer};
+use crate::surfaces::anthropic::collect::Collector;
 
 /// The events for an upstream OpenAI stream (`data` of each event) with client tools.
 fn events_for(datas: &[Value]) -> Vec<Event> {

@@ -15,6 +15,7 @@
 //! Anthropic's shape ([`error`]); an upstream's error status is kept, so the SDKs
 //! raise the matching error class and honour `retry-after`.
 
+mod collect;
 mod error;
 mod events;
 mod hub_mode;

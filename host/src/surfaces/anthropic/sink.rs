@@ -5,7 +5,8 @@
 //!
 //! It is a [`UiSink`], so the step streaming of `llm` writes into it directly.
 
-use super::events::{Collector, Encoder, Event, ToolMode};
+use super::collect::Collector;
+use super::events::{Encoder, Event, ToolMode};
 use crate::llm::{Closed, SseSink, UiChunk, UiSink};
 use crate::sse;
 use bytes::Bytes;
