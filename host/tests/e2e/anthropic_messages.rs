@@ -3,7 +3,7 @@
 //! request (and, in hub-tools mode, the running tool call, and the turn's session
 //! goes), and a quiet upstream gets Anthropic `ping` events.
 
-use crate::support::chat::{MODEL, call_args, hub_with, plugins, tool_step};
+use crate::support::chat::{MODEL, ended_call, hub_with, plugins, slow_call_step};
 use crate::support::client::{self, ClientResp};
 use crate::support::upstream::{Frame, Reply, Upstream};
 use serde_json::{Value, json};
@@ -76,14 +76,7 @@ async fn a_quiet_upstream_gets_ping_events() {
 async fn a_hub_turn_whose_client_leaves_stops_its_tool_call_and_leaves_no_session() {
     let upstream = Upstream::start().await;
     let hub = hub_with(&upstream, plugins(&["adversary"]), |_| {}).await;
-    upstream.push(tool_step(
-        None,
-        &[(
-            "call_slow",
-            "hub_call",
-            call_args(json!([{"tool": "adversary.slow", "input": {"ms": 30000}}])),
-        )],
-    ));
+    upstream.push(slow_call_step());
     let mut resp = post_messages(hub.addr, &ask("wait"), &[("x-wasmhub-tools", "hub")]).await;
     assert_eq!(resp.status, 200);
     let seen = read_until(&mut resp, "content_block_start", |_| true).await;
@@ -95,12 +88,7 @@ async fn a_hub_turn_whose_client_leaves_stops_its_tool_call_and_leaves_no_sessio
     let live = anthropic_sessions(&hub.app.agent);
     assert_eq!(live.len(), 1, "the turn runs in a session of its own: {live:?}");
     drop(resp);
-    let calls = &hub.app.hub;
-    let record = crate::support::wait::until("the slow call to be recorded as ended", || async move {
-        let recorded = calls.calls(10).unwrap();
-        recorded.into_iter().find(|r| r.tool == "adversary.slow")
-    })
-    .await;
+    let record = ended_call(&hub, "adversary.slow").await;
     assert_eq!(record.outcome.as_str(), "cancelled", "{record:?}");
     let agent = &hub.app.agent;
     crate::support::wait::until_seen("the turn's session to be deleted", || async move {
