@@ -34,7 +34,7 @@ suite "units plugin (python)" python3 -m unittest discover -s plugins/units -t p
 suite "python SDK" python3 -m unittest discover -s guest-sdk-py/tests -t guest-sdk-py
 suite "javascript SDK + dates plugin" bash -c "node --test guest-sdk-js/test/ && cd plugins/dates && node --test"
 suite "plugin authors outside the repo (rust, python, js)" bash tests/authoring/run.sh
-suite "AI SDK + OpenAI clients" bash tests/node/run.sh
+suite "AI SDK + OpenAI + Anthropic clients" bash tests/node/run.sh
 suite "MCP conformance + SDK clients" bash tests/mcp/run.sh
 suite "chat: AI SDK useChat + Chromium" bash tests/chat/run.sh
 suite "operator console: Chromium" bash tests/console/run.sh

@@ -78,7 +78,7 @@ pub(crate) fn write(level: Level, target: &str, args: std::fmt::Arguments<'_>) {
 }
 
 /// Unix milliseconds shown as an RFC 3339 UTC time, `YYYY-MM-DDThh:mm:ss.mmmZ`.
-struct Rfc3339(u64);
+pub(crate) struct Rfc3339(pub u64);
 
 impl std::fmt::Display for Rfc3339 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

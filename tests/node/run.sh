@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The AI SDK and OpenAI client suite: the real `ai` 6.x and 7.x UI-stream client code
-# and the official `openai` client against the wasmhub binary
+# The AI SDK, OpenAI and Anthropic client suite: the real `ai` 6.x and 7.x UI-stream
+# client code, the official `openai` client and the official `@anthropic-ai/sdk`
+# client (the Anthropic Messages surface, with the calc plugin for its hub-tools
+# mode) against the wasmhub binary
 # (${WASMHUB_BIN:-target/debug/wasmhub}) with a scripted upstream that replays the
 # recorded provider streams. Everything listens on 127.0.0.1 only; each test file
 # starts and stops its own upstream and hub. Exits non-zero when a test fails.
@@ -25,4 +27,11 @@ if [ ! -x "$bin" ]; then
 fi
 export WASMHUB_BIN="$bin"
 
-exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs
+# The Anthropic suite's hub-tools mode calls the calc example plugin.
+plugins="${WASMHUB_PLUGINS:-$root/dist/plugins}"
+if [ ! -f "$plugins/calc.wasm" ]; then
+    (cd "$root" && bash scripts/build-plugins.sh)
+fi
+export WASMHUB_PLUGINS="$plugins"
+
+exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs

@@ -232,7 +232,6 @@ impl Llm {
     ) -> Result<(), Closed> {
         let provider = &route.provider;
         let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
-        let max_event = (provider.config.max_event_kb.max(1) as usize).saturating_mul(1024);
         let mut out = Vec::new();
         let payload = Bytes::from(serde_json::to_vec(body).expect("a JSON value serializes"));
         let no_headers = HeaderMap::new();
@@ -258,24 +257,39 @@ impl Llm {
                     &mut out,
                 );
             }
-            Ok(resp) => {
-                let mut reader = EventReader::new(resp.body, max_event);
-                loop {
-                    match keepalive_while(sink, interval, reader.next()).await? {
-                        Ok(Some(event)) => t.feed_data(&event.data, &mut out),
-                        Ok(None) => break,
-                        Err(e) => t.fail(e.to_string(), &mut out),
-                    }
-                    if !out.is_empty() {
-                        sink.send(&out).await?;
-                        out.clear();
-                    }
-                    if t.is_done() {
-                        break;
-                    }
-                }
-            }
+            Ok(resp) => transform_events(provider, resp.body, t, sink).await?,
         }
         sink.send(&out).await
+    }
+}
+
+/// Feeds the SSE events of a successful upstream streaming answer `body` to `t`,
+/// sending the UI chunks it makes to `sink` as they come (keepalives while the
+/// upstream is quiet), until the upstream's stream is over. A broken stream ends
+/// the step with an `error` chunk; only a closed sink is an `Err`. The caller
+/// begins and finishes `t`.
+pub(crate) async fn transform_events<S: UiSink>(
+    provider: &super::Provider,
+    body: ResponseBody,
+    t: &mut StepTransformer,
+    sink: &mut S,
+) -> Result<(), Closed> {
+    let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
+    let max_event = (provider.config.max_event_kb.max(1) as usize).saturating_mul(1024);
+    let mut reader = EventReader::new(body, max_event);
+    let mut out = Vec::new();
+    loop {
+        match keepalive_while(sink, interval, reader.next()).await? {
+            Ok(Some(event)) => t.feed_data(&event.data, &mut out),
+            Ok(None) => return Ok(()),
+            Err(e) => t.fail(e.to_string(), &mut out),
+        }
+        if !out.is_empty() {
+            sink.send(&out).await?;
+            out.clear();
+        }
+        if t.is_done() {
+            return Ok(());
+        }
     }
 }

@@ -53,7 +53,7 @@ pub(crate) fn authorize<B>(app: &App, req: &Request<B>, peer: SocketAddr) -> Res
 }
 
 /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive).
-fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let (scheme, token) = headers
         .get(header::AUTHORIZATION)?
         .to_str()

@@ -8,6 +8,7 @@
 // boxing it would only add an allocation on the path that ends the request.
 #![allow(clippy::result_large_err)]
 
+pub(crate) mod anthropic;
 pub(crate) mod approvals;
 pub(crate) mod auth;
 pub(crate) mod body;
@@ -16,6 +17,7 @@ pub(crate) mod console;
 pub(crate) mod guard;
 pub(crate) mod limit;
 pub(crate) mod mcp;
+pub(crate) mod meter;
 pub(crate) mod metrics;
 pub(crate) mod openai_proxy;
 pub(crate) mod respond;

@@ -18,8 +18,9 @@
 use super::App;
 use super::body::Body;
 use super::limit::Surface;
+use super::meter::StepMeter;
 use super::respond::{self, Resp};
-use crate::hub::{Caller, StepReport};
+use crate::hub::Caller;
 use crate::llm::client::SendError;
 use crate::llm::openai::{self, BadRequest};
 use crate::llm::route::{RelayBody, RelayError, Relayed};
@@ -31,7 +32,7 @@ use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Frames buffered towards one client before the producer waits (each at most
 /// `stream::MAX_FRAME` bytes, so at most 1 MiB per stream).
@@ -190,37 +191,6 @@ fn answering_route<'a>(targets: &'a [Route], answered: Option<&str>) -> &'a Rout
     answered
         .and_then(|name| targets.iter().find(|r| r.target() == name))
         .unwrap_or(&targets[0])
-}
-
-/// One proxied model call on its way to the accounting (`hub::accounting`).
-struct StepMeter {
-    hub: Arc<crate::hub::Hub>,
-    caller: String,
-    started: Instant,
-}
-
-impl StepMeter {
-    fn start(app: &App, caller: &Caller) -> StepMeter {
-        StepMeter {
-            hub: app.hub.clone(),
-            caller: caller.name().to_string(),
-            started: Instant::now(),
-        }
-    }
-
-    /// Records the call `route` answered, with the usage the provider reported.
-    fn done(self, route: &Route, usage: Option<Usage>) {
-        self.hub.record_model_step(StepReport {
-            session: None,
-            message: None,
-            step: 0,
-            caller: &self.caller,
-            provider: &route.provider.config.name,
-            model: &route.model,
-            usage,
-            latency: self.started.elapsed(),
-        });
-    }
 }
 
 /// The usage in an OpenAI answer or stream event, wherever the provider put it;

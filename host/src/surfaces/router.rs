@@ -1,9 +1,11 @@
 //! Maps each request to its surface by method and path, and decides which routes
 //! need a caller: the route table of the whole HTTP API is [`classify`], and every
 //! route it marks [`Guarded`] is authenticated here, once, before its handler runs
-//! (`/mcp` authenticates itself, to answer in JSON-RPC).
+//! (`/mcp` authenticates itself, to answer in JSON-RPC; so does the Anthropic
+//! surface, to read `x-api-key` and answer in Anthropic's error shape).
 
 use super::App;
+use super::anthropic;
 use super::approvals;
 use super::auth;
 use super::chat;
@@ -25,6 +27,8 @@ enum Route<'p> {
     Health,
     Metrics,
     Mcp,
+    /// `POST /v1/messages`: the Anthropic surface (authenticates itself).
+    AnthropicMessages,
     ChatPage,
     /// A route that serves only authenticated callers.
     Guarded(Guarded<'p>),
@@ -77,6 +81,8 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
         (_, ["api", "approvals", _]) => Route::MethodNotAllowed("POST"),
         (Method::POST, ["v1", "chat", "completions"]) => guarded(G::ChatCompletions),
         (_, ["v1", "chat", "completions"]) => Route::MethodNotAllowed("POST"),
+        (Method::POST, ["v1", "messages"]) => Route::AnthropicMessages,
+        (_, ["v1", "messages"]) => Route::MethodNotAllowed("POST"),
         (Method::GET, ["v1", "models"]) => guarded(G::Models),
         (_, ["v1", "models"]) => Route::MethodNotAllowed("GET"),
         (Method::POST, ["api", "ui", "chat", "completions"]) => guarded(G::UiChatCompletions),
@@ -110,7 +116,11 @@ pub(crate) async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAdd
             let max_body = app.config.server.max_body_kb as usize * 1024;
             mcp::http::handle(&app.mcp, &app.limits, req, peer, max_body).await
         }
+        Route::AnthropicMessages => anthropic::messages(&app, req, peer).await,
         Route::ChatPage => chat::page::page(),
+        Route::Guarded(Guarded::Models) if anthropic::is_anthropic_client(req.headers()) => {
+            anthropic::models(&app, &req, peer).await
+        }
         Route::Guarded(to) => match auth::authorize(&app, &req, peer) {
             Ok(caller) => guarded(&app, req, caller, to).await,
             Err(refused) => refused,

@@ -139,14 +139,7 @@ async fn disconnecting_cancels_the_upstream_request_and_stores_the_partial_messa
 async fn disconnecting_cancels_a_running_tool_call() {
     let upstream = Upstream::start().await;
     let hub = hub_with(&upstream, plugins(&["adversary"]), |_| {}).await;
-    upstream.push(tool_step(
-        None,
-        &[(
-            "call_slow",
-            "hub_call",
-            call_args(json!([{"tool": "adversary.slow", "input": {"ms": 30000}}])),
-        )],
-    ));
+    upstream.push(slow_call_step());
     let mut resp = post_chat(hub.addr, &submit("chat-tool-abort", vec![user("u1", "wait")])).await;
     while let Some(c) = next_chunk(&mut resp).await {
         if matches!(c, UiChunk::ToolInputAvailable { .. }) {
@@ -156,12 +149,7 @@ async fn disconnecting_cancels_a_running_tool_call() {
     // Leave once the call runs.
     crate::support::wait::in_flight(&hub.app.hub, 1).await;
     drop(resp);
-    let calls = &hub.app.hub;
-    let record = crate::support::wait::until("the slow call to be recorded as ended", || async move {
-        let recorded = calls.calls(10).unwrap();
-        recorded.into_iter().find(|r| r.tool == "adversary.slow")
-    })
-    .await;
+    let record = ended_call(&hub, "adversary.slow").await;
     assert_eq!(record.outcome.as_str(), "cancelled", "{record:?}");
     assert!(
         record.duration_us < 15_000_000,

@@ -1,6 +1,7 @@
 // Starts the real wasmhub binary (`$WASMHUB_BIN`, default target/debug/wasmhub)
 // with providers `up`, `once` and `local` pointing at a scripted upstream, on a free loopback port,
-// in a temporary folder; stop() ends it.
+// in a temporary folder; stop() ends it. Options: `plugins`, .wasm files copied into
+// its plugins folder; `tokens`, {name: secret} client tokens allowed every operation.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
@@ -18,10 +19,17 @@ async function freePort() {
   return port;
 }
 
-export async function startHub(upstreamBaseUrl) {
+export async function startHub(upstreamBaseUrl, { plugins = [], tokens = {} } = {}) {
   const bin = path.resolve(root, process.env.WASMHUB_BIN ?? "target/debug/wasmhub");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wasmhub-node-"));
   fs.mkdirSync(path.join(dir, "plugins"));
+  for (const file of plugins) fs.copyFileSync(file, path.join(dir, "plugins", path.basename(file)));
+  const env = hubEnv();
+  const tokenLines = Object.entries(tokens).flatMap(([name, secret]) => {
+    const variable = `WASMHUB_TEST_TOKEN_${name.toUpperCase()}`;
+    env[variable] = secret;
+    return ["[[tokens]]", `name = ${JSON.stringify(name)}`, `secret_env = "${variable}"`, 'allow = ["*"]'];
+  });
   const port = await freePort();
   const config = path.join(dir, "wasmhub.toml");
   fs.writeFileSync(
@@ -47,10 +55,11 @@ export async function startHub(upstreamBaseUrl) {
       "[[models]]",
       'name = "fallback"',
       'targets = ["once/status:503", "once/fixture:openai--openai-text"]',
+      ...tokenLines,
       "",
     ].join("\n"),
   );
-  const child = spawn(bin, ["serve", "--config", config], { stdio: ["ignore", "ignore", "pipe"], env: hubEnv() });
+  const child = spawn(bin, ["serve", "--config", config], { stdio: ["ignore", "ignore", "pipe"], env });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
   const exited = new Promise((resolve) => child.on("exit", resolve));

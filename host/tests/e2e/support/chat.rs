@@ -152,6 +152,32 @@ pub fn tool_step(text: Option<&str>, calls: &[(&str, &str, String)]) -> Reply {
     Reply::sse(frames)
 }
 
+/// A model step that calls the `adversary` guest's `slow` operation for 30 s in one
+/// `hub_call` (id `call_slow`): a tool call still running when a client leaves.
+pub fn slow_call_step() -> Reply {
+    tool_step(
+        None,
+        &[(
+            "call_slow",
+            "hub_call",
+            call_args(json!([{"tool": "adversary.slow", "input": {"ms": 30000}}])),
+        )],
+    )
+}
+
+/// The audit record of the call to `tool`, once it ended.
+pub async fn ended_call(hub: &Hub, tool: &str) -> wasmhub::hub::CallRecord {
+    let calls = &hub.app.hub;
+    crate::support::wait::until(
+        &format!("the call to {tool} to be recorded as ended"),
+        || async move {
+            let recorded = calls.calls(10).unwrap();
+            recorded.into_iter().find(|r| r.tool == tool)
+        },
+    )
+    .await
+}
+
 /// A model step that answers `text` in a few deltas.
 pub fn text_step(text: &str) -> Reply {
     let mut frames = vec![chunk(json!({"role": "assistant", "content": ""}), None)];

@@ -1,0 +1,370 @@
+//! The Anthropic Messages surface: `POST /v1/messages`, and `GET /v1/models` in
+//! Anthropic's list shape for clients that send `anthropic-version`.
+//!
+//! A request is answered by one of the hub's OpenAI-compatible providers (the
+//! model name routes it, as on the OpenAI proxy): [`request`] translates it into a
+//! chat-completions body, the upstream always streams, and its chunks go through
+//! the shared transformer (`llm::transform`) into UI chunks, which [`events`]
+//! turns into Anthropic's event sequence, streamed ([`sink`]) or folded into one
+//! message. With `x-wasmhub-tools: hub` and no `tools`, the agent loop answers
+//! instead ([`hub_mode`]): the model gets the hub's four meta-tools and the hub
+//! runs them.
+//!
+//! Auth: `x-api-key` or `Authorization: Bearer`, either holding one of the hub's
+//! tokens (the same decision as every surface, `surfaces::auth`). Errors use
+//! Anthropic's shape ([`error`]); an upstream's error status is kept, so the SDKs
+//! raise the matching error class and honour `retry-after`.
+
+mod collect;
+mod error;
+mod events;
+mod hub_mode;
+mod request;
+mod sink;
+
+use super::App;
+use super::auth::{self, Refusal};
+use super::body::Body;
+use super::limit::{self, Surface};
+use super::meter::StepMeter;
+use super::respond::{self, BodyError, Resp};
+use crate::agent::{AgentError, Subscription};
+use crate::hub::Caller;
+use crate::llm::stream::{SseSink, keepalive_while, transform_events};
+use crate::llm::upstream::{self, UpstreamError};
+use crate::llm::{Response, Route, RouteError, SendError, StepOptions, StepSummary, StepTransformer, UiSink};
+use error::ApiError;
+use events::ToolMode;
+use http::{HeaderMap, Request, StatusCode};
+use hyper::body::Incoming;
+use request::Checked;
+use serde_json::{Value, json};
+use sink::AnthropicSink;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Frames buffered towards one client before the producer waits.
+const STREAM_FRAMES: usize = 16;
+/// Largest upstream error body read to build the error message.
+const MAX_ERROR_BODY: usize = 1 << 20;
+/// Upstream response headers passed on with an error (the SDKs honour them).
+const RELAYED_HEADERS: [&str; 2] = ["retry-after", "retry-after-ms"];
+
+/// Whether a request comes from an Anthropic client (it sends `anthropic-version`).
+pub(crate) fn is_anthropic_client(headers: &HeaderMap) -> bool {
+    headers.contains_key("anthropic-version")
+}
+
+/// The caller of a request: `x-api-key` first, then a bearer token; the refusal in
+/// Anthropic's error shape (401 `authentication_error`, 403 `permission_error`).
+fn authenticate(app: &App, headers: &HeaderMap, peer: SocketAddr) -> Result<Caller, Resp> {
+    let key = headers
+        .get("x-api-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|k| !k.is_empty());
+    let token = key.or_else(|| auth::bearer_token(headers));
+    app.hub.authenticate(token, peer).map_err(|e| {
+        let refusal = Refusal(e);
+        let message = match refusal.0 {
+            crate::hub::AuthError::MissingToken => {
+                "this hub requires an API key: send 'x-api-key: <token>' or 'Authorization: Bearer <token>'"
+                    .to_string()
+            }
+            crate::hub::AuthError::InvalidToken => "the API key is not valid for this hub".to_string(),
+            ref other => other.to_string(),
+        };
+        refusal.respond(&error::body(error::error_type(refusal.status()), &message))
+    })
+}
+
+/// `POST /v1/messages`.
+pub(crate) async fn messages(app: &Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Resp {
+    let (parts, body) = req.into_parts();
+    let caller = match authenticate(app, &parts.headers, peer) {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    let limit = (app.config.server.max_body_kb as usize).saturating_mul(1024);
+    let bytes = match respond::read_body(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(e) => return body_error(e).into_response(),
+    };
+    let (value, checked) = match request::check(&bytes) {
+        Ok(ok) => ok,
+        Err(e) => return ApiError::invalid(e.to_string()).into_response(),
+    };
+    let mode = match tool_mode(&parts.headers, &checked) {
+        Ok(mode) => mode,
+        Err(e) => return e.into_response(),
+    };
+    // The surface's turn (`concurrency.anthropic`), held until the answer is sent;
+    // a refusal is a 429 `rate_limit_error` in Anthropic's shape.
+    let permit = match app.limits.enter(Surface::Anthropic).await {
+        Ok(permit) => permit,
+        Err(refusal) => {
+            let resp = ApiError::new(StatusCode::TOO_MANY_REQUESTS, refusal.to_string()).into_response();
+            return refusal.with_retry_after(resp);
+        }
+    };
+    let result = match mode {
+        ToolMode::Client => forward(app, &value, &checked, &caller).await,
+        ToolMode::Hub => run_agent(app, &value, &checked, caller).await,
+    };
+    limit::held(result.unwrap_or_else(ApiError::into_response), permit)
+}
+
+fn body_error(e: BodyError) -> ApiError {
+    match e {
+        BodyError::TooLarge { .. } => ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, e.to_string()),
+        e => ApiError::invalid(e.to_string()),
+    }
+}
+
+/// Who runs the tools: the hub when `x-wasmhub-tools: hub` asks for it (then the
+/// request may not bring tools of its own), else the client.
+fn tool_mode(headers: &HeaderMap, checked: &Checked) -> Result<ToolMode, ApiError> {
+    let Some(value) = headers.get(hub_mode::HEADER) else {
+        return Ok(ToolMode::Client);
+    };
+    match value.to_str().map(str::trim) {
+        Ok(v) if v.eq_ignore_ascii_case(hub_mode::HUB) && checked.has_tools => {
+            Err(ApiError::invalid(format!(
+                "tools: a request with {}: {} may not send tools; the hub offers its own four meta-tools",
+                hub_mode::HEADER,
+                hub_mode::HUB
+            )))
+        }
+        Ok(v) if v.eq_ignore_ascii_case(hub_mode::HUB) => Ok(ToolMode::Hub),
+        _ => Err(ApiError::invalid(format!(
+            "the {} header must be \"{}\" (or be left out)",
+            hub_mode::HEADER,
+            hub_mode::HUB
+        ))),
+    }
+}
+
+/// Client tools: one model call through the route's provider.
+async fn forward(
+    app: &Arc<App>,
+    value: &Value,
+    checked: &Checked,
+    caller: &Caller,
+) -> Result<Resp, ApiError> {
+    let meter = StepMeter::start(app, caller);
+    let route = app.llm.route(&checked.model).map_err(route_error)?;
+    let mut body = request::to_openai(value, &route.model).map_err(|e| ApiError::invalid(e.to_string()))?;
+    crate::llm::openai::prepare_stream_body(&mut body, &route.model);
+    let payload = bytes::Bytes::from(serde_json::to_vec(&body).expect("a JSON value serializes"));
+    let resp = app
+        .llm
+        .chat(&route, payload, &HeaderMap::new())
+        .await
+        .map_err(|e| upstream_error(&e))?;
+    if !resp.status.is_success() {
+        return Err(upstream_status(&route, resp).await);
+    }
+    if !checked.stream {
+        let mut sink = AnthropicSink::collect(ToolMode::Client, &checked.model);
+        if let Ok(summary) = relay_step(&route, resp, &mut sink).await {
+            meter.done(&route, summary.usage);
+        }
+        return collected(sink);
+    }
+    let (tx, body) = Body::channel(STREAM_FRAMES);
+    let mut sink = AnthropicSink::stream(ToolMode::Client, &checked.model, SseSink::new(tx));
+    tokio::spawn(async move {
+        // `Err(Closed)`: the client left; returning drops the upstream body.
+        if let Ok(summary) = relay_step(&route, resp, &mut sink).await {
+            meter.done(&route, summary.usage);
+        }
+    });
+    Ok(respond::sse(body, false))
+}
+
+/// Streams one upstream answer through the transformer into `sink`.
+async fn relay_step(
+    route: &Route,
+    resp: Response,
+    sink: &mut AnthropicSink,
+) -> Result<StepSummary, crate::llm::Closed> {
+    sink.begin().await?;
+    let opts = StepOptions {
+        emit_start: false,
+        ..StepOptions::default()
+    };
+    let mut t = StepTransformer::new(opts);
+    let mut out = Vec::new();
+    t.begin(&mut out);
+    transform_events(&route.provider, resp.body, &mut t, sink).await?;
+    let summary = t.finish(&mut out);
+    sink.send(&out).await?;
+    Ok(summary)
+}
+
+/// The answer of a collecting sink: the message, or a 502 when the upstream failed
+/// part way.
+fn collected(sink: AnthropicSink) -> Result<Resp, ApiError> {
+    match sink.into_message() {
+        Some(Ok(message)) => Ok(respond::json(StatusCode::OK, &message)),
+        Some(Err(e)) => Err(ApiError::new(StatusCode::BAD_GATEWAY, e)),
+        None => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "a streaming answer has no message",
+        )),
+    }
+}
+
+/// Hub tools: a turn of the agent loop in a session of its own, deleted after.
+async fn run_agent(
+    app: &Arc<App>,
+    value: &Value,
+    checked: &Checked,
+    caller: Caller,
+) -> Result<Resp, ApiError> {
+    let chat = hub_mode::chat_request(value, &checked.model).map_err(|e| ApiError::invalid(e.to_string()))?;
+    let session = chat.session_id.clone();
+    let sub = app.agent.start(chat, caller).map_err(agent_error)?;
+    if !checked.stream {
+        let mut sink = AnthropicSink::collect(ToolMode::Hub, &checked.model);
+        let _ = relay_turn(sub, &mut sink).await;
+        forget(app, &session);
+        return collected(sink);
+    }
+    let (tx, body) = Body::channel(STREAM_FRAMES);
+    let mut sink = AnthropicSink::stream(ToolMode::Hub, &checked.model, SseSink::new(tx));
+    let app = app.clone();
+    tokio::spawn(async move {
+        if let Err(left) = relay_turn(sub, &mut sink).await {
+            // The client left: dropping its subscription cancelled the turn; wait
+            // for the turn to wind down before its session can go.
+            let turn = left.0.turn().clone();
+            drop(left);
+            let mut watcher = turn.subscribe();
+            while watcher.next_batch().await.is_some() {}
+        }
+        forget(&app, &session);
+    });
+    Ok(respond::sse(body, false))
+}
+
+/// The client left while a turn was relayed; holds its subscription.
+struct Left(Subscription);
+
+/// Relays a turn's chunks into `sink` until the turn ends.
+async fn relay_turn(mut sub: Subscription, sink: &mut AnthropicSink) -> Result<(), Left> {
+    if sink.begin().await.is_err() {
+        return Err(Left(sub));
+    }
+    loop {
+        match keepalive_while(sink, super::chat::KEEPALIVE, sub.next_batch()).await {
+            Err(_closed) => return Err(Left(sub)),
+            Ok(None) => return Ok(()),
+            Ok(Some(batch)) => {
+                if sink.send(&batch).await.is_err() {
+                    return Err(Left(sub));
+                }
+                if sink.is_ended() {
+                    // An `error` ends the answer; the turn's last chunks add nothing.
+                    while sub.next_batch().await.is_some() {}
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+/// Deletes the turn's session (the Messages API keeps no conversation).
+fn forget(app: &App, session: &str) {
+    if let Err(e) = app.agent.delete_session(session) {
+        crate::warn!("anthropic surface: cannot delete the session {session} of a finished turn: {e}");
+    }
+}
+
+/// `GET /v1/models` for Anthropic clients: the same models as the OpenAI list.
+pub(crate) async fn models(app: &Arc<App>, req: &Request<Incoming>, peer: SocketAddr) -> Resp {
+    if let Err(refused) = authenticate(app, req.headers(), peer) {
+        return refused;
+    }
+    if app.llm.providers().is_empty() {
+        return route_error(RouteError::NoProviders).into_response();
+    }
+    let list = app.llm.list_models().await;
+    let empty = Vec::new();
+    let data: Vec<Value> = list["data"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .map(|m| {
+            let id = m["id"].as_str().unwrap_or_default();
+            let created_ms = m["created"].as_u64().unwrap_or(0).saturating_mul(1000);
+            json!({
+                "type": "model", "id": id, "display_name": id,
+                "created_at": crate::logging::Rfc3339(created_ms).to_string(),
+            })
+        })
+        .collect();
+    let (first, last) = (
+        data.first().map(|m| m["id"].clone()),
+        data.last().map(|m| m["id"].clone()),
+    );
+    respond::json(
+        StatusCode::OK,
+        &json!({ "data": data, "has_more": false, "first_id": first, "last_id": last }),
+    )
+}
+
+fn route_error(e: RouteError) -> ApiError {
+    let status = match e {
+        RouteError::NoProviders => StatusCode::SERVICE_UNAVAILABLE,
+        RouteError::UnknownModel { .. } => StatusCode::NOT_FOUND,
+    };
+    ApiError::new(status, e.to_string())
+}
+
+fn agent_error(e: AgentError) -> ApiError {
+    let status = match &e {
+        AgentError::Invalid(_) | AgentError::NoModel | AgentError::Approval(_) => StatusCode::BAD_REQUEST,
+        AgentError::Busy(_) => StatusCode::CONFLICT,
+        AgentError::Route(r) => return route_error(r.clone()),
+        AgentError::ProviderKey(_) => StatusCode::SERVICE_UNAVAILABLE,
+        AgentError::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    ApiError::new(status, e.to_string())
+}
+
+fn upstream_error(e: &UpstreamError) -> ApiError {
+    let status = match e {
+        UpstreamError::MissingKey(_) => StatusCode::SERVICE_UNAVAILABLE,
+        UpstreamError::Send { error, .. } => match error {
+            SendError::ConnectTimeout(_) | SendError::FirstByteTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            SendError::Connect(_) | SendError::Protocol(_) => StatusCode::BAD_GATEWAY,
+        },
+    };
+    ApiError::new(status, e.to_string())
+}
+
+/// An upstream's error answer: its status (so the SDK raises the matching class),
+/// its message, and its retry hints.
+async fn upstream_status(route: &Route, resp: Response) -> ApiError {
+    let status = resp.status;
+    let mut headers = HeaderMap::new();
+    for name in RELAYED_HEADERS {
+        if let Some(v) = resp.headers.get(name) {
+            headers.insert(name, v.clone());
+        }
+    }
+    let message = match resp.body.collect(MAX_ERROR_BODY).await {
+        Ok(body) => upstream::error_message(&body),
+        Err(e) => e.to_string(),
+    };
+    let mut e = ApiError::new(
+        status,
+        format!(
+            "provider {:?} answered {status}: {message}",
+            route.provider.config.name
+        ),
+    );
+    e.headers = headers;
+    e
+}
