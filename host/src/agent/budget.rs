@@ -1,6 +1,7 @@
 //! The context budget guard: a tool result that would overflow the model's context
 //! window is replaced by a short error the model can act on, and each time that
-//! happens is a [`ContextGuardEvent`] (logged, counted in `/metrics`).
+//! happens is a [`ContextGuardEvent`] (logged, counted in `/metrics`, accounted:
+//! `usage::record_guard`).
 //!
 //! Limits are per target ([`Limits::of`]): the target's `context_window`
 //! (`[[providers.model_settings]]`, else the provider's, else `[agent]

@@ -21,7 +21,7 @@
 //! request and the running tool calls and is stored marked `aborted`.
 
 use super::approval;
-use super::budget::{Budget, Limits, estimate_tokens};
+use super::budget::{Budget, ContextGuardEvent, Limits, estimate_tokens};
 use super::convert::{self, error_json};
 use super::guard_metrics::GuardMetrics;
 use super::live::LiveTurn;
@@ -183,7 +183,8 @@ impl Runner<'_> {
                 return Outcome::Aborted;
             };
             self.measure(&summary, estimate, &mut budget);
-            super::usage::record_step(self.env, &self.turn, self.steps, &summary, started.elapsed());
+            let index = self.steps_before() + self.steps;
+            super::usage::record_step(self.env, &self.turn, index, &summary, started.elapsed());
             if let Some(end) = self.step_ended(&summary, last) {
                 return end;
             }
@@ -456,6 +457,9 @@ impl Runner<'_> {
     /// cancelled meanwhile.
     async fn collect(&mut self, mut tasks: JoinSet<(String, ToolResult)>, budget: &mut Budget) -> bool {
         let cancel = self.turn.live.cancel.clone();
+        // The step that asked for these calls: this request's latest, or (for calls
+        // approved since) the message's last before it.
+        let step = (self.steps_before() + self.steps).saturating_sub(1);
         loop {
             let joined = match race(cancel.cancelled(), tasks.join_next()).await {
                 Race::First(()) => {
@@ -478,7 +482,9 @@ impl Runner<'_> {
                     continue;
                 }
             };
-            let chunk = result_chunk(id, result, budget, &self.env.guard);
+            let chunk = result_chunk(id, result, budget, |event| {
+                super::usage::record_guard(self.env, &self.turn, step, event)
+            });
             self.sink.emit(&[chunk]);
         }
     }
@@ -551,9 +557,14 @@ impl Runner<'_> {
 }
 
 /// The chunk that answers a tool call: its output if the context budget admits
-/// it, else an error (a guard event for `guard`); an error result counts against
-/// the budget too.
-fn result_chunk(id: String, result: ToolResult, budget: &mut Budget, guard: &GuardMetrics) -> UiChunk {
+/// it, else an error (the guard's event goes to `on_guard`); an error result counts
+/// against the budget too.
+fn result_chunk(
+    id: String,
+    result: ToolResult,
+    budget: &mut Budget,
+    on_guard: impl FnOnce(&ContextGuardEvent),
+) -> UiChunk {
     match result {
         ToolResult::Output(output) => {
             let text = match &output {
@@ -567,7 +578,7 @@ fn result_chunk(id: String, result: ToolResult, budget: &mut Budget, guard: &Gua
                     preliminary: None,
                 },
                 Err(too_large) => {
-                    guard.record(&too_large.event);
+                    on_guard(&too_large.event);
                     UiChunk::ToolOutputError {
                         tool_call_id: id,
                         error_text: too_large.message(),

@@ -35,7 +35,7 @@ mod schedule;
 pub(crate) mod search;
 pub(crate) mod validate;
 
-pub use accounting::{AccountingError, Page, SessionUsage, Since, StepReport, UsageRecord};
+pub use accounting::{AccountingError, GuardReport, Page, SessionUsage, Since, StepReport, UsageRecord};
 pub use approval::{ApprovalAsk, ApprovalError, ApprovalRecord, DecideError, PendingApproval};
 pub use audit::{CallOutcome, CallRecord};
 pub use auth::{Allowlist, AuthError, Caller};
@@ -332,6 +332,11 @@ impl Hub {
     /// has the model's price). Never waits.
     pub fn record_model_step(&self, report: StepReport<'_>) {
         self.core.usage.model_step(report);
+    }
+
+    /// Records an activation of the agent loop's context guard. Never waits.
+    pub fn record_context_guard(&self, report: GuardReport<'_>) {
+        self.core.usage.context_guard(report);
     }
 
     /// Up to `limit` accounting records after `since`, oldest first. Waits for

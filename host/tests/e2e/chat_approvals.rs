@@ -322,6 +322,20 @@ async fn two_wipes_in_one_step_wait_for_approval_one_approved_one_denied_forgeri
             .any(|c| c["approval"]["by"].as_str().is_some_and(|b| b.contains(id2))),
         "the denied wipe did not run"
     );
+    // Accounted on the same message, the continued request's step counting on.
+    let steps: Vec<(Value, Value)> = accounting_of(hub.addr, chat)
+        .await
+        .into_iter()
+        .filter(|r| r["kind"] == "model_step")
+        .map(|r| (r["message"].clone(), r["step"].clone()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (assistant["id"].clone(), json!(0)),
+            (assistant["id"].clone(), json!(1))
+        ]
+    );
 }
 
 #[tokio::test]

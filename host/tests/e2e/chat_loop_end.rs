@@ -1,7 +1,8 @@
 //! How a turn ends at its step limit: the last allowed step offers no tools and
 //! asks the model to conclude, so the conversation ends with an answer; the
 //! configured `tool_choice` and `parallel_tool_calls` go with the other steps. And
-//! the per-model context budget: its guard's activations in `/metrics`.
+//! the per-model context budget: its guard's activations in `/metrics` and in
+//! `GET /api/accounting`.
 
 use crate::support::chat::*;
 use crate::support::client;
@@ -118,7 +119,7 @@ async fn tool_calls_sent_anyway_on_the_last_step_are_not_run() {
 }
 
 #[tokio::test]
-async fn the_per_model_context_guard_replaces_a_large_result_and_counts_it_in_metrics() {
+async fn the_per_model_context_guard_replaces_a_large_result_counts_it_in_metrics_and_accounts_it() {
     let upstream = Upstream::start().await;
     let hub = hub_with(&upstream, plugins(&[]), |c| {
         // The model's own window (the agent's 131,072 would admit the result).
@@ -156,5 +157,55 @@ async fn the_per_model_context_guard_replaces_a_large_result_and_counts_it_in_me
     assert!(
         text.contains("wasmhub_context_remaining_tokens{provider=\"scripted\",model=\"m1\"} 6958\n"),
         "{text}"
+    );
+    assert_guard_accounted(&hub, &chunks, replaced).await;
+}
+
+/// The activation's accounting record: the turn's session and message, the step
+/// that called the tool (as its `model_step` record says), the target and tokens.
+async fn assert_guard_accounted(hub: &crate::support::hub::Hub, chunks: &[UiChunk], replaced: &str) {
+    let message = chunks
+        .iter()
+        .find_map(|c| match c {
+            UiChunk::Start { message_id, .. } => message_id.clone(),
+            _ => None,
+        })
+        .expect("start names the message");
+    let result_tokens: u64 = replaced["result too large: about ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("the message names the tokens");
+    let records = accounting_of(hub.addr, "chat-guard").await;
+    let seen = json!(records);
+    let guards: Vec<&Value> = records.iter().filter(|r| r["kind"] == "context_guard").collect();
+    assert_eq!(guards.len(), 1, "{seen}");
+    let mut guard = guards[0].clone();
+    let id = guard["id"].as_u64().expect("an id");
+    assert!(guard["time_ms"].as_u64().is_some_and(|t| t > 0), "{guard}");
+    guard
+        .as_object_mut()
+        .unwrap()
+        .retain(|k, _| k != "id" && k != "time_ms");
+    assert_eq!(
+        guard,
+        json!({
+            "kind": "context_guard", "session": "chat-guard", "caller": "local",
+            "message": message, "step": 0, "provider": "scripted", "model": "m1",
+            "trigger": "tool_result", "outcome": "replaced",
+            "projected_tokens": 110 + result_tokens, "limit_tokens": 7068, "remaining_tokens": 6958
+        })
+    );
+    let step0 = records
+        .iter()
+        .find(|r| r["kind"] == "model_step" && r["step"] == 0)
+        .expect("the step that called the tool");
+    assert_eq!(
+        (&step0["message"], &step0["session"]),
+        (&json!(message), &json!("chat-guard"))
+    );
+    assert!(
+        step0["id"].as_u64().unwrap() < id,
+        "the step is accounted before its result: {seen}"
     );
 }

@@ -1,8 +1,9 @@
 //! Accounting: one [`UsageRecord`] per model step (provider, model, tokens,
-//! latency, cost from `[accounting.prices]`) and per operation call (its call-graph
-//! ids, latency, bytes in and out, outcome), in the sled table `accounting`, with
-//! each chat session's sums in `accounting_sessions`, and optionally appended to a
-//! JSONL file (`accounting.jsonl`).
+//! latency, cost from `[accounting.prices]`), per operation call (its call-graph
+//! ids, latency, bytes in and out, outcome) and per activation of the agent's
+//! context guard (projected, limit and remaining tokens), in the sled table
+//! `accounting`, with each chat session's sums in `accounting_sessions`, and
+//! optionally appended to a JSONL file (`accounting.jsonl`).
 //!
 //! Recording never waits: records go through a bounded channel of
 //! `accounting.queue` to a writer thread (`writer`), the audit log's pattern; a
@@ -18,7 +19,7 @@ mod prices;
 mod record;
 mod writer;
 
-pub use record::{Entry, ModelStep, SessionUsage, ToolCall, UsageRecord};
+pub use record::{ContextGuard, Entry, ModelStep, SessionUsage, ToolCall, UsageRecord};
 
 use crate::config::AccountingConfig;
 use crate::llm::Usage;
@@ -58,7 +59,7 @@ pub struct StepReport<'a> {
     pub session: Option<&'a str>,
     /// The assistant message the step wrote.
     pub message: Option<&'a str>,
-    /// The step's index in its turn.
+    /// The step's index in its message (agent turns count on after an approval).
     pub step: u32,
     /// The token it ran under.
     pub caller: &'a str,
@@ -70,6 +71,32 @@ pub struct StepReport<'a> {
     pub usage: Option<Usage>,
     /// From the request to the end of the answer.
     pub latency: Duration,
+}
+
+/// An activation of the agent loop's context guard as the agent reports it.
+pub struct GuardReport<'a> {
+    /// The chat session.
+    pub session: Option<&'a str>,
+    /// The assistant message the guarded result belongs to.
+    pub message: Option<&'a str>,
+    /// The index of the step whose tool call returned the result.
+    pub step: u32,
+    /// The token the turn runs under.
+    pub caller: &'a str,
+    /// The provider's configured name.
+    pub provider: &'a str,
+    /// The model as sent to the provider.
+    pub model: &'a str,
+    /// What made the guard act.
+    pub trigger: &'a str,
+    /// What it did.
+    pub outcome: &'a str,
+    /// Tokens the conversation would have taken with the result.
+    pub projected_tokens: u64,
+    /// Tokens the conversation may take.
+    pub limit_tokens: u64,
+    /// Tokens that were left before the result.
+    pub remaining_tokens: u64,
 }
 
 /// Why accounting could not start.
@@ -186,6 +213,27 @@ impl UsageLog {
                 reasoning_tokens: usage.and_then(|u| u.reasoning_tokens),
                 latency_ms: report.latency.as_millis() as u64,
                 cost,
+            }),
+        });
+    }
+
+    /// Queues the record of a context guard activation.
+    pub(crate) fn context_guard(&self, report: GuardReport<'_>) {
+        self.record(UsageRecord {
+            id: 0,
+            time_ms: crate::clock::now_ms(),
+            session: report.session.map(str::to_string),
+            caller: report.caller.to_string(),
+            entry: Entry::ContextGuard(ContextGuard {
+                message: report.message.map(str::to_string),
+                step: report.step,
+                provider: report.provider.to_string(),
+                model: report.model.to_string(),
+                trigger: report.trigger.to_string(),
+                outcome: report.outcome.to_string(),
+                projected_tokens: report.projected_tokens,
+                limit_tokens: report.limit_tokens,
+                remaining_tokens: report.remaining_tokens,
             }),
         });
     }

@@ -1,6 +1,6 @@
-//! One accounting record (`UsageRecord`): a model step or a tool call, as stored,
-//! served by `GET /api/accounting` and appended to the JSONL file; and a session's
-//! sums (`SessionUsage`).
+//! One accounting record (`UsageRecord`): a model step, a tool call or a context
+//! guard activation, as stored, served by `GET /api/accounting` and appended to the
+//! JSONL file; and a session's sums (`SessionUsage`).
 
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +21,7 @@ pub struct UsageRecord {
     pub entry: Entry,
 }
 
-/// A model step or a tool call, tagged `"kind"`.
+/// A model step, a tool call or a context guard activation, tagged `"kind"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Entry {
@@ -29,6 +29,8 @@ pub enum Entry {
     ModelStep(ModelStep),
     /// One operation call through the call protocol.
     ToolCall(ToolCall),
+    /// The agent loop's context guard acted on a tool result.
+    ContextGuard(ContextGuard),
 }
 
 /// One model call: who answered, the tokens the provider reported, time and cost.
@@ -37,7 +39,7 @@ pub struct ModelStep {
     /// The assistant message the step wrote (agent turns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    /// The step's index in its turn, from 0.
+    /// The step's index in its assistant message, from 0.
     pub step: u32,
     /// The configured provider's name.
     pub provider: String,
@@ -77,6 +79,32 @@ pub struct ToolCall {
     pub outcome: String,
 }
 
+/// One activation of the agent loop's context guard: the target whose context it
+/// was, what made it act, what it did, and the tokens it measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextGuard {
+    /// The assistant message the guarded result belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The index of the step whose tool call returned the result (as in that
+    /// step's model step record).
+    pub step: u32,
+    /// The configured provider's name.
+    pub provider: String,
+    /// The model as sent to the provider.
+    pub model: String,
+    /// What made the guard act (`tool_result`).
+    pub trigger: String,
+    /// What it did (`replaced`).
+    pub outcome: String,
+    /// Tokens the conversation would have taken with the result.
+    pub projected_tokens: u64,
+    /// Tokens the conversation may take (context window - max output - buffer).
+    pub limit_tokens: u64,
+    /// Tokens that were left before the result.
+    pub remaining_tokens: u64,
+}
+
 /// What a session used, summed over its records (`usage` in the session JSON).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -112,6 +140,8 @@ impl SessionUsage {
                 }
             }
             Entry::ToolCall(_) => self.tool_calls += 1,
+            // Not usage: the records themselves say how often and where.
+            Entry::ContextGuard(_) => {}
         }
     }
 }

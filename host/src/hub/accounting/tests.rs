@@ -143,3 +143,38 @@ fn sessions_sum_steps_calls_and_cost_and_the_jsonl_file_gets_every_record() {
     assert_eq!(lines, log.page(Since::Start, 100).unwrap().records);
     assert_eq!(lines.len(), 4);
 }
+
+#[test]
+fn a_context_guard_activation_is_a_record_of_its_own_kind_outside_the_sums() {
+    let storage = Storage::temporary().unwrap();
+    let log = log(&storage, &AccountingConfig::default());
+    log.context_guard(GuardReport {
+        session: Some("s1"),
+        message: Some("msg_1"),
+        step: 2,
+        caller: "local",
+        provider: "p",
+        model: "m",
+        trigger: "tool_result",
+        outcome: "replaced",
+        projected_tokens: 7250,
+        limit_tokens: 7168,
+        remaining_tokens: 18,
+    });
+    let page = log.page(Since::Start, 10).unwrap();
+    let mut json = serde_json::to_value(&page.records[0]).unwrap();
+    assert!(json["time_ms"].as_u64().unwrap() > 0, "{json}");
+    json.as_object_mut().unwrap().remove("time_ms");
+    assert_eq!(
+        json,
+        serde_json::json!({
+            "id": 1, "session": "s1", "caller": "local", "kind": "context_guard",
+            "message": "msg_1", "step": 2, "provider": "p", "model": "m",
+            "trigger": "tool_result", "outcome": "replaced",
+            "projected_tokens": 7250, "limit_tokens": 7168, "remaining_tokens": 18
+        })
+    );
+    let back: UsageRecord = serde_json::from_value(serde_json::to_value(&page.records[0]).unwrap()).unwrap();
+    assert_eq!(back, page.records[0]);
+    assert_eq!(log.session_usage(["s1"]).unwrap()[0], SessionUsage::default());
+}

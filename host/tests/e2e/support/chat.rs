@@ -1,6 +1,7 @@
 //! Helpers of the chat tests: the example plugins they call (calc, text), OpenAI
 //! replies that make tool calls, a hub with the agent configured against the
-//! scripted upstream, and reading a chat stream as strictly parsed UI chunks.
+//! scripted upstream, reading a chat stream as strictly parsed UI chunks, and a
+//! session's accounting records.
 
 use crate::support::client::{self, ClientResp};
 use crate::support::hub::{self, Hub};
@@ -260,6 +261,24 @@ pub async fn session(addr: SocketAddr, id: &str) -> Value {
     let resp = client::send(addr, http::Method::GET, &format!("/api/sessions/{id}"), None, &[]).await;
     assert_eq!(resp.status, 200, "GET /api/sessions/{id}");
     resp.json().await
+}
+
+/// The accounting records of chat session `id`, oldest first. The chat tests
+/// share one store, so this reads every page and keeps the session's records.
+pub async fn accounting_of(addr: SocketAddr, id: &str) -> Vec<Value> {
+    let (mut records, mut since) = (Vec::new(), 0);
+    loop {
+        let path = format!("/api/accounting?since={since}&limit=1000");
+        let resp = client::send(addr, http::Method::GET, &path, None, &[]).await;
+        assert_eq!(resp.status, 200, "GET {path}");
+        let page: Value = resp.json().await;
+        let batch = page["records"].as_array().expect("records").clone();
+        if batch.is_empty() {
+            return records;
+        }
+        since = page["next"].as_u64().expect("next");
+        records.extend(batch.into_iter().filter(|r| r["session"] == id));
+    }
 }
 
 /// The arguments text of a `hub_call`.
