@@ -4,7 +4,8 @@
 //! the model calls `examples.wipe` in two `hub_call`s of one step, the turn pauses
 //! with two `tool-approval-request`s, the client approves one and denies the other
 //! in the next request, and forged, swapped, changed and replayed answers are
-//! refused with 400 `invalid_approval`.
+//! refused with 400 `invalid_approval`. The continued request's accounting records
+//! count the message's steps on, guarded results of approved calls included.
 
 use crate::support::chat::*;
 use crate::support::client;
@@ -402,4 +403,68 @@ async fn a_new_message_while_an_approval_waits_tells_the_model_it_did_not_run() 
                 && c["approval"]["by"].as_str().is_some_and(|b| b.contains(chat))),
         "{calls}"
     );
+}
+
+#[tokio::test]
+async fn a_guarded_result_of_an_approved_call_is_accounted_on_the_step_that_asked() {
+    let upstream = Upstream::start().await;
+    let hub = hub_with(&upstream, plugins(&["examples"]), |c| {
+        // 10 tokens of input: every tool result is replaced.
+        c.providers[0].max_output_tokens = Some(1024);
+        c.providers[0].model_settings =
+            vec![wasmhub::toml::from_str("model = \"m1\"\ncontext_window = 1034\n").unwrap()];
+    })
+    .await;
+    let echo = call_args(json!([{ "tool": "examples.echo", "input": {"text": "hi"} }]));
+    upstream.push(tool_step(None, &[("call_e", "hub_call", echo)]));
+    upstream.push(tool_step(None, &[("call_w", "hub_call", wipe(json!({})))]));
+    let chat = "chat-approve-guard";
+    chunks(post_chat(hub.addr, &submit(chat, vec![user("u1", "Echo, then wipe.")])).await).await;
+    let stored = session(hub.addr, chat).await;
+    let messages = stored["messages"].as_array().unwrap().clone();
+    let assistant = messages[1].clone();
+    assert_eq!(part(&assistant, "call_w")["state"], "approval-requested");
+    upstream.push(text_step("Both results were too large."));
+    let mut body = submit(
+        chat,
+        vec![
+            messages[0].clone(),
+            answered(&assistant, &[("call_w", None, true, None)]),
+        ],
+    );
+    body["messageId"] = assistant["id"].clone();
+    let second = chunks(post_chat(hub.addr, &body).await).await;
+    assert!(
+        second.iter().any(
+            |c| matches!(c, UiChunk::ToolOutputError { tool_call_id, error_text }
+            if tool_call_id == "call_w" && error_text.starts_with("result too large"))
+        ),
+        "{:?}",
+        types(&second)
+    );
+    // The echo's result was guarded in step 0, the approved wipe's (run when the
+    // turn went on) is put on step 1, which asked for it; the answer is step 2.
+    let records = accounting_of(hub.addr, chat).await;
+    let kinds: Vec<(&str, u64)> = records
+        .iter()
+        .filter(|r| r["kind"] != "tool_call")
+        .map(|r| (r["kind"].as_str().unwrap(), r["step"].as_u64().unwrap()))
+        .collect();
+    let expected = [
+        ("model_step", 0),
+        ("context_guard", 0),
+        ("model_step", 1),
+        ("context_guard", 1),
+        ("model_step", 2),
+    ];
+    assert_eq!(kinds, expected, "{records:?}");
+    for guard in records.iter().filter(|r| r["kind"] == "context_guard") {
+        assert_eq!(guard["message"], assistant["id"], "{guard}");
+        assert_eq!(
+            (&guard["limit_tokens"], &guard["remaining_tokens"]),
+            (&json!(10), &json!(0)),
+            "{guard}"
+        );
+        assert!(guard["projected_tokens"].as_u64().unwrap() > 10, "{guard}");
+    }
 }
