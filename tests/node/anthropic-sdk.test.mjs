@@ -221,7 +221,16 @@ test("a mid-stream upstream error ends the stream with an error event", async ()
 test("the model list in Anthropic's shape", async () => {
   const models = [];
   for await (const m of client.models.list()) models.push(m);
-  assert.deepEqual(models, [{ type: "model", id: "up/gpt-4o", display_name: "up/gpt-4o", created_at: "2026-01-01T00:00:00.000Z" }]);
+  // One entry per provider of the test hub (`up`, `once`, `local`: one scripted upstream).
+  assert.deepEqual(
+    models,
+    ["up", "once", "local"].map((p) => ({
+      type: "model",
+      id: `${p}/gpt-4o`,
+      display_name: `${p}/gpt-4o`,
+      created_at: "2026-01-01T00:00:00.000Z",
+    })),
+  );
   // Without anthropic-version the same route answers in OpenAI's shape.
   const openai = await (await fetch(`${hub.url}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
   assert.equal(openai.object, "list");
