@@ -23,7 +23,8 @@
 # call shows in its latency). The attackers are bounded Python clients (a fixed
 # number of connections, stopped after the measurement), loopback only.
 #   usage: scripts/bench-fairness.sh [seconds per measurement, default 5] [rounds, default 3]
-#   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub.
+#   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub;
+#   EPOCH_TICK_US=N runs the hub with limits.epoch_tick_us = N.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -48,6 +49,9 @@ cp dist/plugins/*.toml "$work/plugins/" 2>/dev/null || true
 cat > "$work/bench.toml" <<EOF
 plugins_dir = "$work/plugins"
 data_dir = "$work/data"
+
+[limits]
+epoch_tick_us = ${EPOCH_TICK_US:-2000}
 
 [[tokens]]
 name = "benign"

@@ -121,6 +121,9 @@ pub struct Limits {
     pub caller_share_percent: u32,
     /// Longest a call waits for an instance slot of its shares, in milliseconds.
     pub queue_ms: u64,
+    /// The epoch tick, in microseconds: how often a running guest yields its worker
+    /// thread and every token's CPU tickets are topped up (`runtime::cpu`).
+    pub epoch_tick_us: u64,
     /// Longest time a plugin's instantiation and `list()` may take at load, in
     /// milliseconds (the plugin's own `timeout_ms` if shorter).
     pub load_timeout_ms: u64,
@@ -162,6 +165,7 @@ impl Default for Limits {
             plugin_share_percent: 50,
             caller_share_percent: 50,
             queue_ms: 1000,
+            epoch_tick_us: 2000,
             load_timeout_ms: 10_000,
             load_wait_ms: 5_000,
             max_http_concurrent: 16,
@@ -513,6 +517,12 @@ impl Config {
             if value == 0 {
                 return Some(format!("{key} must be greater than 0"));
             }
+        }
+        if !(100..=100_000).contains(&l.epoch_tick_us) {
+            return Some(format!(
+                "limits.epoch_tick_us must be between 100 and 100000 (it is {})",
+                l.epoch_tick_us
+            ));
         }
         if l.max_batch == 0 || l.max_instances == 0 {
             return Some("limits.max_batch and limits.max_instances must be greater than 0".into());

@@ -219,3 +219,21 @@ fn the_readme_model_examples_load() {
         crate::llm::Llm::with_models(&c.providers, &c.models).unwrap_or_else(|e| panic!("{e}\n{block}"));
     }
 }
+
+#[test]
+fn the_epoch_tick_is_bounded_and_the_error_names_the_key() {
+    let c = Config::parse("[limits]\nepoch_tick_us = 500\n", Path::new("w.toml")).unwrap();
+    assert_eq!(
+        crate::runtime::epoch_tick(&c.limits),
+        std::time::Duration::from_micros(500)
+    );
+    for bad in [0, 99, 100_001] {
+        let err = Config::parse(&format!("[limits]\nepoch_tick_us = {bad}\n"), Path::new("w.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("limits.epoch_tick_us must be between 100 and 100000"),
+            "{err}"
+        );
+    }
+}

@@ -8,11 +8,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-/// Epoch tick. Each tick a running guest yields to tokio (so a spinning guest cannot
-/// starve other tasks on its worker, and a dropped call future stops it at the next
-/// tick). The check costs the same at any tick rate; 2 ms keeps cancellation and
-/// timeouts within a few ms at ~500 wakeups/s of one sleeping thread.
-pub const EPOCH_TICK: Duration = Duration::from_millis(2);
+/// The epoch tick (`limits.epoch_tick_us`). Each tick a running guest yields to
+/// tokio (so a spinning guest cannot starve other tasks on its worker, and a
+/// dropped call future stops it at the next tick), and every token's CPU tickets
+/// are topped up. The check in the guest costs the same at any tick rate; a
+/// shorter tick bounds how long a request waits behind a spinning guest on its
+/// worker, for more wakeups of one sleeping thread.
+pub fn epoch_tick(limits: &Limits) -> Duration {
+    Duration::from_micros(limits.epoch_tick_us)
+}
 
 /// Linear-memory slots per instance slot: Rust components have 1-2 memories,
 /// componentize-py ones a few more.
@@ -90,21 +94,25 @@ pub(super) fn build(limits: &Limits) -> Result<(Engine, Allocator), wasmtime::Er
     }
 }
 
-/// The thread that advances the engine's epoch every [`EPOCH_TICK`] and tops up
+/// The thread that advances the engine's epoch every tick ([`epoch_tick`]) and tops up
 /// every tenant's CPU tickets (`cpu`); stops when dropped.
 pub(super) struct Ticker {
     stop: Arc<AtomicBool>,
 }
 
 impl Ticker {
-    pub(super) fn start(engine: Engine, cpu: Arc<super::cpu::CpuShares>) -> std::io::Result<Ticker> {
+    pub(super) fn start(
+        engine: Engine,
+        cpu: Arc<super::cpu::CpuShares>,
+        tick: Duration,
+    ) -> std::io::Result<Ticker> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         std::thread::Builder::new()
             .name("wasmhub-epoch".into())
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(EPOCH_TICK);
+                    std::thread::sleep(tick);
                     cpu.refill();
                     engine.increment_epoch();
                 }

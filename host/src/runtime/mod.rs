@@ -44,7 +44,7 @@ mod verify;
 pub use bindings::{WIT_SOURCES, WitVersion};
 pub use cpu::CpuShares;
 pub use dir::{OnChange, PluginDir, PluginEntry, PluginState};
-pub use engine::{Allocator, EPOCH_TICK};
+pub use engine::{Allocator, epoch_tick};
 pub use file::FileKind;
 pub use load_error::{CompileError, ListError, LoadError, LoadProblem};
 pub use loader::{manifest_path, plugin_name, valid_operation_name, valid_plugin_name};
@@ -169,8 +169,12 @@ impl Runtime {
             }
         });
         let cpu = Arc::new(CpuShares::new(async_workers(), limits.caller_share_percent));
-        let ticker = engine::Ticker::start(engine.clone(), cpu.clone()).map_err(RuntimeError::Ticker)?;
-        crate::debug!("runtime: {allocator:?} allocator, epoch tick {EPOCH_TICK:?}");
+        let ticker = engine::Ticker::start(engine.clone(), cpu.clone(), epoch_tick(limits))
+            .map_err(RuntimeError::Ticker)?;
+        crate::debug!(
+            "runtime: {allocator:?} allocator, epoch tick {:?}",
+            epoch_tick(limits)
+        );
         Ok(Runtime {
             inner: Arc::new(Inner {
                 engine,
