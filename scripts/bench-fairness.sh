@@ -49,9 +49,7 @@ cp dist/plugins/*.toml "$work/plugins/" 2>/dev/null || true
 cat > "$work/bench.toml" <<EOF
 plugins_dir = "$work/plugins"
 data_dir = "$work/data"
-
-[limits]
-epoch_tick_us = ${EPOCH_TICK_US:-2000}
+$([ -n "${EPOCH_TICK_US:-}" ] && printf '[limits]\nepoch_tick_us = %s\n' "$EPOCH_TICK_US")
 
 [[tokens]]
 name = "benign"
