@@ -95,7 +95,7 @@ fn run(stream: &Stream, out: &mut Vec<UiChunk>, wire: &mut Vec<u8>) -> usize {
     let mut total = 0;
     let mut encode = |out: &mut Vec<UiChunk>, wire: &mut Vec<u8>| {
         for c in out.drain(..) {
-            sse::write_json(wire, &c);
+            c.write_sse(wire);
         }
         total += wire.len();
         wire.clear();

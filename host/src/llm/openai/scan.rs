@@ -5,10 +5,10 @@
 //! serde's derived parser spent most of its time moving the (large) partly built
 //! structs between its visitors; this one writes each field where it ends up. It
 //! is strict: anything it is not sure serde would read the same way (escaped keys,
-//! duplicate known keys, a non-null `usage`/`x_groq`/`error`, odd numbers, lone
-//! surrogates, deep nesting) makes it give up with `None`, and the caller parses
+//! duplicate known keys, odd numbers, lone surrogates, deep nesting) makes it give up with `None`, and the caller parses
 //! the text with serde instead, which then gives the result or the error. So the
-//! two paths never disagree; `scan_tests.rs` checks that on the recorded streams
+//! two paths never disagree (the rare `usage`, `x_groq` and `error` values are
+//! handed to serde as text); `scan_tests.rs` checks that on the recorded streams
 //! and on edge cases.
 
 use super::{ChatChunk, Choice, Delta, FunctionDelta, Str, ToolCallDelta};
@@ -30,10 +30,10 @@ pub(super) fn parse(text: &str) -> Option<ChatChunk<'_>> {
             "model" => chunk.model = seen.once(1).and_then(|_| sc.opt_str())?,
             "message" => chunk.message = seen.once(2).and_then(|_| sc.opt_str())?,
             "choices" => seen.once(3).and_then(|_| sc.choices(&mut chunk.choice))?,
-            // Rare (the last chunk, an error frame): serde reads them.
-            "usage" => seen.once(4).and_then(|_| sc.null())?,
-            "x_groq" => seen.once(5).and_then(|_| sc.null())?,
-            "error" => seen.once(6).and_then(|_| sc.null())?,
+            // Rare (the last chunk, an error frame): serde reads their text.
+            "usage" => chunk.usage = seen.once(4).and_then(|_| sc.opt_serde())?,
+            "x_groq" => chunk.x_groq = seen.once(5).and_then(|_| sc.opt_serde())?,
+            "error" => chunk.error = seen.once(6).and_then(|_| sc.opt_serde())?,
             _ => sc.skip_value()?,
         }
         Some(())
@@ -191,6 +191,16 @@ impl<'a> Scan<'a> {
             Cow::Borrowed(raw)
         };
         Some(Some(Str(text)))
+    }
+
+    /// `null`, or a value serde reads from its text (boxed, as in [`ChatChunk`]).
+    fn opt_serde<T: serde::de::DeserializeOwned>(&mut self) -> Option<Option<Box<T>>> {
+        if self.peek()? == b'n' {
+            return self.null().map(|_| None);
+        }
+        let start = self.at;
+        self.skip_value()?;
+        serde_json::from_str(&self.text[start..self.at]).ok().map(Some)
     }
 
     /// A plain non-negative integer that fits `u32`, or `null`.

@@ -1,5 +1,5 @@
 //! The scanner agrees with serde: same chunk whenever it answers, and it answers
-//! for every recorded chunk that has no usage, `x_groq` or error.
+//! for every recorded chunk.
 
 use super::*;
 
@@ -19,7 +19,7 @@ fn agree(text: &str) -> bool {
 #[test]
 fn recorded_chunks_take_the_fast_path_with_the_same_result() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/openai-streams");
-    let (mut lines, mut fast) = (0, 0);
+    let mut lines = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if !path.to_string_lossy().ends_with(".chunks.txt") {
@@ -29,15 +29,11 @@ fn recorded_chunks_take_the_fast_path_with_the_same_result() {
             if line.trim().is_empty() {
                 continue;
             }
-            let chunk: ChatChunk = serde_json::from_str(line).unwrap();
-            let rare = chunk.usage.is_some() || chunk.x_groq.is_some() || chunk.error.is_some();
-            let took = agree(line);
-            assert_eq!(took, !rare, "{}: {line}", path.display());
+            assert!(agree(line), "{}: {line}", path.display());
             lines += 1;
-            fast += usize::from(took);
         }
     }
-    assert!(lines > 3000 && fast > lines * 95 / 100, "{fast} of {lines}");
+    assert!(lines > 3000, "{lines} recorded chunks");
 }
 
 #[test]
@@ -49,6 +45,10 @@ fn common_shapes_are_read_like_serde() {
         r#"{"choices":[{"delta":null,"finish_reason":"stop","logprobs":{"a":[1,-2.5e+3,{"b":null}],"c":true,"d":false}}]}"#,
         r#" { "model" : "m" , "choices" : [ { "delta" : { "reasoning" : "r" , "tool_calls" : null } } ] , "usage" : null } "#,
         r#"{"object":"error","message":"bad","code":400}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"d":{"x":[1.5]}}}"#,
+        r#"{"error":{"message":"overloaded","type":"server_error"}}"#,
+        r#"{"error":"plain"}"#,
+        r#"{"x_groq":{"id":"q","usage":{"prompt_tokens":1}}}"#,
         r#"{"choices":null}"#,
         r#"{"choices":[]}"#,
         r#"{"created":0,"n":-0.0E5,"s":"","e":{},"a":[]}"#,
@@ -75,9 +75,8 @@ fn anything_unusual_is_left_to_serde() {
         r#"{"choices":[{"delta":{"content":"\ud800"}}]}"#,
         r#"{"choices":[{"delta":{"content":"\udc00x"}}]}"#,
         r#"{"choices":[{"delta":{"content":"\ud800\u0041"}}]}"#,
-        r#"{"usage":{"prompt_tokens":1,"completion_tokens":2}}"#,
-        r#"{"error":{"message":"overloaded"}}"#,
-        r#"{"x_groq":{"id":"q"}}"#,
+        r#"{"usage":{"a":1,"a":2},"usage":null}"#,
+        r#"{"x_groq":{"usage":1,"usage":2}}"#,
         "{\"id\":\"a\u{1}b\"}",
         r#"{"id":"\x"}"#,
         r#"{"id":"\u12"}"#,
