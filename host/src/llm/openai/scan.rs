@@ -387,8 +387,11 @@ fn special(bytes: &[u8]) -> Option<usize> {
     while i + 8 <= bytes.len() {
         let w = u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
         let below_space = w.wrapping_sub(LO * 0x20) & !w & HI;
-        if has_zero(w ^ (LO * u64::from(b'"'))) | has_zero(w ^ (LO * u64::from(b'\\'))) | below_space != 0 {
-            break;
+        let found =
+            has_zero(w ^ (LO * u64::from(b'"'))) | has_zero(w ^ (LO * u64::from(b'\\'))) | below_space;
+        // Borrows only flag bytes after a true match, so the lowest flag is exact.
+        if found != 0 {
+            return Some(i + found.trailing_zeros() as usize / 8);
         }
         i += 8;
     }
