@@ -8,9 +8,14 @@
 //! even on a shared machine where wall time includes waiting for a core; the wall
 //! clock rate is printed beside it.
 //!
+//! Heap allocations are counted by a wrapper around the system allocator (one
+//! relaxed atomic add each) and printed per upstream chunk.
+//!
 //! The last line, `RESULT transform_chunks_per_sec=<n>`, is what
 //! `scripts/bench-llm.sh` reads.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use wasmhub::llm::{StepOptions, StepTransformer, UiChunk};
 use wasmhub::sse;
@@ -19,6 +24,29 @@ const SAMPLES: usize = 15;
 const SAMPLE_TIME: Duration = Duration::from_millis(200);
 /// Reads arrive in pieces of this size, as from a socket.
 const READ: usize = 16 * 1024;
+
+/// The system allocator, counting allocations (reallocations included: each may
+/// move the block).
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 struct Stream {
     name: String,
@@ -67,7 +95,7 @@ fn run(stream: &Stream, out: &mut Vec<UiChunk>, wire: &mut Vec<u8>) -> usize {
     let mut total = 0;
     let mut encode = |out: &mut Vec<UiChunk>, wire: &mut Vec<u8>| {
         for c in out.drain(..) {
-            sse::write_json(wire, &c);
+            c.write_sse(wire);
         }
         total += wire.len();
         wire.clear();
@@ -146,11 +174,24 @@ fn main() {
         );
     }
     let all: Vec<&Stream> = streams.iter().collect();
-    let (median, min, max, wall) = measure(&all);
     let total: usize = streams.iter().map(|s| s.chunks).sum();
+    // The second pass reuses the buffers the first one grew: what it allocates is
+    // per stream or per chunk.
+    let (mut out, mut wire) = (Vec::new(), Vec::new());
+    let mut before = 0;
+    for pass in 0..2 {
+        before = ALLOCATIONS.load(Ordering::Relaxed);
+        for s in &all {
+            std::hint::black_box(run(s, &mut out, &mut wire));
+        }
+        std::hint::black_box(pass);
+    }
+    let per_chunk = (ALLOCATIONS.load(Ordering::Relaxed) - before) as f64 / total as f64;
+    let (median, min, max, wall) = measure(&all);
     println!(
         "  {:<40} {:>6}  {:>14.0}  {:>14.0}   (cpu-s min {min:.0}, max {max:.0})",
         "all streams", total, median, wall
     );
+    println!("heap allocations per upstream chunk (one pass, all streams): {per_chunk:.2}");
     println!("RESULT transform_chunks_per_sec={median:.0}");
 }

@@ -66,8 +66,10 @@ fn find_eol(bytes: &[u8]) -> Option<usize> {
     let mut i = 0;
     while i + 8 <= bytes.len() {
         let w = u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-        if has_zero(w ^ (LO * b'\n' as u64)) | has_zero(w ^ (LO * b'\r' as u64)) != 0 {
-            break;
+        let found = has_zero(w ^ (LO * b'\n' as u64)) | has_zero(w ^ (LO * b'\r' as u64));
+        // Borrows only flag bytes after a true match, so the lowest flag is exact.
+        if found != 0 {
+            return Some(i + found.trailing_zeros() as usize / 8);
         }
         i += 8;
     }

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
+mod scan;
+
 /// A string borrowed from the event text when it has no escapes, owned otherwise.
 /// (serde borrows a bare `Cow<str>` field but never one inside an `Option`.)
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,7 +144,16 @@ pub struct FunctionDelta<'a> {
     pub arguments: Option<Str<'a>>,
 }
 
-impl ChatChunk<'_> {
+impl<'a> ChatChunk<'a> {
+    /// Parses one streamed chunk: the fast scanner for the usual shape, serde for
+    /// anything else (the two agree; see `scan`).
+    pub fn parse(text: &'a str) -> Result<ChatChunk<'a>, serde_json::Error> {
+        match scan::parse(text) {
+            Some(chunk) => Ok(chunk),
+            None => serde_json::from_str(text),
+        }
+    }
+
     /// The error message if this chunk is an upstream error frame.
     pub fn error_message(&self) -> Option<String> {
         if let Some(err) = &self.error {

@@ -168,7 +168,7 @@ impl UiSink for SseSink {
         }
         self.buf.clear();
         for chunk in chunks {
-            sse::write_json(&mut self.buf, chunk);
+            chunk.write_sse(&mut self.buf);
         }
         let bytes = Bytes::copy_from_slice(&self.buf);
         self.send_raw(bytes).await

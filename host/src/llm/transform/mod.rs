@@ -200,7 +200,7 @@ impl StepTransformer {
             self.finished_input = true;
             return;
         }
-        match serde_json::from_str::<ChatChunk>(data) {
+        match ChatChunk::parse(data) {
             Ok(chunk) => self.feed_chunk(&chunk, out),
             Err(e) => {
                 let shown: String = data.chars().take(200).collect();

@@ -184,6 +184,7 @@ fn every_variant_round_trips_with_the_documented_keys() {
         ),
     ];
     for (chunk, wire) in cases {
+        assert_same_sse(&chunk);
         assert_eq!(serde_json::to_value(&chunk).unwrap(), wire);
         assert_eq!(wire["type"], chunk.type_name().as_ref());
         assert_eq!(serde_json::from_value::<UiChunk>(wire).unwrap(), chunk);
@@ -220,5 +221,40 @@ fn openai_finish_reasons_map_to_ui_values() {
             serde_json::to_value(FinishReason::from_openai(openai)).unwrap(),
             ui
         );
+    }
+}
+
+/// `write_sse` writes what `sse::write_json` writes.
+fn assert_same_sse(chunk: &UiChunk) {
+    let (mut direct, mut serde) = (Vec::new(), Vec::new());
+    chunk.write_sse(&mut direct);
+    crate::sse::write_json(&mut serde, chunk);
+    assert_eq!(
+        String::from_utf8(direct).unwrap(),
+        String::from_utf8(serde).unwrap()
+    );
+}
+
+#[test]
+fn delta_chunks_are_written_directly_with_serdes_escaping() {
+    let text = "a\"b\\c\n\r\t\u{1}\u{1f}\u{7f} é 😀 </script>";
+    for chunk in [
+        UiChunk::TextDelta {
+            id: "text-0-0".into(),
+            delta: text.into(),
+        },
+        UiChunk::ReasoningDelta {
+            id: text.into(),
+            delta: String::new(),
+        },
+        UiChunk::ToolInputDelta {
+            tool_call_id: "call_\"1".into(),
+            input_text_delta: "{\"a\": [1, \"\\u0041\"]}".into(),
+        },
+        UiChunk::Error {
+            error_text: text.into(),
+        },
+    ] {
+        assert_same_sse(&chunk);
     }
 }
