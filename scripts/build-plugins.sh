@@ -145,7 +145,10 @@ if [[ ${#js_plugins[@]} -gt 0 ]]; then
     mkdir -p "$TARGET_DIR/componentize-js"
     for name in "${js_plugins[@]}"; do
         dir="$ROOT/plugins/$name"
-        if [[ "$(componentize_js_installed "$dir" || true)" != "$COMPONENTIZE_JS_VERSION" ]]; then
+        # Installed afresh when componentize-js is not the pinned one, or the lock file
+        # changed since the last install (npm writes node_modules/.package-lock.json).
+        if [[ "$(componentize_js_installed "$dir" || true)" != "$COMPONENTIZE_JS_VERSION" ||
+            "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
             log "$name: npm ci (componentize-js $COMPONENTIZE_JS_VERSION, pinned in package-lock.json)"
             (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
             if [[ "$(componentize_js_installed "$dir" || true)" != "$COMPONENTIZE_JS_VERSION" ]]; then
