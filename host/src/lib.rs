@@ -32,6 +32,7 @@ pub mod runtime;
 pub mod sse;
 pub mod storage;
 pub mod surfaces;
+mod swar;
 #[cfg(test)]
 mod test_dir;
 pub mod toml;

@@ -60,23 +60,12 @@ fn single_line(s: &str) -> &str {
 /// Index of the first `\n` or `\r`. Word-at-a-time: SSE lines are long JSON
 /// payloads, and a byte loop was the parser's main cost.
 fn find_eol(bytes: &[u8]) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
-    let mut i = 0;
-    while i + 8 <= bytes.len() {
-        let w = u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-        let found = has_zero(w ^ (LO * b'\n' as u64)) | has_zero(w ^ (LO * b'\r' as u64));
-        // Borrows only flag bytes after a true match, so the lowest flag is exact.
-        if found != 0 {
-            return Some(i + found.trailing_zeros() as usize / 8);
-        }
-        i += 8;
-    }
-    bytes[i..]
-        .iter()
-        .position(|&b| b == b'\n' || b == b'\r')
-        .map(|p| p + i)
+    use crate::swar::{find_first, xor_each, zero_bytes};
+    find_first(
+        bytes,
+        |w| zero_bytes(xor_each(w, b'\n')) | zero_bytes(xor_each(w, b'\r')),
+        |b| b == b'\n' || b == b'\r',
+    )
 }
 
 /// Bytes a line may carry besides its value (the field name and colon).

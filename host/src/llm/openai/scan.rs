@@ -380,25 +380,12 @@ impl<'a> Scan<'a> {
 /// there is none (an unterminated string). Eight bytes at a time: most of a chunk
 /// is strings (ids, fingerprints) the scanner only skips.
 fn special(bytes: &[u8]) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
-    let mut i = 0;
-    while i + 8 <= bytes.len() {
-        let w = u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-        let below_space = w.wrapping_sub(LO * 0x20) & !w & HI;
-        let found =
-            has_zero(w ^ (LO * u64::from(b'"'))) | has_zero(w ^ (LO * u64::from(b'\\'))) | below_space;
-        // Borrows only flag bytes after a true match, so the lowest flag is exact.
-        if found != 0 {
-            return Some(i + found.trailing_zeros() as usize / 8);
-        }
-        i += 8;
-    }
-    bytes[i..]
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .map(|p| p + i)
+    use crate::swar::{bytes_below, find_first, xor_each, zero_bytes};
+    find_first(
+        bytes,
+        |w| zero_bytes(xor_each(w, b'"')) | zero_bytes(xor_each(w, b'\\')) | bytes_below(w, 0x20),
+        |b| b == b'"' || b == b'\\' || b < 0x20,
+    )
 }
 
 /// The text of a string whose escapes `raw_string` checked; `None` for a lone
