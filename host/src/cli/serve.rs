@@ -90,8 +90,7 @@ async fn start(config: Config, options: Options, signals: super::signals::Signal
         crate::hub::Hub::start_in_background(&config, storage.clone(), lock).map_err(|e| e.to_string())?;
     tokio::spawn(prune_compiled_cache(hub.clone()));
     let agent = Arc::new(
-        crate::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage)
-            .map_err(|e| e.to_string())?,
+        crate::agent::Agent::new(&config, llm.clone(), hub.clone(), &storage).map_err(|e| e.to_string())?,
     );
     let mcp = crate::surfaces::mcp::McpState::for_hub(hub.clone(), &config.server);
     let app = Arc::new(App {

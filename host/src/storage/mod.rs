@@ -7,6 +7,7 @@
 //! written in batches (the audit log, accounting) share one layout, `blocks`.
 
 pub(crate) mod blocks;
+mod cas;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
