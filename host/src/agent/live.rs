@@ -71,6 +71,7 @@ impl LiveTurn {
 
     /// A reader of every chunk that is not a watcher: the turn does not wait for
     /// it and is cancelled when the watchers leave (a bus relaying the chunks).
+    #[cfg(feature = "postgres")]
     pub(crate) fn follow(self: &Arc<Self>) -> Subscription {
         Subscription {
             turn: self.clone(),

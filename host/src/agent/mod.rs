@@ -47,7 +47,7 @@ pub use store::{
 use crate::config::Config;
 use crate::hub::{Caller, Hub};
 use crate::llm::{KeyError, Llm, RouteError};
-use crate::storage::{Storage, StorageError};
+use crate::storage::{Backend, StorageError};
 use lease::Leases;
 use run::{Turn, TurnEnv};
 use serde_json::{Value, json};
@@ -138,15 +138,18 @@ pub fn openai_tools() -> Value {
 }
 
 impl Agent {
-    /// The agent for `config`, keeping sessions in `storage` and calling models
-    /// through `llm` and operations through `hub`.
-    pub fn new(
+    /// The agent for `config`, keeping sessions in `backend` and calling models
+    /// through `llm` and operations through `hub`. Turns hold their session's
+    /// lease for `storage.lease_secs` at a time, as this replica.
+    pub async fn new(
         config: &Config,
         llm: Arc<Llm>,
         hub: Arc<Hub>,
-        storage: &Storage,
+        backend: &Backend,
     ) -> Result<Agent, StorageError> {
-        let sessions = store::open_sled(storage)?;
+        let sessions = store::open(backend).await?;
+        let owner = crate::ids::replica_id();
+        let ttl = Duration::from_secs(config.storage.lease_secs);
         let agent = &config.agent;
         let env = TurnEnv {
             llm,
@@ -161,11 +164,11 @@ impl Agent {
         Ok(Agent {
             env,
             default_model: agent.model.clone(),
-            bus: bus::open_sled(),
+            bus: bus::open(backend, owner, ttl).await?,
             leases: Leases {
                 store: sessions,
-                owner: crate::ids::new_id("replica"),
-                ttl: Duration::from_secs(15),
+                owner: owner.to_string(),
+                ttl,
             },
         })
     }

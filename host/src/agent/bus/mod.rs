@@ -16,12 +16,15 @@
 
 #[cfg(test)]
 pub(crate) mod conformance;
+#[cfg(feature = "postgres")]
+mod postgres;
 
 use super::AgentError;
 use super::live::{LiveTurn, LiveTurns, Subscription};
 use crate::llm::UiChunk;
-use crate::storage::StorageError;
+use crate::storage::{Backend, StorageError};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Where turns publish their chunks and watchers follow them.
 #[async_trait::async_trait]
@@ -38,6 +41,7 @@ pub trait TurnBus: Send + Sync {
 }
 
 /// A watcher on another replica's turn.
+#[cfg(feature = "postgres")]
 #[async_trait::async_trait]
 pub(crate) trait RemoteFeed: Send {
     /// As [`Watch::next_batch`].
@@ -49,6 +53,7 @@ pub struct Watch(Feed);
 
 enum Feed {
     Local(Subscription),
+    #[cfg(feature = "postgres")]
     Remote(Box<dyn RemoteFeed>),
 }
 
@@ -58,11 +63,12 @@ impl Watch {
     pub async fn next_batch(&mut self) -> Option<Vec<UiChunk>> {
         match &mut self.0 {
             Feed::Local(sub) => sub.next_batch().await,
+            #[cfg(feature = "postgres")]
             Feed::Remote(feed) => feed.next_batch().await,
         }
     }
 
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    #[cfg(feature = "postgres")]
     pub(crate) fn remote(feed: Box<dyn RemoteFeed>) -> Watch {
         Watch(Feed::Remote(feed))
     }
@@ -96,6 +102,21 @@ impl TurnBus for LiveTurns {
 /// The bus of a sled hub: in process.
 pub(crate) fn open_sled() -> Arc<dyn TurnBus> {
     Arc::new(LiveTurns::default())
+}
+
+/// The bus for `backend`. With PostgreSQL, `owner` is this replica and a turn
+/// without a sign of life for `ttl` is over for watchers on other replicas.
+#[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+pub(crate) async fn open(
+    backend: &Backend,
+    owner: &str,
+    ttl: Duration,
+) -> Result<Arc<dyn TurnBus>, StorageError> {
+    match backend {
+        Backend::Sled(_) => Ok(open_sled()),
+        #[cfg(feature = "postgres")]
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgBus::open(pg, owner, ttl).await?)),
+    }
 }
 
 #[cfg(test)]

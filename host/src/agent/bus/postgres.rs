@@ -22,8 +22,8 @@ use super::{RemoteFeed, TurnBus, Watch};
 use crate::agent::AgentError;
 use crate::agent::live::{LiveTurn, LiveTurns};
 use crate::llm::UiChunk;
-use crate::storage::{Postgres, StorageError};
 use crate::storage::postgres::Notifications;
+use crate::storage::{Postgres, StorageError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -127,7 +127,9 @@ async fn dispatch(inner: Weak<Inner>, mut notes: Notifications) {
 
 impl Inner {
     fn on_note(&self, payload: &str) {
-        let Some((kind, turn)) = payload.split_once(' ') else { return };
+        let Some((kind, turn)) = payload.split_once(' ') else {
+            return;
+        };
         match kind {
             "c" | "e" => {
                 if let Some(waker) = self.wakers.lock().expect("wakers lock").get(turn) {
@@ -261,10 +263,12 @@ impl Inner {
         let over = rows.first().is_none_or(|r| r.get::<_, bool>(0));
         let mut chunks = Vec::with_capacity(rows.len());
         for text in rows.iter().filter_map(|r| r.get::<_, Option<&str>>(1)) {
-            chunks.push(serde_json::from_str(text).map_err(|source| StorageError::Corrupt {
-                table: "wasmhub_turn_chunks".into(),
-                source,
-            })?);
+            chunks.push(
+                serde_json::from_str(text).map_err(|source| StorageError::Corrupt {
+                    table: "wasmhub_turn_chunks".into(),
+                    source,
+                })?,
+            );
         }
         Ok((chunks, over))
     }
@@ -353,7 +357,10 @@ impl TurnBus for PgBus {
         // Waiting for notifications before the first read: none is missed.
         let rx = {
             let mut wakers = self.inner.wakers.lock().expect("wakers lock");
-            wakers.entry(turn_id.clone()).or_insert_with(|| watch::channel(0).0).subscribe()
+            wakers
+                .entry(turn_id.clone())
+                .or_insert_with(|| watch::channel(0).0)
+                .subscribe()
         };
         let follower = Follower {
             inner: self.inner.clone(),
@@ -426,5 +433,35 @@ impl Drop for Follower {
                 }
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PgBus;
+    use crate::agent::bus::{TurnBus, conformance};
+    use crate::storage::postgres::test_database;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// Two buses on one fresh database: two replicas.
+    async fn two() -> (Arc<dyn TurnBus>, Arc<dyn TurnBus>) {
+        let pg = test_database().await;
+        let ttl = Duration::from_secs(15);
+        let a = Arc::new(PgBus::open(&pg, "replica-a", ttl).await.unwrap());
+        let b = Arc::new(PgBus::open(&pg, "replica-b", ttl).await.unwrap());
+        (a, b)
+    }
+
+    #[tokio::test]
+    async fn conformance_replay_live_and_end_across_replicas() {
+        let (a, b) = two().await;
+        conformance::replay_live_and_end(a, b).await;
+    }
+
+    #[tokio::test]
+    async fn conformance_the_last_watcher_anywhere_cancels() {
+        let (a, b) = two().await;
+        conformance::last_watcher_cancels(a, b).await;
     }
 }

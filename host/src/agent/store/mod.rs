@@ -16,10 +16,12 @@
 #[cfg(test)]
 pub(crate) mod conformance;
 mod lease;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod sled;
 
 use super::message::{Role, UiMessage};
-use crate::storage::{Storage, StorageError};
+use crate::storage::{Backend, Storage, StorageError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -183,6 +185,15 @@ pub trait SessionStore: Send + Sync {
     async fn release(&self, id: &str, owner: &str) -> Result<(), StorageError>;
     /// The sessions with an unexpired lease (a turn live on some replica).
     async fn leased(&self) -> Result<HashSet<String>, StorageError>;
+}
+
+/// The session store in `backend` (its schema migrated first, for PostgreSQL).
+pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn SessionStore>, StorageError> {
+    match backend {
+        Backend::Sled(storage) => open_sled(storage),
+        #[cfg(feature = "postgres")]
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgSessions::open(pg).await?)),
+    }
 }
 
 /// The session store on sled `storage`.

@@ -159,9 +159,16 @@ impl SessionStore for PgSessions {
             messages.push(encode(m)?);
         }
         let (record, expected) = (encode(&info)?, save.info.version);
-        let (version, updated, count) = (info.version as i64, info.updated_at as i64, info.message_count as i64);
+        let (version, updated, count) = (
+            info.version as i64,
+            info.updated_at as i64,
+            info.message_count as i64,
+        );
         let mut client = self.pg.client().await?;
-        let tx = client.transaction().await.map_err(StorageError::pg("begin a session save"))?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(StorageError::pg("begin a session save"))?;
         if !save.durable {
             tx.batch_execute("SET LOCAL synchronous_commit = off")
                 .await
@@ -206,7 +213,9 @@ impl SessionStore for PgSessions {
         )
         .await
         .map_err(StorageError::pg("save a session's messages"))?;
-        tx.commit().await.map_err(StorageError::pg("commit a session save"))?;
+        tx.commit()
+            .await
+            .map_err(StorageError::pg("commit a session save"))?;
         Ok(SaveOutcome::Saved(info))
     }
 
@@ -226,7 +235,11 @@ impl SessionStore for PgSessions {
         Ok(())
     }
 
-    async fn issued_approval(&self, id: &str, approval: &str) -> Result<Option<IssuedApproval>, StorageError> {
+    async fn issued_approval(
+        &self,
+        id: &str,
+        approval: &str,
+    ) -> Result<Option<IssuedApproval>, StorageError> {
         let client = self.pg.client().await?;
         let row = client
             .query_opt(
@@ -240,15 +253,21 @@ impl SessionStore for PgSessions {
 
     async fn delete(&self, id: &str) -> Result<bool, StorageError> {
         let mut client = self.pg.client().await?;
-        let tx = client.transaction().await.map_err(StorageError::pg("delete a session"))?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(StorageError::pg("delete a session"))?;
         // The messages go with the record (ON DELETE CASCADE).
         let existed = tx
             .execute("DELETE FROM wasmhub_sessions WHERE id = $1", &[&id])
             .await
             .map_err(StorageError::pg("delete a session"))?;
-        tx.execute("DELETE FROM wasmhub_session_approvals WHERE session_id = $1", &[&id])
-            .await
-            .map_err(StorageError::pg("delete a session's approvals"))?;
+        tx.execute(
+            "DELETE FROM wasmhub_session_approvals WHERE session_id = $1",
+            &[&id],
+        )
+        .await
+        .map_err(StorageError::pg("delete a session's approvals"))?;
         tx.commit().await.map_err(StorageError::pg("delete a session"))?;
         Ok(existed > 0)
     }
@@ -326,5 +345,39 @@ impl SessionStore for PgSessions {
             .await
             .map_err(StorageError::pg("list session leases"))?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PgSessions;
+    use crate::agent::store::{SessionStore, conformance};
+    use crate::storage::postgres::test_database;
+    use std::sync::Arc;
+
+    /// Two stores on one fresh database: two replicas.
+    async fn two() -> (Arc<dyn SessionStore>, Arc<dyn SessionStore>) {
+        let pg = test_database().await;
+        let a = Arc::new(PgSessions::open(&pg).await.unwrap());
+        // Migrating again is a no-op, as for a second replica starting.
+        let b = Arc::new(PgSessions::open(&pg).await.unwrap());
+        (a, b)
+    }
+
+    #[tokio::test]
+    async fn conformance_save_load_list_delete() {
+        conformance::save_load_list_delete(two().await.0).await;
+    }
+
+    #[tokio::test]
+    async fn conformance_compare_and_swap_between_two_replicas() {
+        let (a, b) = two().await;
+        conformance::saves_are_compare_and_swap(a, b).await;
+    }
+
+    #[tokio::test]
+    async fn conformance_leases_between_two_replicas() {
+        let (a, b) = two().await;
+        conformance::leases(a, b).await;
     }
 }

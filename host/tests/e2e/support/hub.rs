@@ -79,8 +79,16 @@ pub async fn start_with_storage(mut config: Config, storage: wasmhub::storage::S
     let (hub, plugins) = wasmhub::hub::Hub::start(&config, storage.clone(), None)
         .await
         .expect("the hub");
-    let agent =
-        Arc::new(wasmhub::agent::Agent::new(&config, llm.clone(), hub.clone(), &storage).expect("the agent"));
+    let agent = Arc::new(
+        wasmhub::agent::Agent::new(
+            &config,
+            llm.clone(),
+            hub.clone(),
+            &wasmhub::storage::Backend::Sled(storage),
+        )
+        .await
+        .expect("the agent"),
+    );
     let mcp = wasmhub::surfaces::McpState::for_hub(hub.clone(), &config.server);
     let limits = Arc::new(wasmhub::surfaces::SurfaceLimits::new(&config.concurrency));
     let app = Arc::new(App {

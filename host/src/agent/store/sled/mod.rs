@@ -18,19 +18,10 @@ use super::lease::MemoryLeases;
 use super::{Conflict, next_record, written};
 use super::{IssuedApproval, Lease, SaveOutcome, SaveRequest, Session, SessionInfo, SessionStore};
 use crate::agent::message::UiMessage;
-use crate::storage::{Storage, StorageError, Table};
+use crate::storage::{Storage, StorageError, Table, blocking};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Until the storage foundation lands: runs sled work on the blocking pool.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, StorageError> + Send + 'static,
-) -> Result<T, StorageError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .expect("a storage task panicked")
-}
 
 const TABLE: &str = "chat_sessions";
 

@@ -2,7 +2,8 @@
 //! keys, all in one sled transaction, so two writers of one record (a session
 //! save that is a compare-and-swap on its version) cannot interleave.
 
-use super::{StorageError, Table};
+use super::Table;
+use crate::storage::StorageError;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 
 impl Table {
