@@ -8,7 +8,7 @@ use crate::support::client;
 use crate::support::upstream::Upstream;
 use serde_json::json;
 use std::time::Duration;
-use wasmhub::agent::{Lease, SaveOutcome, SaveRequest, SessionStore};
+use wasmhub::agent::{Lease, SaveOutcome, SaveRequest};
 use wasmhub::llm::UiChunk;
 
 #[tokio::test]
