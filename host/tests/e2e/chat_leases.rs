@@ -5,7 +5,7 @@
 
 use crate::support::chat::*;
 use crate::support::client;
-use crate::support::upstream::Upstream;
+use crate::support::upstream::{Frame, ReplyBody, Upstream};
 use serde_json::json;
 use std::time::Duration;
 use wasmhub::agent::{Lease, SaveOutcome, SaveRequest};
@@ -59,18 +59,21 @@ async fn a_session_leased_by_another_replica_is_busy_until_the_lease_lapses() {
 #[tokio::test]
 async fn a_turn_whose_session_was_written_elsewhere_stops_with_an_error() {
     let upstream = Upstream::start().await;
-    let hub = hub_with(&upstream, plugins(&["adversary"]), |_| {}).await;
-    upstream.push(tool_step(
-        None,
-        &[(
-            "call_slow",
-            "hub_call",
-            call_args(json!([{"tool": "adversary.slow", "input": {"ms": 1500}}])),
-        )],
-    ));
+    let hub = hub_with(&upstream, plugins(&[]), |_| {}).await;
+    // A step that streams slowly: the other write lands while it streams, and the
+    // turn's save after its tool call finds it.
+    let mut step = tool_step(None, &[("call_l", "hub_list", "{}".into())]);
+    if let ReplyBody::Sse(frames) = &mut step.body {
+        *frames = frames
+            .drain(..)
+            .flat_map(|f| [Frame::Delay(Duration::from_millis(250)), f])
+            .collect();
+    }
+    upstream.push(step);
     let mut resp = post_chat(hub.addr, &submit("chat-cas", vec![user("u1", "wait")])).await;
     assert_eq!(resp.status, 200);
-    crate::support::wait::in_flight(&hub.app.hub, 1).await;
+    // `start` is sent after the turn's first save.
+    assert!(matches!(next_chunk(&mut resp).await, Some(UiChunk::Start { .. })));
     // Another replica (that took the lapsed lease) writes the session meanwhile.
     let store = hub.app.agent.sessions().clone();
     let stored = store
