@@ -6,7 +6,6 @@
 use crate::support::chat::*;
 use crate::support::client;
 use crate::support::upstream::{Frame, ReplyBody, Upstream};
-use serde_json::json;
 use std::time::Duration;
 use wasmhub::agent::{Lease, SaveOutcome, SaveRequest};
 use wasmhub::llm::UiChunk;
