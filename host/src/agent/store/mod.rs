@@ -232,3 +232,14 @@ pub(crate) fn next_record(save: &SaveRequest<'_>) -> SessionInfo {
 pub(crate) fn written<'a>(save: &'a SaveRequest<'a>) -> impl Iterator<Item = (usize, &'a UiMessage)> + 'a {
     save.head.iter().chain(save.tail).enumerate().skip(save.from)
 }
+
+/// The error for a session record that counts more messages than are stored.
+pub(crate) fn missing_messages(table: &str, info: &SessionInfo, stored: usize) -> StorageError {
+    StorageError::Inconsistent {
+        table: table.into(),
+        message: format!(
+            "session {} records {} messages but {stored} are stored",
+            info.id, info.message_count
+        ),
+    }
+}

@@ -15,7 +15,7 @@
 //! `synchronous_commit` off for its transaction: it does not wait for the WAL flush.
 
 use super::{Conflict, IssuedApproval, Lease, SaveOutcome, SaveRequest, Session, SessionInfo, SessionStore};
-use super::{next_record, written};
+use super::{missing_messages, next_record, written};
 use crate::agent::message::UiMessage;
 use crate::storage::{Postgres, StorageError};
 use std::collections::HashSet;
@@ -127,14 +127,7 @@ impl SessionStore for PgSessions {
             .map(decode::<UiMessage>)
             .collect::<Result<Vec<_>, _>>()?;
         if messages.len() != info.message_count {
-            return Err(StorageError::Inconsistent {
-                table: TABLE.into(),
-                message: format!(
-                    "session {id} records {} messages but {} are stored",
-                    info.message_count,
-                    messages.len()
-                ),
-            });
+            return Err(missing_messages(TABLE, &info, messages.len()));
         }
         Ok(Some(Session { info, messages }))
     }

@@ -102,6 +102,7 @@ pub fn chat_config(upstream: &Upstream, plugins_dir: PathBuf) -> Config {
 
 /// A hub for `config` whose agent keeps its sessions in `backend` (the shared
 /// chat test store holds the rest).
+#[cfg(feature = "postgres")]
 pub async fn hub_on(config: Config, backend: wasmhub::storage::Backend) -> Hub {
     hub::start_on(config, shared_storage(), backend).await
 }

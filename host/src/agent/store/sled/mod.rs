@@ -15,7 +15,7 @@
 //! call runs on the blocking pool.
 
 use super::lease::MemoryLeases;
-use super::{Conflict, next_record, written};
+use super::{Conflict, missing_messages, next_record, written};
 use super::{IssuedApproval, Lease, SaveOutcome, SaveRequest, Session, SessionInfo, SessionStore};
 use crate::agent::message::UiMessage;
 use crate::storage::{Storage, StorageError, Table, blocking};
@@ -70,14 +70,7 @@ impl SledSessions {
             .map(|(_, m)| m)
             .collect();
         if messages.len() < info.message_count {
-            return Err(StorageError::Inconsistent {
-                table: TABLE.into(),
-                message: format!(
-                    "session {id} records {} messages but {} are stored",
-                    info.message_count,
-                    messages.len()
-                ),
-            });
+            return Err(missing_messages(TABLE, &info, messages.len()));
         }
         messages.truncate(info.message_count);
         Ok(Some(Session { info, messages }))
