@@ -16,7 +16,7 @@ async fn a_session_leased_by_another_replica_is_busy_until_the_lease_lapses() {
     let hub = hub_with(&upstream, plugins(&[]), |_| {}).await;
     let store = hub.app.agent.sessions().clone();
     let lease = store
-        .acquire("chat-elsewhere", "another-replica", Duration::from_millis(1500))
+        .acquire("chat-elsewhere", "another-replica", Duration::from_secs(3))
         .await
         .unwrap();
     assert!(matches!(lease, Lease::Acquired { .. }));
