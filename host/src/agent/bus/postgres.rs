@@ -1,12 +1,12 @@
 //! The live-turn bus in PostgreSQL: a watcher on any replica replays a turn's
 //! chunks and follows it live.
 //!
-//! Tables (component `turn_bus` of `wasmhub_schema`): `wasmhub_turns(turn_id,
+//! Tables (component `chat_turns` of `wasmhub_schema`): `wasmhub_chat_turns(turn_id,
 //! session_id, owner, started, alive_until, ended)` and
-//! `wasmhub_turn_chunks(turn_id, seq, chunk)`. The replica running a turn keeps
+//! `wasmhub_chat_turn_chunks(turn_id, seq, chunk)`. The replica running a turn keeps
 //! its chunks in memory for its own watchers (as the sled bus does) and a relay
-//! task appends them to `wasmhub_turn_chunks`, bumps `alive_until` and sends a
-//! `pg_notify` on the channel `wasmhub_turns`, all in one statement per batch.
+//! task appends them to `wasmhub_chat_turn_chunks`, bumps `alive_until` and sends a
+//! `pg_notify` on the channel `wasmhub_chat_turns`, all in one statement per batch.
 //! `ended` is the end marker, set after the last chunk. A watcher elsewhere reads
 //! the rows from its position in one statement (one snapshot: the end marker is
 //! never seen without the chunks before it), then waits for a notification, or
@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::watch;
 
-const CHANNEL: &str = "wasmhub_turns";
+const CHANNEL: &str = "wasmhub_chat_turns";
 /// How long an ended turn's rows stay for watchers still replaying them.
 const KEEP_ENDED_SECS: f64 = 60.0;
 /// A watcher re-reads this often without a notification.
@@ -38,7 +38,7 @@ const POLL: Duration = Duration::from_secs(1);
 const READ_ATTEMPTS: u32 = 5;
 
 const MIGRATIONS: &[&str] = &["
-    CREATE TABLE wasmhub_turns (
+    CREATE TABLE wasmhub_chat_turns (
         turn_id text PRIMARY KEY,
         session_id text NOT NULL,
         owner text NOT NULL,
@@ -46,9 +46,9 @@ const MIGRATIONS: &[&str] = &["
         alive_until timestamptz NOT NULL,
         ended timestamptz
     );
-    CREATE INDEX wasmhub_turns_session ON wasmhub_turns (session_id, started DESC);
-    CREATE TABLE wasmhub_turn_chunks (
-        turn_id text NOT NULL REFERENCES wasmhub_turns (turn_id) ON DELETE CASCADE,
+    CREATE INDEX wasmhub_chat_turns_session ON wasmhub_chat_turns (session_id, started DESC);
+    CREATE TABLE wasmhub_chat_turn_chunks (
+        turn_id text NOT NULL REFERENCES wasmhub_chat_turns (turn_id) ON DELETE CASCADE,
         seq bigint NOT NULL,
         chunk text NOT NULL,
         PRIMARY KEY (turn_id, seq)
@@ -82,7 +82,7 @@ impl PgBus {
     /// The bus on `pg` for replica `owner`; a turn without a sign of life for
     /// `ttl` is over for watchers elsewhere.
     pub(crate) async fn open(pg: &Postgres, owner: &str, ttl: Duration) -> Result<PgBus, StorageError> {
-        pg.migrate("turn_bus", MIGRATIONS).await?;
+        pg.migrate("chat_turns", MIGRATIONS).await?;
         let notes = pg.listen(CHANNEL).await?;
         let inner = Arc::new(Inner {
             pg: pg.clone(),
@@ -168,7 +168,7 @@ impl Inner {
         let client = self.pg.client().await?;
         client
             .execute(
-                "DELETE FROM wasmhub_turns
+                "DELETE FROM wasmhub_chat_turns
                  WHERE ended < now() - $1::float8 * interval '1 second'
                     OR alive_until < now() - $1::float8 * interval '1 second'",
                 &[&KEEP_ENDED_SECS],
@@ -177,7 +177,7 @@ impl Inner {
             .map_err(StorageError::pg("forget ended turns"))?;
         client
             .execute(
-                "INSERT INTO wasmhub_turns (turn_id, session_id, owner, alive_until)
+                "INSERT INTO wasmhub_chat_turns (turn_id, session_id, owner, alive_until)
                  VALUES ($1, $2, $3, now() + $4::float8 * interval '1 second')",
                 &[&turn_id, &session, &self.owner, &self.ttl.as_secs_f64()],
             )
@@ -195,10 +195,10 @@ impl Inner {
         client
             .execute(
                 "WITH added AS (
-                     INSERT INTO wasmhub_turn_chunks (turn_id, seq, chunk)
+                     INSERT INTO wasmhub_chat_turn_chunks (turn_id, seq, chunk)
                      SELECT $1, * FROM UNNEST($2::bigint[], $3::text[])
                  ), alive AS (
-                     UPDATE wasmhub_turns SET alive_until = now() + $4::float8 * interval '1 second'
+                     UPDATE wasmhub_chat_turns SET alive_until = now() + $4::float8 * interval '1 second'
                      WHERE turn_id = $1
                  )
                  SELECT pg_notify($5, 'c ' || $1)",
@@ -214,7 +214,7 @@ impl Inner {
         let client = self.pg.client().await?;
         client
             .execute(
-                "UPDATE wasmhub_turns SET alive_until = now() + $2::float8 * interval '1 second'
+                "UPDATE wasmhub_chat_turns SET alive_until = now() + $2::float8 * interval '1 second'
                  WHERE turn_id = $1",
                 &[&turn, &self.ttl.as_secs_f64()],
             )
@@ -228,7 +228,7 @@ impl Inner {
         let client = self.pg.client().await?;
         client
             .execute(
-                "WITH over AS (UPDATE wasmhub_turns SET ended = now() WHERE turn_id = $1)
+                "WITH over AS (UPDATE wasmhub_chat_turns SET ended = now() WHERE turn_id = $1)
                  SELECT pg_notify($2, 'e ' || $1)",
                 &[&turn, &CHANNEL],
             )
@@ -240,7 +240,7 @@ impl Inner {
     async fn forget(&self, turn: &str) -> Result<(), StorageError> {
         let client = self.pg.client().await?;
         client
-            .execute("DELETE FROM wasmhub_turns WHERE turn_id = $1", &[&turn])
+            .execute("DELETE FROM wasmhub_chat_turns WHERE turn_id = $1", &[&turn])
             .await
             .map_err(StorageError::pg("forget an ended turn"))?;
         Ok(())
@@ -253,8 +253,8 @@ impl Inner {
         let rows = client
             .query(
                 "SELECT t.ended IS NOT NULL OR t.alive_until <= now(), c.chunk
-                 FROM wasmhub_turns t
-                 LEFT JOIN wasmhub_turn_chunks c ON c.turn_id = t.turn_id AND c.seq >= $2
+                 FROM wasmhub_chat_turns t
+                 LEFT JOIN wasmhub_chat_turn_chunks c ON c.turn_id = t.turn_id AND c.seq >= $2
                  WHERE t.turn_id = $1 ORDER BY c.seq",
                 &[&turn, &from],
             )
@@ -265,7 +265,7 @@ impl Inner {
         for text in rows.iter().filter_map(|r| r.get::<_, Option<&str>>(1)) {
             chunks.push(
                 serde_json::from_str(text).map_err(|source| StorageError::Corrupt {
-                    table: "wasmhub_turn_chunks".into(),
+                    table: "wasmhub_chat_turn_chunks".into(),
                     source,
                 })?,
             );
@@ -344,7 +344,7 @@ impl TurnBus for PgBus {
         let client = self.inner.pg.client().await?;
         let row = client
             .query_opt(
-                "SELECT turn_id FROM wasmhub_turns
+                "SELECT turn_id FROM wasmhub_chat_turns
                  WHERE session_id = $1 AND ended IS NULL AND alive_until > now()
                  ORDER BY started DESC LIMIT 1",
                 &[&session],

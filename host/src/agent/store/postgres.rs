@@ -1,11 +1,11 @@
 //! The session store in PostgreSQL, shared by every replica.
 //!
-//! Tables (component `sessions` of `wasmhub_schema`):
-//! - `wasmhub_sessions(id, record, version, updated_at, message_count)`: the
+//! Tables (component `chat_sessions` of `wasmhub_schema`):
+//! - `wasmhub_chat_sessions(id, record, version, updated_at, message_count)`: the
 //!   [`SessionInfo`] as JSON text, with the columns the store sorts and checks on;
-//! - `wasmhub_session_messages(session_id, idx, message)`;
-//! - `wasmhub_session_approvals(session_id, id, approval)`;
-//! - `wasmhub_session_leases(session_id, owner, expires)`: expiries come from
+//! - `wasmhub_chat_messages(session_id, idx, message)`;
+//! - `wasmhub_chat_approvals(session_id, id, approval)`;
+//! - `wasmhub_chat_leases(session_id, owner, expires)`: expiries come from
 //!   the database's clock, so replicas with skewed clocks agree.
 //!
 //! A save is one transaction: the record's `UPDATE ... WHERE version = expected`
@@ -21,31 +21,31 @@ use crate::storage::{Postgres, StorageError};
 use std::collections::HashSet;
 use std::time::Duration;
 
-const TABLE: &str = "wasmhub_sessions";
+const TABLE: &str = "wasmhub_chat_sessions";
 
 /// The schema, one step per version.
 const MIGRATIONS: &[&str] = &["
-    CREATE TABLE wasmhub_sessions (
+    CREATE TABLE wasmhub_chat_sessions (
         id text PRIMARY KEY,
         record text NOT NULL,
         version bigint NOT NULL,
         updated_at bigint NOT NULL,
         message_count bigint NOT NULL
     );
-    CREATE INDEX wasmhub_sessions_recent ON wasmhub_sessions (updated_at DESC, id COLLATE \"C\");
-    CREATE TABLE wasmhub_session_messages (
-        session_id text NOT NULL REFERENCES wasmhub_sessions (id) ON DELETE CASCADE,
+    CREATE INDEX wasmhub_chat_sessions_recent ON wasmhub_chat_sessions (updated_at DESC, id COLLATE \"C\");
+    CREATE TABLE wasmhub_chat_messages (
+        session_id text NOT NULL REFERENCES wasmhub_chat_sessions (id) ON DELETE CASCADE,
         idx bigint NOT NULL,
         message text NOT NULL,
         PRIMARY KEY (session_id, idx)
     );
-    CREATE TABLE wasmhub_session_approvals (
+    CREATE TABLE wasmhub_chat_approvals (
         session_id text NOT NULL,
         id text NOT NULL,
         approval text NOT NULL,
         PRIMARY KEY (session_id, id)
     );
-    CREATE TABLE wasmhub_session_leases (
+    CREATE TABLE wasmhub_chat_leases (
         session_id text PRIMARY KEY,
         owner text NOT NULL,
         expires timestamptz NOT NULL
@@ -79,7 +79,7 @@ fn secs(ttl: Duration) -> f64 {
 impl PgSessions {
     /// The store on `pg`, its schema created or migrated first.
     pub(crate) async fn open(pg: &Postgres) -> Result<PgSessions, StorageError> {
-        pg.migrate("sessions", MIGRATIONS).await?;
+        pg.migrate("chat_sessions", MIGRATIONS).await?;
         Ok(PgSessions { pg: pg.clone() })
     }
 
@@ -87,7 +87,7 @@ impl PgSessions {
     async fn version(&self, id: &str) -> Result<Option<u64>, StorageError> {
         let client = self.pg.client().await?;
         let row = client
-            .query_opt("SELECT version FROM wasmhub_sessions WHERE id = $1", &[&id])
+            .query_opt("SELECT version FROM wasmhub_chat_sessions WHERE id = $1", &[&id])
             .await
             .map_err(StorageError::pg("read a session's version"))?;
         Ok(row.map(|r| r.get::<_, i64>(0) as u64))
@@ -99,7 +99,7 @@ impl SessionStore for PgSessions {
     async fn info(&self, id: &str) -> Result<Option<SessionInfo>, StorageError> {
         let client = self.pg.client().await?;
         let row = client
-            .query_opt("SELECT record FROM wasmhub_sessions WHERE id = $1", &[&id])
+            .query_opt("SELECT record FROM wasmhub_chat_sessions WHERE id = $1", &[&id])
             .await
             .map_err(StorageError::pg("read a session"))?;
         row.map(|r| decode(r.get::<_, &str>(0))).transpose()
@@ -110,8 +110,8 @@ impl SessionStore for PgSessions {
         // One statement: one snapshot of the record and its messages.
         let rows = client
             .query(
-                "SELECT s.record, m.message FROM wasmhub_sessions s
-                 LEFT JOIN wasmhub_session_messages m ON m.session_id = s.id AND m.idx < s.message_count
+                "SELECT s.record, m.message FROM wasmhub_chat_sessions s
+                 LEFT JOIN wasmhub_chat_messages m ON m.session_id = s.id AND m.idx < s.message_count
                  WHERE s.id = $1 ORDER BY m.idx",
                 &[&id],
             )
@@ -136,7 +136,7 @@ impl SessionStore for PgSessions {
         let client = self.pg.client().await?;
         let rows = client
             .query(
-                "SELECT record FROM wasmhub_sessions ORDER BY updated_at DESC, id COLLATE \"C\"",
+                "SELECT record FROM wasmhub_chat_sessions ORDER BY updated_at DESC, id COLLATE \"C\"",
                 &[],
             )
             .await
@@ -169,14 +169,14 @@ impl SessionStore for PgSessions {
         }
         let swapped = if expected == 0 {
             tx.execute(
-                "INSERT INTO wasmhub_sessions (id, record, version, updated_at, message_count)
+                "INSERT INTO wasmhub_chat_sessions (id, record, version, updated_at, message_count)
                  VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
                 &[&info.id, &record, &version, &updated, &count],
             )
             .await
         } else {
             tx.execute(
-                "UPDATE wasmhub_sessions SET record = $2, version = $3, updated_at = $4, message_count = $5
+                "UPDATE wasmhub_chat_sessions SET record = $2, version = $3, updated_at = $4, message_count = $5
                  WHERE id = $1 AND version = $6",
                 &[&info.id, &record, &version, &updated, &count, &(expected as i64)],
             )
@@ -193,13 +193,13 @@ impl SessionStore for PgSessions {
             }));
         }
         tx.execute(
-            "DELETE FROM wasmhub_session_messages WHERE session_id = $1 AND idx >= $2",
+            "DELETE FROM wasmhub_chat_messages WHERE session_id = $1 AND idx >= $2",
             &[&info.id, &count],
         )
         .await
         .map_err(StorageError::pg("save a session's messages"))?;
         tx.execute(
-            "INSERT INTO wasmhub_session_messages (session_id, idx, message)
+            "INSERT INTO wasmhub_chat_messages (session_id, idx, message)
              SELECT $1, * FROM UNNEST($2::bigint[], $3::text[])
              ON CONFLICT (session_id, idx) DO UPDATE SET message = EXCLUDED.message",
             &[&info.id, &idx, &messages],
@@ -218,7 +218,7 @@ impl SessionStore for PgSessions {
         let client = self.pg.client().await?;
         client
             .execute(
-                "INSERT INTO wasmhub_session_approvals (session_id, id, approval)
+                "INSERT INTO wasmhub_chat_approvals (session_id, id, approval)
                  SELECT $1, * FROM UNNEST($2::text[], $3::text[])
                  ON CONFLICT (session_id, id) DO UPDATE SET approval = EXCLUDED.approval",
                 &[&id, &ids, &records],
@@ -236,7 +236,7 @@ impl SessionStore for PgSessions {
         let client = self.pg.client().await?;
         let row = client
             .query_opt(
-                "SELECT approval FROM wasmhub_session_approvals WHERE session_id = $1 AND id = $2",
+                "SELECT approval FROM wasmhub_chat_approvals WHERE session_id = $1 AND id = $2",
                 &[&id, &approval],
             )
             .await
@@ -252,15 +252,12 @@ impl SessionStore for PgSessions {
             .map_err(StorageError::pg("delete a session"))?;
         // The messages go with the record (ON DELETE CASCADE).
         let existed = tx
-            .execute("DELETE FROM wasmhub_sessions WHERE id = $1", &[&id])
+            .execute("DELETE FROM wasmhub_chat_sessions WHERE id = $1", &[&id])
             .await
             .map_err(StorageError::pg("delete a session"))?;
-        tx.execute(
-            "DELETE FROM wasmhub_session_approvals WHERE session_id = $1",
-            &[&id],
-        )
-        .await
-        .map_err(StorageError::pg("delete a session's approvals"))?;
+        tx.execute("DELETE FROM wasmhub_chat_approvals WHERE session_id = $1", &[&id])
+            .await
+            .map_err(StorageError::pg("delete a session's approvals"))?;
         tx.commit().await.map_err(StorageError::pg("delete a session"))?;
         Ok(existed > 0)
     }
@@ -268,13 +265,13 @@ impl SessionStore for PgSessions {
     async fn acquire(&self, id: &str, owner: &str, ttl: Duration) -> Result<Lease, StorageError> {
         let client = self.pg.client().await?;
         let taken = format!(
-            "INSERT INTO wasmhub_session_leases AS l (session_id, owner, expires)
+            "INSERT INTO wasmhub_chat_leases AS l (session_id, owner, expires)
              VALUES ($1, $2, now() + $3::float8 * interval '1 second')
              ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, expires = EXCLUDED.expires
              WHERE l.expires <= now()
              RETURNING {EXPIRES_MS}"
         );
-        let held = format!("SELECT owner, {EXPIRES_MS} FROM wasmhub_session_leases WHERE session_id = $1");
+        let held = format!("SELECT owner, {EXPIRES_MS} FROM wasmhub_chat_leases WHERE session_id = $1");
         // A lease released between the two statements is free: try again.
         for _ in 0..5 {
             let row = client
@@ -298,7 +295,7 @@ impl SessionStore for PgSessions {
             }
         }
         Err(StorageError::Inconsistent {
-            table: "wasmhub_session_leases".into(),
+            table: "wasmhub_chat_leases".into(),
             message: format!("the lease of session {id} changed hands faster than it could be read"),
         })
     }
@@ -307,7 +304,7 @@ impl SessionStore for PgSessions {
         let client = self.pg.client().await?;
         let renewed = client
             .execute(
-                "UPDATE wasmhub_session_leases SET expires = now() + $3::float8 * interval '1 second'
+                "UPDATE wasmhub_chat_leases SET expires = now() + $3::float8 * interval '1 second'
                  WHERE session_id = $1 AND owner = $2",
                 &[&id, &owner, &secs(ttl)],
             )
@@ -320,7 +317,7 @@ impl SessionStore for PgSessions {
         let client = self.pg.client().await?;
         client
             .execute(
-                "DELETE FROM wasmhub_session_leases WHERE session_id = $1 AND owner = $2",
+                "DELETE FROM wasmhub_chat_leases WHERE session_id = $1 AND owner = $2",
                 &[&id, &owner],
             )
             .await
@@ -332,7 +329,7 @@ impl SessionStore for PgSessions {
         let client = self.pg.client().await?;
         let rows = client
             .query(
-                "SELECT session_id FROM wasmhub_session_leases WHERE expires > now()",
+                "SELECT session_id FROM wasmhub_chat_leases WHERE expires > now()",
                 &[],
             )
             .await
