@@ -5,7 +5,10 @@ mod accounting;
 mod anthropic_messages;
 mod chat_approvals;
 mod chat_crash;
+mod chat_leases;
 mod chat_loop_end;
+#[cfg(feature = "postgres")]
+mod chat_replicas;
 mod chat_stream;
 mod chat_turns;
 mod console_page;

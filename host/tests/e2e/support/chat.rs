@@ -84,8 +84,8 @@ fn shared_storage() -> wasmhub::storage::Storage {
         .clone()
 }
 
-/// A hub whose agent talks to `upstream`, with the plugins in `plugins_dir`.
-pub async fn hub_with(upstream: &Upstream, plugins_dir: PathBuf, tune: impl FnOnce(&mut Config)) -> Hub {
+/// The configuration of a chat test hub talking to `upstream`.
+pub fn chat_config(upstream: &Upstream, plugins_dir: PathBuf) -> Config {
     let mut config = Config {
         providers: vec![hub::provider(
             "scripted",
@@ -97,6 +97,19 @@ pub async fn hub_with(upstream: &Upstream, plugins_dir: PathBuf, tune: impl FnOn
         ..Config::default()
     };
     config.agent.model = Some(MODEL.into());
+    config
+}
+
+/// A hub for `config` whose agent keeps its sessions in `backend` (the shared
+/// chat test store holds the rest).
+#[cfg(feature = "postgres")]
+pub async fn hub_on(config: Config, backend: wasmhub::storage::Backend) -> Hub {
+    hub::start_on(config, shared_storage(), backend).await
+}
+
+/// A hub whose agent talks to `upstream`, with the plugins in `plugins_dir`.
+pub async fn hub_with(upstream: &Upstream, plugins_dir: PathBuf, tune: impl FnOnce(&mut Config)) -> Hub {
+    let mut config = chat_config(upstream, plugins_dir);
     tune(&mut config);
     let hub = hub::start_with_storage(config, shared_storage()).await;
     // The plugins folder loads in the background: wait for its operations.

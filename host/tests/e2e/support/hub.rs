@@ -65,7 +65,17 @@ pub async fn start_with(config: Config) -> Hub {
 
 /// Starts a hub on `storage` (tests that share one store, e.g. to reuse compiled
 /// plugins across hubs of one process: sled opens a folder once per process).
-pub async fn start_with_storage(mut config: Config, storage: wasmhub::storage::Storage) -> Hub {
+pub async fn start_with_storage(config: Config, storage: wasmhub::storage::Storage) -> Hub {
+    let backend = wasmhub::storage::Backend::Sled(storage.clone());
+    start_on(config, storage, backend).await
+}
+
+/// Starts a hub on `storage` whose agent keeps its sessions in `backend`.
+pub async fn start_on(
+    mut config: Config,
+    storage: wasmhub::storage::Storage,
+    backend: wasmhub::storage::Backend,
+) -> Hub {
     config.listen = "127.0.0.1:0".parse().unwrap();
     // A plugins folder that does not exist (the default, for tests that need no
     // operations) is replaced by an empty one.
@@ -80,7 +90,9 @@ pub async fn start_with_storage(mut config: Config, storage: wasmhub::storage::S
         .await
         .expect("the hub");
     let agent = Arc::new(
-        wasmhub::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage).expect("the agent"),
+        wasmhub::agent::Agent::new(&config, llm.clone(), hub.clone(), &backend)
+            .await
+            .expect("the agent"),
     );
     let mcp = wasmhub::surfaces::McpState::for_hub(hub.clone(), &config.server);
     let limits = Arc::new(wasmhub::surfaces::SurfaceLimits::new(&config.concurrency));
