@@ -33,6 +33,7 @@ mod protocol;
 mod registry;
 mod schedule;
 pub(crate) mod search;
+mod store_driver;
 pub(crate) mod validate;
 
 pub use accounting::{AccountingError, GuardReport, Page, SessionUsage, Since, StepReport, UsageRecord};
@@ -103,8 +104,8 @@ impl Hub {
     /// [`Hub::apply_plugins`] to `PluginDir::start` as its `on_change`.
     pub fn new(config: &Config, runtime: Runtime, storage: Storage) -> Result<Arc<Hub>, HubError> {
         let auth = Authenticator::from_config(&config.tokens)?;
-        let audit =
-            audit::AuditLog::start(storage.table("calls")?, &config.audit).map_err(HubError::AuditWriter)?;
+        let audit_store = Arc::new(audit::store::SledAudit::new(storage.table("calls")?));
+        let audit = audit::AuditLog::start(audit_store, &config.audit).map_err(HubError::AuditWriter)?;
         let usage = accounting::UsageLog::start(
             storage.table("accounting")?,
             storage.table("accounting_sessions")?,
@@ -325,7 +326,7 @@ impl Hub {
 
     /// The newest `limit` call records, newest first.
     pub fn calls(&self, limit: usize) -> Result<Vec<CallRecord>, HubError> {
-        Ok(self.core.audit.recent(limit)?)
+        self.core.audit.recent(limit)
     }
 
     /// Records a finished model step (with its cost, when `[accounting.prices]`
