@@ -106,12 +106,12 @@ impl Hub {
         let auth = Authenticator::from_config(&config.tokens)?;
         let audit_store = Arc::new(audit::store::SledAudit::new(storage.table("calls")?));
         let audit = audit::AuditLog::start(audit_store, &config.audit).map_err(HubError::AuditWriter)?;
-        let usage = accounting::UsageLog::start(
+        let usage_store = Arc::new(accounting::store::SledUsage::new(
             storage.table("accounting")?,
             storage.table("accounting_sessions")?,
-            &config.accounting,
-        )
-        .map_err(HubError::Accounting)?;
+        ));
+        let usage =
+            accounting::UsageLog::start(usage_store, &config.accounting).map_err(HubError::Accounting)?;
         let core = Arc::new(Core {
             limits: config.limits.clone(),
             cpu: runtime.cpu_shares().clone(),
@@ -343,7 +343,7 @@ impl Hub {
     /// Up to `limit` accounting records after `since`, oldest first. Waits for
     /// the records queued before: call it off the async workers.
     pub fn accounting(&self, since: Since, limit: usize) -> Result<Page, HubError> {
-        Ok(self.core.usage.page(since, limit)?)
+        self.core.usage.page(since, limit)
     }
 
     /// What each of `sessions` used so far (zeros for one without records).
@@ -352,7 +352,7 @@ impl Hub {
         &self,
         sessions: impl IntoIterator<Item = &'s str>,
     ) -> Result<Vec<SessionUsage>, HubError> {
-        Ok(self.core.usage.session_usage(sessions)?)
+        self.core.usage.session_usage(sessions)
     }
 
     /// Drops a deleted session's sums (its records stay until retention drops them).

@@ -1,13 +1,22 @@
 use super::*;
 use crate::storage::Storage;
 
-fn log(storage: &Storage, config: &AccountingConfig) -> UsageLog {
-    UsageLog::start(
+fn sled(storage: &Storage) -> Arc<dyn UsageStore> {
+    Arc::new(store::SledUsage::new(
         storage.table("accounting").unwrap(),
         storage.table("accounting_sessions").unwrap(),
-        config,
-    )
-    .unwrap()
+    ))
+}
+
+fn log(storage: &Storage, config: &AccountingConfig) -> UsageLog {
+    UsageLog::start(sled(storage), config).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sled_store_passes_the_conformance_suite() {
+    let store = sled(&Storage::temporary().unwrap());
+    // sled has one process per database: both writers are the one store.
+    store::conformance::run(store.clone(), store).await;
 }
 
 fn call(session: Option<&str>, n: u64, time_ms: u64) -> UsageRecord {

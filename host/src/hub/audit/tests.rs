@@ -1,4 +1,3 @@
-
 use super::unwritten::SUMMARY_TOOL;
 use super::*;
 use crate::hub::error::ErrorCode;
