@@ -93,7 +93,7 @@ async fn start(config: Config, options: Options, signals: super::signals::Signal
         crate::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage)
             .map_err(|e| e.to_string())?,
     );
-    let mcp = crate::surfaces::mcp::McpState::for_hub(hub.clone(), &config.server);
+    let mcp = crate::surfaces::mcp::McpState::for_hub(hub.clone(), &config.server).await;
     let app = Arc::new(App {
         config: config.clone(),
         llm,

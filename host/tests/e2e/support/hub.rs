@@ -82,7 +82,7 @@ pub async fn start_with_storage(mut config: Config, storage: wasmhub::storage::S
     let agent = Arc::new(
         wasmhub::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage).expect("the agent"),
     );
-    let mcp = wasmhub::surfaces::McpState::for_hub(hub.clone(), &config.server);
+    let mcp = wasmhub::surfaces::McpState::for_hub(hub.clone(), &config.server).await;
     let limits = Arc::new(wasmhub::surfaces::SurfaceLimits::new(&config.concurrency));
     let app = Arc::new(App {
         limits,
