@@ -305,6 +305,20 @@ mod tests {
         .await;
     }
 
+    #[cfg(feature = "postgres")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_postgres_store_passes_the_conformance_suite() {
+        use crate::surfaces::mcp::store::postgres::PgSessions;
+        crate::surfaces::mcp::store::conformance::run(|limits| async move {
+            // A fresh database per check, two stores on it: two replicas.
+            let pg = crate::storage::postgres::test_database().await;
+            let a: Arc<dyn McpSessionStore> = Arc::new(PgSessions::open(pg.clone(), limits).await.unwrap());
+            let b: Arc<dyn McpSessionStore> = Arc::new(PgSessions::open(pg, limits).await.unwrap());
+            (a, b)
+        })
+        .await;
+    }
+
     #[tokio::test]
     async fn sessions_belong_to_their_caller_and_end_on_close() {
         let t = table(10, 60_000);

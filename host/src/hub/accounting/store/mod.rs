@@ -4,16 +4,33 @@
 //!
 //! - `sled`: the tables `accounting` (`storage::blocks` layout) and
 //!   `accounting_sessions` (one process);
+//! - `postgres`: the tables `wasmhub_accounting` and
+//!   `wasmhub_accounting_sessions`, shared by every replica;
 //! - `conformance`: the suite every implementation passes.
 
 #[cfg(test)]
 pub(crate) mod conformance;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
 mod sled;
 
 pub(crate) use self::sled::SledUsage;
 
 use super::{Page, SessionUsage, Since, UsageRecord};
-use crate::storage::StorageError;
+use crate::storage::{Backend, StorageError};
+use std::sync::Arc;
+
+/// The accounting store of `backend`, its schema migrated when it has one.
+pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn UsageStore>, StorageError> {
+    match backend {
+        Backend::Sled(storage) => Ok(Arc::new(SledUsage::new(
+            storage.table("accounting")?,
+            storage.table("accounting_sessions")?,
+        ))),
+        #[cfg(feature = "postgres")]
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgUsage::open(pg.clone()).await?)),
+    }
+}
 
 /// Accounting's storage. Several writers (replicas) may share one store: record
 /// ids are unique and increasing across all of them, sums add up every writer's

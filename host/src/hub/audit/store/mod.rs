@@ -2,16 +2,29 @@
 //! written only through the audit writer thread (`super::AuditLog`).
 //!
 //! - `sled`: the table `calls` in the `storage::blocks` layout (one process);
+//! - `postgres`: the table `wasmhub_audit`, shared by every replica;
 //! - `conformance`: the suite every implementation passes.
 
 #[cfg(test)]
 pub(crate) mod conformance;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
 mod sled;
 
 pub(crate) use self::sled::SledAudit;
 
 use super::CallRecord;
-use crate::storage::StorageError;
+use crate::storage::{Backend, StorageError};
+use std::sync::Arc;
+
+/// The audit store of `backend`, its schema migrated when it has one.
+pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn AuditStore>, StorageError> {
+    match backend {
+        Backend::Sled(storage) => Ok(Arc::new(SledAudit::new(storage.table("calls")?))),
+        #[cfg(feature = "postgres")]
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgAudit::open(pg.clone()).await?)),
+    }
+}
 
 /// The audit log's storage. Several writers (replicas) may share one store: ids
 /// and positions never collide, every writer's records are read and trimmed.

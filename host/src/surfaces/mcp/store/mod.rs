@@ -10,16 +10,32 @@
 //! (`super::request_state`), which every replica must share.
 //!
 //! - `memory`: the sessions in this process (the sled backend: one process);
+//! - `postgres`: the tables `wasmhub_mcp_sessions` and `wasmhub_mcp_keys`,
+//!   shared by every replica;
 //! - `conformance`: the suite every implementation passes.
 
 #[cfg(test)]
 pub(crate) mod conformance;
 mod memory;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
 
 pub(crate) use memory::MemorySessions;
 
 use super::approval::ClientInfo;
-use crate::storage::StorageError;
+use super::session::SessionLimits;
+use crate::storage::{Backend, StorageError};
+use std::sync::Arc;
+
+/// The session store of `backend` with `limits`: this process's memory with
+/// sled, shared tables with PostgreSQL (schema migrated first).
+pub(crate) async fn open(backend: &Backend, limits: SessionLimits) -> Result<Arc<dyn McpSessionStore>, StorageError> {
+    match backend {
+        Backend::Sled(_) => Ok(Arc::new(MemorySessions::new(limits))),
+        #[cfg(feature = "postgres")]
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgSessions::open(pg.clone(), limits).await?)),
+    }
+}
 
 /// A session as every replica sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
