@@ -82,18 +82,24 @@ async fn start(config: Config, options: Options, signals: super::signals::Signal
     };
     let llm =
         Arc::new(crate::llm::Llm::with_models(&config.providers, &config.models).map_err(|e| e.to_string())?);
-    let storage = crate::storage::Storage::open(&config.data_dir).map_err(|e| e.to_string())?;
+    let backend = crate::storage::Backend::open(&config)
+        .await
+        .map_err(|e| e.to_string())?;
+    let storage = agent_storage(&backend, &config)?;
     // `_plugins` keeps the plugins folder loaded and watched while we serve. The
     // plugins load in the background so the listener opens at once; until then
     // `/health` says "loading" and calls to their operations wait for them.
-    let (hub, _plugins) =
-        crate::hub::Hub::start_in_background(&config, storage.clone(), lock).map_err(|e| e.to_string())?;
+    let (hub, _plugins) = crate::hub::Hub::start_in_background(&config, backend.clone(), lock)
+        .await
+        .map_err(|e| e.to_string())?;
     tokio::spawn(prune_compiled_cache(hub.clone()));
     let agent = Arc::new(
         crate::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage)
             .map_err(|e| e.to_string())?,
     );
-    let mcp = crate::surfaces::mcp::McpState::for_hub(hub.clone(), &config.server).await;
+    let mcp = crate::surfaces::mcp::McpState::open(hub.clone(), &config.server, &backend)
+        .await
+        .map_err(|e| e.to_string())?;
     let app = Arc::new(App {
         config: config.clone(),
         llm,
@@ -118,4 +124,21 @@ async fn start(config: Config, options: Options, signals: super::signals::Signal
     server::serve(app, listener, signals.received(), grace)
         .await
         .map_err(|e| e.to_string())
+}
+
+/// The sled database the agent's sessions use until they move to `backend`
+/// (the `sessions` branch): `backend`'s own with sled, the data folder's with
+/// PostgreSQL.
+#[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+fn agent_storage(
+    backend: &crate::storage::Backend,
+    config: &Config,
+) -> Result<crate::storage::Storage, String> {
+    match backend {
+        crate::storage::Backend::Sled(storage) => Ok(storage.clone()),
+        #[cfg(feature = "postgres")]
+        crate::storage::Backend::Postgres(_) => {
+            crate::storage::Storage::open(&config.data_dir).map_err(|e| e.to_string())
+        }
+    }
 }

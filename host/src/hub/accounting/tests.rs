@@ -222,7 +222,10 @@ mod postgres {
             }
             a.page(Since::Start, 1).unwrap();
             b.page(Since::Start, 1).unwrap();
-            (a.page(Since::Start, 100).unwrap(), b.session_usage(["s1"]).unwrap())
+            (
+                a.page(Since::Start, 100).unwrap(),
+                b.session_usage(["s1"]).unwrap(),
+            )
         });
         let (page, sums) = read.await.unwrap();
         let ids = ids(&page);

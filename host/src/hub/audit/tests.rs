@@ -221,7 +221,7 @@ mod postgres {
     async fn every_replica_reads_every_replicas_records_through_its_writer() {
         let pg = crate::storage::postgres::test_database().await;
         let config = AuditConfig {
-            retention: 50,
+            retention: 1000,
             ..AuditConfig::default()
         };
         let mut logs = Vec::new();

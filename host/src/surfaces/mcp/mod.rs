@@ -30,7 +30,9 @@ pub(crate) mod store;
 use dispatch::Dispatcher;
 use session::{SessionLimits, SessionTable};
 use std::sync::Arc;
-use store::{McpSessionStore, MemorySessions};
+use store::McpSessionStore;
+#[cfg(test)]
+use store::MemorySessions;
 
 /// The MCP server's state, shared by every request to `/mcp`.
 pub struct McpState {
@@ -55,26 +57,19 @@ impl McpState {
     }
 
     /// The MCP server over `hub`, with the session limits and approval time of
-    /// `[server]`; its sessions and `requestState` key in `store`.
-    pub(crate) async fn with_store(
+    /// `[server]`; its sessions and `requestState` key in `backend` (this
+    /// process's memory with sled, tables shared by the replicas with PostgreSQL).
+    pub async fn open(
         hub: Arc<crate::hub::Hub>,
         server: &crate::config::ServerConfig,
-        store: Arc<dyn McpSessionStore>,
+        backend: &crate::storage::Backend,
     ) -> Result<McpState, crate::storage::StorageError> {
-        let backend = Arc::new(hub_backend::HubBackend::new(hub));
-        let approval_time = std::time::Duration::from_secs(server.mcp_approval_secs);
+        let store = store::open(backend, SessionLimits::from(server)).await?;
         let key = store.state_key().await?;
-        let dispatcher = Dispatcher::with_approval_time(backend, approval_time).with_state_key(&key);
+        let hub_backend = Arc::new(hub_backend::HubBackend::new(hub));
+        let approval_time = std::time::Duration::from_secs(server.mcp_approval_secs);
+        let dispatcher = Dispatcher::with_approval_time(hub_backend, approval_time).with_state_key(&key);
         Ok(McpState::with_dispatcher(dispatcher, store))
-    }
-
-    /// The MCP server over `hub`, with the session limits and approval time of
-    /// `[server]`, its sessions in this process.
-    pub async fn for_hub(hub: Arc<crate::hub::Hub>, server: &crate::config::ServerConfig) -> McpState {
-        let store = Arc::new(MemorySessions::new(SessionLimits::from(server)));
-        McpState::with_store(hub, server, store)
-            .await
-            .expect("the memory store has a key")
     }
 }
 

@@ -136,7 +136,9 @@ impl UsageStore for PgUsage {
             .await
             .map_err(StorageError::pg("add to session sums"))?;
         }
-        tx.commit().await.map_err(StorageError::pg("commit accounting records"))?;
+        tx.commit()
+            .await
+            .map_err(StorageError::pg("commit accounting records"))?;
         self.since_trim.fetch_add(batch.len(), Ordering::Relaxed);
         Ok(batch)
     }
@@ -209,7 +211,10 @@ impl UsageStore for PgUsage {
     async fn forget_session(&self, session: String) -> Result<(), StorageError> {
         let client = self.pg.client().await?;
         client
-            .execute("DELETE FROM wasmhub_accounting_sessions WHERE session = $1", &[&session])
+            .execute(
+                "DELETE FROM wasmhub_accounting_sessions WHERE session = $1",
+                &[&session],
+            )
             .await
             .map_err(StorageError::pg("drop session sums"))?;
         Ok(())

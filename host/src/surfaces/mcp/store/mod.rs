@@ -29,7 +29,10 @@ use std::sync::Arc;
 
 /// The session store of `backend` with `limits`: this process's memory with
 /// sled, shared tables with PostgreSQL (schema migrated first).
-pub(crate) async fn open(backend: &Backend, limits: SessionLimits) -> Result<Arc<dyn McpSessionStore>, StorageError> {
+pub(crate) async fn open(
+    backend: &Backend,
+    limits: SessionLimits,
+) -> Result<Arc<dyn McpSessionStore>, StorageError> {
     match backend {
         Backend::Sled(_) => Ok(Arc::new(MemorySessions::new(limits))),
         #[cfg(feature = "postgres")]

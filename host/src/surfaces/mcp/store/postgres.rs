@@ -99,7 +99,9 @@ impl McpSessionStore for PgSessions {
         )
         .await
         .map_err(StorageError::pg("store an MCP session"))?;
-        tx.commit().await.map_err(StorageError::pg("commit an MCP session"))?;
+        tx.commit()
+            .await
+            .map_err(StorageError::pg("commit an MCP session"))?;
         Ok(removed)
     }
 
