@@ -22,8 +22,8 @@ use std::time::Duration;
 /// Why a `requestState` was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum StateError {
-    /// Not a state this server issued, or altered since (also: issued by another
-    /// process, or before a restart).
+    /// Not a state this server issued, or altered since (also, with the sled
+    /// store: issued by another process, or before a restart).
     Forged,
     /// Issued for another token.
     OtherCaller,
@@ -37,8 +37,9 @@ impl std::fmt::Display for StateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             StateError::Forged => {
-                "requestState was not issued by this server or was altered (a state is good only on the \
-                 process that issued it): call the tool again without inputResponses and requestState"
+                "requestState was not issued by this server or was altered (with the sled store a state is \
+                 good only on the process that issued it): call the tool again without inputResponses and \
+                 requestState"
             }
             StateError::OtherCaller => {
                 "requestState was issued to another caller: call the tool again without inputResponses and \
@@ -181,6 +182,22 @@ mod tests {
 
     fn args() -> Value {
         json!({"calls": [{"tool": "examples.wipe", "input": {"all": true, "scope": "x"}}]})
+    }
+
+    #[test]
+    fn replicas_sharing_the_stored_key_accept_each_others_states() {
+        let key = [7u8; 32];
+        let (a, b) = (
+            RequestStates::with_key(&key, Duration::from_secs(60)),
+            RequestStates::with_key(&key, Duration::from_secs(60)),
+        );
+        let state = a.issue("ci", "hub_call", &args(), NOW);
+        assert_eq!(b.verify(&state, "ci", "hub_call", &args(), NOW), Ok(()));
+        let other = RequestStates::with_key(&[8u8; 32], Duration::from_secs(60));
+        assert_eq!(
+            other.verify(&state, "ci", "hub_call", &args(), NOW),
+            Err(StateError::Forged)
+        );
     }
 
     #[test]
