@@ -9,8 +9,10 @@
 //! same token, the request (tool name and arguments) is the same, and the state
 //! has not expired (`server.mcp_approval_secs`).
 //!
-//! The key is drawn at random when the process starts: a state is good only on the
-//! process that issued it (a restart or another replica rejects it, and the client
+//! The key comes from the MCP session store (`store`), so every replica of one
+//! store checks the states of the others: with PostgreSQL it is created once in
+//! the database and read by every replica; with sled (one process) it is drawn at
+//! random when the process starts, so a restart rejects older states (the client
 //! starts the call over).
 
 use ring::{digest, hmac, rand};
@@ -20,8 +22,8 @@ use std::time::Duration;
 /// Why a `requestState` was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum StateError {
-    /// Not a state this server issued, or altered since (also: issued by another
-    /// process, or before a restart).
+    /// Not a state this server issued, or altered since (also, with the sled
+    /// store: issued by another process, or before a restart).
     Forged,
     /// Issued for another token.
     OtherCaller,
@@ -35,8 +37,9 @@ impl std::fmt::Display for StateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             StateError::Forged => {
-                "requestState was not issued by this server or was altered (a state is good only on the \
-                 process that issued it): call the tool again without inputResponses and requestState"
+                "requestState was not issued by this server or was altered (with the sled store a state is \
+                 good only on the process that issued it): call the tool again without inputResponses and \
+                 requestState"
             }
             StateError::OtherCaller => {
                 "requestState was issued to another caller: call the tool again without inputResponses and \
@@ -68,6 +71,14 @@ impl RequestStates {
         let key = hmac::Key::generate(hmac::HMAC_SHA256, &rand::SystemRandom::new())
             .expect("the system random generator works");
         RequestStates { key, lifetime }
+    }
+
+    /// States signed with `key` (shared by the replicas), living for `lifetime`.
+    pub(crate) fn with_key(key: &[u8], lifetime: Duration) -> RequestStates {
+        RequestStates {
+            key: hmac::Key::new(hmac::HMAC_SHA256, key),
+            lifetime,
+        }
     }
 
     /// How long an issued state stays good.
@@ -171,6 +182,22 @@ mod tests {
 
     fn args() -> Value {
         json!({"calls": [{"tool": "examples.wipe", "input": {"all": true, "scope": "x"}}]})
+    }
+
+    #[test]
+    fn replicas_sharing_the_stored_key_accept_each_others_states() {
+        let key = [7u8; 32];
+        let (a, b) = (
+            RequestStates::with_key(&key, Duration::from_secs(60)),
+            RequestStates::with_key(&key, Duration::from_secs(60)),
+        );
+        let state = a.issue("ci", "hub_call", &args(), NOW);
+        assert_eq!(b.verify(&state, "ci", "hub_call", &args(), NOW), Ok(()));
+        let other = RequestStates::with_key(&[8u8; 32], Duration::from_secs(60));
+        assert_eq!(
+            other.verify(&state, "ci", "hub_call", &args(), NOW),
+            Err(StateError::Forged)
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::time::Duration;
 use wasmhub::config::{Config, ProviderConfig};
 use wasmhub::hub::{CallContext, MetaToolRequest};
 use wasmhub::runtime::{PluginDir, Runtime};
-use wasmhub::storage::Storage;
+use wasmhub::storage::Backend;
 use wasmhub::surfaces::{self as server, App};
 
 /// A running hub.
@@ -86,7 +86,8 @@ pub async fn start_on(
     let config = Arc::new(config);
     let llm =
         Arc::new(wasmhub::llm::Llm::with_models(&config.providers, &config.models).expect("valid providers"));
-    let (hub, plugins) = wasmhub::hub::Hub::start(&config, storage.clone(), None)
+    let backend = wasmhub::storage::Backend::Sled(storage.clone());
+    let (hub, plugins) = wasmhub::hub::Hub::start(&config, backend.clone(), None)
         .await
         .expect("the hub");
     let agent = Arc::new(
@@ -94,7 +95,9 @@ pub async fn start_on(
             .await
             .expect("the agent"),
     );
-    let mcp = wasmhub::surfaces::McpState::for_hub(hub.clone(), &config.server);
+    let mcp = wasmhub::surfaces::McpState::open(hub.clone(), &config.server, &backend)
+        .await
+        .expect("the MCP state");
     let limits = Arc::new(wasmhub::surfaces::SurfaceLimits::new(&config.concurrency));
     let app = Arc::new(App {
         limits,
@@ -191,7 +194,9 @@ pub async fn hub(dir: &Scratch, configure: impl FnOnce(&mut Config)) -> TestHub 
     static CACHE: OnceLock<std::path::PathBuf> = OnceLock::new();
     let cache = CACHE.get_or_init(|| process_scratch("compiled-cache"));
     let runtime = Runtime::new(&config.limits, Some(cache)).expect("runtime");
-    let hub = wasmhub::hub::Hub::new(&config, runtime.clone(), Storage::temporary().unwrap()).expect("hub");
+    let hub = wasmhub::hub::Hub::new(&config, runtime.clone(), Backend::temporary().unwrap())
+        .await
+        .expect("hub");
     let on_change = {
         let hub = hub.clone();
         Arc::new(move |entries| hub.apply_plugins(entries))
