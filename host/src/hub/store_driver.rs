@@ -3,39 +3,49 @@
 //! async worker, but the stores' interfaces are async (a PostgreSQL store does
 //! network round trips).
 //!
-//! A writer started inside a tokio runtime drives its futures with that runtime's
-//! handle: pooled PostgreSQL connections keep their background task on the runtime
-//! that opened them, so they must stay on the hub's runtime (a private runtime
-//! would only drive a connection while its writer happens to wait on it). A writer
-//! started outside any runtime (a sled hub in a plain test) gets a private
-//! current-thread runtime.
+//! Each writer drives its futures on a current-thread runtime of its own, never
+//! on the hub's: a hub dropped on its runtime's last thread waits for its writers,
+//! which must then not need that thread. PostgreSQL connections live on the
+//! storage's own I/O thread (`storage::postgres`), so any runtime can use them.
 
-use std::future::Future;
-use tokio::runtime::{Builder, Handle, Runtime};
+use tokio::runtime::{Builder, Runtime};
 
-/// How a writer thread runs store futures.
-pub(crate) enum Driver {
-    /// The runtime the hub was started on.
-    Shared(Handle),
-    /// A current-thread runtime of the writer's own.
-    Own(Runtime),
-}
+/// How a writer thread runs store futures: its own current-thread runtime.
+pub(crate) struct Driver(Runtime);
 
 impl Driver {
-    /// The current runtime's handle, or a private runtime when there is none.
-    /// Call it on the thread that starts the writer.
+    /// A runtime for one writer thread.
     pub(crate) fn new() -> std::io::Result<Driver> {
-        match Handle::try_current() {
-            Ok(handle) => Ok(Driver::Shared(handle)),
-            Err(_) => Ok(Driver::Own(Builder::new_current_thread().enable_all().build()?)),
-        }
+        Builder::new_current_thread().enable_all().build().map(Driver)
     }
 
     /// Runs `future` to completion on the calling (writer) thread.
-    pub(crate) fn run<F: Future>(&self, future: F) -> F::Output {
-        match self {
-            Driver::Shared(handle) => handle.block_on(future),
-            Driver::Own(runtime) => runtime.block_on(future),
+    pub(crate) fn run<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.0.block_on(future)
+    }
+}
+
+/// Longest a hub being dropped on a runtime thread waits for a writer to store
+/// what was queued: its store's futures may need that runtime's other workers,
+/// which may already be gone at shutdown.
+const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Waits for a writer thread whose channel was closed to store what was queued
+/// and end. Off any runtime, for as long as it takes; on one, for at most
+/// [`EXIT_WAIT`], then the hub goes without it (and says so).
+pub(crate) fn finish_writer(name: &str, writer: std::thread::JoinHandle<()>) {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        let deadline = std::time::Instant::now() + EXIT_WAIT;
+        while !writer.is_finished() {
+            if std::time::Instant::now() >= deadline {
+                crate::warn!(
+                    "{name}: the writer did not finish within {} s at shutdown; records still queued are not stored",
+                    EXIT_WAIT.as_secs()
+                );
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
     }
+    let _ = writer.join();
 }

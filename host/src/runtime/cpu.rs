@@ -27,14 +27,21 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore};
+
+/// Ticks a call runs before its first epoch callback spends a ticket: the first
+/// whole tick is free (`sandbox::new_store` sets the first deadline to this).
+pub(super) const FREE_TICKS: u64 = 2;
 
 /// Every tenant's tickets and validation permits.
 pub struct CpuShares {
     per_tenant: usize,
     tenants: Mutex<HashMap<Arc<str>, Tenant>>,
+    /// Ticks since start (bumped by `refill`): when a call started running.
+    clock: Arc<AtomicU64>,
 }
 
 /// One tenant's share.
@@ -55,6 +62,7 @@ impl CpuShares {
         CpuShares {
             per_tenant,
             tenants: Mutex::new(HashMap::new()),
+            clock: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -83,6 +91,8 @@ impl CpuShares {
         TickGate {
             ticks: tenant.ticks,
             running: tenant.running,
+            started: Arc::new(AtomicU64::new(self.clock.load(Ordering::Relaxed))),
+            clock: self.clock.clone(),
         }
     }
 
@@ -97,6 +107,7 @@ impl CpuShares {
 
     /// Called by the epoch ticker every tick: each tenant's tickets back to full.
     pub(super) fn refill(&self) {
+        self.clock.fetch_add(1, Ordering::Relaxed);
         let tenants = self.tenants.lock().unwrap_or_else(|e| e.into_inner());
         for tenant in tenants.values() {
             let missing = self.per_tenant.saturating_sub(tenant.ticks.available_permits());
@@ -112,6 +123,11 @@ impl CpuShares {
 pub(super) struct TickGate {
     ticks: Arc<Semaphore>,
     running: Arc<Semaphore>,
+    /// The tick the call started running at: made with the gate, moved to when
+    /// [`TickGate::running`] first got a permit (a call that waited for one has
+    /// run no tick yet, however long it waited).
+    started: Arc<AtomicU64>,
+    clock: Arc<AtomicU64>,
 }
 
 impl TickGate {
@@ -122,6 +138,13 @@ impl TickGate {
         if self.ticks.available_permits() == 0 {
             self.clone().pass().await;
         }
+    }
+
+    /// At an epoch deadline: how many more ticks the call may run before it has
+    /// had its free first whole tick since it started running; 0 once it has.
+    pub(super) fn first_tick_left(&self) -> u64 {
+        let ends = self.started.load(Ordering::Relaxed) + FREE_TICKS;
+        ends.saturating_sub(self.clock.load(Ordering::Relaxed))
     }
 
     /// At a tick: spends one of the tenant's tickets if one is left (`true`: the
@@ -153,6 +176,7 @@ impl TickGate {
             call: Box::pin(call),
             running: self.running.clone(),
             waiting: None,
+            started: Some((self.started.clone(), self.clock.clone())),
         }
     }
 }
@@ -172,6 +196,8 @@ pub(super) struct Running<F> {
     running: Arc<Semaphore>,
     /// The permit being waited for, when none was free.
     waiting: Option<Acquire>,
+    /// The gate's start tick and clock, until the first permit restarts it.
+    started: Option<(Arc<AtomicU64>, Arc<AtomicU64>)>,
 }
 
 impl<F: Future> Future for Running<F> {
@@ -199,6 +225,9 @@ impl<F: Future> Future for Running<F> {
                 }
             }
         };
+        if let Some((started, clock)) = this.started.take() {
+            started.store(clock.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
         let _held = Held::start();
         let result = this.call.as_mut().poll(cx);
         drop(permit);
@@ -323,5 +352,24 @@ mod tests {
         let (poll, _) = poll_on_another_thread(second_a);
         assert!(poll.is_ready());
         assert!(polled.load(std::sync::atomic::Ordering::SeqCst));
+    }
+
+    #[test]
+    fn the_free_first_tick_counts_from_when_a_call_starts_running() {
+        let shares = CpuShares::new(2, 50);
+        let gate = shares.gate(&Arc::from("a"));
+        assert_eq!(gate.first_tick_left(), FREE_TICKS);
+        for _ in 0..5 {
+            shares.refill();
+        }
+        // Without a running permit (plugin loads) the ticks count from the gate.
+        assert_eq!(gate.first_tick_left(), 0);
+        // A call that waited five ticks for its permit has run none of them.
+        let mut call = gate.running(async {});
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        assert!(Pin::new(&mut call).poll(&mut cx).is_ready());
+        assert_eq!(gate.first_tick_left(), FREE_TICKS);
+        shares.refill();
+        assert_eq!(gate.first_tick_left(), FREE_TICKS - 1);
     }
 }

@@ -214,10 +214,15 @@ pub(super) fn new_store(
     store.set_max_component_handles(MAX_HANDLES);
     // Two: the first callback comes after at least one whole tick, so calls that
     // finish within it never spend a ticket.
-    store.set_epoch_deadline(2);
+    store.set_epoch_deadline(super::cpu::FREE_TICKS);
     store.epoch_deadline_callback(|ctx| {
         let gate = &ctx.data().gate;
-        Ok(if gate.try_pass() {
+        // A call that waited for a running permit reaches its first deadline as
+        // soon as it runs: its free first tick counts from when it started running.
+        let left = gate.first_tick_left();
+        Ok(if left > 0 {
+            wasmtime::UpdateDeadline::Continue(left)
+        } else if gate.try_pass() {
             // The ordinary yield to tokio at every tick (other tasks run, the
             // call's timeout is noticed).
             wasmtime::UpdateDeadline::Yield(1)

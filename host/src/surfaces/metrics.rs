@@ -20,9 +20,18 @@ pub(crate) fn metrics(app: &App) -> Resp {
     resp
 }
 
-/// `GET /health`: always 200, `{"status": "ok" | "loading", "plugins": {active,
-/// deprecated, rejected, loading}, "operations": N}` ("loading" while plugins of
-/// the first load are still compiling).
-pub(crate) fn health(app: &App) -> Resp {
-    respond::json(StatusCode::OK, &app.hub.health())
+/// `GET /health`: `{"status": "ok" | "loading", "plugins": {active, deprecated,
+/// rejected, loading}, "operations": N}` ("loading" while plugins of the first
+/// load are still compiling). Always 200 (the process is alive), except with the
+/// query `?ready`, a readiness probe: 503 while loading, so a load balancer or
+/// Kubernetes sends no traffic to a replica whose plugins are not there yet.
+pub(crate) fn health(app: &App, query: Option<&str>) -> Resp {
+    let health = app.hub.health();
+    let readiness = query.is_some_and(|q| q.split('&').any(|p| p == "ready" || p.starts_with("ready=")));
+    let status = if readiness && health["status"] != "ok" {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    respond::json(status, &health)
 }

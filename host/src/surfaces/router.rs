@@ -110,7 +110,7 @@ pub(crate) async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAdd
     let path = req.uri().path().to_string();
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match classify(req.method(), &segments) {
-        Route::Health => metrics::health(&app),
+        Route::Health => metrics::health(&app, req.uri().query()),
         Route::Metrics => metrics::metrics(&app),
         Route::Mcp => {
             let max_body = app.config.server.max_body_kb as usize * 1024;

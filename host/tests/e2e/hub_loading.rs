@@ -86,6 +86,10 @@ async fn the_hub_listens_while_a_plugin_loads_and_a_call_waits_for_it() {
     assert_eq!(health["status"], "loading", "{health}");
     assert_eq!(health["plugins"]["loading"], 1, "{health}");
     assert_eq!(plugin_state(addr, "gated").await, "loading");
+    // The readiness probe keeps traffic away until the load is done.
+    let (status, ready) = get(addr, "/health?ready").await;
+    assert_eq!(status, 503, "{ready}");
+    assert_eq!(ready["status"], "loading", "{ready}");
 
     let call = tokio::spawn(async move { post(addr, "/api/hub/call", &echo_call()).await });
     // The call is waiting inside the hub (counted in flight) before loading ends.
@@ -102,6 +106,8 @@ async fn the_hub_listens_while_a_plugin_loads_and_a_call_waits_for_it() {
     let (_, health) = get(addr, "/health").await;
     assert_eq!(health["status"], "ok", "{health}");
     assert_eq!(health["plugins"]["active"], 1, "{health}");
+    let (status, _) = get(addr, "/health?ready").await;
+    assert_eq!(status, 200);
     let _ = child.kill();
     let _ = child.wait();
 }

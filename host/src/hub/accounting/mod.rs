@@ -305,7 +305,7 @@ impl Drop for UsageLog {
         // Closing the channel ends the writer after it stored what was queued.
         self.tx.take();
         if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
+            crate::hub::store_driver::finish_writer("accounting", writer);
         }
     }
 }

@@ -191,7 +191,7 @@ impl Drop for AuditLog {
         // Closing the channel ends the writer after it stored what was queued.
         self.tx.take();
         if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
+            crate::hub::store_driver::finish_writer("audit log", writer);
         }
     }
 }

@@ -1,4 +1,4 @@
-//! `LISTEN`: one dedicated connection per listener, driven on its own task, its
+//! `LISTEN`: one dedicated connection per listener, driven on the I/O thread, its
 //! notifications' payloads handed over in order. Notifications only wake a
 //! reader; what changed is always read from the tables, so a listener that was
 //! gone for a while re-reads from its last position and misses nothing.
@@ -34,12 +34,14 @@ pub(super) async fn start(
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
         "channel names are [a-z0-9_] identifiers chosen by the stores: {channel:?}"
     );
-    let (client, mut connection) = config
-        .connect(NoTls)
+    let config = config.clone();
+    let connected = super::io().spawn(async move { config.connect(NoTls).await });
+    let (client, mut connection) = connected
         .await
+        .map_err(|_| StorageError::Shutdown)?
         .map_err(StorageError::pg("connect to listen"))?;
     let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
+    super::io().spawn(async move {
         while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
             match message {
                 Ok(AsyncMessage::Notification(n)) => {

@@ -119,15 +119,40 @@ impl Postgres {
     }
 }
 
-/// Opens one connection and drives it on its own task until it closes.
+/// The thread every PostgreSQL connection of the process lives on: a socket
+/// belongs to the runtime that opened it, and the stores' writer threads and the
+/// hub's workers both use the pool, so connections must not depend on either
+/// (a hub dropped on its runtime's last thread waits for its writers). Never
+/// dropped: a runtime cannot be dropped inside another.
+pub(super) fn io() -> &'static tokio::runtime::Handle {
+    static IO: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    IO.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("wasmhub-pg")
+            .enable_all()
+            .build()
+            .expect("the PostgreSQL I/O thread starts")
+    })
+    .handle()
+}
+
+/// Opens one connection on the I/O thread and drives it there until it closes.
 async fn open(config: &tokio_postgres::Config) -> Result<Client, StorageError> {
-    let (client, connection) = config.connect(NoTls).await.map_err(StorageError::pg("connect"))?;
-    tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            crate::warn!("storage: a PostgreSQL connection closed: {e}");
-        }
+    let config = config.clone();
+    let opened = io().spawn(async move {
+        let (client, connection) = config.connect(NoTls).await?;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                crate::warn!("storage: a PostgreSQL connection closed: {e}");
+            }
+        });
+        Ok(client)
     });
-    Ok(client)
+    match opened.await {
+        Ok(client) => client.map_err(StorageError::pg("connect")),
+        Err(_) => Err(StorageError::Shutdown),
+    }
 }
 
 impl Deref for PgClient {

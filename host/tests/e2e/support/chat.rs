@@ -100,11 +100,10 @@ pub fn chat_config(upstream: &Upstream, plugins_dir: PathBuf) -> Config {
     config
 }
 
-/// A hub for `config` whose agent keeps its sessions in `backend` (the shared
-/// chat test store holds the rest).
+/// A hub for `config` whose stores are all in `backend`.
 #[cfg(feature = "postgres")]
 pub async fn hub_on(config: Config, backend: wasmhub::storage::Backend) -> Hub {
-    hub::start_on(config, shared_storage(), backend).await
+    hub::start_on(config, backend).await
 }
 
 /// A hub whose agent talks to `upstream`, with the plugins in `plugins_dir`.

@@ -66,16 +66,19 @@ pub async fn start_with(config: Config) -> Hub {
 /// Starts a hub on `storage` (tests that share one store, e.g. to reuse compiled
 /// plugins across hubs of one process: sled opens a folder once per process).
 pub async fn start_with_storage(config: Config, storage: wasmhub::storage::Storage) -> Hub {
-    let backend = wasmhub::storage::Backend::Sled(storage.clone());
-    start_on(config, storage, backend).await
+    start_on(config, Backend::Sled(storage)).await
 }
 
-/// Starts a hub on `storage` whose agent keeps its sessions in `backend`.
-pub async fn start_on(
-    mut config: Config,
-    storage: wasmhub::storage::Storage,
-    backend: wasmhub::storage::Backend,
-) -> Hub {
+/// Starts a hub whose stores (sessions, audit, accounting, MCP sessions) are in
+/// `backend`.
+pub async fn start_on(mut config: Config, backend: Backend) -> Hub {
+    // The compiled-plugin cache of a hub left on the default data folder goes to
+    // the process's scratch folder, not `data/` under the working directory.
+    // One folder for the process, so those hubs share compiled plugins.
+    if config.data_dir == Config::default().data_dir {
+        static DATA: OnceLock<std::path::PathBuf> = OnceLock::new();
+        config.data_dir = DATA.get_or_init(|| process_scratch("data")).clone();
+    }
     config.listen = "127.0.0.1:0".parse().unwrap();
     // A plugins folder that does not exist (the default, for tests that need no
     // operations) is replaced by an empty one.
@@ -86,7 +89,6 @@ pub async fn start_on(
     let config = Arc::new(config);
     let llm =
         Arc::new(wasmhub::llm::Llm::with_models(&config.providers, &config.models).expect("valid providers"));
-    let backend = wasmhub::storage::Backend::Sled(storage.clone());
     let (hub, plugins) = wasmhub::hub::Hub::start(&config, backend.clone(), None)
         .await
         .expect("the hub");
