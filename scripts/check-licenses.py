@@ -3,7 +3,8 @@
 outside supply-chain/licenses.txt.
 
 An SPDX expression passes when one of its OR-alternatives consists only of allowed
-licenses (`A AND B`); `X WITH exception` counts as X. Reads `cargo metadata` only.
+licenses (`A AND B`); `X WITH exception` counts as X. Reads `cargo metadata` only, with
+every feature on (the `postgres` build ships too).
 """
 import json
 import pathlib
@@ -20,7 +21,7 @@ allowed = {
 
 meta = json.loads(
     subprocess.run(
-        ["cargo", "metadata", "--format-version", "1", "--filter-platform", "x86_64-unknown-linux-gnu"],
+        ["cargo", "metadata", "--format-version", "1", "--all-features", "--filter-platform", "x86_64-unknown-linux-gnu"],
         cwd=root, check=True, capture_output=True, text=True,
     ).stdout
 )

@@ -14,6 +14,7 @@ mod concurrency;
 mod distribution;
 mod error;
 mod models;
+mod storage;
 #[cfg(test)]
 mod tests;
 
@@ -25,6 +26,7 @@ pub use distribution::{
 };
 pub use error::ConfigError;
 pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
+pub use storage::{StorageBackend, StorageConfig};
 
 /// The whole configuration, after defaults and overrides.
 #[derive(Debug, Clone, Deserialize)]
@@ -34,7 +36,7 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Folder of built `.wasm` plugins (with optional `NAME.toml` manifests).
     pub plugins_dir: PathBuf,
-    /// Folder of the sled store (sessions, audit log, compiled-plugin cache).
+    /// Folder of the sled store (sessions, audit log) and the compiled-plugin cache.
     pub data_dir: PathBuf,
     /// Global caps every plugin call runs within.
     pub limits: Limits,
@@ -60,6 +62,8 @@ pub struct Config {
     pub concurrency: ConcurrencyConfig,
     /// Usage and cost records of model steps and tool calls.
     pub accounting: AccountingConfig,
+    /// Which database holds sessions, audit and accounting records (`[storage]`).
+    pub storage: StorageConfig,
 }
 
 impl Default for Config {
@@ -80,6 +84,7 @@ impl Default for Config {
             trust: TrustConfig::default(),
             concurrency: ConcurrencyConfig::default(),
             accounting: AccountingConfig::default(),
+            storage: StorageConfig::default(),
         }
     }
 }
@@ -543,6 +548,7 @@ impl Config {
             .or_else(|| self.plugins.first_mismatch())
             .or_else(|| self.concurrency.mismatch())
             .or_else(|| self.accounting.mismatch())
+            .or_else(|| self.storage.mismatch())
     }
 }
 

@@ -17,6 +17,24 @@ pub fn new_id(prefix: &str) -> String {
     id
 }
 
+/// This process's id among the hub's replicas, `<host name>-<pid>-<8 hex>`: the
+/// owner of the leases it holds and the writer of the records it stores.
+pub fn replica_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_default();
+        let host = if host.is_empty() {
+            "wasmhub".to_string()
+        } else {
+            host
+        };
+        let random = new_id("r");
+        format!("{host}-{}-{}", std::process::id(), &random[2..10])
+    })
+}
+
 /// Whether `id` is acceptable as a client-chosen id: 1-128 chars of `[A-Za-z0-9_-]`.
 /// Used for ids that arrive in URLs and request bodies (sessions, messages).
 pub fn is_valid_client_id(id: &str) -> bool {

@@ -10,13 +10,26 @@
 //! blocked in a host call (a nested call, an HTTP response) passes no ticks and
 //! holds nothing.
 //!
+//! Tickets meter time; they do not bound how many of a tenant's calls run guest
+//! code at the same instant: a burst of new calls each ran its first tick (one to
+//! two ticks, before the first epoch callback) at once and took every worker, so a
+//! benign call waited a whole tick. So each tenant also holds that many *running*
+//! permits, one per poll of a call ([`TickGate::running`]): at any instant at most
+//! its share of the workers runs its guests, and the other workers stay free for
+//! the other tenants. A nested call runs inside its parent's poll, on the permit
+//! the parent holds.
+//!
 //! Each tenant also has that many permits for large schema validations on the
 //! blocking pool (`hub::checks`), the other CPU-heavy work a client can cause
 //! before a plugin runs.
 
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use std::task::{Context, Poll};
+use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore};
 
 /// Every tenant's tickets and validation permits.
 pub struct CpuShares {
@@ -31,6 +44,8 @@ struct Tenant {
     ticks: Arc<Semaphore>,
     /// Large validations it may run at once on the blocking pool.
     validations: Arc<Semaphore>,
+    /// Polls of its calls running at once (guest code on a worker).
+    running: Arc<Semaphore>,
 }
 
 impl CpuShares {
@@ -57,14 +72,17 @@ impl CpuShares {
             .or_insert_with(|| Tenant {
                 ticks: Arc::new(Semaphore::new(self.per_tenant)),
                 validations: Arc::new(Semaphore::new(self.per_tenant)),
+                running: Arc::new(Semaphore::new(self.per_tenant)),
             })
             .clone()
     }
 
     /// The ticket gate of `tenant`, for one call's epoch callback.
     pub(super) fn gate(&self, tenant: &Arc<str>) -> TickGate {
+        let tenant = self.of(tenant);
         TickGate {
-            ticks: self.of(tenant).ticks,
+            ticks: tenant.ticks,
+            running: tenant.running,
         }
     }
 
@@ -93,6 +111,7 @@ impl CpuShares {
 #[derive(Clone)]
 pub(super) struct TickGate {
     ticks: Arc<Semaphore>,
+    running: Arc<Semaphore>,
 }
 
 impl TickGate {
@@ -125,6 +144,81 @@ impl TickGate {
             .await
             .expect("tickets are never closed")
             .forget();
+    }
+
+    /// `call`, each poll of it holding one of the tenant's running permits
+    /// (waiting in FIFO order when its other calls hold them all).
+    pub(super) fn running<F: Future>(&self, call: F) -> Running<F> {
+        Running {
+            call: Box::pin(call),
+            running: self.running.clone(),
+            waiting: None,
+        }
+    }
+}
+
+thread_local! {
+    /// Whether the poll on this thread holds a running permit: a nested call,
+    /// polled inside its parent's poll, must not wait for one (its parent would
+    /// never be polled again to let it go).
+    static HOLDING: Cell<bool> = const { Cell::new(false) };
+}
+
+type Acquire = Pin<Box<dyn Future<Output = Result<OwnedSemaphorePermit, AcquireError>> + Send>>;
+
+/// A call polled only while it holds one of its tenant's running permits.
+pub(super) struct Running<F> {
+    call: Pin<Box<F>>,
+    running: Arc<Semaphore>,
+    /// The permit being waited for, when none was free.
+    waiting: Option<Acquire>,
+}
+
+impl<F: Future> Future for Running<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        if HOLDING.get() {
+            return self.call.as_mut().poll(cx);
+        }
+        let this = &mut *self;
+        let permit = match this.running.clone().try_acquire_owned() {
+            Ok(permit) if this.waiting.is_none() => permit,
+            other => {
+                drop(other);
+                let running = this.running.clone();
+                let waiting = this
+                    .waiting
+                    .get_or_insert_with(|| Box::pin(running.acquire_owned()));
+                match waiting.as_mut().poll(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(permit) => {
+                        this.waiting = None;
+                        permit.expect("running permits are never closed")
+                    }
+                }
+            }
+        };
+        let _held = Held::start();
+        let result = this.call.as_mut().poll(cx);
+        drop(permit);
+        result
+    }
+}
+
+/// Marks this thread's poll as holding a permit until dropped (also on a panic).
+struct Held;
+
+impl Held {
+    fn start() -> Held {
+        HOLDING.set(true);
+        Held
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        HOLDING.set(false);
     }
 }
 
@@ -180,5 +274,54 @@ mod tests {
         shares.refill();
         shares.refill();
         assert_eq!(shares.of(&a).ticks.available_permits(), 1);
+    }
+
+    /// Polls `f` once on a fresh thread (another worker) with a no-op waker.
+    fn poll_on_another_thread<F: Future + Send + 'static>(f: F) -> (Poll<F::Output>, Pin<Box<F>>)
+    where
+        F::Output: Send,
+    {
+        std::thread::spawn(move || {
+            let mut f = Box::pin(f);
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            let poll = f.as_mut().poll(&mut cx);
+            (poll, f)
+        })
+        .join()
+        .unwrap()
+    }
+
+    #[test]
+    fn at_most_a_share_of_one_tenants_calls_run_at_once_and_nested_calls_run_inside() {
+        let shares = Arc::new(CpuShares::new(2, 50));
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        let (gate_a, gate_b) = (shares.gate(&a), shares.gate(&b));
+        let outer = gate_a.clone().running(std::future::poll_fn(move |cx| {
+            // While this poll of `a` runs, another of `a`'s calls on another worker
+            // waits without being polled; `b`'s runs.
+            let polled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = polled.clone();
+            let second_a = gate_a.running(async move {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+            let (poll, second_a) = poll_on_another_thread(second_a);
+            assert!(poll.is_pending());
+            assert!(!polled.load(std::sync::atomic::Ordering::SeqCst));
+            let (poll, _) = poll_on_another_thread(gate_b.running(async { 7 }));
+            assert_eq!(poll, Poll::Ready(7));
+            // A nested call of the same tenant runs inside this poll.
+            let mut nested = gate_a.running(async { 1 });
+            assert_eq!(Pin::new(&mut nested).poll(cx), Poll::Ready(1));
+            Poll::Ready((second_a, polled))
+        }));
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut outer = Box::pin(outer);
+        let Poll::Ready((second_a, polled)) = outer.as_mut().poll(&mut cx) else {
+            panic!("the outer call finishes in one poll")
+        };
+        // The first call's poll is over: the waiting one gets the permit and runs.
+        let (poll, _) = poll_on_another_thread(second_a);
+        assert!(poll.is_ready());
+        assert!(polled.load(std::sync::atomic::Ordering::SeqCst));
     }
 }

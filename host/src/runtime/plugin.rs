@@ -194,7 +194,7 @@ impl Plugin {
 
         let run = async {
             gate.enter().await;
-            self.pre.call(&mut store, op, input_json).await
+            gate.running(self.pre.call(&mut store, op, input_json)).await
         };
         let result = tokio::time::timeout_at(deadline, run).await;
         let state = store.data();

@@ -1,0 +1,79 @@
+//! `[storage]`: where sessions, the audit log, accounting records, leases and MCP
+//! sessions live: the embedded sled database in `data_dir` (one process) or a
+//! PostgreSQL database shared by several replicas. The backends are
+//! `crate::storage`'s; this is the shape of the file.
+
+use serde::Deserialize;
+
+/// Which database holds the hub's records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StorageBackend {
+    /// The embedded sled database under `data_dir` (one process).
+    #[default]
+    Sled,
+    /// A PostgreSQL database (several replicas; the `postgres` cargo feature).
+    Postgres,
+}
+
+impl StorageBackend {
+    /// The name used in the file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StorageBackend::Sled => "sled",
+            StorageBackend::Postgres => "postgres",
+        }
+    }
+}
+
+/// The `[storage]` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageConfig {
+    /// `sled` (default) or `postgres`.
+    pub backend: StorageBackend,
+    /// The environment variable holding the PostgreSQL connection string (never the
+    /// file: it carries a password).
+    pub url_env: String,
+    /// Most PostgreSQL connections this replica opens (LISTEN connections aside).
+    pub pool_size: usize,
+    /// Longest a live turn's lease lasts without renewal, in seconds: how long a
+    /// session stays busy after the replica running its turn died.
+    pub lease_secs: u64,
+    /// Longest a storage call waits for a pooled connection, in milliseconds.
+    pub connect_timeout_ms: u64,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            backend: StorageBackend::Sled,
+            url_env: "DATABASE_URL".into(),
+            pool_size: 8,
+            lease_secs: 15,
+            connect_timeout_ms: 5_000,
+        }
+    }
+}
+
+impl StorageConfig {
+    /// The first value that cannot work, said for the operator.
+    pub(super) fn mismatch(&self) -> Option<String> {
+        if self.url_env.is_empty() {
+            return Some("storage.url_env must name an environment variable".into());
+        }
+        if self.pool_size == 0 {
+            return Some("storage.pool_size must be greater than 0".into());
+        }
+        if !(2..=3600).contains(&self.lease_secs) {
+            return Some(format!(
+                "storage.lease_secs must be between 2 and 3600 (it is {})",
+                self.lease_secs
+            ));
+        }
+        if self.connect_timeout_ms == 0 {
+            return Some("storage.connect_timeout_ms must be greater than 0".into());
+        }
+        None
+    }
+}
