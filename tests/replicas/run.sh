@@ -150,8 +150,10 @@ frontend hub
 
 backend replicas
     balance roundrobin
+    # Ready = every plugin loaded ("status":"ok"; "loading" before).
     option httpchk
     http-check send meth GET uri /health hdr Host localhost
+    http-check expect rstring status.:.ok
     default-server inter 500ms fall 2 rise 2
     http-response set-header X-Served-By %[srv_name]
 $backends
