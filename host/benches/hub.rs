@@ -24,7 +24,7 @@ use wasmhub::config::Config;
 use wasmhub::hub::{CallContext, Hub, MetaToolRequest};
 use wasmhub::hub::{SearchDoc, SearchIndex};
 use wasmhub::runtime::{Invocation, NoNestedCalls};
-use wasmhub::storage::Storage;
+use wasmhub::storage::{Backend, Storage};
 use wasmtime_wasi_http::io::TokioIo;
 
 fn main() {
@@ -86,7 +86,7 @@ async fn call_overhead(plugins: &Path) {
         plugins_dir: plugins.to_path_buf(),
         ..Config::default()
     };
-    let (hub, _watcher) = Hub::start(&config, Storage::temporary().unwrap(), None)
+    let (hub, _watcher) = Hub::start(&config, Backend::temporary().unwrap(), None)
         .await
         .unwrap();
     let plugin = hub.runtime().load(&plugins.join("a.wasm")).await.unwrap();
@@ -136,7 +136,7 @@ async fn call_throughput(root: &Path, plugins: &Path) {
         plugins_dir: plugins.to_path_buf(),
         ..Config::default()
     };
-    let (hub, _watcher) = Hub::start(&config, Storage::open(&data).unwrap(), None)
+    let (hub, _watcher) = Hub::start(&config, Backend::Sled(Storage::open(&data).unwrap()), None)
         .await
         .unwrap();
     let hub = Arc::new(hub);

@@ -18,7 +18,7 @@
 
 use super::AgentError;
 use super::message::{Part, ToolApproval, ToolState, UiMessage};
-use super::sessions::{IssuedApproval, Sessions};
+use super::store::{IssuedApproval, SessionStore};
 use crate::hub::{Caller, Hub, MetaToolRequest};
 use serde_json::Value;
 
@@ -88,8 +88,8 @@ fn rejected(message: String) -> AgentError {
 /// assistant message) to `assistant` (the stored one), checking each against what
 /// the hub issued in `session_id`. Every approval the stored message waits for
 /// must be answered; a message without any is left alone.
-pub(crate) fn apply_responses(
-    sessions: &Sessions,
+pub(crate) async fn apply_responses(
+    sessions: &dyn SessionStore,
     session_id: &str,
     assistant: &mut UiMessage,
     client: &UiMessage,
@@ -111,7 +111,7 @@ pub(crate) fn apply_responses(
                 "tool call {call:?} is \"approval-responded\" without \"approval\": {{\"id\", \"approved\"}}"
             )));
         };
-        let Some(issued) = sessions.issued_approval(session_id, id)? else {
+        let Some(issued) = sessions.issued_approval(session_id, id).await? else {
             return Err(rejected(format!(
                 "approval {id:?} was not issued by this hub in session {session_id:?}: only the hub asks for \
                  approvals, and only the ids it sent in tool-approval-request can answer them"
@@ -188,6 +188,7 @@ mod tests {
     use crate::agent::message::ToolPart;
     use crate::storage::Storage;
     use serde_json::json;
+    use std::sync::Arc;
 
     const SESSION: &str = "s1";
 
@@ -220,8 +221,8 @@ mod tests {
     }
 
     /// A store where the hub issued `apr_1` for c1 and `apr_2` for c2 of a1.
-    fn issued(input: &Value) -> Sessions {
-        let s = Sessions::open(&Storage::temporary().unwrap()).unwrap();
+    async fn issued(input: &Value) -> Arc<dyn SessionStore> {
+        let s = crate::agent::store::open_sled(&Storage::temporary().unwrap()).unwrap();
         let ask = Ask {
             tools: vec!["x.wipe".into()],
             reason: String::new(),
@@ -230,14 +231,14 @@ mod tests {
         one.id = "apr_1".into();
         let mut two = issue("a1", "c2", input, &ask);
         two.id = "apr_2".into();
-        s.issue_approvals(SESSION, &[one, two]).unwrap();
+        s.issue_approvals(SESSION, &[one, two]).await.unwrap();
         s
     }
 
-    #[test]
-    fn answers_to_issued_approvals_are_applied() {
+    #[tokio::test]
+    async fn answers_to_issued_approvals_are_applied() {
         let input = json!({"calls": [{"tool": "x.wipe", "input": {"n": 1.0}}]});
-        let s = issued(&input);
+        let s = issued(&input).await;
         let mut stored = message(vec![
             pending("c1", "apr_1", input.clone()),
             pending("c2", "apr_2", input.clone()),
@@ -247,7 +248,7 @@ mod tests {
             answer("c1", "apr_1", client_input.clone(), true, None),
             answer("c2", "apr_2", client_input, false, Some("not now")),
         ]);
-        apply_responses(&s, SESSION, &mut stored, &client).unwrap();
+        apply_responses(&*s, SESSION, &mut stored, &client).await.unwrap();
         let states: Vec<_> = stored
             .parts
             .iter()
@@ -269,11 +270,11 @@ mod tests {
         );
     }
 
-    #[test]
-    fn forged_swapped_changed_repeated_and_missing_answers_are_refused() {
+    #[tokio::test]
+    async fn forged_swapped_changed_repeated_and_missing_answers_are_refused() {
         let input = json!({"calls": [{"tool": "x.wipe"}]});
         let other = json!({"calls": [{"tool": "x.wipe", "input": {"all": true}}]});
-        let s = issued(&input);
+        let s = issued(&input).await;
         let stored = || {
             message(vec![
                 pending("c1", "apr_1", input.clone()),
@@ -300,26 +301,31 @@ mod tests {
             ),
             (message(vec![]), "still waits"),
         ] {
-            let err = apply_responses(&s, SESSION, &mut stored(), &client)
+            let err = apply_responses(&*s, SESSION, &mut stored(), &client)
+                .await
                 .unwrap_err()
                 .to_string();
             assert!(err.contains(why), "{err} / {why}");
         }
         // Another session's store never issued these ids.
         let err = apply_responses(
-            &s,
+            &*s,
             "s2",
             &mut stored(),
             &both(answer("c1", "apr_1", input.clone(), true, None)),
         )
+        .await
         .unwrap_err()
         .to_string();
         assert!(err.contains("was not issued"), "{err}");
         // An answered approval cannot be answered again.
         let mut answered = stored();
         let client = both(answer("c1", "apr_1", input.clone(), true, None));
-        apply_responses(&s, SESSION, &mut answered, &client).unwrap();
-        let err = apply_responses(&s, SESSION, &mut answered, &client)
+        apply_responses(&*s, SESSION, &mut answered, &client)
+            .await
+            .unwrap();
+        let err = apply_responses(&*s, SESSION, &mut answered, &client)
+            .await
             .unwrap_err()
             .to_string();
         assert!(err.contains("answered already"), "{err}");
@@ -329,21 +335,24 @@ mod tests {
             pending("c2", "apr_2", input.clone()),
         ]);
         let err = apply_responses(
-            &s,
+            &*s,
             SESSION,
             &mut tampered,
             &both(answer("c1", "apr_1", other, true, None)),
         )
+        .await
         .unwrap_err()
         .to_string();
         assert!(err.contains("is not the one"), "{err}");
     }
 
-    #[test]
-    fn a_message_without_approvals_is_a_plain_continuation() {
-        let s = issued(&json!({}));
+    #[tokio::test]
+    async fn a_message_without_approvals_is_a_plain_continuation() {
+        let s = issued(&json!({})).await;
         let mut stored = message(vec![Part::StepStart]);
-        apply_responses(&s, SESSION, &mut stored, &message(vec![])).unwrap();
+        apply_responses(&*s, SESSION, &mut stored, &message(vec![]))
+            .await
+            .unwrap();
         assert_eq!(stored.parts, vec![Part::StepStart]);
     }
 }

@@ -60,11 +60,39 @@ impl LiveTurn {
 
     /// A new watcher starting from the first chunk.
     pub fn subscribe(self: &Arc<Self>) -> Subscription {
-        self.subscribers.fetch_add(1, Ordering::AcqRel);
+        self.watch();
         Subscription {
             turn: self.clone(),
             next: 0,
             rx: self.state.subscribe(),
+            counted: true,
+        }
+    }
+
+    /// A reader of every chunk that is not a watcher: the turn does not wait for
+    /// it and is cancelled when the watchers leave (a bus relaying the chunks).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn follow(self: &Arc<Self>) -> Subscription {
+        Subscription {
+            turn: self.clone(),
+            next: 0,
+            rx: self.state.subscribe(),
+            counted: false,
+        }
+    }
+
+    /// Counts one more watcher (a client here, or one on another replica).
+    pub(crate) fn watch(&self) {
+        self.subscribers.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Counts a watcher gone; the last one leaving a turn still running cancels it.
+    pub(crate) fn unwatch(&self) {
+        let before = self
+            .subscribers
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        if before == Ok(1) && !self.is_ended() {
+            self.cancel.cancel();
         }
     }
 
@@ -79,6 +107,8 @@ pub struct Subscription {
     turn: Arc<LiveTurn>,
     next: usize,
     rx: watch::Receiver<(usize, bool)>,
+    /// Whether this subscription counts as a watcher (see [`LiveTurn::follow`]).
+    counted: bool,
 }
 
 impl Subscription {
@@ -110,9 +140,8 @@ impl Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        let left = self.turn.subscribers.fetch_sub(1, Ordering::AcqRel) - 1;
-        if left == 0 && !self.turn.is_ended() {
-            self.turn.cancel.cancel();
+        if self.counted {
+            self.turn.unwatch();
         }
     }
 }

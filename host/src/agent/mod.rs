@@ -3,8 +3,10 @@
 //! - [`message`]: the `UIMessage` shape stored and served;
 //! - [`convert`]: UIMessages -> OpenAI messages;
 //! - [`plan`]: the `useChat` trigger semantics against the stored session;
-//! - [`sessions`]: sessions in sled;
+//! - [`store`]: where sessions are kept (sled or PostgreSQL), with the lease of
+//!   the session whose turn is live; [`lease`]: a turn's lease while it runs;
 //! - [`live`]: turns in progress (one per session), resumable by late joiners;
+//!   [`bus`]: their chunks published to watchers on any replica;
 //! - [`builder`] and [`sink`]: the assistant message built from the streamed chunks;
 //! - [`approval`]: tool calls that wait for the user's approval, and checking
 //!   the answers against the approvals the hub issued;
@@ -19,30 +21,39 @@
 mod approval;
 mod budget;
 mod builder;
+mod bus;
 mod convert;
 mod guard_metrics;
+mod lease;
 mod live;
 mod message;
 mod plan;
 mod prompt;
 mod run;
-mod sessions;
 mod sink;
+mod store;
+mod tool_result;
 mod usage;
 
 pub use budget::{ContextGuardEvent, GuardOutcome, GuardTrigger};
+pub use bus::{TurnBus, Watch};
 pub use live::{Busy, LiveTurn, LiveTurns, Subscription};
 pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};
 pub use plan::{ChatRequest, PlanError, Trigger};
-pub use sessions::{IssuedApproval, Session, SessionInfo, Sessions};
+pub use store::{
+    Conflict, IssuedApproval, Lease, SaveOutcome, SaveRequest, Session, SessionInfo, SessionStore,
+};
 
-use crate::config::AgentConfig;
+use crate::config::Config;
 use crate::hub::{Caller, Hub};
 use crate::llm::{KeyError, Llm, RouteError};
-use crate::storage::{Storage, StorageError};
+use crate::storage::{Backend, StorageError};
+use lease::Leases;
 use run::{Turn, TurnEnv};
 use serde_json::{Value, json};
+use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Why a turn (or a session operation) could not start.
 #[derive(Debug)]
@@ -107,7 +118,8 @@ impl From<StorageError> for AgentError {
 pub struct Agent {
     env: TurnEnv,
     default_model: Option<String>,
-    live: LiveTurns,
+    bus: Arc<dyn TurnBus>,
+    leases: Leases,
 }
 
 /// The four meta-tools as OpenAI function tools.
@@ -126,28 +138,38 @@ pub fn openai_tools() -> Value {
 }
 
 impl Agent {
-    /// The agent for `config`, storing sessions in `storage` and calling models
-    /// through `llm` and operations through `hub`.
-    pub fn new(
-        config: &AgentConfig,
+    /// The agent for `config`, keeping sessions in `backend` and calling models
+    /// through `llm` and operations through `hub`. Turns hold their session's
+    /// lease for `storage.lease_secs` at a time, as this replica.
+    pub async fn new(
+        config: &Config,
         llm: Arc<Llm>,
         hub: Arc<Hub>,
-        storage: &Storage,
+        backend: &Backend,
     ) -> Result<Agent, StorageError> {
+        let sessions = store::open(backend).await?;
+        let owner = crate::ids::replica_id();
+        let ttl = Duration::from_secs(config.storage.lease_secs);
+        let agent = &config.agent;
         let env = TurnEnv {
             llm,
             hub,
-            sessions: Sessions::open(storage)?,
+            sessions: sessions.clone(),
             tools: Arc::new(openai_tools()),
-            system_prompt: prompt::system_prompt(config.system_prompt.as_deref()).to_string(),
-            max_steps: config.max_steps.max(1),
-            context_window: config.context_window,
+            system_prompt: prompt::system_prompt(agent.system_prompt.as_deref()).to_string(),
+            max_steps: agent.max_steps.max(1),
+            context_window: agent.context_window,
             guard: Default::default(),
         };
         Ok(Agent {
             env,
-            default_model: config.model.clone(),
-            live: LiveTurns::default(),
+            default_model: agent.model.clone(),
+            bus: bus::open(backend, owner, ttl).await?,
+            leases: Leases {
+                store: sessions,
+                owner: owner.to_string(),
+                ttl,
+            },
         })
     }
 
@@ -157,18 +179,17 @@ impl Agent {
     }
 
     /// The stored conversations.
-    pub fn sessions(&self) -> &Sessions {
+    pub fn sessions(&self) -> &Arc<dyn SessionStore> {
         &self.env.sessions
     }
 
-    /// The turns in progress, by session.
-    pub fn live_turns(&self) -> &LiveTurns {
-        &self.live
-    }
-
     /// Starts a turn for `req` and returns the first client's subscription to it.
-    /// The turn runs on its own task; it is cancelled when every subscriber is gone.
-    pub fn start(self: &Arc<Self>, req: ChatRequest, caller: Caller) -> Result<Subscription, AgentError> {
+    /// The turn runs on its own task; it is cancelled when every watcher is gone.
+    pub async fn start(
+        self: &Arc<Self>,
+        req: ChatRequest,
+        caller: Caller,
+    ) -> Result<Subscription, AgentError> {
         let model = req
             .model
             .clone()
@@ -176,34 +197,20 @@ impl Agent {
             .ok_or(AgentError::NoModel)?;
         let targets = self.env.llm.targets(&model).map_err(AgentError::Route)?;
         crate::llm::check_keys(&targets).map_err(AgentError::ProviderKey)?;
-        let live = self.live.begin(&req.session_id).map_err(AgentError::Busy)?;
         // From here on this request owns the session: nobody else writes it.
-        let prepared = self
-            .env
-            .sessions
-            .load(&req.session_id)
-            .map_err(AgentError::from)
-            .and_then(|stored| {
-                let info = stored.as_ref().map(|s| s.info.clone());
-                let mut plan =
-                    plan::plan_turn(stored.map(|s| s.messages), &req, || crate::ids::new_id("msg"))
-                        .map_err(AgentError::Invalid)?;
-                if plan.continued
-                    && let Some(client) = req.messages.last()
-                {
-                    approval::apply_responses(
-                        &self.env.sessions,
-                        &req.session_id,
-                        &mut plan.assistant,
-                        client,
-                    )?;
-                }
-                Ok((info, plan))
-            });
-        let (info, plan) = match prepared {
+        let lease = self.leases.acquire(&req.session_id).await?;
+        let live = match self.bus.begin(&req.session_id).await {
+            Ok(live) => live,
+            Err(e) => {
+                lease.release().await;
+                return Err(e);
+            }
+        };
+        let (info, plan) = match self.prepare(&req).await {
             Ok(ok) => ok,
             Err(e) => {
-                self.live.finish(&live);
+                self.bus.finish(&live);
+                lease.release().await;
                 return Err(e);
             }
         };
@@ -215,6 +222,7 @@ impl Agent {
             updated_at: now,
             message_count: 0,
             model: None,
+            version: 0,
         });
         let subscription = live.subscribe();
         let turn = Turn {
@@ -235,38 +243,58 @@ impl Agent {
                 live.session_id,
                 outcome.as_str()
             );
-            agent.live.finish(&live);
+            // Released before the watchers' streams end: a client that sends its
+            // next request as soon as its stream closes must find the session free.
+            lease.release().await;
+            agent.bus.finish(&live);
         });
         Ok(subscription)
     }
 
-    /// Joins the turn running in `session_id`, if any.
-    pub fn join(&self, session_id: &str) -> Option<Subscription> {
-        self.live
-            .get(session_id)
-            .filter(|t| !t.is_ended())
-            .map(|t| t.subscribe())
+    /// The stored session and the planned turn of `req`.
+    async fn prepare(&self, req: &ChatRequest) -> Result<(Option<SessionInfo>, plan::TurnPlan), AgentError> {
+        let stored = self.env.sessions.load(&req.session_id).await?;
+        let info = stored.as_ref().map(|s| s.info.clone());
+        let mut plan = plan::plan_turn(stored.map(|s| s.messages), req, || crate::ids::new_id("msg"))
+            .map_err(AgentError::Invalid)?;
+        if plan.continued
+            && let Some(client) = req.messages.last()
+        {
+            approval::apply_responses(&*self.env.sessions, &req.session_id, &mut plan.assistant, client)
+                .await?;
+        }
+        Ok((info, plan))
+    }
+
+    /// Joins the turn running in `session_id`, on this replica or another one.
+    pub async fn join(&self, session_id: &str) -> Result<Option<Watch>, StorageError> {
+        self.bus.subscribe(session_id).await
     }
 
     /// Session `id` with its messages, if it exists.
-    pub fn session(&self, id: &str) -> Result<Option<Session>, StorageError> {
-        self.env.sessions.load(id)
+    pub async fn session(&self, id: &str) -> Result<Option<Session>, StorageError> {
+        self.env.sessions.load(id).await
     }
 
     /// Every session's record, most recently updated first.
-    pub fn list_sessions(&self) -> Result<Vec<SessionInfo>, StorageError> {
-        self.env.sessions.list()
+    pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>, StorageError> {
+        self.env.sessions.list().await
     }
 
-    /// Deletes a session; refused while a turn runs in it.
-    pub fn delete_session(&self, id: &str) -> Result<bool, AgentError> {
-        // Registering a (never started) turn holds the session while it is deleted.
-        let guard = self.live.begin(id).map_err(AgentError::Busy)?;
-        let deleted = self.env.sessions.delete(id);
+    /// The sessions with a turn live on some replica.
+    pub async fn active_sessions(&self) -> Result<HashSet<String>, StorageError> {
+        self.env.sessions.leased().await
+    }
+
+    /// Deletes a session; refused while a turn runs in it (anywhere).
+    pub async fn delete_session(&self, id: &str) -> Result<bool, AgentError> {
+        // Holding the session's lease keeps turns out while it is deleted.
+        let lease = self.leases.acquire(id).await?;
+        let deleted = self.env.sessions.delete(id).await;
         if matches!(deleted, Ok(true)) {
             self.env.hub.forget_session_usage(id);
         }
-        self.live.finish(&guard);
+        lease.release().await;
         Ok(deleted?)
     }
 }

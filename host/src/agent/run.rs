@@ -21,14 +21,15 @@
 //! request and the running tool calls and is stored marked `aborted`.
 
 use super::approval;
-use super::budget::{Budget, ContextGuardEvent, Limits, estimate_tokens};
-use super::convert::{self, error_json};
+use super::budget::{Budget, Limits, estimate_tokens};
+use super::convert;
 use super::guard_metrics::GuardMetrics;
 use super::live::LiveTurn;
 use super::message::{Part, ToolState, UiMessage};
 use super::prompt;
-use super::sessions::{SessionInfo, Sessions};
 use super::sink::TurnSink;
+use super::store::{SaveOutcome, SaveRequest, SessionInfo, SessionStore};
+use super::tool_result::{ToolResult, result_chunk};
 use crate::hub::{CallContext, Caller, Hub, MetaToolRequest};
 use crate::llm::openai::prepare_stream_body;
 use crate::llm::{FinishReason, Llm, Route, StepOptions, StepSummary, ToolCall, UiChunk, Usage};
@@ -46,7 +47,7 @@ const CANCEL_GRACE: Duration = Duration::from_secs(2);
 pub(crate) struct TurnEnv {
     pub llm: Arc<Llm>,
     pub hub: Arc<Hub>,
-    pub sessions: Sessions,
+    pub sessions: Arc<dyn SessionStore>,
     /// The OpenAI `tools` array of the four meta-tools.
     pub tools: Arc<Value>,
     pub system_prompt: String,
@@ -105,12 +106,6 @@ enum ToolsDone {
     Cancelled,
 }
 
-/// The result of one tool call, ready to be sent and recorded.
-enum ToolResult {
-    Output(Value),
-    Error(String),
-}
-
 struct Runner<'a> {
     env: &'a TurnEnv,
     turn: Turn,
@@ -138,13 +133,13 @@ pub(crate) async fn run(env: &TurnEnv, turn: Turn) -> Outcome {
         answered: None,
     };
     let outcome = r.run().await;
-    r.close(outcome);
+    r.close(outcome).await;
     outcome
 }
 
 impl Runner<'_> {
     async fn run(&mut self) -> Outcome {
-        if let Err(e) = self.save(false) {
+        if let Err(e) = self.save(false).await {
             return self.fail(format!("cannot store the conversation: {e}"));
         }
         self.sink.emit(&[UiChunk::Start {
@@ -198,7 +193,7 @@ impl Runner<'_> {
             self.env.guard.remaining(budget.limits(), budget.remaining());
             // Durable before `finish-step` is sent: a step reported finished survives
             // a crash.
-            if let Err(e) = self.save(true) {
+            if let Err(e) = self.save(true).await {
                 return self.fail(format!("cannot store the conversation: {e}"));
             }
             self.sink.emit(&[UiChunk::FinishStep]);
@@ -307,7 +302,7 @@ impl Runner<'_> {
         if !self.run_answered(budget).await {
             return Some(Outcome::Aborted);
         }
-        if let Err(e) = self.save(true) {
+        if let Err(e) = self.save(true).await {
             return Some(self.fail(format!("cannot store the conversation: {e}")));
         }
         None
@@ -438,7 +433,12 @@ impl Runner<'_> {
         }
         if !issued.is_empty() {
             // Recorded before anyone can see the ids.
-            if let Err(e) = self.env.sessions.issue_approvals(&self.turn.session.id, &issued) {
+            if let Err(e) = self
+                .env
+                .sessions
+                .issue_approvals(&self.turn.session.id, &issued)
+                .await
+            {
                 tasks.abort_all();
                 return Err(e);
             }
@@ -523,7 +523,7 @@ impl Runner<'_> {
 
     /// Ends the turn: an aborted turn gets its `abort` chunk, and the final message
     /// is stored durably.
-    fn close(&mut self, outcome: Outcome) {
+    async fn close(&mut self, outcome: Outcome) {
         if outcome == Outcome::Aborted {
             self.sink.builder_mut().close_open_parts();
             self.sink.emit(&[UiChunk::Abort {
@@ -532,7 +532,7 @@ impl Runner<'_> {
             let meta = self.metadata(outcome);
             self.sink.builder_mut().message_mut().merge_metadata(&meta);
         }
-        if let Err(e) = self.save(true) {
+        if let Err(e) = self.save(true).await {
             crate::error!(
                 "chat session {}: cannot store the final message: {e}",
                 self.turn.session.id
@@ -540,58 +540,40 @@ impl Runner<'_> {
         }
     }
 
-    /// Stores the history and the assistant message as it is now.
-    fn save(&mut self, durable: bool) -> Result<(), crate::storage::StorageError> {
+    /// Stores the history and the assistant message as it is now, if nobody else
+    /// wrote the session since this turn last did.
+    async fn save(&mut self, durable: bool) -> Result<(), SaveError> {
         let assistant = Some(self.sink.message()).filter(|m| !m.parts.is_empty() || m.metadata.is_some());
         self.turn.session.model = Some(self.turn.model.clone());
-        self.turn.session = self.env.sessions.save(
-            &self.turn.session,
-            &self.turn.history,
-            assistant,
-            self.save_from,
+        let save = SaveRequest {
+            info: &self.turn.session,
+            head: &self.turn.history,
+            tail: assistant,
+            from: self.save_from,
             durable,
-        )?;
+        };
+        match self.env.sessions.save(save).await.map_err(SaveError::Storage)? {
+            SaveOutcome::Saved(info) => self.turn.session = info,
+            SaveOutcome::Conflict(c) => return Err(SaveError::Conflict(c)),
+        }
         self.save_from = self.turn.history.len();
         Ok(())
     }
 }
 
-/// The chunk that answers a tool call: its output if the context budget admits
-/// it, else an error (the guard's event goes to `on_guard`); an error result counts
-/// against the budget too.
-fn result_chunk(
-    id: String,
-    result: ToolResult,
-    budget: &mut Budget,
-    on_guard: impl FnOnce(&ContextGuardEvent),
-) -> UiChunk {
-    match result {
-        ToolResult::Output(output) => {
-            let text = match &output {
-                Value::String(s) => s.clone(),
-                v => v.to_string(),
-            };
-            match budget.admit(&text) {
-                Ok(()) => UiChunk::ToolOutputAvailable {
-                    tool_call_id: id,
-                    output,
-                    preliminary: None,
-                },
-                Err(too_large) => {
-                    on_guard(&too_large.event);
-                    UiChunk::ToolOutputError {
-                        tool_call_id: id,
-                        error_text: too_large.message(),
-                    }
-                }
-            }
-        }
-        ToolResult::Error(message) => {
-            let _ = budget.admit(&error_json(&message));
-            UiChunk::ToolOutputError {
-                tool_call_id: id,
-                error_text: message,
-            }
+/// Why a save of the turn failed.
+#[derive(Debug)]
+enum SaveError {
+    Storage(crate::storage::StorageError),
+    /// Someone else wrote the session: this turn lost its lease.
+    Conflict(super::store::Conflict),
+}
+
+impl std::fmt::Display for SaveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SaveError::Storage(e) => e.fmt(f),
+            SaveError::Conflict(c) => c.fmt(f),
         }
     }
 }

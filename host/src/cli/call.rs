@@ -10,7 +10,7 @@ use super::signals::Signals;
 use crate::config::Config;
 use crate::hub::{CallContext, Hub, MetaToolKind, MetaToolRequest};
 use crate::race::{Race, race};
-use crate::storage::Storage;
+use crate::storage::Backend;
 use serde_json::{Value, json};
 use std::process::ExitCode;
 
@@ -37,7 +37,7 @@ pub fn run(tool: &str, input: &str, config: &Config, approve: bool) -> ExitCode 
 async fn call(tool: &str, input: Value, config: &Config, signals: Signals, approve: bool) -> ExitCode {
     let mut config = config.clone();
     config.tokens.clear();
-    let (hub, _watcher) = match Hub::start(&config, open_storage(&config), None).await {
+    let (hub, _watcher) = match Hub::start(&config, open_backend(&config).await, None).await {
         Ok(started) => started,
         Err(e) => return fail(&e.to_string()),
     };
@@ -73,14 +73,14 @@ async fn call(tool: &str, input: Value, config: &Config, signals: Signals, appro
     }
 }
 
-/// The data folder's store (so compiled plugins are cached between runs), or a
-/// temporary one when a running server holds it.
-fn open_storage(config: &Config) -> Storage {
-    match Storage::open(&config.data_dir) {
-        Ok(s) => s,
+/// The configured store (with sled, the data folder's), or a temporary one when it
+/// cannot be opened (a running server holds the sled folder).
+async fn open_backend(config: &Config) -> Backend {
+    match Backend::open(config).await {
+        Ok(backend) => backend,
         Err(e) => {
             crate::debug!("using a temporary store: {e}");
-            Storage::temporary().expect("a temporary sled store opens")
+            Backend::temporary().expect("a temporary sled store opens")
         }
     }
 }

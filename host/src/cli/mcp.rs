@@ -32,11 +32,11 @@ pub fn run_stdio(config: Config) -> ExitCode {
 }
 
 async fn serve(config: Config) -> Result<(), String> {
-    let storage = crate::storage::Storage::open(&config.data_dir).map_err(|e| {
+    let backend = crate::storage::Backend::open(&config).await.map_err(|e| {
         format!("{e} (a running `wasmhub serve` holds its data folder: give this one its own --data)")
     })?;
     // `_plugins` keeps the plugins folder loaded and watched while we serve.
-    let (hub, _plugins) = crate::hub::Hub::start(&config, storage, None)
+    let (hub, _plugins) = crate::hub::Hub::start(&config, backend, None)
         .await
         .map_err(|e| e.to_string())?;
     let dispatcher = Arc::new(Dispatcher::with_approval_time(

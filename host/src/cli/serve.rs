@@ -82,18 +82,24 @@ async fn start(config: Config, options: Options, signals: super::signals::Signal
     };
     let llm =
         Arc::new(crate::llm::Llm::with_models(&config.providers, &config.models).map_err(|e| e.to_string())?);
-    let storage = crate::storage::Storage::open(&config.data_dir).map_err(|e| e.to_string())?;
+    let backend = crate::storage::Backend::open(&config)
+        .await
+        .map_err(|e| e.to_string())?;
     // `_plugins` keeps the plugins folder loaded and watched while we serve. The
     // plugins load in the background so the listener opens at once; until then
     // `/health` says "loading" and calls to their operations wait for them.
-    let (hub, _plugins) =
-        crate::hub::Hub::start_in_background(&config, storage.clone(), lock).map_err(|e| e.to_string())?;
+    let (hub, _plugins) = crate::hub::Hub::start_in_background(&config, backend.clone(), lock)
+        .await
+        .map_err(|e| e.to_string())?;
     tokio::spawn(prune_compiled_cache(hub.clone()));
     let agent = Arc::new(
-        crate::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage)
+        crate::agent::Agent::new(&config, llm.clone(), hub.clone(), &backend)
+            .await
             .map_err(|e| e.to_string())?,
     );
-    let mcp = crate::surfaces::mcp::McpState::for_hub(hub.clone(), &config.server);
+    let mcp = crate::surfaces::mcp::McpState::open(hub.clone(), &config.server, &backend)
+        .await
+        .map_err(|e| e.to_string())?;
     let app = Arc::new(App {
         config: config.clone(),
         llm,

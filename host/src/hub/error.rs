@@ -274,6 +274,9 @@ pub enum HubError {
     Runtime(RuntimeError),
     /// Accounting could not start (its JSONL file, its writer).
     Accounting(super::accounting::AccountingError),
+    /// The writer thread of this log (the audit log, accounting) stopped, or did
+    /// not answer a read in time.
+    WriterGone(&'static str),
 }
 
 impl std::fmt::Display for HubError {
@@ -284,6 +287,7 @@ impl std::fmt::Display for HubError {
             HubError::AuditWriter(e) => write!(f, "audit log: cannot start the audit writer: {e}"),
             HubError::Runtime(e) => write!(f, "{e}"),
             HubError::Accounting(e) => write!(f, "{e}"),
+            HubError::WriterGone(log) => write!(f, "{log}: the writer stopped or did not answer in time"),
         }
     }
 }
@@ -297,6 +301,7 @@ impl std::error::Error for HubError {
             HubError::Storage(e) => Some(e),
             HubError::AuditWriter(e) => Some(e),
             HubError::Accounting(e) => std::error::Error::source(e),
+            HubError::WriterGone(_) => None,
         }
     }
 }

@@ -33,6 +33,7 @@ mod protocol;
 mod registry;
 mod schedule;
 pub(crate) mod search;
+mod store_driver;
 pub(crate) mod validate;
 
 pub use accounting::{AccountingError, GuardReport, Page, SessionUsage, Since, StepReport, UsageRecord};
@@ -51,7 +52,7 @@ pub use search::{SearchDoc, SearchIndex};
 
 use crate::config::Config;
 use crate::runtime::{LockFile, OnChange, PluginDir, PluginEntry, Runtime};
-use crate::storage::Storage;
+use crate::storage::Backend;
 use approval::Verdict;
 use auth::Authenticator;
 use protocol::{CallScope, Core};
@@ -99,18 +100,15 @@ pub struct Hub {
 
 impl Hub {
     /// Reads the token secrets (a missing one is an error naming the token), opens
-    /// the audit table and starts its writer. The registry starts empty: hand
+    /// the audit and accounting stores in `backend` (migrating their schema) and
+    /// starts their writers. The registry starts empty: hand
     /// [`Hub::apply_plugins`] to `PluginDir::start` as its `on_change`.
-    pub fn new(config: &Config, runtime: Runtime, storage: Storage) -> Result<Arc<Hub>, HubError> {
+    pub async fn new(config: &Config, runtime: Runtime, backend: Backend) -> Result<Arc<Hub>, HubError> {
         let auth = Authenticator::from_config(&config.tokens)?;
-        let audit =
-            audit::AuditLog::start(storage.table("calls")?, &config.audit).map_err(HubError::AuditWriter)?;
-        let usage = accounting::UsageLog::start(
-            storage.table("accounting")?,
-            storage.table("accounting_sessions")?,
-            &config.accounting,
-        )
-        .map_err(HubError::Accounting)?;
+        let audit = audit::AuditLog::start(audit::store::open(&backend).await?, &config.audit)
+            .map_err(HubError::AuditWriter)?;
+        let usage = accounting::UsageLog::start(accounting::store::open(&backend).await?, &config.accounting)
+            .map_err(HubError::Accounting)?;
         let core = Arc::new(Core {
             limits: config.limits.clone(),
             cpu: runtime.cpu_shares().clone(),
@@ -124,15 +122,16 @@ impl Hub {
         Ok(Arc::new(Hub { core, auth, runtime }))
     }
 
-    /// Builds the runtime (compiled-plugin cache in `storage`) and the hub, loads the
-    /// plugins folder `config.plugins_dir` (pinned by `lock` with `serve --locked`)
-    /// and keeps watching it. Dropping the [`PluginDir`] stops the watching.
+    /// Builds the runtime (compiled-plugin cache under `data_dir`) and the hub on
+    /// `backend`, loads the plugins folder `config.plugins_dir` (pinned by `lock`
+    /// with `serve --locked`) and keeps watching it. Dropping the [`PluginDir`]
+    /// stops the watching.
     pub async fn start(
         config: &Config,
-        storage: Storage,
+        backend: Backend,
         lock: Option<LockFile>,
     ) -> Result<(Arc<Hub>, PluginDir), HubError> {
-        let (hub, runtime, on_change) = Hub::with_runtime(config, storage)?;
+        let (hub, runtime, on_change) = Hub::with_runtime(config, backend).await?;
         let dir = PluginDir::start(runtime, config.plugins_dir.clone(), lock, on_change).await?;
         Ok((hub, dir))
     }
@@ -141,18 +140,21 @@ impl Hub {
     /// plugins in the background (`serve`, so the listener opens at once): until a
     /// plugin has loaded it is listed as `loading`, and calls to its operations wait
     /// for it (`limits.load_wait_ms`). [`Hub::loaded`] resolves when all have loaded.
-    pub fn start_in_background(
+    pub async fn start_in_background(
         config: &Config,
-        storage: Storage,
+        backend: Backend,
         lock: Option<LockFile>,
     ) -> Result<(Arc<Hub>, PluginDir), HubError> {
-        let (hub, runtime, on_change) = Hub::with_runtime(config, storage)?;
+        let (hub, runtime, on_change) = Hub::with_runtime(config, backend).await?;
         let dir = PluginDir::start_in_background(runtime, config.plugins_dir.clone(), lock, on_change)?;
         Ok((hub, dir))
     }
 
     /// The runtime, the hub on it, and the `on_change` that feeds the hub's registry.
-    fn with_runtime(config: &Config, storage: Storage) -> Result<(Arc<Hub>, Runtime, OnChange), HubError> {
+    async fn with_runtime(
+        config: &Config,
+        backend: Backend,
+    ) -> Result<(Arc<Hub>, Runtime, OnChange), HubError> {
         let runtime = Runtime::with_trust(
             &config.limits,
             Some(&config.data_dir.join("compiled")),
@@ -160,10 +162,12 @@ impl Hub {
         )?;
         // Compiled artifacts used to live in the store's `compiled` table; they are
         // files now (`runtime::cache`), and the old table only takes space.
-        if let Err(e) = storage.drop_table("compiled") {
+        if let Backend::Sled(storage) = &backend
+            && let Err(e) = storage.drop_table("compiled")
+        {
             crate::warn!("store: cannot drop the old compiled-plugin table: {e}");
         }
-        let hub = Hub::new(config, runtime.clone(), storage)?;
+        let hub = Hub::new(config, runtime.clone(), backend).await?;
         let on_change: OnChange = {
             let hub = Arc::downgrade(&hub);
             // Weak: the watcher must not keep a dropped hub alive.
@@ -325,7 +329,7 @@ impl Hub {
 
     /// The newest `limit` call records, newest first.
     pub fn calls(&self, limit: usize) -> Result<Vec<CallRecord>, HubError> {
-        Ok(self.core.audit.recent(limit)?)
+        self.core.audit.recent(limit)
     }
 
     /// Records a finished model step (with its cost, when `[accounting.prices]`
@@ -342,7 +346,7 @@ impl Hub {
     /// Up to `limit` accounting records after `since`, oldest first. Waits for
     /// the records queued before: call it off the async workers.
     pub fn accounting(&self, since: Since, limit: usize) -> Result<Page, HubError> {
-        Ok(self.core.usage.page(since, limit)?)
+        self.core.usage.page(since, limit)
     }
 
     /// What each of `sessions` used so far (zeros for one without records).
@@ -351,7 +355,7 @@ impl Hub {
         &self,
         sessions: impl IntoIterator<Item = &'s str>,
     ) -> Result<Vec<SessionUsage>, HubError> {
-        Ok(self.core.usage.session_usage(sessions)?)
+        self.core.usage.session_usage(sessions)
     }
 
     /// Drops a deleted session's sums (its records stay until retention drops them).

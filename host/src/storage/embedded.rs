@@ -8,6 +8,8 @@
 //! sled calls block (a flush is an fsync): async code runs them through
 //! [`super::blocking`].
 
+mod cas;
+
 use super::StorageError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;

@@ -144,9 +144,9 @@ async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Gua
         Guarded::Models => openai_proxy::models(app).await,
         Guarded::UiChatCompletions => openai_proxy::ui_chat_completions(app, req, &caller).await,
         Guarded::Chat => chat::post_chat(app, req, caller).await,
-        Guarded::ResumeChat(id) => chat::resume(app, id),
+        Guarded::ResumeChat(id) => chat::resume(app, id).await,
         Guarded::Sessions => chat::list_sessions(app).await,
         Guarded::Session(id) => chat::get_session(app, id).await,
-        Guarded::DeleteSession(id) => chat::delete_session(app, id),
+        Guarded::DeleteSession(id) => chat::delete_session(app, id).await,
     }
 }

@@ -85,23 +85,24 @@ async fn a_hub_turn_whose_client_leaves_stops_its_tool_call_and_leaves_no_sessio
     assert_eq!(block["server_name"], "wasmhub");
     assert_eq!(block["input"]["calls"][0]["tool"], "adversary.slow");
     crate::support::wait::in_flight(&hub.app.hub, 1).await;
-    let live = anthropic_sessions(&hub.app.agent);
+    let live = anthropic_sessions(&hub.app.agent).await;
     assert_eq!(live.len(), 1, "the turn runs in a session of its own: {live:?}");
     drop(resp);
     let record = ended_call(&hub, "adversary.slow").await;
     assert_eq!(record.outcome.as_str(), "cancelled", "{record:?}");
     let agent = &hub.app.agent;
     crate::support::wait::until_seen("the turn's session to be deleted", || async move {
-        let left = anthropic_sessions(agent);
+        let left = anthropic_sessions(agent).await;
         if left.is_empty() { Ok(()) } else { Err(left) }
     })
     .await;
 }
 
 /// The stored sessions of the Anthropic surface's hub-tools turns.
-fn anthropic_sessions(agent: &wasmhub::agent::Agent) -> Vec<String> {
+async fn anthropic_sessions(agent: &wasmhub::agent::Agent) -> Vec<String> {
     agent
         .list_sessions()
+        .await
         .unwrap()
         .into_iter()
         .map(|s| s.id)

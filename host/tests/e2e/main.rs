@@ -5,6 +5,7 @@ mod accounting;
 mod anthropic_messages;
 mod chat_approvals;
 mod chat_crash;
+mod chat_leases;
 mod chat_loop_end;
 mod chat_stream;
 mod chat_turns;

@@ -1,36 +1,46 @@
 //! Accounting: one [`UsageRecord`] per model step (provider, model, tokens,
 //! latency, cost from `[accounting.prices]`), per operation call (its call-graph
 //! ids, latency, bytes in and out, outcome) and per activation of the agent's
-//! context guard (projected, limit and remaining tokens), in the sled table
-//! `accounting`, with each chat session's sums in `accounting_sessions`, and
-//! optionally appended to a JSONL file (`accounting.jsonl`).
+//! context guard (projected, limit and remaining tokens), stored through a
+//! [`UsageStore`] (`store`: the sled tables `accounting` and
+//! `accounting_sessions`, or PostgreSQL shared by every replica) with each chat
+//! session's sums, and optionally appended to a JSONL file (`accounting.jsonl`,
+//! a local file of each process).
 //!
 //! Recording never waits: records go through a bounded channel of
 //! `accounting.queue` to a writer thread (`writer`), the audit log's pattern; a
 //! full channel drops the record, counted in `wasmhub_accounting_dropped_total`
-//! and logged. Readers wait for what was queued before them (`sync`), so a client
-//! that saw a turn end reads its records; call them off the async workers.
+//! and logged. Reads go through the writer after what was queued before them, so a
+//! client that saw a turn end reads its records; call them off the async workers.
 //!
 //! - `record`: the record and session-sum shapes;
 //! - `prices`: cost from the configured prices;
-//! - `writer`: ids, blocks, session sums, the JSONL file, retention.
+//! - `store`: the [`UsageStore`] interface and its implementations;
+//! - `writer`: the writer thread: batches, the JSONL file, retention, reads.
 
 mod prices;
 mod record;
+pub(crate) mod store;
 mod writer;
 
 pub use record::{ContextGuard, Entry, ModelStep, SessionUsage, ToolCall, UsageRecord};
 
+pub(crate) use store::UsageStore;
+
 use crate::config::AccountingConfig;
+use crate::hub::HubError;
+use crate::hub::store_driver::Driver;
 use crate::llm::Usage;
-use crate::storage::blocks::{BlockKey, Stored};
-use crate::storage::{StorageError, Table};
 use prices::Prices;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::time::Duration;
-use writer::{Msg, Sink};
+use writer::{Msg, Read, Sink};
+
+/// Longest a reader waits for the writer's answer.
+const READ_WAIT: Duration = Duration::from_secs(30);
 
 /// Where a page of `GET /api/accounting` starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,18 +148,15 @@ impl std::error::Error for AccountingError {
 pub(crate) struct UsageLog {
     /// `None` only while dropping.
     tx: Option<SyncSender<Msg>>,
-    records: Table,
-    sessions: Table,
     prices: Prices,
     dropped: AtomicU64,
     writer: Option<std::thread::JoinHandle<()>>,
 }
 
 impl UsageLog {
-    /// Opens the JSONL file (when configured) and starts the writer.
+    /// Opens the JSONL file (when configured) and starts the writer over `store`.
     pub(crate) fn start(
-        records: Table,
-        sessions: Table,
+        store: Arc<dyn UsageStore>,
         config: &AccountingConfig,
     ) -> Result<UsageLog, AccountingError> {
         let jsonl = match &config.jsonl {
@@ -161,8 +168,8 @@ impl UsageLog {
         };
         let (tx, rx) = std::sync::mpsc::sync_channel(config.queue.max(1));
         let sink = Sink {
-            records: records.clone(),
-            sessions: sessions.clone(),
+            store,
+            driver: Driver::new().map_err(AccountingError::Writer)?,
             retention: config.retention,
             jsonl,
         };
@@ -172,8 +179,6 @@ impl UsageLog {
             .map_err(AccountingError::Writer)?;
         Ok(UsageLog {
             tx: Some(tx),
-            records,
-            sessions,
             prices: Prices::new(&config.prices),
             dropped: AtomicU64::new(0),
             writer: Some(writer),
@@ -256,82 +261,41 @@ impl UsageLog {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Up to `limit` records after `since`, oldest first, including every record
-    /// queued before this call.
-    pub(crate) fn page(&self, since: Since, limit: usize) -> Result<Page, StorageError> {
-        self.sync();
-        let keys: Vec<(Vec<u8>, BlockKey)> = self
-            .records
-            .keys()?
-            .into_iter()
-            .filter_map(|raw| BlockKey::decode(&raw).map(|k| (raw, k)))
-            .collect();
-        let block = |i: usize| -> Result<Vec<UsageRecord>, StorageError> {
-            let stored = self.records.get::<Stored<UsageRecord>>(&keys[i].0)?;
-            Ok(stored.map(Stored::into_records).unwrap_or_default())
-        };
-        let first = match since {
-            Since::Start => 0,
-            // Blocks are written in time order after their records ended.
-            Since::Time(ms) => keys.partition_point(|(_, k)| k.ms < ms),
-            Since::Id(id) => {
-                let (mut lo, mut hi) = (0, keys.len());
-                while lo < hi {
-                    let mid = (lo + hi) / 2;
-                    if block(mid)?.last().is_some_and(|r| r.id <= id) {
-                        lo = mid + 1;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                lo
-            }
-        };
-        let wanted = |r: &UsageRecord| match since {
-            Since::Start => true,
-            Since::Id(id) => r.id > id,
-            Since::Time(ms) => r.time_ms >= ms,
-        };
-        let mut records = Vec::with_capacity(limit.min(1024));
-        for i in first..keys.len() {
-            records.extend(block(i)?.into_iter().filter(wanted).take(limit - records.len()));
-            if records.len() >= limit {
-                break;
-            }
-        }
-        let next = match (records.last(), since) {
-            (Some(last), _) => last.id,
-            (None, Since::Id(id)) => id,
-            (None, _) => match keys.last() {
-                Some(_) => block(keys.len() - 1)?.last().map_or(0, |r| r.id),
-                None => 0,
-            },
-        };
-        Ok(Page { records, next })
+    /// Up to `limit` records after `since`, oldest first, of every writer,
+    /// including every record queued here before this call. Waits for the writer:
+    /// call it off the async workers.
+    pub(crate) fn page(&self, since: Since, limit: usize) -> Result<Page, HubError> {
+        let (reply, answer) = std::sync::mpsc::sync_channel(1);
+        self.read(Read::Page(since, limit, reply), answer)
     }
 
     /// The sums of each of `sessions` (zero for one without records), including
-    /// every record queued before this call.
+    /// every record queued here before this call. Waits for the writer.
     pub(crate) fn session_usage<'s>(
         &self,
         sessions: impl IntoIterator<Item = &'s str>,
-    ) -> Result<Vec<SessionUsage>, StorageError> {
-        self.sync();
-        sessions
-            .into_iter()
-            .map(|id| Ok(self.sessions.get(id.as_bytes())?.unwrap_or_default()))
-            .collect()
+    ) -> Result<Vec<SessionUsage>, HubError> {
+        let (reply, answer) = std::sync::mpsc::sync_channel(1);
+        let sessions = sessions.into_iter().map(str::to_string).collect();
+        self.read(Read::Usage(sessions, reply), answer)
     }
 
-    /// Waits (at most a second) until the writer has stored everything queued.
-    fn sync(&self) {
-        let (ack_tx, ack_rx) = std::sync::mpsc::sync_channel(1);
-        if self
+    /// Sends `read` to the writer and waits for its answer.
+    fn read<T>(
+        &self,
+        read: Read,
+        answer: Receiver<Result<T, crate::storage::StorageError>>,
+    ) -> Result<T, HubError> {
+        let sent = self
             .tx
             .as_ref()
-            .is_some_and(|tx| tx.send(Msg::Sync(ack_tx)).is_ok())
-        {
-            let _ = ack_rx.recv_timeout(Duration::from_secs(1));
+            .is_some_and(|tx| tx.send(Msg::Read(read)).is_ok());
+        if !sent {
+            return Err(HubError::WriterGone("accounting"));
+        }
+        match answer.recv_timeout(READ_WAIT) {
+            Ok(result) => Ok(result?),
+            Err(_) => Err(HubError::WriterGone("accounting")),
         }
     }
 }

@@ -1,13 +1,22 @@
 use super::*;
 use crate::storage::Storage;
 
-fn log(storage: &Storage, config: &AccountingConfig) -> UsageLog {
-    UsageLog::start(
+fn sled(storage: &Storage) -> Arc<dyn UsageStore> {
+    Arc::new(store::SledUsage::new(
         storage.table("accounting").unwrap(),
         storage.table("accounting_sessions").unwrap(),
-        config,
-    )
-    .unwrap()
+    ))
+}
+
+fn log(storage: &Storage, config: &AccountingConfig) -> UsageLog {
+    UsageLog::start(sled(storage), config).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sled_store_passes_the_conformance_suite() {
+    let store = sled(&Storage::temporary().unwrap());
+    // sled has one process per database: both writers are the one store.
+    store::conformance::run(store.clone(), store).await;
 }
 
 fn call(session: Option<&str>, n: u64, time_ms: u64) -> UsageRecord {
@@ -177,4 +186,56 @@ fn a_context_guard_activation_is_a_record_of_its_own_kind_outside_the_sums() {
     let back: UsageRecord = serde_json::from_value(serde_json::to_value(&page.records[0]).unwrap()).unwrap();
     assert_eq!(back, page.records[0]);
     assert_eq!(log.session_usage(["s1"]).unwrap()[0], SessionUsage::default());
+}
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_postgres_store_passes_the_conformance_suite() {
+        let pg = crate::storage::postgres::test_database().await;
+        // Two stores on one database: two replicas (the second migration is a no-op).
+        let a = Arc::new(store::postgres::PgUsage::open(pg.clone()).await.unwrap());
+        let b = Arc::new(store::postgres::PgUsage::open(pg).await.unwrap());
+        store::conformance::run(a, b).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn replicas_share_ids_pages_and_sums_but_each_writes_its_own_jsonl_file() {
+        let pg = crate::storage::postgres::test_database().await;
+        let dir = crate::test_dir::TempDir::new("accounting-pg");
+        let mut logs = Vec::new();
+        for n in 0..2 {
+            let config = AccountingConfig {
+                jsonl: Some(dir.path().join(format!("replica{n}.jsonl"))),
+                ..AccountingConfig::default()
+            };
+            let store = Arc::new(store::postgres::PgUsage::open(pg.clone()).await.unwrap());
+            logs.push(Arc::new(UsageLog::start(store, &config).unwrap()));
+        }
+        let (a, b) = (logs[0].clone(), logs[1].clone());
+        let read = tokio::task::spawn_blocking(move || {
+            for n in 0..10 {
+                a.record(call(Some("s1"), n, 10 + n));
+                b.record(call(Some("s1"), 100 + n, 10 + n));
+            }
+            a.page(Since::Start, 1).unwrap();
+            b.page(Since::Start, 1).unwrap();
+            (
+                a.page(Since::Start, 100).unwrap(),
+                b.session_usage(["s1"]).unwrap(),
+            )
+        });
+        let (page, sums) = read.await.unwrap();
+        let ids = ids(&page);
+        assert_eq!(ids.len(), 20, "{ids:?}");
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        assert_eq!(sums[0].tool_calls, 20, "both replicas' calls in one sum");
+        for n in 0..2 {
+            let path = dir.path().join(format!("replica{n}.jsonl"));
+            let lines = std::fs::read_to_string(path).unwrap().lines().count();
+            assert_eq!(lines, 10, "replica {n} writes its own records only");
+        }
+    }
 }

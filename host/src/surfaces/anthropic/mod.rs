@@ -224,11 +224,11 @@ async fn run_agent(
 ) -> Result<Resp, ApiError> {
     let chat = hub_mode::chat_request(value, &checked.model).map_err(|e| ApiError::invalid(e.to_string()))?;
     let session = chat.session_id.clone();
-    let sub = app.agent.start(chat, caller).map_err(agent_error)?;
+    let sub = app.agent.start(chat, caller).await.map_err(agent_error)?;
     if !checked.stream {
         let mut sink = AnthropicSink::collect(ToolMode::Hub, &checked.model);
         let _ = relay_turn(sub, &mut sink).await;
-        forget(app, &session);
+        forget(app, &session).await;
         return collected(sink);
     }
     let (tx, body) = Body::channel(STREAM_FRAMES);
@@ -243,7 +243,7 @@ async fn run_agent(
             let mut watcher = turn.subscribe();
             while watcher.next_batch().await.is_some() {}
         }
-        forget(&app, &session);
+        forget(&app, &session).await;
     });
     Ok(respond::sse(body, false))
 }
@@ -275,8 +275,8 @@ async fn relay_turn(mut sub: Subscription, sink: &mut AnthropicSink) -> Result<(
 }
 
 /// Deletes the turn's session (the Messages API keeps no conversation).
-fn forget(app: &App, session: &str) {
-    if let Err(e) = app.agent.delete_session(session) {
+async fn forget(app: &App, session: &str) {
+    if let Err(e) = app.agent.delete_session(session).await {
         crate::warn!("anthropic surface: cannot delete the session {session} of a finished turn: {e}");
     }
 }

@@ -5,7 +5,7 @@
 //! |-------------------------------|--------|
 //! | `POST /api/chat`              | runs a turn of the agent loop; UI message stream |
 //! | `GET /api/chat/{id}/stream`   | joins the running turn (chunks so far, then live); 204 when none |
-//! | `GET /api/sessions`           | `{sessions: [SessionInfo + active, usage]}`, most recent first |
+//! | `GET /api/sessions`           | `{sessions: [SessionInfo + active, usage]}`, most recent first, every replica's |
 //! | `GET /api/sessions/{id}`      | `{id, title, ..., usage, messages: [UIMessage]}`; 404 when unknown |
 //! | `DELETE /api/sessions/{id}`   | 204; 404 when unknown; 409 while a turn runs |
 //! | `GET /`                       | the chat page |
@@ -85,34 +85,39 @@ pub(crate) async fn post_chat(app: &App, req: Request<Incoming>, caller: Caller)
         Ok(permit) => permit,
         Err(refusal) => return refusal.into_response(),
     };
-    match app.agent.start(chat, caller) {
+    match app.agent.start(chat, caller).await {
         Ok(sub) => {
             let turn = sub.turn().clone();
             tokio::spawn(async move {
                 turn.ended().await;
                 drop(permit);
             });
-            stream::respond(sub, KEEPALIVE)
+            stream::respond(sub.into(), KEEPALIVE)
         }
         Err(e) => agent_error(e),
     }
 }
 
-/// `GET /api/chat/{id}/stream`.
-pub(crate) fn resume(app: &App, id: &str) -> Resp {
+/// `GET /api/chat/{id}/stream`: the turn may run on another replica.
+pub(crate) async fn resume(app: &App, id: &str) -> Resp {
     if let Err(resp) = check_id(id) {
         return resp;
     }
-    match app.agent.join(id) {
-        Some(sub) => stream::respond(sub, KEEPALIVE),
-        None => respond::no_content(),
+    match app.agent.join(id).await {
+        Ok(Some(watch)) => stream::respond(watch, KEEPALIVE),
+        Ok(None) => respond::no_content(),
+        Err(e) => storage_error(e),
     }
 }
 
 /// `GET /api/sessions`.
 pub(crate) async fn list_sessions(app: &App) -> Resp {
-    let list = match app.agent.list_sessions() {
+    let list = match app.agent.list_sessions().await {
         Ok(list) => list,
+        Err(e) => return storage_error(e),
+    };
+    let active = match app.agent.active_sessions().await {
+        Ok(active) => active,
         Err(e) => return storage_error(e),
     };
     let usage = match session_usage(app, list.iter().map(|s| s.id.clone()).collect()).await {
@@ -123,7 +128,7 @@ pub(crate) async fn list_sessions(app: &App) -> Resp {
         .into_iter()
         .zip(usage)
         .map(|(s, usage)| {
-            let active = app.agent.live_turns().get(&s.id).is_some();
+            let active = active.contains(&s.id);
             let mut v = serde_json::to_value(&s).expect("session info serializes");
             v["active"] = json!(active);
             v["usage"] = json!(usage);
@@ -138,18 +143,23 @@ pub(crate) async fn get_session(app: &App, id: &str) -> Resp {
     if let Err(resp) = check_id(id) {
         return resp;
     }
-    match app.agent.session(id) {
-        Ok(Some(session)) => {
+    let found = match app.agent.session(id).await {
+        Ok(Some(session)) => app.agent.active_sessions().await.map(|a| (Some(session), a)),
+        Ok(None) => Ok((None, Default::default())),
+        Err(e) => Err(e),
+    };
+    match found {
+        Ok((Some(session), active)) => {
             let usage = match session_usage(app, vec![id.to_string()]).await {
                 Ok(mut usage) => usage.pop(),
                 Err(resp) => return resp,
             };
             let mut v = serde_json::to_value(&session).expect("session serializes");
-            v["active"] = json!(app.agent.live_turns().get(id).is_some());
+            v["active"] = json!(active.contains(id));
             v["usage"] = json!(usage);
             respond::json(StatusCode::OK, &v)
         }
-        Ok(None) => respond::error(StatusCode::NOT_FOUND, "not_found", format!("no session {id:?}")),
+        Ok((None, _)) => respond::error(StatusCode::NOT_FOUND, "not_found", format!("no session {id:?}")),
         Err(e) => storage_error(e),
     }
 }
@@ -174,11 +184,11 @@ async fn session_usage(app: &App, ids: Vec<String>) -> Result<Vec<SessionUsage>,
 }
 
 /// `DELETE /api/sessions/{id}`.
-pub(crate) fn delete_session(app: &App, id: &str) -> Resp {
+pub(crate) async fn delete_session(app: &App, id: &str) -> Resp {
     if let Err(resp) = check_id(id) {
         return resp;
     }
-    match app.agent.delete_session(id) {
+    match app.agent.delete_session(id).await {
         Ok(true) => respond::no_content(),
         Ok(false) => respond::error(StatusCode::NOT_FOUND, "not_found", format!("no session {id:?}")),
         Err(e) => agent_error(e),

@@ -2,11 +2,11 @@
 //! live ones, `: keepalive` comments while the turn is quiet, and `data: [DONE]` at
 //! the end. Frames go through the shared SSE encoder (`llm::SseSink`).
 //!
-//! The writer holds the client's [`Subscription`]: when the client disconnects the
+//! The writer holds the client's [`Watch`]: when the client disconnects the
 //! body channel closes, the writer returns and drops it, and if it was the last
-//! client the turn is cancelled.
+//! watcher (on any replica) the turn is cancelled.
 
-use crate::agent::Subscription;
+use crate::agent::Watch;
 use crate::llm::stream::{SseSink, UiSink, keepalive_while};
 use crate::surfaces::body::Body;
 use crate::surfaces::respond::Resp;
@@ -16,7 +16,7 @@ use std::time::Duration;
 const STREAM_FRAMES: usize = 16;
 
 /// The streaming response for `sub`.
-pub(crate) fn respond(mut sub: Subscription, keepalive: Duration) -> Resp {
+pub(crate) fn respond(mut sub: Watch, keepalive: Duration) -> Resp {
     let (tx, body) = Body::channel(STREAM_FRAMES);
     tokio::spawn(async move {
         let mut sink = SseSink::new(tx);

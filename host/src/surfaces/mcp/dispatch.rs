@@ -80,6 +80,13 @@ impl Dispatcher {
         }
     }
 
+    /// This dispatcher, signing `requestState`s with `key` (the one every replica
+    /// of the session store shares) instead of its own random key.
+    pub(crate) fn with_state_key(mut self, key: &[u8]) -> Dispatcher {
+        self.states = RequestStates::with_key(key, self.states.lifetime());
+        self
+    }
+
     /// Whether `req` is a `tools/call` some of whose operations `caller` needs a
     /// person's approval for (transports answer those as an event stream when
     /// they can ask the client).

@@ -105,7 +105,7 @@ fn elicitor(route: &AskRoute, tx: mpsc::Sender<Bytes>) -> Elicitor {
                 let id = format!("wasmhub-approval-{}", NEXT_ASK.fetch_add(1, Ordering::Relaxed));
                 let (_waiting, answer) = route
                     .sessions
-                    .expect_answer(&route.session, jsonrpc::id_key(&json!(id)))?;
+                    .expect_answer(&route.session, jsonrpc::id_key(&json!(id)));
                 let request = json!({
                     "jsonrpc": "2.0",
                     "id": id,

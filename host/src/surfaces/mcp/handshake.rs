@@ -8,7 +8,7 @@
 use super::McpState;
 use super::approval::ClientInfo;
 use super::exchange::{self, AskRoute, Item, Job, Scope};
-use super::http::{McpHeaders, SESSION_HEADER, error, session_not_found};
+use super::http::{McpHeaders, SESSION_HEADER, error, session_not_found, session_store_error};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
 use super::method::McpMethod;
 use super::revision::{self, Revision};
@@ -29,7 +29,7 @@ fn handshake_error(id: &Value, e: RpcError) -> Resp {
 
 /// Answers a POST of the handshake era for an authenticated `caller`.
 pub(super) async fn post(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload: Payload) -> Resp {
-    let session = match named_session(state, &caller, h) {
+    let session = match named_session(state, &caller, h).await {
         Ok(session) => session,
         Err(resp) => return resp,
     };
@@ -44,7 +44,7 @@ pub(super) async fn post(state: &McpState, caller: Caller, h: &McpHeaders<'_>, p
                     ),
                 );
             }
-            return initialize(state, &caller, h, r);
+            return initialize(state, &caller, h, r).await;
         }
         Payload::Single(m) => vec![m],
         Payload::Batch(items) => {
@@ -62,7 +62,7 @@ pub(super) async fn post(state: &McpState, caller: Caller, h: &McpHeaders<'_>, p
             items
         }
     };
-    match handshake_items(state, &caller, session.as_ref(), messages, batch) {
+    match handshake_items(state, session.as_ref(), messages, batch) {
         Ok(items) => answer_handshake(state, caller, h, session.as_ref(), items, batch).await,
         Err(resp) => resp,
     }
@@ -80,20 +80,21 @@ struct NamedSession<'h> {
 /// The session `Mcp-Session-Id` names (404 when unknown, expired or another
 /// caller's), after checking that `MCP-Protocol-Version`, when sent, is one we
 /// serve and the one negotiated for that session (400 otherwise).
-fn named_session<'h>(
+async fn named_session<'h>(
     state: &McpState,
     caller: &Caller,
     h: &McpHeaders<'h>,
 ) -> Result<Option<NamedSession<'h>>, Resp> {
     let session = match h.session_id {
         None => None,
-        Some(id) => match state.sessions.touch(id, caller.name()) {
-            Some(live) => Some(NamedSession {
+        Some(id) => match state.sessions.touch(id, caller.name()).await {
+            Ok(Some(live)) => Some(NamedSession {
                 id,
                 version: live.version,
                 client: live.client,
             }),
-            None => return Err(session_not_found()),
+            Ok(None) => return Err(session_not_found()),
+            Err(e) => return Err(session_store_error(&e)),
         },
     };
     let Some(v) = h.version else {
@@ -116,7 +117,6 @@ fn named_session<'h>(
 /// question), or are dropped.
 fn handshake_items(
     state: &McpState,
-    caller: &Caller,
     session: Option<&NamedSession<'_>>,
     messages: Vec<Message>,
     batch: bool,
@@ -148,16 +148,12 @@ fn handshake_items(
                     && let Some(session) = session
                     && let Some(id) = n.params.as_ref().and_then(|p| p.get("requestId"))
                 {
-                    state
-                        .sessions
-                        .cancel(session.id, caller.name(), &jsonrpc::id_key(id));
+                    state.sessions.cancel(session.id, &jsonrpc::id_key(id));
                 }
             }
             Message::Response { id, outcome } => {
                 if let Some(session) = session {
-                    state
-                        .sessions
-                        .answer(session.id, caller.name(), &jsonrpc::id_key(&id), outcome);
+                    state.sessions.answer(session.id, &jsonrpc::id_key(&id), outcome);
                 }
             }
             Message::Invalid { id, error } if !batch => return Err(handshake_error(&id, error)),
@@ -215,7 +211,7 @@ async fn answer_handshake(
     }
 }
 
-fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders<'_>, r: Request) -> Resp {
+async fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders<'_>, r: Request) -> Resp {
     let version = match revision::negotiate_initialize(&r) {
         Ok(version) => version,
         Err(e) => return error(StatusCode::BAD_REQUEST, &r.id, e),
@@ -225,7 +221,10 @@ fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders<'_>, r: Request)
         params.and_then(|p| p.get("clientInfo")),
         params.and_then(|p| p.get("capabilities")),
     );
-    let sid = state.sessions.open_for(caller.name(), version, client);
+    let sid = match state.sessions.open_for(caller.name(), version, client).await {
+        Ok(sid) => sid,
+        Err(e) => return session_store_error(&e),
+    };
     let answer = jsonrpc::result_response(&r.id, state.dispatcher.initialize_result(version, caller));
     if !h.accepts_json {
         let scope = Scope {

@@ -51,7 +51,7 @@ pub(crate) async fn handle(
 ) -> Resp {
     match *req.method() {
         Method::POST => post(state, limits, req, peer, max_body).await,
-        Method::DELETE => delete(state, req.headers(), peer),
+        Method::DELETE => delete(state, req.headers(), peer).await,
         // No server-initiated messages exist (tools never change), so no GET stream.
         Method::GET => respond::method_not_allowed("POST, DELETE"),
         _ => respond::method_not_allowed("POST, DELETE"),
@@ -131,7 +131,7 @@ pub(super) fn error(status: StatusCode, id: &Value, e: RpcError) -> Resp {
     respond::json(status, &jsonrpc::error_response(id, &e))
 }
 
-fn delete(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Resp {
+async fn delete(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Resp {
     let Some(sid) = h.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
         // The stateless revision has nothing to delete.
         return respond::method_not_allowed("POST");
@@ -140,11 +140,22 @@ fn delete(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Resp {
         Ok(c) => c,
         Err(refused) => return refused,
     };
-    if state.sessions.close(sid.trim(), caller.name()) {
-        respond::no_content()
-    } else {
-        session_not_found()
+    match state.sessions.close(sid.trim(), caller.name()).await {
+        Ok(true) => respond::no_content(),
+        Ok(false) => session_not_found(),
+        Err(e) => session_store_error(&e),
     }
+}
+
+/// The session store failed (a database that is down): 503, the request may be
+/// retried.
+pub(super) fn session_store_error(e: &crate::storage::StorageError) -> Resp {
+    crate::error!("mcp: session store: {e}");
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &Value::Null,
+        RpcError::internal(format!("the MCP session store failed: {e}")),
+    )
 }
 
 pub(super) fn session_not_found() -> Resp {

@@ -7,7 +7,7 @@
 //! error codes), [`revision`] (which revision a message speaks and the stateless
 //! envelope checks), [`backend`] (what the server needs from the hub, implemented
 //! for the hub in `hub_backend`), [`dispatch`] (the methods), [`session`] (the
-//! bounded session table), [`approval`] and [`request_state`] (asking the
+//! bounded session table, shared by the replicas through [`store`]), [`approval`] and [`request_state`] (asking the
 //! client's user to approve calls: `elicitation/create` and the 2026-07-28
 //! `input_required` round trip), and the two transports, [`http`] (with `handshake` for
 //! the 2025 era and [`exchange`] answering as JSON or SSE) and [`stdio`].
@@ -25,10 +25,14 @@ pub(crate) mod request_state;
 pub(crate) mod revision;
 pub(crate) mod session;
 pub(crate) mod stdio;
+pub(crate) mod store;
 
 use dispatch::Dispatcher;
 use session::{SessionLimits, SessionTable};
 use std::sync::Arc;
+use store::McpSessionStore;
+#[cfg(test)]
+use store::MemorySessions;
 
 /// The MCP server's state, shared by every request to `/mcp`.
 pub struct McpState {
@@ -42,24 +46,30 @@ impl McpState {
     /// The MCP server over `backend`, with `limits` on its session table.
     #[cfg(test)]
     pub(crate) fn new(backend: Arc<dyn backend::Backend>, limits: SessionLimits) -> McpState {
-        McpState::with_dispatcher(Dispatcher::new(backend), limits)
+        McpState::with_dispatcher(Dispatcher::new(backend), Arc::new(MemorySessions::new(limits)))
     }
 
-    fn with_dispatcher(dispatcher: Dispatcher, limits: SessionLimits) -> McpState {
+    fn with_dispatcher(dispatcher: Dispatcher, store: Arc<dyn McpSessionStore>) -> McpState {
         McpState {
             dispatcher: Arc::new(dispatcher),
-            sessions: Arc::new(SessionTable::new(limits)),
+            sessions: Arc::new(SessionTable::new(store)),
         }
     }
 
-    /// The MCP server over `hub`, with the session limits and approval time of `[server]`.
-    pub fn for_hub(hub: Arc<crate::hub::Hub>, server: &crate::config::ServerConfig) -> McpState {
-        let backend = Arc::new(hub_backend::HubBackend::new(hub));
+    /// The MCP server over `hub`, with the session limits and approval time of
+    /// `[server]`; its sessions and `requestState` key in `backend` (this
+    /// process's memory with sled, tables shared by the replicas with PostgreSQL).
+    pub async fn open(
+        hub: Arc<crate::hub::Hub>,
+        server: &crate::config::ServerConfig,
+        backend: &crate::storage::Backend,
+    ) -> Result<McpState, crate::storage::StorageError> {
+        let store = store::open(backend, SessionLimits::from(server)).await?;
+        let key = store.state_key().await?;
+        let hub_backend = Arc::new(hub_backend::HubBackend::new(hub));
         let approval_time = std::time::Duration::from_secs(server.mcp_approval_secs);
-        McpState::with_dispatcher(
-            Dispatcher::with_approval_time(backend, approval_time),
-            SessionLimits::from(server),
-        )
+        let dispatcher = Dispatcher::with_approval_time(hub_backend, approval_time).with_state_key(&key);
+        Ok(McpState::with_dispatcher(dispatcher, store))
     }
 }
 

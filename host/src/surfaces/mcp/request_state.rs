@@ -9,8 +9,10 @@
 //! same token, the request (tool name and arguments) is the same, and the state
 //! has not expired (`server.mcp_approval_secs`).
 //!
-//! The key is drawn at random when the process starts: a state is good only on the
-//! process that issued it (a restart or another replica rejects it, and the client
+//! The key comes from the MCP session store (`store`), so every replica of one
+//! store checks the states of the others: with PostgreSQL it is created once in
+//! the database and read by every replica; with sled (one process) it is drawn at
+//! random when the process starts, so a restart rejects older states (the client
 //! starts the call over).
 
 use ring::{digest, hmac, rand};
@@ -68,6 +70,14 @@ impl RequestStates {
         let key = hmac::Key::generate(hmac::HMAC_SHA256, &rand::SystemRandom::new())
             .expect("the system random generator works");
         RequestStates { key, lifetime }
+    }
+
+    /// States signed with `key` (shared by the replicas), living for `lifetime`.
+    pub(crate) fn with_key(key: &[u8], lifetime: Duration) -> RequestStates {
+        RequestStates {
+            key: hmac::Key::new(hmac::HMAC_SHA256, key),
+            lifetime,
+        }
     }
 
     /// How long an issued state stays good.

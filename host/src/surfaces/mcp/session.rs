@@ -1,19 +1,27 @@
-//! The handshake era's sessions (`Mcp-Session-Id`): a bounded table with an idle
-//! expiry, so sessions that clients never `DELETE` cannot pile up.
-//!
-//! Each session remembers the caller that opened it (another token's requests get
-//! 404, as if the id did not exist), the negotiated protocol version, and its
-//! in-flight requests so `notifications/cancelled` can cancel one. Expired
-//! sessions are swept whenever a session is opened; when the table is still full
-//! the least recently used session is evicted (its client gets 404 and
+//! The handshake era's sessions (`Mcp-Session-Id`): what every replica shares is
+//! in a [`McpSessionStore`] (`store`: the caller that opened the session, its
+//! negotiated version, what its client declared, its last use), a bounded table
+//! with an idle expiry, so sessions that clients never `DELETE` cannot pile up.
+//! Expired sessions are swept whenever a session is opened; when the table is
+//! still full the least recently used session is evicted (its client gets 404 and
 //! re-initializes, which is what the revision prescribes for a lost session).
+//! Another token's requests on a session get 404, as if the id did not exist.
+//!
+//! What runs for a session stays on the replica that runs it: its in-flight
+//! requests (so `notifications/cancelled` can cancel one) and our questions to
+//! the client (approvals) waiting for its response. A cancellation, a response
+//! or a `DELETE` that reaches another replica does not reach them there: the
+//! request runs to its end (or its question to its timeout); closing or evicting
+//! a session cancels what runs for it on the replica that did it.
 
 use super::approval::ClientInfo;
+use super::store::{McpSessionStore, StoredSession};
 use crate::hub::cancel::CancelToken;
+use crate::storage::StorageError;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::oneshot;
 
 /// Where the client's response to one of our requests goes.
@@ -43,17 +51,26 @@ impl Default for SessionLimits {
     }
 }
 
-struct Session {
-    caller: String,
-    version: &'static str,
-    last_used: Instant,
+/// What this replica runs for one session.
+#[derive(Default)]
+struct Local {
     /// In-flight requests by [`crate::surfaces::mcp::jsonrpc::id_key`].
     in_flight: HashMap<String, CancelToken>,
-    /// What the client declared at `initialize`.
-    client: ClientInfo,
     /// Our requests to the client (approval questions) waiting for its response,
     /// by the id key of our request.
     asks: HashMap<String, Answer>,
+}
+
+impl Local {
+    fn is_empty(&self) -> bool {
+        self.in_flight.is_empty() && self.asks.is_empty()
+    }
+
+    fn cancel_all(&self) {
+        for token in self.in_flight.values() {
+            token.cancel();
+        }
+    }
 }
 
 /// What a request learns about its session.
@@ -63,144 +80,114 @@ pub(crate) struct LiveSession {
     pub client: ClientInfo,
 }
 
-/// The session table. Cheap to share: clone the `Arc` it lives in.
+/// The session table: the shared store and what this replica runs. Cheap to
+/// share: clone the `Arc` it lives in.
 pub(crate) struct SessionTable {
-    limits: SessionLimits,
-    sessions: Mutex<HashMap<String, Session>>,
+    store: Arc<dyn McpSessionStore>,
+    /// Only sessions with a request running or a question waiting here; the
+    /// caller was checked against the store (`touch`) before either began.
+    local: Mutex<HashMap<String, Local>>,
 }
 
 impl SessionTable {
-    pub(crate) fn new(limits: SessionLimits) -> SessionTable {
+    pub(crate) fn new(store: Arc<dyn McpSessionStore>) -> SessionTable {
         SessionTable {
-            limits,
-            sessions: Mutex::new(HashMap::new()),
+            store,
+            local: Mutex::new(HashMap::new()),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Local>> {
         // A panic while holding the lock leaves the map consistent (every update
         // is a single insert/remove), so a poisoned lock is still usable.
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Opens a session for `caller` at `version` and returns its id.
-    #[cfg(test)]
-    pub(crate) fn open(&self, caller: &str, version: &'static str) -> String {
-        self.open_at(caller, version, ClientInfo::default(), Instant::now())
+        self.local.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Opens a session for `caller`'s `client` at `version` and returns its id.
-    pub(crate) fn open_for(&self, caller: &str, version: &'static str, client: ClientInfo) -> String {
-        self.open_at(caller, version, client, Instant::now())
-    }
-
-    /// [`SessionTable::open_for`] at time `now` (the sweep and the new session's last use).
-    fn open_at(&self, caller: &str, version: &'static str, client: ClientInfo, now: Instant) -> String {
+    pub(crate) async fn open_for(
+        &self,
+        caller: &str,
+        version: &'static str,
+        client: ClientInfo,
+    ) -> Result<String, StorageError> {
         let id = crate::ids::new_id("mcp");
-        let mut map = self.lock();
-        let ttl = self.limits.idle_ttl;
-        map.retain(|_, s| now.duration_since(s.last_used) < ttl);
-        while map.len() >= self.limits.max_sessions.max(1) {
-            let Some(oldest) = map
-                .iter()
-                .min_by_key(|(_, s)| s.last_used)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            if let Some(evicted) = map.remove(&oldest) {
-                cancel_all(&evicted);
+        let session = StoredSession {
+            caller: caller.to_string(),
+            version,
+            client,
+        };
+        let removed = self.store.open(&id, session).await?;
+        let mut local = self.lock();
+        for gone in removed {
+            if let Some(l) = local.remove(&gone) {
+                l.cancel_all();
             }
         }
-        map.insert(
-            id.clone(),
-            Session {
-                caller: caller.to_string(),
-                version,
-                last_used: now,
-                in_flight: HashMap::new(),
-                client,
-                asks: HashMap::new(),
-            },
-        );
-        id
+        Ok(id)
     }
 
     /// The live session `id` of `caller`, marked as used now. `None` when unknown,
     /// expired, or opened by another caller.
-    pub(crate) fn touch(&self, id: &str, caller: &str) -> Option<LiveSession> {
-        self.touch_at(id, caller, Instant::now())
-    }
-
-    /// [`SessionTable::touch`] at time `now` (the expiry check and the new last use).
-    fn touch_at(&self, id: &str, caller: &str, now: Instant) -> Option<LiveSession> {
-        let mut map = self.lock();
-        let session = map.get_mut(id)?;
-        if session.caller != caller {
-            return None;
-        }
-        if now.duration_since(session.last_used) >= self.limits.idle_ttl {
-            if let Some(expired) = map.remove(id) {
-                cancel_all(&expired);
-            }
-            return None;
-        }
-        session.last_used = now;
-        Some(LiveSession {
-            version: session.version,
-            client: session.client.clone(),
-        })
+    pub(crate) async fn touch(&self, id: &str, caller: &str) -> Result<Option<LiveSession>, StorageError> {
+        let stored = self.store.touch(id, caller).await?;
+        Ok(stored.map(|s| LiveSession {
+            version: s.version,
+            client: s.client,
+        }))
     }
 
     /// Expects the client of session `id` to answer our request `key`: the
-    /// receiver gets its response; `None` when the session is gone. Closing or
-    /// evicting the session drops the sender (the receiver then errs).
+    /// receiver gets its response. Closing or evicting the session here drops the
+    /// sender (the receiver then errs).
     pub(crate) fn expect_answer(
         self: &Arc<Self>,
         id: &str,
         key: String,
-    ) -> Option<(AwaitedAnswer, oneshot::Receiver<Result<Value, Value>>)> {
+    ) -> (AwaitedAnswer, oneshot::Receiver<Result<Value, Value>>) {
         let (tx, rx) = oneshot::channel();
-        self.lock().get_mut(id)?.asks.insert(key.clone(), tx);
+        self.lock()
+            .entry(id.to_string())
+            .or_default()
+            .asks
+            .insert(key.clone(), tx);
         let guard = AwaitedAnswer {
             table: self.clone(),
             session: id.to_string(),
             key,
         };
-        Some((guard, rx))
+        (guard, rx)
     }
 
-    /// Hands the response `key` that `caller` POSTed on session `id` to the
-    /// request waiting for it. Whether one was.
-    pub(crate) fn answer(&self, id: &str, caller: &str, key: &str, outcome: Result<Value, Value>) -> bool {
-        let mut map = self.lock();
-        let Some(session) = map.get_mut(id).filter(|s| s.caller == caller) else {
-            return false;
-        };
-        match session.asks.remove(key) {
+    /// Hands the response `key` POSTed on session `id` (its caller checked by
+    /// `touch`) to the request waiting for it here. Whether one was.
+    pub(crate) fn answer(&self, id: &str, key: &str, outcome: Result<Value, Value>) -> bool {
+        let mut local = self.lock();
+        match local.get_mut(id).and_then(|l| l.asks.remove(key)) {
             Some(tx) => tx.send(outcome).is_ok(),
             None => false,
         }
     }
 
-    /// Ends session `id` of `caller`, cancelling its in-flight requests. Whether it existed.
-    pub(crate) fn close(&self, id: &str, caller: &str) -> bool {
-        let mut map = self.lock();
-        if map.get(id).is_none_or(|s| s.caller != caller) {
-            return false;
+    /// Ends session `id` of `caller`, cancelling its requests running here.
+    /// Whether it existed.
+    pub(crate) async fn close(&self, id: &str, caller: &str) -> Result<bool, StorageError> {
+        if !self.store.close(id, caller).await? {
+            return Ok(false);
         }
-        if let Some(s) = map.remove(id) {
-            cancel_all(&s);
+        if let Some(l) = self.lock().remove(id) {
+            l.cancel_all();
         }
-        true
+        Ok(true)
     }
 
-    /// Records that request `key` of session `id` runs under `cancel`; the returned
-    /// guard forgets it when dropped.
+    /// Records that request `key` of session `id` runs here under `cancel`; the
+    /// returned guard forgets it when dropped.
     pub(crate) fn track(self: &Arc<Self>, id: &str, key: String, cancel: CancelToken) -> InFlight {
-        if let Some(s) = self.lock().get_mut(id) {
-            s.in_flight.insert(key.clone(), cancel);
-        }
+        self.lock()
+            .entry(id.to_string())
+            .or_default()
+            .in_flight
+            .insert(key.clone(), cancel);
         InFlight {
             table: self.clone(),
             session: id.to_string(),
@@ -208,26 +195,37 @@ impl SessionTable {
         }
     }
 
-    /// Cancels in-flight request `key` of session `id` (`notifications/cancelled`).
-    /// Whether one was running.
-    pub(crate) fn cancel(&self, id: &str, caller: &str, key: &str) -> bool {
-        let map = self.lock();
-        match map.get(id) {
-            Some(s) if s.caller == caller => s.in_flight.get(key).map(CancelToken::cancel).is_some(),
-            _ => false,
+    /// Cancels in-flight request `key` of session `id` (`notifications/cancelled`,
+    /// its caller checked by `touch`) when it runs here. Whether it did.
+    pub(crate) fn cancel(&self, id: &str, key: &str) -> bool {
+        let local = self.lock();
+        local
+            .get(id)
+            .and_then(|l| l.in_flight.get(key))
+            .map(CancelToken::cancel)
+            .is_some()
+    }
+
+    /// Forgets `key` of session `id` (in flight or asked), and the session's
+    /// local entry once nothing runs for it here.
+    fn forget(&self, id: &str, key: &str, asked: bool) {
+        let mut local = self.lock();
+        if let Some(l) = local.get_mut(id) {
+            if asked {
+                l.asks.remove(key);
+            } else {
+                l.in_flight.remove(key);
+            }
+            if l.is_empty() {
+                local.remove(id);
+            }
         }
     }
 
-    /// Number of live sessions (expired ones not yet swept included).
+    /// Sessions with something running here.
     #[cfg(test)]
-    fn len(&self) -> usize {
+    fn local_len(&self) -> usize {
         self.lock().len()
-    }
-}
-
-fn cancel_all(s: &Session) {
-    for token in s.in_flight.values() {
-        token.cancel();
     }
 }
 
@@ -247,23 +245,21 @@ pub(crate) struct AwaitedAnswer {
 
 impl Drop for AwaitedAnswer {
     fn drop(&mut self) {
-        if let Some(s) = self.table.lock().get_mut(&self.session) {
-            s.asks.remove(&self.key);
-        }
+        self.table.forget(&self.session, &self.key, true);
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        if let Some(s) = self.table.lock().get_mut(&self.session) {
-            s.in_flight.remove(&self.key);
-        }
+        self.table.forget(&self.session, &self.key, false);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::surfaces::mcp::store::MemorySessions;
+    use std::time::Instant;
 
     #[test]
     fn limits_come_from_the_server_config() {
@@ -280,99 +276,151 @@ mod tests {
         assert_eq!(SessionLimits::default().max_sessions, 4096);
     }
 
-    fn table(max: usize, ttl_ms: u64) -> Arc<SessionTable> {
-        Arc::new(SessionTable::new(SessionLimits {
+    fn limits(max: usize, ttl_ms: u64) -> SessionLimits {
+        SessionLimits {
             max_sessions: max,
             idle_ttl: Duration::from_millis(ttl_ms),
-        }))
+        }
     }
 
-    #[test]
-    fn sessions_belong_to_their_caller_and_end_on_close() {
+    fn table(max: usize, ttl_ms: u64) -> Arc<SessionTable> {
+        Arc::new(SessionTable::new(Arc::new(MemorySessions::new(limits(
+            max, ttl_ms,
+        )))))
+    }
+
+    async fn open(t: &SessionTable, caller: &str) -> String {
+        t.open_for(caller, "2025-11-25", ClientInfo::default())
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_memory_store_passes_the_conformance_suite() {
+        crate::surfaces::mcp::store::conformance::run(|limits| async move {
+            let store: Arc<dyn McpSessionStore> = Arc::new(MemorySessions::new(limits));
+            // One process: both replicas are the one store.
+            (store.clone(), store)
+        })
+        .await;
+    }
+
+    #[cfg(feature = "postgres")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_postgres_store_passes_the_conformance_suite() {
+        use crate::surfaces::mcp::store::postgres::PgSessions;
+        crate::surfaces::mcp::store::conformance::run(|limits| async move {
+            // A fresh database per check, two stores on it: two replicas.
+            let pg = crate::storage::postgres::test_database().await;
+            let a: Arc<dyn McpSessionStore> = Arc::new(PgSessions::open(pg.clone(), limits).await.unwrap());
+            let b: Arc<dyn McpSessionStore> = Arc::new(PgSessions::open(pg, limits).await.unwrap());
+            (a, b)
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn sessions_belong_to_their_caller_and_end_on_close() {
         let t = table(10, 60_000);
-        let id = t.open("alice", "2025-11-25");
+        let id = open(&t, "alice").await;
         assert!(id.starts_with("mcp_") && id.bytes().all(|b| (0x21..=0x7e).contains(&b)));
         assert_eq!(
-            t.touch(&id, "alice"),
+            t.touch(&id, "alice").await.unwrap(),
             Some(LiveSession {
                 version: "2025-11-25",
                 client: ClientInfo::default(),
             })
         );
-        assert_eq!(t.touch(&id, "bob"), None, "another token cannot use the session");
-        assert!(!t.close(&id, "bob"));
-        assert!(t.close(&id, "alice"));
-        assert_eq!(t.touch(&id, "alice"), None);
-        assert!(!t.close(&id, "alice"));
+        assert_eq!(
+            t.touch(&id, "bob").await.unwrap(),
+            None,
+            "another token cannot use the session"
+        );
+        assert!(!t.close(&id, "bob").await.unwrap());
+        assert!(t.close(&id, "alice").await.unwrap());
+        assert_eq!(t.touch(&id, "alice").await.unwrap(), None);
+        assert!(!t.close(&id, "alice").await.unwrap());
     }
 
-    #[test]
-    fn churn_stays_within_the_cap_and_evicts_the_least_recently_used() {
-        let t = table(8, 60_000);
-        let first = t.open("c", "2025-11-25");
-        let second = t.open("c", "2025-11-25");
-        for _ in 0..10_000 {
-            t.touch(&first, "c");
-            t.open("c", "2025-11-25");
-            assert!(t.len() <= 8);
+    #[tokio::test]
+    async fn churn_stays_within_the_cap_and_evicts_the_least_recently_used() {
+        let store = Arc::new(MemorySessions::new(limits(8, 60_000)));
+        let t = SessionTable::new(store.clone());
+        let first = open(&t, "c").await;
+        let second = open(&t, "c").await;
+        for _ in 0..2_000 {
+            t.touch(&first, "c").await.unwrap();
+            open(&t, "c").await;
+            assert!(store.len() <= 8);
         }
-        assert!(t.touch(&first, "c").is_some(), "a session in use survives churn");
-        assert!(t.touch(&second, "c").is_none(), "an idle one is evicted");
+        assert!(
+            t.touch(&first, "c").await.unwrap().is_some(),
+            "a session in use survives churn"
+        );
+        assert!(
+            t.touch(&second, "c").await.unwrap().is_none(),
+            "an idle one is evicted"
+        );
     }
 
     #[test]
     fn idle_sessions_expire_and_are_swept() {
-        let t = table(100, 30);
+        let store = MemorySessions::new(limits(100, 30));
         let start = Instant::now();
-        let idle = t.open_at("c", "2025-11-25", ClientInfo::default(), start);
-        for _ in 0..20 {
-            t.open_at("c", "2025-11-25", ClientInfo::default(), start);
+        let session = || StoredSession {
+            caller: "c".into(),
+            version: "2025-11-25",
+            client: ClientInfo::default(),
+        };
+        store.open_at("idle", session(), start);
+        for n in 0..20 {
+            store.open_at(&format!("s{n}"), session(), start);
         }
         // Past the 30 ms idle TTL, without waiting for it.
         let later = start + Duration::from_millis(40);
-        assert_eq!(t.touch_at(&idle, "c", later), None);
-        t.open_at("c", "2025-11-25", ClientInfo::default(), later);
-        assert_eq!(t.len(), 1, "opening a session sweeps the expired ones");
+        assert_eq!(store.touch_at("idle", "c", later), None);
+        assert_eq!(store.open_at("new", session(), later).len(), 20);
+        assert_eq!(store.len(), 1, "opening a session sweeps the expired ones");
     }
 
-    #[test]
-    fn in_flight_requests_are_cancelled_by_id_close_or_eviction() {
+    #[tokio::test]
+    async fn in_flight_requests_are_cancelled_by_id_close_or_eviction() {
         let t = table(1, 60_000);
-        let id = t.open("c", "2025-11-25");
+        let id = open(&t, "c").await;
         let a = CancelToken::new();
         let guard = t.track(&id, "1".into(), a.clone());
-        assert!(!t.cancel(&id, "other", "1"));
-        assert!(t.cancel(&id, "c", "1"));
+        assert!(!t.cancel(&id, "2"));
+        assert!(t.cancel(&id, "1"));
         assert!(a.is_cancelled());
         drop(guard);
-        assert!(!t.cancel(&id, "c", "1"), "finished requests are forgotten");
+        assert!(!t.cancel(&id, "1"), "finished requests are forgotten");
+        assert_eq!(t.local_len(), 0, "nothing runs here for the session any more");
 
         let b = CancelToken::new();
         let _g = t.track(&id, "2".into(), b.clone());
-        t.open("c", "2025-11-25"); // evicts `id` (cap 1)
+        open(&t, "c").await; // evicts `id` (cap 1)
         assert!(b.is_cancelled(), "eviction cancels the evicted session's calls");
+
+        let id = open(&t, "c").await;
+        let c = CancelToken::new();
+        let _g = t.track(&id, "3".into(), c.clone());
+        assert!(t.close(&id, "c").await.unwrap());
+        assert!(c.is_cancelled(), "closing cancels the session's calls");
     }
 
     #[tokio::test]
     async fn answers_reach_the_request_waiting_for_them_on_their_session() {
         let t = table(10, 60_000);
-        let id = t.open("c", "2025-11-25");
-        let (guard, rx) = t.expect_answer(&id, "q1".into()).unwrap();
-        assert!(
-            !t.answer(&id, "other", "q1", Ok(Value::Null)),
-            "another caller's answer"
-        );
-        assert!(
-            !t.answer(&id, "c", "q2", Ok(Value::Null)),
-            "an id we did not send"
-        );
-        assert!(t.answer(&id, "c", "q1", Ok(serde_json::json!({"action": "decline"}))));
+        let id = open(&t, "c").await;
+        let (guard, rx) = t.expect_answer(&id, "q1".into());
+        assert!(!t.answer(&id, "q2", Ok(Value::Null)), "an id we did not send");
+        assert!(!t.answer("other", "q1", Ok(Value::Null)), "another session");
+        assert!(t.answer(&id, "q1", Ok(serde_json::json!({"action": "decline"}))));
         assert_eq!(rx.await.unwrap(), Ok(serde_json::json!({"action": "decline"})));
-        assert!(!t.answer(&id, "c", "q1", Ok(Value::Null)), "answered once");
+        assert!(!t.answer(&id, "q1", Ok(Value::Null)), "answered once");
         drop(guard);
-        let (_guard, rx) = t.expect_answer(&id, "q3".into()).unwrap();
-        assert!(t.close(&id, "c"));
+        let (_guard, rx) = t.expect_answer(&id, "q3".into());
+        assert!(t.close(&id, "c").await.unwrap());
         assert!(rx.await.is_err(), "closing the session drops the question");
-        assert!(t.expect_answer("nope", "q".into()).is_none());
     }
 }

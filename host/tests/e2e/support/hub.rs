@@ -14,7 +14,7 @@ use std::time::Duration;
 use wasmhub::config::{Config, ProviderConfig};
 use wasmhub::hub::{CallContext, MetaToolRequest};
 use wasmhub::runtime::{PluginDir, Runtime};
-use wasmhub::storage::Storage;
+use wasmhub::storage::Backend;
 use wasmhub::surfaces::{self as server, App};
 
 /// A running hub.
@@ -76,13 +76,23 @@ pub async fn start_with_storage(mut config: Config, storage: wasmhub::storage::S
     let config = Arc::new(config);
     let llm =
         Arc::new(wasmhub::llm::Llm::with_models(&config.providers, &config.models).expect("valid providers"));
-    let (hub, plugins) = wasmhub::hub::Hub::start(&config, storage.clone(), None)
+    let backend = wasmhub::storage::Backend::Sled(storage.clone());
+    let (hub, plugins) = wasmhub::hub::Hub::start(&config, backend.clone(), None)
         .await
         .expect("the hub");
     let agent = Arc::new(
-        wasmhub::agent::Agent::new(&config.agent, llm.clone(), hub.clone(), &storage).expect("the agent"),
+        wasmhub::agent::Agent::new(
+            &config,
+            llm.clone(),
+            hub.clone(),
+            &wasmhub::storage::Backend::Sled(storage),
+        )
+        .await
+        .expect("the agent"),
     );
-    let mcp = wasmhub::surfaces::McpState::for_hub(hub.clone(), &config.server);
+    let mcp = wasmhub::surfaces::McpState::open(hub.clone(), &config.server, &backend)
+        .await
+        .expect("the MCP state");
     let limits = Arc::new(wasmhub::surfaces::SurfaceLimits::new(&config.concurrency));
     let app = Arc::new(App {
         limits,
@@ -179,7 +189,9 @@ pub async fn hub(dir: &Scratch, configure: impl FnOnce(&mut Config)) -> TestHub 
     static CACHE: OnceLock<std::path::PathBuf> = OnceLock::new();
     let cache = CACHE.get_or_init(|| process_scratch("compiled-cache"));
     let runtime = Runtime::new(&config.limits, Some(cache)).expect("runtime");
-    let hub = wasmhub::hub::Hub::new(&config, runtime.clone(), Storage::temporary().unwrap()).expect("hub");
+    let hub = wasmhub::hub::Hub::new(&config, runtime.clone(), Backend::temporary().unwrap())
+        .await
+        .expect("hub");
     let on_change = {
         let hub = hub.clone();
         Arc::new(move |entries| hub.apply_plugins(entries))

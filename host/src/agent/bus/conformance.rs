@@ -1,0 +1,92 @@
+//! The conformance suite every [`TurnBus`] passes. `a` and `b` are two buses on
+//! one database (two replicas): turns begin on `a` and are watched through `b`.
+
+use super::{TurnBus, Watch};
+use crate::agent::AgentError;
+use crate::llm::UiChunk;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+type Bus = Arc<dyn TurnBus>;
+
+fn delta(text: &str) -> UiChunk {
+    UiChunk::TextDelta {
+        id: "t".into(),
+        delta: text.into(),
+    }
+}
+
+/// The next `n` chunks of `watch` (failing instead of hanging).
+async fn take(watch: &mut Watch, n: usize) -> Vec<UiChunk> {
+    let mut got = Vec::new();
+    while got.len() < n {
+        let batch = tokio::time::timeout(Duration::from_secs(20), watch.next_batch())
+            .await
+            .expect("chunks arrive")
+            .expect("the turn is still live");
+        got.extend(batch);
+    }
+    got
+}
+
+async fn until(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Replay then live, the end, one turn per session, watchers across buses.
+pub(crate) async fn replay_live_and_end(a: Bus, b: Bus) {
+    let turn = a.begin("s").await.unwrap();
+    assert!(matches!(a.begin("s").await, Err(AgentError::Busy(_))));
+    let first = turn.subscribe();
+    turn.push(&[UiChunk::StartStep, delta("one")]);
+    assert!(b.subscribe("other").await.unwrap().is_none());
+    let mut late = b.subscribe("s").await.unwrap().expect("the live turn");
+    assert_eq!(take(&mut late, 2).await, [UiChunk::StartStep, delta("one")]);
+    turn.push(&[delta("two")]);
+    turn.push(&[delta("three"), UiChunk::FinishStep]);
+    assert_eq!(
+        take(&mut late, 3).await,
+        [delta("two"), delta("three"), UiChunk::FinishStep]
+    );
+    // A second late watcher replays everything from the start.
+    let mut later = b.subscribe("s").await.unwrap().expect("the live turn");
+    assert_eq!(take(&mut later, 5).await.len(), 5);
+    // Watchers through `b` count: the first client leaving does not cancel.
+    until("both late watchers count", || turn.subscriber_count() == 3).await;
+    drop(first);
+    drop(later);
+    assert!(!turn.cancel.is_cancelled());
+    turn.push(&[UiChunk::StartStep]);
+    a.finish(&turn);
+    assert_eq!(take(&mut late, 1).await, [UiChunk::StartStep]);
+    let end = tokio::time::timeout(Duration::from_secs(20), late.next_batch()).await;
+    assert!(end.expect("the end arrives").is_none());
+    drop(late);
+    assert!(!turn.cancel.is_cancelled(), "an ended turn is not cancelled");
+    // Ended: nothing to join, and the session can have its next turn.
+    assert!(b.subscribe("s").await.unwrap().is_none());
+    let next = a.begin("s").await.unwrap();
+    next.push(&[delta("next turn")]);
+    let mut w = b.subscribe("s").await.unwrap().expect("the next turn");
+    assert_eq!(take(&mut w, 1).await, [delta("next turn")]);
+    a.finish(&next);
+}
+
+/// The last watcher leaving, wherever it watches from, cancels the turn.
+pub(crate) async fn last_watcher_cancels(a: Bus, b: Bus) {
+    let turn = a.begin("c").await.unwrap();
+    let first = turn.subscribe();
+    turn.push(&[UiChunk::StartStep]);
+    let mut remote = b.subscribe("c").await.unwrap().expect("the live turn");
+    assert_eq!(take(&mut remote, 1).await, [UiChunk::StartStep]);
+    until("the remote watcher counts", || turn.subscriber_count() == 2).await;
+    drop(first);
+    assert!(!turn.cancel.is_cancelled());
+    drop(remote);
+    until("the turn is cancelled", || turn.cancel.is_cancelled()).await;
+    a.finish(&turn);
+}

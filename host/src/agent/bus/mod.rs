@@ -1,0 +1,131 @@
+//! The live-turn bus: publishing a turn's chunks and following them, so a
+//! client that joins late (`GET /api/chat/{id}/stream`) gets everything sent so
+//! far and then the live chunks, on whichever replica its request lands.
+//!
+//! [`TurnBus`] is the interface; [`open_sled`] gives the in-process bus (one
+//! process owns a sled database, so every watcher is here: the registry of
+//! [`LiveTurns`] as before). With the `postgres` feature, the PostgreSQL bus
+//! also appends each chunk to a table and announces it with `pg_notify`, so a
+//! watcher on another replica replays the rows and follows the notifications
+//! until the turn's end marker.
+//!
+//! Watchers and cancellation: a turn is cancelled when its last watcher leaves.
+//! A watcher on another replica counts like a local one: its replica tells the
+//! turn's replica when it joins and when it leaves. If that replica dies, its
+//! "leave" never comes and the turn runs to its end instead of being cancelled.
+
+#[cfg(test)]
+pub(crate) mod conformance;
+#[cfg(feature = "postgres")]
+mod postgres;
+
+use super::AgentError;
+use super::live::{LiveTurn, LiveTurns, Subscription};
+use crate::llm::UiChunk;
+use crate::storage::{Backend, StorageError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where turns publish their chunks and watchers follow them.
+#[async_trait::async_trait]
+pub trait TurnBus: Send + Sync {
+    /// Registers a new turn of `session` (whose lease the caller holds) and
+    /// relays its chunks and its end to watchers anywhere; `Busy` when a turn
+    /// of `session` is still registered here.
+    async fn begin(&self, session: &str) -> Result<Arc<LiveTurn>, AgentError>;
+    /// Forgets `turn`, then ends it: its watchers drain what is left and end.
+    fn finish(&self, turn: &Arc<LiveTurn>);
+    /// A watcher of `session`'s live turn from its first chunk, wherever it
+    /// runs; `None` when no turn of `session` is live.
+    async fn subscribe(&self, session: &str) -> Result<Option<Watch>, StorageError>;
+}
+
+/// A watcher on another replica's turn.
+#[cfg(feature = "postgres")]
+#[async_trait::async_trait]
+pub(crate) trait RemoteFeed: Send {
+    /// As [`Watch::next_batch`].
+    async fn next_batch(&mut self) -> Option<Vec<UiChunk>>;
+}
+
+/// One client's view of a live turn: the chunks so far, then the live ones.
+pub struct Watch(Feed);
+
+enum Feed {
+    Local(Subscription),
+    #[cfg(feature = "postgres")]
+    Remote(Box<dyn RemoteFeed>),
+}
+
+impl Watch {
+    /// The chunks not yet seen, waiting for some; `None` once the turn ended and
+    /// everything was delivered.
+    pub async fn next_batch(&mut self) -> Option<Vec<UiChunk>> {
+        match &mut self.0 {
+            Feed::Local(sub) => sub.next_batch().await,
+            #[cfg(feature = "postgres")]
+            Feed::Remote(feed) => feed.next_batch().await,
+        }
+    }
+
+    #[cfg(feature = "postgres")]
+    pub(crate) fn remote(feed: Box<dyn RemoteFeed>) -> Watch {
+        Watch(Feed::Remote(feed))
+    }
+}
+
+impl From<Subscription> for Watch {
+    fn from(sub: Subscription) -> Watch {
+        Watch(Feed::Local(sub))
+    }
+}
+
+/// The in-process bus: [`LiveTurns`].
+#[async_trait::async_trait]
+impl TurnBus for LiveTurns {
+    async fn begin(&self, session: &str) -> Result<Arc<LiveTurn>, AgentError> {
+        LiveTurns::begin(self, session).map_err(AgentError::Busy)
+    }
+
+    fn finish(&self, turn: &Arc<LiveTurn>) {
+        LiveTurns::finish(self, turn)
+    }
+
+    async fn subscribe(&self, session: &str) -> Result<Option<Watch>, StorageError> {
+        Ok(self
+            .get(session)
+            .filter(|t| !t.is_ended())
+            .map(|t| t.subscribe().into()))
+    }
+}
+
+/// The bus of a sled hub: in process.
+pub(crate) fn open_sled() -> Arc<dyn TurnBus> {
+    Arc::new(LiveTurns::default())
+}
+
+/// The bus for `backend`. With PostgreSQL, `owner` is this replica and a turn
+/// without a sign of life for `ttl` is over for watchers on other replicas.
+#[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+pub(crate) async fn open(
+    backend: &Backend,
+    owner: &str,
+    ttl: Duration,
+) -> Result<Arc<dyn TurnBus>, StorageError> {
+    match backend {
+        Backend::Sled(_) => Ok(open_sled()),
+        #[cfg(feature = "postgres")]
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgBus::open(pg, owner, ttl).await?)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // One process owns a sled database: its "two replicas" are one bus.
+    #[tokio::test]
+    async fn conformance_in_process() {
+        let bus = super::open_sled();
+        super::conformance::replay_live_and_end(bus.clone(), bus.clone()).await;
+        super::conformance::last_watcher_cancels(bus.clone(), bus).await;
+    }
+}

@@ -1,0 +1,467 @@
+//! The live-turn bus in PostgreSQL: a watcher on any replica replays a turn's
+//! chunks and follows it live.
+//!
+//! Tables (component `turn_bus` of `wasmhub_schema`): `wasmhub_turns(turn_id,
+//! session_id, owner, started, alive_until, ended)` and
+//! `wasmhub_turn_chunks(turn_id, seq, chunk)`. The replica running a turn keeps
+//! its chunks in memory for its own watchers (as the sled bus does) and a relay
+//! task appends them to `wasmhub_turn_chunks`, bumps `alive_until` and sends a
+//! `pg_notify` on the channel `wasmhub_turns`, all in one statement per batch.
+//! `ended` is the end marker, set after the last chunk. A watcher elsewhere reads
+//! the rows from its position in one statement (one snapshot: the end marker is
+//! never seen without the chunks before it), then waits for a notification, or
+//! re-reads every second (a notification lost while the listening connection was
+//! replaced). A turn whose `alive_until` passed (its replica died) is over for
+//! its watchers. Ended turns' rows are deleted a minute after they end.
+//!
+//! Notifications are `<kind> <turn id>`: `c` chunks, `e` end, and `j`/`l` a
+//! watcher on another replica joined/left, which the turn's replica counts like
+//! a local watcher (the last one leaving cancels the turn).
+
+use super::{RemoteFeed, TurnBus, Watch};
+use crate::agent::AgentError;
+use crate::agent::live::{LiveTurn, LiveTurns};
+use crate::llm::UiChunk;
+use crate::storage::postgres::Notifications;
+use crate::storage::{Postgres, StorageError};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio::sync::watch;
+
+const CHANNEL: &str = "wasmhub_turns";
+/// How long an ended turn's rows stay for watchers still replaying them.
+const KEEP_ENDED_SECS: f64 = 60.0;
+/// A watcher re-reads this often without a notification.
+const POLL: Duration = Duration::from_secs(1);
+/// Failed reads in a row after which a remote watcher gives up.
+const READ_ATTEMPTS: u32 = 5;
+
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE wasmhub_turns (
+        turn_id text PRIMARY KEY,
+        session_id text NOT NULL,
+        owner text NOT NULL,
+        started timestamptz NOT NULL DEFAULT now(),
+        alive_until timestamptz NOT NULL,
+        ended timestamptz
+    );
+    CREATE INDEX wasmhub_turns_session ON wasmhub_turns (session_id, started DESC);
+    CREATE TABLE wasmhub_turn_chunks (
+        turn_id text NOT NULL REFERENCES wasmhub_turns (turn_id) ON DELETE CASCADE,
+        seq bigint NOT NULL,
+        chunk text NOT NULL,
+        PRIMARY KEY (turn_id, seq)
+    );
+"];
+
+/// The PostgreSQL bus of one replica.
+pub(crate) struct PgBus {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pg: Postgres,
+    /// This replica (written with its turns).
+    owner: String,
+    /// How long a turn stays live for other replicas without a sign of life.
+    ttl: Duration,
+    /// The turns running here, by session (their watchers here read memory).
+    local: LiveTurns,
+    /// The turns running here, by turn id, for watchers joining from elsewhere.
+    owned: Mutex<HashMap<String, Arc<LiveTurn>>>,
+    /// Wakes this replica's watchers of other replicas' turns, by turn id.
+    wakers: Mutex<HashMap<String, watch::Sender<u64>>>,
+}
+
+fn encode(chunk: &UiChunk) -> Result<String, StorageError> {
+    serde_json::to_string(chunk).map_err(StorageError::Encode)
+}
+
+impl PgBus {
+    /// The bus on `pg` for replica `owner`; a turn without a sign of life for
+    /// `ttl` is over for watchers elsewhere.
+    pub(crate) async fn open(pg: &Postgres, owner: &str, ttl: Duration) -> Result<PgBus, StorageError> {
+        pg.migrate("turn_bus", MIGRATIONS).await?;
+        let notes = pg.listen(CHANNEL).await?;
+        let inner = Arc::new(Inner {
+            pg: pg.clone(),
+            owner: owner.to_string(),
+            ttl,
+            local: LiveTurns::default(),
+            owned: Mutex::default(),
+            wakers: Mutex::default(),
+        });
+        tokio::spawn(dispatch(Arc::downgrade(&inner), notes));
+        Ok(PgBus { inner })
+    }
+}
+
+/// Hands each notification to whom it concerns; listens again when the
+/// listening connection is gone.
+async fn dispatch(inner: Weak<Inner>, mut notes: Notifications) {
+    loop {
+        if let Some(payload) = notes.recv().await {
+            match inner.upgrade() {
+                Some(inner) => inner.on_note(&payload),
+                None => return,
+            }
+            continue;
+        }
+        loop {
+            let Some(live) = inner.upgrade() else { return };
+            // Whatever was announced meanwhile is read from the rows.
+            live.wake_all();
+            match live.pg.listen(CHANNEL).await {
+                Ok(fresh) => {
+                    notes = fresh;
+                    break;
+                }
+                Err(e) => crate::warn!("turn bus: cannot listen for turn chunks again: {e}"),
+            }
+            drop(live);
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}
+
+impl Inner {
+    fn on_note(&self, payload: &str) {
+        let Some((kind, turn)) = payload.split_once(' ') else {
+            return;
+        };
+        match kind {
+            "c" | "e" => {
+                if let Some(waker) = self.wakers.lock().expect("wakers lock").get(turn) {
+                    waker.send_modify(|n| *n += 1);
+                }
+            }
+            "j" | "l" => {
+                let owned = self.owned.lock().expect("owned turns lock").get(turn).cloned();
+                match (owned, kind) {
+                    (Some(t), "j") => t.watch(),
+                    (Some(t), _) => t.unwatch(),
+                    (None, _) => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn wake_all(&self) {
+        for waker in self.wakers.lock().expect("wakers lock").values() {
+            waker.send_modify(|n| *n += 1);
+        }
+    }
+
+    async fn notify(&self, kind: &str, turn: &str) -> Result<(), StorageError> {
+        let client = self.pg.client().await?;
+        client
+            .execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &format!("{kind} {turn}")])
+            .await
+            .map_err(StorageError::pg("announce a turn event"))?;
+        Ok(())
+    }
+
+    /// Registers turn `turn_id` of `session` (and forgets long-ended or dead turns).
+    async fn register(&self, turn_id: &str, session: &str) -> Result<(), StorageError> {
+        let client = self.pg.client().await?;
+        client
+            .execute(
+                "DELETE FROM wasmhub_turns
+                 WHERE ended < now() - $1::float8 * interval '1 second'
+                    OR alive_until < now() - $1::float8 * interval '1 second'",
+                &[&KEEP_ENDED_SECS],
+            )
+            .await
+            .map_err(StorageError::pg("forget ended turns"))?;
+        client
+            .execute(
+                "INSERT INTO wasmhub_turns (turn_id, session_id, owner, alive_until)
+                 VALUES ($1, $2, $3, now() + $4::float8 * interval '1 second')",
+                &[&turn_id, &session, &self.owner, &self.ttl.as_secs_f64()],
+            )
+            .await
+            .map_err(StorageError::pg("register a turn"))?;
+        Ok(())
+    }
+
+    /// Appends `chunks` from `seq` on, keeps the turn alive and announces them,
+    /// in one statement.
+    async fn append(&self, turn: &str, seq: i64, chunks: &[UiChunk]) -> Result<(), StorageError> {
+        let seqs: Vec<i64> = (seq..seq + chunks.len() as i64).collect();
+        let texts = chunks.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
+        let client = self.pg.client().await?;
+        client
+            .execute(
+                "WITH added AS (
+                     INSERT INTO wasmhub_turn_chunks (turn_id, seq, chunk)
+                     SELECT $1, * FROM UNNEST($2::bigint[], $3::text[])
+                 ), alive AS (
+                     UPDATE wasmhub_turns SET alive_until = now() + $4::float8 * interval '1 second'
+                     WHERE turn_id = $1
+                 )
+                 SELECT pg_notify($5, 'c ' || $1)",
+                &[&turn, &seqs, &texts, &self.ttl.as_secs_f64(), &CHANNEL],
+            )
+            .await
+            .map_err(StorageError::pg("append turn chunks"))?;
+        Ok(())
+    }
+
+    /// Keeps turn `turn` alive while it sends nothing.
+    async fn beat(&self, turn: &str) -> Result<(), StorageError> {
+        let client = self.pg.client().await?;
+        client
+            .execute(
+                "UPDATE wasmhub_turns SET alive_until = now() + $2::float8 * interval '1 second'
+                 WHERE turn_id = $1",
+                &[&turn, &self.ttl.as_secs_f64()],
+            )
+            .await
+            .map_err(StorageError::pg("keep a turn alive"))?;
+        Ok(())
+    }
+
+    /// Sets the end marker and announces it.
+    async fn end(&self, turn: &str) -> Result<(), StorageError> {
+        let client = self.pg.client().await?;
+        client
+            .execute(
+                "WITH over AS (UPDATE wasmhub_turns SET ended = now() WHERE turn_id = $1)
+                 SELECT pg_notify($2, 'e ' || $1)",
+                &[&turn, &CHANNEL],
+            )
+            .await
+            .map_err(StorageError::pg("end a turn"))?;
+        Ok(())
+    }
+
+    async fn forget(&self, turn: &str) -> Result<(), StorageError> {
+        let client = self.pg.client().await?;
+        client
+            .execute("DELETE FROM wasmhub_turns WHERE turn_id = $1", &[&turn])
+            .await
+            .map_err(StorageError::pg("forget an ended turn"))?;
+        Ok(())
+    }
+
+    /// The chunks of `turn` from `from` on, and whether it is over (ended, dead
+    /// or gone), from one snapshot.
+    async fn read(&self, turn: &str, from: i64) -> Result<(Vec<UiChunk>, bool), StorageError> {
+        let client = self.pg.client().await?;
+        let rows = client
+            .query(
+                "SELECT t.ended IS NOT NULL OR t.alive_until <= now(), c.chunk
+                 FROM wasmhub_turns t
+                 LEFT JOIN wasmhub_turn_chunks c ON c.turn_id = t.turn_id AND c.seq >= $2
+                 WHERE t.turn_id = $1 ORDER BY c.seq",
+                &[&turn, &from],
+            )
+            .await
+            .map_err(StorageError::pg("read turn chunks"))?;
+        let over = rows.first().is_none_or(|r| r.get::<_, bool>(0));
+        let mut chunks = Vec::with_capacity(rows.len());
+        for text in rows.iter().filter_map(|r| r.get::<_, Option<&str>>(1)) {
+            chunks.push(
+                serde_json::from_str(text).map_err(|source| StorageError::Corrupt {
+                    table: "wasmhub_turn_chunks".into(),
+                    source,
+                })?,
+            );
+        }
+        Ok((chunks, over))
+    }
+}
+
+/// Copies a turn running here into the tables until it ends, then sets its end
+/// marker and deletes its rows a minute later.
+async fn relay(inner: Arc<Inner>, turn_id: String, live: Arc<LiveTurn>) {
+    let mut chunks = live.follow();
+    let (mut seq, mut pending) = (0i64, Vec::new());
+    let every = (inner.ttl / 3).max(Duration::from_millis(100));
+    loop {
+        match tokio::time::timeout(every, chunks.next_batch()).await {
+            Ok(Some(batch)) => pending.extend(batch),
+            Ok(None) => break,
+            Err(_quiet) => {
+                if let Err(e) = inner.beat(&turn_id).await {
+                    crate::warn!("turn bus: {e}");
+                }
+                continue;
+            }
+        }
+        // Kept for the next batch when the database is unreachable.
+        match inner.append(&turn_id, seq, &pending).await {
+            Ok(()) => {
+                seq += pending.len() as i64;
+                pending.clear();
+            }
+            Err(e) => crate::warn!("turn bus: watchers elsewhere wait for chunks: {e}"),
+        }
+    }
+    if !pending.is_empty()
+        && let Err(e) = inner.append(&turn_id, seq, &pending).await
+    {
+        crate::warn!("turn bus: watchers elsewhere miss the turn's last chunks: {e}");
+    }
+    if let Err(e) = inner.end(&turn_id).await {
+        crate::warn!("turn bus: watchers elsewhere see the turn end when it stops looking alive: {e}");
+    }
+    inner.owned.lock().expect("owned turns lock").remove(&turn_id);
+    tokio::time::sleep(Duration::from_secs_f64(KEEP_ENDED_SECS)).await;
+    if let Err(e) = inner.forget(&turn_id).await {
+        crate::warn!("turn bus: {e}");
+    }
+}
+
+#[async_trait::async_trait]
+impl TurnBus for PgBus {
+    async fn begin(&self, session: &str) -> Result<Arc<LiveTurn>, AgentError> {
+        let live = self.inner.local.begin(session).map_err(AgentError::Busy)?;
+        let turn_id = crate::ids::new_id("turn");
+        if let Err(e) = self.inner.register(&turn_id, session).await {
+            self.inner.local.finish(&live);
+            return Err(AgentError::Storage(e));
+        }
+        self.inner
+            .owned
+            .lock()
+            .expect("owned turns lock")
+            .insert(turn_id.clone(), live.clone());
+        tokio::spawn(relay(self.inner.clone(), turn_id, live.clone()));
+        Ok(live)
+    }
+
+    fn finish(&self, turn: &Arc<LiveTurn>) {
+        self.inner.local.finish(turn)
+    }
+
+    async fn subscribe(&self, session: &str) -> Result<Option<Watch>, StorageError> {
+        if let Some(turn) = self.inner.local.get(session).filter(|t| !t.is_ended()) {
+            return Ok(Some(turn.subscribe().into()));
+        }
+        let client = self.inner.pg.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT turn_id FROM wasmhub_turns
+                 WHERE session_id = $1 AND ended IS NULL AND alive_until > now()
+                 ORDER BY started DESC LIMIT 1",
+                &[&session],
+            )
+            .await
+            .map_err(StorageError::pg("find a live turn"))?;
+        drop(client);
+        let Some(row) = row else { return Ok(None) };
+        let turn_id: String = row.get(0);
+        // Waiting for notifications before the first read: none is missed.
+        let rx = {
+            let mut wakers = self.inner.wakers.lock().expect("wakers lock");
+            wakers
+                .entry(turn_id.clone())
+                .or_insert_with(|| watch::channel(0).0)
+                .subscribe()
+        };
+        let follower = Follower {
+            inner: self.inner.clone(),
+            turn_id,
+            next: 0,
+            rx,
+            done: false,
+        };
+        self.inner.notify("j", &follower.turn_id).await?;
+        Ok(Some(Watch::remote(Box::new(follower))))
+    }
+}
+
+/// A watcher here of a turn running on another replica.
+struct Follower {
+    inner: Arc<Inner>,
+    turn_id: String,
+    next: i64,
+    rx: watch::Receiver<u64>,
+    done: bool,
+}
+
+#[async_trait::async_trait]
+impl RemoteFeed for Follower {
+    async fn next_batch(&mut self) -> Option<Vec<UiChunk>> {
+        let mut failures = 0;
+        while !self.done {
+            self.rx.borrow_and_update();
+            match self.inner.read(&self.turn_id, self.next).await {
+                Ok((chunks, over)) => {
+                    failures = 0;
+                    self.done = over;
+                    if !chunks.is_empty() {
+                        self.next += chunks.len() as i64;
+                        return Some(chunks);
+                    }
+                    if over {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    failures += 1;
+                    crate::warn!("turn bus: cannot read turn {}: {e}", self.turn_id);
+                    self.done = failures >= READ_ATTEMPTS;
+                }
+            }
+            let _ = tokio::time::timeout(POLL, self.rx.changed()).await;
+        }
+        None
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        {
+            let mut wakers = self.inner.wakers.lock().expect("wakers lock");
+            if wakers.get(&self.turn_id).is_some_and(|w| w.receiver_count() <= 1) {
+                wakers.remove(&self.turn_id);
+            }
+        }
+        if self.done {
+            return;
+        }
+        // The turn's replica counts this watcher gone (and may cancel the turn).
+        let (inner, turn) = (self.inner.clone(), self.turn_id.clone());
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                if let Err(e) = inner.notify("l", &turn).await {
+                    crate::warn!("turn bus: cannot tell turn {turn}'s replica a watcher left: {e}");
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PgBus;
+    use crate::agent::bus::{TurnBus, conformance};
+    use crate::storage::postgres::test_database;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// Two buses on one fresh database: two replicas.
+    async fn two() -> (Arc<dyn TurnBus>, Arc<dyn TurnBus>) {
+        let pg = test_database().await;
+        let ttl = Duration::from_secs(15);
+        let a = Arc::new(PgBus::open(&pg, "replica-a", ttl).await.unwrap());
+        let b = Arc::new(PgBus::open(&pg, "replica-b", ttl).await.unwrap());
+        (a, b)
+    }
+
+    #[tokio::test]
+    async fn conformance_replay_live_and_end_across_replicas() {
+        let (a, b) = two().await;
+        conformance::replay_live_and_end(a, b).await;
+    }
+
+    #[tokio::test]
+    async fn conformance_the_last_watcher_anywhere_cancels() {
+        let (a, b) = two().await;
+        conformance::last_watcher_cancels(a, b).await;
+    }
+}

@@ -1,0 +1,58 @@
+//! Where accounting records and each session's sums live: [`UsageStore`], owned
+//! by the hub and driven only by the accounting writer thread (`super::writer`).
+//! The JSONL file is not here: it stays a local file of each process.
+//!
+//! - `sled`: the tables `accounting` (`storage::blocks` layout) and
+//!   `accounting_sessions` (one process);
+//! - `postgres`: the tables `wasmhub_accounting` and
+//!   `wasmhub_accounting_sessions`, shared by every replica;
+//! - `conformance`: the suite every implementation passes.
+
+#[cfg(test)]
+pub(crate) mod conformance;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
+mod sled;
+
+pub(crate) use self::sled::SledUsage;
+
+use super::{Page, SessionUsage, Since, UsageRecord};
+use crate::storage::{Backend, StorageError};
+use std::sync::Arc;
+
+/// The accounting store of `backend`, its schema migrated when it has one.
+pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn UsageStore>, StorageError> {
+    match backend {
+        Backend::Sled(storage) => Ok(Arc::new(SledUsage::new(
+            storage.table("accounting")?,
+            storage.table("accounting_sessions")?,
+        ))),
+        #[cfg(feature = "postgres")]
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgUsage::open(pg.clone()).await?)),
+    }
+}
+
+/// Accounting's storage. Several writers (replicas) may share one store: record
+/// ids are unique and increasing across all of them, sums add up every writer's
+/// records, trimming counts every writer's records.
+#[async_trait::async_trait]
+pub(crate) trait UsageStore: Send + Sync {
+    /// Gives each record of `batch` its id (after every id given before, by any
+    /// writer, in batch order), stores the records and adds them to their
+    /// sessions' sums; answers them with their ids.
+    async fn append(&self, batch: Vec<UsageRecord>) -> Result<Vec<UsageRecord>, StorageError>;
+
+    /// Up to `limit` records after `since`, oldest first (in id order).
+    async fn page(&self, since: Since, limit: usize) -> Result<Page, StorageError>;
+
+    /// The sums of each of `sessions`, in order (zero for one without records).
+    async fn session_usage(&self, sessions: Vec<String>) -> Result<Vec<SessionUsage>, StorageError>;
+
+    /// Drops the sums of `session` (the session was deleted; its records stay).
+    async fn forget_session(&self, session: String) -> Result<(), StorageError>;
+
+    /// Once more than `keep + slack` records are stored (all writers together),
+    /// removes the oldest until `keep` remain; sums are kept. An implementation may
+    /// look only every `slack` appended records (with `slack` 0 it always looks).
+    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError>;
+}

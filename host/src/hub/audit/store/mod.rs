@@ -1,0 +1,45 @@
+//! Where the audit log's records live: [`AuditStore`], owned by the hub and
+//! written only through the audit writer thread (`super::AuditLog`).
+//!
+//! - `sled`: the table `calls` in the `storage::blocks` layout (one process);
+//! - `postgres`: the table `wasmhub_audit`, shared by every replica;
+//! - `conformance`: the suite every implementation passes.
+
+#[cfg(test)]
+pub(crate) mod conformance;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
+mod sled;
+
+pub(crate) use self::sled::SledAudit;
+
+use super::CallRecord;
+use crate::storage::{Backend, StorageError};
+use std::sync::Arc;
+
+/// The audit store of `backend`, its schema migrated when it has one.
+pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn AuditStore>, StorageError> {
+    match backend {
+        Backend::Sled(storage) => Ok(Arc::new(SledAudit::new(storage.table("calls")?))),
+        #[cfg(feature = "postgres")]
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgAudit::open(pg.clone()).await?)),
+    }
+}
+
+/// The audit log's storage. Several writers (replicas) may share one store: ids
+/// and positions never collide, every writer's records are read and trimmed.
+#[async_trait::async_trait]
+pub(crate) trait AuditStore: Send + Sync {
+    /// Stores `batch` (in the order its calls finished) after every record any
+    /// writer stored before.
+    async fn append(&self, batch: Vec<CallRecord>) -> Result<(), StorageError>;
+
+    /// The newest `limit` records of every writer, newest first.
+    async fn recent(&self, limit: usize) -> Result<Vec<CallRecord>, StorageError>;
+
+    /// Once more than `keep + slack` records are stored (all writers together),
+    /// removes the oldest until `keep` remain. `slack` spares the work of trimming
+    /// after every batch; an implementation may look only every `slack` appended
+    /// records (with `slack` 0 it always looks).
+    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError>;
+}

@@ -1,0 +1,100 @@
+//! The PostgreSQL audit store, shared by every replica: `wasmhub_audit`, one row
+//! per record with an identity id (unique across writers, increasing in insert
+//! order), the time it was written (the database's clock) and the record's JSON.
+//! Recent means highest ids first; trimming deletes every row below the
+//! retention boundary, which is safe with several writers trimming at once.
+
+use super::AuditStore;
+use crate::hub::audit::CallRecord;
+use crate::storage::{Postgres, StorageError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The schema, one step per version (`Postgres::migrate`).
+const MIGRATIONS: &[&str] = &["CREATE TABLE wasmhub_audit (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        written timestamptz NOT NULL DEFAULT now(),
+        record text NOT NULL
+    )"];
+
+/// The audit log in PostgreSQL.
+pub(crate) struct PgAudit {
+    pg: Postgres,
+    /// Records this writer appended since it last looked at the table's size.
+    since_trim: AtomicUsize,
+}
+
+impl PgAudit {
+    /// The store on `pg`, its table created or migrated first.
+    pub(crate) async fn open(pg: Postgres) -> Result<PgAudit, StorageError> {
+        pg.migrate("audit", MIGRATIONS).await?;
+        Ok(PgAudit {
+            pg,
+            since_trim: AtomicUsize::new(0),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl AuditStore for PgAudit {
+    async fn append(&self, batch: Vec<CallRecord>) -> Result<(), StorageError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let json = batch
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(StorageError::Encode)?;
+        let client = self.pg.client().await?;
+        // Ids are drawn in the batch's order.
+        client
+            .execute(
+                "INSERT INTO wasmhub_audit (record)
+                 SELECT r FROM unnest($1::text[]) WITH ORDINALITY AS b(r, n) ORDER BY n",
+                &[&json],
+            )
+            .await
+            .map_err(StorageError::pg("append audit records"))?;
+        self.since_trim.fetch_add(batch.len(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    async fn recent(&self, limit: usize) -> Result<Vec<CallRecord>, StorageError> {
+        let client = self.pg.client().await?;
+        let rows = client
+            .query(
+                "SELECT record FROM wasmhub_audit ORDER BY id DESC LIMIT $1",
+                &[&(limit.min(i64::MAX as usize) as i64)],
+            )
+            .await
+            .map_err(StorageError::pg("read recent audit records"))?;
+        rows.iter()
+            .map(|row| {
+                serde_json::from_str(row.get::<_, &str>(0)).map_err(|source| StorageError::Corrupt {
+                    table: "wasmhub_audit".into(),
+                    source,
+                })
+            })
+            .collect()
+    }
+
+    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
+        if self.since_trim.load(Ordering::Relaxed) < slack {
+            return Ok(());
+        }
+        self.since_trim.store(0, Ordering::Relaxed);
+        let client = self.pg.client().await?;
+        // The boundary is the newest `keep`th row; nothing goes until more than
+        // `keep + slack` rows are stored.
+        client
+            .execute(
+                "DELETE FROM wasmhub_audit
+                 WHERE id <= (SELECT id FROM wasmhub_audit ORDER BY id DESC OFFSET $1 LIMIT 1)
+                   AND EXISTS (SELECT 1 FROM wasmhub_audit ORDER BY id DESC OFFSET $2 LIMIT 1)",
+                &[&(keep as i64), &(keep.saturating_add(slack) as i64)],
+            )
+            .await
+            .map_err(StorageError::pg("trim the audit log"))?;
+        Ok(())
+    }
+}

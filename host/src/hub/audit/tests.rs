@@ -1,0 +1,252 @@
+use super::unwritten::SUMMARY_TOOL;
+use super::*;
+use crate::hub::error::ErrorCode;
+use crate::storage::Storage;
+use crate::storage::blocks::{BlockKey, Blocks, Stored};
+use serde_json::json;
+use store::SledAudit;
+
+fn sled(storage: &Storage) -> Arc<dyn AuditStore> {
+    Arc::new(SledAudit::new(storage.table("calls").unwrap()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sled_store_passes_the_conformance_suite() {
+    let store = sled(&Storage::temporary().unwrap());
+    // sled has one process per database: both writers are the one store.
+    store::conformance::run(store.clone(), store).await;
+}
+
+fn record(n: u64) -> CallRecord {
+    CallRecord {
+        id: format!("call_{n}"),
+        tool: "text.slugify".into(),
+        caller: "local".into(),
+        parent: None,
+        started_ms: 1_000 + n,
+        duration_us: 5,
+        input_bytes: 10,
+        output_bytes: 20,
+        outcome: CallOutcome::Ok,
+        input: None,
+        approval: None,
+    }
+}
+
+#[test]
+fn outcomes_keep_the_stored_shape() {
+    let mut failed = record(1);
+    failed.outcome = CallOutcome::Failed {
+        code: ErrorCode::Timeout,
+        message: "too slow".into(),
+    };
+    let stored = serde_json::to_value(&failed).unwrap();
+    assert_eq!(
+        (&stored["outcome"], &stored["error"]),
+        (&json!("timeout"), &json!("too slow"))
+    );
+    let ok = serde_json::to_value(record(2)).unwrap();
+    assert_eq!(ok["outcome"], "ok");
+    assert!(ok.get("error").is_none(), "{ok}");
+    // Records as earlier versions stored them decode unchanged.
+    let old = json!({"id": "call_1", "tool": "a.b", "caller": "local", "started_ms": 1,
+            "duration_us": 2, "input_bytes": 3, "output_bytes": 4, "outcome": "timeout", "error": "too slow"});
+    let decoded: CallRecord = serde_json::from_value(old.clone()).unwrap();
+    assert_eq!(decoded.outcome, failed.outcome);
+    assert_eq!(serde_json::to_value(&decoded).unwrap(), old);
+}
+
+#[test]
+fn redacts_sensitive_fields_at_any_depth() {
+    let fields = vec!["password".to_string(), "api_key".to_string()];
+    let v = redact(
+        &json!({"user": "a", "Password": "x", "nested": [{"api_key": "k", "n": 1}]}),
+        &fields,
+    );
+    assert_eq!(
+        v,
+        json!({"user": "a", "Password": "[redacted]", "nested": [{"api_key": "[redacted]", "n": 1}]})
+    );
+}
+
+#[test]
+fn records_come_back_newest_first_and_retention_is_bounded() {
+    let storage = Storage::temporary().unwrap();
+    let config = AuditConfig {
+        retention: 20,
+        redact_fields: vec!["secret".into()],
+        ..AuditConfig::default()
+    };
+    let log = AuditLog::start(sled(&storage), &config).unwrap();
+    for n in 0..100 {
+        log.record(record(n));
+    }
+    let recent = log.recent(5).unwrap();
+    assert_eq!(
+        recent.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        ["call_99", "call_98", "call_97", "call_96", "call_95"]
+    );
+    // Trimmed back to the retention once past it by more than the slack.
+    assert!(log.recent(1000).unwrap().len() <= 22);
+    assert_eq!(
+        log.excerpt(&json!({"secret": "s", "a": 1})),
+        json!({"secret": "[redacted]", "a": 1})
+    );
+    let long = log.excerpt(&json!({"text": "x".repeat(5000)}));
+    assert!(long.as_str().unwrap().len() <= EXCERPT_BYTES + 4);
+}
+
+fn ids(records: &[CallRecord]) -> Vec<String> {
+    records.iter().map(|r| r.id.clone()).collect()
+}
+
+#[test]
+fn trimming_cuts_whole_blocks_then_the_oldest_part_of_one() {
+    let storage = Storage::temporary().unwrap();
+    let table = storage.table("calls").unwrap();
+    let mut blocks = Blocks::default();
+    for (ms, range) in [(10, 0..3), (11, 3..7), (12, 7..9)] {
+        let batch: Vec<CallRecord> = range.map(record).collect();
+        let key = blocks.next_key(ms, batch.len());
+        table.put(&key.encode(), &batch).unwrap();
+        blocks.stored_block(key);
+    }
+    assert_eq!(blocks.records, 9);
+    blocks.trim::<CallRecord>(&table, 5).unwrap();
+    assert_eq!(blocks.records, 5);
+    let stored: Vec<CallRecord> = table
+        .newest_first::<Stored<CallRecord>>()
+        .flat_map(|r| r.unwrap().1.into_records().into_iter().rev())
+        .collect();
+    assert_eq!(ids(&stored), ["call_8", "call_7", "call_6", "call_5", "call_4"]);
+    // What the writer keeps in memory matches what a restart reads back.
+    let reloaded = Blocks::load(&table).unwrap();
+    assert_eq!(reloaded.records, 5);
+    assert_eq!(
+        reloaded.keys.iter().map(|(_, k)| *k).collect::<Vec<_>>(),
+        blocks.keys.iter().map(|(_, k)| *k).collect::<Vec<_>>()
+    );
+    blocks.trim::<CallRecord>(&table, 0).unwrap();
+    assert_eq!((blocks.records, table.len()), (0, 0));
+}
+
+#[test]
+fn block_keys_keep_write_order_when_the_clock_goes_back() {
+    let mut blocks = Blocks::default();
+    let first = blocks.next_key(1_000, 2);
+    blocks.stored_block(first);
+    let second = blocks.next_key(900, 1);
+    assert!(second.encode() > first.encode());
+    assert_eq!((second.ms, second.number), (1_000, 1));
+    blocks.stored_block(second);
+    assert_eq!(blocks.next_key(2_000, 1).number, 0);
+    assert_eq!(BlockKey::decode(&second.encode()), Some(second));
+    assert_eq!(BlockKey::decode(b"short"), None);
+}
+
+#[test]
+fn records_stored_one_per_key_by_earlier_versions_are_read_counted_and_trimmed() {
+    let storage = Storage::temporary().unwrap();
+    let table = storage.table("calls").unwrap();
+    for n in 0..3u64 {
+        let mut key = (1_000 + n).to_be_bytes().to_vec();
+        key.extend_from_slice(&n.to_be_bytes());
+        table.put(&key, &record(n)).unwrap();
+    }
+    let config = AuditConfig {
+        retention: 3,
+        redact_fields: Vec::new(),
+        ..AuditConfig::default()
+    };
+    let log = AuditLog::start(Arc::new(SledAudit::new(table)), &config).unwrap();
+    log.record(record(3));
+    assert_eq!(
+        ids(&log.recent(10).unwrap()),
+        ["call_3", "call_2", "call_1", "call_0"]
+    );
+    // Past retention plus slack: the oldest legacy records go first.
+    log.record(record(4));
+    assert_eq!(ids(&log.recent(10).unwrap()), ["call_4", "call_3", "call_2"]);
+}
+
+#[test]
+fn records_the_writer_has_no_room_for_are_summarised_not_lost() {
+    let storage = Storage::temporary().unwrap();
+    let config = AuditConfig {
+        queue: 1,
+        ..AuditConfig::default()
+    };
+    let log = AuditLog::start(sled(&storage), &config).unwrap();
+    // The writer gathers for GATHER after the first record: a one-record queue
+    // is full long before 200 records are sent.
+    for n in 0..200 {
+        log.record(record(n));
+    }
+    assert!(log.dropped() > 0, "nothing was dropped");
+    // What GET /api/calls reads (Hub::calls).
+    let recent = log.recent(1000).unwrap();
+    let summaries: Vec<&CallRecord> = recent.iter().filter(|r| r.tool == SUMMARY_TOOL).collect();
+    let not_written: u64 = summaries
+        .iter()
+        .map(|r| r.input.as_ref().unwrap()["not_written"].as_u64().unwrap())
+        .sum();
+    assert_eq!(not_written, log.dropped());
+    assert_eq!(recent.len() as u64 - summaries.len() as u64 + not_written, 200);
+    let CallOutcome::Failed { message, .. } = &summaries[0].outcome else {
+        panic!("{:?}", summaries[0])
+    };
+    let first = summaries[0].input.as_ref().unwrap()["first_call"]
+        .as_str()
+        .unwrap();
+    assert!(
+        message.contains(" records not written, calls call_") && message.contains(first),
+        "{message}"
+    );
+}
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_postgres_store_passes_the_conformance_suite() {
+        let pg = crate::storage::postgres::test_database().await;
+        // Two stores on one database: two replicas (the second migration is a no-op).
+        let a = Arc::new(store::postgres::PgAudit::open(pg.clone()).await.unwrap());
+        let b = Arc::new(store::postgres::PgAudit::open(pg).await.unwrap());
+        store::conformance::run(a, b).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_replica_reads_every_replicas_records_through_its_writer() {
+        let pg = crate::storage::postgres::test_database().await;
+        let config = AuditConfig {
+            retention: 1000,
+            ..AuditConfig::default()
+        };
+        let mut logs = Vec::new();
+        for _ in 0..2 {
+            let store = Arc::new(store::postgres::PgAudit::open(pg.clone()).await.unwrap());
+            logs.push(Arc::new(AuditLog::start(store, &config).unwrap()));
+        }
+        let (a, b) = (logs[0].clone(), logs[1].clone());
+        let read = tokio::task::spawn_blocking(move || {
+            for n in 0..40 {
+                a.record(record(n));
+                b.record(record(100 + n));
+            }
+            // Each reads after its own queue is stored; the other's may still be
+            // queued, so read both, then each again.
+            a.recent(1000).unwrap();
+            b.recent(1000).unwrap();
+            (a.recent(1000).unwrap(), b.recent(1000).unwrap())
+        });
+        let (from_a, from_b) = read.await.unwrap();
+        assert_eq!(ids(&from_a), ids(&from_b));
+        let mut all = ids(&from_a);
+        all.sort();
+        let mut expected: Vec<String> = (0..40).chain(100..140).map(|n| format!("call_{n}")).collect();
+        expected.sort();
+        assert_eq!(all, expected, "one record per call, from both replicas");
+    }
+}
