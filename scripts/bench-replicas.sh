@@ -42,7 +42,17 @@ stop_set() { # the hubs and the balancer of the current set-up
     for pid in "${pids[@]}"; do
         kill "$pid" 2>/dev/null || true
     done
+    # A hub that does not stop within its shutdown grace (10 s) and 5 s more is
+    # killed, and said so: the figures above stand, the shutdown is a bug to report.
     for pid in "${pids[@]}"; do
+        for _ in $(seq 1 150); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "  (process $pid did not stop within 15 s of SIGTERM: killed)" >&2
+            kill -9 "$pid" 2>/dev/null || true
+        fi
         wait "$pid" 2>/dev/null || true
     done
     pids=()
@@ -208,7 +218,9 @@ for setup in "sled 1 no" "postgres 1 no" "postgres 1 yes" "postgres 3 yes"; do
     read -r calls call_p50 call_p99 call_errors <<<"$(run 64 "$work/call.lua" "$url/api/hub/call")"
     read -r _ turn_p50 _ turn_errors <<<"$(run 1 "$work/turn.lua" "$url")"
     read -r turns _ _ turns_errors <<<"$(run 8 "$work/turn.lua" "$url")"
-    label="$backend, $n replica$([ "$n" -gt 1 ] && echo s)$([ "$balancer" = yes ] && echo ' + HAProxy')"
+    label="$backend, $n replica"
+    [ "$n" -eq 1 ] || label+="s"
+    [ "$balancer" = no ] || label+=" + HAProxy"
     printf '%-32s | %10s %9s %9s | %12s %14s\n' "$label" "$calls" "$call_p50" "$call_p99" "$turn_p50" "$turns"
     if [ "$call_errors" != 0 ] || [ "$turn_errors" != 0 ] || [ "$turns_errors" != 0 ]; then
         echo "  errors: hub_call $call_errors, turns $turn_errors (1c) $turns_errors (8c)" >&2

@@ -53,7 +53,17 @@ cleanup() {
     for pid in "${pids[@]}"; do
         kill "$pid" 2>/dev/null || true
     done
+    # A replica that does not stop within its shutdown grace (10 s) and 5 s more is
+    # killed and named, so a shutdown bug cannot hang the test command.
     for pid in "${pids[@]}"; do
+        for _ in $(seq 1 150); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "process $pid did not stop within 15 s of SIGTERM: killed" >&2
+            kill -9 "$pid" 2>/dev/null || true
+        fi
         wait "$pid" 2>/dev/null || true
     done
     bash "$root/scripts/pg.sh" stop "$pg"
