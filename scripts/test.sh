@@ -3,8 +3,12 @@
 # sandbox, real example plugins, the real binary on loopback), the Python plugin's
 # tests, the Python and JavaScript SDKs' tests, plugin authoring in all three
 # languages outside the checkout, and the suites that drive the hub with real
-# clients (AI SDK, OpenAI SDK, MCP conformance and SDK clients, headless Chromium: the chat page and the operator console, a real OCI registry with the oras client). Needs only Rust via rustup,
-# python3 and node/npm from the machine; every other tool is installed on the way.
+# clients (AI SDK, OpenAI SDK, MCP conformance and SDK clients, headless Chromium: the chat page and the operator console, a real OCI registry with the oras client,
+# three replicas on PostgreSQL behind HAProxy), and the Kubernetes manifests in deploy/.
+# The Rust tests run with the `postgres` feature against a throwaway PostgreSQL
+# (scripts/pg.sh), so the storage conformance suites run on sled and on PostgreSQL.
+# Needs only Rust via rustup, python3 and node/npm from the machine; every other tool
+# is installed on the way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,12 +28,21 @@ suite() {
     fi
 }
 
-# Artifacts every suite needs; a failure here stops the run.
+# Artifacts every suite needs; a failure here stops the run. The host is built once,
+# by its test build (scripts/cargo-test.sh), which also makes target/debug/wasmhub
+# with the same features for every suite below.
 bash scripts/build-plugins.sh
 bash tests/guests/build.sh
-cargo build -p wasmhub
+bash scripts/cargo-test.sh --no-run
 
-suite "cargo test (unit + e2e)" cargo test --workspace
+pg="$(mktemp -d)"
+trap 'bash scripts/pg.sh stop "$pg"' EXIT
+trap 'exit 1' INT TERM
+database_url="$(bash scripts/pg.sh start "$pg")"
+
+suite "cargo test (unit + e2e; storage on sled and PostgreSQL)" \
+    env WASMHUB_TEST_DATABASE_URL="$database_url" bash scripts/cargo-test.sh
+bash scripts/pg.sh stop "$pg"
 suite "units plugin (python)" python3 -m unittest discover -s plugins/units -t plugins/units
 suite "python SDK" python3 -m unittest discover -s guest-sdk-py/tests -t guest-sdk-py
 suite "javascript SDK + dates plugin" bash -c "node --test guest-sdk-js/test/ && cd plugins/dates && node --test"
@@ -39,6 +52,8 @@ suite "MCP conformance + SDK clients" bash tests/mcp/run.sh
 suite "chat: AI SDK useChat + Chromium" bash tests/chat/run.sh
 suite "operator console: Chromium" bash tests/console/run.sh
 suite "plugin distribution: OCI registry + oras" bash tests/oci/run.sh
+suite "replicas: PostgreSQL + HAProxy + AI SDK + MCP SDK" bash tests/replicas/run.sh
+suite "deploy: Kubernetes manifests" bash tests/deploy/run.sh
 
 echo
 if [ "$failed" -gt 0 ]; then

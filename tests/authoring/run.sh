@@ -14,7 +14,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cache="${WASMHUB_CACHE:-$HOME/.cache/wasmhub}"
 bin="$root/target/debug/wasmhub"
-[ -x "$bin" ] || { echo "build the hub first: cargo build -p wasmhub" >&2; exit 1; }
+[ -x "$bin" ] || { echo "build the hub first: bash scripts/cargo-test.sh --no-run" >&2; exit 1; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/wasmhub-authoring.XXXXXX")"
 trap 'rm -rf "$work"' EXIT

@@ -33,7 +33,7 @@ fi
 
 bin="$root/target/debug/wasmhub"
 if [ ! -x "$bin" ]; then
-    (cd "$root" && cargo build -p wasmhub)
+    bash "$root/scripts/cargo-test.sh" --no-run
 fi
 plugins="$root/dist/plugins"
 if [ ! -d "$plugins" ] || ! ls "$plugins"/*.wasm >/dev/null 2>&1; then

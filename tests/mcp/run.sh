@@ -22,7 +22,7 @@ root="$(cd "$here/../.." && pwd)"
 bin="$root/target/debug/wasmhub"
 plugins="$root/dist/plugins"
 
-[ -x "$bin" ] || (cd "$root" && cargo build -p wasmhub)
+[ -x "$bin" ] || bash "$root/scripts/cargo-test.sh" --no-run
 if ! ls "$plugins"/text.wasm "$plugins"/calc.wasm >/dev/null 2>&1; then
     bash "$root/scripts/build-plugins.sh"
 fi

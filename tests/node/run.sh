@@ -19,7 +19,7 @@ bin="${WASMHUB_BIN:-target/debug/wasmhub}"
 case "$bin" in /*) ;; *) bin="$root/$bin" ;; esac
 if [ ! -x "$bin" ]; then
     if [ -z "${WASMHUB_BIN:-}" ]; then
-        (cd "$root" && cargo build -p wasmhub)
+        bash "$root/scripts/cargo-test.sh" --no-run
     else
         echo "WASMHUB_BIN=$bin is not an executable" >&2
         exit 1

@@ -23,7 +23,7 @@ bin="$root/target/debug/wasmhub"
 plugins="$root/dist/plugins"
 cache="${WASMHUB_CACHE:-$HOME/.cache/wasmhub}"
 
-[ -x "$bin" ] || (cd "$root" && cargo build -p wasmhub)
+[ -x "$bin" ] || bash "$root/scripts/cargo-test.sh" --no-run
 if ! ls "$plugins"/text.wasm "$plugins"/calc.wasm >/dev/null 2>&1; then
     bash "$root/scripts/build-plugins.sh"
 fi

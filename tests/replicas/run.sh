@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# Scale-out with real parts on loopback: a real PostgreSQL (scripts/pg.sh), three
+# `wasmhub serve` replicas on it (`--set storage.backend=postgres`, the same plugins
+# folder and plugins.lock with `--locked`, the same token, their own data folders,
+# a short `storage.lease_secs`), a scripted OpenAI-compatible model (upstream.mjs)
+# behind them, and HAProxy (Debian's `haproxy`) in front, round robin, naming the
+# replica that answered in an `X-Served-By` header. Then, in this order:
+#   chat.test.mjs      the AI SDK chat client (ai 7.x, as tests/chat pins it): a
+#                      multi-turn chat whose turns land on different replicas, and a
+#                      live turn resumed on another replica (replay + live);
+#   mcp_client.py      the Python MCP SDK (as tests/mcp pins it): one 2025-11-25
+#                      session whose requests go to every replica;
+#   calls.test.mjs     concurrent hub_calls from many clients: one audit record per
+#                      call, the same records on every replica;
+#   failover.test.mjs  kill -9 of the replica running a turn: no finished step lost,
+#                      409 while its lease is live, the chat goes on after it expires.
+# Installs haproxy and postgresql with apt when missing, the npm packages from
+# package-lock.json and the Python ones into ${WASMHUB_CACHE:-~/.cache/wasmhub}/replicas-venv;
+# builds the host with the postgres feature (scripts/cargo-test.sh --no-run: a no-op
+# after the test command's build). Everything started here is stopped by PID on exit.
+# Prints `N passed, M failed`.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+bin="$root/target/debug/wasmhub"
+plugins="$root/dist/plugins"
+cache="${WASMHUB_CACHE:-$HOME/.cache/wasmhub}"
+lease_secs=5
+
+bash "$root/scripts/cargo-test.sh" --no-run --quiet >/dev/null
+if ! ls "$plugins"/calc.wasm "$plugins"/text.wasm >/dev/null 2>&1; then
+    bash "$root/scripts/build-plugins.sh"
+fi
+if ! command -v haproxy >/dev/null; then
+    echo "--- installing haproxy from Debian"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        haproxy; } >/dev/null
+fi
+echo "--- installing the pinned clients"
+(cd "$here" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+node="$here/node_modules/node22/bin/node"
+"$node" --version >/dev/null
+venv="$cache/replicas-venv"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$root/tests/mcp/requirements.lock"
+
+work="$(mktemp -d)"
+pg="$(mktemp -d)"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    # A replica that does not stop within its shutdown grace (10 s) and 5 s more is
+    # killed and named, so a shutdown bug cannot hang the test command.
+    for pid in "${pids[@]}"; do
+        for _ in $(seq 1 150); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "process $pid did not stop within 15 s of SIGTERM: killed" >&2
+            kill -9 "$pid" 2>/dev/null || true
+        fi
+        wait "$pid" 2>/dev/null || true
+    done
+    bash "$root/scripts/pg.sh" stop "$pg"
+    rm -rf "$work"
+}
+trap cleanup EXIT
+# A signal ends the script through exit, so the EXIT trap stops everything too.
+trap 'exit 1' INT TERM
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+wait_health() { # url log
+    for _ in $(seq 1 1200); do
+        curl -fsS "$1/health" 2>/dev/null | grep -q '"status":"ok"' && return 0
+        sleep 0.2
+    done
+    echo "$1 did not become ready:" >&2
+    tail -n 30 "$2" >&2
+    return 1
+}
+
+database_url="$(bash "$root/scripts/pg.sh" start "$pg")"
+echo "--- PostgreSQL $database_url"
+
+"$node" "$here/upstream.mjs" >"$work/upstream.url" 2>"$work/upstream.log" &
+pids+=($!)
+for _ in $(seq 100); do
+    [ -s "$work/upstream.url" ] && break
+    sleep 0.1
+done
+upstream="$(head -n1 "$work/upstream.url")"
+[ -n "$upstream" ] || { echo "the scripted upstream did not start:" >&2; cat "$work/upstream.log" >&2; exit 1; }
+
+# One plugins folder and lock file, one configuration, one token: what every replica
+# must share. Data folders (the compiled-component cache) are each replica's own.
+mkdir "$work/plugins"
+cp "$plugins/calc.wasm" "$plugins/text.wasm" "$work/plugins/"
+"$bin" plugin lock "$work/plugins" >/dev/null
+token="replicas-test-secret"
+cat >"$work/wasmhub.toml" <<TOML
+plugins_dir = "$work/plugins"
+
+[[providers]]
+name = "scripted"
+base_url = "$upstream"
+models = ["scripted-*"]
+max_retries = 0
+
+[agent]
+model = "scripted/scripted-1"
+
+[[tokens]]
+name = "replicas"
+secret_env = "WASMHUB_TOKEN"
+allow = ["*"]
+TOML
+
+replicas="["
+backends=""
+for i in 1 2 3; do
+    port="$(free_port)"
+    DATABASE_URL="$database_url" WASMHUB_TOKEN="$token" WASMHUB_LOG=info "$bin" serve --config "$work/wasmhub.toml" \
+        --listen "127.0.0.1:$port" --data "$work/data-r$i" --locked \
+        --set storage.backend=postgres --set storage.lease_secs=$lease_secs >"$work/r$i.log" 2>&1 &
+    pids+=($!)
+    replicas+="{\"name\":\"r$i\",\"url\":\"http://127.0.0.1:$port\",\"pid\":$!},"
+    backends+="    server r$i 127.0.0.1:$port check"$'\n'
+done
+replicas="${replicas%,}]"
+for i in 1 2 3; do
+    url="$(echo "$replicas" | python3 -c "import json,sys; print(json.load(sys.stdin)[$i-1]['url'])")"
+    wait_health "$url" "$work/r$i.log"
+done
+
+lb_port="$(free_port)"
+cat >"$work/haproxy.cfg" <<CFG
+global
+    maxconn 4096
+
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 300s
+    timeout server 300s
+    # A replica that is down: try another one (only when nothing was sent to it).
+    option redispatch
+    retries 3
+    retry-on conn-failure empty-response
+
+frontend hub
+    bind 127.0.0.1:$lb_port
+    default_backend replicas
+
+backend replicas
+    balance roundrobin
+    # Ready = every plugin loaded ("status":"ok"; "loading" before).
+    option httpchk
+    http-check send meth GET uri /health hdr Host localhost
+    http-check expect rstring status.:.ok
+    default-server inter 500ms fall 2 rise 2
+    http-response set-header X-Served-By %[srv_name]
+$backends
+CFG
+haproxy -c -q -f "$work/haproxy.cfg"
+haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
+pids+=($!)
+lb="http://127.0.0.1:$lb_port"
+wait_health "$lb" "$work/haproxy.log"
+echo "--- $(haproxy -v | head -n1) on $lb, round robin over $replicas"
+
+passed=0
+failed=0
+run() { # name command...: counts its `ok` / `not ok` lines (TAP for node's runner)
+    local name=$1
+    shift
+    local status=0
+    REPLICAS="$replicas" LB_URL="$lb" UPSTREAM_URL="$upstream" TOKEN="$token" LEASE_SECS="$lease_secs" \
+        timeout 600 "$@" >"$work/$name.log" 2>&1 || status=$?
+    grep -E '^(ok|not ok) ' "$work/$name.log" || true
+    local ok bad
+    ok=$(grep -c '^ok ' "$work/$name.log" || true)
+    bad=$(grep -c '^not ok ' "$work/$name.log" || true)
+    passed=$((passed + ok))
+    if [ "$status" -ne 0 ] || [ "$bad" -gt 0 ]; then
+        failed=$((failed + (bad > 0 ? bad : 1)))
+        echo "--- $name failed (status $status):" >&2
+        grep -vE '^(ok |# )' "$work/$name.log" | tail -n 60 >&2
+        for i in 1 2 3; do
+            echo "--- r$i log (tail)" >&2
+            tail -n 15 "$work/r$i.log" >&2
+        done
+    fi
+}
+node_test=("$node" --test --test-reporter=tap --test-concurrency=1)
+
+echo "--- AI SDK chat across replicas"
+run chat "${node_test[@]}" "$here/chat.test.mjs"
+echo "--- Python MCP SDK, one 2025-11-25 session across replicas"
+run mcp "$venv/bin/python" "$here/mcp_client.py"
+echo "--- concurrent hub_calls and the audit log"
+run calls "${node_test[@]}" "$here/calls.test.mjs"
+echo "--- kill -9 of the replica running a turn"
+run failover "${node_test[@]}" "$here/failover.test.mjs"
+
+echo
+echo "replicas: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
