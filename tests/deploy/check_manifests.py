@@ -6,7 +6,7 @@ schema validation (kubernetes-validate) cannot see.
     is set in the container, from a Secret that secrets.yaml defines with that key;
   - the container serves that file (--config inside the ConfigMap's mount) with
     --locked; plugins_dir is a read-only mount, data_dir a per-pod emptyDir;
-  - readiness and liveness probes GET /health on the port the hub listens on, with a
+  - the readiness probe GETs /health?ready and the liveness probe /health on the port the hub listens on, with a
     Host the hub accepts; the Service targets that port; more than one replica.
 
 `check_manifests.py DEPLOY_DIR OUT_TOML` writes the ConfigMap's TOML to OUT_TOML (for
@@ -88,13 +88,13 @@ check("data_dir (the compiled cache) is each pod's own", m is not None and "empt
 port = int(config["listen"].rsplit(":", 1)[1])
 ports = {p["name"]: p["containerPort"] for p in container["ports"]}
 check("the container port is the one the hub listens on", port in ports.values(), (config["listen"], ports))
-for probe in ("readinessProbe", "livenessProbe"):
+for probe, path in (("readinessProbe", "/health?ready"), ("livenessProbe", "/health")):
     get = container.get(probe, {}).get("httpGet", {})
     target = ports.get(get.get("port"), get.get("port"))
     hosts = [h["value"] for h in get.get("httpHeaders", []) if h["name"].lower() == "host"]
     check(
-        f"{probe} is GET /health on the hub's port with an accepted Host",
-        get.get("path") == "/health" and target == port and hosts in (["localhost"], ["127.0.0.1"]),
+        f"{probe} is GET {path} on the hub's port with an accepted Host",
+        get.get("path") == path and target == port and hosts in (["localhost"], ["127.0.0.1"]),
         get,
     )
 service = next(s for s in by_kind["Service"] if s["metadata"]["name"] == "wasmhub")

@@ -160,10 +160,10 @@ frontend hub
 
 backend replicas
     balance roundrobin
-    # Ready = every plugin loaded ("status":"ok"; "loading" before).
+    # Ready = every plugin loaded (/health?ready: 200, 503 while loading).
     option httpchk
-    http-check send meth GET uri /health hdr Host localhost
-    http-check expect rstring status.:.ok
+    http-check send meth GET uri /health?ready hdr Host localhost
+    http-check expect status 200
     default-server inter 500ms fall 2 rise 2
     http-response set-header X-Served-By %[srv_name]
 $backends
