@@ -23,14 +23,16 @@
 //! blocking pool (`hub::checks`), the other CPU-heavy work a client can cause
 //! before a plugin runs.
 
-use std::cell::Cell;
+mod running;
+
+pub(super) use running::Running;
+
+use running::RunSlots;
 use std::collections::HashMap;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
-use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Ticks a call runs before its first epoch callback spends a ticket: the first
 /// whole tick is free (`sandbox::new_store` sets the first deadline to this).
@@ -52,7 +54,7 @@ struct Tenant {
     /// Large validations it may run at once on the blocking pool.
     validations: Arc<Semaphore>,
     /// Polls of its calls running at once (guest code on a worker).
-    running: Arc<Semaphore>,
+    running: Arc<RunSlots>,
 }
 
 impl CpuShares {
@@ -80,7 +82,7 @@ impl CpuShares {
             .or_insert_with(|| Tenant {
                 ticks: Arc::new(Semaphore::new(self.per_tenant)),
                 validations: Arc::new(Semaphore::new(self.per_tenant)),
-                running: Arc::new(Semaphore::new(self.per_tenant)),
+                running: Arc::new(RunSlots::new(self.per_tenant)),
             })
             .clone()
     }
@@ -122,7 +124,7 @@ impl CpuShares {
 #[derive(Clone)]
 pub(super) struct TickGate {
     ticks: Arc<Semaphore>,
-    running: Arc<Semaphore>,
+    running: Arc<RunSlots>,
     /// The tick the call started running at: made with the gate, moved to when
     /// [`TickGate::running`] first got a permit (a call that waited for one has
     /// run no tick yet, however long it waited).
@@ -172,88 +174,15 @@ impl TickGate {
     /// `call`, each poll of it holding one of the tenant's running permits
     /// (waiting in FIFO order when its other calls hold them all).
     pub(super) fn running<F: Future>(&self, call: F) -> Running<F> {
-        Running {
-            call: Box::pin(call),
-            running: self.running.clone(),
-            waiting: None,
-            started: Some((self.started.clone(), self.clock.clone())),
-        }
-    }
-}
-
-thread_local! {
-    /// Whether the poll on this thread holds a running permit: a nested call,
-    /// polled inside its parent's poll, must not wait for one (its parent would
-    /// never be polled again to let it go).
-    static HOLDING: Cell<bool> = const { Cell::new(false) };
-}
-
-type Acquire = Pin<Box<dyn Future<Output = Result<OwnedSemaphorePermit, AcquireError>> + Send>>;
-
-/// A call polled only while it holds one of its tenant's running permits.
-pub(super) struct Running<F> {
-    call: Pin<Box<F>>,
-    running: Arc<Semaphore>,
-    /// The permit being waited for, when none was free.
-    waiting: Option<Acquire>,
-    /// The gate's start tick and clock, until the first permit restarts it.
-    started: Option<(Arc<AtomicU64>, Arc<AtomicU64>)>,
-}
-
-impl<F: Future> Future for Running<F> {
-    type Output = F::Output;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        if HOLDING.get() {
-            return self.call.as_mut().poll(cx);
-        }
-        let this = &mut *self;
-        let permit = match this.running.clone().try_acquire_owned() {
-            Ok(permit) if this.waiting.is_none() => permit,
-            other => {
-                drop(other);
-                let running = this.running.clone();
-                let waiting = this
-                    .waiting
-                    .get_or_insert_with(|| Box::pin(running.acquire_owned()));
-                match waiting.as_mut().poll(cx) {
-                    Poll::Pending => return Poll::Pending,
-                    Poll::Ready(permit) => {
-                        this.waiting = None;
-                        permit.expect("running permits are never closed")
-                    }
-                }
-            }
-        };
-        if let Some((started, clock)) = this.started.take() {
-            started.store(clock.load(Ordering::Relaxed), Ordering::Relaxed);
-        }
-        let _held = Held::start();
-        let result = this.call.as_mut().poll(cx);
-        drop(permit);
-        result
-    }
-}
-
-/// Marks this thread's poll as holding a permit until dropped (also on a panic).
-struct Held;
-
-impl Held {
-    fn start() -> Held {
-        HOLDING.set(true);
-        Held
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        HOLDING.set(false);
+        Running::new(call, self.running.clone(), self.started.clone(), self.clock.clone())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
 
     #[test]
     fn a_tenant_gets_its_share_of_the_workers_and_at_least_one() {
