@@ -113,6 +113,23 @@ impl Postgres {
         migrate::run(self, component, steps).await
     }
 
+    /// Deletes all but the newest `keep` rows of `table` (by its `id` column),
+    /// once it holds more than `keep + slack`: a retention every replica may apply
+    /// at any time, whoever wrote the rows.
+    pub async fn keep_newest(&self, table: &'static str, keep: usize, slack: usize) -> Result<(), StorageError> {
+        let client = self.client().await?;
+        let sql = format!(
+            "DELETE FROM {table}
+             WHERE id <= (SELECT id FROM {table} ORDER BY id DESC OFFSET $1 LIMIT 1)
+               AND EXISTS (SELECT 1 FROM {table} ORDER BY id DESC OFFSET $2 LIMIT 1)"
+        );
+        client
+            .execute(&sql, &[&(keep as i64), &(keep.saturating_add(slack) as i64)])
+            .await
+            .map_err(StorageError::pg("trim to retention"))?;
+        Ok(())
+    }
+
     /// A dedicated connection that listens on `channel` (`[a-z0-9_]`).
     pub async fn listen(&self, channel: &str) -> Result<Notifications, StorageError> {
         listen::start(&self.pool.config, channel).await

@@ -225,16 +225,6 @@ impl UsageStore for PgUsage {
             return Ok(());
         }
         self.since_trim.store(0, Ordering::Relaxed);
-        let client = self.pg.client().await?;
-        client
-            .execute(
-                "DELETE FROM wasmhub_accounting
-                 WHERE id <= (SELECT id FROM wasmhub_accounting ORDER BY id DESC OFFSET $1 LIMIT 1)
-                   AND EXISTS (SELECT 1 FROM wasmhub_accounting ORDER BY id DESC OFFSET $2 LIMIT 1)",
-                &[&(keep as i64), &(keep.saturating_add(slack) as i64)],
-            )
-            .await
-            .map_err(StorageError::pg("trim accounting"))?;
-        Ok(())
+        self.pg.keep_newest("wasmhub_accounting", keep, slack).await
     }
 }

@@ -83,18 +83,6 @@ impl AuditStore for PgAudit {
             return Ok(());
         }
         self.since_trim.store(0, Ordering::Relaxed);
-        let client = self.pg.client().await?;
-        // The boundary is the newest `keep`th row; nothing goes until more than
-        // `keep + slack` rows are stored.
-        client
-            .execute(
-                "DELETE FROM wasmhub_audit
-                 WHERE id <= (SELECT id FROM wasmhub_audit ORDER BY id DESC OFFSET $1 LIMIT 1)
-                   AND EXISTS (SELECT 1 FROM wasmhub_audit ORDER BY id DESC OFFSET $2 LIMIT 1)",
-                &[&(keep as i64), &(keep.saturating_add(slack) as i64)],
-            )
-            .await
-            .map_err(StorageError::pg("trim the audit log"))?;
-        Ok(())
+        self.pg.keep_newest("wasmhub_audit", keep, slack).await
     }
 }
