@@ -174,7 +174,12 @@ impl TickGate {
     /// `call`, each poll of it holding one of the tenant's running permits
     /// (waiting in FIFO order when its other calls hold them all).
     pub(super) fn running<F: Future>(&self, call: F) -> Running<F> {
-        Running::new(call, self.running.clone(), self.started.clone(), self.clock.clone())
+        Running::new(
+            call,
+            self.running.clone(),
+            self.started.clone(),
+            self.clock.clone(),
+        )
     }
 }
 

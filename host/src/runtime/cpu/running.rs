@@ -49,7 +49,9 @@ impl RunSlots {
             return false;
         }
         self.taken
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.limit).then_some(n + 1))
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.limit).then_some(n + 1)
+            })
             .is_ok()
     }
 

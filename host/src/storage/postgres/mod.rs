@@ -116,7 +116,12 @@ impl Postgres {
     /// Deletes all but the newest `keep` rows of `table` (by its `id` column),
     /// once it holds more than `keep + slack`: a retention every replica may apply
     /// at any time, whoever wrote the rows.
-    pub async fn keep_newest(&self, table: &'static str, keep: usize, slack: usize) -> Result<(), StorageError> {
+    pub async fn keep_newest(
+        &self,
+        table: &'static str,
+        keep: usize,
+        slack: usize,
+    ) -> Result<(), StorageError> {
         let client = self.client().await?;
         let sql = format!(
             "DELETE FROM {table}
