@@ -192,10 +192,7 @@ impl Plugin {
         let gate = state.gate.clone();
         let mut store = new_store(&self.engine, state, limits);
 
-        let run = async {
-            gate.enter().await;
-            gate.running(self.pre.call(&mut store, op, input_json)).await
-        };
+        let run = gate.running(self.pre.call(&mut store, op, input_json));
         let result = tokio::time::timeout_at(deadline, run).await;
         let state = store.data();
         state.log.summarize(&self.name, &state.call_id);

@@ -3,10 +3,8 @@
 //! burn. Every epoch tick, each tenant gets `limits.caller_share_percent` of the
 //! async worker threads (at least one) in tickets; a call still running at a tick
 //! (past its first whole tick) spends one to run on to the next, and waits, in FIFO
-//! order, when its tenant has none left; a new call of a tenant with none left
-//! queues the same way before it starts. So one token's spinning calls share their
-//! part of the CPU while every other token's calls find workers free. Short calls
-//! of a tenant within its share, done within their first tick, never wait; a call
+//! order, when its tenant has none left. So one token's spinning calls share their
+//! part of the CPU while every other token's calls find workers free. A call
 //! blocked in a host call (a nested call, an HTTP response) passes no ticks and
 //! holds nothing.
 //!
@@ -18,6 +16,11 @@
 //! its share of the workers runs its guests, and the other workers stay free for
 //! the other tenants. A nested call runs inside its parent's poll, on the permit
 //! the parent holds.
+//!
+//! New calls wait only for a running permit, never for tickets: queued behind the
+//! tickets, once one call of a busy token overran its first tick, every new call
+//! of that token queued for a ticket, one let through per tick, and the queue
+//! never drained (64 connections of one token: p99 135 ms, a fifth of the calls).
 //!
 //! Each tenant also has that many permits for large schema validations on the
 //! blocking pool (`hub::checks`), the other CPU-heavy work a client can cause
@@ -133,15 +136,6 @@ pub(super) struct TickGate {
 }
 
 impl TickGate {
-    /// Before a call starts: free while its tenant has tickets left this tick;
-    /// when its busy calls have spent them, the new call queues behind them like
-    /// a busy one (else a wave of new calls would each run a free first tick).
-    pub(super) async fn enter(&self) {
-        if self.ticks.available_permits() == 0 {
-            self.clone().pass().await;
-        }
-    }
-
     /// At an epoch deadline: how many more ticks the call may run before it has
     /// had its free first whole tick since it started running; 0 once it has.
     pub(super) fn first_tick_left(&self) -> u64 {
@@ -212,23 +206,6 @@ mod tests {
         // The next tick tops `a` up: the waiting call runs on.
         shares.refill();
         waiting.await.unwrap();
-        // A new call enters freely while tickets are left, and queues once they are spent.
-        shares.refill();
-        shares.gate(&a).enter().await;
-        assert_eq!(
-            shares.of(&a).ticks.available_permits(),
-            1,
-            "entering spends nothing"
-        );
-        shares.gate(&a).pass().await;
-        let entering = tokio::spawn({
-            let gate = shares.gate(&a);
-            async move { gate.enter().await }
-        });
-        tokio::task::yield_now().await;
-        assert!(!entering.is_finished());
-        shares.refill();
-        entering.await.unwrap();
         // At a tick, a ticket left is spent at once; none left, the call must wait.
         shares.refill();
         assert!(shares.gate(&a).try_pass());

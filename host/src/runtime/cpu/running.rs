@@ -45,19 +45,21 @@ impl RunSlots {
     /// Takes a slot if one is free and, unless `starving` itself, no starving
     /// waiter is owed one.
     fn try_take(&self, starving: bool) -> bool {
-        if !starving && self.starving.load(Ordering::Acquire) > 0 {
+        if !starving && self.starving.load(Ordering::SeqCst) > 0 {
             return false;
         }
+        // SeqCst here and in `give_back`: each writes one counter and then reads the
+        // other, which weaker orderings let both read stale.
         self.taken
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
                 (n < self.limit).then_some(n + 1)
             })
             .is_ok()
     }
 
     fn give_back(&self) {
-        self.taken.fetch_sub(1, Ordering::AcqRel);
-        if self.starving.load(Ordering::Acquire) > 0 {
+        self.taken.fetch_sub(1, Ordering::SeqCst);
+        if self.starving.load(Ordering::SeqCst) > 0 {
             self.freed_starving.notify_one();
         } else {
             self.freed.notify_one();
@@ -108,7 +110,7 @@ impl<F: Future> Running<F> {
             let began = *self.wait_began.get_or_insert(now);
             if !self.starving && now > began + 1 {
                 self.starving = true;
-                self.slots.starving.fetch_add(1, Ordering::AcqRel);
+                self.slots.starving.fetch_add(1, Ordering::SeqCst);
                 // From now on it waits in the starving line.
                 self.waiting = None;
             }
@@ -141,7 +143,7 @@ impl<F: Future> Running<F> {
         self.waiting = None;
         self.wait_began = None;
         if std::mem::take(&mut self.starving) {
-            self.slots.starving.fetch_sub(1, Ordering::AcqRel);
+            self.slots.starving.fetch_sub(1, Ordering::SeqCst);
             // Newcomers held back for this waiter may go now.
             self.slots.freed.notify_one();
         }
@@ -151,7 +153,7 @@ impl<F: Future> Running<F> {
 impl<F> Drop for Running<F> {
     fn drop(&mut self) {
         if self.starving {
-            self.slots.starving.fetch_sub(1, Ordering::AcqRel);
+            self.slots.starving.fetch_sub(1, Ordering::SeqCst);
             self.slots.freed.notify_one();
         }
     }
