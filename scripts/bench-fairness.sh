@@ -24,7 +24,8 @@
 # number of connections, stopped after the measurement), loopback only.
 #   usage: scripts/bench-fairness.sh [seconds per measurement, default 5] [rounds, default 3]
 #   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub;
-#   EPOCH_TICK_US=N runs the hub with limits.epoch_tick_us = N.
+#   EPOCH_TICK_US=N runs the hub with limits.epoch_tick_us = N;
+#   BUSY_NICE=N with limits.busy_nice = N (0: busy tokens' work at normal priority).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -49,7 +50,9 @@ cp dist/plugins/*.toml "$work/plugins/" 2>/dev/null || true
 cat > "$work/bench.toml" <<EOF
 plugins_dir = "$work/plugins"
 data_dir = "$work/data"
-$([ -n "${EPOCH_TICK_US:-}" ] && printf '[limits]\nepoch_tick_us = %s\n' "$EPOCH_TICK_US")
+[limits]
+$([ -n "${EPOCH_TICK_US:-}" ] && printf 'epoch_tick_us = %s\n' "$EPOCH_TICK_US")
+$([ -n "${BUSY_NICE:-}" ] && printf 'busy_nice = %s\n' "$BUSY_NICE")
 
 [[tokens]]
 name = "benign"

@@ -20,20 +20,21 @@ pub(super) struct Checker<'a> {
 }
 
 /// Checks `input` against the operation's input schema and hands it back. An
-/// input of `limits.validate_blocking_kb` or more is checked on tokio's blocking
-/// pool: validating a large input with many errors takes long enough to hold up
+/// input of `limits.validate_blocking_kb` or more is checked on the low-priority
+/// blocking pool (`runtime::cpu`): validating a large input with many errors takes long enough to hold up
 /// every request sharing the async worker.
 pub(super) async fn check_input(op: &OpRef, input: Value, who: &Checker<'_>) -> Result<Value, CallError> {
     let max = who.limits.max_violations;
     let large = blocking_bytes(who.limits);
-    let (input, (violations, unlisted)) =
+    let (valid, (violations, unlisted)) =
         on_pool_if(approx_len(&input, large) >= large, op, who, move |operation| {
             let found =
                 validate::violations(&operation.input_validator, &operation.input_schema, &input, max);
-            (input, found)
+            // A refused input is dropped here: freeing a large one is work too.
+            (found.0.is_empty().then_some(input), found)
         })
         .await?;
-    if violations.is_empty() {
+    if let Some(input) = valid {
         return Ok(input);
     }
     let mut e = CallError::new(
@@ -87,7 +88,7 @@ fn blocking_bytes(limits: &Limits) -> usize {
     (limits.validate_blocking_kb as usize).saturating_mul(1024)
 }
 
-/// Runs `check` on `op`'s operation: on tokio's blocking pool when `large`, else
+/// Runs `check` on `op`'s operation: on the low-priority blocking pool when `large`, else
 /// right here (a task hand-off costs more than checking a small value).
 async fn on_pool_if<T: Send + 'static>(
     large: bool,
@@ -100,7 +101,8 @@ async fn on_pool_if<T: Send + 'static>(
     }
     let _permit = who.cpu.validation(who.tenant).await;
     let (plugin, index) = (op.plugin.clone(), op.index());
-    tokio::task::spawn_blocking(move || check(&plugin.operations()[index]))
+    who.cpu
+        .blocking(move || check(&plugin.operations()[index]))
         .await
         .map_err(|e| {
             CallError::new(

@@ -1,5 +1,6 @@
 //! Call metrics in Prometheus text format: call counts and latency histograms by
-//! tool and outcome, calls in flight, plugins by state.
+//! tool and outcome, calls in flight, plugins by state, and counters kept elsewhere
+//! (records the writers dropped, calls run at low priority).
 //!
 //! Hand-written (no metrics crate): one mutex-guarded map updated once per finished
 //! call, rendered on `GET /metrics`. Calls to tools that do not exist are counted
@@ -66,13 +67,12 @@ impl Metrics {
     }
 
     /// The Prometheus exposition text.
-    pub(super) fn render(
-        &self,
-        plugins: &PluginCounts,
-        operations: usize,
-        audit_dropped: u64,
-        accounting_dropped: u64,
-    ) -> String {
+    pub(super) fn render(&self, plugins: &PluginCounts, operations: usize, totals: &Totals) -> String {
+        let Totals {
+            audit_dropped,
+            accounting_dropped,
+            low_priority_calls,
+        } = totals;
         let mut out = String::new();
         let calls = self.calls.lock().unwrap();
         out.push_str("# HELP wasmhub_calls_total Operation calls by tool and outcome (ok or error code).\n");
@@ -140,8 +140,21 @@ impl Metrics {
         );
         out.push_str("# TYPE wasmhub_accounting_dropped_total counter\n");
         let _ = writeln!(out, "wasmhub_accounting_dropped_total {accounting_dropped}");
+        out.push_str(
+            "# HELP wasmhub_low_priority_calls_total Calls of busy tokens run on the low-priority threads (limits.busy_nice).\n",
+        );
+        out.push_str("# TYPE wasmhub_low_priority_calls_total counter\n");
+        let _ = writeln!(out, "wasmhub_low_priority_calls_total {low_priority_calls}");
         out
     }
+}
+
+/// Counters kept elsewhere (the writers, the runtime), rendered with the calls'.
+#[derive(Default)]
+pub(super) struct Totals {
+    pub audit_dropped: u64,
+    pub accounting_dropped: u64,
+    pub low_priority_calls: u64,
 }
 
 /// A Prometheus label value with `\\`, `"` and newlines escaped.
@@ -169,7 +182,11 @@ mod tests {
             rejected: 1,
             loading: 0,
         };
-        let text = m.render(&plugins, 7, 0, 0);
+        let totals = Totals {
+            low_priority_calls: 3,
+            ..Totals::default()
+        };
+        let text = m.render(&plugins, 7, &totals);
         drop(guard);
         assert!(
             text.contains("wasmhub_calls_total{tool=\"text.slugify\",outcome=\"ok\"} 2\n"),
@@ -187,8 +204,9 @@ mod tests {
         assert!(text.contains("wasmhub_calls_in_flight 1\n"));
         assert!(text.contains("wasmhub_plugins{state=\"rejected\"} 1\n"));
         assert!(text.contains("wasmhub_operations 7\n"));
+        assert!(text.contains("wasmhub_low_priority_calls_total 3\n"));
         assert!(
-            m.render(&PluginCounts::default(), 0, 0, 0)
+            m.render(&PluginCounts::default(), 0, &Totals::default())
                 .contains("wasmhub_calls_in_flight 0\n")
         );
     }

@@ -379,12 +379,14 @@ impl Hub {
     /// Prometheus text exposition of the hub's metrics.
     pub fn metrics_text(&self) -> String {
         let registry = self.snapshot();
-        self.core.metrics.render(
-            &registry.plugin_counts(),
-            registry.operation_count(),
-            self.core.audit.dropped(),
-            self.core.usage.dropped(),
-        )
+        let totals = metrics::Totals {
+            audit_dropped: self.core.audit.dropped(),
+            accounting_dropped: self.core.usage.dropped(),
+            low_priority_calls: self.runtime().cpu_shares().low_priority_calls(),
+        };
+        self.core
+            .metrics
+            .render(&registry.plugin_counts(), registry.operation_count(), &totals)
     }
 
     fn snapshot(&self) -> Arc<Registry> {

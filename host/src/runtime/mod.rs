@@ -168,7 +168,7 @@ impl Runtime {
                 None
             }
         });
-        let cpu = Arc::new(CpuShares::new(async_workers(), limits.caller_share_percent));
+        let cpu = Arc::new(CpuShares::new(async_workers(), limits));
         let ticker = engine::Ticker::start(engine.clone(), cpu.clone(), epoch_tick(limits))
             .map_err(RuntimeError::Ticker)?;
         crate::debug!(

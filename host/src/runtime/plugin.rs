@@ -5,6 +5,7 @@
 
 use super::bindings::{PluginError, PluginPre, WitVersion};
 use super::budget::bounded;
+use super::cpu::TickGate;
 use super::manifest::{EffectiveLimits, Manifest};
 use super::sandbox::{CallState, SandboxSpec, new_store};
 use super::types::{CallFailure, CallOutput, ErrorCode, Invocation, TrapKind};
@@ -190,10 +191,9 @@ impl Plugin {
             message: e.to_string(),
         })?;
         let gate = state.gate.clone();
-        let mut store = new_store(&self.engine, state, limits);
+        let store = new_store(&self.engine, state, limits);
 
-        let run = gate.running(self.pre.call(&mut store, op, input_json));
-        let result = tokio::time::timeout_at(deadline, run).await;
+        let (store, result) = self.run_guest(store, gate, op, input_json, deadline).await?;
         let state = store.data();
         state.log.summarize(&self.name, &state.call_id);
         let text_cap = limits.text_bytes();
@@ -235,6 +235,48 @@ impl Plugin {
                 limit_bytes: limits.output_bytes() as u64,
             }),
             Ok(Ok(Ok(json))) => Ok(CallOutput { json, logs: logs() }),
+        }
+    }
+}
+
+/// What running a guest gives: the deadline passed, the guest failed, or its
+/// operation's own result.
+type GuestRun = Result<wasmtime::Result<Result<String, PluginError>>, tokio::time::error::Elapsed>;
+
+impl Plugin {
+    /// Instantiates the plugin in `store` and runs `op` until `deadline`, each poll
+    /// on one of the tenant's running slots: on the low-priority threads when the
+    /// tenant is busy (`runtime::cpu`), else right here. Nested calls always run
+    /// here, inside their parent's poll, wherever that runs.
+    async fn run_guest(
+        &self,
+        mut store: wasmtime::Store<CallState>,
+        gate: TickGate,
+        op: &str,
+        input: &str,
+        deadline: Instant,
+    ) -> Result<(wasmtime::Store<CallState>, GuestRun), CallFailure> {
+        if !gate.busy() || super::cpu::inside_a_call() {
+            let run = gate.running(self.pre.call(&mut store, op, input));
+            let result = tokio::time::timeout_at(deadline, run).await;
+            return Ok((store, result));
+        }
+        let (pre, op, input) = (self.pre.clone(), op.to_owned(), input.to_owned());
+        let call = async move {
+            let run = gate.running(pre.call(&mut store, &op, &input));
+            let result = tokio::time::timeout_at(deadline, run).await;
+            (store, result)
+        };
+        match self.runtime.cpu.offload(call) {
+            Ok(offloaded) => offloaded.await.map_err(|e| match e.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                // Only at shutdown: the low-priority runtime is gone.
+                Err(_) => CallFailure::Trap {
+                    kind: TrapKind::Other,
+                    message: "the call was stopped: the hub is shutting down".into(),
+                },
+            }),
+            Err(call) => Ok(call.await),
         }
     }
 }

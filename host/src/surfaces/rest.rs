@@ -14,7 +14,7 @@ use super::watched;
 use crate::hub::{CallContext, Caller, MetaToolKind, MetaToolRequest, Since, ToolError};
 use http::{Request, StatusCode};
 use hyper::body::Incoming;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// Default and largest `limit` of `GET /api/calls`.
 const CALLS_DEFAULT_LIMIT: usize = 100;
@@ -39,20 +39,15 @@ pub(crate) async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller,
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    // An empty body is the meta-tool with no arguments (`hub_list`, `hub_search`).
-    let args: Value = if body.iter().all(u8::is_ascii_whitespace) {
-        json!({})
-    } else {
-        match parse_body(app, &caller, body).await {
-            Ok(v) => v,
-            Err(e) => return e.into_response(),
-        }
+    let request = match read_request(app, &caller, kind, body).await {
+        Ok(request) => request,
+        Err(e) => return e.into_response(),
     };
     let ctx = CallContext::new(caller);
     let cancel = ctx.cancel.clone();
     let hub = app.hub.clone();
     let work = async move {
-        let answer = match MetaToolRequest::new(kind, args) {
+        let answer = match request {
             Ok(request) => hub.invoke(request, ctx).await,
             Err(e) => Err(e),
         };
@@ -64,17 +59,32 @@ pub(crate) async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller,
     app.limits.serve(Surface::Rest, watched::json(work, cancel)).await
 }
 
-/// The body as JSON. A body of `limits.validate_blocking_kb` or more is parsed on
-/// the blocking pool, one of the caller's CPU-share permits at a time, so a client
-/// posting huge inputs keeps to its share of the cores.
-async fn parse_body(app: &App, caller: &Caller, body: bytes::Bytes) -> Result<Value, BodyError> {
+/// The body as meta-tool `kind`'s request (an empty body: no arguments, as for
+/// `hub_list`). A body of `limits.validate_blocking_kb` or more is parsed and typed
+/// on the low-priority blocking pool (`runtime::cpu`), one of the caller's
+/// CPU-share permits at a time, so a client posting huge inputs keeps to its share
+/// of the cores: typing rebuilds every object of the input.
+async fn read_request(
+    app: &App,
+    caller: &Caller,
+    kind: MetaToolKind,
+    body: bytes::Bytes,
+) -> Result<Result<MetaToolRequest, ToolError>, BodyError> {
+    let read = move |body: &[u8]| -> Result<_, serde_json::Error> {
+        let args = match body.iter().all(u8::is_ascii_whitespace) {
+            true => json!({}),
+            false => serde_json::from_slice(body)?,
+        };
+        Ok(MetaToolRequest::new(kind, args))
+    };
     let large = (app.config.limits.validate_blocking_kb as usize).saturating_mul(1024);
     if body.len() < large {
-        return serde_json::from_slice(&body).map_err(BodyError::Json);
+        return read(&body).map_err(BodyError::Json);
     }
     let tenant: std::sync::Arc<str> = caller.name().into();
-    let _permit = app.hub.runtime().cpu_shares().validation(&tenant).await;
-    match tokio::task::spawn_blocking(move || serde_json::from_slice(&body)).await {
+    let cpu = app.hub.runtime().cpu_shares();
+    let _permit = cpu.validation(&tenant).await;
+    match cpu.blocking(move || read(&body)).await {
         Ok(parsed) => parsed.map_err(BodyError::Json),
         // The parse panicked or the runtime is shutting down: nothing was read.
         Err(e) => Err(BodyError::Read(Box::new(e))),

@@ -438,3 +438,50 @@ async fn records_the_audit_writer_had_no_room_for_become_one_summary_record() {
     let out = client::post(addr, "/api/hub/call", &benign).await.json().await;
     assert_eq!(out["results"][0]["result"], json!({"x": 1}), "{out}");
 }
+
+/// The `wasmhub_low_priority_calls_total` counter of the server at `addr`, now.
+async fn low_priority_calls(addr: SocketAddr) -> u64 {
+    let resp = client::send(addr, Method::GET, "/metrics", None, &[]).await;
+    let text = String::from_utf8(resp.bytes().await.to_vec()).unwrap();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("wasmhub_low_priority_calls_total "))
+        .unwrap_or_else(|| panic!("no low-priority counter in {text}"));
+    line.parse().unwrap()
+}
+
+#[tokio::test]
+async fn a_busy_tokens_next_calls_run_at_low_priority_and_other_tokens_calls_do_not() {
+    let gate = Gate::start().await;
+    let (_dir, s) = two_tokens(&gate, |l| {
+        l.timeout_ms = 300;
+        // Busy for the whole test, however slow the machine.
+        l.busy_ms = 600_000;
+    })
+    .await;
+    let echo = |x: i64| json!({"tool": "a.echo", "input": {"x": x}});
+    // Nobody is busy yet: calls run on the async workers.
+    let r = call_as(s.addr, CI, "a.echo", json!({"x": 1})).await;
+    assert_eq!(r["result"], json!({"x": 1}), "{r}");
+    assert_eq!(low_priority_calls(s.addr).await, 0);
+    // `ci` spins to its time limit, far past its free first tick: `ci` is busy.
+    let r = call_as(s.addr, CI, "a.spin", json!({})).await;
+    assert_eq!(r["error"]["code"], "timeout", "{r}");
+    // Its next call runs on the low-priority threads, nested call and all, and
+    // answers the same.
+    let r = call_as(s.addr, CI, "a.nested", echo(2)).await;
+    assert_eq!(r["result"], json!({"ok": {"x": 2}}), "{r}");
+    assert_eq!(
+        low_priority_calls(s.addr).await,
+        1,
+        "one top-level call, its nested call inside it"
+    );
+    // `web` is not busy: its calls stay on the workers.
+    let r = call_as(s.addr, WEB, "a.nested", echo(3)).await;
+    assert_eq!(r["result"], json!({"ok": {"x": 3}}), "{r}");
+    assert_eq!(low_priority_calls(s.addr).await, 1);
+    // A busy token's call is still cut at its time limit there.
+    let r = call_as(s.addr, CI, "a.spin", json!({})).await;
+    assert_eq!(r["error"]["code"], "timeout", "{r}");
+    assert_eq!(low_priority_calls(s.addr).await, 2);
+}

@@ -25,11 +25,19 @@
 //! Each tenant also has that many permits for large schema validations on the
 //! blocking pool (`hub::checks`), the other CPU-heavy work a client can cause
 //! before a plugin runs.
+//!
+//! A tenant whose calls ran past their first tick within `limits.busy_ms` is
+//! *busy*: its new calls, and every large parse and validation, run on
+//! low-priority threads ([`background`]), so the kernel too prefers the others.
 
+mod background;
 mod running;
 
-pub(super) use running::Running;
+pub(crate) use background::Offloaded;
+pub(super) use running::{Running, inside_a_call};
 
+use crate::config::Limits;
+use background::Background;
 use running::RunSlots;
 use std::collections::HashMap;
 use std::future::Future;
@@ -41,12 +49,19 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// whole tick is free (`sandbox::new_store` sets the first deadline to this).
 pub(super) const FREE_TICKS: u64 = 2;
 
+/// `Tenant::overran` of a tenant whose calls never ran past their first tick.
+const NEVER: u64 = u64::MAX;
+
 /// Every tenant's tickets and validation permits.
 pub struct CpuShares {
     per_tenant: usize,
     tenants: Mutex<HashMap<Arc<str>, Tenant>>,
     /// Ticks since start (bumped by `refill`): when a call started running.
     clock: Arc<AtomicU64>,
+    /// Ticks a tenant stays busy after an overrun (`limits.busy_ms`).
+    busy_ticks: u64,
+    /// Where busy tenants' calls and large validations run.
+    background: Background,
 }
 
 /// One tenant's share.
@@ -58,16 +73,20 @@ struct Tenant {
     validations: Arc<Semaphore>,
     /// Polls of its calls running at once (guest code on a worker).
     running: Arc<RunSlots>,
+    /// The last tick one of its calls ran past its first tick ([`NEVER`]).
+    overran: Arc<AtomicU64>,
 }
 
 impl CpuShares {
-    /// `share_percent` of `workers` per tenant, at least one.
-    pub(super) fn new(workers: usize, share_percent: u32) -> CpuShares {
-        let per_tenant = (workers * share_percent as usize / 100).max(1);
+    /// `limits.caller_share_percent` of `workers` per tenant, at least one.
+    pub(super) fn new(workers: usize, limits: &Limits) -> CpuShares {
+        let per_tenant = (workers * limits.caller_share_percent as usize / 100).max(1);
         CpuShares {
             per_tenant,
             tenants: Mutex::new(HashMap::new()),
             clock: Arc::new(AtomicU64::new(0)),
+            busy_ticks: (limits.busy_ms * 1000 / limits.epoch_tick_us.max(1)).max(1),
+            background: Background::new(limits.busy_nice.min(19) as i32, workers),
         }
     }
 
@@ -86,6 +105,7 @@ impl CpuShares {
                 ticks: Arc::new(Semaphore::new(self.per_tenant)),
                 validations: Arc::new(Semaphore::new(self.per_tenant)),
                 running: Arc::new(RunSlots::new(self.per_tenant)),
+                overran: Arc::new(AtomicU64::new(NEVER)),
             })
             .clone()
     }
@@ -96,9 +116,35 @@ impl CpuShares {
         TickGate {
             ticks: tenant.ticks,
             running: tenant.running,
+            overran: tenant.overran,
+            busy_ticks: self.busy_ticks,
             started: Arc::new(AtomicU64::new(self.clock.load(Ordering::Relaxed))),
             clock: self.clock.clone(),
         }
+    }
+
+    /// Runs `call` on the low-priority threads (`Err` gives it back to run in
+    /// place: they are off).
+    pub(super) fn offload<F>(&self, call: F) -> Result<Offloaded<F::Output>, F>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.background.spawn(call)
+    }
+
+    /// Runs CPU-heavy work a client caused (a large parse or validation) on the
+    /// low-priority blocking pool (tokio's own when `limits.busy_nice = 0`).
+    pub async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, tokio::task::JoinError> {
+        self.background.blocking(work).await
+    }
+
+    /// Calls run on the low-priority threads since start.
+    pub fn low_priority_calls(&self) -> u64 {
+        self.background.calls()
     }
 
     /// Waits for one of `tenant`'s validation permits; given back when dropped.
@@ -128,6 +174,8 @@ impl CpuShares {
 pub(super) struct TickGate {
     ticks: Arc<Semaphore>,
     running: Arc<RunSlots>,
+    overran: Arc<AtomicU64>,
+    busy_ticks: u64,
     /// The tick the call started running at: made with the gate, moved to when
     /// [`TickGate::running`] first got a permit (a call that waited for one has
     /// run no tick yet, however long it waited).
@@ -137,10 +185,21 @@ pub(super) struct TickGate {
 
 impl TickGate {
     /// At an epoch deadline: how many more ticks the call may run before it has
-    /// had its free first whole tick since it started running; 0 once it has.
+    /// had its free first whole tick since it started running; 0 once it has (and
+    /// its tenant is busy from now on).
     pub(super) fn first_tick_left(&self) -> u64 {
-        let ends = self.started.load(Ordering::Relaxed) + FREE_TICKS;
-        ends.saturating_sub(self.clock.load(Ordering::Relaxed))
+        let now = self.clock.load(Ordering::Relaxed);
+        let left = (self.started.load(Ordering::Relaxed) + FREE_TICKS).saturating_sub(now);
+        if left == 0 {
+            self.overran.store(now, Ordering::Relaxed);
+        }
+        left
+    }
+
+    /// Whether a call of this tenant ran past its first tick within `limits.busy_ms`.
+    pub(super) fn busy(&self) -> bool {
+        let overran = self.overran.load(Ordering::Relaxed);
+        overran != NEVER && self.clock.load(Ordering::Relaxed).saturating_sub(overran) <= self.busy_ticks
     }
 
     /// At a tick: spends one of the tenant's tickets if one is left (`true`: the
@@ -183,17 +242,26 @@ mod tests {
     use std::pin::Pin;
     use std::task::{Context, Poll};
 
+    /// Shares of `percent` of `workers`, the other limits at their defaults.
+    fn shares_of(workers: usize, percent: u32) -> CpuShares {
+        let limits = Limits {
+            caller_share_percent: percent,
+            ..Limits::default()
+        };
+        CpuShares::new(workers, &limits)
+    }
+
     #[test]
     fn a_tenant_gets_its_share_of_the_workers_and_at_least_one() {
-        assert_eq!(CpuShares::new(2, 50).per_tenant(), 1);
-        assert_eq!(CpuShares::new(8, 50).per_tenant(), 4);
-        assert_eq!(CpuShares::new(1, 10).per_tenant(), 1);
-        assert_eq!(CpuShares::new(4, 100).per_tenant(), 4);
+        assert_eq!(shares_of(2, 50).per_tenant(), 1);
+        assert_eq!(shares_of(8, 50).per_tenant(), 4);
+        assert_eq!(shares_of(1, 10).per_tenant(), 1);
+        assert_eq!(shares_of(4, 100).per_tenant(), 4);
     }
 
     #[tokio::test]
     async fn busy_calls_of_one_tenant_wait_for_the_next_tick_and_others_do_not() {
-        let shares = CpuShares::new(2, 50);
+        let shares = shares_of(2, 50);
         let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
         shares.gate(&a).pass().await;
         // `a`'s ticket for this tick is spent: its next busy call waits...
@@ -216,6 +284,35 @@ mod tests {
         assert_eq!(shares.of(&a).ticks.available_permits(), 1);
     }
 
+    #[test]
+    fn a_tenant_is_busy_for_busy_ms_after_a_call_ran_past_its_first_tick() {
+        let shares = shares_of(2, 50);
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        let (gate_a, gate_b) = (shares.gate(&a), shares.gate(&b));
+        assert!(!gate_a.busy() && !gate_b.busy());
+        // Within its first tick a call makes its tenant nothing.
+        assert_eq!(gate_a.first_tick_left(), FREE_TICKS);
+        assert!(!gate_a.busy());
+        for _ in 0..FREE_TICKS {
+            shares.refill();
+        }
+        assert_eq!(gate_a.first_tick_left(), 0);
+        // Now every call of `a`, new ones too, is busy; `b`'s are not.
+        assert!(gate_a.busy() && shares.gate(&a).busy());
+        assert!(!gate_b.busy());
+        for _ in 0..shares.busy_ticks {
+            shares.refill();
+        }
+        assert!(
+            gate_a.busy(),
+            "busy for the whole second ({} ticks)",
+            shares.busy_ticks
+        );
+        shares.refill();
+        assert!(!shares.gate(&a).busy());
+        assert_eq!(shares.busy_ticks, 500);
+    }
+
     /// Polls `f` once on a fresh thread (another worker) with a no-op waker.
     fn poll_on_another_thread<F: Future + Send + 'static>(f: F) -> (Poll<F::Output>, Pin<Box<F>>)
     where
@@ -233,7 +330,7 @@ mod tests {
 
     #[test]
     fn at_most_a_share_of_one_tenants_calls_run_at_once_and_nested_calls_run_inside() {
-        let shares = Arc::new(CpuShares::new(2, 50));
+        let shares = Arc::new(shares_of(2, 50));
         let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
         let (gate_a, gate_b) = (shares.gate(&a), shares.gate(&b));
         let outer = gate_a.clone().running(std::future::poll_fn(move |cx| {
@@ -267,7 +364,7 @@ mod tests {
 
     #[test]
     fn the_free_first_tick_counts_from_when_a_call_starts_running() {
-        let shares = CpuShares::new(2, 50);
+        let shares = shares_of(2, 50);
         let gate = shares.gate(&Arc::from("a"));
         assert_eq!(gate.first_tick_left(), FREE_TICKS);
         for _ in 0..5 {

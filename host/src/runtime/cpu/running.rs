@@ -74,6 +74,11 @@ thread_local! {
     static HOLDING: Cell<bool> = const { Cell::new(false) };
 }
 
+/// Whether this thread is polling a call now: a call started here is a nested call.
+pub(crate) fn inside_a_call() -> bool {
+    HOLDING.get()
+}
+
 /// A call polled only while it holds one of its tenant's running slots.
 pub(in crate::runtime) struct Running<F> {
     call: Pin<Box<F>>,

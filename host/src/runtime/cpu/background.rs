@@ -1,0 +1,186 @@
+//! Low-priority threads: where the CPU work of a busy tenant runs, so that the
+//! kernel prefers every other client's work over it.
+//!
+//! Shares and running slots keep a tenant to its part of the hub's async workers,
+//! but the hub shares its cores with the kernel's other threads: the clients on the
+//! same machine, the balancer, the other workers. A worker running a spinning guest
+//! is one more runnable thread at the same priority, and the kernel's time slices
+//! of a few milliseconds then land on benign calls' latency. So the guests of a
+//! *busy* tenant (one whose calls ran past their free first tick within the last
+//! second) and the large parses and validations any client causes run here, on a
+//! tokio runtime whose threads (workers and blocking pool) have the nice value
+//! `limits.busy_nice`: they get the cores the normal-priority threads leave.
+//! Raising a thread's own nice value needs no privilege, and these threads never
+//! lower it again. `busy_nice = 0` runs everything on the hub's own runtime.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use tokio::task::{JoinError, JoinHandle};
+
+/// The low-priority runtime, built on first use (most hubs in tests never need it).
+pub(super) struct Background {
+    nice: i32,
+    workers: usize,
+    runtime: OnceLock<Option<tokio::runtime::Runtime>>,
+    /// Calls spawned here (`wasmhub_low_priority_calls_total`).
+    calls: AtomicU64,
+}
+
+impl Background {
+    pub(super) fn new(nice: i32, workers: usize) -> Background {
+        Background {
+            nice,
+            workers: workers.max(1),
+            runtime: OnceLock::new(),
+            calls: AtomicU64::new(0),
+        }
+    }
+
+    /// The runtime, or `None` when off (`busy_nice = 0`) or it could not start
+    /// (said once in the log; the work then runs where it was).
+    fn runtime(&self) -> Option<&tokio::runtime::Runtime> {
+        if self.nice == 0 {
+            return None;
+        }
+        self.runtime
+            .get_or_init(|| {
+                let nice = self.nice;
+                let built = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(self.workers)
+                    .thread_name("wasmhub-busy")
+                    .on_thread_start(move || lower_this_thread(nice))
+                    .enable_all()
+                    .build();
+                built
+                    .inspect_err(|e| {
+                        crate::warn!("limits.busy_nice: cannot start the low-priority threads ({e}); busy work runs on the async workers")
+                    })
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    /// Runs `call` on the low-priority workers (`None`: off, run it in place).
+    /// Dropping the returned future drops `call` there too.
+    pub(super) fn spawn<F>(&self, call: F) -> Result<Offloaded<F::Output>, F>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match self.runtime() {
+            Some(runtime) => {
+                self.calls.fetch_add(1, Ordering::Relaxed);
+                Ok(Offloaded(runtime.spawn(call)))
+            }
+            None => Err(call),
+        }
+    }
+
+    /// Runs `work` on the low-priority blocking pool, or on tokio's own when off.
+    pub(super) async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, JoinError> {
+        match self.runtime() {
+            Some(runtime) => runtime.spawn_blocking(work).await,
+            None => tokio::task::spawn_blocking(work).await,
+        }
+    }
+
+    /// Calls run on the low-priority workers since start.
+    pub(super) fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        // A hub may be dropped inside an async context, where blocking on the
+        // runtime's threads would panic; anything still running there is dropped.
+        if let Some(Some(runtime)) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// Raises the calling thread's nice value by `nice`, to 19 at most (Linux: per
+/// thread), so the threads stay below the hub's own whatever its nice value.
+fn lower_this_thread(nice: i32) {
+    // SAFETY: plain syscalls on the calling thread; no memory is passed.
+    let rc = unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+        libc::setpriority(libc::PRIO_PROCESS, tid, (now + nice).min(19))
+    };
+    if rc != 0 {
+        crate::debug!(
+            "limits.busy_nice: setpriority failed: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// A call running on the low-priority workers; aborted when dropped.
+pub(crate) struct Offloaded<T>(JoinHandle<T>);
+
+impl<T> Future for Offloaded<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl<T> Drop for Offloaded<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn this_threads_nice() -> i32 {
+        // SAFETY: a plain syscall about the calling thread.
+        unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+    }
+
+    #[tokio::test]
+    async fn work_runs_on_threads_with_the_configured_nice_value() {
+        let base = this_threads_nice();
+        let background = Background::new(7, 2);
+        let nice = background
+            .spawn(async { this_threads_nice() })
+            .ok()
+            .unwrap()
+            .await
+            .unwrap();
+        assert_eq!(nice, (base + 7).min(19));
+        assert_eq!(background.blocking(this_threads_nice).await.unwrap(), nice);
+        assert_eq!(background.calls(), 1);
+        // Off: the call comes back to run in place, blocking work uses tokio's pool.
+        let off = Background::new(0, 2);
+        assert!(off.spawn(async {}).is_err());
+        assert_eq!(off.blocking(this_threads_nice).await.unwrap(), base);
+        assert_eq!(off.calls(), 0);
+    }
+
+    #[tokio::test]
+    async fn dropping_an_offloaded_call_drops_it_on_the_low_priority_thread() {
+        let background = Background::new(5, 1);
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let call = background
+            .spawn(async move {
+                let _tx = tx; // dropped with the call
+                std::future::pending::<()>().await
+            })
+            .ok()
+            .unwrap();
+        drop(call);
+        assert!(rx.await.is_err(), "the call was dropped, not left running");
+    }
+}
