@@ -21,7 +21,10 @@
 # status is 1 when a scenario misses the target (named on stderr).
 # The benign side is wrk with one connection (a sequential client: every stalled
 # call shows in its latency). The attackers are bounded Python clients (a fixed
-# number of connections, stopped after the measurement), loopback only.
+# number of connections, stopped after the measurement), loopback only. They run
+# at nice 19 (ATTACK_NICE=N to change it): they stand for clients on other
+# machines, and on one small machine they would otherwise take the cores from
+# the hub and wrk by themselves, which no scheduling inside the hub can change.
 #   usage: scripts/bench-fairness.sh [seconds per measurement, default 5] [rounds, default 3]
 #   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub;
 #   EPOCH_TICK_US=N runs the hub with limits.epoch_tick_us = N;
@@ -31,6 +34,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 duration="${1:-5}"
 rounds="${2:-3}"
+attack_nice="${ATTACK_NICE:-19}"
 
 # shellcheck source=scripts/bench-setup.sh
 source scripts/bench-setup.sh
@@ -158,9 +162,9 @@ measure() {
     local scenario=$1
     case "$scenario" in
         idle) ;;
-        pool-slow) python3 "$work/attack.py" slow "$port" "$BENCH_TOKEN_POOL" 8 & attack_pid=$! ;;
-        pool-spin) python3 "$work/attack.py" spin "$port" "$BENCH_TOKEN_POOL" 8 & attack_pid=$! ;;
-        big-input) python3 "$work/attack.py" input "$port" "$BENCH_TOKEN_INPUT" 4 & attack_pid=$! ;;
+        pool-slow) nice -n "$attack_nice" python3 "$work/attack.py" slow "$port" "$BENCH_TOKEN_POOL" 8 & attack_pid=$! ;;
+        pool-spin) nice -n "$attack_nice" python3 "$work/attack.py" spin "$port" "$BENCH_TOKEN_POOL" 8 & attack_pid=$! ;;
+        big-input) nice -n "$attack_nice" python3 "$work/attack.py" input "$port" "$BENCH_TOKEN_INPUT" 4 & attack_pid=$! ;;
     esac
     if [ "$scenario" != idle ]; then
         # Engaged: the pool attacks hold many calls; the input attack needs a moment.
@@ -186,7 +190,7 @@ measure() {
 
 scenarios=(idle pool-slow pool-spin big-input)
 echo "benign calc.eval \"1+1\" via POST /api/hub/call, 1 connection, ${duration}s per measurement, $rounds rounds," \
-    "$(nproc) cores shared with the clients, load $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$(nproc) cores shared with the clients (attackers at nice $attack_nice), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq 1 "$rounds"); do
     for scenario in "${scenarios[@]}"; do
         measure "$scenario"
