@@ -50,6 +50,9 @@ pub struct Limits {
     /// How long a token stays busy after one of its calls ran past its first epoch
     /// tick, in milliseconds.
     pub busy_ms: u64,
+    /// Whether large parses and validations run at `SCHED_IDLE` (with
+    /// `busy_nice` above 0): only on cores nothing else wants.
+    pub validate_sched_idle: bool,
     /// Longest time a plugin's instantiation and `list()` may take at load, in
     /// milliseconds (the plugin's own `timeout_ms` if shorter).
     pub load_timeout_ms: u64,
@@ -94,6 +97,7 @@ impl Default for Limits {
             epoch_tick_us: 2000,
             busy_nice: 10,
             busy_ms: 1000,
+            validate_sched_idle: true,
             load_timeout_ms: 10_000,
             load_wait_ms: 5_000,
             max_http_concurrent: 16,

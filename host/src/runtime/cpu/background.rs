@@ -12,6 +12,13 @@
 //! `limits.busy_nice`: they get the cores the normal-priority threads leave.
 //! Raising a thread's own nice value needs no privilege, and these threads never
 //! lower it again. `busy_nice = 0` runs everything on the hub's own runtime.
+//!
+//! The blocking pool's threads also switch to `SCHED_IDLE` when
+//! `limits.validate_sched_idle` is on: a nice value only weighs a thread's share,
+//! and the kernel lets a running low-priority thread finish its slice (a
+//! millisecond or two) before a woken worker gets the core, which a large
+//! validation always uses up; a `SCHED_IDLE` thread is preempted at once. Busy
+//! calls stay on nice alone: their guests yield every epoch tick anyway.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,6 +30,8 @@ use tokio::task::{JoinError, JoinHandle};
 /// The low-priority runtime, built on first use (most hubs in tests never need it).
 pub(super) struct Background {
     nice: i32,
+    /// Whether blocking work runs at `SCHED_IDLE` (`limits.validate_sched_idle`).
+    idle_blocking: bool,
     workers: usize,
     runtime: OnceLock<Option<tokio::runtime::Runtime>>,
     /// Calls spawned here (`wasmhub_low_priority_calls_total`).
@@ -30,9 +39,10 @@ pub(super) struct Background {
 }
 
 impl Background {
-    pub(super) fn new(nice: i32, workers: usize) -> Background {
+    pub(super) fn new(nice: i32, idle_blocking: bool, workers: usize) -> Background {
         Background {
             nice,
+            idle_blocking,
             workers: workers.max(1),
             runtime: OnceLock::new(),
             calls: AtomicU64::new(0),
@@ -85,6 +95,14 @@ impl Background {
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, JoinError> {
         match self.runtime() {
+            Some(runtime) if self.idle_blocking => {
+                runtime
+                    .spawn_blocking(move || {
+                        idle_this_thread();
+                        work()
+                    })
+                    .await
+            }
             Some(runtime) => runtime.spawn_blocking(work).await,
             None => tokio::task::spawn_blocking(work).await,
         }
@@ -123,6 +141,26 @@ fn lower_this_thread(nice: i32) {
     }
 }
 
+thread_local! {
+    static IDLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Puts the calling thread (one of the low-priority blocking pool's, which never
+/// run anything else) in `SCHED_IDLE`, once. No privilege is needed to switch to it.
+fn idle_this_thread() {
+    if IDLE.replace(true) {
+        return;
+    }
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` lives across the call; pid 0 is the calling thread.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0 {
+        crate::debug!(
+            "limits.validate_sched_idle: sched_setscheduler failed: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
 /// A call running on the low-priority workers; aborted when dropped.
 pub(crate) struct Offloaded<T>(JoinHandle<T>);
 
@@ -149,29 +187,41 @@ mod tests {
         unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
     }
 
+    fn this_threads_policy() -> i32 {
+        // SAFETY: a plain syscall about the calling thread.
+        unsafe { libc::sched_getscheduler(0) }
+    }
+
     #[tokio::test]
-    async fn work_runs_on_threads_with_the_configured_nice_value() {
+    async fn work_runs_on_threads_with_the_configured_nice_value_and_policy() {
         let base = this_threads_nice();
-        let background = Background::new(7, 2);
-        let nice = background
-            .spawn(async { this_threads_nice() })
-            .ok()
-            .unwrap()
-            .await
-            .unwrap();
-        assert_eq!(nice, (base + 7).min(19));
-        assert_eq!(background.blocking(this_threads_nice).await.unwrap(), nice);
+        assert_eq!(this_threads_policy(), libc::SCHED_OTHER);
+        let background = Background::new(7, true, 2);
+        let on_worker = async { (this_threads_nice(), this_threads_policy()) };
+        let (nice, policy) = background.spawn(on_worker).ok().unwrap().await.unwrap();
+        assert_eq!((nice, policy), ((base + 7).min(19), libc::SCHED_OTHER));
+        let blocking = || (this_threads_nice(), this_threads_policy());
+        assert_eq!(
+            background.blocking(blocking).await.unwrap(),
+            (nice, libc::SCHED_IDLE)
+        );
         assert_eq!(background.calls(), 1);
+        // Without SCHED_IDLE, blocking work keeps the nice value alone.
+        let nice_only = Background::new(7, false, 2);
+        assert_eq!(
+            nice_only.blocking(blocking).await.unwrap(),
+            (nice, libc::SCHED_OTHER)
+        );
         // Off: the call comes back to run in place, blocking work uses tokio's pool.
-        let off = Background::new(0, 2);
+        let off = Background::new(0, true, 2);
         assert!(off.spawn(async {}).is_err());
-        assert_eq!(off.blocking(this_threads_nice).await.unwrap(), base);
+        assert_eq!(off.blocking(blocking).await.unwrap(), (base, libc::SCHED_OTHER));
         assert_eq!(off.calls(), 0);
     }
 
     #[tokio::test]
     async fn dropping_an_offloaded_call_drops_it_on_the_low_priority_thread() {
-        let background = Background::new(5, 1);
+        let background = Background::new(5, true, 1);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let call = background
             .spawn(async move {

@@ -86,7 +86,11 @@ impl CpuShares {
             tenants: Mutex::new(HashMap::new()),
             clock: Arc::new(AtomicU64::new(0)),
             busy_ticks: (limits.busy_ms * 1000 / limits.epoch_tick_us.max(1)).max(1),
-            background: Background::new(limits.busy_nice.min(19) as i32, workers),
+            background: Background::new(
+                limits.busy_nice.min(19) as i32,
+                limits.validate_sched_idle,
+                workers,
+            ),
         }
     }
 
