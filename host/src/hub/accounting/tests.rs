@@ -1,5 +1,6 @@
 use super::*;
 use crate::storage::Storage;
+use store::conformance::call;
 
 fn sled(storage: &Storage) -> Arc<dyn UsageStore> {
     Arc::new(store::SledUsage::new(
@@ -17,24 +18,6 @@ async fn the_sled_store_passes_the_conformance_suite() {
     let store = sled(&Storage::temporary().unwrap());
     // sled has one process per database: both writers are the one store.
     store::conformance::run(store.clone(), store).await;
-}
-
-fn call(session: Option<&str>, n: u64, time_ms: u64) -> UsageRecord {
-    UsageRecord {
-        id: 0,
-        time_ms,
-        session: session.map(str::to_string),
-        caller: "local".into(),
-        entry: Entry::ToolCall(ToolCall {
-            call_id: format!("call_{n}"),
-            parent: None,
-            tool: "calc.eval".into(),
-            latency_us: 10,
-            input_bytes: 5,
-            output_bytes: 7,
-            outcome: "ok".into(),
-        }),
-    }
 }
 
 fn ids(page: &Page) -> Vec<u64> {

@@ -18,19 +18,7 @@ async fn the_sled_store_passes_the_conformance_suite() {
 }
 
 fn record(n: u64) -> CallRecord {
-    CallRecord {
-        id: format!("call_{n}"),
-        tool: "text.slugify".into(),
-        caller: "local".into(),
-        parent: None,
-        started_ms: 1_000 + n,
-        duration_us: 5,
-        input_bytes: 10,
-        output_bytes: 20,
-        outcome: CallOutcome::Ok,
-        input: None,
-        approval: None,
-    }
+    store::conformance::record(format!("call_{n}"), 1_000 + n)
 }
 
 #[test]

@@ -7,14 +7,15 @@ use crate::hub::accounting::{Entry, ModelStep, SessionUsage, Since, ToolCall, Us
 use std::collections::HashSet;
 use std::sync::Arc;
 
-fn call(session: Option<&str>, time_ms: u64) -> UsageRecord {
+/// A tool-call record (also the fixture of `accounting::tests`).
+pub(crate) fn call(session: Option<&str>, n: u64, time_ms: u64) -> UsageRecord {
     UsageRecord {
         id: 0,
         time_ms,
         session: session.map(str::to_string),
         caller: "local".into(),
         entry: Entry::ToolCall(ToolCall {
-            call_id: format!("call_{time_ms}"),
+            call_id: format!("call_{n}"),
             parent: None,
             tool: "calc.eval".into(),
             latency_us: 10,
@@ -61,9 +62,15 @@ pub(crate) async fn run(a: Arc<dyn UsageStore>, b: Arc<dyn UsageStore>) {
 async fn ids_increase_across_writers_and_pages_follow_them(a: &Arc<dyn UsageStore>, b: &Arc<dyn UsageStore>) {
     let empty = a.page(Since::Start, 10).await.unwrap();
     assert_eq!((empty.records.len(), empty.next), (0, 0));
-    let first = a.append(vec![call(None, 100), call(None, 101)]).await.unwrap();
-    let second = b.append(vec![call(None, 200)]).await.unwrap();
-    let third = a.append(vec![call(None, 300), call(None, 301)]).await.unwrap();
+    let first = a
+        .append(vec![call(None, 100, 100), call(None, 101, 101)])
+        .await
+        .unwrap();
+    let second = b.append(vec![call(None, 200, 200)]).await.unwrap();
+    let third = a
+        .append(vec![call(None, 300, 300), call(None, 301, 301)])
+        .await
+        .unwrap();
     let given: Vec<u64> = [first, second, third].concat().iter().map(|r| r.id).collect();
     assert!(given.windows(2).all(|w| w[0] < w[1]), "increasing: {given:?}");
     assert_eq!(all_ids(b).await, given, "the other writer pages the same records");
@@ -82,7 +89,7 @@ async fn ids_increase_across_writers_and_pages_follow_them(a: &Arc<dyn UsageStor
     assert_eq!((future.records.len(), future.next), (0, given[4]));
     a.trim(0, 0).await.unwrap();
     assert_eq!(all_ids(a).await, Vec::<u64>::new());
-    let after_trim = b.append(vec![call(None, 400)]).await.unwrap();
+    let after_trim = b.append(vec![call(None, 400, 400)]).await.unwrap();
     assert!(
         after_trim[0].id > given[4],
         "ids are never given twice, even after a trim"
@@ -99,7 +106,8 @@ async fn concurrent_appends_get_unique_ids(a: &Arc<dyn UsageStore>, b: &Arc<dyn 
         tasks.push(tokio::spawn(async move {
             let mut ids = Vec::new();
             for n in 0..BATCHES {
-                let batch = vec![call(None, (t * 1000 + n) as u64), call(None, 1)];
+                let k = (t * 1000 + n) as u64;
+                let batch = vec![call(None, k, k), call(None, 1, 1)];
                 ids.extend(store.append(batch).await.expect("append").iter().map(|r| r.id));
             }
             ids
@@ -118,7 +126,7 @@ async fn concurrent_appends_get_unique_ids(a: &Arc<dyn UsageStore>, b: &Arc<dyn 
 }
 
 async fn sums_add_every_writer_and_survive_trimming(a: &Arc<dyn UsageStore>, b: &Arc<dyn UsageStore>) {
-    a.append(vec![step("s1", 100, Some(0.5)), call(Some("s1"), 5)])
+    a.append(vec![step("s1", 100, Some(0.5)), call(Some("s1"), 5, 5)])
         .await
         .unwrap();
     b.append(vec![step("s1", 10, None), step("s2", 7, None)])

@@ -7,13 +7,14 @@ use crate::hub::audit::{CallOutcome, CallRecord};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-fn record(id: String) -> CallRecord {
+/// A successful call record (also the fixture of `audit::tests`).
+pub(crate) fn record(id: String, started_ms: u64) -> CallRecord {
     CallRecord {
         id,
         tool: "text.slugify".into(),
         caller: "local".into(),
         parent: None,
-        started_ms: 1_000,
+        started_ms,
         duration_us: 5,
         input_bytes: 10,
         output_bytes: 20,
@@ -24,7 +25,7 @@ fn record(id: String) -> CallRecord {
 }
 
 fn batch(prefix: &str, range: std::ops::Range<usize>) -> Vec<CallRecord> {
-    range.map(|n| record(format!("{prefix}{n}"))).collect()
+    range.map(|n| record(format!("{prefix}{n}"), 1_000)).collect()
 }
 
 async fn ids(store: &Arc<dyn AuditStore>, limit: usize) -> Vec<String> {
