@@ -36,25 +36,14 @@ if ! command -v haproxy >/dev/null; then
         haproxy; } >/dev/null
 fi
 
+# shellcheck source=scripts/loopback.sh
+source scripts/loopback.sh
 pg="$(mktemp -d)"
 pids=()
 stop_set() { # the hubs and the balancer of the current set-up
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    # A hub that does not stop within its shutdown grace (10 s) and 5 s more is
-    # killed, and said so: the figures above stand, the shutdown is a bug to report.
-    for pid in "${pids[@]}"; do
-        for _ in $(seq 1 150); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        if kill -0 "$pid" 2>/dev/null; then
-            echo "  (process $pid did not stop within 15 s of SIGTERM: killed)" >&2
-            kill -9 "$pid" 2>/dev/null || true
-        fi
-        wait "$pid" 2>/dev/null || true
-    done
+    # One that does not stop is killed and named: the figures stand, the shutdown
+    # is a bug to report.
+    stop_pids "${pids[@]}"
     pids=()
 }
 upstream_pid=""
@@ -67,27 +56,8 @@ bench_stop() {
     bash scripts/pg.sh stop "$pg"
 }
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-wait_ok() { # url log
-    for _ in $(seq 1 1200); do
-        curl -fsS "$1/health" 2>/dev/null | grep -q '"status":"ok"' && return 0
-        sleep 0.2
-    done
-    echo "$1 did not become ready:" >&2
-    tail -n 20 "$2" >&2
-    exit 1
-}
-
 database_url="$(bash scripts/pg.sh start "$pg" -c fsync=on -c synchronous_commit=on -c full_page_writes=on)"
-node tests/replicas/upstream.mjs >"$work/upstream.url" 2>"$work/upstream.log" &
-upstream_pid=$!
-for _ in $(seq 100); do
-    [ -s "$work/upstream.url" ] && break
-    sleep 0.1
-done
-upstream="$(head -n1 "$work/upstream.url")"
+start_upstream node "$work"
 
 mkdir "$work/plugins"
 cp dist/plugins/calc.wasm "$work/plugins/"
@@ -117,7 +87,7 @@ start_set() {
             >>"$work/hub-$i.log" 2>&1 &
         pids+=($!)
         url="http://127.0.0.1:$p"
-        wait_ok "$url" "$work/hub-$i.log"
+        wait_health "$url" "$work/hub-$i.log"
         servers+="    server r$i 127.0.0.1:$p"$'\n'
     done
     if [ "$balancer" = yes ]; then
@@ -141,7 +111,7 @@ CFG
         haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
         pids+=($!)
         url="http://127.0.0.1:$lb"
-        wait_ok "$url" "$work/haproxy.log"
+        wait_health "$url" "$work/haproxy.log"
     fi
 }
 

@@ -49,23 +49,10 @@ fi
 work="$(mktemp -d)"
 pg="$(mktemp -d)"
 pids=()
+# shellcheck source=scripts/loopback.sh
+source "$root/scripts/loopback.sh"
 cleanup() {
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    # A replica that does not stop within its shutdown grace (10 s) and 5 s more is
-    # killed and named, so a shutdown bug cannot hang the test command.
-    for pid in "${pids[@]}"; do
-        for _ in $(seq 1 150); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        if kill -0 "$pid" 2>/dev/null; then
-            echo "process $pid did not stop within 15 s of SIGTERM: killed" >&2
-            kill -9 "$pid" 2>/dev/null || true
-        fi
-        wait "$pid" 2>/dev/null || true
-    done
+    stop_pids "${pids[@]}"
     bash "$root/scripts/pg.sh" stop "$pg"
     rm -rf "$work"
 }
@@ -73,30 +60,11 @@ trap cleanup EXIT
 # A signal ends the script through exit, so the EXIT trap stops everything too.
 trap 'exit 1' INT TERM
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-wait_health() { # url log
-    for _ in $(seq 1 1200); do
-        curl -fsS "$1/health" 2>/dev/null | grep -q '"status":"ok"' && return 0
-        sleep 0.2
-    done
-    echo "$1 did not become ready:" >&2
-    tail -n 30 "$2" >&2
-    return 1
-}
-
 database_url="$(bash "$root/scripts/pg.sh" start "$pg")"
 echo "--- PostgreSQL $database_url"
 
-"$node" "$here/upstream.mjs" >"$work/upstream.url" 2>"$work/upstream.log" &
-pids+=($!)
-for _ in $(seq 100); do
-    [ -s "$work/upstream.url" ] && break
-    sleep 0.1
-done
-upstream="$(head -n1 "$work/upstream.url")"
-[ -n "$upstream" ] || { echo "the scripted upstream did not start:" >&2; cat "$work/upstream.log" >&2; exit 1; }
+start_upstream "$node" "$work"
+pids+=("$upstream_pid")
 
 # One plugins folder and lock file, one configuration, one token: what every replica
 # must share. Data folders (the compiled-component cache) are each replica's own.
