@@ -72,6 +72,7 @@ impl Metrics {
             audit_dropped,
             accounting_dropped,
             low_priority_calls,
+            low_priority_parses,
         } = totals;
         let mut out = String::new();
         let calls = self.calls.lock().unwrap();
@@ -145,6 +146,11 @@ impl Metrics {
         );
         out.push_str("# TYPE wasmhub_low_priority_calls_total counter\n");
         let _ = writeln!(out, "wasmhub_low_priority_calls_total {low_priority_calls}");
+        out.push_str(
+            "# HELP wasmhub_low_priority_parses_total Large request bodies and inputs parsed or validated on the low-priority blocking pool (limits.validate_blocking_kb).\n",
+        );
+        out.push_str("# TYPE wasmhub_low_priority_parses_total counter\n");
+        let _ = writeln!(out, "wasmhub_low_priority_parses_total {low_priority_parses}");
         out
     }
 }
@@ -155,6 +161,7 @@ pub(super) struct Totals {
     pub audit_dropped: u64,
     pub accounting_dropped: u64,
     pub low_priority_calls: u64,
+    pub low_priority_parses: u64,
 }
 
 /// A Prometheus label value with `\\`, `"` and newlines escaped.
@@ -184,6 +191,7 @@ mod tests {
         };
         let totals = Totals {
             low_priority_calls: 3,
+            low_priority_parses: 4,
             ..Totals::default()
         };
         let text = m.render(&plugins, 7, &totals);
@@ -205,6 +213,7 @@ mod tests {
         assert!(text.contains("wasmhub_plugins{state=\"rejected\"} 1\n"));
         assert!(text.contains("wasmhub_operations 7\n"));
         assert!(text.contains("wasmhub_low_priority_calls_total 3\n"));
+        assert!(text.contains("wasmhub_low_priority_parses_total 4\n"));
         assert!(
             m.render(&PluginCounts::default(), 0, &Totals::default())
                 .contains("wasmhub_calls_in_flight 0\n")

@@ -383,6 +383,7 @@ impl Hub {
             audit_dropped: self.core.audit.dropped(),
             accounting_dropped: self.core.usage.dropped(),
             low_priority_calls: self.runtime().cpu_shares().low_priority_calls(),
+            low_priority_parses: self.runtime().cpu_shares().low_priority_parses(),
         };
         self.core
             .metrics

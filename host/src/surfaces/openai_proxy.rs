@@ -48,7 +48,7 @@ const RELAYED_HEADERS: [&str; 4] = [
 /// `POST /v1/chat/completions`.
 pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>, caller: &Caller) -> Resp {
     let (parts, body) = req.into_parts();
-    let (targets, value) = match read_request(app, body).await {
+    let (targets, value) = match read_request(app, caller, body).await {
         Ok(ok) => ok,
         Err(resp) => return resp,
     };
@@ -157,7 +157,7 @@ async fn relay_stream(
 /// (one step, `start` .. `finish`, then `[DONE]`).
 pub(crate) async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>, caller: &Caller) -> Resp {
     let (_parts, body) = req.into_parts();
-    let (targets, mut value) = match read_request(app, body).await {
+    let (targets, mut value) = match read_request(app, caller, body).await {
         Ok(ok) => ok,
         Err(resp) => return resp,
     };
@@ -212,12 +212,14 @@ pub(crate) async fn models(app: &Arc<App>) -> Resp {
 
 /// Reads and checks the body and resolves its model to its targets (keys included:
 /// when no target has its key, a 503 before anything is sent upstream).
-async fn read_request(app: &Arc<App>, body: Incoming) -> Result<(Vec<Route>, Value), Resp> {
-    let limit = (app.config.server.max_body_kb as usize).saturating_mul(1024);
-    let bytes = respond::read_body(body, limit)
+async fn read_request(app: &Arc<App>, caller: &Caller, body: Incoming) -> Result<(Vec<Route>, Value), Resp> {
+    let bodies = app.body_parser();
+    let bytes = bodies.read(body).await.map_err(|e| e.into_response())?;
+    let parsed = bodies
+        .parse(caller.name(), bytes, |b| serde_json::from_slice::<Value>(b))
         .await
         .map_err(|e| e.into_response())?;
-    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+    let value = parsed.map_err(|e| {
         respond::error(
             StatusCode::BAD_REQUEST,
             "invalid_json",

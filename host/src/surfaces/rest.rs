@@ -34,8 +34,7 @@ pub(crate) fn tool_error_status(e: &ToolError) -> StatusCode {
 /// `POST /api/hub/{list,search,schema,call}`: meta-tool `kind` with the body as its
 /// arguments.
 pub(crate) async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller, kind: MetaToolKind) -> Resp {
-    let limit = (app.config.server.max_body_kb * 1024) as usize;
-    let body = match respond::read_body(req.into_body(), limit).await {
+    let body = match app.body_parser().read(req.into_body()).await {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
@@ -60,10 +59,8 @@ pub(crate) async fn meta_tool(app: &App, req: Request<Incoming>, caller: Caller,
 }
 
 /// The body as meta-tool `kind`'s request (an empty body: no arguments, as for
-/// `hub_list`). A body of `limits.validate_blocking_kb` or more is parsed and typed
-/// on the low-priority blocking pool (`runtime::cpu`), one of the caller's
-/// CPU-share permits at a time, so a client posting huge inputs keeps to its share
-/// of the cores: typing rebuilds every object of the input.
+/// `hub_list`). Parsed and typed by `surfaces::parse` (a large body off the async
+/// workers): typing rebuilds every object of the input.
 async fn read_request(
     app: &App,
     caller: &Caller,
@@ -77,18 +74,10 @@ async fn read_request(
         };
         Ok(MetaToolRequest::new(kind, args))
     };
-    let large = (app.config.limits.validate_blocking_kb as usize).saturating_mul(1024);
-    if body.len() < large {
-        return read(&body).map_err(BodyError::Json);
-    }
-    let tenant: std::sync::Arc<str> = caller.name().into();
-    let cpu = app.hub.runtime().cpu_shares();
-    let _permit = cpu.validation(&tenant).await;
-    match cpu.blocking(move || read(&body)).await {
-        Ok(parsed) => parsed.map_err(BodyError::Json),
-        // The parse panicked or the runtime is shutting down: nothing was read.
-        Err(e) => Err(BodyError::Read(Box::new(e))),
-    }
+    app.body_parser()
+        .parse(caller.name(), body, read)
+        .await?
+        .map_err(BodyError::Json)
 }
 
 /// `GET /api/plugins`: every plugin with its state, reason, operations, digest and

@@ -112,10 +112,7 @@ pub(crate) async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAdd
     match classify(req.method(), &segments) {
         Route::Health => metrics::health(&app, req.uri().query()),
         Route::Metrics => metrics::metrics(&app),
-        Route::Mcp => {
-            let max_body = app.config.server.max_body_kb as usize * 1024;
-            mcp::http::handle(&app.mcp, &app.limits, req, peer, max_body).await
-        }
+        Route::Mcp => mcp::http::handle(&app.mcp, &app.limits, &app.body_parser(), req, peer).await,
         Route::AnthropicMessages => anthropic::messages(&app, req, peer).await,
         Route::ChatPage => chat::page::page(),
         Route::Guarded(Guarded::Models) if anthropic::is_anthropic_client(req.headers()) => {

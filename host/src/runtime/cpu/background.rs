@@ -36,6 +36,8 @@ pub(super) struct Background {
     runtime: OnceLock<Option<tokio::runtime::Runtime>>,
     /// Calls spawned here (`wasmhub_low_priority_calls_total`).
     calls: AtomicU64,
+    /// Blocking work run here (`wasmhub_low_priority_parses_total`).
+    parses: AtomicU64,
 }
 
 impl Background {
@@ -46,6 +48,7 @@ impl Background {
             workers: workers.max(1),
             runtime: OnceLock::new(),
             calls: AtomicU64::new(0),
+            parses: AtomicU64::new(0),
         }
     }
 
@@ -94,6 +97,7 @@ impl Background {
         &self,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, JoinError> {
+        self.parses.fetch_add(1, Ordering::Relaxed);
         match self.runtime() {
             Some(runtime) if self.idle_blocking => {
                 runtime
@@ -111,6 +115,11 @@ impl Background {
     /// Calls run on the low-priority workers since start.
     pub(super) fn calls(&self) -> u64 {
         self.calls.load(Ordering::Relaxed)
+    }
+
+    /// Large parses and validations run on the blocking pool since start.
+    pub(super) fn parses(&self) -> u64 {
+        self.parses.load(Ordering::Relaxed)
     }
 }
 

@@ -151,6 +151,11 @@ impl CpuShares {
         self.background.calls()
     }
 
+    /// Large parses and validations run by [`CpuShares::blocking`] since start.
+    pub fn low_priority_parses(&self) -> u64 {
+        self.background.parses()
+    }
+
     /// Waits for one of `tenant`'s validation permits; given back when dropped.
     pub async fn validation(&self, tenant: &Arc<str>) -> OwnedSemaphorePermit {
         let permits = self.of(tenant).validations;

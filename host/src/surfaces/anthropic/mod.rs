@@ -85,14 +85,15 @@ pub(crate) async fn messages(app: &Arc<App>, req: Request<Incoming>, peer: Socke
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
-    let limit = (app.config.server.max_body_kb as usize).saturating_mul(1024);
-    let bytes = match respond::read_body(body, limit).await {
+    let bodies = app.body_parser();
+    let bytes = match bodies.read(body).await {
         Ok(bytes) => bytes,
         Err(e) => return body_error(e).into_response(),
     };
-    let (value, checked) = match request::check(&bytes) {
-        Ok(ok) => ok,
-        Err(e) => return ApiError::invalid(e.to_string()).into_response(),
+    let (value, checked) = match bodies.parse(caller.name(), bytes, request::check).await {
+        Ok(Ok(ok)) => ok,
+        Ok(Err(e)) => return ApiError::invalid(e.to_string()).into_response(),
+        Err(e) => return body_error(e).into_response(),
     };
     let mode = match tool_mode(&parts.headers, &checked) {
         Ok(mode) => mode,

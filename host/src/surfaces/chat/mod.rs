@@ -70,14 +70,15 @@ fn check_id(id: &str) -> Result<(), Resp> {
 
 /// `POST /api/chat`.
 pub(crate) async fn post_chat(app: &App, req: Request<Incoming>, caller: Caller) -> Resp {
-    let limit = (app.config.server.max_body_kb as usize).saturating_mul(1024);
-    let body = match respond::read_body(req.into_body(), limit).await {
+    let bodies = app.body_parser();
+    let body = match bodies.read(req.into_body()).await {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    let chat = match request::parse(&body) {
-        Ok(c) => c,
-        Err(e) => return respond::error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string()),
+    let chat = match bodies.parse(caller.name(), body, request::parse).await {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => return respond::error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string()),
+        Err(e) => return e.into_response(),
     };
     // The turn, not the response, holds the place: it may outlive its first
     // client (another one resumes it) and ends on its own.

@@ -28,6 +28,7 @@ use super::revision::{self, Revision, RevisionClues, RoutingHeaders};
 use crate::hub::Caller;
 use crate::surfaces::auth;
 use crate::surfaces::limit::{self, Surface, SurfaceLimits};
+use crate::surfaces::parse::BodyParser;
 use crate::surfaces::respond::{self, BodyError, Resp};
 use http::{HeaderMap, Method, StatusCode, header};
 use hyper::body::Incoming;
@@ -45,12 +46,12 @@ const SERVER_ERROR: i64 = -32001;
 pub(crate) async fn handle(
     state: &McpState,
     limits: &SurfaceLimits,
+    bodies: &BodyParser<'_>,
     req: http::Request<Incoming>,
     peer: SocketAddr,
-    max_body: usize,
 ) -> Resp {
     match *req.method() {
-        Method::POST => post(state, limits, req, peer, max_body).await,
+        Method::POST => post(state, limits, bodies, req, peer).await,
         Method::DELETE => delete(state, req.headers(), peer).await,
         // No server-initiated messages exist (tools never change), so no GET stream.
         Method::GET => respond::method_not_allowed("POST, DELETE"),
@@ -172,9 +173,9 @@ pub(super) fn session_not_found() -> Resp {
 async fn post(
     state: &McpState,
     limits: &SurfaceLimits,
+    bodies: &BodyParser<'_>,
     req: http::Request<Incoming>,
     peer: SocketAddr,
-    max_body: usize,
 ) -> Resp {
     let (parts, body) = req.into_parts();
     let caller = match authenticate(state, &parts.headers, peer) {
@@ -204,19 +205,14 @@ async fn post(
             RpcError::invalid_request(format!("Content-Type must be application/json, not {ct:?}")),
         );
     }
-    let body = match respond::read_body(body, max_body).await {
+    let body = match bodies.read(body).await {
         Ok(b) => b,
-        Err(e) => {
-            let status = match e {
-                BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-                BodyError::Read(_) | BodyError::Json(_) => StatusCode::BAD_REQUEST,
-            };
-            return error(status, &Value::Null, RpcError::invalid_request(e.to_string()));
-        }
+        Err(e) => return body_error(e),
     };
-    let payload = match jsonrpc::parse(&body) {
-        Ok(p) => p,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &Value::Null, e),
+    let payload = match bodies.parse(caller.name(), body, jsonrpc::parse).await {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => return error(StatusCode::BAD_REQUEST, &Value::Null, e),
+        Err(e) => return body_error(e),
     };
     // Only requests wait for a turn: a notification (a cancel) or a response to
     // our own question must get through while the surface is busy.
@@ -232,6 +228,15 @@ async fn post(
         Some(permit) => limit::held(resp, permit),
         None => resp,
     }
+}
+
+/// 413 for a body over `server.max_body_kb`, 400 for one that could not be read.
+fn body_error(e: BodyError) -> Resp {
+    let status = match e {
+        BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+        BodyError::Read(_) | BodyError::Json(_) => StatusCode::BAD_REQUEST,
+    };
+    error(status, &Value::Null, RpcError::invalid_request(e.to_string()))
 }
 
 /// The requests of a POST body (not its notifications or responses).

@@ -5,6 +5,7 @@
 use super::McpState;
 use super::dispatch::tests::FakeBackend;
 use super::session::SessionLimits;
+use crate::surfaces::parse::BodyParser;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use serde_json::{Value, json};
@@ -40,7 +41,8 @@ async fn start() -> Server {
                     let (state, limits) = (state.clone(), limits.clone());
                     async move {
                         Ok::<_, std::convert::Infallible>(
-                            super::http::handle(&state, &limits, req, peer, 4096).await,
+                            super::http::handle(&state, &limits, &BodyParser::in_place(4096), req, peer)
+                                .await,
                         )
                     }
                 });
