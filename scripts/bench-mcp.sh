@@ -10,7 +10,8 @@
 # memory is printed after the load and after the runs (each after the allocator's
 # 1 s purge), split into anonymous memory (heap, instance slots) and file-backed
 # pages (the binary and the mapped compiled plugins, shared with the page cache),
-# with the peak (VmHWM).
+# with the peak (VmHWM). After each sequential run it prints where one call's time
+# went, stage by stage, from the hub's own wasmhub_stage_* counters.
 #   usage: scripts/bench-mcp.sh [seconds per run, default 10]
 #   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub.
 set -euo pipefail
@@ -120,10 +121,48 @@ EOF
             *" errors=0") ;;
             *) echo "wrong answers under load: $checked" >&2; exit 1 ;;
         esac
+        curl -fsS "http://127.0.0.1:$port/metrics" >"$work/before.prom"
         line="$(wrk -t"$threads" -c"$conns" -d"${duration}s" -s "$work/call.lua" "http://127.0.0.1:$port/mcp" | grep RESULT)"
+        curl -fsS "http://127.0.0.1:$port/metrics" >"$work/after.prom"
         echo "  connections=$conns ${line#RESULT }$([ "$conns" -eq 1 ] && echo ' (sequential client)')"
         echo "    checked 1 s run: ${checked#RESULT }"
+        if [ "$conns" -eq 1 ]; then
+            stages "$work/before.prom" "$work/after.prom" "$line"
+        fi
     done
+}
+
+# stages BEFORE AFTER WRK_RESULT: where one sequential call's time went, from the
+# hub's wasmhub_stage_* counters (`host/src/timing.rs`) scraped around the run:
+# each stage's wall time per call, the rest of the router's time, and the time
+# outside the router (hyper's framing, the kernel's loopback, wrk) from the mean
+# round trip (1 / calls per second on one connection).
+stages() {
+    python3 - "$@" <<'PY'
+import re, sys
+def read(path):
+    totals = {}
+    for line in open(path):
+        m = re.match(r'wasmhub_stage_(seconds|runs)_total\{stage="(\w+)"\} (\S+)', line)
+        if m:
+            totals[(m[1], m[2])] = float(m[3])
+    return totals
+before, after = read(sys.argv[1]), read(sys.argv[2])
+delta = lambda kind, stage: after[(kind, stage)] - before[(kind, stage)]
+calls = delta("runs", "request") - 1  # the first scrape counts its own request after it
+rate = float(re.search(r"calls/s=(\S+)", sys.argv[3])[1])
+us = lambda stage: delta("seconds", stage) / calls * 1e6
+inner = ["read_body", "parse_body", "checks", "instantiate", "guest", "teardown", "output", "record"]
+round_trip = 1e6 / rate
+print(f"    where one sequential call's time goes (mean over {calls:.0f} calls, microseconds):")
+print(f"      {'round trip (1 / calls per second)':<44} {round_trip:8.1f}")
+print(f"      {'  in the router (stage request)':<44} {us('request'):8.1f}")
+for stage in inner:
+    print(f"      {'    ' + stage:<44} {us(stage):8.1f}")
+rest = us("request") - sum(us(s) for s in inner)
+print(f"      {'    the rest (auth, MCP envelope, encoding)':<44} {rest:8.1f}")
+print(f"      {'  outside (hyper, kernel loopback, wrk)':<44} {round_trip - us('request'):8.1f}")
+PY
 }
 
 echo "MCP tools/call hub_call, 2026-07-28 stateless, ${duration}s per run, $(nproc) cores shared with wrk, load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -35,4 +35,5 @@ pub mod surfaces;
 mod swar;
 #[cfg(test)]
 mod test_dir;
+pub(crate) mod timing;
 pub mod toml;

@@ -29,6 +29,7 @@ use super::search::suggest;
 use crate::config::Limits;
 use crate::race::{Race, race};
 use crate::runtime::{CallFailure, CpuShares, Deadline, Invocation, NestedCallError, NestedCalls};
+use crate::timing::{self, Stage};
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
@@ -217,6 +218,7 @@ async fn run(
         (None, _) => Err(not_found(scope, tool)),
         (Some(op), _) => execute(scope, parent, op, input, &mut acct).await,
     };
+    let started = std::time::Instant::now();
     acct.finish(match &result {
         Ok(_) => CallOutcome::Ok,
         Err(e) => CallOutcome::Failed {
@@ -224,6 +226,7 @@ async fn run(
             message: e.message.clone(),
         },
     });
+    timing::record(Stage::Record, started);
     result
 }
 
@@ -309,6 +312,7 @@ async fn execute(
     input: Value,
     acct: &mut Accounting<'_>,
 ) -> Result<Value, CallError> {
+    let started = std::time::Instant::now();
     let limits = &scope.core.limits;
     let chain = match parent {
         Some(p) => check_graph(p, &op.tool, limits)?,
@@ -362,6 +366,7 @@ async fn execute(
         tree_calls: parent.map_or_else(|| Arc::new(AtomicU32::new(1)), |p| p.tree_calls.clone()),
     };
     let invocation = invocation(scope, frame, tenant.clone());
+    timing::record(Stage::Checks, started);
     // Dropping the call future stops the guest at its next epoch tick.
     let output = match race(
         op.plugin.call(&op.operation().name, &input_json, invocation),
@@ -380,7 +385,10 @@ async fn execute(
     if !output.logs.is_empty() {
         crate::debug!("{} ({}) wrote: {}", op.tool, acct.id, output.logs.trim_end());
     }
-    check_output(op, output.json, &checker).await
+    let started = std::time::Instant::now();
+    let checked = check_output(op, output.json, &checker).await;
+    timing::record(Stage::Output, started);
+    checked
 }
 
 /// The approval policy's word on the call (`hub::approval`); when a person was

@@ -9,7 +9,9 @@ use super::budget::call_log;
 use super::plugin::Hints;
 use super::sandbox::CallState;
 use super::types::ErrorCode;
+use crate::timing::{self, Stage};
 use std::fmt;
+use std::time::Instant;
 use wasmtime::Store;
 use wasmtime::component::{HasSelf, InstancePre, Linker};
 
@@ -204,19 +206,25 @@ impl PluginPre {
     ) -> wasmtime::Result<Result<String, PluginError>> {
         Ok(match self {
             PluginPre::V0_1(pre) => {
+                let started = Instant::now();
                 let plugin = pre.instantiate_async(&mut *store).await?;
+                let started = timing::record(Stage::Instantiate, started);
                 let out = plugin
                     .wasmhub_plugin_operations()
                     .call_call(&mut *store, op, input)
                     .await?;
+                timing::record(Stage::Guest, started);
                 out.map_err(|e| plugin_error!(v0_1, e))
             }
             PluginPre::V0_2(pre) => {
+                let started = Instant::now();
                 let plugin = pre.instantiate_async(&mut *store).await?;
+                let started = timing::record(Stage::Instantiate, started);
                 let out = plugin
                     .wasmhub_plugin_operations()
                     .call_call(&mut *store, op, input)
                     .await?;
+                timing::record(Stage::Guest, started);
                 out.map_err(|e| plugin_error!(v0_2, e))
             }
         })

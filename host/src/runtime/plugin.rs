@@ -9,6 +9,7 @@ use super::cpu::TickGate;
 use super::manifest::{EffectiveLimits, Manifest};
 use super::sandbox::{CallState, SandboxSpec, new_store};
 use super::types::{CallFailure, CallOutput, ErrorCode, Invocation, TrapKind};
+use crate::timing::{self, Stage};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::time::Instant;
@@ -194,6 +195,21 @@ impl Plugin {
         let store = new_store(&self.engine, state, limits);
 
         let (store, result) = self.run_guest(store, gate, op, input_json, deadline).await?;
+        let started = std::time::Instant::now();
+        let outcome = self.outcome(&store, result, limit_ms);
+        drop(store);
+        timing::record(Stage::Teardown, started);
+        outcome
+    }
+
+    /// The call's outcome from its guest run and what its store holds.
+    fn outcome(
+        &self,
+        store: &wasmtime::Store<CallState>,
+        result: GuestRun,
+        limit_ms: u64,
+    ) -> Result<CallOutput, CallFailure> {
+        let limits = &self.sandbox.limits;
         let state = store.data();
         state.log.summarize(&self.name, &state.call_id);
         let text_cap = limits.text_bytes();

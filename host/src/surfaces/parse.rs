@@ -9,9 +9,11 @@
 use super::App;
 use super::respond::{self, BodyError};
 use crate::runtime::CpuShares;
+use crate::timing::{self, Stage};
 use bytes::Bytes;
 use hyper::body::Incoming;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// How request bodies are read and parsed.
 pub(crate) struct BodyParser<'a> {
@@ -48,7 +50,10 @@ impl BodyParser<'static> {
 impl BodyParser<'_> {
     /// Reads the whole body, failing as soon as it passes `server.max_body_kb`.
     pub(crate) async fn read(&self, body: Incoming) -> Result<Bytes, BodyError> {
-        respond::read_body(body, self.max_body).await
+        let started = Instant::now();
+        let read = respond::read_body(body, self.max_body).await;
+        timing::record(Stage::ReadBody, started);
+        read
     }
 
     /// `parse(body)`, for `tenant` (the caller's token name). A parse that never
@@ -60,14 +65,18 @@ impl BodyParser<'_> {
         body: Bytes,
         parse: impl FnOnce(&[u8]) -> T + Send + 'static,
     ) -> Result<T, BodyError> {
-        let cpu = match self.offload {
-            Some((cpu, large)) if body.len() >= large => cpu,
-            _ => return Ok(parse(&body)),
+        let started = Instant::now();
+        let parsed = match self.offload {
+            Some((cpu, large)) if body.len() >= large => {
+                let tenant: Arc<str> = tenant.into();
+                let _permit = cpu.validation(&tenant).await;
+                cpu.blocking(move || parse(&body))
+                    .await
+                    .map_err(|e| BodyError::Read(Box::new(e)))
+            }
+            _ => Ok(parse(&body)),
         };
-        let tenant: Arc<str> = tenant.into();
-        let _permit = cpu.validation(&tenant).await;
-        cpu.blocking(move || parse(&body))
-            .await
-            .map_err(|e| BodyError::Read(Box::new(e)))
+        timing::record(Stage::ParseBody, started);
+        parsed
     }
 }

@@ -17,6 +17,7 @@ use super::openai_proxy;
 use super::respond::{self, Resp};
 use super::rest;
 use crate::hub::{Caller, MetaToolKind};
+use crate::timing::{self, Stage};
 use http::{Method, Request};
 use hyper::body::Incoming;
 use std::net::SocketAddr;
@@ -104,6 +105,14 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
 }
 
 pub(crate) async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Resp {
+    let started = std::time::Instant::now();
+    let resp = dispatch(app, req, peer).await;
+    timing::record(Stage::Request, started);
+    resp
+}
+
+/// The answer of the route `req` matches.
+async fn dispatch(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Resp {
     if let Err(resp) = guard::check_host_and_origin(&app, &req) {
         return resp;
     }

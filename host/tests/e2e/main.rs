@@ -33,5 +33,5 @@ mod runtime_loader;
 mod runtime_network;
 mod runtime_reload;
 mod support;
-mod surface_bodies;
 mod surface_limits;
+mod surface_requests;

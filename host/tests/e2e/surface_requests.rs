@@ -1,8 +1,9 @@
-//! Large request bodies are parsed off the async workers on every surface
-//! (`surfaces::parse`): a body of `limits.validate_blocking_kb` or more goes to the
-//! low-priority blocking pool, which `wasmhub_low_priority_parses_total` counts,
-//! and gets the same answer it would get parsed in place; a small body is parsed
-//! in place.
+//! How the surfaces take a request. Large request bodies are parsed off the async
+//! workers on every surface (`surfaces::parse`): a body of
+//! `limits.validate_blocking_kb` or more goes to the low-priority blocking pool,
+//! which `wasmhub_low_priority_parses_total` counts, and gets the same answer it
+//! would get parsed in place; a small body is parsed in place. And the stages of a
+//! request (`timing`) are counted on `/metrics`.
 
 use crate::support::client::{self, ClientResp};
 use crate::support::hub::{self, Hub};
@@ -130,4 +131,54 @@ async fn large_bodies_are_parsed_off_the_workers_on_every_surface_with_the_same_
         .await;
     assert_eq!(found, small, "no plugins: nothing found either way");
     assert_eq!(n, 1, "a large REST body");
+}
+
+/// `wasmhub_stage_{seconds,runs}_total` of every stage, by stage name.
+async fn stage_totals(addr: std::net::SocketAddr) -> std::collections::HashMap<(String, String), f64> {
+    let resp = client::send(addr, Method::GET, "/metrics", None, &[]).await;
+    let text = String::from_utf8(resp.bytes().await.to_vec()).unwrap();
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("wasmhub_stage_")?;
+            let (kind, rest) = rest.split_once("_total{stage=\"")?;
+            let (stage, value) = rest.split_once("\"} ")?;
+            Some(((kind.to_string(), stage.to_string()), value.parse().ok()?))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_calls_stages_are_counted_on_metrics() {
+    let dir = hub::plugins(&[], &["calc"]);
+    let s = hub::serve(&dir, |_| {}).await;
+    let call = json!({"calls": [{"tool": "calc.eval", "input": {"expression": "1 + 1"}}]});
+    // The plugin loads in the background; the first answer waits for it.
+    let out = client::post(s.addr, "/api/hub/call", &call).await.json().await;
+    assert_eq!(out["results"][0]["ok"], true, "{out}");
+    let before = stage_totals(s.addr).await;
+    let out = client::post(s.addr, "/api/hub/call", &call).await.json().await;
+    assert_eq!(out["results"][0]["ok"], true, "{out}");
+    let after = stage_totals(s.addr).await;
+    // Other tests in this process run calls too: at least this one is counted.
+    let stages = [
+        "request",
+        "read_body",
+        "parse_body",
+        "checks",
+        "instantiate",
+        "guest",
+        "teardown",
+        "output",
+        "record",
+    ];
+    for stage in stages {
+        let key = |kind: &str| (kind.to_string(), stage.to_string());
+        let runs = after[&key("runs")] - before[&key("runs")];
+        assert!(runs >= 1.0, "{stage} ran {runs} times");
+        assert!(
+            after[&key("seconds")] > before[&key("seconds")],
+            "{stage} took no time"
+        );
+    }
+    assert_eq!(after.len(), 2 * stages.len(), "{after:?}");
 }
