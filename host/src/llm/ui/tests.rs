@@ -245,7 +245,7 @@ fn delta_chunks_are_written_directly_with_serdes_escaping() {
         },
         UiChunk::ReasoningDelta {
             id: text.into(),
-            delta: String::new(),
+            delta: "".into(),
         },
         UiChunk::ToolInputDelta {
             tool_call_id: "call_\"1".into(),
