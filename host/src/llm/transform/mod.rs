@@ -206,8 +206,9 @@ impl StepTransformer {
             self.finished_input = true;
             return;
         }
-        match ChatChunk::parse(data) {
-            Ok(chunk) => self.feed_chunk(&chunk, out),
+        let mut chunk = ChatChunk::default();
+        match chunk.parse_from(data) {
+            Ok(()) => self.feed_chunk(&chunk, out),
             Err(e) => {
                 let shown: String = data.chars().take(200).collect();
                 self.fail(
