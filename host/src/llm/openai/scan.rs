@@ -161,7 +161,7 @@ impl<'a> Scan<'a> {
         let mut i = start;
         let mut escaped = false;
         loop {
-            i += special(&self.bytes[i..])?;
+            i += crate::swar::json_special(&self.bytes[i..])?;
             match self.bytes[i] {
                 b'"' => break,
                 b'\\' => {
@@ -376,18 +376,6 @@ impl<'a> Scan<'a> {
             Some(())
         })
     }
-}
-
-/// Offset of the first `"`, `\` or control character in `bytes`; `None` when
-/// there is none (an unterminated string). Eight bytes at a time: most of a chunk
-/// is strings (ids, fingerprints) the scanner only skips.
-fn special(bytes: &[u8]) -> Option<usize> {
-    use crate::swar::{bytes_below, find_first, xor_each, zero_bytes};
-    find_first(
-        bytes,
-        |w| zero_bytes(xor_each(w, b'"')) | zero_bytes(xor_each(w, b'\\')) | bytes_below(w, 0x20),
-        |b| b == b'"' || b == b'\\' || b < 0x20,
-    )
 }
 
 /// The text of a string whose escapes `raw_string` checked; `None` for a lone

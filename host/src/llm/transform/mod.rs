@@ -171,10 +171,16 @@ impl StepTransformer {
 
     /// Emits `start` (if asked) and `start-step`. Idempotent; every other method
     /// calls it, so calling it explicitly only matters to send them early.
+    #[inline]
     pub fn begin(&mut self, out: &mut Vec<UiChunk>) {
-        if self.begun {
-            return;
+        // Checked twice per upstream chunk: the check is inlined, the rest not.
+        if !self.begun {
+            self.start_step(out);
         }
+    }
+
+    #[cold]
+    fn start_step(&mut self, out: &mut Vec<UiChunk>) {
         self.begun = true;
         if self.opts.emit_start {
             out.push(UiChunk::Start {
