@@ -248,9 +248,13 @@ mod tests {
     fn compares_hashes_and_serializes_like_a_string() {
         let long = "a tool call id longer than the inline part";
         for s in ["call_1", long] {
-            let t = Text::from(s);
-            assert!(t == s && s == t && t == *s && t == s.to_string() && s.to_string() == t);
-            assert_eq!(t, Text::from(s.to_string()));
+            let (t, owned) = (Text::from(s), s.to_string());
+            assert_eq!(t, s);
+            assert_eq!(s, t);
+            assert_eq!(t, *s);
+            assert_eq!(t, owned);
+            assert_eq!(owned, t);
+            assert_eq!(t, Text::from(owned.clone()));
             let mut map = std::collections::HashMap::new();
             map.insert(t.clone(), 1);
             assert_eq!(map.get(s), Some(&1));
@@ -262,6 +266,7 @@ mod tests {
             assert_eq!(serde_json::from_value::<Text>(value).unwrap(), t);
         }
         assert!(serde_json::from_str::<Text>("1").is_err());
-        assert!(Text::from("a") < Text::from(long));
+        let (a, b) = (Text::from("a"), Text::from(long));
+        assert!(a < b);
     }
 }
