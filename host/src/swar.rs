@@ -41,3 +41,15 @@ pub(crate) fn find_first(
     }
     bytes[i..].iter().position(|&b| is_match(b)).map(|p| p + i)
 }
+
+/// Offset of the first byte of `bytes` that a JSON string cannot hold as it is
+/// (`"`, `\` or a control character); `None` when there is none. The chunk
+/// scanner looks for the end of a string with it, the UI encoder for what to
+/// escape.
+pub(crate) fn json_special(bytes: &[u8]) -> Option<usize> {
+    find_first(
+        bytes,
+        |w| zero_bytes(xor_each(w, b'"')) | zero_bytes(xor_each(w, b'\\')) | bytes_below(w, 0x20),
+        |b| b == b'"' || b == b'\\' || b < 0x20,
+    )
+}

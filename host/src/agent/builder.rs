@@ -66,7 +66,7 @@ impl MessageBuilder {
                 self.open_part(id, |text, state| Part::Reasoning { text, state })
             }
             UiChunk::TextDelta { id, delta } | UiChunk::ReasoningDelta { id, delta } => {
-                if let Some(&i) = self.open.get(id)
+                if let Some(&i) = self.open.get(id.as_str())
                     && let Some(Part::Text { text, .. } | Part::Reasoning { text, .. }) =
                         self.message.parts.get_mut(i)
                 {
@@ -74,7 +74,7 @@ impl MessageBuilder {
                 }
             }
             UiChunk::TextEnd { id } | UiChunk::ReasoningEnd { id } => {
-                if let Some(i) = self.open.remove(id) {
+                if let Some(i) = self.open.remove(id.as_str()) {
                     self.mark_done(i);
                 }
             }
@@ -137,7 +137,7 @@ impl MessageBuilder {
                 dynamic,
                 ..
             } => {
-                let mut t = ToolPart::new(tool_call_id.clone(), tool_name.clone());
+                let mut t = ToolPart::new(tool_call_id.to_string(), tool_name.clone());
                 t.dynamic = dynamic.unwrap_or(false);
                 self.message.parts.push(Part::Tool(t));
             }

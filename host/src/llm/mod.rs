@@ -22,7 +22,7 @@ pub use providers::{BaseUrl, BaseUrlError, KeyError, Provider, ProviderError, Ro
 pub use route::{Tuning, check_keys};
 pub use stream::{Closed, EventReader, SseSink, UiSink};
 pub use transform::{StepOptions, StepSummary, StepTransformer, ToolCall};
-pub use ui::{FinishReason, UiChunk};
+pub use ui::{FinishReason, Text, UiChunk};
 pub use upstream::UpstreamError;
 
 use bytes::Bytes;

@@ -148,10 +148,19 @@ impl<'a> ChatChunk<'a> {
     /// Parses one streamed chunk: the fast scanner for the usual shape, serde for
     /// anything else (the two agree; see `scan`).
     pub fn parse(text: &'a str) -> Result<ChatChunk<'a>, serde_json::Error> {
-        match scan::parse(text) {
-            Some(chunk) => Ok(chunk),
-            None => serde_json::from_str(text),
+        let mut chunk = ChatChunk::default();
+        chunk.parse_from(text).map(|()| chunk)
+    }
+
+    /// [`parse`](ChatChunk::parse) into `self`, a default chunk (what it holds
+    /// after an error is unspecified): the transformer's hot path, which keeps
+    /// the chunk where it is instead of moving it out of a `Result`.
+    pub fn parse_from(&mut self, text: &'a str) -> Result<(), serde_json::Error> {
+        if scan::parse_into(text, self).is_some() {
+            return Ok(());
         }
+        *self = serde_json::from_str(text)?;
+        Ok(())
     }
 
     /// The error message if this chunk is an upstream error frame.

@@ -14,15 +14,17 @@
 use super::{ChatChunk, Choice, Delta, FunctionDelta, Str, ToolCallDelta};
 use std::borrow::Cow;
 
-/// Parses `text` when it has the common shape; `None`: use serde.
-pub(super) fn parse(text: &str) -> Option<ChatChunk<'_>> {
+/// Parses `text` into `chunk` (a default one) when it has the common shape;
+/// `None`: use serde (`chunk` then holds what was read so far). Filling the
+/// caller's chunk instead of returning one saves moving it (about 250 bytes)
+/// twice per streamed chunk, which was about 5% of the transformer's time.
+pub(super) fn parse_into<'a>(text: &'a str, chunk: &mut ChatChunk<'a>) -> Option<()> {
     let mut sc = Scan {
         text,
         bytes: text.as_bytes(),
         at: 0,
         depth: 0,
     };
-    let mut chunk = ChatChunk::default();
     let mut seen = Seen(0);
     sc.object(|sc, key| {
         match key {
@@ -39,7 +41,7 @@ pub(super) fn parse(text: &str) -> Option<ChatChunk<'_>> {
         Some(())
     })?;
     sc.ws();
-    (sc.at == sc.bytes.len()).then_some(chunk)
+    (sc.at == sc.bytes.len()).then_some(())
 }
 
 /// Known keys already read in one object (serde refuses duplicates).
@@ -159,7 +161,7 @@ impl<'a> Scan<'a> {
         let mut i = start;
         let mut escaped = false;
         loop {
-            i += special(&self.bytes[i..])?;
+            i += crate::swar::json_special(&self.bytes[i..])?;
             match self.bytes[i] {
                 b'"' => break,
                 b'\\' => {
@@ -374,18 +376,6 @@ impl<'a> Scan<'a> {
             Some(())
         })
     }
-}
-
-/// Offset of the first `"`, `\` or control character in `bytes`; `None` when
-/// there is none (an unterminated string). Eight bytes at a time: most of a chunk
-/// is strings (ids, fingerprints) the scanner only skips.
-fn special(bytes: &[u8]) -> Option<usize> {
-    use crate::swar::{bytes_below, find_first, xor_each, zero_bytes};
-    find_first(
-        bytes,
-        |w| zero_bytes(xor_each(w, b'"')) | zero_bytes(xor_each(w, b'\\')) | bytes_below(w, 0x20),
-        |b| b == b'"' || b == b'\\' || b < 0x20,
-    )
 }
 
 /// The text of a string whose escapes `raw_string` checked; `None` for a lone

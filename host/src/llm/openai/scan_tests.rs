@@ -6,7 +6,8 @@ use super::*;
 /// Parses `text` both ways; panics if they disagree. Returns whether the scanner
 /// answered.
 fn agree(text: &str) -> bool {
-    let fast = parse(text);
+    let mut chunk = ChatChunk::default();
+    let fast = parse_into(text, &mut chunk).map(|()| chunk);
     let slow = serde_json::from_str::<ChatChunk>(text);
     match (&fast, &slow) {
         (Some(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{text}"),

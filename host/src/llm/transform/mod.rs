@@ -19,7 +19,7 @@
 //! empty chunk; duplicate finish chunks; no `[DONE]` after a finish reason.
 
 use super::openai::{ChatChunk, ToolCallDelta, Usage};
-use super::ui::{FinishReason, UiChunk};
+use super::ui::{FinishReason, Text, UiChunk};
 use crate::config::StreamDeltas;
 use deltas::{Channel, Deltas};
 use serde_json::{Map, Value};
@@ -106,7 +106,8 @@ pub struct StepSummary {
 
 #[derive(Debug)]
 struct PendingCall {
-    id: String,
+    /// A `Text`, like `part_id`: each `tool-input-delta` repeats it.
+    id: Text,
     /// Last `index` this call was seen with, for continuations that carry only that.
     index: Option<u32>,
     name: String,
@@ -128,7 +129,11 @@ pub struct StepTransformer {
     begun: bool,
     finished_input: bool,
     open: Open,
-    part_id: String,
+    /// The open part's id; a `Text` so each delta chunk copies it without
+    /// allocating.
+    part_id: Text,
+    /// Where `next_part_id` formats the next id (kept to reuse its buffer).
+    part_id_buf: String,
     parts: u32,
     calls: Vec<PendingCall>,
     text: String,
@@ -150,7 +155,8 @@ impl StepTransformer {
             begun: false,
             finished_input: false,
             open: Open::None,
-            part_id: String::new(),
+            part_id: Text::new(),
+            part_id_buf: String::new(),
             parts: 0,
             calls: Vec::new(),
             text: String::new(),
@@ -165,10 +171,16 @@ impl StepTransformer {
 
     /// Emits `start` (if asked) and `start-step`. Idempotent; every other method
     /// calls it, so calling it explicitly only matters to send them early.
+    #[inline]
     pub fn begin(&mut self, out: &mut Vec<UiChunk>) {
-        if self.begun {
-            return;
+        // Checked twice per upstream chunk: the check is inlined, the rest not.
+        if !self.begun {
+            self.start_step(out);
         }
+    }
+
+    #[cold]
+    fn start_step(&mut self, out: &mut Vec<UiChunk>) {
         self.begun = true;
         if self.opts.emit_start {
             out.push(UiChunk::Start {
@@ -200,8 +212,9 @@ impl StepTransformer {
             self.finished_input = true;
             return;
         }
-        match ChatChunk::parse(data) {
-            Ok(chunk) => self.feed_chunk(&chunk, out),
+        let mut chunk = ChatChunk::default();
+        match chunk.parse_from(data) {
+            Ok(()) => self.feed_chunk(&chunk, out),
             Err(e) => {
                 let shown: String = data.chars().take(200).collect();
                 self.fail(
@@ -315,7 +328,7 @@ impl StepTransformer {
         for call in std::mem::take(&mut self.calls) {
             if call.started {
                 out.push(UiChunk::ToolInputError {
-                    tool_call_id: call.id,
+                    tool_call_id: call.id.into(),
                     tool_name: call.name,
                     input: Value::String(call.arguments),
                     error_text: format!("discarded, not run: {reason}"),
@@ -407,9 +420,10 @@ impl StepTransformer {
     }
 
     fn next_part_id(&mut self, kind: &str) {
-        self.part_id.clear();
+        self.part_id_buf.clear();
         use std::fmt::Write;
-        let _ = write!(self.part_id, "{kind}-{}-{}", self.opts.step, self.parts);
+        let _ = write!(self.part_id_buf, "{kind}-{}-{}", self.opts.step, self.parts);
+        self.part_id = Text::from(self.part_id_buf.as_str());
         self.parts += 1;
     }
 
@@ -436,7 +450,7 @@ impl StepTransformer {
             }
             self.open = kind;
         }
-        let (id, delta_owned) = (self.part_id.clone(), delta.to_string());
+        let (id, delta_owned) = (self.part_id.clone(), Text::from(delta));
         if kind == Open::Text {
             self.text.push_str(delta);
             out.push(UiChunk::TextDelta {
@@ -478,12 +492,12 @@ impl StepTransformer {
             return slot;
         }
         let id = match id {
-            Some(id) => id.to_string(),
+            Some(id) => Text::from(id),
             None => {
                 if self.opts.tool_id_prefix.is_empty() {
                     self.opts.tool_id_prefix = crate::ids::new_id("call");
                 }
-                format!("{}_{}", self.opts.tool_id_prefix, self.calls.len())
+                Text::from(format!("{}_{}", self.opts.tool_id_prefix, self.calls.len()))
             }
         };
         self.calls.push(PendingCall {
@@ -533,13 +547,13 @@ impl StepTransformer {
             if !call.arguments.is_empty() {
                 out.push(UiChunk::ToolInputDelta {
                     tool_call_id: call.id.clone(),
-                    input_text_delta: call.arguments.clone(),
+                    input_text_delta: Text::from(call.arguments.as_str()),
                 });
             }
         } else if !arguments.is_empty() {
             out.push(UiChunk::ToolInputDelta {
                 tool_call_id: call.id.clone(),
-                input_text_delta: arguments.to_string(),
+                input_text_delta: Text::from(arguments),
             });
         }
     }
@@ -556,19 +570,19 @@ impl StepTransformer {
         let arguments = arguments::parse(&call.name, call.arguments, failed);
         match &arguments {
             Ok(input) => out.push(UiChunk::ToolInputAvailable {
-                tool_call_id: call.id.clone(),
+                tool_call_id: call.id.to_string(),
                 tool_name: call.name.clone(),
                 input: input.clone(),
             }),
             Err(e) => out.push(UiChunk::ToolInputError {
-                tool_call_id: call.id.clone(),
+                tool_call_id: call.id.to_string(),
                 tool_name: call.name.clone(),
                 input: Value::String(e.raw().to_string()),
                 error_text: e.to_string(),
             }),
         }
         ToolCall {
-            id: call.id,
+            id: call.id.into(),
             name: call.name,
             arguments,
         }

@@ -11,6 +11,9 @@ use serde_json::Value;
 
 mod data;
 mod encode;
+mod text;
+
+pub use text::Text;
 
 /// Why a step or message finished, as the UI stream names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -73,41 +76,41 @@ pub enum UiChunk {
     /// `text-start`: a text part opens.
     TextStart {
         /// `id`: the part's id, repeated by its deltas and its end.
-        id: String,
+        id: Text,
     },
     /// `text-delta`: text appended to an open text part.
     TextDelta {
         /// `id`: the text part this belongs to.
-        id: String,
+        id: Text,
         /// `delta`: the text to append.
-        delta: String,
+        delta: Text,
     },
     /// `text-end`: a text part is complete.
     TextEnd {
         /// `id`: the text part that closes.
-        id: String,
+        id: Text,
     },
     /// `reasoning-start`: a reasoning (thinking) part opens.
     ReasoningStart {
         /// `id`: the part's id, repeated by its deltas and its end.
-        id: String,
+        id: Text,
     },
     /// `reasoning-delta`: text appended to an open reasoning part.
     ReasoningDelta {
         /// `id`: the reasoning part this belongs to.
-        id: String,
+        id: Text,
         /// `delta`: the reasoning text to append.
-        delta: String,
+        delta: Text,
     },
     /// `reasoning-end`: a reasoning part is complete.
     ReasoningEnd {
         /// `id`: the reasoning part that closes.
-        id: String,
+        id: Text,
     },
     /// `tool-input-start`: the model began a tool call; its input streams next.
     ToolInputStart {
         /// `toolCallId`: the call's id, shared by all its later chunks.
-        tool_call_id: String,
+        tool_call_id: Text,
         /// `toolName`: the tool being called.
         tool_name: String,
         /// `dynamic`: `Some(true)` for a tool the client has no static type for.
@@ -120,9 +123,9 @@ pub enum UiChunk {
     /// `tool-input-delta`: a piece of the call's JSON input text as it streams.
     ToolInputDelta {
         /// `toolCallId`: the call this belongs to.
-        tool_call_id: String,
+        tool_call_id: Text,
         /// `inputTextDelta`: raw JSON text to append (not valid JSON on its own).
-        input_text_delta: String,
+        input_text_delta: Text,
     },
     /// `tool-input-available`: the call's complete, parsed input.
     ToolInputAvailable {

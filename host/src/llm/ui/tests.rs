@@ -238,6 +238,14 @@ fn assert_same_sse(chunk: &UiChunk) {
 #[test]
 fn delta_chunks_are_written_directly_with_serdes_escaping() {
     let text = "a\"b\\c\n\r\t\u{1}\u{1f}\u{7f} é 😀 </script>";
+    // Every ASCII byte, alone and in runs longer than the eight-byte search step.
+    let ascii: String = (0..128u8).map(char::from).collect();
+    for one in ascii.chars().map(String::from).chain([ascii.repeat(3)]) {
+        assert_same_sse(&UiChunk::TextDelta {
+            id: "t".into(),
+            delta: one.into(),
+        });
+    }
     for chunk in [
         UiChunk::TextDelta {
             id: "text-0-0".into(),
@@ -245,7 +253,7 @@ fn delta_chunks_are_written_directly_with_serdes_escaping() {
         },
         UiChunk::ReasoningDelta {
             id: text.into(),
-            delta: String::new(),
+            delta: "".into(),
         },
         UiChunk::ToolInputDelta {
             tool_call_id: "call_\"1".into(),

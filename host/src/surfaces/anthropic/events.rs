@@ -146,7 +146,7 @@ impl Encoder {
                 self.part_delta(id, json!({ "type": "thinking_delta", "thinking": delta }), out)
             }
             UiChunk::TextEnd { id } | UiChunk::ReasoningEnd { id } => {
-                if let Some(&b) = self.parts.get(id) {
+                if let Some(&b) = self.parts.get(id.as_str()) {
                     self.end(b, out);
                 }
             }
@@ -180,7 +180,7 @@ impl Encoder {
                     ToolMode::Hub => (hub_tool_use(tool_call_id, tool_name, json!({})), false),
                 };
                 let b = self.add(start, ready, false, out);
-                self.tools.insert(tool_call_id.clone(), b);
+                self.tools.insert(tool_call_id.to_string(), b);
             }
             (
                 ToolMode::Client,
@@ -189,7 +189,7 @@ impl Encoder {
                     input_text_delta,
                 },
             ) => {
-                if let Some(&b) = self.tools.get(tool_call_id) {
+                if let Some(&b) = self.tools.get(tool_call_id.as_str()) {
                     let delta = json!({ "type": "input_json_delta", "partial_json": input_text_delta });
                     self.delta(b, delta, out);
                 }

@@ -67,9 +67,14 @@ pub fn ui_chunks(events: &[String]) -> Vec<UiChunk> {
             UiChunk::TextEnd { id } | UiChunk::ReasoningEnd { id } => {
                 assert!(open.remove(id), "{id} not open")
             }
-            UiChunk::ToolInputStart { tool_call_id, .. } => assert!(tools.insert(tool_call_id.clone())),
-            UiChunk::ToolInputDelta { tool_call_id, .. }
-            | UiChunk::ToolInputAvailable { tool_call_id, .. }
+            UiChunk::ToolInputStart { tool_call_id, .. } => assert!(tools.insert(tool_call_id.to_string())),
+            UiChunk::ToolInputDelta { tool_call_id, .. } => {
+                assert!(
+                    tools.contains(tool_call_id.as_str()),
+                    "{tool_call_id} not started"
+                )
+            }
+            UiChunk::ToolInputAvailable { tool_call_id, .. }
             | UiChunk::ToolInputError { tool_call_id, .. } => {
                 assert!(tools.contains(tool_call_id), "{tool_call_id} not started")
             }

@@ -89,7 +89,7 @@ pub(super) fn compact(chunks: &[UiChunk]) -> Vec<String> {
                 *n += 1;
                 t.push_str(text);
             }
-            _ => lines.push((kind.into(), id.clone(), 1, text.clone())),
+            _ => lines.push((kind.into(), id.to_string(), 1, text.to_string())),
         }
     }
     lines
