@@ -14,6 +14,7 @@
 # went, stage by stage, from the hub's own wasmhub_stage_* counters.
 #   usage: scripts/bench-mcp.sh [seconds per run, default 10]
 #   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub.
+#   HUB_ARGS="--set limits.warm_slots=8 ..." passes more arguments to `wasmhub serve`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -30,7 +31,8 @@ data_dir = "$work/data"
 EOF
 # start_hub: runs the hub in the background (into $hub_pid) until every plugin has loaded.
 start_hub() {
-    WASMHUB_LOG=warn "$bin" serve --config "$work/bench.toml" --listen "127.0.0.1:$port" \
+    # shellcheck disable=SC2086 # HUB_ARGS is a list of words on purpose
+    WASMHUB_LOG=warn "$bin" serve --config "$work/bench.toml" --listen "127.0.0.1:$port" ${HUB_ARGS:-} \
         >>"$work/hub.log" 2>&1 &
     hub_pid=$!
     for _ in $(seq 1 600); do

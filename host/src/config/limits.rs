@@ -35,6 +35,12 @@ pub struct Limits {
     pub max_plugin_mb: u64,
     /// Most plugin instances alive at once (the pooling allocator's slots).
     pub max_instances: u32,
+    /// Freed instance slots kept warm (their plugin's memory image still mapped,
+    /// their last call's pages still resident) for the next call of that plugin.
+    pub warm_slots: u32,
+    /// Pages of linear memory a warm slot keeps resident, in KiB (zeroed in place
+    /// instead of returned to the kernel and faulted in again by the next call).
+    pub warm_slot_kb: u64,
     /// Share of `max_instances` one plugin's calls may hold at once, in percent.
     pub plugin_share_percent: u32,
     /// Share of `max_instances` one token's calls may hold at once, in percent.
@@ -91,6 +97,8 @@ impl Default for Limits {
             validate_blocking_kb: 64,
             max_plugin_mb: 64,
             max_instances: 256,
+            warm_slots: 64,
+            warm_slot_kb: 1024,
             plugin_share_percent: 50,
             caller_share_percent: 50,
             queue_ms: 1000,

@@ -237,3 +237,14 @@ fn the_epoch_tick_is_bounded_and_the_error_names_the_key() {
         );
     }
 }
+
+#[test]
+fn the_warm_slot_keys_parse() {
+    let c = with_overrides("[limits]\nwarm_slots = 4\nwarm_slot_kb = 256\n", &[]).unwrap();
+    assert_eq!((c.limits.warm_slots, c.limits.warm_slot_kb), (4, 256));
+    let d = Config::default();
+    assert_eq!((d.limits.warm_slots, d.limits.warm_slot_kb), (64, 1024));
+    // Zero is allowed for both: no warm slots, nothing kept resident.
+    let z = with_overrides("", &["limits.warm_slots=0", "limits.warm_slot_kb=0"]).unwrap();
+    assert_eq!((z.limits.warm_slots, z.limits.warm_slot_kb), (0, 0));
+}

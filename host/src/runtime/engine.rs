@@ -57,20 +57,21 @@ fn pooling(limits: &Limits) -> PoolingAllocationConfig {
         .max_memory_size(usize::try_from(limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX))
         .table_keep_resident(16 << 10)
         .async_stack_keep_resident(16 << 10)
-        // Keep a few warm slots per plugin so an instance reuses the memory image
-        // already mapped for that plugin.
-        .max_unused_warm_slots(instances.min(64));
+        // Warm slots let an instance reuse the memory image already mapped for its
+        // plugin and the pages its last call faulted in; each costs up to
+        // `warm_slot_kb` of resident memory while unused.
+        .max_unused_warm_slots(limits.warm_slots.min(instances));
+    let keep = usize::try_from(limits.warm_slot_kb.saturating_mul(1024)).unwrap_or(usize::MAX);
     // Resetting a freed slot: with Linux's PAGEMAP_SCAN (6.7+) wasmtime finds the
-    // pages the call dirtied and memsets just those (up to 1 MiB), so the next call
+    // pages the call dirtied and memsets just those (up to `warm_slot_kb`), so the next call
     // neither faults them in again nor pays an madvise. Measured with
     // `cargo bench -p wasmhub --bench runtime` (the trivial fresh-instance call):
     // 30 µs -> 15 µs median, p99 ~2.5 ms -> ~0.1 ms under load. Without it,
     // keep-resident memsets the lowest bytes blindly, so keep that small.
     if PoolingAllocationConfig::is_pagemap_scan_available() {
-        pool.pagemap_scan(Enabled::Yes)
-            .linear_memory_keep_resident(1 << 20);
+        pool.pagemap_scan(Enabled::Yes).linear_memory_keep_resident(keep);
     } else {
-        pool.linear_memory_keep_resident(64 << 10);
+        pool.linear_memory_keep_resident(keep.min(64 << 10));
     }
     pool
 }
