@@ -97,30 +97,31 @@ pub(crate) fn record(stage: Stage, started: Instant) -> Instant {
 /// The Prometheus exposition text of every stage's totals.
 pub(crate) fn metrics_text() -> String {
     let mut out = String::new();
-    out.push_str("# HELP wasmhub_stage_seconds_total Wall time spent in each stage of serving requests (process-wide).\n");
-    out.push_str("# TYPE wasmhub_stage_seconds_total counter\n");
-    for stage in Stage::ALL {
-        let nanos = TOTALS[stage as usize].nanos.load(Ordering::Relaxed);
-        let _ = writeln!(
-            out,
-            "wasmhub_stage_seconds_total{{stage=\"{}\"}} {:.9}",
-            stage.name(),
-            nanos as f64 / 1e9
-        );
-    }
-    out.push_str(
-        "# HELP wasmhub_stage_runs_total Times each stage of serving requests ran (process-wide).\n",
+    let seconds = |t: &Total| format!("{:.9}", t.nanos.load(Ordering::Relaxed) as f64 / 1e9);
+    let runs = |t: &Total| t.runs.load(Ordering::Relaxed).to_string();
+    let spent = "Wall time spent in each stage of serving requests (process-wide).";
+    series(&mut out, "seconds", spent, seconds);
+    series(
+        &mut out,
+        "runs",
+        "Times each stage of serving requests ran (process-wide).",
+        runs,
     );
-    out.push_str("# TYPE wasmhub_stage_runs_total counter\n");
-    for stage in Stage::ALL {
-        let runs = TOTALS[stage as usize].runs.load(Ordering::Relaxed);
-        let _ = writeln!(
-            out,
-            "wasmhub_stage_runs_total{{stage=\"{}\"}} {runs}",
-            stage.name()
-        );
-    }
     out
+}
+
+/// One counter family, `wasmhub_stage_{kind}_total{stage}`, valued by `value`.
+fn series(out: &mut String, kind: &str, help: &str, value: impl Fn(&Total) -> String) {
+    let name = format!("wasmhub_stage_{kind}_total");
+    let _ = writeln!(
+        out,
+        "# HELP {name} {help} each stage of serving requests (process-wide)."
+    );
+    let _ = writeln!(out, "# TYPE {name} counter");
+    for stage in Stage::ALL {
+        let value = value(&TOTALS[stage as usize]);
+        let _ = writeln!(out, "{name}{{stage=\"{}\"}} {value}", stage.name());
+    }
 }
 
 #[cfg(test)]
