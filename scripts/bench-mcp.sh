@@ -154,16 +154,21 @@ delta = lambda kind, stage: after[(kind, stage)] - before[(kind, stage)]
 calls = delta("runs", "request") - 1  # the first scrape counts its own request after it
 rate = float(re.search(r"calls/s=(\S+)", sys.argv[3])[1])
 us = lambda stage: delta("seconds", stage) / calls * 1e6
-inner = ["read_body", "parse_body", "checks", "instantiate", "guest", "teardown", "output", "record"]
+router = ["read_body", "parse_body", "invoke", "encode"]
+call = ["checks", "instantiate", "guest", "teardown", "output", "record"]
 round_trip = 1e6 / rate
+row = lambda label, value: print(f"      {label:<50} {value:8.1f}")
 print(f"    where one sequential call's time goes (mean over {calls:.0f} calls, microseconds):")
-print(f"      {'round trip (1 / calls per second)':<44} {round_trip:8.1f}")
-print(f"      {'  in the router (stage request)':<44} {us('request'):8.1f}")
-for stage in inner:
-    print(f"      {'    ' + stage:<44} {us(stage):8.1f}")
-rest = us("request") - sum(us(s) for s in inner)
-print(f"      {'    the rest (auth, MCP envelope, encoding)':<44} {rest:8.1f}")
-print(f"      {'  outside (hyper, kernel loopback, wrk)':<44} {round_trip - us('request'):8.1f}")
+row("round trip (1 / calls per second)", round_trip)
+row("  in the router (stage request)", us("request"))
+for stage in router:
+    row("    " + stage, us(stage))
+    if stage == "invoke":
+        for inner in call:
+            row("      " + inner, us(inner))
+        row("      the hub around the call (snapshot, batch)", us("invoke") - sum(us(s) for s in call))
+row("    the rest (auth, the MCP envelope and dispatch)", us("request") - sum(us(s) for s in router))
+row("  outside (hyper, kernel loopback, wrk)", round_trip - us("request"))
 PY
 }
 

@@ -23,6 +23,9 @@ pub(crate) enum Stage {
     ReadBody,
     /// Parsing the request body (`surfaces::parse`), in place or off the workers.
     ParseBody,
+    /// A meta-tool's whole answer (`Hub::invoke`): the calls' stages below and
+    /// the hub's own work around them (the registry snapshot, the batch).
+    Invoke,
     /// A call's checks before its plugin runs: call graph, allowlist, input
     /// validation, approval policy, a slot of the instance pool (`hub::protocol`).
     Checks,
@@ -36,20 +39,24 @@ pub(crate) enum Stage {
     Output,
     /// The call's metrics, accounting and audit records (`hub::protocol`).
     Record,
+    /// Encoding a JSON response body (`surfaces::respond`).
+    Encode,
 }
 
 impl Stage {
     /// Every stage, in the order a call goes through them.
-    pub(crate) const ALL: [Stage; 9] = [
+    pub(crate) const ALL: [Stage; 11] = [
         Stage::Request,
         Stage::ReadBody,
         Stage::ParseBody,
+        Stage::Invoke,
         Stage::Checks,
         Stage::Instantiate,
         Stage::Guest,
         Stage::Teardown,
         Stage::Output,
         Stage::Record,
+        Stage::Encode,
     ];
 
     /// The `stage` label.
@@ -58,12 +65,14 @@ impl Stage {
             Stage::Request => "request",
             Stage::ReadBody => "read_body",
             Stage::ParseBody => "parse_body",
+            Stage::Invoke => "invoke",
             Stage::Checks => "checks",
             Stage::Instantiate => "instantiate",
             Stage::Guest => "guest",
             Stage::Teardown => "teardown",
             Stage::Output => "output",
             Stage::Record => "record",
+            Stage::Encode => "encode",
         }
     }
 }

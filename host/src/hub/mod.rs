@@ -223,6 +223,13 @@ impl Hub {
     /// Runs one meta-tool request: answers with the meta-tool's JSON output or why
     /// it could not run.
     pub async fn invoke(&self, request: MetaToolRequest, ctx: CallContext) -> Result<Value, ToolError> {
+        let started = std::time::Instant::now();
+        let answer = self.answer(request, ctx).await;
+        crate::timing::record(crate::timing::Stage::Invoke, started);
+        answer
+    }
+
+    async fn answer(&self, request: MetaToolRequest, ctx: CallContext) -> Result<Value, ToolError> {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }

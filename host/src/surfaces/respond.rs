@@ -16,8 +16,15 @@ pub(crate) type Resp = Response<Body>;
 
 /// A JSON response with `status`.
 pub(crate) fn json<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> Resp {
+    json_body(status, Body::full(encode(value)))
+}
+
+/// A response body's JSON bytes (timed as the `encode` stage).
+pub(crate) fn encode<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    let started = std::time::Instant::now();
     let bytes = serde_json::to_vec(value).expect("serializable response");
-    json_body(status, Body::full(bytes))
+    crate::timing::record(crate::timing::Stage::Encode, started);
+    bytes
 }
 
 /// A response whose `body` is JSON, whole or still being written (see

@@ -52,11 +52,7 @@ where
         loop {
             match race(tokio::time::timeout(PROBE_EVERY, &mut work), tx.closed()).await {
                 Race::First(Ok(value)) => {
-                    let _ = tx
-                        .send(Bytes::from(
-                            serde_json::to_vec(&value).expect("a JSON value serializes"),
-                        ))
-                        .await;
+                    let _ = tx.send(Bytes::from(respond::encode(&value))).await;
                     return;
                 }
                 Race::First(Err(_quiet)) => {

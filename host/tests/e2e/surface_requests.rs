@@ -164,12 +164,14 @@ async fn a_calls_stages_are_counted_on_metrics() {
         "request",
         "read_body",
         "parse_body",
+        "invoke",
         "checks",
         "instantiate",
         "guest",
         "teardown",
         "output",
         "record",
+        "encode",
     ];
     for stage in stages {
         let key = |kind: &str| (kind.to_string(), stage.to_string());
