@@ -122,11 +122,7 @@ pub(crate) fn metrics_text() -> String {
 /// One counter family, `wasmhub_stage_{kind}_total{stage}`, valued by `value`.
 fn series(out: &mut String, kind: &str, help: &str, value: impl Fn(&Total) -> String) {
     let name = format!("wasmhub_stage_{kind}_total");
-    let _ = writeln!(
-        out,
-        "# HELP {name} {help} each stage of serving requests (process-wide)."
-    );
-    let _ = writeln!(out, "# TYPE {name} counter");
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
     for stage in Stage::ALL {
         let value = value(&TOTALS[stage as usize]);
         let _ = writeln!(out, "{name}{{stage=\"{}\"}} {value}", stage.name());
@@ -162,6 +158,8 @@ mod tests {
         let seconds = value(&after, "wasmhub_stage_seconds_total", Stage::Teardown)
             - value(&before, "wasmhub_stage_seconds_total", Stage::Teardown);
         assert!(seconds >= 0.003, "{seconds}");
+        let help = "# HELP wasmhub_stage_seconds_total Wall time spent in each stage of serving requests (process-wide).\n";
+        assert!(after.contains(help), "{after}");
         // Every stage has both series.
         for stage in Stage::ALL {
             value(&after, "wasmhub_stage_seconds_total", stage);

@@ -116,43 +116,53 @@ impl Metrics {
             let _ = writeln!(out, "wasmhub_call_duration_seconds_count{{{labels}}} {}", s.count);
         }
         drop(calls);
-        out.push_str("# HELP wasmhub_calls_in_flight Operation calls running now (nested ones included).\n");
-        out.push_str("# TYPE wasmhub_calls_in_flight gauge\n");
-        let _ = writeln!(
-            out,
-            "wasmhub_calls_in_flight {}",
-            self.in_flight.load(Ordering::Relaxed)
-        );
+        let in_flight = self.in_flight.load(Ordering::Relaxed);
+        let help = "Operation calls running now (nested ones included).";
+        single(&mut out, "wasmhub_calls_in_flight", "gauge", help, in_flight);
         out.push_str("# HELP wasmhub_plugins Plugins in the plugins folder by state.\n");
         out.push_str("# TYPE wasmhub_plugins gauge\n");
         for (state, n) in plugins.by_state() {
             let _ = writeln!(out, "wasmhub_plugins{{state=\"{state}\"}} {n}");
         }
-        out.push_str("# HELP wasmhub_operations Callable operations.\n");
-        out.push_str("# TYPE wasmhub_operations gauge\n");
-        let _ = writeln!(out, "wasmhub_operations {operations}");
-        out.push_str(
-            "# HELP wasmhub_audit_dropped_total Audit records dropped because the writer fell behind.\n",
+        single(
+            &mut out,
+            "wasmhub_operations",
+            "gauge",
+            "Callable operations.",
+            operations,
         );
-        out.push_str("# TYPE wasmhub_audit_dropped_total counter\n");
-        let _ = writeln!(out, "wasmhub_audit_dropped_total {audit_dropped}");
-        out.push_str(
-            "# HELP wasmhub_accounting_dropped_total Accounting records dropped because the writer fell behind.\n",
-        );
-        out.push_str("# TYPE wasmhub_accounting_dropped_total counter\n");
-        let _ = writeln!(out, "wasmhub_accounting_dropped_total {accounting_dropped}");
-        out.push_str(
-            "# HELP wasmhub_low_priority_calls_total Calls of busy tokens run on the low-priority threads (limits.busy_nice).\n",
-        );
-        out.push_str("# TYPE wasmhub_low_priority_calls_total counter\n");
-        let _ = writeln!(out, "wasmhub_low_priority_calls_total {low_priority_calls}");
-        out.push_str(
-            "# HELP wasmhub_low_priority_parses_total Large request bodies and inputs parsed or validated on the low-priority blocking pool (limits.validate_blocking_kb).\n",
-        );
-        out.push_str("# TYPE wasmhub_low_priority_parses_total counter\n");
-        let _ = writeln!(out, "wasmhub_low_priority_parses_total {low_priority_parses}");
+        let counters = [
+            (
+                "wasmhub_audit_dropped_total",
+                "Audit records dropped because the writer fell behind.",
+                audit_dropped,
+            ),
+            (
+                "wasmhub_accounting_dropped_total",
+                "Accounting records dropped because the writer fell behind.",
+                accounting_dropped,
+            ),
+            (
+                "wasmhub_low_priority_calls_total",
+                "Calls of busy tokens run on the low-priority threads (limits.busy_nice).",
+                low_priority_calls,
+            ),
+            (
+                "wasmhub_low_priority_parses_total",
+                "Large request bodies and inputs parsed or validated on the low-priority blocking pool (limits.validate_blocking_kb).",
+                low_priority_parses,
+            ),
+        ];
+        for (name, help, value) in counters {
+            single(&mut out, name, "counter", help, value);
+        }
         out
     }
+}
+
+/// A metric family of one unlabelled sample: its `HELP` and `TYPE` lines and value.
+fn single(out: &mut String, name: &str, kind: &str, help: &str, value: impl std::fmt::Display) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
 }
 
 /// Counters kept elsewhere (the writers, the runtime), rendered with the calls'.
