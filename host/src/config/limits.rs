@@ -118,6 +118,12 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// `validate_blocking_kb` in bytes: inputs, outputs and request bodies this
+    /// large are parsed and checked on the low-priority blocking pool.
+    pub fn validate_blocking_bytes(&self) -> usize {
+        (self.validate_blocking_kb as usize).saturating_mul(1024)
+    }
+
     /// The first value out of range, said with its key.
     pub(super) fn problem(&self) -> Option<String> {
         let l = self;

@@ -25,7 +25,7 @@ pub(super) struct Checker<'a> {
 /// every request sharing the async worker.
 pub(super) async fn check_input(op: &OpRef, input: Value, who: &Checker<'_>) -> Result<Value, CallError> {
     let max = who.limits.max_violations;
-    let large = blocking_bytes(who.limits);
+    let large = who.limits.validate_blocking_bytes();
     let (valid, (violations, unlisted)) =
         on_pool_if(approx_len(&input, large) >= large, op, who, move |operation| {
             let found =
@@ -53,7 +53,7 @@ pub(super) async fn check_input(op: &OpRef, input: Value, who: &Checker<'_>) -> 
 /// the blocking pool when large, as inputs are); a mismatch is the plugin's bug,
 /// not the caller's.
 pub(super) async fn check_output(op: &OpRef, json: String, who: &Checker<'_>) -> Result<Value, CallError> {
-    let large = json.len() >= blocking_bytes(who.limits);
+    let large = json.len() >= who.limits.validate_blocking_bytes();
     let tool = op.tool.clone();
     on_pool_if(large, op, who, move |operation| {
         parse_output(&tool, operation, &json)
@@ -84,10 +84,6 @@ fn parse_output(tool: &str, operation: &Operation, json: &str) -> Result<Value, 
     Ok(value)
 }
 
-fn blocking_bytes(limits: &Limits) -> usize {
-    (limits.validate_blocking_kb as usize).saturating_mul(1024)
-}
-
 /// Runs `check` on `op`'s operation: on the low-priority blocking pool when `large`, else
 /// right here (a task hand-off costs more than checking a small value).
 async fn on_pool_if<T: Send + 'static>(
@@ -99,10 +95,9 @@ async fn on_pool_if<T: Send + 'static>(
     if !large {
         return Ok(check(op.operation()));
     }
-    let _permit = who.cpu.validation(who.tenant).await;
     let (plugin, index) = (op.plugin.clone(), op.index());
     who.cpu
-        .blocking(move || check(&plugin.operations()[index]))
+        .blocking(who.tenant, move || check(&plugin.operations()[index]))
         .await
         .map_err(|e| {
             CallError::new(

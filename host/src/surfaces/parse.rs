@@ -27,7 +27,7 @@ pub(crate) struct BodyParser<'a> {
 impl App {
     /// The body parser of this hub's configuration.
     pub(crate) fn body_parser(&self) -> BodyParser<'_> {
-        let large = (self.config.limits.validate_blocking_kb as usize).saturating_mul(1024);
+        let large = self.config.limits.validate_blocking_bytes();
         BodyParser {
             max_body: (self.config.server.max_body_kb as usize).saturating_mul(1024),
             offload: Some((self.hub.runtime().cpu_shares(), large)),
@@ -69,8 +69,7 @@ impl BodyParser<'_> {
         let parsed = match self.offload {
             Some((cpu, large)) if body.len() >= large => {
                 let tenant: Arc<str> = tenant.into();
-                let _permit = cpu.validation(&tenant).await;
-                cpu.blocking(move || parse(&body))
+                cpu.blocking(&tenant, move || parse(&body))
                     .await
                     .map_err(|e| BodyError::Read(Box::new(e)))
             }

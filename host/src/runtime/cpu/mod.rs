@@ -137,12 +137,16 @@ impl CpuShares {
         self.background.spawn(call)
     }
 
-    /// Runs CPU-heavy work a client caused (a large parse or validation) on the
-    /// low-priority blocking pool (tokio's own when `limits.busy_nice = 0`).
+    /// Runs CPU-heavy work `tenant` caused (a large parse or validation) on the
+    /// low-priority blocking pool (tokio's own when `limits.busy_nice = 0`), holding
+    /// one of the tenant's validation permits while it runs, so each tenant keeps to
+    /// its share of the cores.
     pub async fn blocking<T: Send + 'static>(
         &self,
+        tenant: &Arc<str>,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, tokio::task::JoinError> {
+        let _permit = self.validation(tenant).await;
         self.background.blocking(work).await
     }
 
@@ -157,7 +161,7 @@ impl CpuShares {
     }
 
     /// Waits for one of `tenant`'s validation permits; given back when dropped.
-    pub async fn validation(&self, tenant: &Arc<str>) -> OwnedSemaphorePermit {
+    async fn validation(&self, tenant: &Arc<str>) -> OwnedSemaphorePermit {
         let permits = self.of(tenant).validations;
         permits
             .acquire_owned()
