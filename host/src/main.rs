@@ -10,12 +10,13 @@
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// jemalloc's options, read before `main` (the `_rjem_` prefix is tikv-jemallocator's).
+/// jemalloc's options, read before `main` (jemalloc is the process's `malloc`, built
+/// unprefixed: see host/Cargo.toml).
 /// By default jemalloc returns freed pages only while the process keeps allocating,
 /// so an idle hub kept every page its busiest moment used (compiling a plugin: about
 /// 100 MB more at idle after start). A background thread now purges pages unused
-/// for 1 s, and muzzy pages at once. `_RJEM_MALLOC_CONF` still overrides.
-#[unsafe(export_name = "_rjem_malloc_conf")]
+/// for 1 s, and muzzy pages at once. `MALLOC_CONF` in the environment still overrides.
+#[unsafe(export_name = "malloc_conf")]
 static MALLOC_CONF: &u8 = &b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0"[0];
 
 fn main() -> std::process::ExitCode {

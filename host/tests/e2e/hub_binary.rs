@@ -80,6 +80,14 @@ async fn serve_answers_the_rest_meta_tools() {
         .json()
         .await;
     assert_eq!(health["plugins"]["active"], 1, "{health}");
+    // The binary's jemalloc options (`malloc_conf` in main.rs) were read: its
+    // purging threads run.
+    let threads = std::fs::read_dir(format!("/proc/{}/task", child.id())).unwrap();
+    let purging = threads
+        .map(|t| std::fs::read_to_string(t.unwrap().path().join("comm")).unwrap_or_default())
+        .filter(|name| name.starts_with("jemalloc_bg_thd"))
+        .count();
+    assert!(purging > 0, "jemalloc's background threads run");
     let _ = child.kill();
     let _ = child.wait();
 }
