@@ -12,6 +12,7 @@
 //! rejects artifacts whose header does not match the engine. The cache stays local
 //! to each node: it is native code for this machine's CPU.
 
+use super::code_pages::CodePages;
 use ring::digest::{Context, SHA256};
 use std::collections::BTreeSet;
 use std::fs;
@@ -107,7 +108,7 @@ impl CompiledCache {
 
     /// The cached component for `digest`, if a valid one is stored. Failures are
     /// logged and treated as a miss: the cache is an optimization only.
-    pub(super) fn get(&self, engine: &Engine, digest: &str) -> Option<Component> {
+    pub(super) fn get(&self, engine: &Engine, digest: &str) -> Option<(Component, CodePages)> {
         let entries = match self.entries(digest) {
             Ok(entries) => entries,
             Err(e) => {
@@ -124,9 +125,9 @@ impl CompiledCache {
         Self::map(engine, digest, &path)
     }
 
-    /// The component in the artifact file at `path`, mapped; `None` (and the file
-    /// removed) when wasmtime rejects it.
-    fn map(engine: &Engine, digest: &str, path: &Path) -> Option<Component> {
+    /// The component in the artifact file at `path`, mapped, with its code's pages;
+    /// `None` (and the file removed) when wasmtime rejects it.
+    fn map(engine: &Engine, digest: &str, path: &Path) -> Option<(Component, CodePages)> {
         // SAFETY: the file is exactly what `put` wrote, i.e. the output of
         // `Engine::precompile_component` on this engine configuration (the folder
         // carries the engine hash; `get` checked the digest, ruling out corruption),
@@ -134,7 +135,10 @@ impl CompiledCache {
         // only ever replaced by rename or unlinked, never written in place, so a
         // mapped file does not change under a running plugin.
         match unsafe { Component::deserialize_file(engine, path) } {
-            Ok(c) => Some(c),
+            Ok(c) => {
+                let code = CodePages::mapped(&c);
+                Some((c, code))
+            }
             Err(e) => {
                 crate::warn!("compiled cache: entry for {digest} rejected by wasmtime ({e}); recompiling");
                 let _ = fs::remove_file(path);
@@ -146,7 +150,12 @@ impl CompiledCache {
     /// Stores an artifact produced by `engine`'s `precompile_component` and returns
     /// the component mapped from the stored file (so a freshly compiled plugin's
     /// code is file-backed too); `None` when it cannot be stored (logged).
-    pub(super) fn put(&self, engine: &Engine, digest: &str, artifact: &[u8]) -> Option<Component> {
+    pub(super) fn put(
+        &self,
+        engine: &Engine,
+        digest: &str,
+        artifact: &[u8],
+    ) -> Option<(Component, CodePages)> {
         match self.store(digest, artifact) {
             Ok(path) => Self::map(engine, digest, &path),
             Err(e) => {

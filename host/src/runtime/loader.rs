@@ -8,6 +8,7 @@ use super::Inner;
 use super::bindings::{Listing, PluginPre, WitVersion};
 use super::budget::bounded;
 use super::cache::sha256_hex;
+use super::code_pages::CodePages;
 use super::file::{self, ReadError};
 use super::load_error::{CompileError, ListError, LoadError, LoadProblem, MAX_NAME_LEN};
 use super::lock::LockFile;
@@ -85,7 +86,7 @@ pub(super) async fn load(
         Err(problem) => return Err(with(err, LoadProblem::Trust(problem))),
     };
     let manifest = read_manifest(path, &mut err.problems);
-    let (pre, imports) = match link(inner, &name, &file.digest, file.bytes).await {
+    let (pre, imports, code) = match link(inner, &name, &file.digest, file.bytes).await {
         Ok(linked) => linked,
         Err(problem) => return Err(with(err, problem)),
     };
@@ -138,6 +139,13 @@ pub(super) async fn load(
             return Err(err);
         }
     }
+    // The listing and the examples are over: what they mapped of the code goes.
+    let released = code.release();
+    crate::debug!(
+        "plugin {}: released {} KiB of code mapping",
+        plugin.name,
+        released / 1024
+    );
     for note in &plugin.notes {
         crate::warn!("plugin {}: {note}", plugin.name);
     }
@@ -220,14 +228,14 @@ fn read_manifest(path: &Path, problems: &mut Vec<LoadProblem>) -> Manifest {
 
 /// Compiles (or loads from the cache) the component, checks that it exports the
 /// operations interface of a WIT version the host serves, and links it; returns
-/// its imports too.
+/// its imports and where its code lives too.
 async fn link(
     inner: &Arc<Inner>,
     name: &str,
     digest: &str,
     bytes: Vec<u8>,
-) -> Result<(PluginPre, Vec<String>), LoadProblem> {
-    let component = compile(inner, name, digest, bytes)
+) -> Result<(PluginPre, Vec<String>, CodePages), LoadProblem> {
+    let (component, code) = compile(inner, name, digest, bytes)
         .await
         .map_err(LoadProblem::Invalid)?;
     let ty = component.component_type();
@@ -241,7 +249,7 @@ async fn link(
         .instantiate_pre(&component)
         .and_then(|pre| PluginPre::new(version, pre))
         .map_err(LoadProblem::Link)?;
-    Ok((pre, imports))
+    Ok((pre, imports, code))
 }
 
 /// What the plugin's calls are granted: the manifest's grants, environment values
@@ -280,30 +288,31 @@ async fn compile(
     name: &str,
     digest: &str,
     bytes: Vec<u8>,
-) -> Result<Component, CompileError> {
+) -> Result<(Component, CodePages), CompileError> {
     if let Some(cache) = &inner.cache {
         let (cache, engine, d) = (cache.clone(), inner.engine.clone(), digest.to_string());
         let hit = tokio::task::spawn_blocking(move || cache.get(&engine, &d))
             .await
             .ok()
             .flatten();
-        if let Some(component) = hit {
+        if let Some(compiled) = hit {
             crate::debug!("plugin {name}: compiled code loaded from cache");
-            return Ok(component);
+            return Ok(compiled);
         }
     }
     let started = Instant::now();
     let kib = bytes.len() / 1024;
     crate::info!("plugin {name}: compiling {kib} KiB...");
     let (engine, cache, d) = (inner.engine.clone(), inner.cache.clone(), digest.to_string());
-    let compiled = tokio::task::spawn_blocking(move || -> wasmtime::Result<Component> {
+    let compiled = tokio::task::spawn_blocking(move || -> wasmtime::Result<(Component, CodePages)> {
         let artifact = engine.precompile_component(&bytes)?;
-        if let Some(component) = cache.as_ref().and_then(|cache| cache.put(&engine, &d, &artifact)) {
-            return Ok(component);
+        if let Some(compiled) = cache.as_ref().and_then(|cache| cache.put(&engine, &d, &artifact)) {
+            return Ok(compiled);
         }
         // SAFETY: `artifact` was produced just above by this engine's
         // `precompile_component`, which is what `deserialize` requires.
-        unsafe { Component::deserialize(&engine, &artifact) }
+        let component = unsafe { Component::deserialize(&engine, &artifact) }?;
+        Ok((component, CodePages::InMemory))
     })
     .await
     .map_err(CompileError::Task)?

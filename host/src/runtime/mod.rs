@@ -19,12 +19,14 @@
 //! - `verify`: running the operations' examples (at load, and `plugin test`);
 //! - `plugin`: calling;
 //! - `cache`, `lock`, `dir`: compiled cache, pinning, hot reload;
+//! - `code_pages`: giving back the compiled-code pages a plugin's load mapped;
 //! - `trust`: plugin signatures (`NAME.wasm.sig`) and the `[trust]` policy.
 
 mod bindings;
 mod budget;
 mod cache;
 mod capture;
+mod code_pages;
 mod cpu;
 mod dir;
 mod engine;

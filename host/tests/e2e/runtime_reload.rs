@@ -312,3 +312,51 @@ async fn unchanged_plugins_load_from_the_compiled_cache_after_a_restart() {
             .any(|path| name_of(path).starts_with(&format!("{p0}.")))
     );
 }
+
+/// Resident kilobytes of this process's read-only mappings of files under `dir`:
+/// the compiled code mapped from the cache (the instance slots' copy-on-write
+/// memory images of the same files are writable, and left out).
+fn resident_code_kb(dir: &Path) -> u64 {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    // smaps names files by their real path (the target dir may be a symlink).
+    let dir = std::fs::canonicalize(dir).unwrap();
+    let dir = dir.to_str().unwrap();
+    let mut counting = false;
+    let mut kb = 0;
+    for line in smaps.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields
+            .first()
+            .is_some_and(|f| f.contains('-') && f.chars().all(|c| c.is_ascii_hexdigit() || c == '-'))
+        {
+            counting = fields.get(5).is_some_and(|path| path.starts_with(dir)) && !fields[1].contains('w');
+        } else if counting && fields.first() == Some(&"Rss:") {
+            kb += fields[1].parse::<u64>().unwrap();
+        }
+    }
+    kb
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_mapped_from_the_cache_is_given_back_after_the_load_and_mapped_again_by_a_call() {
+    let s = Scratch::new("code-pages");
+    let cache = s.path("compiled");
+    let path = s.plugin("adversary", "adversary", None);
+    // Compiled and stored by the first runtime; mapped from the stored file by the second.
+    for round in ["compiled", "from the cache"] {
+        let rt = Runtime::new(&limits(), Some(&cache)).unwrap();
+        let plugin = rt.load(&path).await.unwrap();
+        // The listing ran the plugin's code; none of it stays mapped.
+        assert_eq!(
+            resident_code_kb(&cache),
+            0,
+            "{round}: code left resident after the load"
+        );
+        let out = plugin.call("echo", r#"{"text":"hi"}"#, inv()).await.unwrap();
+        assert_eq!(out.json, r#"{"text":"hi"}"#, "{round}");
+        assert!(
+            resident_code_kb(&cache) > 0,
+            "{round}: the call ran code mapped from the cache"
+        );
+    }
+}
