@@ -1,0 +1,13 @@
+//! The wassette side of `scripts/bench-vs-wassette.sh`: a trivial echo tool (the hub's side is `adversary.echo`).
+
+wit_bindgen::generate!({ world: "echo", path: "wit" });
+
+struct Echo;
+
+impl Guest for Echo {
+    fn echo(message: String) -> String {
+        message
+    }
+}
+
+export!(Echo);

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# Side-by-side MCP load benchmark, wasmhub against microsoft/wassette, in one run:
+# `tools/call` of a trivial echo tool over loopback, wrk at 1, 16 and 64 connections.
+#   hub:      `hub_call` of `adversary.echo` {"text":"hi"}, stateless 2026-07-28
+#             revision (one self-contained POST per call, as scripts/bench-mcp.sh does),
+#             with every example plugin of dist/plugins plus the adversary test guest.
+#   wassette: its tool `echo` {"message":"hi"} from bench/wassette-echo (a one-function
+#             component), over streamable HTTP with an MCP session: initialize, the
+#             Mcp-Session-Id answer header, notifications/initialized, then every call
+#             carries that header. rmcp 0.2.1 answers each POST as text/event-stream (one
+#             `data:` event; it has no plain-JSON option), which the checks read as is.
+# Each round runs, per connection count, a checked 1 s run (every answer read in Lua:
+# status 200, the expected text, no isError; any wrong one fails the script) then a
+# timed send-only run, hub first in odd rounds and wassette first in even ones. Every
+# request carries its own JSON-RPC id (wassette routes answers by id within a session:
+# equal ids in flight lose answers), from a table built per wrk thread, for both
+# servers alike. Both log at warn. Prints the median over the rounds of calls/s, p50
+# and p99 per server, the ratio hub/wassette, and each one's resident memory after the
+# runs (3 s of quiet first), from /proc/PID/smaps_rollup.
+#
+# wassette at 8940e27 has no streamable HTTP (stdio or the old HTTP+SSE on a fixed
+# port only), hence bench/wassette-echo/wassette-streamable-http.patch: `serve
+# --streamable-http` on $WASSETTE_BIND_ADDRESS, TCP_NODELAY on accepted sockets.
+#   git clone https://github.com/microsoft/wassette /tmp/wassette-src
+#   git -C /tmp/wassette-src checkout 8940e27
+#   bash scripts/bench-vs-wassette.sh --build-wassette /tmp/wassette-src  # patch + cargo build --release (~11 min on 2 cores)
+#   WASSETTE_BIN=$HOME/.cache/wassette-target/release/wassette bash scripts/bench-vs-wassette.sh [seconds per run, default 5] [rounds, default 3]
+# WASMHUB_BIN=path runs that hub binary (default target/release/wasmhub). Nothing is
+# rebuilt for the hub: it needs the binary, dist/plugins (scripts/build-plugins.sh) and
+# target/test-guests/adversary.wasm (tests/guests/build.sh). HUB_ECHO_ONLY=1 loads the
+# adversary guest alone, as wassette loads one component (for the memory figures);
+# HUB_ARGS="--set audit.retention=1000 ..." passes more arguments to `wasmhub serve`
+# (wassette keeps no call history; the hub's audit and accounting records are resident
+# in sled, ~30 MB per 100,000 of each). The
+# echo component is built into $WASSETTE_TARGET_DIR (~/.cache/wassette-target) if absent.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+target_dir="${WASSETTE_TARGET_DIR:-$HOME/.cache/wassette-target}"
+patch_file="$root/bench/wassette-echo/wassette-streamable-http.patch"
+
+if [ "${1:-}" = --build-wassette ]; then
+    src="$(cd "${2:?usage: $0 --build-wassette WASSETTE_SOURCE_DIR (commit 8940e27)}" && pwd)"
+    if patch -d "$src" -p1 -R -s -f --dry-run <"$patch_file" >/dev/null 2>&1; then
+        echo "the patch is already applied in $src"
+    else
+        patch -d "$src" -p1 <"$patch_file"
+    fi
+    (cd "$src" && CARGO_TARGET_DIR="$target_dir" nice -n 5 cargo build --release)
+    echo "built: WASSETTE_BIN=$target_dir/release/wassette"
+    exit 0
+fi
+
+duration="${1:-5}" rounds="${2:-3}"
+if [ -z "${WASSETTE_BIN:-}" ]; then
+    echo "set WASSETTE_BIN=path to a wassette binary built with the streamable HTTP patch:" >&2
+    sed -n '/^#   git clone/,/^#   WASSETTE_BIN/p' "$0" | sed 's/^# //' >&2
+    exit 2
+fi
+[[ "$("$WASSETTE_BIN" serve --help)" == *--streamable-http* ]] \
+    || { echo "$WASSETTE_BIN has no --streamable-http: build it with --build-wassette (see the header)" >&2; exit 2; }
+bin="${WASMHUB_BIN:-target/release/wasmhub}"
+for file in "$bin" target/test-guests/adversary.wasm dist/plugins/calc.wasm; do
+    [ -e "$file" ] || { echo "missing $file (see this script's header)" >&2; exit 2; }
+done
+command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
+echo_wasm="$target_dir/wasm32-wasip2/release/wassette_echo.wasm"
+if [ ! -f "$echo_wasm" ]; then
+    (cd bench/wassette-echo && CARGO_TARGET_DIR="$target_dir" cargo build --release --target wasm32-wasip2)
+fi
+
+work="$(mktemp -d)"
+hub_pid="" wassette_pid=""
+cleanup() {
+    for pid in $hub_pid $wassette_pid; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+hub_port="$(free_port)"
+wassette_port="$(free_port)"
+while [ "$wassette_port" = "$hub_port" ]; do wassette_port="$(free_port)"; done
+hub_url="http://127.0.0.1:$hub_port/mcp"
+wassette_url="http://127.0.0.1:$wassette_port/mcp"
+
+# The hub, as scripts/bench-mcp.sh starts it, restarted once so that it runs from the
+# compiled cache as a deployment does.
+mkdir -p "$work/plugins" "$work/wassette-plugins"
+cp target/test-guests/adversary.wasm "$work/plugins/"
+[ -n "${HUB_ECHO_ONLY:-}" ] || cp dist/plugins/*.wasm dist/plugins/*.toml "$work/plugins/"
+printf 'plugins_dir = "%s"\ndata_dir = "%s"\n' "$work/plugins" "$work/data" >"$work/hub.toml"
+meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+hub_rest="\"method\":\"tools/call\",\"params\":{\"name\":\"hub_call\",\"arguments\":{\"calls\":[{\"tool\":\"adversary.echo\",\"input\":{\"text\":\"hi\"}}]},$meta}}"
+hub_headers=('content-type: application/json' 'accept: application/json, text/event-stream'
+    'mcp-protocol-version: 2026-07-28' 'mcp-method: tools/call' 'mcp-name: hub_call')
+hub_call() {
+    curl -sS "$hub_url" "${hub_headers[@]/#/-H}" -d "{\"jsonrpc\":\"2.0\",\"id\":1,$hub_rest" 2>&1 || true
+}
+start_hub() {
+    # shellcheck disable=SC2086 # HUB_ARGS is a list of words on purpose
+    WASMHUB_LOG=warn "$bin" serve --config "$work/hub.toml" --listen "127.0.0.1:$hub_port" ${HUB_ARGS:-} \
+        >>"$work/hub.log" 2>&1 &
+    hub_pid=$!
+    local answer=""
+    for _ in $(seq 1 600); do # every plugin loaded (status ok), then the echo answers
+        if curl -fsS "http://127.0.0.1:$hub_port/health" 2>/dev/null | grep -q '"status":"ok"'; then
+            answer="$(hub_call)"
+            case "$answer" in *'"ok":true'*) return ;; esac
+        fi
+        sleep 0.2
+    done
+    echo "the hub does not answer adversary.echo: $answer" >&2; tail -5 "$work/hub.log" >&2; exit 1
+}
+start_hub
+kill "$hub_pid" && wait "$hub_pid" 2>/dev/null || true
+start_hub
+hub_plugins="$(curl -fsS "http://127.0.0.1:$hub_port/health" | python3 -c 'import json,sys; p = json.load(sys.stdin)["plugins"]; print(p["active"], "plugins active,", p["rejected"], "rejected")')"
+
+# wassette with the echo component alone in its plugin folder (loaded at start, no
+# policy: an echo needs no permission), then the session handshake. WASETTE_CONFIG_FILE
+# is wassette's own spelling; pointing it into the scratch folder (no file there) keeps
+# wassette off the user's own config.
+cp "$echo_wasm" "$work/wassette-plugins/"
+WASETTE_CONFIG_FILE="$work/wassette.toml" WASSETTE_BIND_ADDRESS="127.0.0.1:$wassette_port" RUST_LOG=warn \
+    "$WASSETTE_BIN" serve --streamable-http --plugin-dir "$work/wassette-plugins" >>"$work/wassette.log" 2>&1 &
+wassette_pid=$!
+wassette_post() { # BODY [HEADER...]: prints the answer's headers and body
+    local body=$1 && shift
+    curl -sS -i "$wassette_url" -H 'content-type: application/json' \
+        -H 'accept: application/json, text/event-stream' "$@" -d "$body" 2>&1 || true
+}
+init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"bench-vs-wassette","version":"0"}}}'
+session=""
+for _ in $(seq 1 600); do
+    session="$(wassette_post "$init" | tr -d '\r' | awk 'tolower($1) == "mcp-session-id:" { print $2 }')"
+    [ -n "$session" ] && break
+    sleep 0.2
+done
+[ -n "$session" ] || { echo "wassette does not answer initialize" >&2; tail -5 "$work/wassette.log" >&2; exit 1; }
+[[ "$(wassette_post '{"jsonrpc":"2.0","method":"notifications/initialized"}' -H "mcp-session-id: $session")" \
+    == 'HTTP/1.1 202'* ]] || { echo "wassette refuses notifications/initialized" >&2; exit 1; }
+wassette_rest='"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}'
+answer="$(wassette_post "{\"jsonrpc\":\"2.0\",\"id\":1,$wassette_rest" -H "mcp-session-id: $session")"
+[[ "$answer" == *'content-type: text/event-stream'*'data: {'*'"text":"hi"'* && "$answer" != *'"isError":true'* ]] \
+    || { echo "wassette's echo fails: $answer" >&2; exit 1; }
+
+# lua NAME REST EXPECT HEADER...: writes NAME-call.lua (send-only) and NAME-checked.lua
+# (also checks every answer: status 200, contains EXPECT, no "isError":true). Each
+# thread builds 10,000 requests up front, ids THREAD*1e6+i, and cycles through them.
+lua() {
+    local name=$1 rest=$2 expect=$3 header && shift 3
+    {
+        echo 'wrk.method = "POST"'
+        for header in "$@"; do
+            echo "wrk.headers[\"${header%%: *}\"] = \"${header#*: }\""
+        done
+        cat <<EOF
+local rest = '$rest'
+local threads = {}
+function setup(thread)
+    table.insert(threads, thread)
+    thread:set("tid", #threads)
+end
+function init(args)
+    bad = 0
+    n = 0
+    requests = {}
+    for i = 1, 10000 do
+        requests[i] = wrk.format(nil, nil, nil, '{"jsonrpc":"2.0","id":' .. (tid * 1000000 + i) .. ',' .. rest)
+    end
+end
+function request()
+    n = n % 10000 + 1
+    return requests[n]
+end
+function done(summary, latency, requests)
+    local wrong = 0
+    for _, t in ipairs(threads) do
+        wrong = wrong + (t:get("bad") or 0)
+    end
+    io.write(string.format("RESULT calls/s=%.0f p50_ms=%.3f p99_ms=%.3f errors=%d\n",
+        summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
+        latency:percentile(99) / 1000,
+        summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status
+            + summary.errors.timeout + wrong))
+end
+EOF
+    } >"$work/$name-call.lua"
+    cp "$work/$name-call.lua" "$work/$name-checked.lua"
+    cat >>"$work/$name-checked.lua" <<EOF
+function response(status, headers, body)
+    if status ~= 200 or not string.find(body, '$expect', 1, true)
+        or string.find(body, '"isError":true', 1, true) then
+        bad = bad + 1
+    end
+end
+EOF
+}
+lua hub "$hub_rest" '"ok":true' "${hub_headers[@]}"
+lua wassette "$wassette_rest" '"text":"hi"' 'Content-Type: application/json' \
+    'Accept: application/json, text/event-stream' "Mcp-Session-Id: $session"
+
+# run SERVER CONNECTIONS ROUND: the checked 1 s run, then the timed send-only run.
+run() {
+    local server=$1 conns=$2 round=$3 url threads checked line
+    url="$([ "$server" = hub ] && echo "$hub_url" || echo "$wassette_url")"
+    threads=$((conns < 2 ? 1 : 2))
+    checked="$(wrk -t"$threads" -c"$conns" -d1s -s "$work/$server-checked.lua" "$url" | grep RESULT)"
+    case "$checked" in *" errors=0") ;;
+        *) echo "$server: wrong answers under load at $conns connections: $checked" >&2; exit 1 ;; esac
+    line="$(wrk -t"$threads" -c"$conns" -d"${duration}s" -s "$work/$server-call.lua" "$url" | grep RESULT)"
+    printf 'round %s %-8s connections=%-2s %s (checked 1 s: %s)\n' "$round" "$server" "$conns" \
+        "${line#RESULT }" "${checked#RESULT }"
+    echo "$server $conns ${line#RESULT }" >>"$work/results"
+}
+
+echo "MCP tools/call of a trivial echo, ${duration}s per run, $rounds rounds, $(nproc) cores shared with wrk, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "hub: $bin ($hub_plugins); wassette: $WASSETTE_BIN (1 component)"
+for round in $(seq 1 "$rounds"); do
+    for conns in 1 16 64; do
+        if [ $((round % 2)) -eq 1 ]; then order="hub wassette"; else order="wassette hub"; fi
+        for server in $order; do run "$server" "$conns" "$round"; done
+    done
+done
+
+sleep 3
+for server in hub wassette; do
+    pid="$([ "$server" = hub ] && echo "$hub_pid" || echo "$wassette_pid")"
+    awk -v server="$server" '/^Rss:/ { rss = $2 } /^Pss_Anon:/ { anon = $2 } /^Pss_File:/ { file = $2 }
+        END { printf "%s %.1f %.1f %.1f\n", server, rss / 1024, anon / 1024, file / 1024 }' \
+        "/proc/$pid/smaps_rollup" >>"$work/memory"
+done
+python3 - "$work/results" "$work/memory" "$rounds" <<'PY'
+import re, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    server, conns, rest = line.split(maxsplit=2)
+    fields = dict(re.findall(r"(\S+)=(\S+)", rest))
+    runs.setdefault((server, int(conns)), []).append(fields)
+median = lambda server, conns, key: statistics.median(float(r[key]) for r in runs[(server, conns)])
+print(f"\nmedians over {sys.argv[3]} rounds")
+print(f"{'connections':>11} | {'hub calls/s':>11} {'p50 ms':>7} {'p99 ms':>7} | "
+      f"{'wassette calls/s':>16} {'p50 ms':>7} {'p99 ms':>7} | {'hub/wassette':>12}")
+for conns in (1, 16, 64):
+    hub, was = (median(s, conns, "calls/s") for s in ("hub", "wassette"))
+    print(f"{conns:>11} | {hub:>11.0f} {median('hub', conns, 'p50_ms'):>7.3f} "
+          f"{median('hub', conns, 'p99_ms'):>7.3f} | {was:>16.0f} "
+          f"{median('wassette', conns, 'p50_ms'):>7.3f} {median('wassette', conns, 'p99_ms'):>7.3f} | "
+          f"{hub / was:>11.2f}x")
+errors = sum(int(r["errors"]) for rs in runs.values() for r in rs)
+if errors:
+    print(f"WARNING: {errors} errors (socket or non-2xx) in the timed runs")
+print("\nresident memory after the runs (after 3 s of quiet), MB")
+for line in open(sys.argv[2]):
+    server, rss, anon, file = line.split()
+    print(f"  {server:<8} RSS {float(rss):6.1f} (Pss_Anon {float(anon):6.1f}, Pss_File {float(file):6.1f})")
+PY
+echo "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
