@@ -140,21 +140,12 @@ wrk.method = "POST"
 wrk.body = '$calc'
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer $BENCH_TOKEN_BENIGN"
-local threads = {}
-function setup(thread) table.insert(threads, thread) end
 function init(args) bad = 0 end
 -- A refused call (200 with "ok":false) counts as an error too.
 function response(status, headers, body)
     if status ~= 200 or not string.find(body, '"ok":true', 1, true) then bad = bad + 1 end
 end
-function done(summary, latency, requests)
-    local wrong = 0
-    for _, t in ipairs(threads) do wrong = wrong + (t:get("bad") or 0) end
-    io.write(string.format("RESULT %.3f %.3f %d %d\n", latency:percentile(50) / 1000,
-        latency:percentile(99) / 1000, summary.requests,
-        summary.errors.connect + summary.errors.read + summary.errors.write
-            + summary.errors.timeout + wrong))
-end
+dofile("$root/scripts/wrk-report.lua")
 EOF
 
 # measure SCENARIO: starts its attack, lets it engage, times the benign client.
@@ -180,7 +171,9 @@ measure() {
     local peak
     peak="$(in_flight)"
     bench_stop
-    echo "$scenario ${line#RESULT } $peak" >>"$work/results"
+    local p50 p99 requests errors
+    read -r _ p50 p99 requests errors <<<"$(echo "${line#RESULT }" | sed -E 's/[a-z_/0-9]+=//g')"
+    echo "$scenario $p50 $p99 $requests $errors $peak" >>"$work/results"
     # Let the attack's calls drain (a closed connection cancels them) before the next.
     for _ in $(seq 1 150); do
         [ "$(in_flight)" -le 0 ] 2>/dev/null && break

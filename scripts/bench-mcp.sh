@@ -84,27 +84,11 @@ wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
 wrk.headers["Mcp-Method"] = "tools/call"
 wrk.headers["Mcp-Name"] = "hub_call"
 
-local threads = {}
-function setup(thread)
-    table.insert(threads, thread)
-end
-
 function init(args)
     bad = 0
 end
 
--- Non-2xx answers count in errors.status; wrong bodies (checked.lua) in "bad".
-function done(summary, latency, requests)
-    local wrong = 0
-    for _, t in ipairs(threads) do
-        wrong = wrong + (t:get("bad") or 0)
-    end
-    io.write(string.format("RESULT calls/s=%.0f p50_ms=%.3f p99_ms=%.3f errors=%d\n",
-        summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
-        latency:percentile(99) / 1000,
-        summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status
-            + summary.errors.timeout + wrong))
-end
+dofile("$root/scripts/wrk-report.lua")
 EOF
     cp "$work/call.lua" "$work/checked.lua"
     cat >> "$work/checked.lua" <<'EOF'

@@ -115,25 +115,6 @@ CFG
     fi
 }
 
-# Every script ends with common.lua: wrong answers (counted in `bad` by a script's
-# response()) and non-2xx answers count as errors.
-cat >"$work/common.lua" <<'EOF'
-local threads = {}
-function setup(thread)
-    table.insert(threads, thread)
-    thread:set("tid", #threads)
-end
-function done(summary, latency, requests)
-    local wrong = 0
-    for _, t in ipairs(threads) do
-        wrong = wrong + (t:get("bad") or 0)
-    end
-    io.write(string.format("RESULT %.0f %.2f %.2f %d\n", summary.requests / (summary.duration / 1e6),
-        latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-        summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status
-            + summary.errors.timeout + wrong))
-end
-EOF
 cat >"$work/call.lua" <<'EOF'
 wrk.method = "POST"
 wrk.body = '{"calls":[{"tool":"calc.eval","input":{"expression":"1+1"}}]}'
@@ -164,15 +145,18 @@ wrk.method = "POST"
 wrk.body = '{"model":"scripted-1","stream":true,"messages":[{"role":"user","content":"thanks"}]}'
 wrk.headers["Content-Type"] = "application/json"
 EOF
+# Every script ends with the shared reporter: wrong answers (counted in `bad` by a
+# script's response()) and non-2xx answers count as errors.
 for script in call turn model; do
-    cat "$work/common.lua" >>"$work/$script.lua"
+    echo "dofile(\"$root/scripts/wrk-report.lua\")" >>"$work/$script.lua"
 done
 
 # run CONNECTIONS SCRIPT URL: "rate p50 p99 errors".
 run() {
     local threads=$(($1 < 2 ? 1 : 2)) line
     line="$(wrk -t"$threads" -c"$1" -d"${duration}s" -s "$2" "$3" | grep RESULT)"
-    echo "${line#RESULT }"
+    read -r rate p50 p99 _ errors <<<"$(echo "${line#RESULT }" | sed -E 's/[a-z_/0-9]+=//g')"
+    echo "$rate $p50 $p99 $errors"
 }
 
 printf 'replicas benchmark: %ss per run, %s cores shared with wrk, load %s\n' "$duration" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"

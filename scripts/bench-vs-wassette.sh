@@ -156,11 +156,6 @@ lua() {
         done
         cat <<EOF
 local rest = '$rest'
-local threads = {}
-function setup(thread)
-    table.insert(threads, thread)
-    thread:set("tid", #threads)
-end
 function init(args)
     bad = 0
     n = 0
@@ -173,17 +168,7 @@ function request()
     n = n % 10000 + 1
     return requests[n]
 end
-function done(summary, latency, requests)
-    local wrong = 0
-    for _, t in ipairs(threads) do
-        wrong = wrong + (t:get("bad") or 0)
-    end
-    io.write(string.format("RESULT calls/s=%.0f p50_ms=%.3f p99_ms=%.3f errors=%d\n",
-        summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
-        latency:percentile(99) / 1000,
-        summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status
-            + summary.errors.timeout + wrong))
-end
+dofile("$root/scripts/wrk-report.lua")
 EOF
     } >"$work/$name-call.lua"
     cp "$work/$name-call.lua" "$work/$name-checked.lua"
