@@ -151,14 +151,22 @@ impl std::error::Error for BodyError {
 }
 
 impl BodyError {
-    /// 413 for a body over the limit, 400 otherwise, in the hub's error shape.
+    /// The answer's status on every surface: 413 for a body over the limit, else 400.
+    pub(crate) fn status(&self) -> StatusCode {
+        match self {
+            BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            BodyError::Read(_) | BodyError::Json(_) => StatusCode::BAD_REQUEST,
+        }
+    }
+
+    /// [`BodyError::status`] in the hub's error shape.
     pub(crate) fn into_response(self) -> Resp {
-        let (status, code) = match self {
-            BodyError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
-            BodyError::Read(_) => (StatusCode::BAD_REQUEST, "bad_request"),
-            BodyError::Json(_) => (StatusCode::BAD_REQUEST, "invalid_json"),
+        let code = match self {
+            BodyError::TooLarge { .. } => "body_too_large",
+            BodyError::Read(_) => "bad_request",
+            BodyError::Json(_) => "invalid_json",
         };
-        error(status, code, self.to_string())
+        error(self.status(), code, self.to_string())
     }
 }
 

@@ -116,10 +116,7 @@ pub(crate) async fn messages(app: &Arc<App>, req: Request<Incoming>, peer: Socke
 }
 
 fn body_error(e: BodyError) -> ApiError {
-    match e {
-        BodyError::TooLarge { .. } => ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, e.to_string()),
-        e => ApiError::invalid(e.to_string()),
-    }
+    ApiError::new(e.status(), e.to_string())
 }
 
 /// Who runs the tools: the hub when `x-wasmhub-tools: hub` asks for it (then the

@@ -232,11 +232,7 @@ async fn post(
 
 /// 413 for a body over `server.max_body_kb`, 400 for one that could not be read.
 fn body_error(e: BodyError) -> Resp {
-    let status = match e {
-        BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-        BodyError::Read(_) | BodyError::Json(_) => StatusCode::BAD_REQUEST,
-    };
-    error(status, &Value::Null, RpcError::invalid_request(e.to_string()))
+    error(e.status(), &Value::Null, RpcError::invalid_request(e.to_string()))
 }
 
 /// The requests of a POST body (not its notifications or responses).
