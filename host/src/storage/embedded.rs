@@ -3,8 +3,9 @@
 //!
 //! Callers never see sled. They open a [`Table`] by name and store bytes or JSON
 //! values under byte keys. Writes that must survive a crash (a finished chat step,
-//! an audit record) call [`Table::flush`] before they are reported done. Tables
-//! written in batches (the audit log, accounting) share one layout, `blocks`.
+//! an audit record) call [`Table::flush`] before they are reported done. The logs
+//! that grow with traffic (the audit log, accounting records) are not tables:
+//! they are files beside the database (`super::log`), in `logs/`.
 //! sled calls block (a flush is an fsync): async code runs them through
 //! [`super::blocking`].
 
@@ -13,12 +14,30 @@ mod cas;
 use super::StorageError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The hub's database. Cheap to clone.
 #[derive(Clone)]
 pub struct Storage {
     db: sled::Db,
+    /// Where the record logs live (`super::log`).
+    logs: Arc<LogsDir>,
+}
+
+/// The folder of the record logs: `<data_dir>/logs`, or a temporary folder
+/// removed when the last handle of a temporary database goes.
+struct LogsDir {
+    path: PathBuf,
+    temporary: bool,
+}
+
+impl Drop for LogsDir {
+    fn drop(&mut self) {
+        if self.temporary {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
 }
 
 impl Storage {
@@ -35,13 +54,32 @@ impl Storage {
                 path: dir.to_owned(),
                 source,
             })?;
-        Ok(Storage { db })
+        let logs = Arc::new(LogsDir {
+            path: dir.join("logs"),
+            temporary: false,
+        });
+        Ok(Storage { db, logs })
     }
 
-    /// A database that lives in memory only (tests, `wasmhub call`).
+    /// A database that lives in memory, its record logs in a folder under the
+    /// system's temporary folder removed with it (tests, `wasmhub call`).
     pub fn temporary() -> Result<Storage, StorageError> {
         let db = sled::Config::new().temporary(true).open()?;
-        Ok(Storage { db })
+        let logs = Arc::new(LogsDir {
+            path: std::env::temp_dir().join(crate::ids::new_id("wasmhub-logs")),
+            temporary: true,
+        });
+        Ok(Storage { db, logs })
+    }
+
+    /// The folder of the record log called `name`.
+    pub(crate) fn log_dir(&self, name: &str) -> PathBuf {
+        self.logs.path.join(name)
+    }
+
+    /// Whether a table called `name` exists.
+    pub(crate) fn has_table(&self, name: &str) -> bool {
+        self.db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes())
     }
 
     /// Deletes the table called `name` and everything in it, if it exists.

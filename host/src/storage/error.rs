@@ -22,6 +22,15 @@ pub enum StorageError {
     },
     /// A read or write failed.
     Io(sled::Error),
+    /// A record log's file could not be read or written.
+    File {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the hub was doing.
+        during: &'static str,
+        /// The filesystem error.
+        source: std::io::Error,
+    },
     /// A value could not be turned into its stored JSON form.
     Encode(serde_json::Error),
     /// A stored value did not decode.
@@ -93,6 +102,9 @@ impl std::fmt::Display for StorageError {
                 write!(f, "cannot open the store at {}: {source}", path.display())
             }
             StorageError::Io(e) => write!(f, "storage error: {e}"),
+            StorageError::File { path, during, source } => {
+                write!(f, "storage error: cannot {during} ({}): {source}", path.display())
+            }
             StorageError::Encode(e) => write!(f, "storage error: {e}"),
             StorageError::Corrupt { table, source } => {
                 write!(f, "stored value in {table} does not decode: {source}")
@@ -135,7 +147,7 @@ impl std::fmt::Display for StorageError {
 impl std::error::Error for StorageError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            StorageError::CreateDir { source, .. } => Some(source),
+            StorageError::CreateDir { source, .. } | StorageError::File { source, .. } => Some(source),
             StorageError::Open { source, .. } | StorageError::Io(source) => Some(source),
             StorageError::Encode(source) | StorageError::Corrupt { source, .. } => Some(source),
             #[cfg(feature = "postgres")]

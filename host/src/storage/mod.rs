@@ -5,12 +5,13 @@
 //! small async trait and its implementations over these handles (`agent::store`,
 //! `hub::audit`, `hub::accounting`, `surfaces::mcp`). This module only opens the
 //! backend `[storage]` names ([`Backend::open`]), runs blocking sled work off the
-//! async workers ([`blocking`]), and, for PostgreSQL, pools connections, migrates
-//! each store's schema and delivers notifications.
+//! async workers ([`blocking`]), keeps the embedded backend's append-only record
+//! logs in segment files ([`log`]), and, for PostgreSQL, pools connections,
+//! migrates each store's schema and delivers notifications.
 
-pub(crate) mod blocks;
 mod embedded;
 mod error;
+pub(crate) mod log;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 

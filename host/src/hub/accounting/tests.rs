@@ -2,21 +2,18 @@ use super::*;
 use crate::storage::Storage;
 use store::conformance::call;
 
-fn sled(storage: &Storage) -> Arc<dyn UsageStore> {
-    Arc::new(store::SledUsage::new(
-        storage.table("accounting").unwrap(),
-        storage.table("accounting_sessions").unwrap(),
-    ))
+fn embedded(storage: &Storage) -> Arc<dyn UsageStore> {
+    Arc::new(store::LogUsage::open(storage).unwrap())
 }
 
 fn log(storage: &Storage, config: &AccountingConfig) -> UsageLog {
-    UsageLog::start(sled(storage), config).unwrap()
+    UsageLog::start(embedded(storage), config).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_sled_store_passes_the_conformance_suite() {
-    let store = sled(&Storage::temporary().unwrap());
-    // sled has one process per database: both writers are the one store.
+async fn the_embedded_store_passes_the_conformance_suite() {
+    let store = embedded(&Storage::temporary().unwrap());
+    // The embedded store has one process per database: both writers are the one store.
     store::conformance::run(store.clone(), store).await;
 }
 

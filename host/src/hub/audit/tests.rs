@@ -2,18 +2,18 @@ use super::unwritten::SUMMARY_TOOL;
 use super::*;
 use crate::hub::error::ErrorCode;
 use crate::storage::Storage;
-use crate::storage::blocks::{BlockKey, Blocks, Stored};
+use crate::storage::log::BlockKey;
 use serde_json::json;
-use store::SledAudit;
+use store::LogAudit;
 
-fn sled(storage: &Storage) -> Arc<dyn AuditStore> {
-    Arc::new(SledAudit::new(storage.table("calls").unwrap()))
+fn embedded(storage: &Storage) -> Arc<dyn AuditStore> {
+    Arc::new(LogAudit::open(storage).unwrap())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_sled_store_passes_the_conformance_suite() {
-    let store = sled(&Storage::temporary().unwrap());
-    // sled has one process per database: both writers are the one store.
+async fn the_embedded_store_passes_the_conformance_suite() {
+    let store = embedded(&Storage::temporary().unwrap());
+    // The embedded store has one process per database: both writers are the one store.
     store::conformance::run(store.clone(), store).await;
 }
 
@@ -65,7 +65,7 @@ fn records_come_back_newest_first_and_retention_is_bounded() {
         redact_fields: vec!["secret".into()],
         ..AuditConfig::default()
     };
-    let log = AuditLog::start(sled(&storage), &config).unwrap();
+    let log = AuditLog::start(embedded(&storage), &config).unwrap();
     for n in 0..100 {
         log.record(record(n));
     }
@@ -89,72 +89,47 @@ fn ids(records: &[CallRecord]) -> Vec<String> {
 }
 
 #[test]
-fn trimming_cuts_whole_blocks_then_the_oldest_part_of_one() {
+fn records_an_earlier_version_kept_in_sled_are_moved_to_the_log_once() {
     let storage = Storage::temporary().unwrap();
     let table = storage.table("calls").unwrap();
-    let mut blocks = Blocks::default();
-    for (ms, range) in [(10, 0..3), (11, 3..7), (12, 7..9)] {
-        let batch: Vec<CallRecord> = range.map(record).collect();
-        let key = blocks.next_key(ms, batch.len());
-        table.put(&key.encode(), &batch).unwrap();
-        blocks.stored_block(key);
-    }
-    assert_eq!(blocks.records, 9);
-    blocks.trim::<CallRecord>(&table, 5).unwrap();
-    assert_eq!(blocks.records, 5);
-    let stored: Vec<CallRecord> = table
-        .newest_first::<Stored<CallRecord>>()
-        .flat_map(|r| r.unwrap().1.into_records().into_iter().rev())
-        .collect();
-    assert_eq!(ids(&stored), ["call_8", "call_7", "call_6", "call_5", "call_4"]);
-    // What the writer keeps in memory matches what a restart reads back.
-    let reloaded = Blocks::load(&table).unwrap();
-    assert_eq!(reloaded.records, 5);
-    assert_eq!(
-        reloaded.keys.iter().map(|(_, k)| *k).collect::<Vec<_>>(),
-        blocks.keys.iter().map(|(_, k)| *k).collect::<Vec<_>>()
-    );
-    blocks.trim::<CallRecord>(&table, 0).unwrap();
-    assert_eq!((blocks.records, table.len()), (0, 0));
-}
-
-#[test]
-fn block_keys_keep_write_order_when_the_clock_goes_back() {
-    let mut blocks = Blocks::default();
-    let first = blocks.next_key(1_000, 2);
-    blocks.stored_block(first);
-    let second = blocks.next_key(900, 1);
-    assert!(second.encode() > first.encode());
-    assert_eq!((second.ms, second.number), (1_000, 1));
-    blocks.stored_block(second);
-    assert_eq!(blocks.next_key(2_000, 1).number, 0);
-    assert_eq!(BlockKey::decode(&second.encode()), Some(second));
-    assert_eq!(BlockKey::decode(b"short"), None);
-}
-
-#[test]
-fn records_stored_one_per_key_by_earlier_versions_are_read_counted_and_trimmed() {
-    let storage = Storage::temporary().unwrap();
-    let table = storage.table("calls").unwrap();
+    // Oldest: one record per 16-byte key; then blocks under 20-byte keys.
     for n in 0..3u64 {
         let mut key = (1_000 + n).to_be_bytes().to_vec();
         key.extend_from_slice(&n.to_be_bytes());
         table.put(&key, &record(n)).unwrap();
     }
+    for (number, range) in [(0, 3..5), (1, 5..8)] {
+        let batch: Vec<CallRecord> = range.map(record).collect();
+        let key = BlockKey {
+            ms: 2_000,
+            number,
+            records: batch.len() as u32,
+        };
+        table.put(&key.encode(), &batch).unwrap();
+    }
+    drop(table);
     let config = AuditConfig {
-        retention: 3,
+        retention: 5,
         redact_fields: Vec::new(),
         ..AuditConfig::default()
     };
-    let log = AuditLog::start(Arc::new(SledAudit::new(table)), &config).unwrap();
-    log.record(record(3));
+    let log = AuditLog::start(embedded(&storage), &config).unwrap();
+    assert!(!storage.has_table("calls"), "the table is dropped once moved");
+    let moved: Vec<String> = (0..8).rev().map(|n| format!("call_{n}")).collect();
+    assert_eq!(ids(&log.recent(10).unwrap()), moved);
+    // Past retention plus slack: the oldest moved records go first.
+    log.record(record(8));
     assert_eq!(
         ids(&log.recent(10).unwrap()),
-        ["call_3", "call_2", "call_1", "call_0"]
+        ["call_8", "call_7", "call_6", "call_5", "call_4"]
     );
-    // Past retention plus slack: the oldest legacy records go first.
-    log.record(record(4));
-    assert_eq!(ids(&log.recent(10).unwrap()), ["call_4", "call_3", "call_2"]);
+    drop(log);
+    // Reopened: nothing is moved twice.
+    let store = embedded(&storage);
+    let again = crate::hub::store_driver::Driver::new()
+        .unwrap()
+        .run(store.recent(10));
+    assert_eq!(again.unwrap().len(), 5);
 }
 
 #[test]
@@ -164,7 +139,7 @@ fn records_the_writer_has_no_room_for_are_summarised_not_lost() {
         queue: 1,
         ..AuditConfig::default()
     };
-    let log = AuditLog::start(sled(&storage), &config).unwrap();
+    let log = AuditLog::start(embedded(&storage), &config).unwrap();
     // The writer gathers for GATHER after the first record: a one-record queue
     // is full long before 200 records are sent.
     for n in 0..200 {

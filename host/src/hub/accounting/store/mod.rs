@@ -2,7 +2,7 @@
 //! by the hub and driven only by the accounting writer thread (`super::writer`).
 //! The JSONL file is not here: it stays a local file of each process.
 //!
-//! - `sled`: the tables `accounting` (`storage::blocks` layout) and
+//! - `log`: the record log `accounting` and the sled table
 //!   `accounting_sessions` (one process);
 //! - `postgres`: the tables `wasmhub_accounting` and
 //!   `wasmhub_accounting_sessions`, shared by every replica;
@@ -10,11 +10,11 @@
 
 #[cfg(test)]
 pub(crate) mod conformance;
+mod log;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
-mod sled;
 
-pub(crate) use self::sled::SledUsage;
+pub(crate) use self::log::LogUsage;
 
 use super::{Page, SessionUsage, Since, UsageRecord};
 use crate::storage::{Backend, StorageError};
@@ -23,10 +23,7 @@ use std::sync::Arc;
 /// The accounting store of `backend`, its schema migrated when it has one.
 pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn UsageStore>, StorageError> {
     match backend {
-        Backend::Sled(storage) => Ok(Arc::new(SledUsage::new(
-            storage.table("accounting")?,
-            storage.table("accounting_sessions")?,
-        ))),
+        Backend::Sled(storage) => Ok(Arc::new(LogUsage::open(storage)?)),
         #[cfg(feature = "postgres")]
         Backend::Postgres(pg) => Ok(Arc::new(postgres::PgUsage::open(pg.clone()).await?)),
     }

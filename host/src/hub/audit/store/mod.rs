@@ -1,17 +1,17 @@
 //! Where the audit log's records live: [`AuditStore`], owned by the hub and
 //! written only through the audit writer thread (`super::AuditLog`).
 //!
-//! - `sled`: the table `calls` in the `storage::blocks` layout (one process);
+//! - `log`: the record log `calls` beside the sled database (one process);
 //! - `postgres`: the table `wasmhub_audit`, shared by every replica;
 //! - `conformance`: the suite every implementation passes.
 
 #[cfg(test)]
 pub(crate) mod conformance;
+mod log;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
-mod sled;
 
-pub(crate) use self::sled::SledAudit;
+pub(crate) use self::log::LogAudit;
 
 use super::CallRecord;
 use crate::storage::{Backend, StorageError};
@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// The audit store of `backend`, its schema migrated when it has one.
 pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn AuditStore>, StorageError> {
     match backend {
-        Backend::Sled(storage) => Ok(Arc::new(SledAudit::new(storage.table("calls")?))),
+        Backend::Sled(storage) => Ok(Arc::new(LogAudit::open(storage)?)),
         #[cfg(feature = "postgres")]
         Backend::Postgres(pg) => Ok(Arc::new(postgres::PgAudit::open(pg.clone()).await?)),
     }

@@ -1,0 +1,151 @@
+//! The embedded backend's accounting store: records in the record log
+//! `accounting` (`<data_dir>/logs/accounting/`, `storage::log`, where the sled
+//! table `accounting` that earlier versions wrote is moved on first open), ids
+//! from one counter continued from the newest stored record, and each session's
+//! sums in the sled table `accounting_sessions`.
+//!
+//! sled allows one process per database, and the log beside it follows: one store
+//! instance is the only writer, and concurrent appends through it are serialized
+//! by the lock on its state. The work runs inline: the store is driven by the
+//! accounting writer thread.
+
+use super::UsageStore;
+use crate::hub::accounting::{Page, SessionUsage, Since, UsageRecord};
+use crate::storage::log::{LogRecord, RecordLog};
+use crate::storage::{Storage, StorageError, Table};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+impl LogRecord for UsageRecord {
+    fn log_id(&self) -> u64 {
+        self.id
+    }
+}
+
+/// The log and the next id.
+struct State {
+    records: RecordLog<UsageRecord>,
+    next_id: u64,
+}
+
+/// Accounting in a record log and a sled table.
+pub(crate) struct LogUsage {
+    sessions: Table,
+    state: Mutex<State>,
+}
+
+impl LogUsage {
+    /// The store of `storage`'s log `accounting` and table `accounting_sessions`.
+    pub(crate) fn open(storage: &Storage) -> Result<LogUsage, StorageError> {
+        let records = crate::storage::log::open::<UsageRecord>(storage, "accounting")?;
+        let next_id = records.last_id().map_or(1, |id| id + 1);
+        Ok(LogUsage {
+            sessions: storage.table("accounting_sessions")?,
+            state: Mutex::new(State { records, next_id }),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[async_trait::async_trait]
+impl UsageStore for LogUsage {
+    async fn append(&self, mut batch: Vec<UsageRecord>) -> Result<Vec<UsageRecord>, StorageError> {
+        if batch.is_empty() {
+            return Ok(batch);
+        }
+        let mut state = self.state();
+        for r in &mut batch {
+            r.id = state.next_id;
+            state.next_id += 1;
+        }
+        state.records.append(&batch, crate::clock::now_ms())?;
+        add_to_sessions(&self.sessions, &batch)?;
+        Ok(batch)
+    }
+
+    async fn page(&self, since: Since, limit: usize) -> Result<Page, StorageError> {
+        let state = self.state();
+        let log = &state.records;
+        let segments = log.segments();
+        // Segments are in id and time order; each knows its newest id and when
+        // it was last written (after its records ended).
+        let first = match since {
+            Since::Start => 0,
+            Since::Time(ms) => segments.partition_point(|s| s.last_ms < ms),
+            Since::Id(id) => segments.partition_point(|s| s.last_id <= id),
+        };
+        let wanted = |r: &UsageRecord| match since {
+            Since::Start => true,
+            Since::Id(id) => r.id > id,
+            Since::Time(ms) => r.time_ms >= ms,
+        };
+        let mut records = Vec::with_capacity(limit.min(1024));
+        for segment in segments.range(first..) {
+            if records.len() >= limit {
+                break;
+            }
+            let found = log.read(segment)?.into_iter().filter(wanted);
+            records.extend(found.take(limit - records.len()));
+        }
+        let next = match (records.last(), since) {
+            (Some(last), _) => last.id,
+            (None, Since::Id(id)) => id,
+            (None, _) => log.last_id().unwrap_or(0),
+        };
+        Ok(Page { records, next })
+    }
+
+    async fn session_usage(&self, sessions: Vec<String>) -> Result<Vec<SessionUsage>, StorageError> {
+        sessions
+            .iter()
+            .map(|id| Ok(self.sessions.get(id.as_bytes())?.unwrap_or_default()))
+            .collect()
+    }
+
+    async fn forget_session(&self, session: String) -> Result<(), StorageError> {
+        // Under the state lock: no append adds to the sums while they go.
+        let _state = self.state();
+        self.sessions.remove(session.as_bytes())?;
+        Ok(())
+    }
+
+    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
+        let log = &mut self.state().records;
+        let over = log.len() > keep.saturating_add(slack) || (keep == 0 && log.len() > 0);
+        if over {
+            log.trim(keep)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for LogUsage {
+    fn drop(&mut self) {
+        // The last writer is gone: make the sums it wrote durable.
+        let _ = self.sessions.flush();
+    }
+}
+
+fn add_to_sessions(sessions: &Table, batch: &[UsageRecord]) -> Result<(), StorageError> {
+    let mut sums: BTreeMap<&str, SessionUsage> = BTreeMap::new();
+    for record in batch {
+        let Some(session) = record.session.as_deref() else {
+            continue;
+        };
+        if !sums.contains_key(session) {
+            let stored = sessions
+                .get::<SessionUsage>(session.as_bytes())?
+                .unwrap_or_default();
+            sums.insert(session, stored);
+        }
+        sums.get_mut(session).expect("inserted above").add(&record.entry);
+    }
+    let items: Vec<(Vec<u8>, SessionUsage)> = sums
+        .into_iter()
+        .map(|(s, u)| (s.as_bytes().to_vec(), u))
+        .collect();
+    sessions.put_many(&items)
+}

@@ -1,0 +1,54 @@
+//! The embedded backend's audit store: the record log `calls`
+//! (`<data_dir>/logs/calls/`, `storage::log`), where the sled table `calls` that
+//! earlier versions wrote is moved on first open.
+//!
+//! sled allows one process per database, and the log beside it follows: one store
+//! instance is the only writer, and concurrent appends through it are serialized
+//! by the lock on its log. The work runs inline: the store is driven by the audit
+//! writer thread, never by an async worker.
+
+use super::AuditStore;
+use crate::hub::audit::CallRecord;
+use crate::storage::log::{LogRecord, RecordLog};
+use crate::storage::{Storage, StorageError};
+use std::sync::{Mutex, MutexGuard};
+
+impl LogRecord for CallRecord {}
+
+/// The audit log in segment files.
+pub(crate) struct LogAudit {
+    log: Mutex<RecordLog<CallRecord>>,
+}
+
+impl LogAudit {
+    /// The store of `storage`'s log `calls`.
+    pub(crate) fn open(storage: &Storage) -> Result<LogAudit, StorageError> {
+        Ok(LogAudit {
+            log: Mutex::new(crate::storage::log::open(storage, "calls")?),
+        })
+    }
+
+    fn log(&self) -> MutexGuard<'_, RecordLog<CallRecord>> {
+        self.log.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[async_trait::async_trait]
+impl AuditStore for LogAudit {
+    async fn append(&self, batch: Vec<CallRecord>) -> Result<(), StorageError> {
+        self.log().append(&batch, crate::clock::now_ms())
+    }
+
+    async fn recent(&self, limit: usize) -> Result<Vec<CallRecord>, StorageError> {
+        self.log().newest(limit)
+    }
+
+    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
+        let mut log = self.log();
+        let over = log.len() > keep.saturating_add(slack) || (keep == 0 && log.len() > 0);
+        if over {
+            log.trim(keep)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,183 @@
+use super::*;
+use crate::test_dir::TempDir;
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Rec {
+    id: u64,
+    text: String,
+}
+
+impl LogRecord for Rec {
+    fn log_id(&self) -> u64 {
+        self.id
+    }
+}
+
+fn recs(range: std::ops::Range<u64>) -> Vec<Rec> {
+    range
+        .map(|id| Rec {
+            id,
+            text: format!("r{id}"),
+        })
+        .collect()
+}
+
+fn ids(records: &[Rec]) -> Vec<u64> {
+    records.iter().map(|r| r.id).collect()
+}
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn batches_fill_segments_and_come_back_newest_first_after_a_reopen() {
+    let dir = TempDir::new("log");
+    let mut log = RecordLog::<Rec>::open(&dir).unwrap();
+    assert_eq!((log.len(), log.last_id()), (0, None));
+    let n = SEGMENT_RECORDS as u64 + 510;
+    for start in (0..n).step_by(500) {
+        log.append(&recs(start..(start + 500).min(n)), 1_000 + start)
+            .unwrap();
+    }
+    assert_eq!(log.len(), n as usize);
+    // The batch that crossed the limit stays whole in the first segment.
+    assert_eq!(log.segments().len(), 2);
+    assert_eq!(log.segments()[1].first, 4500);
+    assert_eq!(ids(&log.newest(3).unwrap()), [n - 1, n - 2, n - 3]);
+    let before: Vec<Segment> = log.segments().iter().copied().collect();
+    drop(log);
+    let mut log = RecordLog::<Rec>::open(&dir).unwrap();
+    let after: Vec<Segment> = log.segments().iter().copied().collect();
+    let shape = |s: &[Segment]| {
+        s.iter()
+            .map(|s| (s.first, s.records, s.bytes, s.last_id))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(shape(&after), shape(&before));
+    assert!(after[0].last_ms <= after[1].last_ms);
+    log.append(&recs(n..n + 1), 9_000).unwrap();
+    assert_eq!(ids(&log.newest(2).unwrap()), [n, n - 1]);
+    assert_eq!(log.last_id(), Some(n));
+    assert_eq!(files(&dir).len(), 2, "appends continue in the newest segment");
+}
+
+#[test]
+fn trimming_drops_whole_segments_then_rewrites_the_oldest_part_of_one() {
+    let dir = TempDir::new("log");
+    let mut log = RecordLog::<Rec>::open(&dir).unwrap();
+    let n = 2 * SEGMENT_RECORDS as u64 + 100;
+    for start in (0..n).step_by(SEGMENT_RECORDS / 2) {
+        log.append(&recs(start..(start + SEGMENT_RECORDS as u64 / 2).min(n)), 5)
+            .unwrap();
+    }
+    assert_eq!(log.segments().len(), 3);
+    log.trim(150).unwrap();
+    assert_eq!(log.len(), 150);
+    let all = log.newest(1_000).unwrap();
+    assert_eq!(ids(&all), (n - 150..n).rev().collect::<Vec<_>>());
+    // The second segment lost its oldest part; the third is whole.
+    let (second, third) = (n - 150, 2 * SEGMENT_RECORDS as u64);
+    assert_eq!(
+        files(&dir),
+        [format!("{second:020}.jsonl"), format!("{third:020}.jsonl")]
+    );
+    // The rewritten newest segment still takes appends, and a reopen agrees.
+    log.append(&recs(n..n + 2), 6).unwrap();
+    drop(log);
+    let mut log = RecordLog::<Rec>::open(&dir).unwrap();
+    assert_eq!(log.len(), 152);
+    assert_eq!(log.newest(1).unwrap()[0].id, n + 1);
+    log.trim(0).unwrap();
+    assert_eq!((log.len(), files(&dir).len()), (0, 0));
+    log.append(&recs(0..1), 7).unwrap();
+    assert_eq!(log.len(), 1);
+}
+
+#[test]
+fn opening_repairs_a_torn_line_and_what_an_interrupted_trim_left() {
+    let dir = TempDir::new("log");
+    let mut log = RecordLog::<Rec>::open(&dir).unwrap();
+    log.append(&recs(0..10), 1).unwrap();
+    drop(log);
+    let segment = Segment::path(&dir, 0);
+    // A crash during a trim's rewrite (the original and its renamed suffix both
+    // there) and during a write (half a line, a temporary file).
+    let suffix: Vec<u8> = std::fs::read(&segment).unwrap();
+    let lines: Vec<&[u8]> = segment::lines(&suffix).skip(4).collect();
+    let mut rewritten = lines.join(&b'\n');
+    rewritten.push(b'\n');
+    std::fs::write(Segment::path(&dir, 4), &rewritten).unwrap();
+    std::fs::write(dir.join("00000000000000000002.tmp"), b"partial").unwrap();
+    let torn = Segment::path(&dir, 4);
+    let mut bytes = std::fs::read(&torn).unwrap();
+    bytes.extend_from_slice(br#"{"id": 10, "te"#);
+    std::fs::write(&torn, bytes).unwrap();
+
+    let mut log = RecordLog::<Rec>::open(&dir).unwrap();
+    assert_eq!(files(&dir), [format!("{:020}.jsonl", 4)]);
+    assert_eq!(ids(&log.newest(100).unwrap()), (4..10).rev().collect::<Vec<_>>());
+    assert_eq!(log.last_id(), Some(9));
+    log.append(&recs(10..11), 2).unwrap();
+    assert_eq!(
+        ids(&log.newest(2).unwrap()),
+        [10, 9],
+        "the next line starts clean"
+    );
+}
+
+#[test]
+fn a_line_that_does_not_decode_is_reported_with_its_file() {
+    let dir = TempDir::new("log");
+    let mut log = RecordLog::<Rec>::open(&dir).unwrap();
+    log.append(&recs(0..2), 1).unwrap();
+    drop(log);
+    let path = Segment::path(&dir, 0);
+    let text = std::fs::read_to_string(&path).unwrap().replacen("\"r0\"", "7", 1);
+    std::fs::write(&path, text).unwrap();
+    let log = RecordLog::<Rec>::open(&dir).unwrap();
+    assert_eq!(log.last_id(), Some(1), "the newest record still decodes");
+    let err = log.newest(5).unwrap_err();
+    assert!(matches!(err, StorageError::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("00000000000000000000.jsonl"), "{err}");
+}
+
+#[test]
+fn a_move_a_crash_interrupted_is_redone_and_a_finished_one_is_not_repeated() {
+    let storage = Storage::temporary().unwrap();
+    let table = storage.table("t").unwrap();
+    let key = |number| {
+        BlockKey {
+            ms: 1_000,
+            number,
+            records: 2,
+        }
+        .encode()
+    };
+    table.put(&key(0), &recs(0..2)).unwrap();
+    table.put(&key(1), &recs(2..4)).unwrap();
+    // A crash while the log was built beside its place: built again.
+    let staging = storage.log_dir("t").with_extension("migrating");
+    std::fs::create_dir_all(&staging).unwrap();
+    std::fs::write(Segment::path(&staging, 0), b"{\"id\":0,\"text\":\"r0\"}\n").unwrap();
+    let log = open::<Rec>(&storage, "t").unwrap();
+    assert_eq!(ids(&log.newest(10).unwrap()), [3, 2, 1, 0]);
+    assert_eq!(
+        log.segments()[0].last_ms,
+        1_000,
+        "the block's time, not the move's"
+    );
+    assert!(!storage.has_table("t") && !staging.exists());
+    drop(log);
+    // A crash after the move but before the table was dropped: not moved twice.
+    let table = storage.table("t").unwrap();
+    table.put(&key(2), &recs(4..6)).unwrap();
+    let log = open::<Rec>(&storage, "t").unwrap();
+    assert_eq!(log.len(), 4);
+    assert!(!storage.has_table("t"));
+}
