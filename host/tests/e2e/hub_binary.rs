@@ -261,3 +261,54 @@ fn the_hub_log_lines_start_with_an_rfc3339_utc_time() {
         assert!(starts_with_timestamp(line), "{line}");
     }
 }
+
+/// The ids of `GET /api/calls`, newest first.
+async fn audited(addr: std::net::SocketAddr) -> Vec<String> {
+    let resp = crate::support::client::send(addr, http::Method::GET, "/api/calls?limit=10", None, &[]).await;
+    assert_eq!(resp.status, 200);
+    let body = resp.json().await;
+    let calls = body["calls"].as_array().expect("calls").iter();
+    calls.map(|c| c["id"].as_str().unwrap().to_string()).collect()
+}
+
+#[tokio::test]
+async fn an_earlier_versions_audit_table_moves_to_the_log_files_and_calls_outlive_a_kill() {
+    let dir = plugins(&[], &["text"]);
+    let data = Scratch::new("audit-log");
+    // The audit log as earlier versions kept it: the sled table `calls`, one block
+    // of records under a [ms][number][records] key.
+    {
+        let storage = wasmhub::storage::Storage::open(&data.0).unwrap();
+        let old = storage.table("calls").unwrap();
+        let record = |id: &str| {
+            json!({"id": id, "tool": "text.slugify", "caller": "local", "started_ms": 1_000,
+                "duration_us": 5, "input_bytes": 2, "output_bytes": 2, "outcome": "ok"})
+        };
+        let mut key = 2_000u64.to_be_bytes().to_vec();
+        key.extend_from_slice(&0u64.to_be_bytes());
+        key.extend_from_slice(&2u32.to_be_bytes());
+        old.put(&key, &json!([record("call_old0"), record("call_old1")]))
+            .unwrap();
+        storage.flush().unwrap();
+    }
+    let mut served = crate::support::binary::serve(&dir.0, &data.0, &[]);
+    served
+        .stderr
+        .saw_or_wait_for("moved 2 records of table calls", Duration::from_secs(30));
+    assert_eq!(audited(served.addr).await, ["call_old1", "call_old0"]);
+    let call = json!({"calls": [{"tool": "text.slugify", "input": {"text": "Logged"}}]});
+    let resp = crate::support::client::post(served.addr, "/api/hub/call", &call).await;
+    assert_eq!(resp.status, 200);
+    let after = audited(served.addr).await;
+    assert_eq!(after.len(), 3, "{after:?}");
+    assert_eq!(after[1..], ["call_old1", "call_old0"]);
+    // On disk as JSON lines, written before the read was answered.
+    let segment = data.path("logs/calls/00000000000000000000.jsonl");
+    let lines = std::fs::read_to_string(&segment).unwrap();
+    assert_eq!(lines.lines().count(), 3, "{lines}");
+    assert!(lines.lines().last().unwrap().contains(&after[0]), "{lines}");
+    // Killed (SIGKILL, no shutdown), restarted: every record is back.
+    drop(served);
+    let restarted = crate::support::binary::serve(&dir.0, &data.0, &[]);
+    assert_eq!(audited(restarted.addr).await, after);
+}

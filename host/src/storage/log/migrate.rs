@@ -68,9 +68,11 @@ impl BlockKey {
 }
 
 /// Moves the records of sled table `table`, if `storage` has it, into the log
-/// in `dir`, then drops the table. The log is built beside `dir` and renamed
-/// into place, so a crash leaves either the table or the finished log (and the
-/// table, dropped on the next open).
+/// in `dir`, then drops the table. A first move builds the log beside `dir` and
+/// renames it into place, so a crash leaves the table whole and the move starts
+/// over. A table found beside an existing log (an earlier version run on this
+/// data directory since, or a crash between the rename and the drop) is appended
+/// to the log: records may repeat, none is lost.
 pub(crate) fn migrate_table<T: LogRecord>(
     storage: &Storage,
     table: &str,
@@ -80,7 +82,14 @@ pub(crate) fn migrate_table<T: LogRecord>(
         return Ok(());
     }
     if dir.exists() {
+        let moved = copy::<T>(storage, table, dir)?;
         storage.drop_table(table)?;
+        if moved > 0 {
+            crate::warn!(
+                "store: table {table} held {moved} records written after its log {} was made; appended them to it",
+                dir.display()
+            );
+        }
         return Ok(());
     }
     let staging = dir.with_extension("migrating");
@@ -100,11 +109,12 @@ pub(crate) fn migrate_table<T: LogRecord>(
     Ok(())
 }
 
-/// Appends every record of `table` to a new log in `staging`, a segment at a
-/// time; answers how many.
-fn copy<T: LogRecord>(storage: &Storage, table: &str, staging: &Path) -> Result<usize, StorageError> {
+/// Appends every record of `table` to the log in `dir`, a segment at a time;
+/// answers how many.
+fn copy<T: LogRecord>(storage: &Storage, table: &str, dir: &Path) -> Result<usize, StorageError> {
     let source = storage.table(table)?;
-    let mut log = RecordLog::<T>::open(staging)?;
+    let mut log = RecordLog::<T>::open(dir)?;
+    let before = log.len();
     let (mut pending, mut pending_ms) = (Vec::new(), 0);
     for raw in source.keys()? {
         let Some(key) = BlockKey::decode(&raw) else {
@@ -124,12 +134,12 @@ fn copy<T: LogRecord>(storage: &Storage, table: &str, staging: &Path) -> Result<
     // The files' times are when their records were written, not now: readers
     // that look records up by time skip segments by them (`Segment::last_ms`).
     for s in log.segments() {
-        let path = Segment::path(staging, s.first);
+        let path = Segment::path(dir, s.first);
         std::fs::File::options()
             .write(true)
             .open(&path)
             .and_then(|f| f.set_modified(UNIX_EPOCH + Duration::from_millis(s.last_ms)))
             .map_err(io_error(&path, "set a moved log segment's time"))?;
     }
-    Ok(log.len())
+    Ok(log.len() - before)
 }

@@ -3,7 +3,7 @@
 //! short).
 
 use super::LogRecord;
-use super::segment::{self, EXTENSION, Segment, io_error};
+use super::segment::{self, Segment, io_error};
 use crate::storage::StorageError;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ pub(super) fn scan<T: LogRecord>(dir: &Path) -> Result<VecDeque<Segment>, Storag
         } else if name.ends_with(".tmp") {
             // A trimmed segment a crash left before its rename: the original stays.
             remove(&path)?;
-        } else if !name.ends_with(EXTENSION) {
+        } else {
             crate::warn!("{}: ignoring {name}, not a log segment", dir.display());
         }
     }

@@ -6,7 +6,7 @@ use crate::storage::StorageError;
 use std::path::{Path, PathBuf};
 
 /// Segment files end in this.
-pub(super) const EXTENSION: &str = "jsonl";
+const EXTENSION: &str = "jsonl";
 
 /// What the log keeps in memory about one segment file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
