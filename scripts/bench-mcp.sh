@@ -49,7 +49,8 @@ memory() {
     awk -v label="$1" '
         /^Rss:/ { rss = $2 } /^Pss_Anon:/ { anon = $2 } /^Pss_File:/ { file = $2 }
         END { printf "memory %-26s RSS %6.1f MB (anonymous %6.1f MB, file-backed %6.1f MB)\n",
-              label, rss / 1024, anon / 1024, file / 1024 }' "/proc/$hub_pid/smaps_rollup"
+              label, rss / 1024, anon / 1024, file / 1024 }' "/proc/$hub_pid/smaps_rollup" |
+        tee -a "$work/summary"
 }
 plugins="$(curl -fsS "http://127.0.0.1:$port/health" | python3 -c 'import json,sys; print(json.load(sys.stdin)["plugins"]["active"])')"
 
@@ -111,6 +112,7 @@ EOF
         line="$(wrk -t"$threads" -c"$conns" -d"${duration}s" -s "$work/call.lua" "http://127.0.0.1:$port/mcp" | grep RESULT)"
         curl -fsS "http://127.0.0.1:$port/metrics" >"$work/after.prom"
         echo "  connections=$conns ${line#RESULT }$([ "$conns" -eq 1 ] && echo ' (sequential client)')"
+        echo "run ${label%% *} connections=$conns ${line#RESULT }" >>"$work/summary"
         echo "    checked 1 s run: ${checked#RESULT }"
         if [ "$conns" -eq 1 ]; then
             stages "$work/before.prom" "$work/after.prom" "$line"
@@ -156,6 +158,38 @@ row("  outside (hyper, kernel loopback, wrk)", round_trip - us("request"))
 PY
 }
 
+# summary FILE: the runs and memory figures in one table, beside issue #20's
+# targets (the ratios to wassette come from scripts/bench-vs-wassette.sh).
+summary() {
+    python3 - "$1" <<'PY'
+import re, sys
+runs, memory = {}, {}
+for line in open(sys.argv[1]):
+    if line.startswith("run "):
+        _, op, rest = line.split(maxsplit=2)
+        fields = dict(re.findall(r"(\S+)=(\S+)", rest))
+        runs.setdefault(op, {})[int(fields["connections"])] = fields
+    elif line.startswith("memory "):
+        label, rss = re.match(r"memory (.+?)\s+RSS\s+(\S+) MB", line).groups()
+        memory[label] = float(rss)
+print("\nsummary")
+print(f"  {'operation':<16} {'1 conn calls/s':>14} {'p50 ms':>7} {'us/call':>8} {'16 conn':>8} {'64 conn':>8}")
+for op, by in runs.items():
+    one = by[1]
+    print(f"  {op:<16} {float(one['calls/s']):>14.0f} {float(one['p50_ms']):>7.3f} "
+          f"{1e6 / float(one['calls/s']):>8.1f} {float(by[16]['calls/s']):>8.0f} {float(by[64]['calls/s']):>8.0f}")
+echo = runs.get("adversary.echo", {}).get(1)
+if echo:
+    per_call = 1e6 / float(echo["calls/s"])
+    print(f"  sequential echo: {per_call:.1f} us per call, target <= 80 us: {'met' if per_call <= 80 else 'not met'}")
+after = memory.get("after the runs")
+if after is not None:
+    print(f"  resident memory after the runs: {after:.1f} MB, target <= 50 MB: {'met' if after <= 50 else 'not met'}")
+for label, rss in memory.items():
+    print(f"  memory {label}: {rss:.1f} MB")
+PY
+}
+
 echo "MCP tools/call hub_call, 2026-07-28 stateless, ${duration}s per run, $(nproc) cores shared with wrk, load $(cut -d' ' -f1-3 /proc/loadavg)"
 memory "after compiling $plugins plugins"
 # A restart loads the plugins from the compiled cache, as a running deployment does;
@@ -167,4 +201,6 @@ memory "after a restart"
 bench "adversary.echo (trivial)" '{"tool":"adversary.echo","input":{"text":"hi"}}'
 bench "calc.eval 1+1" '{"tool":"calc.eval","input":{"expression":"1+1"}}'
 memory "after the runs"
-awk '/^VmHWM:/ { printf "memory %-26s RSS %6.1f MB\n", "peak since the restart", $2 / 1024 }' "/proc/$hub_pid/status"
+awk '/^VmHWM:/ { printf "memory %-26s RSS %6.1f MB\n", "peak since the restart", $2 / 1024 }' "/proc/$hub_pid/status" |
+    tee -a "$work/summary"
+summary "$work/summary"

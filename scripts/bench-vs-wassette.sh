@@ -225,13 +225,16 @@ for line in open(sys.argv[1]):
 median = lambda server, conns, key: statistics.median(float(r[key]) for r in runs[(server, conns)])
 print(f"\nmedians over {sys.argv[3]} rounds")
 print(f"{'connections':>11} | {'hub calls/s':>11} {'p50 ms':>7} {'p99 ms':>7} | "
-      f"{'wassette calls/s':>16} {'p50 ms':>7} {'p99 ms':>7} | {'hub/wassette':>12}")
+      f"{'wassette calls/s':>16} {'p50 ms':>7} {'p99 ms':>7} | {'hub/wassette':>12} | target (#20)")
+# The ratios issue #20 asks for: 4x on one connection, 5x under load.
+targets = {1: 4.0, 16: 5.0, 64: 5.0}
 for conns in (1, 16, 64):
     hub, was = (median(s, conns, "calls/s") for s in ("hub", "wassette"))
+    ratio, target = hub / was, targets[conns]
     print(f"{conns:>11} | {hub:>11.0f} {median('hub', conns, 'p50_ms'):>7.3f} "
           f"{median('hub', conns, 'p99_ms'):>7.3f} | {was:>16.0f} "
           f"{median('wassette', conns, 'p50_ms'):>7.3f} {median('wassette', conns, 'p99_ms'):>7.3f} | "
-          f"{hub / was:>11.2f}x")
+          f"{ratio:>11.2f}x | {target:.0f}x {'met' if ratio >= target else 'not met'}")
 errors = sum(int(r["errors"]) for rs in runs.values() for r in rs)
 if errors:
     print(f"WARNING: {errors} errors (socket or non-2xx) in the timed runs")
