@@ -233,16 +233,7 @@ impl CompiledCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_dir::TempDir;
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        names
-    }
+    use crate::test_dir::{TempDir, file_names as names};
 
     #[test]
     fn an_artifact_is_stored_under_both_digests_and_replaces_the_previous_one() {

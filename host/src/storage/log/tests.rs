@@ -1,5 +1,5 @@
 use super::*;
-use crate::test_dir::TempDir;
+use crate::test_dir::{TempDir, file_names as files};
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Rec {
@@ -26,13 +26,14 @@ fn ids(records: &[Rec]) -> Vec<u64> {
     records.iter().map(|r| r.id).collect()
 }
 
-fn files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
+/// A folder holding a closed log of the records `range`, written at 1 ms.
+fn closed_log(range: std::ops::Range<u64>) -> TempDir {
+    let dir = TempDir::new("log");
+    RecordLog::<Rec>::open(&dir)
         .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
-    names
+        .append(&recs(range), 1)
+        .unwrap();
+    dir
 }
 
 #[test]
@@ -101,10 +102,7 @@ fn trimming_drops_whole_segments_then_rewrites_the_oldest_part_of_one() {
 
 #[test]
 fn opening_repairs_a_torn_line_and_what_an_interrupted_trim_left() {
-    let dir = TempDir::new("log");
-    let mut log = RecordLog::<Rec>::open(&dir).unwrap();
-    log.append(&recs(0..10), 1).unwrap();
-    drop(log);
+    let dir = closed_log(0..10);
     let segment = Segment::path(&dir, 0);
     // A crash during a trim's rewrite (the original and its renamed suffix both
     // there) and during a write (half a line, a temporary file).
@@ -133,10 +131,7 @@ fn opening_repairs_a_torn_line_and_what_an_interrupted_trim_left() {
 
 #[test]
 fn a_line_that_does_not_decode_is_reported_with_its_file() {
-    let dir = TempDir::new("log");
-    let mut log = RecordLog::<Rec>::open(&dir).unwrap();
-    log.append(&recs(0..2), 1).unwrap();
-    drop(log);
+    let dir = closed_log(0..2);
     let path = Segment::path(&dir, 0);
     let text = std::fs::read_to_string(&path).unwrap().replacen("\"r0\"", "7", 1);
     std::fs::write(&path, text).unwrap();
