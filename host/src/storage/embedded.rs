@@ -14,8 +14,10 @@ mod cas;
 use super::StorageError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use std::any::Any;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 /// The hub's database. Cheap to clone.
 #[derive(Clone)]
@@ -30,6 +32,8 @@ pub struct Storage {
 struct LogsDir {
     path: PathBuf,
     temporary: bool,
+    /// What the stores over this database share, by name ([`Storage::shared`]).
+    shared: Mutex<HashMap<String, Weak<dyn Any + Send + Sync>>>,
 }
 
 impl Drop for LogsDir {
@@ -57,6 +61,7 @@ impl Storage {
         let logs = Arc::new(LogsDir {
             path: dir.join("logs"),
             temporary: false,
+            shared: Mutex::default(),
         });
         Ok(Storage { db, logs })
     }
@@ -68,6 +73,7 @@ impl Storage {
         let logs = Arc::new(LogsDir {
             path: std::env::temp_dir().join(crate::ids::new_id("wasmhub-logs")),
             temporary: true,
+            shared: Mutex::default(),
         });
         Ok(Storage { db, logs })
     }
@@ -75,6 +81,29 @@ impl Storage {
     /// The folder of the record log called `name`.
     pub(crate) fn log_dir(&self, name: &str) -> PathBuf {
         self.logs.path.join(name)
+    }
+
+    /// The state every store over this database keeps under `name` (a record
+    /// log and what goes with it): made by `make` the first time, then the same
+    /// value for as long as a store holds it. One process may run several hubs
+    /// over one database (the tests do); their stores must not each keep a view
+    /// of the same files.
+    ///
+    /// # Panics
+    /// If `name` was made with another type: a name belongs to one store.
+    pub(crate) fn shared<V: Any + Send + Sync>(
+        &self,
+        name: &str,
+        make: impl FnOnce() -> Result<V, StorageError>,
+    ) -> Result<Arc<V>, StorageError> {
+        let mut shared = self.logs.shared.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(state) = shared.get(name).and_then(Weak::upgrade) {
+            return Ok(state.downcast::<V>().expect("a shared name has one type"));
+        }
+        let state = Arc::new(make()?);
+        let any: Arc<dyn Any + Send + Sync> = state.clone();
+        shared.insert(name.to_string(), Arc::downgrade(&any));
+        Ok(state)
     }
 
     /// Whether a table called `name` exists.

@@ -4,17 +4,17 @@
 //! from one counter continued from the newest stored record, and each session's
 //! sums in the sled table `accounting_sessions`.
 //!
-//! sled allows one process per database, and the log beside it follows: one store
-//! instance is the only writer, and concurrent appends through it are serialized
-//! by the lock on its state. The work runs inline: the store is driven by the
-//! accounting writer thread.
+//! sled allows one process per database, and the log beside it follows: every
+//! store over one database shares one log and id counter (`Storage::shared`),
+//! and appends are serialized by the lock on them. The work runs inline: the store
+//! is driven by the accounting writer thread.
 
 use super::UsageStore;
 use crate::hub::accounting::{Page, SessionUsage, Since, UsageRecord};
 use crate::storage::log::{LogRecord, RecordLog};
 use crate::storage::{Storage, StorageError, Table};
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 impl LogRecord for UsageRecord {
     fn log_id(&self) -> u64 {
@@ -31,17 +31,20 @@ struct State {
 /// Accounting in a record log and a sled table.
 pub(crate) struct LogUsage {
     sessions: Table,
-    state: Mutex<State>,
+    state: Arc<Mutex<State>>,
 }
 
 impl LogUsage {
     /// The store of `storage`'s log `accounting` and table `accounting_sessions`.
     pub(crate) fn open(storage: &Storage) -> Result<LogUsage, StorageError> {
-        let records = crate::storage::log::open::<UsageRecord>(storage, "accounting")?;
-        let next_id = records.last_id().map_or(1, |id| id + 1);
+        let state = storage.shared("accounting", || {
+            let records = crate::storage::log::open::<UsageRecord>(storage, "accounting")?;
+            let next_id = records.last_id().map_or(1, |id| id + 1);
+            Ok(Mutex::new(State { records, next_id }))
+        })?;
         Ok(LogUsage {
             sessions: storage.table("accounting_sessions")?,
-            state: Mutex::new(State { records, next_id }),
+            state,
         })
     }
 

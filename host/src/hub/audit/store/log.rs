@@ -2,30 +2,31 @@
 //! (`<data_dir>/logs/calls/`, `storage::log`), where the sled table `calls` that
 //! earlier versions wrote is moved on first open.
 //!
-//! sled allows one process per database, and the log beside it follows: one store
-//! instance is the only writer, and concurrent appends through it are serialized
-//! by the lock on its log. The work runs inline: the store is driven by the audit
-//! writer thread, never by an async worker.
+//! sled allows one process per database, and the log beside it follows: every
+//! store over one database shares one log (`Storage::shared`), and appends are
+//! serialized by the lock on it. The work runs inline: the store is driven by the
+//! audit writer thread, never by an async worker.
 
 use super::AuditStore;
 use crate::hub::audit::CallRecord;
 use crate::storage::log::{LogRecord, RecordLog};
 use crate::storage::{Storage, StorageError};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 impl LogRecord for CallRecord {}
 
 /// The audit log in segment files.
 pub(crate) struct LogAudit {
-    log: Mutex<RecordLog<CallRecord>>,
+    log: Arc<Mutex<RecordLog<CallRecord>>>,
 }
 
 impl LogAudit {
     /// The store of `storage`'s log `calls`.
     pub(crate) fn open(storage: &Storage) -> Result<LogAudit, StorageError> {
-        Ok(LogAudit {
-            log: Mutex::new(crate::storage::log::open(storage, "calls")?),
-        })
+        let log = storage.shared("calls", || {
+            crate::storage::log::open(storage, "calls").map(Mutex::new)
+        })?;
+        Ok(LogAudit { log })
     }
 
     fn log(&self) -> MutexGuard<'_, RecordLog<CallRecord>> {
