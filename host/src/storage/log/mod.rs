@@ -37,6 +37,7 @@ use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::marker::PhantomData;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 /// A new segment starts after this many records...
@@ -104,9 +105,21 @@ impl<T: LogRecord> RecordLog<T> {
         &self.segments
     }
 
-    /// The records of `segment`, oldest first.
-    pub(crate) fn read(&self, segment: &Segment) -> Result<Vec<T>, StorageError> {
-        segment::records(&Segment::path(&self.dir, segment.first))
+    /// Hands the records of `segment` to `visit`, oldest first, each decoded
+    /// only when its turn comes, until `visit` breaks; answers whether it did.
+    pub(crate) fn visit(
+        &self,
+        segment: &Segment,
+        mut visit: impl FnMut(T) -> ControlFlow<()>,
+    ) -> Result<ControlFlow<()>, StorageError> {
+        let path = Segment::path(&self.dir, segment.first);
+        let bytes = segment::read(&path)?;
+        for line in segment::lines(&bytes) {
+            if visit(segment::decode(&path, line)?).is_break() {
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
     }
 
     /// The `log_id` of the newest record.

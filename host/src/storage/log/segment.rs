@@ -72,12 +72,6 @@ pub(super) fn decode<T: LogRecord>(path: &Path, line: &[u8]) -> Result<T, Storag
     })
 }
 
-/// Every record of the segment file at `path`, oldest first.
-pub(super) fn records<T: LogRecord>(path: &Path) -> Result<Vec<T>, StorageError> {
-    let bytes = read(path)?;
-    lines(&bytes).map(|line| decode(path, line)).collect()
-}
-
 /// `records` as JSON lines, appended to `out`.
 pub(super) fn encode<T: LogRecord>(records: &[T], out: &mut Vec<u8>) -> Result<(), StorageError> {
     for record in records {

@@ -51,6 +51,17 @@ fn batches_fill_segments_and_come_back_newest_first_after_a_reopen() {
     assert_eq!(log.segments().len(), 2);
     assert_eq!(log.segments()[1].first, 4500);
     assert_eq!(ids(&log.newest(3).unwrap()), [n - 1, n - 2, n - 3]);
+    // A visit decodes records oldest first until told to stop.
+    let mut seen = Vec::new();
+    let flow = log.visit(&log.segments()[1], |r| {
+        seen.push(r.id);
+        if seen.len() == 2 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    assert_eq!((seen, flow.unwrap()), (vec![4500, 4501], ControlFlow::Break(())));
     let before: Vec<Segment> = log.segments().iter().copied().collect();
     drop(log);
     let mut log = RecordLog::<Rec>::open(&dir).unwrap();

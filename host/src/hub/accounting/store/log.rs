@@ -14,6 +14,7 @@ use crate::hub::accounting::{Page, SessionUsage, Since, UsageRecord};
 use crate::storage::log::{LogRecord, RecordLog};
 use crate::storage::{Storage, StorageError, Table};
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 impl LogRecord for UsageRecord {
@@ -90,8 +91,19 @@ impl UsageStore for LogUsage {
             if records.len() >= limit {
                 break;
             }
-            let found = log.read(segment)?.into_iter().filter(wanted);
-            records.extend(found.take(limit - records.len()));
+            let visited = log.visit(segment, |record| {
+                if wanted(&record) {
+                    records.push(record);
+                }
+                if records.len() >= limit {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            })?;
+            if visited.is_break() {
+                break;
+            }
         }
         let next = match (records.last(), since) {
             (Some(last), _) => last.id,
