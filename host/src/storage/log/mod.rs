@@ -112,14 +112,20 @@ impl<T: LogRecord> RecordLog<T> {
         segment: &Segment,
         mut visit: impl FnMut(T) -> ControlFlow<()>,
     ) -> Result<ControlFlow<()>, StorageError> {
-        let path = Segment::path(&self.dir, segment.first);
-        let bytes = segment::read(&path)?;
+        let (path, bytes) = self.read(segment)?;
         for line in segment::lines(&bytes) {
             if visit(segment::decode(&path, line)?).is_break() {
                 return Ok(ControlFlow::Break(()));
             }
         }
         Ok(ControlFlow::Continue(()))
+    }
+
+    /// The file of `segment` and its bytes.
+    fn read(&self, segment: &Segment) -> Result<(PathBuf, Vec<u8>), StorageError> {
+        let path = Segment::path(&self.dir, segment.first);
+        let bytes = segment::read(&path)?;
+        Ok((path, bytes))
     }
 
     /// The `log_id` of the newest record.
@@ -135,8 +141,7 @@ impl<T: LogRecord> RecordLog<T> {
                 break;
             }
             // Only the lines wanted are decoded (a segment holds thousands).
-            let path = Segment::path(&self.dir, segment.first);
-            let bytes = segment::read(&path)?;
+            let (path, bytes) = self.read(segment)?;
             for line in segment::lines(&bytes).rev().take(limit - out.len()) {
                 out.push(segment::decode(&path, line)?);
             }
@@ -233,8 +238,7 @@ impl<T: LogRecord> RecordLog<T> {
     /// Rewrites `oldest` without its first `cut` records, under the sequence
     /// number of the first it keeps.
     fn cut_front(&mut self, oldest: Segment, cut: usize) -> Result<(), StorageError> {
-        let path = Segment::path(&self.dir, oldest.first);
-        let bytes = segment::read(&path)?;
+        let (path, bytes) = self.read(&oldest)?;
         let kept: Vec<&[u8]> = segment::lines(&bytes).skip(cut).collect();
         let mut out = Vec::with_capacity(bytes.len());
         for line in &kept {

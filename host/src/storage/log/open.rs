@@ -53,7 +53,7 @@ pub(super) fn scan<T: LogRecord>(dir: &Path) -> Result<VecDeque<Segment>, Storag
 /// holds no record.
 fn read_segment<T: LogRecord>(first: u64, path: &Path) -> Result<Option<Segment>, StorageError> {
     let bytes = segment::read(path)?;
-    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let complete = segment::complete_len(&bytes);
     if complete < bytes.len() {
         crate::warn!(
             "{}: cutting {} bytes of a record a crash left half-written",
@@ -66,7 +66,7 @@ fn read_segment<T: LogRecord>(first: u64, path: &Path) -> Result<Option<Segment>
             .and_then(|f| f.set_len(complete as u64).and_then(|()| f.sync_all()))
             .map_err(io_error(path, "cut a torn log line"))?;
     }
-    let lines = || segment::lines(&bytes[..complete]);
+    let lines = || segment::lines(&bytes);
     let records = lines().count();
     if records == 0 {
         return Ok(None);

@@ -56,10 +56,15 @@ pub(super) fn read(path: &Path) -> Result<Vec<u8>, StorageError> {
     std::fs::read(path).map_err(io_error(path, "read a log segment"))
 }
 
-/// The complete lines of `bytes` (a torn last line, without its newline, is not one).
+/// How many bytes of `bytes` are complete lines (up to and with the last
+/// newline; a torn last line, without its newline, is not one).
+pub(super) fn complete_len(bytes: &[u8]) -> usize {
+    bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+}
+
+/// The complete lines of `bytes`.
 pub(super) fn lines(bytes: &[u8]) -> impl DoubleEndedIterator<Item = &[u8]> {
-    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    bytes[..complete]
+    bytes[..complete_len(bytes)]
         .split(|&b| b == b'\n')
         .filter(|line| !line.is_empty())
 }
