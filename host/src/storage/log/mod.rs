@@ -211,9 +211,15 @@ impl<T: LogRecord> RecordLog<T> {
         Ok(())
     }
 
-    /// Removes the oldest records until at most `keep` remain: whole segments,
-    /// then the oldest part of the segment that straddles the limit.
-    pub(crate) fn trim(&mut self, keep: usize) -> Result<(), StorageError> {
+    /// Once more than `keep + slack` records are stored (or any, with `keep` 0),
+    /// removes the oldest until `keep` remain: whole segments, then the oldest
+    /// part of the segment that straddles the limit. `slack` spares rewriting a
+    /// segment after every batch (the stores' `trim` contract).
+    pub(crate) fn trim(&mut self, keep: usize, slack: usize) -> Result<(), StorageError> {
+        let over = self.records > keep.saturating_add(slack) || (keep == 0 && self.records > 0);
+        if !over {
+            return Ok(());
+        }
         let mut excess = self.records.saturating_sub(keep);
         while let Some(oldest) = self.segments.front().copied()
             && excess > 0

@@ -128,12 +128,7 @@ impl UsageStore for LogUsage {
     }
 
     async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
-        let log = &mut self.state().records;
-        let over = log.len() > keep.saturating_add(slack) || (keep == 0 && log.len() > 0);
-        if over {
-            log.trim(keep)?;
-        }
-        Ok(())
+        self.state().records.trim(keep, slack)
     }
 }
 

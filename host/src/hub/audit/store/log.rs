@@ -45,11 +45,6 @@ impl AuditStore for LogAudit {
     }
 
     async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
-        let mut log = self.log();
-        let over = log.len() > keep.saturating_add(slack) || (keep == 0 && log.len() > 0);
-        if over {
-            log.trim(keep)?;
-        }
-        Ok(())
+        self.log().trim(keep, slack)
     }
 }
