@@ -115,6 +115,9 @@ fn copy<T: LogRecord>(storage: &Storage, table: &str, dir: &Path) -> Result<usiz
     let source = storage.table(table)?;
     let mut log = RecordLog::<T>::open(dir)?;
     let before = log.len();
+    // Segments of a log that already existed stay as they are, but its newest
+    // may take the first records copied.
+    let untouched = log.segments().len().saturating_sub(1);
     let (mut pending, mut pending_ms) = (Vec::new(), 0);
     for raw in source.keys()? {
         let Some(key) = BlockKey::decode(&raw) else {
@@ -133,7 +136,7 @@ fn copy<T: LogRecord>(storage: &Storage, table: &str, dir: &Path) -> Result<usiz
     log.append(&pending, pending_ms)?;
     // The files' times are when their records were written, not now: readers
     // that look records up by time skip segments by them (`Segment::last_ms`).
-    for s in log.segments() {
+    for s in log.segments().iter().skip(untouched) {
         let path = Segment::path(dir, s.first);
         std::fs::File::options()
             .write(true)
