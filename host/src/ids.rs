@@ -1,12 +1,44 @@
 //! Random identifiers (call ids, session ids, MCP session ids, message ids).
 //!
 //! Ids are 128 random bits from the OS in lowercase hex with a short prefix naming
-//! what they identify, so a log line or a stored record says what an id is.
+//! what they identify, so a log line or a stored record says what an id is. Each
+//! thread fetches the OS's random bytes [`BATCH`] at a time: a call id per call was
+//! a `getrandom` system call per call. Every byte is used once, then zeroed.
+
+use std::cell::RefCell;
+
+/// Random bytes fetched from the OS at once, per thread (256 ids).
+const BATCH: usize = 4096;
+
+/// A thread's unused random bytes: `bytes[used..]`.
+struct Pool {
+    bytes: [u8; BATCH],
+    used: usize,
+}
+
+thread_local! {
+    static POOL: RefCell<Pool> = const { RefCell::new(Pool { bytes: [0; BATCH], used: BATCH }) };
+}
+
+/// Fills `out` with random bytes from this thread's pool, fetching a new batch from
+/// the OS when it runs out.
+fn fill(out: &mut [u8; 16]) {
+    POOL.with_borrow_mut(|pool| {
+        if pool.used + out.len() > BATCH {
+            getrandom::fill(&mut pool.bytes).expect("the OS random source is available");
+            pool.used = 0;
+        }
+        let taken = &mut pool.bytes[pool.used..pool.used + out.len()];
+        out.copy_from_slice(taken);
+        taken.fill(0);
+        pool.used += out.len();
+    });
+}
 
 /// A fresh id such as `call_3f9a…` (prefix, `_`, 32 hex digits).
 pub fn new_id(prefix: &str) -> String {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).expect("the OS random source is available");
+    fill(&mut bytes);
     let mut id = String::with_capacity(prefix.len() + 33);
     id.push_str(prefix);
     id.push('_');
@@ -57,6 +89,17 @@ mod tests {
         assert!(a.starts_with("call_"));
         assert_eq!(a.len(), 5 + 32);
         assert!(a[5..].bytes().all(|c| c.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn ids_stay_unique_across_batches_and_threads() {
+        // 3 batches' worth on each of two threads: every id differs from every other.
+        let ids_of_a_thread = || (0..3 * BATCH / 16).map(|_| new_id("c")).collect::<Vec<_>>();
+        let other = std::thread::spawn(ids_of_a_thread);
+        let mut all = ids_of_a_thread();
+        all.extend(other.join().unwrap());
+        let distinct: std::collections::HashSet<&String> = all.iter().collect();
+        assert_eq!(distinct.len(), 6 * BATCH / 16);
     }
 
     #[test]
