@@ -10,10 +10,16 @@
 # memory is printed after the load and after the runs (each after the allocator's
 # 1 s purge), split into anonymous memory (heap, instance slots) and file-backed
 # pages (the binary and the mapped compiled plugins, shared with the page cache),
-# with the peak (VmHWM). After each sequential run it prints where one call's time
-# went, stage by stage, from the hub's own wasmhub_stage_* counters.
+# with the peak (VmHWM), and PSS: several warm instance slots can map one plugin's
+# memory image from its compiled file, and RSS counts such a page once per mapping,
+# PSS once. After each sequential run it prints where one call's time went, stage
+# by stage, from the hub's own wasmhub_stage_* counters, beside the round trip of the
+# transport floor (host/examples/http_floor.rs: hyper built as the hub's listener is,
+# answering the hub's own answer bytes without doing any work), run right after it
+# with the same client.
 #   usage: scripts/bench-mcp.sh [seconds per run, default 10]
-#   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub.
+#   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub;
+#   FLOOR_BIN=path that floor instead of building target/release/examples/http_floor.
 #   HUB_ARGS="--set limits.warm_slots=8 ..." passes more arguments to `wasmhub serve`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,6 +28,16 @@ duration="${1:-10}"
 
 # shellcheck source=scripts/bench-setup.sh
 source scripts/bench-setup.sh
+floor_bin="${FLOOR_BIN:-}"
+if [ -z "$floor_bin" ]; then
+    cargo build --release -p wasmhub --example http_floor
+    floor_bin=target/release/examples/http_floor
+fi
+floor_pid=""
+bench_stop() {
+    if [ -n "$floor_pid" ]; then kill "$floor_pid" 2>/dev/null || true; fi
+}
+floor_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
 
 mkdir -p "$work/plugins"
 cp dist/plugins/*.wasm dist/plugins/*.toml target/test-guests/adversary.wasm "$work/plugins/"
@@ -47,9 +63,9 @@ start_hub
 memory() {
     sleep 3
     awk -v label="$1" '
-        /^Rss:/ { rss = $2 } /^Pss_Anon:/ { anon = $2 } /^Pss_File:/ { file = $2 }
-        END { printf "memory %-26s RSS %6.1f MB (anonymous %6.1f MB, file-backed %6.1f MB)\n",
-              label, rss / 1024, anon / 1024, file / 1024 }' "/proc/$hub_pid/smaps_rollup" |
+        /^Rss:/ { rss = $2 } /^Pss:/ { pss = $2 } /^Pss_Anon:/ { anon = $2 } /^Pss_File:/ { file = $2 }
+        END { printf "memory %-26s RSS %6.1f MB (anonymous %6.1f MB, file-backed %6.1f MB; PSS %6.1f MB)\n",
+              label, rss / 1024, anon / 1024, file / 1024, pss / 1024 }' "/proc/$hub_pid/smaps_rollup" |
         tee -a "$work/summary"
 }
 plugins="$(curl -fsS "http://127.0.0.1:$port/health" | python3 -c 'import json,sys; print(json.load(sys.stdin)["plugins"]["active"])')"
@@ -102,7 +118,7 @@ end
 EOF
     echo "$label"
     for conns in 1 16 64; do
-        local threads=$((conns < 2 ? 1 : 2)) line checked
+        local threads=$((conns < 2 ? 1 : 2)) line checked floor
         checked="$(wrk -t"$threads" -c"$conns" -d1s -s "$work/checked.lua" "http://127.0.0.1:$port/mcp" | grep RESULT)"
         case "$checked" in
             *" errors=0") ;;
@@ -115,16 +131,35 @@ EOF
         echo "run ${label%% *} connections=$conns ${line#RESULT }" >>"$work/summary"
         echo "    checked 1 s run: ${checked#RESULT }"
         if [ "$conns" -eq 1 ]; then
-            stages "$work/before.prom" "$work/after.prom" "$line"
+            floor="$(floor_run "$answer")"
+            echo "floor ${label%% *} ${floor#RESULT }" >>"$work/summary"
+            stages "$work/before.prom" "$work/after.prom" "$line" "$floor"
         fi
     done
 }
 
-# stages BEFORE AFTER WRK_RESULT: where one sequential call's time went, from the
+# floor_run ANSWER: the wrk result of the floor answering ANSWER's bytes to the same
+# sequential client for the same time.
+floor_run() {
+    printf '%s' "$1" >"$work/answer.json"
+    "$floor_bin" "127.0.0.1:$floor_port" "$work/answer.json" >>"$work/floor.log" 2>&1 &
+    floor_pid=$!
+    for _ in $(seq 1 100); do
+        curl -fsS "http://127.0.0.1:$floor_port/mcp" -d '{}' >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    wrk -t1 -c1 -d"${duration}s" -s "$work/call.lua" "http://127.0.0.1:$floor_port/mcp" | grep RESULT
+    kill "$floor_pid"
+    wait "$floor_pid" 2>/dev/null || true
+    floor_pid=""
+}
+
+# stages BEFORE AFTER WRK_RESULT FLOOR_RESULT: where one sequential call's time went, from the
 # hub's wasmhub_stage_* counters (`host/src/timing.rs`) scraped around the run:
 # each stage's wall time per call, the rest of the router's time, and the time
 # outside the router (hyper's framing, the kernel's loopback, wrk) from the mean
-# round trip (1 / calls per second on one connection).
+# round trip (1 / calls per second on one connection); then the floor's round trip
+# and how much longer the hub's is.
 stages() {
     python3 - "$@" <<'PY'
 import re, sys
@@ -143,7 +178,7 @@ us = lambda stage: delta("seconds", stage) / calls * 1e6
 router = ["read_body", "parse_body", "invoke", "encode"]
 call = ["checks", "instantiate", "guest", "teardown", "output", "record"]
 round_trip = 1e6 / rate
-row = lambda label, value: print(f"      {label:<50} {value:8.1f}")
+row = lambda label, value: print(f"      {label:<52} {value:8.1f}")
 print(f"    where one sequential call's time goes (mean over {calls:.0f} calls, microseconds):")
 row("round trip (1 / calls per second)", round_trip)
 row("  in the router (stage request)", us("request"))
@@ -155,6 +190,9 @@ for stage in router:
         row("      the hub around the call (snapshot, batch)", us("invoke") - sum(us(s) for s in call))
 row("    the rest (auth, the MCP envelope and dispatch)", us("request") - sum(us(s) for s in router))
 row("  outside (hyper, kernel loopback, wrk)", round_trip - us("request"))
+floor = 1e6 / float(re.search(r"calls/s=(\S+)", sys.argv[4])[1])
+row("floor: round trip of hyper answering these bytes", floor)
+row("the hub's round trip above the floor", round_trip - floor)
 PY
 }
 
@@ -163,9 +201,12 @@ PY
 summary() {
     python3 - "$1" <<'PY'
 import re, sys
-runs, memory = {}, {}
+runs, memory, floors = {}, {}, {}
 for line in open(sys.argv[1]):
-    if line.startswith("run "):
+    if line.startswith("floor "):
+        _, op, rest = line.split(maxsplit=2)
+        floors[op] = float(re.search(r"calls/s=(\S+)", rest)[1])
+    elif line.startswith("run "):
         _, op, rest = line.split(maxsplit=2)
         fields = dict(re.findall(r"(\S+)=(\S+)", rest))
         runs.setdefault(op, {})[int(fields["connections"])] = fields
@@ -182,6 +223,9 @@ echo = runs.get("adversary.echo", {}).get(1)
 if echo:
     per_call = 1e6 / float(echo["calls/s"])
     print(f"  sequential echo: {per_call:.1f} us per call, target <= 80 us: {'met' if per_call <= 80 else 'not met'}")
+    floor = 1e6 / floors["adversary.echo"]
+    print(f"    the floor (hyper, no work): {floor:.1f} us per call; the target leaves {80 - floor:.1f} us "
+          f"for the hub's work, which takes {per_call - floor:.1f} us")
 after = memory.get("after the runs")
 if after is not None:
     print(f"  resident memory after the runs: {after:.1f} MB, target <= 50 MB: {'met' if after <= 50 else 'not met'}")

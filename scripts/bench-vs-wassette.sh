@@ -17,6 +17,11 @@
 # servers alike. Both log at warn. Prints the median over the rounds of calls/s, p50
 # and p99 per server, the ratio hub/wassette, and each one's resident memory after the
 # runs (3 s of quiet first), from /proc/PID/smaps_rollup.
+# A third server runs in the same rounds: the transport floor (host/examples/
+# http_floor.rs), hyper built as the hub's listener is, answering the hub's own answer
+# bytes to every request without doing anything else. Its figures are the most any
+# server answering over HTTP/1.1 could reach on this machine with this client, so
+# the last table shows how far each ratio target is from what the floor allows.
 #
 # wassette at 8940e27 has no streamable HTTP (stdio or the old HTTP+SSE on a fixed
 # port only), hence bench/wassette-echo/wassette-streamable-http.patch: `serve
@@ -25,9 +30,11 @@
 #   git -C /tmp/wassette-src checkout 8940e27
 #   bash scripts/bench-vs-wassette.sh --build-wassette /tmp/wassette-src  # patch + cargo build --release (~11 min on 2 cores)
 #   WASSETTE_BIN=$HOME/.cache/wassette-target/release/wassette bash scripts/bench-vs-wassette.sh [seconds per run, default 5] [rounds, default 3]
-# WASMHUB_BIN=path runs that hub binary (default target/release/wasmhub). Nothing is
-# rebuilt for the hub: it needs the binary, dist/plugins (scripts/build-plugins.sh) and
-# target/test-guests/adversary.wasm (tests/guests/build.sh). HUB_ECHO_ONLY=1 loads the
+# WASMHUB_BIN=path runs that hub binary (default target/release/wasmhub), FLOOR_BIN=path
+# that floor (default target/release/examples/http_floor). Nothing is rebuilt for the
+# hub: it needs the two binaries (cargo build --release -p wasmhub --example http_floor),
+# dist/plugins (scripts/build-plugins.sh) and target/test-guests/adversary.wasm
+# (tests/guests/build.sh). HUB_ECHO_ONLY=1 loads the
 # adversary guest alone, as wassette loads one component (for the memory figures);
 # HUB_ARGS="--set audit.retention=1000 ..." passes more arguments to `wasmhub serve`
 # (wassette keeps no call history; the hub's audit and accounting records are resident
@@ -60,7 +67,8 @@ fi
 [[ "$("$WASSETTE_BIN" serve --help)" == *--streamable-http* ]] \
     || { echo "$WASSETTE_BIN has no --streamable-http: build it with --build-wassette (see the header)" >&2; exit 2; }
 bin="${WASMHUB_BIN:-target/release/wasmhub}"
-for file in "$bin" target/test-guests/adversary.wasm dist/plugins/calc.wasm; do
+floor_bin="${FLOOR_BIN:-target/release/examples/http_floor}"
+for file in "$bin" "$floor_bin" target/test-guests/adversary.wasm dist/plugins/calc.wasm; do
     [ -e "$file" ] || { echo "missing $file (see this script's header)" >&2; exit 2; }
 done
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
@@ -70,9 +78,9 @@ if [ ! -f "$echo_wasm" ]; then
 fi
 
 work="$(mktemp -d)"
-hub_pid="" wassette_pid=""
+hub_pid="" wassette_pid="" floor_pid=""
 cleanup() {
-    for pid in $hub_pid $wassette_pid; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
+    for pid in $hub_pid $wassette_pid $floor_pid; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -80,8 +88,11 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 hub_port="$(free_port)"
 wassette_port="$(free_port)"
 while [ "$wassette_port" = "$hub_port" ]; do wassette_port="$(free_port)"; done
+floor_port="$(free_port)"
+while [ "$floor_port" = "$hub_port" ] || [ "$floor_port" = "$wassette_port" ]; do floor_port="$(free_port)"; done
 hub_url="http://127.0.0.1:$hub_port/mcp"
 wassette_url="http://127.0.0.1:$wassette_port/mcp"
+floor_url="http://127.0.0.1:$floor_port/mcp"
 
 # The hub, as scripts/bench-mcp.sh starts it, restarted once so that it runs from the
 # compiled cache as a deployment does.
@@ -114,6 +125,15 @@ start_hub() {
 start_hub
 kill "$hub_pid" && wait "$hub_pid" 2>/dev/null || true
 start_hub
+# The floor answers every request with the hub's answer to the benchmark's call.
+hub_call >"$work/answer.json"
+"$floor_bin" "127.0.0.1:$floor_port" "$work/answer.json" >>"$work/floor.log" 2>&1 &
+floor_pid=$!
+for _ in $(seq 1 100); do
+    curl -fsS "$floor_url" -d '{}' 2>/dev/null | grep -q '"ok":true' && break
+    sleep 0.1
+done
+curl -fsS "$floor_url" -d '{}' | grep -q '"ok":true' || { echo "the floor does not answer" >&2; cat "$work/floor.log" >&2; exit 1; }
 hub_plugins="$(curl -fsS "http://127.0.0.1:$hub_port/health" | python3 -c 'import json,sys; p = json.load(sys.stdin)["plugins"]; print(p["active"], "plugins active,", p["rejected"], "rejected")')"
 
 # wassette with the echo component alone in its plugin folder (loaded at start, no
@@ -182,13 +202,14 @@ end
 EOF
 }
 lua hub "$hub_rest" '"ok":true' "${hub_headers[@]}"
+lua floor "$hub_rest" '"ok":true' "${hub_headers[@]}"
 lua wassette "$wassette_rest" '"text":"hi"' 'Content-Type: application/json' \
     'Accept: application/json, text/event-stream' "Mcp-Session-Id: $session"
 
 # run SERVER CONNECTIONS ROUND: the checked 1 s run, then the timed send-only run.
 run() {
     local server=$1 conns=$2 round=$3 url threads checked line
-    url="$([ "$server" = hub ] && echo "$hub_url" || echo "$wassette_url")"
+    case "$server" in hub) url=$hub_url ;; wassette) url=$wassette_url ;; *) url=$floor_url ;; esac
     threads=$((conns < 2 ? 1 : 2))
     checked="$(wrk -t"$threads" -c"$conns" -d1s -s "$work/$server-checked.lua" "$url" | grep RESULT)"
     case "$checked" in *" errors=0") ;;
@@ -200,11 +221,12 @@ run() {
 }
 
 echo "MCP tools/call of a trivial echo, ${duration}s per run, $rounds rounds, $(nproc) cores shared with wrk, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "hub: $bin ($hub_plugins); wassette: $WASSETTE_BIN (1 component)"
+echo "hub: $bin ($hub_plugins); wassette: $WASSETTE_BIN (1 component); floor: $floor_bin"
+servers=(hub wassette floor)
 for round in $(seq 1 "$rounds"); do
     for conns in 1 16 64; do
-        if [ $((round % 2)) -eq 1 ]; then order="hub wassette"; else order="wassette hub"; fi
-        for server in $order; do run "$server" "$conns" "$round"; done
+        # Each round starts with the next server: hub, then wassette, then the floor.
+        for i in 0 1 2; do run "${servers[$(((round - 1 + i) % 3))]}" "$conns" "$round"; done
     done
 done
 
@@ -235,6 +257,16 @@ for conns in (1, 16, 64):
           f"{median('hub', conns, 'p99_ms'):>7.3f} | {was:>16.0f} "
           f"{median('wassette', conns, 'p50_ms'):>7.3f} {median('wassette', conns, 'p99_ms'):>7.3f} | "
           f"{ratio:>11.2f}x | {target:.0f}x {'met' if ratio >= target else 'not met'}")
+print("\nthe transport floor (hyper answering the hub's answer bytes, no work): the most any server could reach")
+print(f"{'connections':>11} | {'floor calls/s':>13} {'p50 ms':>7} | {'floor/wassette':>14} | {'hub/floor':>9} | "
+      f"{'us/call':>7} {'hub above floor':>15} | target needs hub/floor >=")
+for conns in (1, 16, 64):
+    hub, was, floor = (median(s, conns, "calls/s") for s in ("hub", "wassette", "floor"))
+    # One connection is sequential: 1 / rate is one call's round trip.
+    above = f"{1e6 / hub - 1e6 / floor:>12.1f} us" if conns == 1 else f"{'':>15}"
+    per_call = f"{1e6 / hub:>7.1f}" if conns == 1 else f"{'':>7}"
+    print(f"{conns:>11} | {floor:>13.0f} {median('floor', conns, 'p50_ms'):>7.3f} | {floor / was:>13.2f}x | "
+          f"{hub / floor:>8.0%} | {per_call} {above} | {targets[conns] * was / floor:.0%}")
 errors = sum(int(r["errors"]) for rs in runs.values() for r in rs)
 if errors:
     print(f"WARNING: {errors} errors (socket or non-2xx) in the timed runs")
