@@ -10,6 +10,7 @@
 //! [`super::blocking`].
 
 mod cas;
+mod temporary;
 
 use super::StorageError;
 use serde::Serialize;
@@ -28,7 +29,8 @@ pub struct Storage {
 }
 
 /// The folder of the record logs: `<data_dir>/logs`, or a temporary folder
-/// removed when the last handle of a temporary database goes.
+/// removed when the last handle of a temporary database goes (or, if the process
+/// is killed first, by a later one: `temporary`).
 struct LogsDir {
     path: PathBuf,
     temporary: bool,
@@ -71,7 +73,7 @@ impl Storage {
     pub fn temporary() -> Result<Storage, StorageError> {
         let db = sled::Config::new().temporary(true).open()?;
         let logs = Arc::new(LogsDir {
-            path: std::env::temp_dir().join(crate::ids::new_id("wasmhub-logs")),
+            path: temporary::new_folder(&std::env::temp_dir()),
             temporary: true,
             shared: Mutex::default(),
         });
