@@ -34,12 +34,10 @@
 # that floor (default target/release/examples/http_floor). Nothing is rebuilt for the
 # hub: it needs the two binaries (cargo build --release -p wasmhub --example http_floor),
 # dist/plugins (scripts/build-plugins.sh) and target/test-guests/adversary.wasm
-# (tests/guests/build.sh). HUB_ECHO_ONLY=1 loads the
-# adversary guest alone, as wassette loads one component (for the memory figures);
-# HUB_ARGS="--set audit.retention=1000 ..." passes more arguments to `wasmhub serve`
-# (wassette keeps no call history; the hub's audit and accounting records are resident
-# in sled, ~30 MB per 100,000 of each). The
-# echo component is built into $WASSETTE_TARGET_DIR (~/.cache/wassette-target) if absent.
+# (tests/guests/build.sh). HUB_ECHO_ONLY=1 loads the adversary guest alone, as
+# wassette loads one component (for the memory figures); HUB_ARGS="--set
+# limits.warm_slots=8 ..." passes more arguments to `wasmhub serve`. The echo
+# component is built into $WASSETTE_TARGET_DIR (~/.cache/wassette-target) if absent.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
