@@ -131,7 +131,8 @@ EOF
         echo "run ${label%% *} connections=$conns ${line#RESULT }" >>"$work/summary"
         echo "    checked 1 s run: ${checked#RESULT }"
         if [ "$conns" -eq 1 ]; then
-            floor="$(floor_run "$answer")"
+            floor_run "$answer" >"$work/floor.out" # not in $(…): bench_stop must see floor_pid
+            floor="$(cat "$work/floor.out")"
             echo "floor ${label%% *} ${floor#RESULT }" >>"$work/summary"
             stages "$work/before.prom" "$work/after.prom" "$line" "$floor"
         fi
@@ -148,14 +149,16 @@ floor_run() {
         curl -fsS "http://127.0.0.1:$floor_port/mcp" -d '{}' >/dev/null 2>&1 && break
         sleep 0.1
     done
+    curl -fsS "http://127.0.0.1:$floor_port/mcp" -d '{}' >/dev/null ||
+        { echo "the floor does not answer: $(cat "$work/floor.log")" >&2; exit 1; }
     wrk -t1 -c1 -d"${duration}s" -s "$work/call.lua" "http://127.0.0.1:$floor_port/mcp" | grep RESULT
     kill "$floor_pid"
     wait "$floor_pid" 2>/dev/null || true
     floor_pid=""
 }
 
-# stages BEFORE AFTER WRK_RESULT FLOOR_RESULT: where one sequential call's time went, from the
-# hub's wasmhub_stage_* counters (`host/src/timing.rs`) scraped around the run:
+# stages BEFORE AFTER WRK_RESULT FLOOR_RESULT: where one sequential call's time went,
+# from the hub's wasmhub_stage_* counters (`host/src/timing.rs`) scraped around the run:
 # each stage's wall time per call, the rest of the router's time, and the time
 # outside the router (hyper's framing, the kernel's loopback, wrk) from the mean
 # round trip (1 / calls per second on one connection); then the floor's round trip
