@@ -12,12 +12,13 @@ const PREFIX: &str = "wasmhub-logs_";
 /// is invisible in this one's `/proc`.
 const ABANDONED_AFTER: Duration = Duration::from_secs(3600);
 
-/// A fresh folder name for this process's temporary logs, `wasmhub-logs_<pid>_<hex>`,
-/// after removing the folders abandoned under `temp`.
+/// A fresh folder name for this process's temporary logs, `wasmhub-logs_<pid>_<hex>`.
+/// The first one a process asks for removes the folders abandoned under `temp`
+/// first (once is enough: a folder only becomes abandoned after an hour).
 pub(super) fn new_folder(temp: &Path) -> PathBuf {
-    remove_abandoned(temp, ABANDONED_AFTER);
-    let random = crate::ids::new_id("t");
-    temp.join(format!("{PREFIX}{}_{}", std::process::id(), &random[2..]))
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(|| remove_abandoned(temp, ABANDONED_AFTER));
+    temp.join(crate::ids::new_id(&format!("{PREFIX}{}", std::process::id())))
 }
 
 /// Removes the log folders under `temp` whose process no longer runs and that have
@@ -77,6 +78,7 @@ mod tests {
         let running = folder(temp.path(), std::process::id(), Duration::from_secs(7200));
         let unrelated = temp.path().join("wasmhub-logsX");
         std::fs::create_dir_all(&unrelated).unwrap();
+        remove_abandoned(temp.path(), ABANDONED_AFTER);
         let fresh = new_folder(temp.path());
         assert!(!gone_quiet.exists());
         assert!(gone_recent.exists());
