@@ -38,6 +38,16 @@ struct LogsDir {
     shared: Mutex<HashMap<String, Weak<dyn Any + Send + Sync>>>,
 }
 
+impl LogsDir {
+    fn new(path: PathBuf, temporary: bool) -> Arc<LogsDir> {
+        Arc::new(LogsDir {
+            path,
+            temporary,
+            shared: Mutex::default(),
+        })
+    }
+}
+
 impl Drop for LogsDir {
     fn drop(&mut self) {
         if self.temporary {
@@ -60,24 +70,20 @@ impl Storage {
                 path: dir.to_owned(),
                 source,
             })?;
-        let logs = Arc::new(LogsDir {
-            path: dir.join("logs"),
-            temporary: false,
-            shared: Mutex::default(),
-        });
-        Ok(Storage { db, logs })
+        Ok(Storage {
+            db,
+            logs: LogsDir::new(dir.join("logs"), false),
+        })
     }
 
     /// A database that lives in memory, its record logs in a folder under the
     /// system's temporary folder removed with it (tests, `wasmhub call`).
     pub fn temporary() -> Result<Storage, StorageError> {
         let db = sled::Config::new().temporary(true).open()?;
-        let logs = Arc::new(LogsDir {
-            path: temporary::new_folder(&std::env::temp_dir()),
-            temporary: true,
-            shared: Mutex::default(),
-        });
-        Ok(Storage { db, logs })
+        Ok(Storage {
+            db,
+            logs: LogsDir::new(temporary::new_folder(&std::env::temp_dir()), true),
+        })
     }
 
     /// The folder of the record log called `name`.
