@@ -37,7 +37,7 @@ floor_pid=""
 bench_stop() {
     if [ -n "$floor_pid" ]; then kill "$floor_pid" 2>/dev/null || true; fi
 }
-floor_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+floor_port="$(free_port)"
 
 mkdir -p "$work/plugins"
 cp dist/plugins/*.wasm dist/plugins/*.toml target/test-guests/adversary.wasm "$work/plugins/"

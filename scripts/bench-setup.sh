@@ -4,7 +4,7 @@
 # test guests built (every run: both builds are no-ops when up to date, and a stale
 # guest would measure old code); $work, a temporary folder; $port, a free loopback port; and an
 # EXIT trap that runs the script's own `bench_stop` if it defines one, stops the hub
-# started into $hub_pid, and removes $work.
+# started into $hub_pid, and removes $work. It sources scripts/loopback.sh (free_port).
 
 if ! command -v wrk >/dev/null; then
     apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
@@ -28,4 +28,6 @@ bench_cleanup() {
     rm -rf "$work"
 }
 trap bench_cleanup EXIT
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+# shellcheck source=scripts/loopback.sh
+source scripts/loopback.sh
+port="$(free_port)"

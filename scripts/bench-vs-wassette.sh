@@ -82,7 +82,8 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+# shellcheck source=scripts/loopback.sh
+source scripts/loopback.sh # free_port
 hub_port="$(free_port)"
 wassette_port="$(free_port)"
 while [ "$wassette_port" = "$hub_port" ]; do wassette_port="$(free_port)"; done

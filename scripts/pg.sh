@@ -39,9 +39,8 @@ install_server() {
     fi
 }
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
+# shellcheck source=scripts/loopback.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/loopback.sh" # free_port
 
 # as_postgres CMD...: runs CMD as the postgres user (setpriv execs it).
 as_postgres() {
