@@ -179,6 +179,11 @@ impl Default for AgentConfig {
     }
 }
 
+/// The principal of the local operator: loopback clients when no token is
+/// configured, the processes the operator starts (the CLI, MCP over stdio), and the
+/// owner of sessions stored before sessions had owners. No token may take the name.
+pub const LOCAL_PRINCIPAL: &str = "local";
+
 /// A client bearer token and what it may call.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -200,6 +205,14 @@ pub struct TokenConfig {
     /// This token's approval policy, over the global `[approvals]`.
     #[serde(default)]
     pub approvals: TokenApprovals,
+    /// Most chat sessions this token may keep stored (0: no limit); default
+    /// `storage.max_sessions`.
+    #[serde(default)]
+    pub max_sessions: Option<u64>,
+    /// Most megabytes of chat messages this token may keep stored (0: no limit);
+    /// default `storage.max_stored_mb`.
+    #[serde(default)]
+    pub max_stored_mb: Option<u64>,
 }
 
 /// The audit log.
@@ -409,6 +422,14 @@ impl Config {
         for t in &self.tokens {
             if !names.insert(&t.name) {
                 return Some(format!("tokens: name {:?} is used twice", t.name));
+            }
+            // The name is the principal that owns sessions and records; `local` is
+            // the operator's own (the CLI, loopback without tokens, older sessions).
+            if t.name == LOCAL_PRINCIPAL || t.name.is_empty() {
+                return Some(format!(
+                    "tokens: name {:?} is reserved or empty: `local` is the local operator's principal; choose another name",
+                    t.name
+                ));
             }
             match (&t.secret_env, &t.secret_file) {
                 (Some(_), None) | (None, Some(_)) => {}

@@ -42,6 +42,12 @@ pub struct StorageConfig {
     pub lease_secs: u64,
     /// Longest a storage call waits for a pooled connection, in milliseconds.
     pub connect_timeout_ms: u64,
+    /// Most chat sessions one principal may keep stored (0: no limit); a token's
+    /// own `max_sessions` replaces it.
+    pub max_sessions: u64,
+    /// Most megabytes of chat messages one principal may keep stored (0: no
+    /// limit); a token's own `max_stored_mb` replaces it.
+    pub max_stored_mb: u64,
 }
 
 impl Default for StorageConfig {
@@ -52,6 +58,8 @@ impl Default for StorageConfig {
             pool_size: 8,
             lease_secs: 15,
             connect_timeout_ms: 5_000,
+            max_sessions: 10_000,
+            max_stored_mb: 1024,
         }
     }
 }

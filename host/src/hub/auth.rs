@@ -5,40 +5,100 @@
 //! naming the token) and kept only as SHA-256 digests, compared in constant time so a
 //! caller cannot learn a secret byte by byte from response times.
 
-use crate::config::TokenConfig;
+use super::quota::StorageQuota;
+use crate::config::{LOCAL_PRINCIPAL, StorageConfig, TokenConfig};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-/// The identity a call runs under: the token's name (recorded in the audit log) and
-/// the operations it may call. Only the hub makes one (from a token, or for the
-/// local operator), so no other module can grant itself every operation.
+/// The principal a request runs as: the token's name (the owner of everything
+/// stored for it, recorded in the audit log), the operations it may call and what it
+/// may keep stored. Only the hub makes one (from a token, or for the local operator),
+/// so no other module can grant itself every operation or everyone's data.
 #[derive(Clone, Debug)]
 pub struct Caller {
     name: String,
     allowlist: Allowlist,
     operator: bool,
+    quota: Arc<StorageQuota>,
+}
+
+/// Whose stored items (sessions, call and accounting records) a listing shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Visible {
+    /// Every principal's (an operator who named none).
+    All,
+    /// One principal's.
+    Only(String),
+    /// Nobody's: a non-operator asked for another principal's.
+    Nothing,
+}
+
+impl Visible {
+    /// Whether an item owned by `principal` is shown.
+    pub fn admits(&self, principal: &str) -> bool {
+        match self {
+            Visible::All => true,
+            Visible::Only(p) => p == principal,
+            Visible::Nothing => false,
+        }
+    }
+
+    /// The one principal a store filters on; `None` for everyone's.
+    pub fn principal(&self) -> Option<&str> {
+        match self {
+            Visible::Only(p) => Some(p),
+            Visible::All | Visible::Nothing => None,
+        }
+    }
 }
 
 impl Caller {
     /// The local operator: loopback clients when no token is configured, and the
     /// processes the operator starts (the CLI, MCP over stdio).
-    pub(super) fn local() -> Caller {
+    pub(super) fn local(quota: Arc<StorageQuota>) -> Caller {
         Caller {
-            name: "local".into(),
+            name: LOCAL_PRINCIPAL.into(),
             allowlist: Allowlist::all(),
             operator: true,
+            quota,
         }
     }
 
-    /// Test and bench hook: a caller no token vouches for. Production callers come
-    /// from `Hub::authenticate` and `Hub::local_operator`.
+    /// Test and bench hook: a caller no token vouches for (not an operator, no
+    /// storage limits). Production callers come from `Hub::authenticate` and
+    /// `Hub::local_operator`.
     #[doc(hidden)]
     pub fn unchecked(name: &str, allowlist: Allowlist) -> Caller {
         Caller {
             name: name.to_string(),
             allowlist,
             operator: false,
+            quota: Arc::new(StorageQuota::unlimited()),
         }
+    }
+
+    /// Whether this caller may read and manage an item owned by `principal`: its
+    /// own, or anyone's for an operator. Every route that takes an id decides here,
+    /// and answers an item it may not see exactly as a missing one.
+    pub fn may_access(&self, principal: &str) -> bool {
+        self.operator || self.name == principal
+    }
+
+    /// Whose items a listing shows: `requested` (`?principal=`) narrows an
+    /// operator's view to one principal; anyone else sees only their own, and
+    /// nothing when they ask for another's.
+    pub fn visible(&self, requested: Option<&str>) -> Visible {
+        match (self.operator, requested) {
+            (true, None) => Visible::All,
+            (true, Some(p)) => Visible::Only(p.to_string()),
+            (false, Some(p)) if p != self.name => Visible::Nothing,
+            (false, _) => Visible::Only(self.name.clone()),
+        }
+    }
+
+    /// What this principal may keep stored.
+    pub fn quota(&self) -> &StorageQuota {
+        &self.quota
     }
 
     /// Whether this caller may decide pending approvals: the local operator, and
@@ -216,45 +276,60 @@ impl std::error::Error for TokenError {
 }
 
 struct Token {
-    name: String,
     digest: [u8; 32],
-    allowlist: Allowlist,
-    operator: bool,
+    caller: Caller,
 }
 
 /// The configured tokens, checked on every request.
 pub(crate) struct Authenticator {
     tokens: Vec<Token>,
+    /// The local operator's storage limits (`[storage]`'s defaults).
+    local: Arc<StorageQuota>,
 }
 
 impl Authenticator {
-    /// Reads every token's secret now, so a missing one stops start-up.
-    pub(crate) fn from_config(tokens: &[TokenConfig]) -> Result<Authenticator, TokenError> {
+    /// Reads every token's secret now, so a missing one stops start-up; storage
+    /// limits not set on a token come from `storage`.
+    pub(crate) fn from_config(
+        tokens: &[TokenConfig],
+        storage: &StorageConfig,
+    ) -> Result<Authenticator, TokenError> {
         let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
         for t in tokens {
             let secret = read_secret(t)?;
             let digest = sha256(secret.as_bytes());
             if let Some(other) = out.iter().find(|o| o.digest == digest) {
                 return Err(TokenError::Duplicate {
-                    first: other.name.clone(),
+                    first: other.caller.name.clone(),
                     second: t.name.clone(),
                 });
             }
             out.push(Token {
-                name: t.name.clone(),
                 digest,
-                allowlist: Allowlist::new(&t.allow),
-                operator: t.operator,
+                caller: Caller {
+                    name: t.name.clone(),
+                    allowlist: Allowlist::new(&t.allow),
+                    operator: t.operator,
+                    quota: Arc::new(StorageQuota::of_token(t, storage)),
+                },
             });
         }
-        Ok(Authenticator { tokens: out })
+        Ok(Authenticator {
+            tokens: out,
+            local: Arc::new(StorageQuota::defaults(storage)),
+        })
+    }
+
+    /// The local operator.
+    pub(crate) fn local(&self) -> Caller {
+        Caller::local(self.local.clone())
     }
 
     /// The caller a request runs as; `bearer` is the token without the `Bearer ` prefix.
     pub(crate) fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
         if self.tokens.is_empty() {
             return if peer.ip().is_loopback() {
-                Ok(Caller::local())
+                Ok(self.local())
             } else {
                 Err(AuthError::NotLoopback { peer })
             };
@@ -272,12 +347,7 @@ impl Authenticator {
                 found = Some(t);
             }
         }
-        let t = found.ok_or(AuthError::InvalidToken)?;
-        Ok(Caller {
-            name: t.name.clone(),
-            allowlist: t.allowlist.clone(),
-            operator: t.operator,
-        })
+        Ok(found.ok_or(AuthError::InvalidToken)?.caller.clone())
     }
 }
 
@@ -357,10 +427,13 @@ mod tests {
     #[test]
     fn tokens_authenticate_with_their_allowlist() {
         let dir = TempDir::new("auth");
-        let auth = Authenticator::from_config(&[
-            token("ci", &secret_file(&dir, "ci", "s3cret-ci\n"), &["text.*"]),
-            token("ops", &secret_file(&dir, "ops", "s3cret-ops"), &["*"]),
-        ])
+        let auth = Authenticator::from_config(
+            &[
+                token("ci", &secret_file(&dir, "ci", "s3cret-ci\n"), &["text.*"]),
+                token("ops", &secret_file(&dir, "ops", "s3cret-ops"), &["*"]),
+            ],
+            &StorageConfig::default(),
+        )
         .unwrap();
         let remote: SocketAddr = "10.1.2.3:5000".parse().unwrap();
         let caller = auth.authenticate(Some("s3cret-ci"), remote).unwrap();
@@ -384,7 +457,7 @@ mod tests {
 
     #[test]
     fn without_tokens_only_loopback_is_served() {
-        let auth = Authenticator::from_config(&[]).unwrap();
+        let auth = Authenticator::from_config(&[], &StorageConfig::default()).unwrap();
         assert_eq!(
             auth.authenticate(None, "127.0.0.1:1".parse().unwrap())
                 .unwrap()
@@ -413,7 +486,7 @@ mod tests {
             allow: vec![],
             ..TokenConfig::default()
         };
-        let err = Authenticator::from_config(&[missing_env])
+        let err = Authenticator::from_config(&[missing_env], &StorageConfig::default())
             .err()
             .unwrap()
             .to_string();
@@ -422,16 +495,51 @@ mod tests {
             "{err}"
         );
         let dir = TempDir::new("auth");
-        let err = Authenticator::from_config(&[token("f", &dir.join("absent"), &[])])
-            .err()
-            .unwrap()
-            .to_string();
+        let err =
+            Authenticator::from_config(&[token("f", &dir.join("absent"), &[])], &StorageConfig::default())
+                .err()
+                .unwrap()
+                .to_string();
         assert!(err.contains("tokens.f") && err.contains("absent"), "{err}");
-        let err = Authenticator::from_config(&[token("e", &secret_file(&dir, "e", "\n"), &[])])
-            .err()
-            .unwrap()
-            .to_string();
+        let err = Authenticator::from_config(
+            &[token("e", &secret_file(&dir, "e", "\n"), &[])],
+            &StorageConfig::default(),
+        )
+        .err()
+        .unwrap()
+        .to_string();
         assert!(err.contains("empty"), "{err}");
+    }
+
+    #[test]
+    fn principals_see_their_own_items_and_operators_everyones() {
+        let bob = Caller::unchecked("bob", Allowlist::all());
+        assert!(bob.may_access("bob") && !bob.may_access("alice") && !bob.may_access("local"));
+        assert_eq!(bob.visible(None), Visible::Only("bob".into()));
+        assert_eq!(bob.visible(Some("bob")), Visible::Only("bob".into()));
+        assert_eq!(bob.visible(Some("alice")), Visible::Nothing);
+        assert!(!Visible::Nothing.admits("bob"));
+        let ops = Caller::local(Arc::new(StorageQuota::unlimited()));
+        assert!(ops.may_access("alice") && ops.may_access("local"));
+        assert_eq!(ops.visible(None), Visible::All);
+        assert_eq!(ops.visible(Some("alice")), Visible::Only("alice".into()));
+        assert_eq!(Visible::All.principal(), None);
+    }
+
+    #[test]
+    fn a_tokens_storage_limits_travel_with_its_caller() {
+        let dir = TempDir::new("auth");
+        let mut capped = token("bob", &secret_file(&dir, "bob", "s3cret-bob"), &["*"]);
+        capped.max_sessions = Some(3);
+        let storage = StorageConfig::default();
+        let auth = Authenticator::from_config(&[capped], &storage).unwrap();
+        let bob = auth
+            .authenticate(Some("s3cret-bob"), "10.0.0.1:1".parse().unwrap())
+            .unwrap();
+        assert_eq!(bob.quota().sessions.limit, 3);
+        assert_eq!(&*bob.quota().sessions.key, "tokens[bob].max_sessions");
+        assert_eq!(&*bob.quota().stored_bytes.key, "storage.max_stored_mb");
+        assert_eq!(auth.local().quota().sessions.limit, storage.max_sessions);
     }
 
     #[test]

@@ -95,7 +95,7 @@ mod tests {
             chain: chain.iter().map(|s| s.to_string()).collect(),
             deadline: Instant::now().into(),
             cancel: CancelToken::new(),
-            caller: Caller::local(),
+            caller: Caller::local(Arc::new(crate::hub::StorageQuota::unlimited())),
             approved_by: None,
             session: None,
             registry: Arc::new(Registry::empty()),

@@ -14,7 +14,9 @@
 //! - `protocol`: one call and batches; `graph`: a call's place in the call graph
 //!   and its depth, fan-out and per-request bounds; `cancel`: cancellation trees;
 //!   `schedule`: fair shares of the instance pool;
-//! - `auth`: tokens and allowlists; `audit`: the call log; `accounting`: usage
+//! - `auth`: tokens, allowlists and the principal's access to stored items
+//!   (`Caller::may_access`, `Caller::visible`); `quota`: what a principal may keep
+//!   stored; `audit`: the call log; `accounting`: usage
 //!   and cost records of model steps and calls; `metrics`: Prometheus.
 
 pub mod accounting;
@@ -30,6 +32,7 @@ mod meta_tools;
 mod metrics;
 pub(crate) use metrics::escape as escape_label;
 mod protocol;
+mod quota;
 mod registry;
 mod schedule;
 pub(crate) mod search;
@@ -39,7 +42,7 @@ pub(crate) mod validate;
 pub use accounting::{AccountingError, GuardReport, Page, SessionUsage, Since, StepReport, UsageRecord};
 pub use approval::{ApprovalAsk, ApprovalError, ApprovalRecord, DecideError, PendingApproval};
 pub use audit::{CallOutcome, CallRecord};
-pub use auth::{Allowlist, AuthError, Caller};
+pub use auth::{Allowlist, AuthError, Caller, Visible};
 pub use cancel::CancelToken;
 pub use error::{CallError, ErrorCode, HubError, Limit, ToolError};
 pub use meta_tools::{
@@ -47,6 +50,7 @@ pub use meta_tools::{
     SEARCH_MAX_LIMIT, SchemaArgs, SearchArgs, meta_tools,
 };
 pub use protocol::{ProgressEvent, ProgressFn};
+pub use quota::{QuotaExceeded, QuotaKind, QuotaLimit, StorageQuota, StoredUsage};
 pub use registry::{PluginCounts, PluginInfo, PluginLimits, PluginStatus};
 pub use search::{SearchDoc, SearchIndex};
 
@@ -104,7 +108,7 @@ impl Hub {
     /// starts their writers. The registry starts empty: hand
     /// [`Hub::apply_plugins`] to `PluginDir::start` as its `on_change`.
     pub async fn new(config: &Config, runtime: Runtime, backend: Backend) -> Result<Arc<Hub>, HubError> {
-        let auth = Authenticator::from_config(&config.tokens)?;
+        let auth = Authenticator::from_config(&config.tokens, &config.storage)?;
         let audit = audit::AuditLog::start(audit::store::open(&backend).await?, &config.audit)
             .map_err(HubError::AuditWriter)?;
         let usage = accounting::UsageLog::start(accounting::store::open(&backend).await?, &config.accounting)
@@ -217,7 +221,7 @@ impl Hub {
     /// The caller of a process the operator started (the CLI, MCP over stdio):
     /// every operation allowed, whatever tokens are configured.
     pub fn local_operator(&self) -> Caller {
-        Caller::local()
+        self.auth.local()
     }
 
     /// Runs one meta-tool request: answers with the meta-tool's JSON output or why
@@ -287,13 +291,13 @@ impl Hub {
             .collect()
     }
 
-    /// The calls waiting for an operator's approval, oldest first; only an
-    /// operator may see them (their inputs included).
-    pub fn pending_approvals(&self, by: &Caller) -> Result<Vec<PendingApproval>, ApprovalError> {
-        if !by.is_operator() {
-            return Err(ApprovalError::NotOperator(by.name().to_string()));
-        }
-        Ok(self.core.approvals.pending.list())
+    /// The calls waiting for an operator's approval that `by` may see, oldest
+    /// first: every one for an operator, a caller's own for anyone else (only an
+    /// operator decides them).
+    pub fn pending_approvals(&self, by: &Caller) -> Vec<PendingApproval> {
+        let mut pending = self.core.approvals.pending.list();
+        pending.retain(|p| by.may_access(&p.caller));
+        pending
     }
 
     /// An operator's decision on pending approval `id`: the waiting call runs, or
@@ -334,9 +338,14 @@ impl Hub {
         self.snapshot().plugins.clone()
     }
 
-    /// The newest `limit` call records, newest first.
-    pub fn calls(&self, limit: usize) -> Result<Vec<CallRecord>, HubError> {
-        self.core.audit.recent(limit)
+    /// The newest `limit` call records that `visible` admits, newest first.
+    pub fn calls(&self, limit: usize, visible: &Visible) -> Result<Vec<CallRecord>, HubError> {
+        if *visible == Visible::Nothing {
+            return Ok(Vec::new());
+        }
+        self.core
+            .audit
+            .recent(limit, visible.principal().map(str::to_string))
     }
 
     /// Records a finished model step (with its cost, when `[accounting.prices]`
@@ -350,10 +359,24 @@ impl Hub {
         self.core.usage.context_guard(report);
     }
 
-    /// Up to `limit` accounting records after `since`, oldest first. Waits for
-    /// the records queued before: call it off the async workers.
-    pub fn accounting(&self, since: Since, limit: usize) -> Result<Page, HubError> {
-        self.core.usage.page(since, limit)
+    /// Up to `limit` accounting records after `since` that `visible` admits,
+    /// oldest first. Waits for the records queued before: call it off the async
+    /// workers.
+    pub fn accounting(&self, since: Since, limit: usize, visible: &Visible) -> Result<Page, HubError> {
+        if *visible == Visible::Nothing {
+            // Nothing to show, and `next` must not tell how far others' records go.
+            let next = match since {
+                Since::Id(id) => id,
+                Since::Start | Since::Time(_) => 0,
+            };
+            return Ok(Page {
+                records: Vec::new(),
+                next,
+            });
+        }
+        self.core
+            .usage
+            .page(since, limit, visible.principal().map(str::to_string))
     }
 
     /// What each of `sessions` used so far (zeros for one without records).

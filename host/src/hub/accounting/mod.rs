@@ -264,9 +264,14 @@ impl UsageLog {
     /// Up to `limit` records after `since`, oldest first, of every writer,
     /// including every record queued here before this call. Waits for the writer:
     /// call it off the async workers.
-    pub(crate) fn page(&self, since: Since, limit: usize) -> Result<Page, HubError> {
+    pub(crate) fn page(
+        &self,
+        since: Since,
+        limit: usize,
+        principal: Option<String>,
+    ) -> Result<Page, HubError> {
         let (reply, answer) = std::sync::mpsc::sync_channel(1);
-        self.read(Read::Page(since, limit, reply), answer)
+        self.read(Read::Page(since, limit, principal, reply), answer)
     }
 
     /// The sums of each of `sessions` (zero for one without records), including

@@ -31,18 +31,18 @@ fn pages_start_after_an_id_or_at_a_time_oldest_first() {
         for n in 0..4 {
             log.record(call(None, block * 4 + n, 1_000 + block * 100 + n));
         }
-        log.page(Since::Start, 1).unwrap();
+        log.page(Since::Start, 1, None).unwrap();
     }
-    let all = log.page(Since::Start, 100).unwrap();
+    let all = log.page(Since::Start, 100, None).unwrap();
     assert_eq!(ids(&all), (1..=12).collect::<Vec<_>>());
     assert_eq!(all.next, 12);
-    let after = log.page(Since::Id(5), 3).unwrap();
+    let after = log.page(Since::Id(5), 3, None).unwrap();
     assert_eq!((ids(&after), after.next), (vec![6, 7, 8], 8));
-    let at = log.page(Since::Time(1_101), 100).unwrap();
+    let at = log.page(Since::Time(1_101), 100, None).unwrap();
     assert_eq!(ids(&at), (6..=12).collect::<Vec<_>>());
-    let none = log.page(Since::Id(12), 10).unwrap();
+    let none = log.page(Since::Id(12), 10, None).unwrap();
     assert_eq!((ids(&none), none.next), (vec![], 12));
-    let future = log.page(Since::Time(u64::MAX), 10).unwrap();
+    let future = log.page(Since::Time(u64::MAX), 10, None).unwrap();
     assert_eq!((ids(&future), future.next), (vec![], 12));
 }
 
@@ -63,7 +63,7 @@ fn ids_continue_after_a_restart_and_retention_drops_the_oldest() {
     for n in 4..8 {
         log.record(call(None, n, 2));
     }
-    let page = log.page(Since::Start, 100).unwrap();
+    let page = log.page(Since::Start, 100, None).unwrap();
     assert_eq!(ids(&page), [4, 5, 6, 7, 8], "trimmed to 5, ids kept");
 }
 
@@ -130,7 +130,7 @@ fn sessions_sum_steps_calls_and_cost_and_the_jsonl_file_gets_every_record() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines, log.page(Since::Start, 100).unwrap().records);
+    assert_eq!(lines, log.page(Since::Start, 100, None).unwrap().records);
     assert_eq!(lines.len(), 4);
 }
 
@@ -151,7 +151,7 @@ fn a_context_guard_activation_is_a_record_of_its_own_kind_outside_the_sums() {
         limit_tokens: 7168,
         remaining_tokens: 18,
     });
-    let page = log.page(Since::Start, 10).unwrap();
+    let page = log.page(Since::Start, 10, None).unwrap();
     let mut json = serde_json::to_value(&page.records[0]).unwrap();
     assert!(json["time_ms"].as_u64().unwrap() > 0, "{json}");
     json.as_object_mut().unwrap().remove("time_ms");
@@ -201,10 +201,10 @@ mod postgres {
                 a.record(call(Some("s1"), n, 10 + n));
                 b.record(call(Some("s1"), 100 + n, 10 + n));
             }
-            a.page(Since::Start, 1).unwrap();
-            b.page(Since::Start, 1).unwrap();
+            a.page(Since::Start, 1, None).unwrap();
+            b.page(Since::Start, 1, None).unwrap();
             (
-                a.page(Since::Start, 100).unwrap(),
+                a.page(Since::Start, 100, None).unwrap(),
                 b.session_usage(["s1"]).unwrap(),
             )
         });

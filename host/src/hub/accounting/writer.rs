@@ -24,7 +24,12 @@ const GATHER: Duration = Duration::from_millis(20);
 /// A read, answered after every record queued before it is stored.
 pub(super) enum Read {
     /// `GET /api/accounting`.
-    Page(Since, usize, SyncSender<Result<Page, StorageError>>),
+    Page(
+        Since,
+        usize,
+        Option<String>,
+        SyncSender<Result<Page, StorageError>>,
+    ),
     /// The sums of these sessions.
     Usage(Vec<String>, SyncSender<Result<Vec<SessionUsage>, StorageError>>),
 }
@@ -85,8 +90,8 @@ pub(super) fn write_loop(rx: Receiver<Msg>, mut sink: Sink) {
 
 fn answer(sink: &Sink, read: Read) {
     match read {
-        Read::Page(since, limit, reply) => {
-            let _ = reply.send(sink.driver.run(sink.store.page(since, limit)));
+        Read::Page(since, limit, principal, reply) => {
+            let _ = reply.send(sink.driver.run(sink.store.page(since, limit, principal)));
         }
         Read::Usage(sessions, reply) => {
             let _ = reply.send(sink.driver.run(sink.store.session_usage(sessions)));

@@ -55,8 +55,8 @@ type Reply = SyncSender<Result<Vec<CallRecord>, StorageError>>;
 enum Msg {
     Record(Box<CallRecord>),
     /// Answered, once everything sent before it is stored, with the newest
-    /// records (at most this many).
-    Recent(usize, Reply),
+    /// records (at most this many; one principal's when it names one).
+    Recent(usize, Option<String>, Reply),
 }
 
 /// The sending side, owned by the hub.
@@ -167,12 +167,15 @@ impl AuditLog {
     /// The newest `limit` records of every writer, newest first, including every
     /// record queued here before this call. Waits for the writer: call it off the
     /// async workers.
-    pub(crate) fn recent(&self, limit: usize) -> Result<Vec<CallRecord>, HubError> {
+    pub(crate) fn recent(
+        &self,
+        limit: usize,
+        principal: Option<String>,
+    ) -> Result<Vec<CallRecord>, HubError> {
         let (reply, answer) = std::sync::mpsc::sync_channel(1);
-        let sent = self
-            .tx
-            .as_ref()
-            .is_some_and(|tx| self.queue_summary(tx, true) && tx.send(Msg::Recent(limit, reply)).is_ok());
+        let sent = self.tx.as_ref().is_some_and(|tx| {
+            self.queue_summary(tx, true) && tx.send(Msg::Recent(limit, principal, reply)).is_ok()
+        });
         if !sent {
             return Err(HubError::WriterGone("audit log"));
         }
@@ -208,7 +211,7 @@ fn write_loop(rx: Receiver<Msg>, store: Arc<dyn AuditStore>, driver: Driver, ret
         while let Some(msg) = next {
             match msg {
                 Msg::Record(r) => batch.push(*r),
-                Msg::Recent(limit, reply) => reads.push((limit, reply)),
+                Msg::Recent(limit, principal, reply) => reads.push((limit, principal, reply)),
             }
             next = if batch.len() < BATCH {
                 rx.try_recv().ok()
@@ -225,8 +228,8 @@ fn write_loop(rx: Receiver<Msg>, store: Arc<dyn AuditStore>, driver: Driver, ret
                 crate::error!("audit log: cannot trim to {retention} records: {e}");
             }
         }
-        for (limit, reply) in reads {
-            let _ = reply.send(driver.run(store.recent(limit)));
+        for (limit, principal, reply) in reads {
+            let _ = reply.send(driver.run(store.recent(limit, principal)));
         }
     }
 }

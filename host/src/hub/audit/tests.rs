@@ -70,13 +70,13 @@ fn records_come_back_newest_first_and_retention_is_bounded() {
     for n in 0..100 {
         log.record(record(n));
     }
-    let recent = log.recent(5).unwrap();
+    let recent = log.recent(5, None).unwrap();
     assert_eq!(
         recent.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
         ["call_99", "call_98", "call_97", "call_96", "call_95"]
     );
     // Trimmed back to the retention once past it by more than the slack.
-    assert!(log.recent(1000).unwrap().len() <= 22);
+    assert!(log.recent(1000, None).unwrap().len() <= 22);
     assert_eq!(
         log.excerpt(&json!({"secret": "s", "a": 1})),
         json!({"secret": "[redacted]", "a": 1})
@@ -117,11 +117,11 @@ fn records_an_earlier_version_kept_in_sled_are_moved_to_the_log_once() {
     let log = AuditLog::start(embedded(&storage), &config).unwrap();
     assert!(!storage.has_table("calls"), "the table is dropped once moved");
     let moved: Vec<String> = (0..8).rev().map(|n| format!("call_{n}")).collect();
-    assert_eq!(ids(&log.recent(10).unwrap()), moved);
+    assert_eq!(ids(&log.recent(10, None).unwrap()), moved);
     // Past retention plus slack: the oldest moved records go first.
     log.record(record(8));
     assert_eq!(
-        ids(&log.recent(10).unwrap()),
+        ids(&log.recent(10, None).unwrap()),
         ["call_8", "call_7", "call_6", "call_5", "call_4"]
     );
     drop(log);
@@ -129,7 +129,7 @@ fn records_an_earlier_version_kept_in_sled_are_moved_to_the_log_once() {
     let store = embedded(&storage);
     let again = crate::hub::store_driver::Driver::new()
         .unwrap()
-        .run(store.recent(10));
+        .run(store.recent(10, None));
     assert_eq!(again.unwrap().len(), 5);
 }
 
@@ -148,7 +148,7 @@ fn records_the_writer_has_no_room_for_are_summarised_not_lost() {
     }
     assert!(log.dropped() > 0, "nothing was dropped");
     // What GET /api/calls reads (Hub::calls).
-    let recent = log.recent(1000).unwrap();
+    let recent = log.recent(1000, None).unwrap();
     let summaries: Vec<&CallRecord> = recent.iter().filter(|r| r.tool == SUMMARY_TOOL).collect();
     let not_written: u64 = summaries
         .iter()
@@ -201,9 +201,9 @@ mod postgres {
             }
             // Each reads after its own queue is stored; the other's may still be
             // queued, so read both, then each again.
-            a.recent(1000).unwrap();
-            b.recent(1000).unwrap();
-            (a.recent(1000).unwrap(), b.recent(1000).unwrap())
+            a.recent(1000, None).unwrap();
+            b.recent(1000, None).unwrap();
+            (a.recent(1000, None).unwrap(), b.recent(1000, None).unwrap())
         });
         let (from_a, from_b) = read.await.unwrap();
         assert_eq!(ids(&from_a), ids(&from_b));

@@ -149,6 +149,32 @@ impl<T: LogRecord> RecordLog<T> {
         Ok(out)
     }
 
+    /// The newest `limit` records that `keep` accepts, newest first; every record
+    /// is decoded until `limit` are found.
+    pub(crate) fn newest_where(
+        &self,
+        limit: usize,
+        mut keep: impl FnMut(&T) -> bool,
+    ) -> Result<Vec<T>, StorageError> {
+        let mut out = Vec::with_capacity(limit.min(1024));
+        for segment in self.segments.iter().rev() {
+            if out.len() >= limit {
+                break;
+            }
+            let (path, bytes) = self.read(segment)?;
+            for line in segment::lines(&bytes).rev() {
+                let record = segment::decode(&path, line)?;
+                if keep(&record) {
+                    out.push(record);
+                    if out.len() >= limit {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Appends `batch` (written at `now_ms`) and makes it durable.
     pub(crate) fn append(&mut self, batch: &[T], now_ms: u64) -> Result<(), StorageError> {
         let Some(last) = batch.last() else {

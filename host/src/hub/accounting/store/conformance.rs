@@ -48,7 +48,7 @@ fn step(session: &str, tokens: u64, cost: Option<f64>) -> UsageRecord {
 }
 
 async fn all_ids(store: &Arc<dyn UsageStore>) -> Vec<u64> {
-    let page = store.page(Since::Start, 100_000).await.expect("page");
+    let page = store.page(Since::Start, 100_000, None).await.expect("page");
     page.records.iter().map(|r| r.id).collect()
 }
 
@@ -57,10 +57,58 @@ pub(crate) async fn run(a: Arc<dyn UsageStore>, b: Arc<dyn UsageStore>) {
     ids_increase_across_writers_and_pages_follow_them(&a, &b).await;
     concurrent_appends_get_unique_ids(&a, &b).await;
     sums_add_every_writer_and_survive_trimming(&a, &b).await;
+    one_principals_page_skips_the_others(&a, &b).await;
+}
+
+async fn one_principals_page_skips_the_others(a: &Arc<dyn UsageStore>, b: &Arc<dyn UsageStore>) {
+    a.trim(0, 0).await.unwrap();
+    let of = |n: u64, caller: &str| UsageRecord {
+        caller: caller.into(),
+        ..call(None, n, 1_000 + n)
+    };
+    let stored = a
+        .append(vec![of(1, "alice"), of(2, "bob"), of(3, "alice")])
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 3);
+    b.append(vec![of(4, "bob"), of(5, "alice")]).await.unwrap();
+    let page = |store: &Arc<dyn UsageStore>, since, limit, p: &str| {
+        let (store, p) = (store.clone(), p.to_string());
+        async move {
+            store
+                .page(since, limit, Some(p))
+                .await
+                .expect("a principal's page")
+        }
+    };
+    let alice = page(b, Since::Start, 10, "alice").await;
+    let calls = |p: &crate::hub::accounting::Page| -> Vec<String> {
+        p.records
+            .iter()
+            .map(|r| match &r.entry {
+                Entry::ToolCall(c) => c.call_id.clone(),
+                other => panic!("a call record, got {other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(calls(&alice), ["call_1", "call_3", "call_5"]);
+    let first = page(a, Since::Start, 2, "alice").await;
+    assert_eq!(
+        calls(&first),
+        ["call_1", "call_3"],
+        "the limit counts that principal's records"
+    );
+    let rest = page(a, Since::Id(first.next), 10, "alice").await;
+    assert_eq!(calls(&rest), ["call_5"], "next pages on past the others' records");
+    assert_eq!(
+        calls(&page(a, Since::Time(1_002), 10, "bob").await),
+        ["call_2", "call_4"]
+    );
+    assert!(page(a, Since::Start, 10, "nobody").await.records.is_empty());
 }
 
 async fn ids_increase_across_writers_and_pages_follow_them(a: &Arc<dyn UsageStore>, b: &Arc<dyn UsageStore>) {
-    let empty = a.page(Since::Start, 10).await.unwrap();
+    let empty = a.page(Since::Start, 10, None).await.unwrap();
     assert_eq!((empty.records.len(), empty.next), (0, 0));
     let first = a
         .append(vec![call(None, 100, 100), call(None, 101, 101)])
@@ -74,18 +122,18 @@ async fn ids_increase_across_writers_and_pages_follow_them(a: &Arc<dyn UsageStor
     let given: Vec<u64> = [first, second, third].concat().iter().map(|r| r.id).collect();
     assert!(given.windows(2).all(|w| w[0] < w[1]), "increasing: {given:?}");
     assert_eq!(all_ids(b).await, given, "the other writer pages the same records");
-    let after = b.page(Since::Id(given[1]), 2).await.unwrap();
+    let after = b.page(Since::Id(given[1]), 2, None).await.unwrap();
     assert_eq!(
         after.records.iter().map(|r| r.id).collect::<Vec<_>>(),
         given[2..4]
     );
     assert_eq!(after.next, given[3]);
-    let at = a.page(Since::Time(200), 10).await.unwrap();
+    let at = a.page(Since::Time(200), 10, None).await.unwrap();
     let times: Vec<u64> = at.records.iter().map(|r| r.time_ms).collect();
     assert_eq!(times, [200, 300, 301]);
-    let none = a.page(Since::Id(given[4]), 10).await.unwrap();
+    let none = a.page(Since::Id(given[4]), 10, None).await.unwrap();
     assert_eq!((none.records.len(), none.next), (0, given[4]));
-    let future = a.page(Since::Time(u64::MAX / 2), 10).await.unwrap();
+    let future = a.page(Since::Time(u64::MAX / 2), 10, None).await.unwrap();
     assert_eq!((future.records.len(), future.next), (0, given[4]));
     a.trim(0, 0).await.unwrap();
     assert_eq!(all_ids(a).await, Vec::<u64>::new());

@@ -70,7 +70,12 @@ impl UsageStore for LogUsage {
         Ok(batch)
     }
 
-    async fn page(&self, since: Since, limit: usize) -> Result<Page, StorageError> {
+    async fn page(
+        &self,
+        since: Since,
+        limit: usize,
+        principal: Option<String>,
+    ) -> Result<Page, StorageError> {
         let state = self.state();
         let log = &state.records;
         let segments = log.segments();
@@ -81,11 +86,12 @@ impl UsageStore for LogUsage {
             Since::Time(ms) => segments.partition_point(|s| s.last_ms < ms),
             Since::Id(id) => segments.partition_point(|s| s.last_id <= id),
         };
-        let wanted = |r: &UsageRecord| match since {
+        let after = |r: &UsageRecord| match since {
             Since::Start => true,
             Since::Id(id) => r.id > id,
             Since::Time(ms) => r.time_ms >= ms,
         };
+        let wanted = |r: &UsageRecord| after(r) && principal.as_ref().is_none_or(|p| r.caller == *p);
         let mut records = Vec::with_capacity(limit.min(1024));
         for segment in segments.range(first..) {
             if records.len() >= limit {

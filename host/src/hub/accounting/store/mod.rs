@@ -39,8 +39,10 @@ pub(crate) trait UsageStore: Send + Sync {
     /// sessions' sums; answers them with their ids.
     async fn append(&self, batch: Vec<UsageRecord>) -> Result<Vec<UsageRecord>, StorageError>;
 
-    /// Up to `limit` records after `since`, oldest first (in id order).
-    async fn page(&self, since: Since, limit: usize) -> Result<Page, StorageError>;
+    /// Up to `limit` records after `since`, oldest first (in id order); only those
+    /// whose `caller` is `principal` when one is given.
+    async fn page(&self, since: Since, limit: usize, principal: Option<String>)
+    -> Result<Page, StorageError>;
 
     /// The sums of each of `sessions`, in order (zero for one without records).
     async fn session_usage(&self, sessions: Vec<String>) -> Result<Vec<SessionUsage>, StorageError>;

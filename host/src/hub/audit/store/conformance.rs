@@ -29,13 +29,14 @@ fn batch(prefix: &str, range: std::ops::Range<usize>) -> Vec<CallRecord> {
 }
 
 async fn ids(store: &Arc<dyn AuditStore>, limit: usize) -> Vec<String> {
-    let records = store.recent(limit).await.expect("recent");
+    let records = store.recent(limit, None).await.expect("recent");
     records.into_iter().map(|r| r.id).collect()
 }
 
 /// Runs every check, each on an emptied store.
 pub(crate) async fn run(a: Arc<dyn AuditStore>, b: Arc<dyn AuditStore>) {
     recent_is_newest_first_across_writers(&a, &b).await;
+    one_principals_records_are_read_alone(&a, &b).await;
     concurrent_appends_keep_exactly_one_record_each(&a, &b).await;
     trim_counts_every_writer(&a, &b).await;
 }
@@ -57,6 +58,36 @@ async fn recent_is_newest_first_across_writers(a: &Arc<dyn AuditStore>, b: &Arc<
     assert_eq!(ids(a, 0).await, Vec::<String>::new());
     a.append(Vec::new()).await.expect("an empty batch is no error");
     assert_eq!(ids(a, 100).await.len(), 6);
+}
+
+async fn one_principals_records_are_read_alone(a: &Arc<dyn AuditStore>, b: &Arc<dyn AuditStore>) {
+    empty(a).await;
+    let of = |id: &str, caller: &str| CallRecord {
+        caller: caller.into(),
+        ..record(id.into(), 1_000)
+    };
+    a.append(vec![of("a0", "alice"), of("b0", "bob"), of("a1", "alice")])
+        .await
+        .unwrap();
+    b.append(vec![of("b1", "bob"), of("a2", "alice")]).await.unwrap();
+    let of_principal = |store: &Arc<dyn AuditStore>, p: &str, limit| {
+        let (store, p) = (store.clone(), p.to_string());
+        async move {
+            let records = store
+                .recent(limit, Some(p))
+                .await
+                .expect("recent of one principal");
+            records.into_iter().map(|r| r.id).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(of_principal(a, "alice", 10).await, ["a2", "a1", "a0"]);
+    assert_eq!(of_principal(b, "bob", 10).await, ["b1", "b0"]);
+    assert_eq!(
+        of_principal(a, "alice", 2).await,
+        ["a2", "a1"],
+        "the limit counts that principal's"
+    );
+    assert_eq!(of_principal(a, "nobody", 10).await, Vec::<String>::new());
 }
 
 async fn concurrent_appends_keep_exactly_one_record_each(a: &Arc<dyn AuditStore>, b: &Arc<dyn AuditStore>) {

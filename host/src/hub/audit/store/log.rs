@@ -40,8 +40,11 @@ impl AuditStore for LogAudit {
         self.log().append(&batch, crate::clock::now_ms())
     }
 
-    async fn recent(&self, limit: usize) -> Result<Vec<CallRecord>, StorageError> {
-        self.log().newest(limit)
+    async fn recent(&self, limit: usize, principal: Option<String>) -> Result<Vec<CallRecord>, StorageError> {
+        match principal {
+            None => self.log().newest(limit),
+            Some(p) => self.log().newest_where(limit, |r| r.caller == p),
+        }
     }
 
     async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {

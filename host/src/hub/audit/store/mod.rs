@@ -34,8 +34,9 @@ pub(crate) trait AuditStore: Send + Sync {
     /// writer stored before.
     async fn append(&self, batch: Vec<CallRecord>) -> Result<(), StorageError>;
 
-    /// The newest `limit` records of every writer, newest first.
-    async fn recent(&self, limit: usize) -> Result<Vec<CallRecord>, StorageError>;
+    /// The newest `limit` records of every writer, newest first; only those whose
+    /// `caller` is `principal` when one is given.
+    async fn recent(&self, limit: usize, principal: Option<String>) -> Result<Vec<CallRecord>, StorageError>;
 
     /// Once more than `keep + slack` records are stored (all writers together),
     /// removes the oldest until `keep` remain. `slack` spares the work of trimming
