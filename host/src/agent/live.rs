@@ -19,6 +19,8 @@ use tokio::sync::watch;
 pub struct LiveTurn {
     /// The session the turn writes.
     pub session_id: String,
+    /// The principal whose turn it is (only it, or an operator, may watch).
+    pub principal: String,
     /// Cancelled to stop the turn (when its last watcher leaves, or on request).
     pub cancel: CancelToken,
     chunks: Mutex<Vec<UiChunk>>,
@@ -161,7 +163,7 @@ pub struct LiveTurns {
 
 impl LiveTurns {
     /// Registers a turn for `session_id`, or says one is already running.
-    pub fn begin(&self, session_id: &str) -> Result<Arc<LiveTurn>, Busy> {
+    pub fn begin(&self, session_id: &str, principal: &str) -> Result<Arc<LiveTurn>, Busy> {
         let mut turns = self.turns.lock().expect("live turns lock");
         if turns.contains_key(session_id) {
             return Err(Busy {
@@ -171,6 +173,7 @@ impl LiveTurns {
         let (state, _) = watch::channel((0, false));
         let turn = Arc::new(LiveTurn {
             session_id: session_id.to_string(),
+            principal: principal.to_string(),
             cancel: CancelToken::new(),
             chunks: Mutex::new(Vec::new()),
             state,
@@ -224,9 +227,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn late_joiners_get_everything_and_the_last_leaver_cancels() {
         let turns = LiveTurns::default();
-        let turn = turns.begin("s").unwrap();
+        let turn = turns.begin("s", "local").unwrap();
         assert_eq!(
-            turns.begin("s").err(),
+            turns.begin("s", "local").err(),
             Some(Busy {
                 session_id: "s".into()
             })
@@ -261,7 +264,7 @@ mod tests {
     #[tokio::test]
     async fn finished_turns_end_subscriptions_without_cancelling() {
         let turns = LiveTurns::default();
-        let turn = turns.begin("s").unwrap();
+        let turn = turns.begin("s", "local").unwrap();
         let mut sub = turn.subscribe();
         turn.push(&[UiChunk::StartStep]);
         turns.finish(&turn);
@@ -270,6 +273,6 @@ mod tests {
         assert!(sub.next_batch().await.is_none());
         drop(sub);
         assert!(!turn.cancel.is_cancelled());
-        assert!(turns.begin("s").is_ok());
+        assert!(turns.begin("s", "local").is_ok());
     }
 }

@@ -15,7 +15,10 @@
 //!   each step reported to the accounting.
 //!
 //! [`Agent`] ties them together for the chat surface: start a turn, join one,
-//! list and delete sessions. This layer uses `llm`, `hub` and `storage`, never the
+//! list, delete and hand over sessions. Every session belongs to the principal
+//! whose turn created it; each of these takes the [`Caller`] and shows it only
+//! what it may see (`Caller::may_access`), another principal's session being
+//! exactly as missing as an unknown id. This layer uses `llm`, `hub` and `storage`, never the
 //! HTTP surfaces.
 
 mod approval;
@@ -45,7 +48,7 @@ pub use store::{
 };
 
 use crate::config::Config;
-use crate::hub::{Caller, Hub};
+use crate::hub::{Caller, Hub, QuotaExceeded, Visible};
 use crate::llm::{KeyError, Llm, RouteError};
 use crate::storage::{Backend, StorageError};
 use lease::Leases;
@@ -73,6 +76,21 @@ pub enum AgentError {
     /// An approval answer the hub cannot accept: an id it did not issue, for
     /// another call, a changed input, or an approval left unanswered (400).
     Approval(String),
+    /// No session with this id that the caller may see (404; another principal's
+    /// session answers exactly like a missing one).
+    NotFound(String),
+    /// An operator asked to continue another principal's conversation (403):
+    /// only its owner does; an operator may hand it over.
+    NotOwner {
+        /// The session.
+        session: String,
+        /// Its owner.
+        principal: String,
+    },
+    /// The caller is at one of its storage limits (403).
+    Quota(QuotaExceeded),
+    /// A hand-over by a caller that is not an operator (403).
+    NotOperator(String),
 }
 
 impl std::fmt::Display for AgentError {
@@ -91,6 +109,17 @@ impl std::fmt::Display for AgentError {
             AgentError::ProviderKey(e) => e.fmt(f),
             AgentError::Storage(e) => e.fmt(f),
             AgentError::Approval(message) => f.write_str(message),
+            AgentError::NotFound(id) => write!(f, "no session {id:?}"),
+            AgentError::NotOwner { session, principal } => write!(
+                f,
+                "session {session:?} belongs to {principal:?}: only its principal continues it \
+                 (an operator may hand it over: POST /api/sessions/{session}/handover)"
+            ),
+            AgentError::Quota(e) => e.fmt(f),
+            AgentError::NotOperator(name) => write!(
+                f,
+                "{name:?} is not an operator: only operators hand sessions over"
+            ),
         }
     }
 }
@@ -101,9 +130,14 @@ impl std::error::Error for AgentError {
             AgentError::Route(e) => Some(e),
             AgentError::ProviderKey(e) => Some(e),
             AgentError::Storage(e) => Some(e),
-            AgentError::Invalid(_) | AgentError::Busy(_) | AgentError::NoModel | AgentError::Approval(_) => {
-                None
-            }
+            AgentError::Quota(e) => Some(e),
+            AgentError::Invalid(_)
+            | AgentError::Busy(_)
+            | AgentError::NoModel
+            | AgentError::Approval(_)
+            | AgentError::NotFound(_)
+            | AgentError::NotOwner { .. }
+            | AgentError::NotOperator(_) => None,
         }
     }
 }
@@ -197,16 +231,19 @@ impl Agent {
             .ok_or(AgentError::NoModel)?;
         let targets = self.env.llm.targets(&model).map_err(AgentError::Route)?;
         crate::llm::check_keys(&targets).map_err(AgentError::ProviderKey)?;
+        // Before the lease: another principal's busy session must answer as a
+        // missing one, not as busy.
+        owned_by(self.env.sessions.info(&req.session_id).await?.as_ref(), &caller)?;
         // From here on this request owns the session: nobody else writes it.
         let lease = self.leases.acquire(&req.session_id).await?;
-        let live = match self.bus.begin(&req.session_id).await {
+        let live = match self.bus.begin(&req.session_id, caller.name()).await {
             Ok(live) => live,
             Err(e) => {
                 lease.release().await;
                 return Err(e);
             }
         };
-        let (info, plan) = match self.prepare(&req).await {
+        let (info, plan) = match self.prepare(&req, &caller).await {
             Ok(ok) => ok,
             Err(e) => {
                 self.bus.finish(&live);
@@ -223,6 +260,8 @@ impl Agent {
             message_count: 0,
             model: None,
             version: 0,
+            principal: caller.name().to_string(),
+            stored_bytes: 0,
         });
         let subscription = live.subscribe();
         let turn = Turn {
@@ -251,9 +290,21 @@ impl Agent {
         Ok(subscription)
     }
 
-    /// The stored session and the planned turn of `req`.
-    async fn prepare(&self, req: &ChatRequest) -> Result<(Option<SessionInfo>, plan::TurnPlan), AgentError> {
+    /// The stored session and the planned turn of `req`, once the session is
+    /// known to be the caller's and the caller within its storage limits.
+    async fn prepare(
+        &self,
+        req: &ChatRequest,
+        caller: &Caller,
+    ) -> Result<(Option<SessionInfo>, plan::TurnPlan), AgentError> {
         let stored = self.env.sessions.load(&req.session_id).await?;
+        // Checked again under the lease: the session may have been made since.
+        owned_by(stored.as_ref().map(|s| &s.info), caller)?;
+        let usage = self.env.sessions.stored_usage(caller.name()).await?;
+        caller
+            .quota()
+            .admit(caller.name(), usage, stored.is_none())
+            .map_err(AgentError::Quota)?;
         let info = stored.as_ref().map(|s| s.info.clone());
         let mut plan = plan::plan_turn(stored.map(|s| s.messages), req, || crate::ids::new_id("msg"))
             .map_err(AgentError::Invalid)?;
@@ -266,19 +317,29 @@ impl Agent {
         Ok((info, plan))
     }
 
-    /// Joins the turn running in `session_id`, on this replica or another one.
-    pub async fn join(&self, session_id: &str) -> Result<Option<Watch>, StorageError> {
-        self.bus.subscribe(session_id).await
+    /// Joins the turn running in `session_id`, on this replica or another one,
+    /// if `caller` may see it.
+    pub async fn join(&self, caller: &Caller, session_id: &str) -> Result<Option<Watch>, StorageError> {
+        let only = (!caller.is_operator()).then(|| caller.name());
+        self.bus.subscribe(session_id, only).await
     }
 
-    /// Session `id` with its messages, if it exists.
-    pub async fn session(&self, id: &str) -> Result<Option<Session>, StorageError> {
-        self.env.sessions.load(id).await
+    /// Session `id` with its messages, if it exists and `caller` may see it.
+    pub async fn session(&self, caller: &Caller, id: &str) -> Result<Option<Session>, StorageError> {
+        Ok(self
+            .env
+            .sessions
+            .load(id)
+            .await?
+            .filter(|s| caller.may_access(&s.info.principal)))
     }
 
-    /// Every session's record, most recently updated first.
-    pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>, StorageError> {
-        self.env.sessions.list().await
+    /// The records of the sessions `visible` admits, most recently updated first.
+    pub async fn list_sessions(&self, visible: &Visible) -> Result<Vec<SessionInfo>, StorageError> {
+        match visible {
+            Visible::Nothing => Ok(Vec::new()),
+            Visible::All | Visible::Only(_) => self.env.sessions.list(visible.principal()).await,
+        }
     }
 
     /// The sessions with a turn live on some replica.
@@ -286,15 +347,70 @@ impl Agent {
         self.env.sessions.leased().await
     }
 
-    /// Deletes a session; refused while a turn runs in it (anywhere).
-    pub async fn delete_session(&self, id: &str) -> Result<bool, AgentError> {
+    /// Deletes a session `caller` may see; refused while a turn runs in it
+    /// (anywhere). False when there is no such session.
+    pub async fn delete_session(&self, caller: &Caller, id: &str) -> Result<bool, AgentError> {
+        // Before the lease: another principal's busy session answers as missing.
+        if !self.visible_session(caller, id).await? {
+            return Ok(false);
+        }
         // Holding the session's lease keeps turns out while it is deleted.
         let lease = self.leases.acquire(id).await?;
-        let deleted = self.env.sessions.delete(id).await;
+        let deleted = match self.visible_session(caller, id).await {
+            Ok(true) => self.env.sessions.delete(id).await,
+            Ok(false) => Ok(false),
+            Err(e) => Err(e),
+        };
         if matches!(deleted, Ok(true)) {
             self.env.hub.forget_session_usage(id);
         }
         lease.release().await;
         Ok(deleted?)
+    }
+
+    /// An operator gives session `id` to `principal`; refused while a turn runs in
+    /// it. `None` when there is no such session.
+    pub async fn hand_over(
+        &self,
+        caller: &Caller,
+        id: &str,
+        principal: &str,
+    ) -> Result<Option<SessionInfo>, AgentError> {
+        if !caller.is_operator() {
+            return Err(AgentError::NotOperator(caller.name().to_string()));
+        }
+        let lease = self.leases.acquire(id).await?;
+        let given = self.env.sessions.hand_over(id, principal).await;
+        lease.release().await;
+        if let Ok(Some(_)) = &given {
+            crate::info!(
+                "chat session {id}: handed over to {principal} by {}",
+                caller.name()
+            );
+        }
+        Ok(given?)
+    }
+
+    /// Whether session `id` exists and `caller` may see it.
+    async fn visible_session(&self, caller: &Caller, id: &str) -> Result<bool, StorageError> {
+        let info = self.env.sessions.info(id).await?;
+        Ok(info.is_some_and(|i| caller.may_access(&i.principal)))
+    }
+}
+
+/// Whether `caller` may run a turn in the session `info` records (`None`: a new
+/// one): its own; another principal's is missing, or for an operator, not its to
+/// continue.
+fn owned_by(info: Option<&SessionInfo>, caller: &Caller) -> Result<(), AgentError> {
+    match info {
+        Some(info) if info.principal != caller.name() => Err(if caller.may_access(&info.principal) {
+            AgentError::NotOwner {
+                session: info.id.clone(),
+                principal: info.principal.clone(),
+            }
+        } else {
+            AgentError::NotFound(info.id.clone())
+        }),
+        Some(_) | None => Ok(()),
     }
 }

@@ -39,12 +39,12 @@ async fn until(what: &str, mut check: impl FnMut() -> bool) {
 
 /// Replay then live, the end, one turn per session, watchers across buses.
 pub(crate) async fn replay_live_and_end(a: Bus, b: Bus) {
-    let turn = a.begin("s").await.unwrap();
-    assert!(matches!(a.begin("s").await, Err(AgentError::Busy(_))));
+    let turn = a.begin("s", "alice").await.unwrap();
+    assert!(matches!(a.begin("s", "alice").await, Err(AgentError::Busy(_))));
     let first = turn.subscribe();
     turn.push(&[UiChunk::StartStep, delta("one")]);
-    assert!(b.subscribe("other").await.unwrap().is_none());
-    let mut late = b.subscribe("s").await.unwrap().expect("the live turn");
+    assert!(b.subscribe("other", None).await.unwrap().is_none());
+    let mut late = b.subscribe("s", None).await.unwrap().expect("the live turn");
     assert_eq!(take(&mut late, 2).await, [UiChunk::StartStep, delta("one")]);
     turn.push(&[delta("two")]);
     turn.push(&[delta("three"), UiChunk::FinishStep]);
@@ -53,7 +53,7 @@ pub(crate) async fn replay_live_and_end(a: Bus, b: Bus) {
         [delta("two"), delta("three"), UiChunk::FinishStep]
     );
     // A second late watcher replays everything from the start.
-    let mut later = b.subscribe("s").await.unwrap().expect("the live turn");
+    let mut later = b.subscribe("s", None).await.unwrap().expect("the live turn");
     assert_eq!(take(&mut later, 5).await.len(), 5);
     // Watchers through `b` count: the first client leaving does not cancel.
     until("both late watchers count", || turn.subscriber_count() == 3).await;
@@ -68,25 +68,45 @@ pub(crate) async fn replay_live_and_end(a: Bus, b: Bus) {
     drop(late);
     assert!(!turn.cancel.is_cancelled(), "an ended turn is not cancelled");
     // Ended: nothing to join, and the session can have its next turn.
-    assert!(b.subscribe("s").await.unwrap().is_none());
-    let next = a.begin("s").await.unwrap();
+    assert!(b.subscribe("s", None).await.unwrap().is_none());
+    let next = a.begin("s", "alice").await.unwrap();
     next.push(&[delta("next turn")]);
-    let mut w = b.subscribe("s").await.unwrap().expect("the next turn");
+    let mut w = b.subscribe("s", None).await.unwrap().expect("the next turn");
     assert_eq!(take(&mut w, 1).await, [delta("next turn")]);
     a.finish(&next);
 }
 
 /// The last watcher leaving, wherever it watches from, cancels the turn.
 pub(crate) async fn last_watcher_cancels(a: Bus, b: Bus) {
-    let turn = a.begin("c").await.unwrap();
+    let turn = a.begin("c", "alice").await.unwrap();
     let first = turn.subscribe();
     turn.push(&[UiChunk::StartStep]);
-    let mut remote = b.subscribe("c").await.unwrap().expect("the live turn");
+    let mut remote = b.subscribe("c", None).await.unwrap().expect("the live turn");
     assert_eq!(take(&mut remote, 1).await, [UiChunk::StartStep]);
     until("the remote watcher counts", || turn.subscriber_count() == 2).await;
     drop(first);
     assert!(!turn.cancel.is_cancelled());
     drop(remote);
     until("the turn is cancelled", || turn.cancel.is_cancelled()).await;
+    a.finish(&turn);
+}
+
+/// A principal's turn is watched by that principal, or by whoever may see every
+/// principal's (`None`), from any replica; to anyone else there is no turn.
+pub(crate) async fn only_the_owner_watches(a: Bus, b: Bus) {
+    let turn = a.begin("o", "alice").await.unwrap();
+    let first = turn.subscribe();
+    turn.push(&[delta("alice's")]);
+    assert!(b.subscribe("o", Some("bob")).await.unwrap().is_none());
+    assert!(a.subscribe("o", Some("bob")).await.unwrap().is_none());
+    let mut own = b
+        .subscribe("o", Some("alice"))
+        .await
+        .unwrap()
+        .expect("her own turn");
+    assert_eq!(take(&mut own, 1).await, [delta("alice's")]);
+    let mut operator = b.subscribe("o", None).await.unwrap().expect("an operator's view");
+    assert_eq!(take(&mut operator, 1).await, [delta("alice's")]);
+    drop((own, operator, first));
     a.finish(&turn);
 }

@@ -29,15 +29,16 @@ use std::time::Duration;
 /// Where turns publish their chunks and watchers follow them.
 #[async_trait::async_trait]
 pub trait TurnBus: Send + Sync {
-    /// Registers a new turn of `session` (whose lease the caller holds) and
-    /// relays its chunks and its end to watchers anywhere; `Busy` when a turn
-    /// of `session` is still registered here.
-    async fn begin(&self, session: &str) -> Result<Arc<LiveTurn>, AgentError>;
+    /// Registers a new turn of `session` (whose lease the caller holds) for
+    /// `principal` and relays its chunks and its end to watchers anywhere; `Busy`
+    /// when a turn of `session` is still registered here.
+    async fn begin(&self, session: &str, principal: &str) -> Result<Arc<LiveTurn>, AgentError>;
     /// Forgets `turn`, then ends it: its watchers drain what is left and end.
     fn finish(&self, turn: &Arc<LiveTurn>);
     /// A watcher of `session`'s live turn from its first chunk, wherever it
-    /// runs; `None` when no turn of `session` is live.
-    async fn subscribe(&self, session: &str) -> Result<Option<Watch>, StorageError>;
+    /// runs; `None` when no turn of `session` is live, or when `principal` is given
+    /// and the turn is not that principal's.
+    async fn subscribe(&self, session: &str, principal: Option<&str>) -> Result<Option<Watch>, StorageError>;
 }
 
 /// A watcher on another replica's turn.
@@ -83,18 +84,18 @@ impl From<Subscription> for Watch {
 /// The in-process bus: [`LiveTurns`].
 #[async_trait::async_trait]
 impl TurnBus for LiveTurns {
-    async fn begin(&self, session: &str) -> Result<Arc<LiveTurn>, AgentError> {
-        LiveTurns::begin(self, session).map_err(AgentError::Busy)
+    async fn begin(&self, session: &str, principal: &str) -> Result<Arc<LiveTurn>, AgentError> {
+        LiveTurns::begin(self, session, principal).map_err(AgentError::Busy)
     }
 
     fn finish(&self, turn: &Arc<LiveTurn>) {
         LiveTurns::finish(self, turn)
     }
 
-    async fn subscribe(&self, session: &str) -> Result<Option<Watch>, StorageError> {
+    async fn subscribe(&self, session: &str, principal: Option<&str>) -> Result<Option<Watch>, StorageError> {
         Ok(self
             .get(session)
-            .filter(|t| !t.is_ended())
+            .filter(|t| !t.is_ended() && principal.is_none_or(|p| t.principal == p))
             .map(|t| t.subscribe().into()))
     }
 }
@@ -126,6 +127,7 @@ mod tests {
     async fn conformance_in_process() {
         let bus = super::open_sled();
         super::conformance::replay_live_and_end(bus.clone(), bus.clone()).await;
-        super::conformance::last_watcher_cancels(bus.clone(), bus).await;
+        super::conformance::last_watcher_cancels(bus.clone(), bus.clone()).await;
+        super::conformance::only_the_owner_watches(bus.clone(), bus).await;
     }
 }

@@ -2,7 +2,7 @@
 //! chunks and follows it live.
 //!
 //! Tables (component `chat_turns` of `wasmhub_schema`): `wasmhub_chat_turns(turn_id,
-//! session_id, owner, started, alive_until, ended)` and
+//! session_id, owner (the replica), started, alive_until, ended, principal)` and
 //! `wasmhub_chat_turn_chunks(turn_id, seq, chunk)`. The replica running a turn keeps
 //! its chunks in memory for its own watchers (as the sled bus does) and a relay
 //! task appends them to `wasmhub_chat_turn_chunks`, bumps `alive_until` and sends a
@@ -37,7 +37,8 @@ const POLL: Duration = Duration::from_secs(1);
 /// Failed reads in a row after which a remote watcher gives up.
 const READ_ATTEMPTS: u32 = 5;
 
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE wasmhub_chat_turns (
         turn_id text PRIMARY KEY,
         session_id text NOT NULL,
@@ -53,7 +54,12 @@ const MIGRATIONS: &[&str] = &["
         chunk text NOT NULL,
         PRIMARY KEY (turn_id, seq)
     );
-"];
+",
+    "
+    -- The principal whose turn it is: only it (or an operator) may watch.
+    ALTER TABLE wasmhub_chat_turns ADD COLUMN principal text NOT NULL DEFAULT 'local';
+",
+];
 
 /// The PostgreSQL bus of one replica.
 pub(crate) struct PgBus {
@@ -164,7 +170,7 @@ impl Inner {
     }
 
     /// Registers turn `turn_id` of `session` (and forgets long-ended or dead turns).
-    async fn register(&self, turn_id: &str, session: &str) -> Result<(), StorageError> {
+    async fn register(&self, turn_id: &str, session: &str, principal: &str) -> Result<(), StorageError> {
         let client = self.pg.client().await?;
         client
             .execute(
@@ -177,9 +183,15 @@ impl Inner {
             .map_err(StorageError::pg("forget ended turns"))?;
         client
             .execute(
-                "INSERT INTO wasmhub_chat_turns (turn_id, session_id, owner, alive_until)
-                 VALUES ($1, $2, $3, now() + $4::float8 * interval '1 second')",
-                &[&turn_id, &session, &self.owner, &self.ttl.as_secs_f64()],
+                "INSERT INTO wasmhub_chat_turns (turn_id, session_id, owner, alive_until, principal)
+                 VALUES ($1, $2, $3, now() + $4::float8 * interval '1 second', $5)",
+                &[
+                    &turn_id,
+                    &session,
+                    &self.owner,
+                    &self.ttl.as_secs_f64(),
+                    &principal,
+                ],
             )
             .await
             .map_err(StorageError::pg("register a turn"))?;
@@ -317,10 +329,14 @@ async fn relay(inner: Arc<Inner>, turn_id: String, live: Arc<LiveTurn>) {
 
 #[async_trait::async_trait]
 impl TurnBus for PgBus {
-    async fn begin(&self, session: &str) -> Result<Arc<LiveTurn>, AgentError> {
-        let live = self.inner.local.begin(session).map_err(AgentError::Busy)?;
+    async fn begin(&self, session: &str, principal: &str) -> Result<Arc<LiveTurn>, AgentError> {
+        let live = self
+            .inner
+            .local
+            .begin(session, principal)
+            .map_err(AgentError::Busy)?;
         let turn_id = crate::ids::new_id("turn");
-        if let Err(e) = self.inner.register(&turn_id, session).await {
+        if let Err(e) = self.inner.register(&turn_id, session, principal).await {
             self.inner.local.finish(&live);
             return Err(AgentError::Storage(e));
         }
@@ -337,17 +353,21 @@ impl TurnBus for PgBus {
         self.inner.local.finish(turn)
     }
 
-    async fn subscribe(&self, session: &str) -> Result<Option<Watch>, StorageError> {
+    async fn subscribe(&self, session: &str, principal: Option<&str>) -> Result<Option<Watch>, StorageError> {
         if let Some(turn) = self.inner.local.get(session).filter(|t| !t.is_ended()) {
-            return Ok(Some(turn.subscribe().into()));
+            // Another principal's turn is no turn at all (and is not looked for
+            // elsewhere: one session has one owner).
+            let mine = principal.is_none_or(|p| turn.principal == p);
+            return Ok(mine.then(|| turn.subscribe().into()));
         }
         let client = self.inner.pg.client().await?;
         let row = client
             .query_opt(
                 "SELECT turn_id FROM wasmhub_chat_turns
                  WHERE session_id = $1 AND ended IS NULL AND alive_until > now()
+                   AND ($2::text IS NULL OR principal = $2)
                  ORDER BY started DESC LIMIT 1",
-                &[&session],
+                &[&session, &principal],
             )
             .await
             .map_err(StorageError::pg("find a live turn"))?;
@@ -463,5 +483,11 @@ mod tests {
     async fn conformance_the_last_watcher_anywhere_cancels() {
         let (a, b) = two().await;
         conformance::last_watcher_cancels(a, b).await;
+    }
+
+    #[tokio::test]
+    async fn conformance_only_the_owner_watches_across_replicas() {
+        let (a, b) = two().await;
+        conformance::only_the_owner_watches(a, b).await;
     }
 }

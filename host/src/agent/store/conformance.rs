@@ -27,6 +27,15 @@ pub(crate) fn fresh(id: &str) -> SessionInfo {
         message_count: 0,
         model: None,
         version: 0,
+        principal: crate::config::LOCAL_PRINCIPAL.into(),
+        stored_bytes: 0,
+    }
+}
+
+fn owned(id: &str, principal: &str) -> SessionInfo {
+    SessionInfo {
+        principal: principal.into(),
+        ..fresh(id)
     }
 }
 
@@ -84,7 +93,7 @@ pub(crate) async fn save_load_list_delete(a: Store) {
     assert_eq!(a.load("chat-a").await.unwrap().unwrap().messages, shorter);
     // The other session with a prefix-sharing id is untouched; newest first.
     assert_eq!(a.load("chat-ab").await.unwrap().unwrap().messages.len(), 1);
-    let list = a.list().await.unwrap();
+    let list = a.list(None).await.unwrap();
     assert_eq!(
         list.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
         ["chat-a", "chat-ab"]
@@ -94,7 +103,7 @@ pub(crate) async fn save_load_list_delete(a: Store) {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     let later = saved(&a, &other, &msgs[..1], 1).await;
-    let list = a.list().await.unwrap();
+    let list = a.list(None).await.unwrap();
     assert_eq!(list[0], later, "the session saved last comes first");
     let issued = IssuedApproval {
         id: "apr_1".into(),
@@ -119,12 +128,69 @@ pub(crate) async fn save_load_list_delete(a: Store) {
     assert_eq!(a.issued_approval("chat-a", "apr_1").await.unwrap(), None);
     assert!(a.load("chat-a").await.unwrap().is_none());
     assert!(a.info("chat-a").await.unwrap().is_none());
-    assert_eq!(a.list().await.unwrap().len(), 1);
+    assert_eq!(a.list(None).await.unwrap().len(), 1);
     assert_eq!(a.load("chat-ab").await.unwrap().unwrap().messages.len(), 1);
     // A session created again under a deleted id starts empty, at version 1.
     let again = saved(&a, &fresh("chat-a"), &msgs[2..], 0).await;
     assert_eq!((again.version, again.message_count), (1, 1));
     assert_eq!(a.load("chat-a").await.unwrap().unwrap().messages, msgs[2..]);
+}
+
+/// Each session keeps the principal that created it through every save; a
+/// principal's listing and stored sums count only its own; a hand-over moves one
+/// session (a new version) and is seen by the other replica.
+pub(crate) async fn principals_own_their_sessions(a: Store, b: Store) {
+    let msgs = [user("u1", "alice's question"), user("u2", "and more")];
+    let alice = saved(&a, &owned("own-1", "alice"), &msgs[..1], 0).await;
+    let alice = saved(&a, &alice, &msgs, 1).await;
+    assert_eq!(alice.principal, "alice", "a save keeps the owner");
+    let bytes: u64 = msgs
+        .iter()
+        .map(|m| serde_json::to_vec(m).unwrap().len() as u64)
+        .sum();
+    assert_eq!(
+        alice.stored_bytes, bytes,
+        "the whole history's JSON, not only what this save wrote"
+    );
+    saved(&b, &owned("own-2", "bob"), &msgs[..1], 0).await;
+    saved(&b, &owned("own-3", "alice"), &msgs[..1], 0).await;
+    let ids = |list: Vec<SessionInfo>| list.into_iter().map(|s| s.id).collect::<Vec<_>>();
+    let mut of_alice = ids(b.list(Some("alice")).await.unwrap());
+    of_alice.sort();
+    assert_eq!(of_alice, ["own-1", "own-3"]);
+    assert_eq!(ids(a.list(Some("bob")).await.unwrap()), ["own-2"]);
+    assert!(a.list(Some("nobody")).await.unwrap().is_empty());
+    let one = serde_json::to_vec(&msgs[0]).unwrap().len() as u64;
+    let usage = b.stored_usage("alice").await.unwrap();
+    assert_eq!((usage.sessions, usage.bytes), (2, bytes + one));
+    let bob = a.stored_usage("bob").await.unwrap();
+    assert_eq!((bob.sessions, bob.bytes), (1, one));
+    // The hand-over: alice's first session goes to bob.
+    let given = a
+        .hand_over("own-1", "bob")
+        .await
+        .unwrap()
+        .expect("the session exists");
+    assert_eq!(
+        (given.principal.as_str(), given.version),
+        ("bob", alice.version + 1)
+    );
+    assert_eq!(b.info("own-1").await.unwrap().unwrap().principal, "bob");
+    assert_eq!(
+        b.load("own-1").await.unwrap().unwrap().messages,
+        msgs,
+        "the messages stay"
+    );
+    assert_eq!(a.stored_usage("bob").await.unwrap().sessions, 2);
+    assert_eq!(a.stored_usage("alice").await.unwrap().sessions, 1);
+    // The new owner's next save goes on from the new version.
+    let after = saved(&b, &given, &msgs, 2).await;
+    assert_eq!(after.principal, "bob");
+    assert!(a.hand_over("own-none", "bob").await.unwrap().is_none());
+    for id in ["own-1", "own-2", "own-3"] {
+        assert!(a.delete(id).await.unwrap());
+    }
+    assert_eq!(b.stored_usage("bob").await.unwrap(), Default::default());
 }
 
 /// Saves are a compare-and-swap on the version, across two stores.

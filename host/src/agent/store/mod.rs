@@ -21,6 +21,7 @@ mod postgres;
 mod sled;
 
 use super::message::{Role, UiMessage};
+use crate::hub::StoredUsage;
 use crate::storage::{Backend, Storage, StorageError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -53,6 +54,18 @@ pub struct SessionInfo {
     /// versions existed).
     #[serde(default)]
     pub version: u64,
+    /// Who owns it: the principal whose turn created it (sessions stored before
+    /// sessions had owners belong to the local operator).
+    #[serde(default = "local_principal")]
+    pub principal: String,
+    /// The bytes of its stored messages (JSON), as of its last save; 0 for a
+    /// session not saved since sessions were measured.
+    #[serde(default)]
+    pub stored_bytes: u64,
+}
+
+fn local_principal() -> String {
+    crate::config::LOCAL_PRINCIPAL.to_string()
 }
 
 /// An approval the hub asked the session's user for: the id is only good for that
@@ -163,8 +176,14 @@ pub trait SessionStore: Send + Sync {
     async fn info(&self, id: &str) -> Result<Option<SessionInfo>, StorageError>;
     /// The session and its messages (exactly `message_count` of them).
     async fn load(&self, id: &str) -> Result<Option<Session>, StorageError>;
-    /// Every session, most recently updated first (ties by id).
-    async fn list(&self) -> Result<Vec<SessionInfo>, StorageError>;
+    /// Every session, or only `principal`'s, most recently updated first (ties by
+    /// id).
+    async fn list(&self, principal: Option<&str>) -> Result<Vec<SessionInfo>, StorageError>;
+    /// How many sessions `principal` has stored, and their bytes.
+    async fn stored_usage(&self, principal: &str) -> Result<StoredUsage, StorageError>;
+    /// Gives session `id` to `principal` (a new version of its record); `None`
+    /// when there is no such session.
+    async fn hand_over(&self, id: &str, principal: &str) -> Result<Option<SessionInfo>, StorageError>;
     /// Writes the session if its stored version is still `save.info.version`.
     async fn save(&self, save: SaveRequest<'_>) -> Result<SaveOutcome, StorageError>;
     /// Records approvals issued in session `id` (the durable save of the
@@ -215,8 +234,8 @@ pub(crate) fn title_of(messages: &[UiMessage]) -> String {
     title
 }
 
-/// The record a save writes: `info` with the count, time, title and version of
-/// this save.
+/// The record a save writes: `info` with the count, time, title, size and
+/// version of this save.
 pub(crate) fn next_record(save: &SaveRequest<'_>) -> SessionInfo {
     let mut info = save.info.clone();
     info.message_count = save.head.len() + usize::from(save.tail.is_some());
@@ -225,7 +244,35 @@ pub(crate) fn next_record(save: &SaveRequest<'_>) -> SessionInfo {
         info.title = title_of(save.head);
     }
     info.version = save.info.version + 1;
+    info.stored_bytes = save.head.iter().chain(save.tail).map(json_len).sum();
     info
+}
+
+/// The length of `message`'s JSON, counted without building it.
+fn json_len(message: &UiMessage) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail, and a message always serializes.
+    let _ = serde_json::to_writer(&mut count, message);
+    count.0
+}
+
+/// `info` given to `principal`, as a new version.
+pub(crate) fn handed_over(info: &SessionInfo, principal: &str) -> SessionInfo {
+    SessionInfo {
+        principal: principal.to_string(),
+        version: info.version + 1,
+        ..info.clone()
+    }
 }
 
 /// The messages a save writes, with their indexes.

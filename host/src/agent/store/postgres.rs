@@ -1,8 +1,9 @@
 //! The session store in PostgreSQL, shared by every replica.
 //!
 //! Tables (component `chat_sessions` of `wasmhub_schema`):
-//! - `wasmhub_chat_sessions(id, record, version, updated_at, message_count)`: the
-//!   [`SessionInfo`] as JSON text, with the columns the store sorts and checks on;
+//! - `wasmhub_chat_sessions(id, record, version, updated_at, message_count,
+//!   principal, stored_bytes)`: the [`SessionInfo`] as JSON text, with the columns
+//!   the store sorts, checks and sums on (schema version 2 added the owner and size);
 //! - `wasmhub_chat_messages(session_id, idx, message)`;
 //! - `wasmhub_chat_approvals(session_id, id, approval)`;
 //! - `wasmhub_chat_leases(session_id, owner, expires)`: expiries come from
@@ -15,8 +16,9 @@
 //! `synchronous_commit` off for its transaction: it does not wait for the WAL flush.
 
 use super::{Conflict, IssuedApproval, Lease, SaveOutcome, SaveRequest, Session, SessionInfo, SessionStore};
-use super::{missing_messages, next_record, written};
+use super::{handed_over, missing_messages, next_record, written};
 use crate::agent::message::UiMessage;
+use crate::hub::StoredUsage;
 use crate::storage::{Postgres, StorageError};
 use std::collections::HashSet;
 use std::time::Duration;
@@ -24,7 +26,8 @@ use std::time::Duration;
 const TABLE: &str = "wasmhub_chat_sessions";
 
 /// The schema, one step per version.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE wasmhub_chat_sessions (
         id text PRIMARY KEY,
         record text NOT NULL,
@@ -50,7 +53,17 @@ const MIGRATIONS: &[&str] = &["
         owner text NOT NULL,
         expires timestamptz NOT NULL
     );
-"];
+",
+    "
+    -- Sessions stored before sessions had owners belong to the local operator
+    -- (their JSON record has no principal, which reads as `local` too).
+    ALTER TABLE wasmhub_chat_sessions
+        ADD COLUMN principal text NOT NULL DEFAULT 'local',
+        ADD COLUMN stored_bytes bigint NOT NULL DEFAULT 0;
+    CREATE INDEX wasmhub_chat_sessions_principal
+        ON wasmhub_chat_sessions (principal, updated_at DESC, id COLLATE \"C\");
+",
+];
 
 /// A lease's expiry in Unix milliseconds, as SQL.
 const EXPIRES_MS: &str = "(extract(epoch FROM expires) * 1000)::bigint";
@@ -132,16 +145,63 @@ impl SessionStore for PgSessions {
         Ok(Some(Session { info, messages }))
     }
 
-    async fn list(&self) -> Result<Vec<SessionInfo>, StorageError> {
+    async fn list(&self, principal: Option<&str>) -> Result<Vec<SessionInfo>, StorageError> {
         let client = self.pg.client().await?;
         let rows = client
             .query(
-                "SELECT record FROM wasmhub_chat_sessions ORDER BY updated_at DESC, id COLLATE \"C\"",
-                &[],
+                "SELECT record FROM wasmhub_chat_sessions WHERE $1::text IS NULL OR principal = $1
+                 ORDER BY updated_at DESC, id COLLATE \"C\"",
+                &[&principal],
             )
             .await
             .map_err(StorageError::pg("list sessions"))?;
         rows.iter().map(|r| decode(r.get::<_, &str>(0))).collect()
+    }
+
+    async fn stored_usage(&self, principal: &str) -> Result<StoredUsage, StorageError> {
+        let client = self.pg.client().await?;
+        let row = client
+            .query_one(
+                "SELECT count(*), coalesce(sum(stored_bytes), 0)::bigint FROM wasmhub_chat_sessions
+                 WHERE principal = $1",
+                &[&principal],
+            )
+            .await
+            .map_err(StorageError::pg("sum a principal's sessions"))?;
+        Ok(StoredUsage {
+            sessions: row.get::<_, i64>(0) as u64,
+            bytes: row.get::<_, i64>(1) as u64,
+        })
+    }
+
+    async fn hand_over(&self, id: &str, principal: &str) -> Result<Option<SessionInfo>, StorageError> {
+        let Some(info) = self.info(id).await? else {
+            return Ok(None);
+        };
+        let given = handed_over(&info, principal);
+        let client = self.pg.client().await?;
+        let updated = client
+            .execute(
+                "UPDATE wasmhub_chat_sessions SET record = $2, version = $3, principal = $4
+                 WHERE id = $1 AND version = $5",
+                &[
+                    &id,
+                    &encode(&given)?,
+                    &(given.version as i64),
+                    &principal,
+                    &(info.version as i64),
+                ],
+            )
+            .await
+            .map_err(StorageError::pg("hand a session over"))?;
+        if updated == 0 {
+            // Only the lease holder writes a session, and the caller holds it.
+            return Err(StorageError::Inconsistent {
+                table: TABLE.into(),
+                message: format!("session {id} changed while it was handed over"),
+            });
+        }
+        Ok(Some(given))
     }
 
     async fn save(&self, save: SaveRequest<'_>) -> Result<SaveOutcome, StorageError> {
@@ -152,10 +212,11 @@ impl SessionStore for PgSessions {
             messages.push(encode(m)?);
         }
         let (record, expected) = (encode(&info)?, save.info.version);
-        let (version, updated, count) = (
+        let (version, updated, count, bytes) = (
             info.version as i64,
             info.updated_at as i64,
             info.message_count as i64,
+            info.stored_bytes as i64,
         );
         let mut client = self.pg.client().await?;
         let tx = client
@@ -169,16 +230,35 @@ impl SessionStore for PgSessions {
         }
         let swapped = if expected == 0 {
             tx.execute(
-                "INSERT INTO wasmhub_chat_sessions (id, record, version, updated_at, message_count)
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
-                &[&info.id, &record, &version, &updated, &count],
+                "INSERT INTO wasmhub_chat_sessions
+                 (id, record, version, updated_at, message_count, stored_bytes, principal)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
+                &[
+                    &info.id,
+                    &record,
+                    &version,
+                    &updated,
+                    &count,
+                    &bytes,
+                    &info.principal,
+                ],
             )
             .await
         } else {
+            // The owner is not written: only a hand-over changes it.
             tx.execute(
-                "UPDATE wasmhub_chat_sessions SET record = $2, version = $3, updated_at = $4, message_count = $5
-                 WHERE id = $1 AND version = $6",
-                &[&info.id, &record, &version, &updated, &count, &(expected as i64)],
+                "UPDATE wasmhub_chat_sessions
+                 SET record = $2, version = $3, updated_at = $4, message_count = $5, stored_bytes = $6
+                 WHERE id = $1 AND version = $7",
+                &[
+                    &info.id,
+                    &record,
+                    &version,
+                    &updated,
+                    &count,
+                    &bytes,
+                    &(expected as i64),
+                ],
             )
             .await
         }
@@ -363,6 +443,12 @@ mod tests {
     async fn conformance_compare_and_swap_between_two_replicas() {
         let (a, b) = two().await;
         conformance::saves_are_compare_and_swap(a, b).await;
+    }
+
+    #[tokio::test]
+    async fn conformance_principals_own_their_sessions() {
+        let (a, b) = two().await;
+        conformance::principals_own_their_sessions(a, b).await;
     }
 
     #[tokio::test]

@@ -15,9 +15,10 @@
 //! call runs on the blocking pool.
 
 use super::lease::MemoryLeases;
-use super::{Conflict, missing_messages, next_record, written};
+use super::{Conflict, handed_over, missing_messages, next_record, written};
 use super::{IssuedApproval, Lease, SaveOutcome, SaveRequest, Session, SessionInfo, SessionStore};
 use crate::agent::message::UiMessage;
+use crate::hub::StoredUsage;
 use crate::storage::{Storage, StorageError, Table, blocking};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -120,15 +121,55 @@ impl SessionStore for SledSessions {
         blocking(move || Self::load_now(&table, &id)).await
     }
 
-    async fn list(&self) -> Result<Vec<SessionInfo>, StorageError> {
+    async fn list(&self, principal: Option<&str>) -> Result<Vec<SessionInfo>, StorageError> {
         let table = self.table.clone();
         let mut all: Vec<SessionInfo> = blocking(move || table.scan_prefix(b"s/"))
             .await?
             .into_iter()
             .map(|(_, i)| i)
+            .filter(|i: &SessionInfo| principal.is_none_or(|p| i.principal == p))
             .collect();
         all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.id.cmp(&b.id)));
         Ok(all)
+    }
+
+    async fn stored_usage(&self, principal: &str) -> Result<StoredUsage, StorageError> {
+        // One process, records of a few hundred bytes: a scan of the records (not
+        // the messages) is cheaper than keeping sums that every save must update.
+        let mine = self.list(Some(principal)).await?;
+        Ok(StoredUsage {
+            sessions: mine.len() as u64,
+            bytes: mine.iter().map(|i| i.stored_bytes).sum(),
+        })
+    }
+
+    async fn hand_over(&self, id: &str, principal: &str) -> Result<Option<SessionInfo>, StorageError> {
+        let (table, key, principal) = (self.table.clone(), info_key(id), principal.to_string());
+        blocking(move || {
+            let Some(info) = table.get::<SessionInfo>(&key)? else {
+                return Ok(None);
+            };
+            let given = handed_over(&info, &principal);
+            let put = [(key.clone(), encode(&given)?)];
+            let written = table.write_if(
+                &key,
+                |current| match current.map(serde_json::from_slice::<SessionInfo>) {
+                    Some(Ok(stored)) if stored.version == info.version => Ok(Vec::new()),
+                    _ => Err(()),
+                },
+                &put,
+            )?;
+            if written.is_err() {
+                // Only the lease holder writes a session, and the caller holds it.
+                return Err(StorageError::Inconsistent {
+                    table: TABLE.into(),
+                    message: format!("session {id} changed while it was handed over", id = info.id),
+                });
+            }
+            table.flush()?;
+            Ok(Some(given))
+        })
+        .await
     }
 
     async fn save(&self, save: SaveRequest<'_>) -> Result<SaveOutcome, StorageError> {

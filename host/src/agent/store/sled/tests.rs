@@ -75,6 +75,12 @@ async fn records_stored_before_versions_read_as_version_0() {
     table.put(b"m/old/000000", &user("u1", "hi")).unwrap();
     let loaded = s.load("old").await.unwrap().unwrap();
     assert_eq!((loaded.info.version, loaded.messages.len()), (0, 1));
+    // Stored before sessions had owners: the local operator's, size unknown.
+    assert_eq!(
+        (loaded.info.principal.as_str(), loaded.info.stored_bytes),
+        ("local", 0)
+    );
+    assert_eq!(s.list(Some("local")).await.unwrap().len(), 1);
     let next = s
         .save(SaveRequest {
             info: &loaded.info,
@@ -89,6 +95,15 @@ async fn records_stored_before_versions_read_as_version_0() {
         panic!("{next:?}")
     };
     assert_eq!(next.version, 1);
+    assert_eq!(next.principal, "local");
+    assert!(next.stored_bytes > 0, "measured from its next save on");
+}
+
+#[tokio::test]
+async fn conformance_principals_own_their_sessions() {
+    let (storage, a) = store();
+    let b = Arc::new(SledSessions::open(&storage).unwrap());
+    conformance::principals_own_their_sessions(a, b).await;
 }
 
 #[tokio::test]
