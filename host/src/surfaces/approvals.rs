@@ -1,7 +1,8 @@
 //! The operator's approval API: `GET /api/approvals` lists the calls waiting for a
-//! decision, `POST /api/approvals/{id}` with `{"approved": bool, "reason"?: string}`
+//! decision (an operator's list has every caller's; anyone else sees only its own
+//! calls), `POST /api/approvals/{id}` with `{"approved": bool, "reason"?: string}`
 //! decides one. Only operators (the local operator, tokens with `operator = true`)
-//! may use either; the waiting call runs, or fails with `approval_denied`.
+//! decide; the waiting call runs, or fails with `approval_denied`.
 
 use super::App;
 use super::respond::{self, BodyError, Resp};
@@ -11,12 +12,13 @@ use hyper::body::Incoming;
 use serde::Deserialize;
 use serde_json::json;
 
-/// `GET /api/approvals`.
+/// `GET /api/approvals`: an operator sees every waiting call, anyone else only
+/// its own.
 pub(crate) fn list(app: &App, caller: &Caller) -> Resp {
-    match app.hub.pending_approvals(caller) {
-        Ok(pending) => respond::json(StatusCode::OK, &json!({ "approvals": pending })),
-        Err(e) => refused(&e),
-    }
+    respond::json(
+        StatusCode::OK,
+        &json!({ "approvals": app.hub.pending_approvals(caller) }),
+    )
 }
 
 /// The body of `POST /api/approvals/{id}`.

@@ -21,6 +21,7 @@ pub(crate) mod meter;
 pub(crate) mod metrics;
 pub(crate) mod openai_proxy;
 pub(crate) mod parse;
+pub(crate) mod query;
 pub(crate) mod respond;
 pub(crate) mod rest;
 pub(crate) mod router;

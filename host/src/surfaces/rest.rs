@@ -1,6 +1,7 @@
 //! The REST API of the hub: `POST /api/hub/{list,search,schema,call}` (body = the
-//! meta-tool's input), `GET /api/plugins`, `GET /api/calls?limit=N`,
-//! `GET /api/accounting?since=ID|RFC3339&limit=N`.
+//! meta-tool's input), `GET /api/plugins`, `GET /api/calls?limit=N&principal=P`,
+//! `GET /api/accounting?since=ID|RFC3339&limit=N&principal=P` (records are the
+//! caller's own; an operator sees everyone's, or `P`'s).
 //!
 //! Meta-tool errors become 400/403/404 with the `{error: {code, message, ...}}`
 //! body; per-call failures inside a `hub_call` batch are part of a 200 answer.
@@ -9,6 +10,7 @@
 
 use super::App;
 use super::limit::Surface;
+use super::query;
 use super::respond::{self, BodyError, Resp};
 use super::watched;
 use crate::hub::{CallContext, Caller, MetaToolKind, MetaToolRequest, Since, ToolError};
@@ -86,25 +88,31 @@ pub(crate) fn plugins(app: &App) -> Resp {
     respond::json(StatusCode::OK, &json!({ "plugins": app.hub.plugins() }))
 }
 
-/// `GET /api/calls?limit=N`: the newest call records, newest first.
-pub(crate) async fn calls(app: &App, req: &Request<Incoming>) -> Resp {
+/// `GET /api/calls?limit=N&principal=P`: the newest call records the caller may
+/// see (its own; an operator's: everyone's, or `P`'s), newest first.
+pub(crate) async fn calls(app: &App, req: &Request<Incoming>, caller: &Caller) -> Resp {
     let limit = match query_limit(req.uri().query()) {
         Ok(l) => l,
         Err(e) => return respond::error(StatusCode::BAD_REQUEST, "invalid_input", e.to_string()),
     };
+    let visible = match query::visible(caller, req.uri().query()) {
+        Ok(v) => v,
+        Err(resp) => return resp,
+    };
     // Reading waits for the audit writer: keep it off the async workers.
     let hub = app.hub.clone();
-    match tokio::task::spawn_blocking(move || hub.calls(limit)).await {
+    match tokio::task::spawn_blocking(move || hub.calls(limit, &visible)).await {
         Ok(Ok(records)) => respond::json(StatusCode::OK, &json!({ "calls": records })),
         Ok(Err(e)) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "storage_error", e.to_string()),
         Err(e) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()),
     }
 }
 
-/// `GET /api/accounting?since=…&limit=N`: accounting records after `since` (a
-/// record id, exclusive, or an RFC 3339 time, inclusive; none: the oldest kept),
-/// oldest first, and `next`, the `since` of the following page.
-pub(crate) async fn accounting(app: &App, req: &Request<Incoming>) -> Resp {
+/// `GET /api/accounting?since=…&limit=N&principal=P`: the accounting records the
+/// caller may see (as for `calls`) after `since` (a record id, exclusive, or an
+/// RFC 3339 time, inclusive; none: the oldest kept), oldest first, and `next`, the
+/// `since` of the following page.
+pub(crate) async fn accounting(app: &App, req: &Request<Incoming>, caller: &Caller) -> Resp {
     let query = req.uri().query();
     let limit = match query_limit(query) {
         Ok(l) => l,
@@ -114,9 +122,13 @@ pub(crate) async fn accounting(app: &App, req: &Request<Incoming>) -> Resp {
         Ok(s) => s,
         Err(e) => return respond::error(StatusCode::BAD_REQUEST, "invalid_input", e.to_string()),
     };
+    let visible = match query::visible(caller, query) {
+        Ok(v) => v,
+        Err(resp) => return resp,
+    };
     // Reading waits for the accounting writer: keep it off the async workers.
     let hub = app.hub.clone();
-    match tokio::task::spawn_blocking(move || hub.accounting(since, limit)).await {
+    match tokio::task::spawn_blocking(move || hub.accounting(since, limit, &visible)).await {
         Ok(Ok(page)) => respond::json(StatusCode::OK, &page),
         Ok(Err(e)) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "storage_error", e.to_string()),
         Err(e) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()),
@@ -141,7 +153,7 @@ impl std::fmt::Display for BadSince {
 impl std::error::Error for BadSince {}
 
 fn query_since(query: Option<&str>) -> Result<Since, BadSince> {
-    let Some(raw) = query_value(query, "since") else {
+    let Some(raw) = query::value(query, "since") else {
         return Ok(Since::Start);
     };
     // `+` in a query is a space; a time's offset must be sent as %2B.
@@ -156,16 +168,6 @@ fn query_since(query: Option<&str>) -> Result<Since, BadSince> {
     crate::clock::parse_rfc3339(&value)
         .map(Since::Time)
         .ok_or_else(|| BadSince(raw.to_string()))
-}
-
-/// The raw value of query parameter `key`.
-fn query_value<'q>(query: Option<&'q str>, key: &str) -> Option<&'q str> {
-    query
-        .unwrap_or("")
-        .split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .find(|(k, _)| *k == key)
-        .map(|(_, v)| v)
 }
 
 /// A `limit` query value that is not an integer from 1 to [`CALLS_MAX_LIMIT`].
@@ -185,7 +187,7 @@ impl std::fmt::Display for BadLimit {
 impl std::error::Error for BadLimit {}
 
 fn query_limit(query: Option<&str>) -> Result<usize, BadLimit> {
-    match query_value(query, "limit") {
+    match query::value(query, "limit") {
         None => Ok(CALLS_DEFAULT_LIMIT),
         Some(v) => match v.parse::<usize>() {
             Ok(n) if (1..=CALLS_MAX_LIMIT).contains(&n) => Ok(n),

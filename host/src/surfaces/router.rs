@@ -55,6 +55,7 @@ enum Guarded<'p> {
     Sessions,
     Session(&'p str),
     DeleteSession(&'p str),
+    HandOver(&'p str),
 }
 
 /// The route table.
@@ -100,6 +101,8 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
         (Method::GET, ["api", "sessions", id]) => guarded(G::Session(id)),
         (Method::DELETE, ["api", "sessions", id]) => guarded(G::DeleteSession(id)),
         (_, ["api", "sessions", _]) => Route::MethodNotAllowed("GET, DELETE"),
+        (Method::POST, ["api", "sessions", id, "handover"]) => guarded(G::HandOver(id)),
+        (_, ["api", "sessions", _, "handover"]) => Route::MethodNotAllowed("POST"),
         _ => Route::NotFound,
     }
 }
@@ -141,8 +144,8 @@ async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Gua
     match to {
         Guarded::MetaTool(kind) => rest::meta_tool(app, req, caller, kind).await,
         Guarded::Plugins => rest::plugins(app),
-        Guarded::Calls => rest::calls(app, &req).await,
-        Guarded::Accounting => rest::accounting(app, &req).await,
+        Guarded::Calls => rest::calls(app, &req, &caller).await,
+        Guarded::Accounting => rest::accounting(app, &req, &caller).await,
         Guarded::Approvals => approvals::list(app, &caller),
         Guarded::DecideApproval(id) => approvals::decide(app, req, &caller, id).await,
         Guarded::Console => console::page(),
@@ -150,9 +153,10 @@ async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Gua
         Guarded::Models => openai_proxy::models(app).await,
         Guarded::UiChatCompletions => openai_proxy::ui_chat_completions(app, req, &caller).await,
         Guarded::Chat => chat::post_chat(app, req, caller).await,
-        Guarded::ResumeChat(id) => chat::resume(app, id).await,
-        Guarded::Sessions => chat::list_sessions(app).await,
-        Guarded::Session(id) => chat::get_session(app, id).await,
-        Guarded::DeleteSession(id) => chat::delete_session(app, id).await,
+        Guarded::ResumeChat(id) => chat::resume(app, &caller, id).await,
+        Guarded::Sessions => chat::list_sessions(app, &caller, req.uri().query()).await,
+        Guarded::Session(id) => chat::get_session(app, &caller, id).await,
+        Guarded::DeleteSession(id) => chat::delete_session(app, &caller, id).await,
+        Guarded::HandOver(id) => chat::hand_over(app, req, &caller, id).await,
     }
 }

@@ -222,11 +222,11 @@ async fn run_agent(
 ) -> Result<Resp, ApiError> {
     let chat = hub_mode::chat_request(value, &checked.model).map_err(|e| ApiError::invalid(e.to_string()))?;
     let session = chat.session_id.clone();
-    let sub = app.agent.start(chat, caller).await.map_err(agent_error)?;
+    let sub = app.agent.start(chat, caller.clone()).await.map_err(agent_error)?;
     if !checked.stream {
         let mut sink = AnthropicSink::collect(ToolMode::Hub, &checked.model);
         let _ = relay_turn(sub, &mut sink).await;
-        forget(app, &session).await;
+        forget(app, &caller, &session).await;
         return collected(sink);
     }
     let (tx, body) = Body::channel(STREAM_FRAMES);
@@ -241,7 +241,7 @@ async fn run_agent(
             let mut watcher = turn.subscribe();
             while watcher.next_batch().await.is_some() {}
         }
-        forget(&app, &session).await;
+        forget(&app, &caller, &session).await;
     });
     Ok(respond::sse(body, false))
 }
@@ -273,8 +273,8 @@ async fn relay_turn(mut sub: Subscription, sink: &mut AnthropicSink) -> Result<(
 }
 
 /// Deletes the turn's session (the Messages API keeps no conversation).
-async fn forget(app: &App, session: &str) {
-    if let Err(e) = app.agent.delete_session(session).await {
+async fn forget(app: &App, caller: &Caller, session: &str) {
+    if let Err(e) = app.agent.delete_session(caller, session).await {
         crate::warn!("anthropic surface: cannot delete the session {session} of a finished turn: {e}");
     }
 }
@@ -321,13 +321,10 @@ fn route_error(e: RouteError) -> ApiError {
 }
 
 fn agent_error(e: AgentError) -> ApiError {
-    let status = match &e {
-        AgentError::Invalid(_) | AgentError::NoModel | AgentError::Approval(_) => StatusCode::BAD_REQUEST,
-        AgentError::Busy(_) => StatusCode::CONFLICT,
-        AgentError::Route(r) => return route_error(r.clone()),
-        AgentError::ProviderKey(_) => StatusCode::SERVICE_UNAVAILABLE,
-        AgentError::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    };
+    if let AgentError::Route(r) = &e {
+        return route_error(r.clone());
+    }
+    let (status, _) = crate::surfaces::chat::agent_status(&e);
     ApiError::new(status, e.to_string())
 }
 

@@ -3,8 +3,10 @@
 //! check as the API, and everything it shows comes from the authenticated API with
 //! the page's token: plugins (`/api/plugins`), operations with their schemas and a
 //! form to try each (`/api/hub/list`, `/api/hub/schema`, `/api/hub/call`), recent
-//! calls (`/api/calls`), pending approvals (`/api/approvals`) and the figures of
-//! `/metrics`. Plugin-, model- and client-provided text is only ever set as text.
+//! calls (`/api/calls`), chat sessions (`/api/sessions`), accounting records
+//! (`/api/accounting`), each with its principal, pending approvals
+//! (`/api/approvals`) and the figures of `/metrics`. Plugin-, model- and
+//! client-provided text is only ever set as text.
 
 use crate::surfaces::respond::{self, Resp};
 
@@ -32,6 +34,8 @@ mod tests {
             "/api/hub/call",
             "/api/calls?limit=",
             "/api/approvals",
+            "/api/sessions",
+            "/api/accounting?",
             "/metrics",
             "wasmhub_calls_total",
             "wasmhub_call_duration_seconds_bucket",
