@@ -101,7 +101,7 @@ async fn a_hub_turn_whose_client_leaves_stops_its_tool_call_and_leaves_no_sessio
 /// The stored sessions of the Anthropic surface's hub-tools turns.
 async fn anthropic_sessions(agent: &wasmhub::agent::Agent) -> Vec<String> {
     agent
-        .list_sessions()
+        .list_sessions(&wasmhub::hub::Visible::All)
         .await
         .unwrap()
         .into_iter()

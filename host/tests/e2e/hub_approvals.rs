@@ -48,6 +48,7 @@ fn tokens(dir: &crate::support::runtime::Scratch, ops_approvals: TokenApprovals)
     vec![
         token("ci", false, TokenApprovals::default()),
         token("ops", true, ops_approvals),
+        token("qa", false, TokenApprovals::default()),
     ]
 }
 
@@ -159,11 +160,23 @@ async fn an_operator_approves_or_denies_a_waiting_call() {
     assert_eq!(approval["input"], json!({"all": true}));
     assert_eq!(approval["hints"], json!(["destructive"]));
     let id = approval["id"].as_str().unwrap().to_string();
-    // Only operators see or decide approvals.
-    let resp = s
-        .request(Method::GET, "/api/approvals", None, Some("secret-ci"))
-        .await;
-    assert_eq!(resp.status.as_u16(), 403);
+    // A caller sees its own waiting calls, and no one else's; only operators decide.
+    let listed_by = |token: &'static str| {
+        let s = s.clone();
+        async move {
+            let resp = s.request(Method::GET, "/api/approvals", None, Some(token)).await;
+            assert_eq!(resp.status.as_u16(), 200);
+            resp.json().await["approvals"].clone()
+        }
+    };
+    let own = listed_by("secret-ci").await;
+    assert_eq!(own.as_array().map(Vec::len), Some(1), "{own}");
+    assert_eq!(own[0]["id"], id.as_str());
+    assert_eq!(
+        listed_by("secret-qa").await,
+        json!([]),
+        "another principal's call is not listed"
+    );
     let path = format!("/api/approvals/{id}");
     let resp = s
         .request(

@@ -72,7 +72,7 @@ async fn a_call_tree_is_cut_at_the_per_request_call_budget() {
             && message.contains("limits.max_calls_per_request = 30"),
         "{message}"
     );
-    let calls = h.hub.calls(1000).unwrap();
+    let calls = h.hub.calls(1000, &wasmhub::hub::Visible::All).unwrap();
     let tree = calls.iter().filter(|c| c.tool != "d.echo");
     let ran = tree.filter(|c| c.outcome.as_str() == "ok").count();
     assert_eq!(ran, 30, "calls that ran");

@@ -21,7 +21,7 @@ async fn nested_calls_run_through_the_protocol_with_a_parent_id() {
         .await;
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(r["result"], json!({"ok": {"x": 1}}));
-    let calls = h.hub.calls(10).unwrap();
+    let calls = h.hub.calls(10, &wasmhub::hub::Visible::All).unwrap();
     let parent = calls
         .iter()
         .find(|c| c.tool == "a.nested")
@@ -124,7 +124,7 @@ async fn a_slow_call_times_out_and_a_child_never_outlives_its_parent() {
         "took {:?}",
         started.elapsed()
     );
-    let calls = h.hub.calls(10).unwrap();
+    let calls = h.hub.calls(10, &wasmhub::hub::Visible::All).unwrap();
     let child = calls.iter().find(|c| c.tool == "b.slow").expect("child recorded");
     assert!(
         child.outcome.as_str() == "timeout" || child.outcome.as_str() == "cancelled",
@@ -162,7 +162,7 @@ async fn cancelling_the_request_cancels_the_call_and_its_children() {
         "took {:?}",
         started.elapsed()
     );
-    let calls = h.hub.calls(10).unwrap();
+    let calls = h.hub.calls(10, &wasmhub::hub::Visible::All).unwrap();
     for tool in ["a.nested", "b.slow"] {
         let record = calls
             .iter()

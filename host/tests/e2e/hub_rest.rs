@@ -213,7 +213,8 @@ async fn tokens_and_allowlists_decide_what_each_caller_sees_and_calls() {
         allow: allow.iter().map(|a| a.to_string()).collect(),
         ..TokenConfig::default()
     };
-    let (ci, ops) = (token("ci", &["text.*"]), token("ops", &["*"]));
+    let (ci, mut ops) = (token("ci", &["text.*"]), token("ops", &["*"]));
+    ops.operator = true;
     let s = serve(&dir, |c| c.tokens = vec![ci, ops]).await;
     let list = json!({});
     let resp = s.request(Method::POST, "/api/hub/list", Some(&list), None).await;
@@ -318,6 +319,19 @@ async fn tokens_and_allowlists_decide_what_each_caller_sees_and_calls() {
         .map(|c| c["caller"].as_str().unwrap())
         .collect();
     assert!(callers.contains(&"ci") && callers.contains(&"ops"), "{callers:?}");
+    // A token that is not an operator reads only its own records.
+    let own = s
+        .request(Method::GET, "/api/calls?limit=10", None, Some("ci-secret-123"))
+        .await
+        .json()
+        .await;
+    let own: Vec<&str> = own["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["caller"].as_str().unwrap())
+        .collect();
+    assert!(!own.is_empty() && own.iter().all(|c| *c == "ci"), "{own:?}");
 }
 
 #[tokio::test]
@@ -409,7 +423,7 @@ async fn a_client_that_leaves_cancels_its_calls() {
     // Both end well before the child's 8 s, and as cancelled (had they run on, they
     // would be recorded `ok`).
     let (parent, child) = crate::support::wait::until("both calls recorded", || async move {
-        let calls = hub.calls(10).unwrap();
+        let calls = hub.calls(10, &wasmhub::hub::Visible::All).unwrap();
         let outcome = |t: &str| calls.iter().find(|c| c.tool == t).map(|c| c.outcome.clone());
         outcome("a.nested").zip(outcome("b.slow"))
     })

@@ -35,3 +35,4 @@ mod runtime_reload;
 mod support;
 mod surface_limits;
 mod surface_requests;
+mod tenants;

@@ -332,7 +332,7 @@ async fn a_one_megabyte_plugin_error_is_cut_at_the_runtime_boundary() {
         "{}",
         text.len()
     );
-    let records = h.hub.calls(10).unwrap();
+    let records = h.hub.calls(10, &wasmhub::hub::Visible::All).unwrap();
     assert_eq!(records[0].tool, "flood.fail", "the newest record is the attack's");
     let stored = serde_json::to_string(&records[0]).unwrap();
     assert!(

@@ -184,7 +184,7 @@ pub async fn ended_call(hub: &Hub, tool: &str) -> wasmhub::hub::CallRecord {
     crate::support::wait::until(
         &format!("the call to {tool} to be recorded as ended"),
         || async move {
-            let recorded = calls.calls(10).unwrap();
+            let recorded = calls.calls(10, &wasmhub::hub::Visible::All).unwrap();
             recorded.into_iter().find(|r| r.tool == tool)
         },
     )
