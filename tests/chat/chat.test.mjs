@@ -6,22 +6,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as ai6 from "ai6";
 import * as ai7 from "ai7";
+import { ArrayState } from "./chat-state.mjs";
 
 const HUB = process.env.HUB_URL;
 assert.ok(HUB, "HUB_URL must name the running hub");
-
-/// The chat state a framework would provide; plain arrays here.
-class ArrayState {
-  constructor(messages = []) {
-    this.messages = messages;
-    this.status = "ready";
-    this.error = undefined;
-  }
-  pushMessage = (m) => { this.messages = this.messages.concat(m); };
-  popMessage = () => { this.messages = this.messages.slice(0, -1); };
-  replaceMessage = (i, m) => { this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)]; };
-  snapshot = (v) => structuredClone(v);
-}
 
 function makeChat(lib, id, messages = [], body = undefined) {
   class Chat extends lib.AbstractChat {

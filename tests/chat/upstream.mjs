@@ -9,6 +9,9 @@
 //   after the call           -> a text answer quoting both results
 //   any other user message   -> a plain text answer (no tools)
 //
+// "calc only" (needs only the calc plugin): one hub_call of calc.eval with 6*7 (no
+// search, no schema), then the same kind of answer quoting the result.
+//
 // Approvals (the `examples` test guest's `wipe` is destructive, so the hub asks):
 //   "wipe ... everything"     -> two hub_calls of examples.wipe in one step (call_w1,
 //                               call_w2), then an answer saying what ran and what
@@ -17,6 +20,10 @@
 //                               with a table, a code block and a <script> tag
 //
 // A user message containing "slowly" makes each chunk wait 150 ms.
+//
+// A user message containing "hold KEY" stops its answer after the first chunk until
+// `POST /v1/release/KEY` (in either order), so a test knows the turn is live for as
+// long as it needs, without timing.
 //
 // Fallback: a request for the model "broken" streams the start of an answer and of a
 // tool call, then cuts the connection (a target failing mid-stream).
@@ -66,6 +73,7 @@ export function script(messages) {
   const tools = after.filter((m) => m.role === "tool");
   const text = String(messages[lastUser]?.content ?? "");
   if (/wipe/i.test(text)) return wipeScript(text, tools);
+  if (/calc only/i.test(text)) return calcOnlyScript(tools);
   const wantsTools = /calculat|compute|what is/i.test(text);
   if (!wantsTools) {
     return [chunk({ role: "assistant", content: "" }), chunk({ content: "You're " }), chunk({ content: "welcome." }), chunk({}, "stop")];
@@ -107,10 +115,23 @@ export function script(messages) {
       chunk({}, "tool_calls"),
     ];
   }
-  const batch = results[results.length - 1];
+  return doneScript(results[results.length - 1]);
+}
+
+/// The answer after a hub_call: "Done: " and what each call of `batch` gave.
+function doneScript(batch) {
   const items = Array.isArray(batch) ? batch : batch.results || [];
   const shown = items.map((r) => `${r.tool} gave ${JSON.stringify(r.ok ? r.result : r.error)}`).join("; ");
   return [chunk({ role: "assistant", content: "Done: " }), chunk({ content: shown + "." }), chunk({}, "stop")];
+}
+
+/// The "calc only" conversation (see the top of the file).
+function calcOnlyScript(tools) {
+  if (tools.length === 0) {
+    const call = { id: "e1", name: "hub_call", args: { calls: [{ tool: "calc.eval", input: { expression: "6*7" } }] } };
+    return [chunk({ role: "assistant", content: "Computing." }), ...toolCalls([call]), chunk({}, "tool_calls")];
+  }
+  return doneScript(parse(tools[0].content));
 }
 
 function wipeCall(id, scope) {
@@ -163,7 +184,23 @@ function wipeScript(text, tools) {
 /// Starts the upstream on a free loopback port; resolves to `{ url, requests, close }`.
 export function start({ delayMs = 0 } = {}) {
   const requests = [];
+  // The "hold KEY" gates, made by whichever comes first: the answer or the release.
+  const gates = new Map();
+  const gate = (key) => {
+    if (!gates.has(key)) {
+      let open;
+      const opened = new Promise((r) => { open = r; });
+      gates.set(key, { opened, open });
+    }
+    return gates.get(key);
+  };
   const server = http.createServer(async (req, res) => {
+    const release = req.method === "POST" && req.url.match(/^\/v1\/release\/([\w-]+)$/);
+    if (release) {
+      gate(release[1]).open();
+      res.writeHead(204).end();
+      return;
+    }
     if (req.method === "GET" && req.url === "/v1/models") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ object: "list", data: [{ id: MODEL, object: "model", created: 0, owned_by: "tests" }] }));
@@ -190,8 +227,10 @@ export function start({ delayMs = 0 } = {}) {
     // enough to join it or to collide with it.
     const lastUser = [...request.messages].reverse().find((m) => m.role === "user");
     const wait = /slowly/i.test(String(lastUser?.content ?? "")) ? 150 : delayMs;
-    for (const c of script(request.messages)) {
+    const hold = String(lastUser?.content ?? "").match(/\bhold ([\w-]+)/i);
+    for (const [i, c] of script(request.messages).entries()) {
       if (wait) await new Promise((r) => setTimeout(r, wait));
+      if (hold && i === 1) await gate(hold[1]).opened;
       res.write(`data: ${JSON.stringify(c)}\n\n`);
     }
     res.write(`data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: MODEL, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);

@@ -1,8 +1,10 @@
 // The hub's operator console (`GET /console`) in headless Chromium against the real
 // binary (see run.sh): HUB_URL is a hub without tokens (loopback clients need none)
 // with the example plugins, the `examples` test guest and a rejected `broken.wasm`,
-// approvals.wait_secs = 60; TOKENS_HUB_URL a hub with the tokens `ci` (not an
-// operator) and `ops` (operator); ARTIFACTS the folder for the screenshot.
+// approvals.wait_secs = 60, and no model provider (so no chat session);
+// TOKENS_HUB_URL a hub with the tokens `ci` (not an operator) and `ops` (operator),
+// the `calc` plugin and the chat suite's scripted upstream as its agent model;
+// ARTIFACTS the folder for the screenshot.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -59,6 +61,38 @@ async function hubCall(hub, calls, token) {
   const r = await fetch(`${hub}/api/hub/call`, { method: "POST", headers, body: JSON.stringify({ calls }) });
   assert.equal(r.status, 200, await r.clone().text());
   return (await r.json()).results;
+}
+
+const CI = "ci-secret-123";
+const OPS = "ops-secret-456";
+
+/// One chat turn in session `id` as `token`'s principal (the scripted upstream answers
+/// a message without a question with "You're welcome.", one model step, no tools).
+async function chatTurn(hub, token, id, text) {
+  const r = await fetch(`${hub}/api/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify({ id, trigger: "submit-message", messages: [{ id: `${id}-u1`, role: "user", parts: [{ type: "text", text }] }] }),
+  });
+  const stream = await r.text();
+  assert.equal(r.status, 200, stream);
+  assert.match(stream, /welcome/);
+}
+
+/// The text of every cell of class `cls` in the rows `selector` matches.
+const cells = (p, selector, cls) => p.locator(`${selector} td.${cls}`).allTextContents();
+
+/// A page on the tokens hub whose document request and API calls carry `token`.
+async function tokensPage(token) {
+  const p = await context.newPage();
+  watch(p);
+  // The document request carries the token (as a proxy would add it); the page's
+  // own API calls use the token it reads from the fragment.
+  await p.route(`${TOKENS_HUB}/console`, (route) =>
+    route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${token}` } }));
+  const ok = await p.goto(`${TOKENS_HUB}/console#token=${token}`);
+  assert.equal(ok.status(), 200);
+  return p;
 }
 
 test("the plugins are listed with their state, the rejected one first with its reason", async () => {
@@ -125,7 +159,7 @@ test("a destructive call waits for an operator; Approve in the console lets it f
   const waiting = hubCall(HUB, [{ tool: "examples.wipe", input: { all: true } }]);
   const row = page.locator('#approvals tr.approval[data-tool="examples.wipe"]');
   await row.waitFor(WAIT);
-  assert.equal(await row.locator(".caller").textContent(), "local");
+  assert.equal(await row.locator(".principal").textContent(), "local");
   assert.match(await row.textContent(), /destructive/);
   assert.match(await row.textContent(), /approvals\.destructive/);
   assert.equal(await row.locator("code.input").textContent(), '{"all":true}');
@@ -150,7 +184,7 @@ test("a destructive call waits for an operator; Approve in the console lets it f
   assert.equal(refused.error.code, "approval_denied");
 });
 
-test("recent calls filter by tool, caller and outcome, and render client text as text", async () => {
+test("recent calls filter by tool, principal and outcome, and render client text as text", async () => {
   const hostile = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>";
   const [echo] = await hubCall(HUB, [{ tool: "examples.echo", input: { text: hostile } }]);
   assert.equal(echo.ok, true, JSON.stringify(echo));
@@ -185,6 +219,38 @@ test("recent calls filter by tool, caller and outcome, and render client text as
   assert.match(await page.locator("#calls-count").textContent(), /^0 of \d+/);
   await page.fill("#f-caller", "local");
   assert.ok((await page.locator("#calls tr.call").count()) >= 5);
+  assert.deepEqual(await page.locator("#calls thead th").allTextContents(),
+    ["time", "tool", "principal", "outcome", "duration", "input", "error / approval"]);
+  assert.ok((await cells(page, "#calls tr.call", "principal")).every((p) => p === "local"));
+});
+
+test("sessions and accounting: the principal of each record; the principal filter applies to every table", async () => {
+  // The calls of the tests above are accounted as tool calls of `local`, newest first.
+  const echo = page.locator("#accounting tr.record.tool_call", { hasText: "examples.echo" }).first();
+  await echo.waitFor(WAIT);
+  assert.equal(await echo.locator(".principal").textContent(), "local");
+  assert.equal(await echo.locator(".kind").textContent(), "tool_call");
+  assert.equal(await echo.locator(".detail").textContent(), "examples.echo ok");
+  assert.equal(await echo.locator(".session").textContent(), "");
+  const invalid = page.locator("#accounting tr.record.tool_call", { hasText: "invalid_input" }).first();
+  assert.match(await invalid.locator(".detail").textContent(), /^calc\.eval invalid_input$/);
+  const principals = await cells(page, "#accounting tr.record", "principal");
+  assert.ok(principals.length >= 5 && principals.every((p) => p === "local"), principals.join());
+  const ids = await page.locator("#accounting tr.record").evaluateAll((trs) => trs.map((tr) => Number(tr.dataset.id)));
+  assert.deepEqual(ids, ids.slice().sort((a, b) => b - a), "newest first");
+  assert.match(await page.locator("#accounting-count").textContent(), /^\d+ of the last \d+$/);
+  // This hub has no model provider: no chat session.
+  assert.equal(await page.locator("#sessions tbody").textContent(), "no session yet");
+  assert.equal(await page.locator("#sessions-count").textContent(), "0 of 0");
+
+  // A principal nobody is: every table is empty and says why.
+  await page.fill("#f-caller", "nobody");
+  assert.equal(await page.locator("#calls tr.call, #accounting tr.record, #sessions tr.session").count(), 0);
+  assert.equal(await page.locator("#accounting tbody").textContent(), "no record of this principal");
+  assert.match(await page.locator("#accounting-count").textContent(), /^0 of the last [1-9]\d*$/);
+  await page.fill("#f-caller", "LOC");
+  assert.equal((await cells(page, "#accounting tr.record", "principal")).length, principals.length);
+  await page.fill("#f-caller", "");
 });
 
 test("the figures of /metrics: calls/s, errors by code, p99 latency", async () => {
@@ -206,7 +272,7 @@ test("the figures of /metrics: calls/s, errors by code, p99 latency", async () =
   console.log(`screenshot: ${shot}`);
 });
 
-test("with tokens: the page needs one, takes it from the fragment, and a non-operator sees why approvals are hidden", async () => {
+test("with tokens: the page needs one, takes it from the fragment, and a non-operator sees only its own waiting calls", async () => {
   const p = await context.newPage();
   watch(p);
   try {
@@ -220,13 +286,13 @@ test("with tokens: the page needs one, takes it from the fragment, and a non-ope
     // The document request carries the ci token (as a proxy would add it); the page's
     // own API calls use the token it reads from the fragment.
     await p.route(`${TOKENS_HUB}/console`, (route) =>
-      route.continue({ headers: { ...route.request().headers(), authorization: "Bearer ci-secret-123" } }));
-    const ok = await p.goto(`${TOKENS_HUB}/console#token=ci-secret-123`);
+      route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${CI}` } }));
+    const ok = await p.goto(`${TOKENS_HUB}/console#token=${CI}`);
     assert.equal(ok.status(), 200);
     await p.waitForSelector('#plugins tr[data-plugin="broken"]', WAIT);
     assert.equal(await p.evaluate(() => location.hash), "", "the token left the address bar");
-    await p.waitForSelector("#approvals .forbidden", WAIT);
-    assert.equal(await p.locator("#approvals").textContent(), "this token is not an operator");
+    // A non-operator sees the calls waiting for an approval that are its own (none).
+    await p.waitForFunction(() => document.querySelector("#approvals").textContent === "no call is waiting for an approval", null, WAIT);
 
     // An operator's token: the (empty) list of waiting calls.
     await p.fill("#token", "ops-secret-456");
@@ -237,6 +303,83 @@ test("with tokens: the page needs one, takes it from the fragment, and a non-ope
     await p.fill("#token", "wrong");
     await p.dispatchEvent("#token", "change");
     await p.waitForFunction(() => /refresh failed: .*set the token above/.test(document.querySelector("#status").textContent), null, WAIT);
+  } finally {
+    await p.close();
+  }
+});
+
+test("with tokens: a non-operator sees only its own calls, sessions and accounting; an operator sees every principal's", async () => {
+  const stamp = Date.now();
+  const sessions = { ci: `console-ci-${stamp}`, ops: `console-ops-${stamp}` };
+  const [ciCall] = await hubCall(TOKENS_HUB, [{ tool: "calc.eval", input: { expression: "1+2" } }], CI);
+  assert.equal(ciCall.ok, true, JSON.stringify(ciCall));
+  const [opsCall] = await hubCall(TOKENS_HUB, [{ tool: "calc.eval", input: { expression: "2+3" } }], OPS);
+  assert.equal(opsCall.ok, true, JSON.stringify(opsCall));
+  // The title is the user's text: markup in it stays text.
+  const title = 'Thanks from <b>ci</b><img src=x onerror="window.pwned=4">';
+  await chatTurn(TOKENS_HUB, CI, sessions.ci, title);
+  await chatTurn(TOKENS_HUB, OPS, sessions.ops, "Thanks from ops");
+
+  const p = await tokensPage(CI);
+  try {
+    // ci: its call, its session, its records; nothing of ops.
+    await p.locator("#calls tr.call", { hasText: "1+2" }).waitFor(WAIT);
+    await p.locator(`#sessions tr.session[data-id="${sessions.ci}"]`).waitFor(WAIT);
+    await p.locator("#accounting tr.record.model_step").waitFor(WAIT);
+    assert.deepEqual(await cells(p, "#calls tr.call", "principal"), ["ci"]);
+    assert.equal(await p.locator("#calls tr.call", { hasText: "2+3" }).count(), 0);
+    const session = p.locator("#sessions tr.session");
+    assert.equal(await session.count(), 1);
+    assert.equal(await session.locator(".id").textContent(), sessions.ci);
+    assert.equal(await session.locator(".principal").textContent(), "ci");
+    assert.equal(await session.locator(".title").textContent(), title);
+    assert.equal(await p.locator("#sessions b, #sessions img").count(), 0);
+    assert.equal(await p.evaluate(() => window.pwned), undefined);
+    assert.equal(await session.locator(".messages").textContent(), "2");
+    assert.match(await session.locator(".size").textContent(), /^[1-9][\d.]* (B|KiB)$/);
+    assert.match(await session.locator(".time").getAttribute("title"), /^\d{4}-\d\d-\d\dT/);
+    assert.equal(await session.locator(".badge.active").count(), 0);
+    assert.equal(await p.locator("#sessions-count").textContent(), "1 of 1");
+    const step = p.locator("#accounting tr.record.model_step");
+    assert.equal(await step.count(), 1);
+    assert.equal(await step.locator(".principal").textContent(), "ci");
+    assert.equal(await step.locator(".session").textContent(), sessions.ci);
+    assert.equal(await step.locator(".detail").textContent(), "scripted/scripted-1 10 in / 5 out");
+    const tool = p.locator("#accounting tr.record.tool_call");
+    assert.equal(await tool.count(), 1);
+    assert.equal(await tool.locator(".detail").textContent(), "calc.eval ok");
+    assert.deepEqual(await cells(p, "#accounting tr.record", "principal"), ["ci", "ci"]);
+
+    // ops (an operator): both principals' calls, sessions and records.
+    await p.fill("#token", OPS);
+    await p.dispatchEvent("#token", "change");
+    await p.waitForFunction((ids) => ids.every((id) => document.querySelector(`#sessions tr.session[data-id="${id}"]`)), Object.values(sessions), WAIT);
+    await p.waitForFunction(() => document.querySelectorAll("#accounting tr.record.model_step").length === 2, null, WAIT);
+    await p.waitForFunction(() => document.querySelectorAll("#calls tr.call").length === 2, null, WAIT);
+    assert.deepEqual((await cells(p, "#calls tr.call", "principal")).sort(), ["ci", "ops"]);
+    assert.match(await p.locator("#calls tr.call", { hasText: "2+3" }).locator(".principal").textContent(), /^ops$/);
+    assert.deepEqual((await cells(p, "#sessions tr.session", "principal")).sort(), ["ci", "ops"]);
+    assert.equal(await p.locator(`#sessions tr.session[data-id="${sessions.ops}"] .principal`).textContent(), "ops");
+    assert.deepEqual((await cells(p, "#accounting tr.record", "principal")).sort(), ["ci", "ci", "ops", "ops"]);
+    assert.equal(await p.locator("#accounting tr.record.model_step", { hasText: sessions.ops }).locator(".principal").textContent(), "ops");
+    // The approvals an operator sees: none waiting.
+    await p.waitForFunction(() => document.querySelector("#approvals").textContent === "no call is waiting for an approval", null, WAIT);
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    const shot = path.join(ARTIFACTS, "console-principals.png");
+    await p.screenshot({ path: shot, fullPage: true });
+    console.log(`screenshot: ${shot}`);
+
+    // The principal filter narrows all three tables to one principal.
+    for (const who of ["ci", "ops"]) {
+      await p.fill("#f-caller", who);
+      assert.deepEqual(await cells(p, "#calls tr.call", "principal"), [who]);
+      assert.deepEqual(await cells(p, "#sessions tr.session", "principal"), [who]);
+      assert.equal(await p.locator("#sessions tr.session .id").textContent(), sessions[who]);
+      assert.deepEqual(await cells(p, "#accounting tr.record", "principal"), [who, who]);
+      assert.equal(await p.locator("#sessions-count").textContent(), "1 of 2");
+    }
+    await p.fill("#f-caller", "");
+    assert.equal(await p.locator("#sessions tr.session").count(), 2);
   } finally {
     await p.close();
   }

