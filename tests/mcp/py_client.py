@@ -11,9 +11,9 @@ import asyncio
 import json
 import os
 import sys
-import traceback
 
 import mcp.types as types
+from checks import Checks, text
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -38,23 +38,7 @@ WIPE_AND_ECHO = {
     ]
 }
 
-passed = 0
-failed = 0
-
-
-async def check(name, fn):
-    global passed, failed
-    try:
-        await fn()
-        passed += 1
-        print(f"ok - py-sdk: {name}", flush=True)
-    except Exception:  # noqa: BLE001 - every failure is reported, none stops the run
-        failed += 1
-        print(f"not ok - py-sdk: {name}: {traceback.format_exc()}", flush=True)
-
-
-def text(result):
-    return "".join(getattr(c, "text", "") for c in result.content)
+check = Checks("py-sdk")
 
 
 def connect(token, mode):
@@ -204,8 +188,7 @@ async def main():
         raise AssertionError("an invalid token was accepted")
 
     await check("an invalid token is refused", bad_token)
-    print(f"py-sdk: {passed} passed, {failed} failed", flush=True)
-    return 0 if failed == 0 else 1
+    return check.summary()
 
 
 if __name__ == "__main__":

@@ -25,9 +25,9 @@ import json
 import os
 import secrets
 import sys
-import traceback
 
 import httpx2
+from checks import Checks, text
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -44,23 +44,7 @@ MARK = secrets.token_hex(4)
 # Big enough that no other client's calc.eval input can be the same expression.
 BASE_NUMBER = secrets.randbelow(10**9) + 10**9
 
-passed = 0
-failed = 0
-
-
-async def check(name, fn):
-    global passed, failed
-    try:
-        await fn()
-        passed += 1
-        print(f"ok - py-tenants: {name}", flush=True)
-    except Exception:  # noqa: BLE001 - every failure is reported, none stops the run
-        failed += 1
-        print(f"not ok - py-tenants: {name}: {traceback.format_exc()}", flush=True)
-
-
-def text(result):
-    return "".join(getattr(c, "text", "") for c in result.content)
+check = Checks("py-tenants")
 
 
 class Tenant:
@@ -339,8 +323,7 @@ async def main():
             operator_accounting,
         )
 
-    print(f"py-tenants: {passed} passed, {failed} failed", flush=True)
-    return 0 if failed == 0 else 1
+    return check.summary()
 
 
 if __name__ == "__main__":

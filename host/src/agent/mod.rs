@@ -326,6 +326,11 @@ impl Agent {
 
     /// Session `id` with its messages, if it exists and `caller` may see it.
     pub async fn session(&self, caller: &Caller, id: &str) -> Result<Option<Session>, StorageError> {
+        // The record first: another principal's session costs what a missing one
+        // does (one record read), not a load of its messages.
+        if !self.visible_session(caller, id).await? {
+            return Ok(None);
+        }
         Ok(self
             .env
             .sessions

@@ -100,6 +100,33 @@ impl As {
     }
 }
 
+/// Both join the live turn at `stream` and get the same chunks.
+async fn watch_alike(one: As, other: As, stream: &str) {
+    let (a, b) = (one.get(stream).await, other.get(stream).await);
+    assert_eq!(
+        (a.status.as_u16(), b.status.as_u16()),
+        (200, 200),
+        "{} and {}",
+        one.name,
+        other.name
+    );
+    assert_eq!(chunks(a).await, chunks(b).await);
+}
+
+/// A model step that calls `examples.wipe` (destructive: the hub asks first).
+fn wipe_step(scope: &str) -> crate::support::upstream::Reply {
+    let calls = json!([{ "tool": "examples.wipe", "input": {"scope": scope} }]);
+    tool_step(None, &[("call_w", "hub_call", call_args(calls))])
+}
+
+/// Asserts there are records and every one is `principal`'s.
+fn all_of(callers: &[String], principal: &str) {
+    assert!(
+        !callers.is_empty() && callers.iter().all(|c| c == principal),
+        "{callers:?} should all be {principal}'s"
+    );
+}
+
 /// Status and body bytes.
 async fn answer(resp: ClientResp) -> (u16, Vec<u8>) {
     let status = resp.status.as_u16();
@@ -114,6 +141,26 @@ async fn until_text(resp: &mut ClientResp) {
         }
     }
     panic!("the turn ended before any text");
+}
+
+/// The continuation of session `id` that approves tool call `call` of its last
+/// (paused) assistant message, as `addToolApprovalResponse` sends it, read by `who`.
+async fn approving(who: As, id: &str, call: &str) -> Value {
+    let stored = who.json(&format!("/api/sessions/{id}")).await["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let (assistant, history) = stored.split_last().expect("a paused assistant message");
+    let mut assistant = assistant.clone();
+    for part in assistant["parts"].as_array_mut().unwrap() {
+        if part["toolCallId"] == call {
+            part["state"] = json!("approval-responded");
+            part["approval"]["approved"] = json!(true);
+        }
+    }
+    let mut body = submit(id, [history, &[assistant.clone()]].concat());
+    body["messageId"] = assistant["id"].clone();
+    body
 }
 
 #[tokio::test]
@@ -200,23 +247,12 @@ async fn two_tenants_and_an_operator_on_one_hub() {
         answer(bob.send(Method::DELETE, &session_path, None).await).await,
         foreign_get
     );
-    let watched = ops.get(&stream_path).await;
-    assert_eq!(watched.status, 200, "an operator watches any live turn");
-    let own = alice.get(&stream_path).await;
-    assert_eq!(own.status, 200);
-    let watched = chunks(watched).await;
-    assert_eq!(chunks(own).await, watched, "the operator saw what alice saw");
+    // An operator watches any live turn, and sees what alice sees.
+    watch_alike(ops, alice, &stream_path).await;
     while next_chunk(&mut live).await.is_some() {}
 
     // A chat approval is decided only by the session's principal.
-    upstream.push(tool_step(
-        None,
-        &[(
-            "call_w",
-            "hub_call",
-            call_args(json!([{ "tool": "examples.wipe", "input": {"scope": "cache"} }])),
-        )],
-    ));
+    upstream.push(wipe_step("cache"));
     let history = alice.json(&session_path).await["messages"]
         .as_array()
         .unwrap()
@@ -231,22 +267,7 @@ async fn two_tenants_and_an_operator_on_one_hub() {
         "{:?}",
         types(&paused)
     );
-    let stored = alice.json(&session_path).await["messages"]
-        .as_array()
-        .unwrap()
-        .clone();
-    let mut assistant = stored.last().unwrap().clone();
-    for part in assistant["parts"].as_array_mut().unwrap() {
-        if part["toolCallId"] == "call_w" {
-            part["state"] = json!("approval-responded");
-            part["approval"]["approved"] = json!(true);
-        }
-    }
-    let mut approve = submit(
-        &a_id,
-        [&stored[..stored.len() - 1], &[assistant.clone()]].concat(),
-    );
-    approve["messageId"] = assistant["id"].clone();
+    let approve = approving(alice, &a_id, "call_w").await;
     assert_eq!(
         answer(bob.chat(&approve).await).await,
         foreign_get,
@@ -281,39 +302,30 @@ async fn two_tenants_and_an_operator_on_one_hub() {
     .await
     .bytes()
     .await;
-    let bob_calls = bob.callers("/api/calls?limit=1000", "calls").await;
-    assert!(
-        !bob_calls.is_empty() && bob_calls.iter().all(|c| c == "bob"),
-        "{bob_calls:?}"
-    );
-    assert!(
-        bob.callers("/api/calls?limit=1000&principal=alice", "calls")
-            .await
-            .is_empty()
-    );
-    let alice_calls = alice.callers("/api/calls?limit=1000", "calls").await;
-    assert!(alice_calls.iter().all(|c| c == "alice"));
+    all_of(&bob.callers("/api/calls?limit=1000", "calls").await, "bob");
+    let none = bob
+        .callers("/api/calls?limit=1000&principal=alice", "calls")
+        .await;
+    assert!(none.is_empty(), "{none:?}");
+    all_of(&alice.callers("/api/calls?limit=1000", "calls").await, "alice");
     assert_eq!(wipes(alice.json("/api/calls?limit=1000").await).len(), 1);
     let everyone = ops.callers("/api/calls?limit=1000", "calls").await;
     assert!(everyone.iter().any(|c| c == "alice") && everyone.iter().any(|c| c == "bob"));
-    let only_alice = ops
-        .callers("/api/calls?limit=1000&principal=alice", "calls")
-        .await;
-    assert!(!only_alice.is_empty() && only_alice.iter().all(|c| c == "alice"));
-    let bob_usage = bob.callers("/api/accounting?limit=1000", "records").await;
-    assert!(
-        !bob_usage.is_empty() && bob_usage.iter().all(|c| c == "bob"),
-        "{bob_usage:?}"
+    all_of(
+        &ops.callers("/api/calls?limit=1000&principal=alice", "calls")
+            .await,
+        "alice",
     );
-    assert!(
-        bob.callers("/api/accounting?limit=1000&principal=alice", "records")
-            .await
-            .is_empty()
-    );
-    let by_ops = ops
+    all_of(&bob.callers("/api/accounting?limit=1000", "records").await, "bob");
+    let none = bob
         .callers("/api/accounting?limit=1000&principal=alice", "records")
         .await;
-    assert!(!by_ops.is_empty() && by_ops.iter().all(|c| c == "alice"));
+    assert!(none.is_empty(), "{none:?}");
+    all_of(
+        &ops.callers("/api/accounting?limit=1000&principal=alice", "records")
+            .await,
+        "alice",
+    );
 
     // The operator: reads anyone's session, does not continue it, hands one over.
     assert_eq!(ops.json(&session_path).await["principal"], "alice");
@@ -467,49 +479,20 @@ async fn across_replicas_another_tenants_session_and_turn_are_missing() {
         answer(bob.send(Method::DELETE, &session_path, None).await).await,
         foreign
     );
-    let watched = ops.get(&stream_path).await;
-    assert_eq!(
-        watched.status, 200,
-        "the operator follows it from the other replica"
-    );
-    let own = alice_there.get(&stream_path).await;
-    assert_eq!(own.status, 200, "so does alice");
-    let (watched, own) = (chunks(watched).await, chunks(own).await);
-    assert_eq!(watched, own);
+    // The operator follows it from the other replica, and so does alice.
+    watch_alike(ops, alice_there, &stream_path).await;
     while next_chunk(&mut live).await.is_some() {}
 
     // A chat approval issued on one replica: bob on the other cannot answer it;
     // alice there can.
-    upstream.push(tool_step(
-        None,
-        &[(
-            "call_w",
-            "hub_call",
-            call_args(json!([{ "tool": "examples.wipe", "input": {"scope": "pg"} }])),
-        )],
-    ));
+    upstream.push(wipe_step("pg"));
     let mut asked = alice.json(&session_path).await["messages"]
         .as_array()
         .unwrap()
         .clone();
     asked.push(user("a3", "wipe"));
     chunks(alice.chat(&submit(&a_id, asked)).await).await;
-    let stored = alice_there.json(&session_path).await["messages"]
-        .as_array()
-        .unwrap()
-        .clone();
-    let mut assistant = stored.last().unwrap().clone();
-    for part in assistant["parts"].as_array_mut().unwrap() {
-        if part["toolCallId"] == "call_w" {
-            part["state"] = json!("approval-responded");
-            part["approval"]["approved"] = json!(true);
-        }
-    }
-    let mut approve = submit(
-        &a_id,
-        [&stored[..stored.len() - 1], &[assistant.clone()]].concat(),
-    );
-    approve["messageId"] = assistant["id"].clone();
+    let approve = approving(alice_there, &a_id, "call_w").await;
     assert_eq!(answer(bob.chat(&approve).await).await, foreign);
     upstream.push(text_step("Wiped."));
     chunks(alice_there.chat(&approve).await).await;
