@@ -166,6 +166,13 @@ pub struct AgentConfig {
     /// Context window in tokens of models whose provider sets none, for the context
     /// guard.
     pub context_window: u64,
+    /// How long a turn goes on once its last client left (a reload, a network
+    /// blip) before it is stopped; a client that comes back in that time follows
+    /// it. 0: stopped when the last client leaves.
+    pub detached_turn_secs: u64,
+    /// Requests that may wait, per session, for the turn running in it to end
+    /// (FIFO); past it, 409. 0: a request while a turn runs is refused at once.
+    pub queued_turns: usize,
 }
 
 impl Default for AgentConfig {
@@ -175,6 +182,10 @@ impl Default for AgentConfig {
             max_steps: 10,
             system_prompt: None,
             context_window: 131_072,
+            // Long enough for a reload, a flaky network or a laptop lid, short enough
+            // that an abandoned turn does not spend model tokens for long.
+            detached_turn_secs: 120,
+            queued_turns: 4,
         }
     }
 }
@@ -446,6 +457,18 @@ impl Config {
         }
         if self.agent.max_steps == 0 {
             return Some("agent.max_steps must be greater than 0".into());
+        }
+        if self.agent.detached_turn_secs > 86_400 {
+            return Some(format!(
+                "agent.detached_turn_secs must be at most 86400 (a day); it is {}",
+                self.agent.detached_turn_secs
+            ));
+        }
+        if self.agent.queued_turns > 1000 {
+            return Some(format!(
+                "agent.queued_turns must be at most 1000; it is {}",
+                self.agent.queued_turns
+            ));
         }
         if self.server.mcp_max_sessions == 0 || self.server.mcp_session_idle_minutes == 0 {
             return Some(

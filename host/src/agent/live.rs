@@ -4,15 +4,19 @@
 //! A turn's chunks are kept in order until the turn ends, so a client that joins
 //! late (`GET /api/chat/{id}/stream`) gets everything sent so far and then the live
 //! chunks, and sees exactly what the first client saw. Each watching client holds a
-//! [`Subscription`]; when the last one is dropped before the turn ended (every
-//! client disconnected) the turn's [`CancelToken`] is cancelled, which stops the
-//! upstream request and the running tool calls.
+//! [`Subscription`]. A turn outlives its connections: when the last one is dropped
+//! before the turn ended (a page reload, a network blip) the turn goes on, detached,
+//! for up to `agent.detached_turn_secs`, and a client that joins in that time
+//! follows it; if nobody does, the turn's [`CancelToken`] is cancelled, which stops
+//! the upstream request and the running tool calls. `stop` cancels it at once.
 
 use crate::hub::CancelToken;
 use crate::llm::UiChunk;
+use crate::race::{Race, race};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::watch;
 
 /// One turn in progress.
@@ -27,6 +31,14 @@ pub struct LiveTurn {
     /// Bumped whenever chunks are added or the turn ends; `true` once it ended.
     state: watch::Sender<(usize, bool)>,
     subscribers: AtomicUsize,
+    /// How long the turn goes on with nobody watching (zero: it is cancelled when
+    /// the last watcher leaves).
+    detached: Duration,
+    /// Bumped whenever a watcher comes or goes, so a detached timer knows whether
+    /// the turn was watched again since it started.
+    watch_epoch: AtomicU64,
+    /// Why the turn was stopped, said in its `abort` chunk (the first reason wins).
+    stopped: Mutex<Option<String>>,
 }
 
 impl LiveTurn {
@@ -46,6 +58,20 @@ impl LiveTurn {
     /// Marks the turn over: subscribers drain what is left and end.
     pub fn end(&self) {
         self.state.send_modify(|s| s.1 = true);
+    }
+
+    /// Stops the turn (cancels it), saying `why` in its `abort` chunk.
+    pub fn stop(&self, why: impl Into<String>) {
+        self.stopped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(|| why.into());
+        self.cancel.cancel();
+    }
+
+    /// Why the turn was stopped, if it was.
+    pub fn stop_reason(&self) -> Option<String> {
+        self.stopped.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Whether the turn is over (no more chunks will come).
@@ -85,16 +111,42 @@ impl LiveTurn {
 
     /// Counts one more watcher (a client here, or one on another replica).
     pub(crate) fn watch(&self) {
+        self.watch_epoch.fetch_add(1, Ordering::AcqRel);
         self.subscribers.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Counts a watcher gone; the last one leaving a turn still running cancels it.
-    pub(crate) fn unwatch(&self) {
+    /// Counts a watcher gone. When the last one leaves a turn still running, the
+    /// turn goes on detached: cancelled unless somebody watches it again within
+    /// `detached` (at once when that is zero).
+    pub(crate) fn unwatch(self: &Arc<Self>) {
+        let epoch = self.watch_epoch.fetch_add(1, Ordering::AcqRel) + 1;
         let before = self
             .subscribers
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
-        if before == Ok(1) && !self.is_ended() {
-            self.cancel.cancel();
+        if before != Ok(1) || self.is_ended() {
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if !self.detached.is_zero() => {
+                runtime.spawn(self.clone().cancel_unless_watched(epoch));
+            }
+            _ => self.stop("the client disconnected"),
+        }
+    }
+
+    /// After `detached`, cancels the turn if nobody watched it since `epoch`; ends
+    /// early when the turn does.
+    async fn cancel_unless_watched(self: Arc<Self>, epoch: u64) {
+        if let Race::First(()) = race(tokio::time::sleep(self.detached), self.ended()).await {
+            let unwatched = self.watch_epoch.load(Ordering::Acquire) == epoch && self.subscriber_count() == 0;
+            if unwatched && !self.is_ended() {
+                let why = format!(
+                    "nobody watched the turn for {} s (agent.detached_turn_secs)",
+                    self.detached.as_secs()
+                );
+                crate::info!("chat session {}: {why}: stopped", self.session_id);
+                self.stop(why);
+            }
         }
     }
 
@@ -156,12 +208,33 @@ pub struct Busy {
 }
 
 /// The registry of turns in progress.
-#[derive(Default)]
 pub struct LiveTurns {
     turns: Mutex<HashMap<String, Arc<LiveTurn>>>,
+    /// How long a turn goes on with nobody watching (`agent.detached_turn_secs`).
+    detached: Duration,
 }
 
 impl LiveTurns {
+    /// A registry whose turns go on for `detached` with nobody watching.
+    pub fn new(detached: Duration) -> LiveTurns {
+        LiveTurns {
+            turns: Mutex::default(),
+            detached,
+        }
+    }
+
+    /// Stops the turn of `session_id` running here if `principal` is `None` or
+    /// its principal; whether one was stopped.
+    pub fn stop(&self, session_id: &str, principal: Option<&str>) -> bool {
+        let turn = self
+            .get(session_id)
+            .filter(|t| !t.is_ended() && principal.is_none_or(|p| t.principal == p));
+        if let Some(turn) = &turn {
+            turn.stop("stopped on request");
+        }
+        turn.is_some()
+    }
+
     /// Registers a turn for `session_id`, or says one is already running.
     pub fn begin(&self, session_id: &str, principal: &str) -> Result<Arc<LiveTurn>, Busy> {
         let mut turns = self.turns.lock().expect("live turns lock");
@@ -178,6 +251,9 @@ impl LiveTurns {
             chunks: Mutex::new(Vec::new()),
             state,
             subscribers: AtomicUsize::new(0),
+            detached: self.detached,
+            watch_epoch: AtomicU64::new(0),
+            stopped: Mutex::new(None),
         });
         turns.insert(session_id.to_string(), turn.clone());
         Ok(turn)
@@ -226,7 +302,7 @@ mod tests {
     // is parked in `next_batch` when the chunk arrives, however slow the machine.
     #[tokio::test(start_paused = true)]
     async fn late_joiners_get_everything_and_the_last_leaver_cancels() {
-        let turns = LiveTurns::default();
+        let turns = LiveTurns::new(Duration::ZERO);
         let turn = turns.begin("s", "local").unwrap();
         assert_eq!(
             turns.begin("s", "local").err(),
@@ -263,7 +339,7 @@ mod tests {
 
     #[tokio::test]
     async fn finished_turns_end_subscriptions_without_cancelling() {
-        let turns = LiveTurns::default();
+        let turns = LiveTurns::new(Duration::ZERO);
         let turn = turns.begin("s", "local").unwrap();
         let mut sub = turn.subscribe();
         turn.push(&[UiChunk::StartStep]);
@@ -274,5 +350,43 @@ mod tests {
         drop(sub);
         assert!(!turn.cancel.is_cancelled());
         assert!(turns.begin("s", "local").is_ok());
+    }
+
+    // Paused time: the detached timer fires when the clock is advanced past it.
+    #[tokio::test(start_paused = true)]
+    async fn a_detached_turn_goes_on_until_nobody_rejoined_in_time() {
+        let turns = LiveTurns::new(Duration::from_secs(60));
+        let turn = turns.begin("s", "alice").unwrap();
+        drop(turn.subscribe());
+        tokio::time::sleep(Duration::from_secs(59)).await;
+        assert!(
+            !turn.cancel.is_cancelled(),
+            "a reload within the time finds it running"
+        );
+        // A reconnect, then another reload: the time counts from the last leave.
+        let again = turn.subscribe();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        drop(again);
+        tokio::time::sleep(Duration::from_secs(59)).await;
+        assert!(
+            !turn.cancel.is_cancelled(),
+            "the first timer does not fire after a rejoin"
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(turn.cancel.is_cancelled(), "nobody came back: stopped");
+    }
+
+    #[tokio::test]
+    async fn stop_cancels_only_the_principals_turn() {
+        let turns = LiveTurns::new(Duration::from_secs(60));
+        let turn = turns.begin("s", "alice").unwrap();
+        let _watching = turn.subscribe();
+        assert!(!turns.stop("s", Some("bob")), "not bob's to stop");
+        assert!(!turns.stop("other", None));
+        assert!(!turn.cancel.is_cancelled());
+        assert!(turns.stop("s", Some("alice")));
+        assert!(turn.cancel.is_cancelled());
+        turns.finish(&turn);
+        assert!(!turns.stop("s", None), "an ended turn is no turn");
     }
 }

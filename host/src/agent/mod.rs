@@ -32,6 +32,7 @@ mod live;
 mod message;
 mod plan;
 mod prompt;
+mod queue;
 mod run;
 mod sink;
 mod store;
@@ -43,6 +44,7 @@ pub use bus::{TurnBus, Watch};
 pub use live::{Busy, LiveTurn, LiveTurns, Subscription};
 pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};
 pub use plan::{ChatRequest, PlanError, Trigger};
+pub use queue::QueueFull;
 pub use store::{
     Conflict, IssuedApproval, Lease, SaveOutcome, SaveRequest, Session, SessionInfo, SessionStore,
 };
@@ -51,7 +53,7 @@ use crate::config::Config;
 use crate::hub::{Caller, Hub, QuotaExceeded, Visible};
 use crate::llm::{KeyError, Llm, RouteError};
 use crate::storage::{Backend, StorageError};
-use lease::Leases;
+use lease::{HeldLease, Leases};
 use run::{Turn, TurnEnv};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -91,6 +93,9 @@ pub enum AgentError {
     Quota(QuotaExceeded),
     /// A hand-over by a caller that is not an operator (403).
     NotOperator(String),
+    /// A turn runs in the session and `agent.queued_turns` requests already wait
+    /// for it (409).
+    QueueFull(QueueFull),
 }
 
 impl std::fmt::Display for AgentError {
@@ -116,6 +121,7 @@ impl std::fmt::Display for AgentError {
                  (an operator may hand it over: POST /api/sessions/{session}/handover)"
             ),
             AgentError::Quota(e) => e.fmt(f),
+            AgentError::QueueFull(e) => e.fmt(f),
             AgentError::NotOperator(name) => write!(
                 f,
                 "{name:?} is not an operator: only operators hand sessions over"
@@ -131,6 +137,7 @@ impl std::error::Error for AgentError {
             AgentError::ProviderKey(e) => Some(e),
             AgentError::Storage(e) => Some(e),
             AgentError::Quota(e) => Some(e),
+            AgentError::QueueFull(e) => Some(e),
             AgentError::Invalid(_)
             | AgentError::Busy(_)
             | AgentError::NoModel
@@ -148,12 +155,17 @@ impl From<StorageError> for AgentError {
     }
 }
 
+/// How often a request waiting for a session's lease tries again when the turn
+/// holding it is not on the bus (starting, ending, or its replica gone).
+const LEASE_RETRY: Duration = Duration::from_millis(200);
+
 /// The agent: sessions, turns in progress, and what a turn needs.
 pub struct Agent {
     env: TurnEnv,
     default_model: Option<String>,
     bus: Arc<dyn TurnBus>,
     leases: Leases,
+    queue: queue::TurnQueue,
 }
 
 /// The four meta-tools as OpenAI function tools.
@@ -198,18 +210,25 @@ impl Agent {
         Ok(Agent {
             env,
             default_model: agent.model.clone(),
-            bus: bus::open(backend, owner, ttl).await?,
+            bus: bus::open(backend, owner, ttl, Duration::from_secs(agent.detached_turn_secs)).await?,
             leases: Leases {
                 store: sessions,
                 owner: owner.to_string(),
                 ttl,
             },
+            queue: queue::TurnQueue::new(agent.queued_turns),
         })
     }
 
     /// The agent's metrics in Prometheus text format (the context guard's).
     pub fn metrics_text(&self) -> String {
-        self.env.guard.render()
+        let mut text = self.env.guard.render();
+        text.push_str(
+            "# HELP wasmhub_chat_queued_turns Chat requests waiting for their session's turn to end.\n\
+             # TYPE wasmhub_chat_queued_turns gauge\n",
+        );
+        text.push_str(&format!("wasmhub_chat_queued_turns {}\n", self.queue.waiting()));
+        text
     }
 
     /// The stored conversations.
@@ -235,7 +254,7 @@ impl Agent {
         // missing one, not as busy.
         owned_by(self.env.sessions.info(&req.session_id).await?.as_ref(), &caller)?;
         // From here on this request owns the session: nobody else writes it.
-        let lease = self.leases.acquire(&req.session_id).await?;
+        let lease = self.lease_in_turn(&req.session_id).await?;
         let live = match self.bus.begin(&req.session_id, caller.name()).await {
             Ok(live) => live,
             Err(e) => {
@@ -288,6 +307,44 @@ impl Agent {
             agent.bus.finish(&live);
         });
         Ok(subscription)
+    }
+
+    /// The session's lease, once the turn running in it (if any) and the requests
+    /// that came before this one (`agent.queued_turns`) are done.
+    async fn lease_in_turn(&self, session: &str) -> Result<HeldLease, AgentError> {
+        if !self.queue.has_waiting(session) {
+            match self.leases.acquire(session).await {
+                Err(AgentError::Busy(_)) if self.queue.enabled() => {}
+                done => return done,
+            }
+        }
+        let place = self.queue.enter(session).map_err(AgentError::QueueFull)?;
+        let _head = place.head().await;
+        loop {
+            match self.leases.acquire(session).await {
+                Err(AgentError::Busy(_)) => self.turn_ended(session).await?,
+                done => return done,
+            }
+        }
+    }
+
+    /// Returns once the turn of `session` that holds its lease ended. Following it
+    /// counts as watching it: a turn somebody waits behind is not detached.
+    async fn turn_ended(&self, session: &str) -> Result<(), StorageError> {
+        match self.bus.subscribe(session, None).await? {
+            Some(mut watch) => while watch.next_batch().await.is_some() {},
+            // The lease is held but its turn is not (or no longer) on the bus: one
+            // starting or ending, or a dead replica's lease lapsing.
+            None => tokio::time::sleep(LEASE_RETRY).await,
+        }
+        Ok(())
+    }
+
+    /// Stops the live turn of session `id` if `caller` may see it (its owner or an
+    /// operator), on whichever replica it runs; nothing otherwise.
+    pub async fn stop(&self, caller: &Caller, id: &str) -> Result<(), StorageError> {
+        let only = (!caller.is_operator()).then(|| caller.name());
+        self.bus.stop(id, only).await
     }
 
     /// The stored session and the planned turn of `req`, once the session is

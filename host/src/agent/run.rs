@@ -526,8 +526,9 @@ impl Runner<'_> {
     async fn close(&mut self, outcome: Outcome) {
         if outcome == Outcome::Aborted {
             self.sink.builder_mut().close_open_parts();
+            let why = self.turn.live.stop_reason();
             self.sink.emit(&[UiChunk::Abort {
-                reason: Some("the client disconnected".into()),
+                reason: Some(why.unwrap_or_else(|| "the turn was stopped".into())),
             }]);
             let meta = self.metadata(outcome);
             self.sink.builder_mut().message_mut().merge_metadata(&meta);

@@ -13,7 +13,8 @@ use wasmhub::llm::UiChunk;
 #[tokio::test]
 async fn a_session_leased_by_another_replica_is_busy_until_the_lease_lapses() {
     let upstream = Upstream::start().await;
-    let hub = hub_with(&upstream, plugins(&[]), |_| {}).await;
+    // Without a waiting line, so the lease shows as 409 until it lapses.
+    let hub = hub_with(&upstream, plugins(&[]), |c| c.agent.queued_turns = 0).await;
     let store = hub.app.agent.sessions().clone();
     let lease = store
         .acquire("chat-elsewhere", "another-replica", Duration::from_secs(3))

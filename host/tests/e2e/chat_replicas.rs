@@ -14,6 +14,8 @@ use wasmhub::storage::Backend;
 
 async fn two_replicas(upstream: &Upstream) -> (Hub, Hub) {
     let mut config = chat_config(upstream, plugins(&[]));
+    // Busy is 409 here: requests do not wait in line for the turn.
+    config.agent.queued_turns = 0;
     config.storage.backend = StorageBackend::Postgres;
     config.storage.url_env = "WASMHUB_TEST_DATABASE_URL".into();
     let a = Backend::open(&config)

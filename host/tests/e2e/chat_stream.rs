@@ -1,7 +1,8 @@
 //! Streams of a running turn: a late joiner (`GET /api/chat/{id}/stream`) gets the
-//! chunks so far and then the live ones; a client that disconnects aborts the turn,
-//! which cancels the upstream request and the running tool calls, and the partial
-//! assistant message is stored marked aborted.
+//! chunks so far and then the live ones; with `agent.detached_turn_secs = 0` a
+//! client that disconnects aborts the turn at once, which cancels the upstream
+//! request and the running tool calls, and the partial assistant message is stored
+//! marked aborted (`chat_detached`: the default, where a turn outlives its client).
 
 use crate::support::chat::*;
 use crate::support::client;
@@ -98,7 +99,7 @@ async fn the_joiner_keeps_the_turn_alive_when_the_first_client_leaves() {
 #[tokio::test]
 async fn disconnecting_cancels_the_upstream_request_and_stores_the_partial_message() {
     let upstream = Upstream::start().await;
-    let hub = hub_with(&upstream, plugins(&[]), |_| {}).await;
+    let hub = hub_with(&upstream, plugins(&[]), |c| c.agent.detached_turn_secs = 0).await;
     let frames = vec![
         Frame::Data(json!({"choices": [{"index": 0, "delta": {"content": "partial "}}]}).to_string()),
         Frame::Data(json!({"choices": [{"index": 0, "delta": {"content": "answer"}}]}).to_string()),
@@ -138,7 +139,10 @@ async fn disconnecting_cancels_the_upstream_request_and_stores_the_partial_messa
 #[tokio::test]
 async fn disconnecting_cancels_a_running_tool_call() {
     let upstream = Upstream::start().await;
-    let hub = hub_with(&upstream, plugins(&["adversary"]), |_| {}).await;
+    let hub = hub_with(&upstream, plugins(&["adversary"]), |c| {
+        c.agent.detached_turn_secs = 0
+    })
+    .await;
     upstream.push(slow_call_step());
     let mut resp = post_chat(hub.addr, &submit("chat-tool-abort", vec![user("u1", "wait")])).await;
     while let Some(c) = next_chunk(&mut resp).await {

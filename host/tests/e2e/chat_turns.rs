@@ -392,7 +392,8 @@ async fn regenerate_edit_and_continuation_follow_the_ai_sdk() {
 #[tokio::test]
 async fn bad_requests_busy_sessions_and_the_session_routes() {
     let upstream = Upstream::start().await;
-    let hub = hub_with(&upstream, plugins(&[]), |_| {}).await;
+    // No waiting line: a request while a turn runs is refused (chat_queue has the line).
+    let hub = hub_with(&upstream, plugins(&[]), |c| c.agent.queued_turns = 0).await;
     for (body, code) in [
         (json!({"messages": []}), "invalid_request"),
         (
@@ -421,7 +422,8 @@ async fn bad_requests_busy_sessions_and_the_session_routes() {
     }
     assert_eq!(upstream.requests().len(), 0);
 
-    // One turn per session: a second request while the first streams gets 409.
+    // One turn per session: with no line, a second request while the first
+    // streams gets 409.
     upstream.push(slow_text_step("slow answer here", Duration::from_millis(150)));
     let mut first = post_chat(hub.addr, &submit("chat-busy", vec![user("u1", "slow")])).await;
     assert!(matches!(

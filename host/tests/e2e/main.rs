@@ -5,8 +5,10 @@ mod accounting;
 mod anthropic_messages;
 mod chat_approvals;
 mod chat_crash;
+mod chat_detached;
 mod chat_leases;
 mod chat_loop_end;
+mod chat_queue;
 #[cfg(feature = "postgres")]
 mod chat_replicas;
 mod chat_stream;

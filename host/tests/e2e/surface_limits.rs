@@ -267,6 +267,8 @@ async fn an_agent_turn_holds_its_chat_place_until_it_ends() {
     let hub = hub_with(&up, plugins(&[]), |c| {
         c.concurrency.chat = 1;
         c.concurrency.queue = 0;
+        // A turn ends as soon as its client leaves (not after the detached time).
+        c.agent.detached_turn_secs = 0;
     })
     .await;
     up.push(Reply::sse(vec![

@@ -110,7 +110,12 @@ async fn watch_alike(one: As, other: As, stream: &str) {
         one.name,
         other.name
     );
-    assert_eq!(chunks(a).await, chunks(b).await);
+    let seen = chunks(a).await;
+    assert_eq!(seen, chunks(b).await);
+    assert!(
+        !seen.iter().any(|c| matches!(c, UiChunk::Abort { .. })),
+        "the turn ran to its end"
+    );
 }
 
 /// A model step that calls `examples.wipe` (destructive: the hub asks first).
@@ -246,6 +251,12 @@ async fn two_tenants_and_an_operator_on_one_hub() {
     assert_eq!(
         answer(bob.send(Method::DELETE, &session_path, None).await).await,
         foreign_get
+    );
+    // Bob's stop is the same 204 as for any session, and stops nothing.
+    let stop_path = format!("/api/chat/{a_id}/stop");
+    assert_eq!(
+        answer(bob.send(Method::POST, &stop_path, None).await).await,
+        (204, Vec::new())
     );
     // An operator watches any live turn, and sees what alice sees.
     watch_alike(ops, alice, &stream_path).await;
@@ -507,6 +518,23 @@ async fn across_replicas_another_tenants_session_and_turn_are_missing() {
             .any(|c| c["tool"] == "examples.wipe"),
         "{hers}"
     );
+
+    // A stop asked on the other replica: bob's stops nothing, the operator's
+    // reaches alice's turn on the first.
+    upstream.push(slow_text_step(&"word ".repeat(200), Duration::from_millis(100)));
+    let mut long = alice.chat(&submit(&a_id, vec![user("a4", "talk")])).await;
+    assert_eq!(long.status, 200);
+    until_text(&mut long).await;
+    let stop_path = format!("/api/chat/{a_id}/stop");
+    assert_eq!(bob.send(Method::POST, &stop_path, None).await.status, 204);
+    assert_eq!(ops.send(Method::POST, &stop_path, None).await.status, 204);
+    let mut reason = None;
+    while let Some(chunk) = next_chunk(&mut long).await {
+        if let UiChunk::Abort { reason: why } = chunk {
+            reason = why;
+        }
+    }
+    assert_eq!(reason.as_deref(), Some("stopped on request"));
     assert_eq!(alice.send(Method::DELETE, &session_path, None).await.status, 204);
     assert_eq!(answer(bob.get(&session_path).await).await, foreign);
 }

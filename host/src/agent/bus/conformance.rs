@@ -110,3 +110,24 @@ pub(crate) async fn only_the_owner_watches(a: Bus, b: Bus) {
     drop((own, operator, first));
     a.finish(&turn);
 }
+
+/// A stop through either bus cancels the turn, only for its principal or an
+/// operator (`None`); stopping a session with no live turn is nothing.
+pub(crate) async fn stop_reaches_the_turn(a: Bus, b: Bus) {
+    let (x, y) = (
+        a.begin("x", "alice").await.unwrap(),
+        a.begin("y", "alice").await.unwrap(),
+    );
+    let _watching = (x.subscribe(), y.subscribe());
+    b.stop("x", Some("bob")).await.unwrap();
+    b.stop("none", None).await.unwrap();
+    // Stops travel in order: once the operator's stop of `y` arrived, bob's of `x`
+    // had arrived before it.
+    b.stop("y", None).await.unwrap();
+    until("an operator's stop reaches the turn", || y.cancel.is_cancelled()).await;
+    assert!(!x.cancel.is_cancelled(), "bob cannot stop alice's turn");
+    b.stop("x", Some("alice")).await.unwrap();
+    until("the owner's stop reaches the turn", || x.cancel.is_cancelled()).await;
+    a.finish(&x);
+    a.finish(&y);
+}

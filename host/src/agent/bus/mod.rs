@@ -39,6 +39,9 @@ pub trait TurnBus: Send + Sync {
     /// runs; `None` when no turn of `session` is live, or when `principal` is given
     /// and the turn is not that principal's.
     async fn subscribe(&self, session: &str, principal: Option<&str>) -> Result<Option<Watch>, StorageError>;
+    /// Stops `session`'s live turn, wherever it runs, if `principal` is `None` or
+    /// its principal; nothing when there is none.
+    async fn stop(&self, session: &str, principal: Option<&str>) -> Result<(), StorageError>;
 }
 
 /// A watcher on another replica's turn.
@@ -98,36 +101,46 @@ impl TurnBus for LiveTurns {
             .filter(|t| !t.is_ended() && principal.is_none_or(|p| t.principal == p))
             .map(|t| t.subscribe().into()))
     }
+
+    async fn stop(&self, session: &str, principal: Option<&str>) -> Result<(), StorageError> {
+        LiveTurns::stop(self, session, principal);
+        Ok(())
+    }
 }
 
-/// The bus of a sled hub: in process.
-pub(crate) fn open_sled() -> Arc<dyn TurnBus> {
-    Arc::new(LiveTurns::default())
+/// The bus of a sled hub: in process; turns go on for `detached` unwatched.
+pub(crate) fn open_sled(detached: Duration) -> Arc<dyn TurnBus> {
+    Arc::new(LiveTurns::new(detached))
 }
 
 /// The bus for `backend`. With PostgreSQL, `owner` is this replica and a turn
-/// without a sign of life for `ttl` is over for watchers on other replicas.
+/// without a sign of life for `ttl` is over for watchers on other replicas. Turns
+/// go on for `detached` with nobody watching.
 #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
 pub(crate) async fn open(
     backend: &Backend,
     owner: &str,
     ttl: Duration,
+    detached: Duration,
 ) -> Result<Arc<dyn TurnBus>, StorageError> {
     match backend {
-        Backend::Sled(_) => Ok(open_sled()),
+        Backend::Sled(_) => Ok(open_sled(detached)),
         #[cfg(feature = "postgres")]
-        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgBus::open(pg, owner, ttl).await?)),
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgBus::open(pg, owner, ttl, detached).await?)),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     // One process owns a sled database: its "two replicas" are one bus.
     #[tokio::test]
     async fn conformance_in_process() {
-        let bus = super::open_sled();
+        let bus = super::open_sled(Duration::ZERO);
         super::conformance::replay_live_and_end(bus.clone(), bus.clone()).await;
         super::conformance::last_watcher_cancels(bus.clone(), bus.clone()).await;
-        super::conformance::only_the_owner_watches(bus.clone(), bus).await;
+        super::conformance::only_the_owner_watches(bus.clone(), bus.clone()).await;
+        super::conformance::stop_reaches_the_turn(bus.clone(), bus).await;
     }
 }

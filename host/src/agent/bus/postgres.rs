@@ -14,9 +14,10 @@
 //! replaced). A turn whose `alive_until` passed (its replica died) is over for
 //! its watchers. Ended turns' rows are deleted a minute after they end.
 //!
-//! Notifications are `<kind> <turn id>`: `c` chunks, `e` end, and `j`/`l` a
-//! watcher on another replica joined/left, which the turn's replica counts like
-//! a local watcher (the last one leaving cancels the turn).
+//! Notifications are `<kind> <turn id>`: `c` chunks, `e` end, `j`/`l` a watcher
+//! on another replica joined/left, which the turn's replica counts like a local
+//! watcher (the last one leaving detaches the turn), and `x` a stop asked on
+//! another replica (the principal was checked there, against the row).
 
 use super::{RemoteFeed, TurnBus, Watch};
 use crate::agent::AgentError;
@@ -87,14 +88,19 @@ fn encode(chunk: &UiChunk) -> Result<String, StorageError> {
 impl PgBus {
     /// The bus on `pg` for replica `owner`; a turn without a sign of life for
     /// `ttl` is over for watchers elsewhere.
-    pub(crate) async fn open(pg: &Postgres, owner: &str, ttl: Duration) -> Result<PgBus, StorageError> {
+    pub(crate) async fn open(
+        pg: &Postgres,
+        owner: &str,
+        ttl: Duration,
+        detached: Duration,
+    ) -> Result<PgBus, StorageError> {
         pg.migrate("chat_turns", MIGRATIONS).await?;
         let notes = pg.listen(CHANNEL).await?;
         let inner = Arc::new(Inner {
             pg: pg.clone(),
             owner: owner.to_string(),
             ttl,
-            local: LiveTurns::default(),
+            local: LiveTurns::new(detached),
             owned: Mutex::default(),
             wakers: Mutex::default(),
         });
@@ -142,16 +148,37 @@ impl Inner {
                     waker.send_modify(|n| *n += 1);
                 }
             }
-            "j" | "l" => {
+            "j" | "l" | "x" => {
                 let owned = self.owned.lock().expect("owned turns lock").get(turn).cloned();
                 match (owned, kind) {
                     (Some(t), "j") => t.watch(),
-                    (Some(t), _) => t.unwatch(),
+                    (Some(t), "l") => t.unwatch(),
+                    (Some(t), _) => t.stop("stopped on request"),
                     (None, _) => {}
                 }
             }
             _ => {}
         }
+    }
+
+    /// The live turn of `session` (of `principal`, when given), on any replica.
+    async fn live_turn(
+        &self,
+        session: &str,
+        principal: Option<&str>,
+    ) -> Result<Option<String>, StorageError> {
+        let client = self.pg.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT turn_id FROM wasmhub_chat_turns
+                 WHERE session_id = $1 AND ended IS NULL AND alive_until > now()
+                   AND ($2::text IS NULL OR principal = $2)
+                 ORDER BY started DESC LIMIT 1",
+                &[&session, &principal],
+            )
+            .await
+            .map_err(StorageError::pg("find a live turn"))?;
+        Ok(row.map(|r| r.get(0)))
     }
 
     fn wake_all(&self) {
@@ -353,6 +380,16 @@ impl TurnBus for PgBus {
         self.inner.local.finish(turn)
     }
 
+    async fn stop(&self, session: &str, principal: Option<&str>) -> Result<(), StorageError> {
+        if self.inner.local.stop(session, principal) {
+            return Ok(());
+        }
+        let Some(turn_id) = self.inner.live_turn(session, principal).await? else {
+            return Ok(());
+        };
+        self.inner.notify("x", &turn_id).await
+    }
+
     async fn subscribe(&self, session: &str, principal: Option<&str>) -> Result<Option<Watch>, StorageError> {
         if let Some(turn) = self.inner.local.get(session).filter(|t| !t.is_ended()) {
             // Another principal's turn is no turn at all (and is not looked for
@@ -360,20 +397,9 @@ impl TurnBus for PgBus {
             let mine = principal.is_none_or(|p| turn.principal == p);
             return Ok(mine.then(|| turn.subscribe().into()));
         }
-        let client = self.inner.pg.client().await?;
-        let row = client
-            .query_opt(
-                "SELECT turn_id FROM wasmhub_chat_turns
-                 WHERE session_id = $1 AND ended IS NULL AND alive_until > now()
-                   AND ($2::text IS NULL OR principal = $2)
-                 ORDER BY started DESC LIMIT 1",
-                &[&session, &principal],
-            )
-            .await
-            .map_err(StorageError::pg("find a live turn"))?;
-        drop(client);
-        let Some(row) = row else { return Ok(None) };
-        let turn_id: String = row.get(0);
+        let Some(turn_id) = self.inner.live_turn(session, principal).await? else {
+            return Ok(None);
+        };
         // Waiting for notifications before the first read: none is missed.
         let rx = {
             let mut wakers = self.inner.wakers.lock().expect("wakers lock");
@@ -468,8 +494,8 @@ mod tests {
     async fn two() -> (Arc<dyn TurnBus>, Arc<dyn TurnBus>) {
         let pg = test_database().await;
         let ttl = Duration::from_secs(15);
-        let a = Arc::new(PgBus::open(&pg, "replica-a", ttl).await.unwrap());
-        let b = Arc::new(PgBus::open(&pg, "replica-b", ttl).await.unwrap());
+        let a = Arc::new(PgBus::open(&pg, "replica-a", ttl, Duration::ZERO).await.unwrap());
+        let b = Arc::new(PgBus::open(&pg, "replica-b", ttl, Duration::ZERO).await.unwrap());
         (a, b)
     }
 
@@ -489,5 +515,11 @@ mod tests {
     async fn conformance_only_the_owner_watches_across_replicas() {
         let (a, b) = two().await;
         conformance::only_the_owner_watches(a, b).await;
+    }
+
+    #[tokio::test]
+    async fn conformance_a_stop_on_one_replica_reaches_the_turn_on_the_other() {
+        let (a, b) = two().await;
+        conformance::stop_reaches_the_turn(a, b).await;
     }
 }

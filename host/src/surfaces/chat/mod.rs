@@ -5,6 +5,7 @@
 //! |-------------------------------|--------|
 //! | `POST /api/chat`              | runs a turn of the agent loop; UI message stream |
 //! | `GET /api/chat/{id}/stream`   | joins the running turn (chunks so far, then live); 204 when none |
+//! | `POST /api/chat/{id}/stop`    | stops the running turn (its owner or an operator); always 204 |
 //! | `GET /api/sessions`           | `{sessions: [SessionInfo + active, usage]}`, most recent first, every replica's |
 //! | `GET /api/sessions/{id}`      | `{id, title, principal, ..., usage, messages: [UIMessage]}`; 404 when unknown |
 //! | `DELETE /api/sessions/{id}`   | 204; 404 when unknown; 409 while a turn runs |
@@ -23,7 +24,8 @@
 //! `quota_exceeded` when the caller is at `max_sessions` or `max_stored_mb`, 403
 //! `not_owner` when an operator posts into another principal's session, 404 for an
 //! unknown model or another principal's session, 409 when the session already has a
-//! turn running, 503 when no provider is usable.
+//! turn running and `agent.queued_turns` requests already wait for it
+//! (`turn_queue_full`; fewer wait their turn), 503 when no provider is usable.
 
 pub(crate) mod page;
 pub(crate) mod request;
@@ -63,6 +65,7 @@ pub(crate) fn agent_status(e: &AgentError) -> (StatusCode, &'static str) {
         AgentError::NotOwner { .. } => (StatusCode::FORBIDDEN, "not_owner"),
         AgentError::Quota(_) => (StatusCode::FORBIDDEN, "quota_exceeded"),
         AgentError::NotOperator(_) => (StatusCode::FORBIDDEN, "forbidden"),
+        AgentError::QueueFull(_) => (StatusCode::CONFLICT, "turn_queue_full"),
     }
 }
 
@@ -133,6 +136,19 @@ pub(crate) async fn resume(app: &App, caller: &Caller, id: &str) -> Resp {
     match app.agent.join(caller, id).await {
         Ok(Some(watch)) => stream::respond(watch, KEEPALIVE),
         Ok(None) => respond::no_content(),
+        Err(e) => storage_error(e),
+    }
+}
+
+/// `POST /api/chat/{id}/stop`: stops the session's live turn, wherever it runs,
+/// if the caller owns it or is an operator. Always 204: whether a turn was live,
+/// or someone else's, is not told.
+pub(crate) async fn stop(app: &App, caller: &Caller, id: &str) -> Resp {
+    if let Err(resp) = check_id(id) {
+        return resp;
+    }
+    match app.agent.stop(caller, id).await {
+        Ok(()) => respond::no_content(),
         Err(e) => storage_error(e),
     }
 }
