@@ -105,9 +105,14 @@ cat > "$work/approvals.toml" <<EOF
 plugins_dir = "$work/plugins-approvals"
 data_dir = "$work/data-approvals"
 EOF
+# `mcp --stdio` answers at once and compiles the plugins behind (the data folder
+# starts empty): a call that comes first waits for its plugin, up to load_wait_ms.
 cat > "$work/stdio.toml" <<EOF
 plugins_dir = "$plugins"
 data_dir = "$work/data-stdio"
+
+[limits]
+load_wait_ms = 120000
 EOF
 
 start_hub() { # config port log
