@@ -5,7 +5,9 @@
 #     2026-07-28, with conformance-baseline.yml listing the "not testable" checks;
 #   - the npm @modelcontextprotocol/sdk 1.x client over Streamable HTTP and over
 #     stdio (`wasmhub mcp --stdio`);
-#   - the PyPI `mcp` 2.x client in auto mode (2026-07-28) and legacy mode;
+#   - the PyPI `mcp` 2.x client in auto mode (2026-07-28) and legacy mode, and over
+#     stdio (py_stdio.py: `wasmhub mcp --stdio` with an empty data folder answers
+#     the handshake while plugins compile, and calc.eval once calc has);
 #   - tenants (py_tenants.py): two non-operator tokens of one hub, alice and bob,
 #     each with its own legacy-mode session of the PyPI client; neither can use the
 #     other's MCP session nor read the other's call or accounting records, and an
@@ -105,9 +107,14 @@ cat > "$work/approvals.toml" <<EOF
 plugins_dir = "$work/plugins-approvals"
 data_dir = "$work/data-approvals"
 EOF
+# `mcp --stdio` answers at once and compiles the plugins behind (the data folder
+# starts empty): a call that comes first waits for its plugin, up to load_wait_ms.
 cat > "$work/stdio.toml" <<EOF
 plugins_dir = "$plugins"
 data_dir = "$work/data-stdio"
+
+[limits]
+load_wait_ms = 120000
 EOF
 
 start_hub() { # config port log
@@ -202,6 +209,9 @@ echo "--- Python mcp client (auto and legacy modes)"
 run_client py-sdk "$here/.venv/bin/python" "$here/py_client.py"
 echo "--- Python mcp client as two tenants of one hub"
 run_client py-tenants "$here/.venv/bin/python" "$here/py_tenants.py"
+echo "--- Python mcp client over stdio, starting from an empty data folder"
+export STDIO_COLD_DATA="$work/data-stdio-cold"
+run_client py-stdio "$here/.venv/bin/python" "$here/py_stdio.py"
 
 echo
 echo "mcp: $passed passed, $failed failed"

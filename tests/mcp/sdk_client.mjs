@@ -187,6 +187,14 @@ if (process.env.WASMHUB_BIN) {
   const transport = new StdioClientTransport({ command: env("WASMHUB_BIN"), args, stderr: "pipe" });
   const client = new Client({ name: "wasmhub-ts-sdk-stdio-test", version: "1.0.0" });
   await client.connect(transport);
+  // The stdio server answers at once while its plugins compile: a call made right
+  // away waits for its plugin (until then search and schema do not know its
+  // operations), so it comes first here.
+  await check(`stdio: a hub_call made at once waits for ${OP}'s plugin and runs`, async () => {
+    const r = await client.callTool({ name: "hub_call", arguments: { calls: [{ tool: OP, input: OP_INPUT }] } });
+    assert(!r.isError, text(r));
+    assert(text(r).includes(OP_EXPECT), `result lacks ${OP_EXPECT}: ${text(r)}`);
+  });
   await exercise("stdio", client, { forbiddenFor: false });
   await client.close();
 }

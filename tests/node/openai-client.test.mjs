@@ -1,9 +1,14 @@
 // The official `openai` client against the hub's OpenAI-compatible proxy: streamed
 // chunks must equal the recorded ones, a non-streamed body must arrive byte for
-// byte, upstream errors keep their status and message, the model list is the
+// byte, upstream errors keep their status and message, a stream cut or torn
+// upstream raises instead of ending as if finished (in this client and, through
+// py_openai.py, in the Python one), the model list is the
 // providers' union, and a fallback chain answers from its second target.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { startUpstream, fixtureNames, fixtureLines, JSON_BODIES } from "./lib/upstream.mjs";
 import { startHub } from "./lib/hub.mjs";
@@ -86,6 +91,34 @@ test("a mid-stream error frame becomes an APIError in the stream", async () => {
     /The server had an error while processing your request/,
   );
   assert.deepEqual(got, ["Hel", "lo"]);
+});
+
+for (const [model, code] of [["cut-midstream", "upstream_incomplete"], ["torn-midstream", "upstream_malformed"]]) {
+  test(`a stream that never reaches its end (${model}) raises an APIError in the SDK's iteration`, async () => {
+    const stream = await client.chat.completions.create({ model: `up/${model}`, messages: [], stream: true });
+    const got = [];
+    await assert.rejects(
+      (async () => {
+        for await (const c of stream) got.push(c.choices[0].delta.content);
+      })(),
+      (e) => e instanceof OpenAI.APIError && e.code === code && /^provider "up": /.test(e.message),
+    );
+    assert.deepEqual(got, model === "cut-midstream" ? ["Hel", "lo"] : ["Hel"]);
+  });
+}
+
+test("the Python openai client raises on a cut or torn stream too (py_openai.py)", async () => {
+  assert.ok(process.env.WASMHUB_PYTHON_OPENAI, "run.sh installs the pinned client and sets WASMHUB_PYTHON_OPENAI");
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "py_openai.py");
+  // Asynchronously: the scripted upstream answering it lives in this process.
+  const run = await new Promise((resolve) => {
+    execFile(process.env.WASMHUB_PYTHON_OPENAI, [script, `${hub.url}/v1`], { timeout: 120_000 }, (error, stdout, stderr) =>
+      resolve({ status: error ? (error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+  const lines = run.stdout.split("\n").filter((l) => /^(not )?ok - /.test(l));
+  assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+  assert.equal(lines.filter((l) => l.startsWith("ok - ")).length, 9, run.stdout);
 });
 
 test("the model list names models as provider/model", async () => {

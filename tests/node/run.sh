@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The AI SDK, OpenAI and Anthropic client suite: the real `ai` 6.x and 7.x UI-stream
-# client code, the official `openai` client and the official `@anthropic-ai/sdk`
+# client code, the official `openai` clients (Node, and Python through py_openai.py
+# with requirements.lock) and the official `@anthropic-ai/sdk`
 # client (the Anthropic Messages surface, with the calc plugin for its hub-tools
 # mode) against the wasmhub binary
 # (${WASMHUB_BIN:-target/debug/wasmhub}) with a scripted upstream that replays the
@@ -33,5 +34,12 @@ if [ ! -f "$plugins/calc.wasm" ]; then
     (cd "$root" && bash scripts/build-plugins.sh)
 fi
 export WASMHUB_PLUGINS="$plugins"
+
+# The Python `openai` client (py_openai.py, run by openai-client.test.mjs), pinned.
+if [ ! -x "$here/.venv/bin/python" ]; then
+    python3 -m venv "$here/.venv"
+fi
+"$here/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.lock"
+export WASMHUB_PYTHON_OPENAI="$here/.venv/bin/python"
 
 exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs

@@ -1,9 +1,14 @@
 //! `wasmhub mcp --stdio`: the MCP server over stdin/stdout for desktop clients
 //! that start the hub themselves (Claude Desktop and the like; see docs/mcp.md).
 //!
-//! The hub is built with [`crate::hub::Hub::start`] as `serve` builds it (storage,
-//! runtime, hub, the watched plugins folder), minus the HTTP listener, the model
-//! providers and the agent.
+//! The hub is built with [`crate::hub::Hub::start_in_background`] as `serve`
+//! builds it (storage, runtime, hub, the watched plugins folder), minus the HTTP
+//! listener, the model providers and the agent. Like `serve`, it answers at once:
+//! the plugins compile in the background, so `initialize`, `ping` and
+//! `tools/list` never wait for them (a desktop client gives up on a server that is
+//! silent for long), `hub_list` shows a plugin still compiling as `loading`, and a
+//! `tools/call` of one of its operations waits for it in `hub::protocol`, bounded
+//! by `limits.load_wait_ms`, exactly as over HTTP.
 //! stdout carries only protocol messages; logs go to stderr. The process exits when
 //! stdin closes.
 
@@ -36,7 +41,7 @@ async fn serve(config: Config) -> Result<(), String> {
         format!("{e} (a running `wasmhub serve` holds its data folder: give this one its own --data)")
     })?;
     // `_plugins` keeps the plugins folder loaded and watched while we serve.
-    let (hub, _plugins) = crate::hub::Hub::start(&config, backend, None)
+    let (hub, _plugins) = crate::hub::Hub::start_in_background(&config, backend, None)
         .await
         .map_err(|e| e.to_string())?;
     let dispatcher = Arc::new(Dispatcher::with_approval_time(

@@ -4,14 +4,16 @@
 //! routing a model name to a provider ([`providers`]) or a chain of targets tried
 //! in turn ([`route`]), the HTTP client with its pool,
 //! timeouts and retries ([`client`], [`upstream`]), the wire types ([`openai`],
-//! [`ui`]), the pure chunk transformer ([`transform`]) and streaming a call as UI
-//! chunks ([`stream`]). It knows nothing about the HTTP surfaces above it.
+//! [`ui`]), the pure chunk transformer ([`transform`]), the rule for whether an
+//! upstream answer arrived whole ([`terminal`]) and streaming a call as UI chunks
+//! ([`stream`]). It knows nothing about the HTTP surfaces above it.
 
 pub(crate) mod client;
 pub(crate) mod openai;
 pub(crate) mod providers;
 pub(crate) mod route;
 pub(crate) mod stream;
+pub(crate) mod terminal;
 pub(crate) mod transform;
 pub(crate) mod ui;
 pub(crate) mod upstream;

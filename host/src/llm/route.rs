@@ -22,14 +22,16 @@
 //!
 //! The last target's failure is reported as it would be without a chain.
 
+use super::Closed;
 use super::Llm;
 use super::openai::ChatChunk;
 use super::providers::{KeyError, ProviderError, Providers, Route, RouteError, glob_match};
+use super::stream::StreamError;
 use super::stream::{EventReader, UiSink};
+use super::terminal::{self, Unfinished};
 use super::transform::{StepOptions, StepSummary, StepTransformer};
 use super::ui::UiChunk;
 use super::upstream::UpstreamError;
-use super::{Closed, ResponseBodyError};
 use crate::config::{ModelConfig, ToolChoice};
 use crate::sse::OwnedEvent;
 use bytes::Bytes;
@@ -168,8 +170,8 @@ pub(crate) enum RelayBody {
 pub(crate) enum RelayError {
     /// No response from the last target.
     Upstream(UpstreamError),
-    /// The last target's answer broke off while it was read.
-    Body { route: Route, error: ResponseBodyError },
+    /// The last target's answer broke off while it was read, or ended early.
+    Body { route: Route, error: Unfinished },
     /// The chain is empty (never, for a chain from [`Llm::targets`]).
     NoTargets,
 }
@@ -301,7 +303,19 @@ impl Llm {
                     Err(e) => e.to_string(),
                 }
             } else {
-                match resp.body.collect(MAX_UPSTREAM_BODY).await {
+                // A 2xx answer whose JSON ends early was cut like a broken read.
+                let whole = resp
+                    .body
+                    .collect(MAX_UPSTREAM_BODY)
+                    .await
+                    .map_err(|e| Unfinished::Broken(StreamError::Body(e)))
+                    .and_then(|bytes| {
+                        if status.is_success() && is_json(&headers) {
+                            terminal::whole_answer(&bytes)?;
+                        }
+                        Ok(bytes)
+                    });
+                match whole {
                     Ok(bytes) if last || status.is_success() => return Ok(relayed(RelayBody::Whole(bytes))),
                     Ok(bytes) => format!("{status}: {}", super::upstream::error_message(&bytes)),
                     Err(error) if last => {
@@ -318,6 +332,14 @@ impl Llm {
         }
         Err(RelayError::NoTargets)
     }
+}
+
+/// Whether an answer says it is JSON (`application/json`, `…+json`).
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(';').next().unwrap_or("").trim().ends_with("json"))
 }
 
 /// Whether an upstream event is an error frame (`{"error": {...}}`).

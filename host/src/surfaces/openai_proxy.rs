@@ -10,6 +10,12 @@
 //! A model with several targets (`[[models]]`) is tried target by target
 //! (`llm::route`); `x-wasmhub-target` names the one that answered.
 //!
+//! An upstream answer that does not arrive whole (`llm::terminal`: a stream whose
+//! body ends before `[DONE]` or a finish reason, a torn or malformed event, a
+//! broken read) is never passed off as finished: a relayed stream ends with one
+//! OpenAI error frame (`{"error": {message, type, code}}`) and no `[DONE]`, which
+//! the `openai` SDKs raise as an `APIError`; a non-streamed answer is a 502.
+//!
 //! Error choices: hub-side problems (bad body, unknown model, no provider, missing
 //! key) are the hub's JSON errors with a status. On the UI endpoint an upstream
 //! failure arrives inside the stream as an `error` chunk (then `finish`), the same
@@ -22,9 +28,11 @@ use super::meter::StepMeter;
 use super::respond::{self, Resp};
 use crate::hub::Caller;
 use crate::llm::client::SendError;
+use crate::llm::openai::ChatChunk;
 use crate::llm::openai::{self, BadRequest};
 use crate::llm::route::{RelayBody, RelayError, Relayed};
-use crate::llm::stream::{EventReader, SseSink, keepalive_while};
+use crate::llm::stream::{Closed, EventReader, SseSink, keepalive_while};
+use crate::llm::terminal::{Read, Terminal, Unfinished};
 use crate::llm::upstream::{self, UpstreamError};
 use crate::llm::{Route, RouteError, StepOptions, Usage};
 use crate::sse::OwnedEvent;
@@ -71,7 +79,8 @@ async fn relay(
         Ok(relayed) => relayed,
         Err(RelayError::Upstream(e)) => return call_error(e),
         Err(RelayError::Body { route, error }) => {
-            return upstream_failure(&route, StatusCode::BAD_GATEWAY, &error.to_string());
+            let message = format!("provider {:?}: {error}", route.provider.config.name);
+            return respond::error(StatusCode::BAD_GATEWAY, error.code(), message);
         }
         Err(RelayError::NoTargets) => {
             return respond::error(
@@ -112,7 +121,11 @@ async fn relay(
     out
 }
 
-/// Relays a stream's events (`first` already read) until it ends or the client leaves.
+/// Relays a stream's events (`first` already read) until it ends or the client
+/// leaves. A stream that does not reach its end (`llm::terminal`: cut, torn or
+/// malformed, broken) ends with an OpenAI error frame and no `[DONE]`, so SDK
+/// clients raise instead of returning a truncated answer; the event that is not a
+/// JSON chunk is not relayed.
 async fn relay_stream(
     route: Route,
     first: Option<OwnedEvent>,
@@ -121,34 +134,39 @@ async fn relay_stream(
     meter: StepMeter,
 ) {
     let provider = route.provider.clone();
-    let mut usage = first.as_ref().and_then(|e| usage_in(e.data.as_bytes()));
-    if let Some(first) = first
-        && sink.send_event(&first).await.is_err()
-    {
-        return meter.done(&route, usage);
-    }
     let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
-    loop {
-        // `Err(Closed)` anywhere: the client left; leaving drops the upstream body.
-        let Ok(next) = keepalive_while(&mut sink, interval, reader.next()).await else {
-            break;
+    let mut end = Terminal::default();
+    let mut usage = None;
+    let mut pending = first;
+    let failure = loop {
+        let event = match pending.take() {
+            Some(event) => event,
+            // `Err(Closed)`: the client left; leaving drops the upstream body.
+            None => match keepalive_while(&mut sink, interval, reader.next()).await {
+                Err(Closed) => return meter.done(&route, usage),
+                Ok(Ok(Some(event))) => event,
+                Ok(Ok(None)) => break end.at_end().err(),
+                Ok(Err(e)) => break Some(Unfinished::Broken(e)),
+            },
         };
-        match next {
-            Ok(Some(event)) => {
-                usage = usage_in(event.data.as_bytes()).or(usage);
-                if sink.send_event(&event).await.is_err() {
-                    break;
-                }
+        let mut chunk = ChatChunk::default();
+        match end.read(&event.data, &mut chunk) {
+            Ok(Read::Chunk) => {
+                end.see(&chunk);
+                usage = chunk.usage().or(usage);
             }
-            Ok(None) => break,
-            Err(e) => {
-                let message = format!("provider {:?}: {e}", provider.config.name);
-                crate::warn!("{message}");
-                let frame = json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": null}});
-                let _ = sink.send_json(&frame).await;
-                break;
-            }
+            Ok(Read::Done) => {}
+            Err(e) => break Some(e),
         }
+        if sink.send_event(&event).await.is_err() {
+            return meter.done(&route, usage);
+        }
+    };
+    if let Some(failure) = failure {
+        let message = format!("provider {:?}: {failure}", provider.config.name);
+        crate::warn!("{message}");
+        let frame = json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": failure.code()}});
+        let _ = sink.send_json(&frame).await;
     }
     meter.done(&route, usage);
 }
@@ -193,8 +211,8 @@ fn answering_route<'a>(targets: &'a [Route], answered: Option<&str>) -> &'a Rout
         .unwrap_or(&targets[0])
 }
 
-/// The usage in an OpenAI answer or stream event, wherever the provider put it;
-/// only events that mention it are parsed.
+/// The usage in a non-streamed OpenAI answer, wherever the provider put it; only
+/// an answer that mentions it is parsed.
 fn usage_in(data: &[u8]) -> Option<Usage> {
     if !data.windows(7).any(|w| w == b"\"usage\"") {
         return None;
@@ -265,14 +283,6 @@ fn call_error(e: UpstreamError) -> Resp {
             respond::error(status, "upstream_unavailable", e.to_string())
         }
     }
-}
-
-fn upstream_failure(route: &Route, status: StatusCode, message: &str) -> Resp {
-    respond::error(
-        status,
-        "upstream_error",
-        format!("provider {:?}: {message}", route.provider.config.name),
-    )
 }
 
 /// The upstream headers worth passing on, and `x-wasmhub-target`: the

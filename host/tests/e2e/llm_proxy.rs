@@ -1,7 +1,8 @@
 //! The OpenAI proxy and the UI message stream endpoint against a scripted upstream:
 //! every recorded provider stream end to end, request rewriting (model, key,
-//! headers, unknown fields), non-streamed answers, the model list and the hub's own
-//! errors. Failures on the way (retries, faults mid-stream, timeouts, cancellation)
+//! headers, unknown fields), non-streamed answers, the model list, the hub's own
+//! errors, and answers that never reach their end (cut, torn, broken: an error
+//! frame without `[DONE]`, or a 502). Failures on the way (retries, faults mid-stream, timeouts, cancellation)
 //! are in `llm_failures`.
 
 use crate::support::client::{self, ClientResp};
@@ -314,4 +315,132 @@ async fn a_cumulative_provider_stream_reaches_the_ui_client_as_new_text_only() {
     up.push(Reply::sse(cumulative_stream()));
     let chunks = ui_chunks(&streamed(&hub, "/api/ui/chat/completions").await);
     assert_eq!(text_of(&chunks).0, "TheThe answerThe answer isThe answer is 4.");
+}
+
+/// The relayed events of a streamed request whose upstream plays `frames`, each
+/// parsed as JSON, after checking the stream closed without `[DONE]`.
+async fn relayed(up: &Upstream, hub: &hub::Hub, frames: Vec<upstream::Frame>) -> Vec<Value> {
+    up.push(Reply::sse(frames));
+    let events = streamed(hub, "/v1/chat/completions").await;
+    assert!(
+        !events.iter().any(|e| e == "[DONE]"),
+        "a stream that did not reach its end never says [DONE]: {events:?}"
+    );
+    events
+        .iter()
+        .map(|e| {
+            serde_json::from_str(e).unwrap_or_else(|err| panic!("every relayed event is JSON ({err}): {e}"))
+        })
+        .collect()
+}
+
+/// The one OpenAI error frame that ends a relayed stream: its `code`.
+fn error_frame_code(events: &[Value]) -> &str {
+    let last = events.last().expect("an event");
+    assert_eq!(last["error"]["type"], "upstream_error", "{last}");
+    assert!(
+        last["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("provider \"up\": "),
+        "{last}"
+    );
+    let frames = events.iter().filter(|e| e.get("error").is_some()).count();
+    assert_eq!(frames, 1, "exactly one error frame: {events:?}");
+    last["error"]["code"].as_str().expect("a code")
+}
+
+#[tokio::test]
+async fn a_cut_torn_or_broken_stream_ends_with_an_error_frame_and_never_passes_as_finished() {
+    use upstream::Frame;
+    let (up, hub) = setup("max_retries = 0").await;
+    let (hel, lo) = (upstream::text_chunk("Hel"), upstream::text_chunk("lo"));
+
+    // The body simply ends: no finish reason, no [DONE].
+    let events = relayed(&up, &hub, vec![Frame::Data(hel.clone()), Frame::Data(lo.clone())]).await;
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert_eq!(events[0], serde_json::from_str::<Value>(&hel).unwrap());
+    assert_eq!(events[1], serde_json::from_str::<Value>(&lo).unwrap());
+    assert_eq!(error_frame_code(&events), "upstream_incomplete");
+    assert!(
+        events[2]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ended before the response was complete")
+    );
+
+    // The last event is torn mid-JSON: not relayed, reported instead.
+    let torn = Frame::Raw(bytes::Bytes::from_static(
+        b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"wor",
+    ));
+    let events = relayed(&up, &hub, vec![Frame::Data(hel.clone()), torn]).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(error_frame_code(&events), "upstream_malformed");
+
+    // The connection breaks mid-body.
+    let broken = vec![Frame::Data(hel.clone()), Frame::Drop];
+    let events = relayed(&up, &hub, broken).await;
+    // (Whether `Hel` got out before the drop is up to the upstream's socket.)
+    let hel_json: Value = serde_json::from_str(&hel).unwrap();
+    assert!(
+        events[..events.len() - 1].iter().all(|e| *e == hel_json),
+        "{events:?}"
+    );
+    assert_eq!(error_frame_code(&events), "upstream_broken");
+
+    // The same rule on the UI endpoint: the cut stream is an `error` chunk.
+    up.push(Reply::sse(vec![
+        Frame::Data(hel.clone()),
+        Frame::Data(lo.clone()),
+    ]));
+    let chunks = ui_chunks(&streamed(&hub, "/api/ui/chat/completions").await);
+    assert_eq!(
+        error_text(&chunks),
+        Some("the upstream stream ended before the response was complete")
+    );
+    assert_eq!(finish_reason(&chunks), Some(FinishReason::Error));
+
+    // A finish reason is the end even without [DONE] (a provider deviation): relayed
+    // as it came, no error frame.
+    let finished = vec![
+        Frame::Data(hel.clone()),
+        Frame::Data(upstream::finish_chunk("stop")),
+    ];
+    up.push(Reply::sse(finished));
+    let events = streamed(&hub, "/v1/chat/completions").await;
+    assert_eq!(events, [hel, upstream::finish_chunk("stop")]);
+}
+
+#[tokio::test]
+async fn a_non_streamed_answer_that_is_cut_is_a_bad_gateway() {
+    use upstream::{Frame, ReplyBody};
+    let (up, hub) = setup("max_retries = 0").await;
+    let partial = bytes::Bytes::from_static(
+        br#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assis"#,
+    );
+    let json_reply = |frames| Reply {
+        body: ReplyBody::Sse(frames),
+        ..Reply::bytes(200, "application/json", "")
+    };
+
+    // The connection breaks mid-body.
+    up.push(json_reply(vec![Frame::Raw(partial.clone()), Frame::Drop]));
+    let resp = client::post(hub.addr, "/v1/chat/completions", &chat_body(false)).await;
+    assert_eq!(resp.status, 502);
+    let body = resp.json().await;
+    assert_eq!(body["error"]["code"], "upstream_broken", "{body}");
+
+    // The body ends cleanly, but its JSON ends early.
+    up.push(json_reply(vec![Frame::Raw(partial)]));
+    let resp = client::post(hub.addr, "/v1/chat/completions", &chat_body(false)).await;
+    assert_eq!(resp.status, 502);
+    let body = resp.json().await;
+    assert_eq!(body["error"]["code"], "upstream_incomplete", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("provider \"up\": "),
+        "{body}"
+    );
 }

@@ -1,9 +1,11 @@
 //! MCP against the real `wasmhub` binary with the example plugins: both revisions
-//! over Streamable HTTP with two tokens (one allowed `*`, one only `text.*`), and a
-//! stdio session of `wasmhub mcp --stdio`. (The real SDK clients and the official
-//! conformance suite run in tests/mcp/run.sh.)
+//! over Streamable HTTP with two tokens (one allowed `*`, one only `text.*`), a
+//! stdio session of `wasmhub mcp --stdio`, and a stdio server that answers at once
+//! with an empty data folder while its plugins still load. (The real SDK clients
+//! and the official conformance suite run in tests/mcp/run.sh.)
 
 use crate::support::client::{ClientResp, send};
+use crate::support::gate::Gate;
 use crate::support::hub::plugins;
 use crate::support::runtime::Scratch;
 use bytes::Bytes;
@@ -221,6 +223,8 @@ fn stdio_serves_one_session_and_keeps_stdout_for_the_protocol() {
         .arg(&dir.0)
         .arg("--data")
         .arg(data.path("store"))
+        // The call below may come while `text` still compiles: it waits for it.
+        .args(["--set", "limits.load_wait_ms=600000"])
         .env("WASMHUB_LOG", "info")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -256,4 +260,156 @@ fn stdio_serves_one_session_and_keeps_stdout_for_the_protocol() {
         status.success(),
         "closing stdin ends the server cleanly: {status}"
     );
+}
+
+/// The JSON-RPC messages a child writes to stdout, one per line, read on a thread.
+struct StdoutLines(std::sync::mpsc::Receiver<String>);
+
+impl StdoutLines {
+    fn read(child: &mut Child) -> StdoutLines {
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        StdoutLines(rx)
+    }
+
+    /// The response with `id`, skipping others (requests run concurrently, so
+    /// answers may come in any order); the bound only keeps a broken server from
+    /// hanging the test.
+    fn response(&self, id: u64, skipped: &mut Vec<Value>) -> Value {
+        if let Some(i) = skipped.iter().position(|m| m["id"] == id) {
+            return skipped.remove(i);
+        }
+        loop {
+            let line = self
+                .0
+                .recv_timeout(Duration::from_secs(120))
+                .unwrap_or_else(|e| panic!("no response {id} ({e}); other messages: {skipped:?}"));
+            let m: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout carries only JSON-RPC ({e}): {line}"));
+            if m["id"] == id {
+                return m;
+            }
+            skipped.push(m);
+        }
+    }
+}
+
+/// The operations a `hub_list` response names.
+fn listed_tools(response: &Value) -> Vec<String> {
+    response["result"]["structuredContent"]["operations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a hub_list result: {response}"))
+        .iter()
+        .map(|op| op["tool"].as_str().expect("a tool name").to_string())
+        .collect()
+}
+
+fn hub_call(id: u64, tool: &str, input: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "hub_call", "arguments": {"calls": [{"tool": tool, "input": input}]}}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_answers_at_once_with_an_empty_data_folder_and_calls_wait_for_their_plugin() {
+    // The example plugins, and `gated`, whose `list()` returns only once the gate
+    // opens: until then the first load provably is not over.
+    let dir = plugins(&[], &["calc", "text"]);
+    let gate = Gate::start().await;
+    let manifest = format!("{}[env]\nvars = [\"GATE_URL\"]\n", gate.grant());
+    dir.plugin("gatedlist", "gated", Some(&manifest));
+    let data = Scratch::new("mcp-stdio-cold");
+    assert!(!data.path("store").exists(), "no compiled cache to start from");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wasmhub"))
+        .args(["mcp", "--stdio", "--plugins"])
+        .arg(&dir.0)
+        .arg("--data")
+        .arg(data.path("store"))
+        // A call waits for a loading plugin longer than any test runs.
+        .args([
+            "--set",
+            "limits.load_wait_ms=600000",
+            "--set",
+            "limits.load_timeout_ms=600000",
+        ])
+        .args(["--set", "limits.timeout_ms=600000"])
+        .env("GATE_URL", format!("http://{}/gate", gate.authority()))
+        .env("WASMHUB_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start wasmhub mcp --stdio");
+    let mut stdin = child.stdin.take().unwrap();
+    let out = StdoutLines::read(&mut child);
+    let mut skipped = Vec::new();
+    let mut send = |m: Value| {
+        writeln!(stdin, "{m}").unwrap();
+        stdin.flush().unwrap();
+    };
+
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}}}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "hub_list", "arguments": {}}}),
+    );
+    let init = out.response(1, &mut skipped);
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    assert_eq!(out.response(2, &mut skipped)["result"], json!({}));
+    let tools = out.response(3, &mut skipped);
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{tools}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["hub_list", "hub_search", "hub_schema", "hub_call"]);
+    // The gate holds `gated`'s `list()`: its load has begun and cannot end until
+    // the gate opens, so everything above was answered before the first load was
+    // over, and `hub_list` (answered now) does not know `gated.echo` yet.
+    gate.holds(1).await;
+    assert!(!listed_tools(&out.response(4, &mut skipped)).contains(&"gated.echo".to_string()));
+
+    // calc compiles from nothing (no cache) and answers its call once it has.
+    send(hub_call(5, "calc.eval", json!({"expression": "6*7"})));
+    let calc = out.response(5, &mut skipped);
+    let result = &calc["result"]["structuredContent"]["results"][0];
+    assert_eq!(result["ok"], true, "{calc}");
+    assert_eq!(result["result"]["decimal"], "42", "{calc}");
+
+    // A call to the still-loading plugin waits for it: it is read (the ping after
+    // it is answered) while the gate is closed, and answers once the gate opens.
+    send(hub_call(6, "gated.echo", json!({"said": "hello"})));
+    send(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}));
+    assert_eq!(out.response(7, &mut skipped)["result"], json!({}));
+    gate.open();
+    let echoed = out.response(6, &mut skipped);
+    let result = &echoed["result"]["structuredContent"]["results"][0];
+    assert_eq!(result["ok"], true, "{echoed}");
+    assert_eq!(result["result"], json!({"said": "hello"}), "{echoed}");
+    send(
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "hub_list", "arguments": {}}}),
+    );
+    let listed = listed_tools(&out.response(8, &mut skipped));
+    // (`text` may still be compiling: this asks only about the two that answered.)
+    for tool in ["calc.eval", "gated.echo"] {
+        assert!(
+            listed.contains(&tool.to_string()),
+            "{tool} once loaded: {listed:?}"
+        );
+    }
+
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "closing stdin ends the server: {status}");
 }

@@ -5,6 +5,8 @@
 //   json:<name>      an exact JSON body from JSON_BODIES (non-streamed answers);
 //   status:<code>    an OpenAI-shaped error with that status;
 //   error-midstream  two text chunks, then an error frame;
+//   cut-midstream    two text chunks, then the body ends (no finish reason, no [DONE]);
+//   torn-midstream   one text chunk, then half of the next one, and the body ends;
 //   cumulative       text deltas that each carry the whole text so far (some local
 //                    servers), for a provider with stream_deltas = "cumulative".
 // GET /v1/models lists a few models. Every request is recorded.
@@ -68,6 +70,14 @@ export async function startUpstream() {
         res.write(`data: ${chunk("Hel")}\n\n`);
         res.write(`data: ${chunk("lo")}\n\n`);
         res.end(`data: ${JSON.stringify({ error: { message: "The server had an error while processing your request", type: "server_error", param: null, code: null } })}\n\n`);
+      } else if (kind === "cut-midstream") {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: ${chunk("Hel")}\n\n`);
+        res.end(`data: ${chunk("lo")}\n\n`);
+      } else if (kind === "torn-midstream") {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: ${chunk("Hel")}\n\n`);
+        res.end(`data: ${chunk("lo").slice(0, 40)}`);
       } else {
         res.writeHead(400, { "content-type": "application/json" });
         res.end(JSON.stringify({ error: { message: `no script for model ${model}` } }));

@@ -19,6 +19,7 @@
 //! empty chunk; duplicate finish chunks; no `[DONE]` after a finish reason.
 
 use super::openai::{ChatChunk, Usage};
+use super::terminal::{Read, Terminal};
 use super::ui::{FinishReason, Text, UiChunk};
 use crate::config::StreamDeltas;
 use calls::PendingCall;
@@ -133,7 +134,8 @@ pub struct StepTransformer {
     usage: Option<Usage>,
     model: Option<String>,
     error: Option<String>,
-    saw_done: bool,
+    /// Whether the upstream stream reached its terminal event (`llm::terminal`).
+    end: Terminal,
     deltas: Deltas,
 }
 
@@ -156,7 +158,7 @@ impl StepTransformer {
             usage: None,
             model: None,
             error: None,
-            saw_done: false,
+            end: Terminal::default(),
         }
     }
 
@@ -197,22 +199,11 @@ impl StepTransformer {
         if self.finished_input {
             return;
         }
-        let data = data.trim_ascii();
-        if data == "[DONE]" {
-            self.saw_done = true;
-            self.finished_input = true;
-            return;
-        }
         let mut chunk = ChatChunk::default();
-        match chunk.parse_from(data) {
-            Ok(()) => self.feed_chunk(&chunk, out),
-            Err(e) => {
-                let shown: String = data.chars().take(200).collect();
-                self.fail(
-                    format!("the upstream sent a chunk that is not valid JSON ({e}): {shown}"),
-                    out,
-                );
-            }
+        match self.end.read(data, &mut chunk) {
+            Ok(Read::Done) => self.finished_input = true,
+            Ok(Read::Chunk) => self.feed_chunk(&chunk, out),
+            Err(e) => self.fail(e.to_string(), out),
         }
     }
 
@@ -259,6 +250,7 @@ impl StepTransformer {
                 }
             }
         }
+        self.end.see(chunk);
         // Keep the first finish reason: some providers repeat the finish chunk.
         if self.upstream_finish.is_none()
             && let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty())
@@ -326,18 +318,20 @@ impl StepTransformer {
         self.usage = None;
         self.model = None;
         self.error = None;
-        self.saw_done = false;
+        self.end = Terminal::default();
         self.deltas.reset();
     }
 
     /// Closes the step: ends open parts, finalizes tool calls, emits `finish-step`
-    /// and (if asked) `finish`. `clean_end` says the upstream stream ended normally
-    /// (EOF or `[DONE]`); a stream that stops without `[DONE]` and without a finish
-    /// reason was cut off and ends the step with an error.
+    /// and (if asked) `finish`. A stream that stopped before its terminal event
+    /// (`llm::terminal`: no `[DONE]` and no finish reason) was cut off and ends the
+    /// step with an error.
     pub fn finish(mut self, out: &mut Vec<UiChunk>) -> StepSummary {
         self.begin(out);
-        if self.error.is_none() && !self.saw_done && self.upstream_finish.is_none() {
-            self.fail("the upstream stream ended before the response was complete", out);
+        if self.error.is_none()
+            && let Err(cut) = self.end.at_end()
+        {
+            self.fail(cut.to_string(), out);
         }
         if let Some(message) = &self.error {
             out.push(UiChunk::Error {
