@@ -130,6 +130,10 @@ pub struct ProviderConfig {
     /// Largest single upstream SSE event accepted, in KiB.
     #[serde(default = "defaults::max_event_kb")]
     pub max_event_kb: u64,
+    /// Stream chunks in a row that are not valid JSON skipped (logged, counted)
+    /// before the stream ends with an error.
+    #[serde(default = "defaults::max_malformed_chunks")]
+    pub max_malformed_chunks: u32,
     /// Whether stream deltas carry new text or the whole text so far.
     #[serde(default)]
     pub stream_deltas: StreamDeltas,
@@ -189,6 +193,11 @@ impl Default for AgentConfig {
         }
     }
 }
+
+/// Malformed upstream chunks in a row a provider may send before its stream is an
+/// error (`providers[].max_malformed_chunks`): one bad line is a provider's glitch,
+/// a run of them is a broken stream.
+pub const DEFAULT_MAX_MALFORMED_CHUNKS: u32 = 3;
 
 /// The principal of the local operator: loopback clients when no token is
 /// configured, the processes the operator starts (the CLI, MCP over stdio), and the
@@ -315,6 +324,9 @@ mod defaults {
     pub(super) fn max_event_kb() -> u64 {
         16 * 1024
     }
+    pub(super) fn max_malformed_chunks() -> u32 {
+        super::DEFAULT_MAX_MALFORMED_CHUNKS
+    }
 }
 
 impl Config {
@@ -385,6 +397,7 @@ impl Config {
             retry_base_ms: defaults::retry_base_ms(),
             keepalive_ms: defaults::keepalive_ms(),
             max_event_kb: defaults::max_event_kb(),
+            max_malformed_chunks: defaults::max_malformed_chunks(),
             stream_deltas: StreamDeltas::default(),
             context_window: None,
             max_output_tokens: None,

@@ -205,7 +205,7 @@ impl Llm {
         out.clear();
         let mut answered = None;
         for (i, route) in targets.iter().enumerate() {
-            t.set_deltas(route.provider.config.stream_deltas);
+            t.set_provider(&route.provider.config);
             let mut request = body.clone();
             request["model"] = Value::String(route.model.clone());
             prepare(route, &mut request);

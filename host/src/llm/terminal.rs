@@ -5,16 +5,33 @@
 //! passes events through untransformed.
 //!
 //! A stream reached its terminal event once it sent `[DONE]` or a choice's
-//! `finish_reason` (some providers send no `[DONE]` after it). Every other way a
-//! stream stops is an [`Unfinished`]: a body that ends before the terminal event
-//! (the connection closed cleanly mid-answer), an event whose data is not a JSON
-//! chunk (a torn last event, a malformed one), or a body that fails to read
+//! `finish_reason` (some providers send no `[DONE]` after it). An event whose data
+//! is not a JSON chunk is skipped (logged, counted on `/metrics`), unless more than
+//! the provider's `max_malformed_chunks` come in a row. Every other way a stream
+//! stops is an [`Unfinished`]: a body that ends before the terminal event (the
+//! connection closed cleanly mid-answer; on a malformed event, e.g. a torn last
+//! one, it is reported as that), too many malformed events in a row, or a body that fails to read
 //! (connection lost, idle timeout, an event over the cap). An upstream error frame
 //! is an end too, but one that already carries its error. A non-streamed answer is
 //! whole unless its JSON ends early.
 
 use super::openai::ChatChunk;
 use super::stream::StreamError;
+use crate::config::DEFAULT_MAX_MALFORMED_CHUNKS;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Upstream events skipped because they were not JSON chunks, since start.
+static MALFORMED_SKIPPED: AtomicU64 = AtomicU64::new(0);
+
+/// `/metrics` lines: `wasmhub_upstream_malformed_chunks_total`.
+pub(crate) fn metrics_text() -> String {
+    format!(
+        "# HELP wasmhub_upstream_malformed_chunks_total Upstream stream events skipped because they were not JSON chunks.\n\
+         # TYPE wasmhub_upstream_malformed_chunks_total counter\n\
+         wasmhub_upstream_malformed_chunks_total {}\n",
+        MALFORMED_SKIPPED.load(Ordering::Relaxed)
+    )
+}
 
 /// What one upstream event is, once read by [`Terminal::read`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,18 +40,48 @@ pub(crate) enum Read {
     Done,
     /// A JSON chunk (which may be an error frame), parsed into the caller's chunk.
     Chunk,
+    /// Not a JSON chunk, but within `max_malformed_chunks` in a row: skip it.
+    Skipped,
 }
 
 /// How far one upstream stream got: fed every event, asked at the end of the body.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Terminal {
     done: bool,
     finished: bool,
     /// An upstream error frame came: the stream ended with its own error.
     failed: bool,
+    /// Malformed events in a row tolerated (the provider's `max_malformed_chunks`).
+    limit: u32,
+    /// The malformed events since the last good one, and the last of them.
+    malformed: u32,
+    last_malformed: Option<(String, String)>,
+}
+
+impl Default for Terminal {
+    fn default() -> Terminal {
+        Terminal::new(DEFAULT_MAX_MALFORMED_CHUNKS)
+    }
 }
 
 impl Terminal {
+    /// A stream of a provider that may send `limit` malformed events in a row.
+    pub(crate) fn new(limit: u32) -> Terminal {
+        Terminal {
+            done: false,
+            finished: false,
+            failed: false,
+            limit,
+            malformed: 0,
+            last_malformed: None,
+        }
+    }
+
+    /// The same rule for the next stream (a retry, the next target of a chain).
+    pub(crate) fn restart(&mut self) {
+        *self = Terminal::new(self.limit);
+    }
+
     /// Reads the `data` of one event into `chunk` (a default one): `[DONE]` is
     /// recorded here; a chunk's finish reason is recorded by [`Terminal::see`].
     pub(crate) fn read<'a>(&mut self, data: &'a str, chunk: &mut ChatChunk<'a>) -> Result<Read, Unfinished> {
@@ -43,16 +90,28 @@ impl Terminal {
             self.done = true;
             return Ok(Read::Done);
         }
-        match chunk.parse_from(data) {
-            Ok(()) => Ok(Read::Chunk),
-            Err(e) => {
-                let shown: String = data.chars().take(200).collect();
-                Err(Unfinished::Malformed {
-                    reason: e.to_string(),
-                    shown,
-                })
+        let reason = match chunk.parse_from(data) {
+            Ok(()) => {
+                self.malformed = 0;
+                self.last_malformed = None;
+                return Ok(Read::Chunk);
             }
+            Err(e) => e.to_string(),
+        };
+        let shown: String = data.chars().take(200).collect();
+        self.malformed += 1;
+        if self.malformed > self.limit {
+            return Err(Unfinished::Malformed {
+                reason,
+                shown,
+                in_a_row: self.malformed,
+                limit: self.limit,
+            });
         }
+        MALFORMED_SKIPPED.fetch_add(1, Ordering::Relaxed);
+        crate::warn!("upstream: skipped an event that is not a JSON chunk ({reason}): {shown}");
+        self.last_malformed = Some((reason, shown));
+        Ok(Read::Skipped)
     }
 
     /// Records what a parsed chunk says about the end: a non-empty `finish_reason`,
@@ -77,12 +136,18 @@ impl Terminal {
         self.done || self.finished || self.failed
     }
 
-    /// The verdict at the end of the body: `Err(Cut)` unless the stream reached its end.
+    /// The verdict at the end of the body: `Err(Cut)` unless the stream reached its
+    /// end (`Err(Malformed)` when it stopped on a malformed event: a torn one).
     pub(crate) fn at_end(&self) -> Result<(), Unfinished> {
-        if self.reached() {
-            Ok(())
-        } else {
-            Err(Unfinished::Cut)
+        match (&self.last_malformed, self.reached()) {
+            (_, true) => Ok(()),
+            (Some((reason, shown)), false) => Err(Unfinished::Malformed {
+                reason: reason.clone(),
+                shown: shown.clone(),
+                in_a_row: self.malformed,
+                limit: self.limit,
+            }),
+            (None, false) => Err(Unfinished::Cut),
         }
     }
 }
@@ -101,8 +166,14 @@ pub(crate) fn whole_answer(body: &[u8]) -> Result<(), Unfinished> {
 pub(crate) enum Unfinished {
     /// The body ended before the terminal event (or, not streamed, its JSON did).
     Cut,
-    /// An event whose data is not a JSON chunk: why, and its first 200 characters.
-    Malformed { reason: String, shown: String },
+    /// Events whose data is not a JSON chunk: more than `limit` in a row, or the
+    /// last before the body ended (why, and its first 200 characters).
+    Malformed {
+        reason: String,
+        shown: String,
+        in_a_row: u32,
+        limit: u32,
+    },
     /// Reading the body failed.
     Broken(StreamError),
 }
@@ -122,12 +193,20 @@ impl std::fmt::Display for Unfinished {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Unfinished::Cut => f.write_str("the upstream stream ended before the response was complete"),
-            Unfinished::Malformed { reason, shown } => {
-                write!(
-                    f,
-                    "the upstream sent a chunk that is not valid JSON ({reason}): {shown}"
-                )
-            }
+            Unfinished::Malformed {
+                reason,
+                shown,
+                in_a_row,
+                limit,
+            } if in_a_row > limit => write!(
+                f,
+                "the upstream sent {in_a_row} chunks in a row that are not valid JSON, more than its \
+                 max_malformed_chunks ({limit}); the last ({reason}): {shown}"
+            ),
+            Unfinished::Malformed { reason, shown, .. } => write!(
+                f,
+                "the upstream stream ended on a chunk that is not valid JSON ({reason}): {shown}"
+            ),
             Unfinished::Broken(e) => e.fmt(f),
         }
     }
@@ -181,6 +260,32 @@ mod tests {
         let torn = feed(&[text, r#"{"choices":[{"index":0,"delta":{"content":"wo"#]).unwrap_err();
         assert_eq!(torn.code(), "upstream_malformed");
         assert!(torn.to_string().contains("not valid JSON"), "{torn}");
+    }
+
+    #[test]
+    fn malformed_events_are_skipped_until_too_many_come_in_a_row() {
+        let text = r#"{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}"#;
+        let finish = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#;
+        let bad = r#"{"choices": ["#;
+        assert_eq!(feed(&[text, bad, text, finish]), Ok(()), "one glitch is skipped");
+        assert_eq!(
+            feed(&[text, bad, bad, bad, finish]),
+            Ok(()),
+            "as many as the limit (3)"
+        );
+        let run = feed(&[text, bad, bad, bad, bad, finish]).unwrap_err();
+        assert_eq!(run.code(), "upstream_malformed");
+        assert!(
+            run.to_string().contains("4 chunks in a row")
+                && run.to_string().contains("max_malformed_chunks (3)"),
+            "{run}"
+        );
+        let mut strict = Terminal::new(0);
+        let mut chunk = ChatChunk::default();
+        assert!(
+            strict.read(bad, &mut chunk).is_err(),
+            "0: no malformed event is skipped"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub(crate) fn metrics(app: &App) -> Resp {
     text.push_str(&app.limits.metrics_text());
     text.push_str(&app.agent.metrics_text());
     text.push_str(&crate::timing::metrics_text());
+    text.push_str(&crate::llm::terminal::metrics_text());
     let mut resp = Response::new(Body::full(text));
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

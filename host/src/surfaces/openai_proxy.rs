@@ -135,7 +135,7 @@ async fn relay_stream(
 ) {
     let provider = route.provider.clone();
     let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
-    let mut end = Terminal::default();
+    let mut end = Terminal::new(provider.config.max_malformed_chunks);
     let mut usage = None;
     let mut pending = first;
     let failure = loop {
@@ -156,6 +156,8 @@ async fn relay_stream(
                 usage = chunk.usage().or(usage);
             }
             Ok(Read::Done) => {}
+            // A provider's glitch: not relayed (a client's SDK would choke on it).
+            Ok(Read::Skipped) => continue,
             Err(e) => break Some(e),
         }
         if sink.send_event(&event).await.is_err() {

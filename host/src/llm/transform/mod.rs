@@ -21,7 +21,7 @@
 use super::openai::{ChatChunk, Usage};
 use super::terminal::{Read, Terminal};
 use super::ui::{FinishReason, Text, UiChunk};
-use crate::config::StreamDeltas;
+use crate::config::{ProviderConfig, StreamDeltas};
 use calls::PendingCall;
 use deltas::{Channel, Deltas};
 use serde_json::{Map, Value};
@@ -203,6 +203,7 @@ impl StepTransformer {
         match self.end.read(data, &mut chunk) {
             Ok(Read::Done) => self.finished_input = true,
             Ok(Read::Chunk) => self.feed_chunk(&chunk, out),
+            Ok(Read::Skipped) => {}
             Err(e) => self.fail(e.to_string(), out),
         }
     }
@@ -274,11 +275,12 @@ impl StepTransformer {
         }
     }
 
-    /// Reads the next attempt's text deltas as `mode` (each target of a chain has
-    /// its provider's `stream_deltas`).
-    pub fn set_deltas(&mut self, mode: StreamDeltas) {
-        self.opts.deltas = mode;
-        self.deltas = Deltas::new(mode);
+    /// Reads the next attempt as `provider` sends it (each target of a chain has
+    /// its provider's `stream_deltas` and `max_malformed_chunks`).
+    pub fn set_provider(&mut self, provider: &ProviderConfig) {
+        self.opts.deltas = provider.stream_deltas;
+        self.deltas = Deltas::new(provider.stream_deltas);
+        self.end = Terminal::new(provider.max_malformed_chunks);
     }
 
     /// Sets a key of the `finish` chunk's `messageMetadata` (e.g. the target that
@@ -318,7 +320,7 @@ impl StepTransformer {
         self.usage = None;
         self.model = None;
         self.error = None;
-        self.end = Terminal::default();
+        self.end.restart();
         self.deltas.reset();
     }
 

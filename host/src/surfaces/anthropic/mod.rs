@@ -192,6 +192,7 @@ async fn relay_step(
         ..StepOptions::default()
     };
     let mut t = StepTransformer::new(opts);
+    t.set_provider(&route.provider.config);
     let mut out = Vec::new();
     t.begin(&mut out);
     transform_events(&route.provider, resp.body, &mut t, sink).await?;

@@ -283,7 +283,7 @@ fn no_done_is_fine_after_a_finish_reason_but_a_cut_stream_is_an_error() {
 }
 
 #[test]
-fn error_frames_and_malformed_chunks_end_the_step_with_an_error() {
+fn error_frames_end_the_step_with_an_error() {
     let datas = [
         chunk(json!({"content": "par"}), None),
         r#"{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}"#
@@ -305,18 +305,38 @@ fn error_frames_and_malformed_chunks_end_the_step_with_an_error() {
         ],
     );
     assert_eq!(summary.text, "par");
+}
 
+#[test]
+fn a_malformed_chunk_is_skipped_and_a_run_past_the_limit_ends_the_step() {
+    let bad = "{\"choices\": [".to_string();
+    // One bad line between good ones: skipped, the answer goes on.
     let datas = [
         chunk(json!({"content": "a"}), None),
-        "{\"choices\": [".to_string(),
+        bad.clone(),
+        chunk(json!({"content": "b"}), Some("stop")),
     ];
     let (_, summary) = run(&datas, opts());
+    assert_eq!((summary.error, summary.text.as_str()), (None, "ab"));
+    assert_eq!(summary.finish_reason, FinishReason::Stop);
+    // As many in a row as the limit (3 by default), then a good one: still fine.
+    let mut datas = vec![chunk(json!({"content": "a"}), None)];
+    datas.extend(std::iter::repeat_n(bad.clone(), 3));
+    datas.push(chunk(json!({"content": "b"}), Some("stop")));
+    let (_, summary) = run(&datas, opts());
+    assert_eq!(summary.error, None);
+    // One more in a row: the stream is broken.
+    let mut datas = vec![chunk(json!({"content": "a"}), None)];
+    datas.extend(std::iter::repeat_n(bad, 4));
+    datas.push(chunk(json!({"content": "ignored"}), Some("stop")));
+    let (_, summary) = run(&datas, opts());
+    let error = summary.error.as_deref().unwrap();
     assert!(
-        summary.error.as_deref().unwrap().contains("not valid JSON"),
-        "{:?}",
-        summary.error
+        error.contains("4 chunks in a row") && error.contains("max_malformed_chunks (3)"),
+        "{error}"
     );
     assert_eq!(summary.finish_reason, FinishReason::Error);
+    assert_eq!(summary.text, "a");
 }
 
 #[test]
