@@ -360,23 +360,44 @@ fn call_definition() -> Definition {
         }),
         json!({
             "type": "object",
-            "properties": {"results": {"type": "array", "items": {
-                "type": "object",
-                "properties": {
-                    "tool": {"type": "string"},
-                    "ok": {"type": "boolean"},
-                    "result": {},
-                    "error": {
+            "properties": {"results": {
+                "description": "One entry per call, in the order of calls.",
+                "type": "array",
+                "items": {"oneOf": [
+                    {
                         "type": "object",
                         "properties": {
-                            "code": {"type": "string"},
-                            "message": {"type": "string"}
+                            "tool": {"type": "string"},
+                            "ok": {"const": true},
+                            "result": {
+                                "description": "The operation's output, as its outputSchema (hub_schema) describes.",
+                                "type": ["object", "array", "string", "number", "boolean", "null"]
+                            }
                         },
-                        "required": ["code", "message"]
+                        "required": ["tool", "ok", "result"]
+                    },
+                    {
+                        "type": "object",
+                        "properties": {
+                            "tool": {"type": "string"},
+                            "ok": {"const": false},
+                            "error": {
+                                "type": "object",
+                                "properties": {
+                                    "code": {"type": "string"},
+                                    "message": {"type": "string"},
+                                    "violations": {"type": "array", "items": {"type": "object"}},
+                                    "suggestions": {"type": "array", "items": {"type": "string"}},
+                                    "limit": {"type": "string"},
+                                    "policy": {"type": "string"}
+                                },
+                                "required": ["code", "message"]
+                            }
+                        },
+                        "required": ["tool", "ok", "error"]
                     }
-                },
-                "required": ["tool", "ok"]
-            }}},
+                ]}
+            }},
             "required": ["results"]
         }),
     )
@@ -457,6 +478,34 @@ mod tests {
             MetaToolKind::Call,
             json!({"calls": [{"tool": "a.b", "input": "{}"}]})
         ));
+    }
+
+    #[test]
+    fn the_call_output_schema_holds_every_kind_of_result() {
+        let schema = &MetaToolKind::Call.tool().output_schema;
+        let validator = jsonschema::validator_for(schema).expect("a valid schema");
+        let results = |r: Value| json!({ "results": r });
+        let ok = json!({"tool": "calc.eval", "ok": true, "result": 42});
+        let text = json!({"tool": "text.upper", "ok": true, "result": "HI"});
+        let none = json!({"tool": "kv.put", "ok": true, "result": null});
+        let failed = crate::hub::CallError::new(crate::hub::ErrorCode::InvalidInput, "bad").to_json();
+        let failed = json!({"tool": "calc.eval", "ok": false, "error": failed});
+        assert!(
+            validator.is_valid(&results(json!([ok, text, none, failed]))),
+            "a partly failed batch"
+        );
+        assert!(validator.is_valid(&results(json!([]))));
+        assert!(
+            !validator.is_valid(&results(json!([{"tool": "a.b", "ok": true}]))),
+            "ok without result"
+        );
+        assert!(
+            !validator.is_valid(&results(json!([{"tool": "a.b", "ok": false}]))),
+            "failed without error"
+        );
+        assert!(!validator.is_valid(&results(
+            json!([{"tool": "a.b", "ok": false, "error": {"code": "x"}}])
+        )));
     }
 
     /// The definitions are sent with every model request: keep them small. The
