@@ -43,7 +43,7 @@ pub use budget::{ContextGuardEvent, GuardOutcome, GuardTrigger};
 pub use bus::{TurnBus, Watch};
 pub use live::{Busy, LiveTurn, LiveTurns, Subscription};
 pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};
-pub use plan::{ChatRequest, PlanError, Trigger};
+pub use plan::{Approver, ChatRequest, PlanError, Trigger};
 pub use queue::QueueFull;
 pub use store::{
     Conflict, IssuedApproval, Lease, SaveOutcome, SaveRequest, Session, SessionInfo, SessionStore,
@@ -291,6 +291,7 @@ impl Agent {
             targets,
             model,
             caller,
+            approvals: req.approvals,
             live: live.clone(),
         };
         let agent = self.clone();

@@ -51,6 +51,20 @@ pub struct ChatRequest {
     pub message_id: Option<String>,
     /// The model to use; `None` falls back to `[agent] model`.
     pub model: Option<String>,
+    /// Who approves the calls the approval policy asks about.
+    pub approvals: Approver,
+}
+
+/// Who approves a turn's calls that the approval policy asks about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approver {
+    /// The chat's user, through the AI SDK's tool approvals (`useChat`): the turn
+    /// pauses with `tool-approval-request`.
+    User,
+    /// An operator, as for REST calls: the call waits in `GET /api/approvals` for at
+    /// most `approvals.wait_secs`, then fails with `approval_required` (clients that
+    /// cannot ask their user, such as the Anthropic Messages API).
+    Operator,
 }
 
 /// The conversation a turn starts from.
@@ -214,6 +228,7 @@ mod tests {
 
     fn req(messages: Vec<UiMessage>, trigger: Trigger, message_id: Option<&str>) -> ChatRequest {
         ChatRequest {
+            approvals: Approver::User,
             session_id: "s".into(),
             messages,
             trigger,

@@ -26,6 +26,7 @@ use super::convert;
 use super::guard_metrics::GuardMetrics;
 use super::live::LiveTurn;
 use super::message::{Part, ToolState, UiMessage};
+use super::plan::Approver;
 use super::prompt;
 use super::sink::TurnSink;
 use super::store::{SaveOutcome, SaveRequest, SessionInfo, SessionStore};
@@ -70,6 +71,8 @@ pub(crate) struct Turn {
     /// The model as the client named it (recorded in the metadata).
     pub model: String,
     pub caller: Caller,
+    /// Who approves the calls the policy asks about.
+    pub approvals: Approver,
     pub live: Arc<LiveTurn>,
 }
 
@@ -419,7 +422,12 @@ impl Runner<'_> {
                 // its error state; the model is told through that part's result.
                 Err(_) => continue,
             };
-            if let Some(ask) = approval::asks(&self.env.hub, &self.turn.caller, &call.name, &input) {
+            // With an operator approving, the call protocol itself asks (and waits).
+            let asks = match self.turn.approvals {
+                Approver::User => approval::asks(&self.env.hub, &self.turn.caller, &call.name, &input),
+                Approver::Operator => None,
+            };
+            if let Some(ask) = asks {
                 let record = approval::issue(&self.sink.message().id, &call.id, &input, &ask);
                 requests.push(UiChunk::ToolApprovalRequest {
                     approval_id: record.id.clone(),

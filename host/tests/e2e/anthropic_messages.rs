@@ -220,3 +220,75 @@ async fn a_busy_surface_is_a_rate_limit_error_and_each_call_is_accounted() {
         "{records:?}"
     );
 }
+
+/// A hub-tools turn whose model calls the destructive `examples.wipe`.
+async fn wipe_through_messages(
+    hub: &crate::support::hub::Hub,
+    upstream: &Upstream,
+) -> tokio::task::JoinHandle<Value> {
+    let calls = json!([{ "tool": "examples.wipe", "input": {"scope": "cache"} }]);
+    upstream.push(crate::support::chat::tool_step(
+        None,
+        &[("call_w", "hub_call", crate::support::chat::call_args(calls))],
+    ));
+    upstream.push(crate::support::chat::text_step("Done."));
+    let mut body = ask("wipe the cache");
+    body["stream"] = json!(false);
+    let addr = hub.addr;
+    tokio::spawn(async move {
+        let resp = post_messages(addr, &body, &[("x-wasmhub-tools", "hub")]).await;
+        assert_eq!(resp.status, 200);
+        resp.json().await
+    })
+}
+
+/// The hub_call result the model was given, as the Messages answer shows it.
+fn tool_result(message: &Value) -> String {
+    let block = message["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "mcp_tool_result")
+        .unwrap_or_else(|| panic!("a tool result block: {message}"));
+    block["content"].to_string()
+}
+
+#[tokio::test]
+async fn hub_tools_mode_asks_an_operator_like_rest_does() {
+    let upstream = Upstream::start().await;
+    let hub = hub_with(&upstream, plugins(&["examples"]), |c| c.approvals.wait_secs = 60).await;
+    let answer = wipe_through_messages(&hub, &upstream).await;
+    // The call waits in the operator's queue (no tool-approval round trip: the
+    // Messages API cannot ask its user).
+    let addr = hub.addr;
+    let pending = crate::support::wait::until("the wipe to wait for an operator", || async move {
+        let list = client::send(addr, http::Method::GET, "/api/approvals", None, &[])
+            .await
+            .json()
+            .await;
+        list["approvals"]
+            .as_array()
+            .filter(|a| a.len() == 1)
+            .map(|a| a[0].clone())
+    })
+    .await;
+    assert_eq!(pending["tool"], "examples.wipe");
+    let decide = format!("/api/approvals/{}", pending["id"].as_str().unwrap());
+    let yes = serde_json::to_vec(&json!({"approved": true})).unwrap().into();
+    assert_eq!(
+        client::send(hub.addr, http::Method::POST, &decide, Some(yes), &[])
+            .await
+            .status,
+        200
+    );
+    let message = answer.await.unwrap();
+    assert!(tool_result(&message).contains("wiped"), "{message}");
+    assert_eq!(ended_call(&hub, "examples.wipe").await.outcome.as_str(), "ok");
+
+    // Nobody to ask (wait_secs = 0): the call fails with approval_required, and the
+    // model is told so.
+    let upstream = Upstream::start().await;
+    let hub = hub_with(&upstream, plugins(&["examples"]), |c| c.approvals.wait_secs = 0).await;
+    let message = wipe_through_messages(&hub, &upstream).await.await.unwrap();
+    assert!(tool_result(&message).contains("approval_required"), "{message}");
+}

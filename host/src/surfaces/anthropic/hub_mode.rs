@@ -54,6 +54,8 @@ pub(crate) fn chat_request(body: &Value, model: &str) -> Result<ChatRequest, Req
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ChatRequest {
+        // The Messages API cannot ask its user: calls wait for an operator, as REST's do.
+        approvals: crate::agent::Approver::Operator,
         session_id: crate::ids::new_id("anthropic"),
         messages,
         trigger: Trigger::SubmitMessage,

@@ -107,6 +107,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<ChatRequest, ChatRequestError> {
         None => return Err(ChatRequestError::MissingMessages),
     };
     Ok(ChatRequest {
+        approvals: crate::agent::Approver::User,
         session_id,
         messages,
         trigger,
