@@ -23,7 +23,8 @@ pub use accounting::{AccountingConfig, ModelPrice};
 pub use approvals::{ApprovalAction, ApprovalRule, ApprovalsConfig, TokenApprovals};
 pub use concurrency::ConcurrencyConfig;
 pub use distribution::{
-    PUBLIC_KEY_PREFIX, PluginsConfig, SourceConfig, TrustConfig, decode_hex, is_key_id, parse_public_key,
+    PUBLIC_KEY_PREFIX, PluginsConfig, PublicKeyError, SourceConfig, TrustConfig, decode_hex, is_key_id,
+    parse_public_key,
 };
 pub use error::ConfigError;
 pub use limits::Limits;

@@ -62,15 +62,50 @@ const DEFAULT_MAX_PULL_MB: u64 = 64;
 /// The prefix of a public key's text form.
 pub const PUBLIC_KEY_PREFIX: &str = "ed25519:";
 
+/// Why a text is not a public key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PublicKeyError {
+    /// It does not start with `ed25519:`.
+    NoPrefix(String),
+    /// What follows the prefix is not hex.
+    NotHex(String),
+    /// The key has another length than 32 bytes.
+    Length {
+        /// The key as configured.
+        text: String,
+        /// Its length in bytes.
+        bytes: usize,
+    },
+}
+
+impl std::fmt::Display for PublicKeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PublicKeyError::NoPrefix(text) => write!(
+                f,
+                "{text:?} is not a public key: expected {PUBLIC_KEY_PREFIX}<64 hex digits>"
+            ),
+            PublicKeyError::NotHex(text) => write!(f, "{text:?}: the key is not hex"),
+            PublicKeyError::Length { text, bytes } => {
+                write!(f, "{text:?}: an Ed25519 public key is 32 bytes, this is {bytes}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PublicKeyError {}
+
 /// The 32 bytes of `ed25519:<64 hex digits>`; the error says what is wrong.
-pub fn parse_public_key(text: &str) -> Result<[u8; 32], String> {
-    let hex = text.trim().strip_prefix(PUBLIC_KEY_PREFIX).ok_or_else(|| {
-        format!("{text:?} is not a public key: expected {PUBLIC_KEY_PREFIX}<64 hex digits>")
-    })?;
-    let bytes = decode_hex(hex).ok_or_else(|| format!("{text:?}: the key is not hex"))?;
-    bytes
-        .try_into()
-        .map_err(|b: Vec<u8>| format!("{text:?}: an Ed25519 public key is 32 bytes, this is {}", b.len()))
+pub fn parse_public_key(text: &str) -> Result<[u8; 32], PublicKeyError> {
+    let hex = text
+        .trim()
+        .strip_prefix(PUBLIC_KEY_PREFIX)
+        .ok_or_else(|| PublicKeyError::NoPrefix(text.to_string()))?;
+    let bytes = decode_hex(hex).ok_or_else(|| PublicKeyError::NotHex(text.to_string()))?;
+    bytes.try_into().map_err(|b: Vec<u8>| PublicKeyError::Length {
+        text: text.to_string(),
+        bytes: b.len(),
+    })
 }
 
 /// Lowercase or uppercase hex into bytes; `None` when not hex of even length.
@@ -173,13 +208,23 @@ mod tests {
     fn public_keys_and_key_ids_parse() {
         let key = format!("ed25519:{}", "ab".repeat(32));
         assert_eq!(parse_public_key(&key).unwrap(), [0xab; 32]);
-        assert!(parse_public_key("ed25519:abcd").unwrap_err().contains("32 bytes"));
+        assert!(
+            parse_public_key("ed25519:abcd")
+                .unwrap_err()
+                .to_string()
+                .contains("32 bytes")
+        );
         assert!(
             parse_public_key("rsa:00")
                 .unwrap_err()
                 .contains("expected ed25519:")
         );
-        assert!(parse_public_key("ed25519:zz").unwrap_err().contains("not hex"));
+        assert!(
+            parse_public_key("ed25519:zz")
+                .unwrap_err()
+                .to_string()
+                .contains("not hex")
+        );
         assert!(is_key_id("0123456789abcdef"));
         assert!(!is_key_id("0123456789ABCDEF"));
         let trust = TrustConfig {

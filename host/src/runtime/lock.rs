@@ -114,7 +114,7 @@ impl LockFile {
                 message,
             };
             if let Some(rest) = line.strip_prefix(SOURCE_MARK) {
-                let (name, source) = parse_source(rest).map_err(syntax)?;
+                let (name, source) = parse_source(rest).map_err(|e| syntax(e.to_string()))?;
                 sources.insert(name, source);
                 continue;
             }
@@ -279,17 +279,38 @@ impl fmt::Display for LockFile {
     }
 }
 
+/// Why a source line of the lock file is not one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum SourceLineError {
+    /// Not three fields.
+    Shape,
+    /// The third field is not `sha256:<64 hex digits>`.
+    Digest(String),
+}
+
+impl std::fmt::Display for SourceLineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SourceLineError::Shape => write!(
+                f,
+                "expected `{SOURCE_MARK} <name>.wasm <reference> sha256:<manifest digest>`"
+            ),
+            SourceLineError::Digest(digest) => {
+                write!(f, "{digest:?} is not a sha256:<hex> manifest digest")
+            }
+        }
+    }
+}
+
 /// `<file> <reference> <manifest digest>` after the source mark.
-fn parse_source(rest: &str) -> Result<(String, Source), String> {
+fn parse_source(rest: &str) -> Result<(String, Source), SourceLineError> {
     let parts: Vec<&str> = rest.split_whitespace().collect();
     let [name, reference, digest] = parts.as_slice() else {
-        return Err(format!(
-            "expected `{SOURCE_MARK} <name>.wasm <reference> sha256:<manifest digest>`"
-        ));
+        return Err(SourceLineError::Shape);
     };
     let hex = digest.strip_prefix("sha256:").unwrap_or_default();
     if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!("{digest:?} is not a sha256:<hex> manifest digest"));
+        return Err(SourceLineError::Digest(digest.to_string()));
     }
     let source = Source {
         reference: reference.to_string(),

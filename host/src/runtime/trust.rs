@@ -11,7 +11,9 @@
 
 use super::cache::{hex, sha256_hex};
 use super::file::ReadError;
-use crate::config::{PUBLIC_KEY_PREFIX, TrustConfig, decode_hex, is_key_id, parse_public_key};
+use crate::config::{
+    PUBLIC_KEY_PREFIX, PublicKeyError, TrustConfig, decode_hex, is_key_id, parse_public_key,
+};
 use ring::signature::{ED25519, Ed25519KeyPair, KeyPair, UnparsedPublicKey};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -230,7 +232,7 @@ pub struct TrustKeyError {
     /// The entry as configured.
     pub entry: String,
     /// What is wrong with it.
-    pub reason: String,
+    pub reason: PublicKeyError,
 }
 
 impl fmt::Display for TrustKeyError {
@@ -239,7 +241,11 @@ impl fmt::Display for TrustKeyError {
     }
 }
 
-impl std::error::Error for TrustKeyError {}
+impl std::error::Error for TrustKeyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.reason)
+    }
+}
 
 /// `text` as a public key, or the error naming it.
 fn public_key(text: &str) -> Result<[u8; 32], TrustKeyError> {

@@ -14,8 +14,21 @@ pub(crate) struct Collector {
     message: Value,
     /// Tool input text per block index, parsed when the block stops.
     json: HashMap<usize, String>,
-    error: Option<String>,
+    error: Option<AnswerFailed>,
 }
+
+/// An answer that ended in an `error` event: its message (the upstream's failure,
+/// as the client would have read it from the stream).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AnswerFailed(pub String);
+
+impl std::fmt::Display for AnswerFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AnswerFailed {}
 
 impl Collector {
     /// Applies one event.
@@ -50,7 +63,7 @@ impl Collector {
                 self.error = d
                     .pointer("/error/message")
                     .and_then(Value::as_str)
-                    .map(str::to_string)
+                    .map(|m| AnswerFailed(m.to_string()))
             }
             _ => {}
         }
@@ -76,7 +89,7 @@ impl Collector {
     }
 
     /// The message, or the error that ended the answer.
-    pub(crate) fn finish(self) -> Result<Value, String> {
+    pub(crate) fn finish(self) -> Result<Value, AnswerFailed> {
         match self.error {
             Some(e) => Err(e),
             None => Ok(self.message),

@@ -37,7 +37,7 @@ fn names(events: &[Event]) -> Vec<String> {
         .collect()
 }
 
-fn collect(events: &[Event]) -> Result<Value, String> {
+fn collect(events: &[Event]) -> Result<Value, super::collect::AnswerFailed> {
     let mut c = Collector::default();
     for e in events {
         c.apply(e);
@@ -185,7 +185,10 @@ fn an_upstream_error_is_one_error_event_and_nothing_after() {
         events[4].data,
         json!({"type": "error", "error": {"type": "api_error", "message": "overloaded"}})
     );
-    assert_eq!(collect(&events), Err("overloaded".to_string()));
+    assert_eq!(
+        collect(&events),
+        Err(super::collect::AnswerFailed("overloaded".to_string()))
+    );
 }
 
 #[test]

@@ -206,7 +206,7 @@ async fn relay_step(
 fn collected(sink: AnthropicSink) -> Result<Resp, ApiError> {
     match sink.into_message() {
         Some(Ok(message)) => Ok(respond::json(StatusCode::OK, &message)),
-        Some(Err(e)) => Err(ApiError::new(StatusCode::BAD_GATEWAY, e)),
+        Some(Err(e)) => Err(ApiError::new(StatusCode::BAD_GATEWAY, e.to_string())),
         None => Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "a streaming answer has no message",

@@ -62,7 +62,7 @@ impl AnthropicSink {
 
     /// The collected message, or the error that ended the answer (`None` for a
     /// streaming sink).
-    pub(crate) fn into_message(self) -> Option<Result<Value, String>> {
+    pub(crate) fn into_message(self) -> Option<Result<Value, super::collect::AnswerFailed>> {
         match self.output {
             Output::Collect(c) => Some(c.finish()),
             Output::Stream(_) => None,
