@@ -217,6 +217,7 @@ mod tests {
         assert!(
             parse_public_key("rsa:00")
                 .unwrap_err()
+                .to_string()
                 .contains("expected ed25519:")
         );
         assert!(

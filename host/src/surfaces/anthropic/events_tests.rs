@@ -1,6 +1,6 @@
 use super::*;
 use crate::llm::{StepOptions, StepTransformer};
-use crate::surfaces::anthropic::collect::Collector;
+use crate::surfaces::anthropic::collect::{AnswerFailed, Collector};
 
 /// The events for an upstream OpenAI stream (`data` of each event) with client tools.
 fn events_for(datas: &[Value]) -> Vec<Event> {
@@ -37,7 +37,7 @@ fn names(events: &[Event]) -> Vec<String> {
         .collect()
 }
 
-fn collect(events: &[Event]) -> Result<Value, super::collect::AnswerFailed> {
+fn collect(events: &[Event]) -> Result<Value, AnswerFailed> {
     let mut c = Collector::default();
     for e in events {
         c.apply(e);
@@ -185,10 +185,7 @@ fn an_upstream_error_is_one_error_event_and_nothing_after() {
         events[4].data,
         json!({"type": "error", "error": {"type": "api_error", "message": "overloaded"}})
     );
-    assert_eq!(
-        collect(&events),
-        Err(super::collect::AnswerFailed("overloaded".to_string()))
-    );
+    assert_eq!(collect(&events), Err(AnswerFailed("overloaded".to_string())));
 }
 
 #[test]
