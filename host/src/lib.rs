@@ -10,7 +10,8 @@
 //! - [`runtime`]: the wasmtime engine, sandbox, loader and plugin cache;
 //! - [`distribution`]: plugins from OCI registries (pull, push, sync) and
 //!   their signatures, for the CLI and `serve`;
-//! - beside them: [`storage`] (sled), [`config`] and [`toml`], [`sse`],
+//! - beside them: [`storage`] (sled, record logs in segment files, PostgreSQL),
+//!   [`config`] and [`toml`], [`sse`],
 //!   [`logging`], [`ids`], [`race`], [`clock`] (Unix milliseconds),
 //!   [`http_client`] (outbound HTTP/1 + TLS), `base64`.
 

@@ -45,6 +45,9 @@ pub struct Limits {
     pub plugin_share_percent: u32,
     /// Share of `max_instances` one token's calls may hold at once, in percent.
     pub caller_share_percent: u32,
+    /// Share of the async workers one token's guests may run on at once, in
+    /// percent; unset: `caller_share_percent`.
+    pub caller_cpu_share_percent: Option<u32>,
     /// Longest a call waits for an instance slot of its shares, in milliseconds.
     pub queue_ms: u64,
     /// The epoch tick, in microseconds: how often a running guest yields its worker
@@ -101,6 +104,7 @@ impl Default for Limits {
             warm_slot_kb: 1024,
             plugin_share_percent: 50,
             caller_share_percent: 50,
+            caller_cpu_share_percent: None,
             queue_ms: 1000,
             epoch_tick_us: 2000,
             busy_nice: 10,
@@ -155,6 +159,11 @@ impl Limits {
         }
         if l.max_batch == 0 || l.max_instances == 0 {
             return Some("limits.max_batch and limits.max_instances must be greater than 0".into());
+        }
+        if let Some(percent) = l.caller_cpu_share_percent.filter(|p| !(1..=100).contains(p)) {
+            return Some(format!(
+                "limits.caller_cpu_share_percent must be between 1 and 100 (it is {percent})"
+            ));
         }
         None
     }

@@ -126,7 +126,8 @@ struct Inner {
     allocator: Allocator,
     /// Linear memory of all running instances together (`limits.memory_budget_mb`).
     memory: Arc<budget::MemoryBudget>,
-    /// Each tenant's CPU share (`limits.caller_share_percent` of the workers).
+    /// Each tenant's CPU share (`limits.caller_cpu_share_percent`, else
+    /// `caller_share_percent`, of the workers).
     cpu: Arc<CpuShares>,
     /// Which signatures plugins need (`[trust]`).
     trust: TrustPolicy,

@@ -2,7 +2,7 @@
 //! latency, cost from `[accounting.prices]`), per operation call (its call-graph
 //! ids, latency, bytes in and out, outcome) and per activation of the agent's
 //! context guard (projected, limit and remaining tokens), stored through a
-//! [`UsageStore`] (`store`: the sled tables `accounting` and
+//! [`UsageStore`] (`store`: the record log `accounting` and the sled table
 //! `accounting_sessions`, or PostgreSQL shared by every replica) with each chat
 //! session's sums, and optionally appended to a JSONL file (`accounting.jsonl`,
 //! a local file of each process).

@@ -1,6 +1,6 @@
 //! The audit log: one [`CallRecord`] per operation call (nested ones included),
-//! stored through an [`AuditStore`] (`store`: the sled table `calls`, or
-//! PostgreSQL shared by every replica).
+//! stored through an [`AuditStore`] (`store`: the record log `calls`, segment
+//! files beside the sled database, or PostgreSQL shared by every replica).
 //!
 //! Records are written off the hot path: the call protocol hands them to a writer
 //! thread through a bounded channel of `audit.queue` records. A full channel does

@@ -1,6 +1,7 @@
 //! CPU shares per tenant (the token a call runs under). Instance slots bound how
 //! many calls one token may have open; this bounds how much CPU its busy ones may
-//! burn. Every epoch tick, each tenant gets `limits.caller_share_percent` of the
+//! burn. Every epoch tick, each tenant gets `limits.caller_cpu_share_percent`
+//! (unset: `limits.caller_share_percent`) of the
 //! async worker threads (at least one) in tickets; a call still running at a tick
 //! (past its first whole tick) spends one to run on to the next, and waits, in FIFO
 //! order, when its tenant has none left. So one token's spinning calls share their
@@ -78,9 +79,13 @@ struct Tenant {
 }
 
 impl CpuShares {
-    /// `limits.caller_share_percent` of `workers` per tenant, at least one.
+    /// `limits.caller_cpu_share_percent` (else `caller_share_percent`) of
+    /// `workers` per tenant, at least one.
     pub(super) fn new(workers: usize, limits: &Limits) -> CpuShares {
-        let per_tenant = (workers * limits.caller_share_percent as usize / 100).max(1);
+        let percent = limits
+            .caller_cpu_share_percent
+            .unwrap_or(limits.caller_share_percent);
+        let per_tenant = (workers * percent as usize / 100).max(1);
         CpuShares {
             per_tenant,
             tenants: Mutex::new(HashMap::new()),
@@ -270,6 +275,13 @@ mod tests {
         assert_eq!(shares_of(8, 50).per_tenant(), 4);
         assert_eq!(shares_of(1, 10).per_tenant(), 1);
         assert_eq!(shares_of(4, 100).per_tenant(), 4);
+        // The CPU share has its own key; unset, the slot share stands for it.
+        let limits = Limits {
+            caller_share_percent: 50,
+            caller_cpu_share_percent: Some(25),
+            ..Limits::default()
+        };
+        assert_eq!(CpuShares::new(8, &limits).per_tenant(), 2);
     }
 
     #[tokio::test]
