@@ -5,7 +5,6 @@
 
 use crate::support::chat::*;
 use crate::support::client;
-use std::net::SocketAddr;
 use std::time::Duration;
 use wasmhub::llm::UiChunk;
 
@@ -21,19 +20,6 @@ async fn first_text(resp: &mut client::ClientResp) {
         }
     }
     panic!("the turn ended before any text");
-}
-
-/// The stored session once no turn runs in it and its answer is stored.
-async fn ended(addr: SocketAddr, id: &str) -> serde_json::Value {
-    crate::support::wait::until_seen(&format!("the turn of {id} to end"), || async move {
-        let s = session(addr, id).await;
-        if s["active"] == false && s["messages"].as_array().map(Vec::len) == Some(2) {
-            Ok(s)
-        } else {
-            Err(s)
-        }
-    })
-    .await
 }
 
 fn stream_path(id: &str) -> String {
@@ -66,7 +52,7 @@ async fn a_reload_mid_turn_reconnects_and_the_answer_completes() {
     let chunks = chunks(again).await;
     assert_eq!(text_of(&chunks), WORDS, "every word, from the first");
     assert!(!chunks.iter().any(|c| matches!(c, UiChunk::Abort { .. })));
-    let stored = ended(hub.addr, &id).await;
+    let stored = ended_session(hub.addr, &id).await;
     assert_eq!(stored["messages"][1]["parts"][1]["text"], WORDS, "{stored}");
     assert_ne!(stored["messages"][1]["metadata"]["aborted"], true);
 }
@@ -81,7 +67,7 @@ async fn a_turn_nobody_comes_back_to_stops_after_detached_turn_secs() {
     let mut first = post_chat(hub.addr, &submit(&id, vec![user("u1", "talk")])).await;
     first_text(&mut first).await;
     drop(first);
-    let stored = ended(hub.addr, &id).await;
+    let stored = ended_session(hub.addr, &id).await;
     assert_eq!(stored["messages"][1]["metadata"]["aborted"], true, "{stored}");
     let text = stored["messages"][1]["parts"][1]["text"]
         .as_str()
@@ -117,7 +103,7 @@ async fn stop_ends_the_turn_for_every_watcher_and_the_stored_message_says_so() {
         types(&rest)
     );
     while next_chunk(&mut watcher).await.is_some() {}
-    let stored = ended(hub.addr, &id).await;
+    let stored = ended_session(hub.addr, &id).await;
     assert_eq!(stored["messages"][1]["metadata"]["aborted"], true, "{stored}");
     // Idempotent: no turn runs now, and an unknown session is the same 204.
     let again = client::send(hub.addr, http::Method::POST, &stop, None, &[]).await;

@@ -121,7 +121,7 @@ async fn disconnecting_cancels_the_upstream_request_and_stores_the_partial_messa
         upstream.wait_cancelled(1, Duration::from_secs(10)).await,
         "the upstream request was cancelled"
     );
-    let s = wait_for_session_end(hub.addr, "chat-abort").await;
+    let s = ended_session(hub.addr, "chat-abort").await;
     let a = &s["messages"][1];
     assert_eq!(a["metadata"]["aborted"], true, "{a}");
     assert_eq!(a["metadata"]["finishReason"], "aborted");
@@ -159,7 +159,7 @@ async fn disconnecting_cancels_a_running_tool_call() {
         record.duration_us < 15_000_000,
         "stopped long before its 30 s: {record:?}"
     );
-    let s = wait_for_session_end(hub.addr, "chat-tool-abort").await;
+    let s = ended_session(hub.addr, "chat-tool-abort").await;
     let a = &s["messages"][1];
     assert_eq!(a["metadata"]["aborted"], true);
     assert_eq!(a["parts"][1]["type"], "tool-hub_call");
@@ -167,17 +167,4 @@ async fn disconnecting_cancels_a_running_tool_call() {
         a["parts"][1]["state"], "input-available",
         "no result was stored for the cancelled call"
     );
-}
-
-/// The stored session once its turn is over.
-async fn wait_for_session_end(addr: std::net::SocketAddr, id: &str) -> serde_json::Value {
-    crate::support::wait::until_seen(&format!("the turn of session {id} to end"), || async move {
-        let s = session(addr, id).await;
-        if s["active"] == false && s["messages"].as_array().map(Vec::len) == Some(2) {
-            Ok(s)
-        } else {
-            Err(s)
-        }
-    })
-    .await
 }

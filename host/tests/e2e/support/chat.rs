@@ -275,6 +275,20 @@ pub async fn session(addr: SocketAddr, id: &str) -> Value {
     resp.json().await
 }
 
+/// The stored session `id` once no turn runs in it and its answer (the second
+/// message) is stored.
+pub async fn ended_session(addr: SocketAddr, id: &str) -> Value {
+    crate::support::wait::until_seen(&format!("the turn of session {id} to end"), || async move {
+        let s = session(addr, id).await;
+        if s["active"] == false && s["messages"].as_array().map(Vec::len) == Some(2) {
+            Ok(s)
+        } else {
+            Err(s)
+        }
+    })
+    .await
+}
+
 /// The accounting records of chat session `id`, oldest first. The chat tests
 /// share one store, so this reads every page and keeps the session's records.
 pub async fn accounting_of(addr: SocketAddr, id: &str) -> Vec<Value> {
