@@ -1,12 +1,17 @@
 // The real AI SDK chat client (ai 6.x and 7.x, `AbstractChat` + `DefaultChatTransport`,
 // no React) against the hub's `/api/chat`, with the scripted upstream of upstream.mjs
-// behind the hub. HUB_URL names the running hub (see run.sh).
+// behind the hub; then turns that outlive their clients (ai 7): a tab that goes away
+// and a new client that resumes, a second message that waits for the running turn,
+// and stopping a turn. HUB_URL names the running hub, UPSTREAM_URL the upstream (see
+// run.sh).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as ai6 from "ai6";
 import * as ai7 from "ai7";
 import { ArrayState } from "./chat-state.mjs";
+import { LONG_ANSWER } from "./upstream.mjs";
+import { deltas, firstWords, held, queuedTurns, readChunks, release, settled, until } from "./live.mjs";
 
 const HUB = process.env.HUB_URL;
 assert.ok(HUB, "HUB_URL must name the running hub");
@@ -191,14 +196,156 @@ for (const [name, lib] of [["ai6", ai6], ["ai7", ai7]]) {
   });
 }
 
-test("a second turn in a busy session is refused with 409", async () => {
-  const id = `busy-${Date.now()}`;
-  const body = (mid) => JSON.stringify({ id, trigger: "submit-message", messages: [{ id: mid, role: "user", parts: [{ type: "text", text: "Slowly: what is 1+1?" }] }] });
-  const firstResponse = await fetch(`${HUB}/api/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: body("u1") });
-  assert.equal(firstResponse.status, 200);
-  const second = await fetch(`${HUB}/api/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: body("u2") });
-  assert.equal(second.status, 409);
-  const err = await second.json();
-  assert.equal(err.error.code, "turn_in_progress");
-  await firstResponse.text();
+/// An ai 7 client of session `id` whose fetch reports each response's status as soon
+/// as its headers arrive (`seen`: `{ method, status }` in order).
+function watchedChat(id, messages = []) {
+  const seen = [];
+  const reporting = async (input, init) => {
+    const r = await fetch(input, init);
+    seen.push({ method: init?.method || "GET", status: r.status });
+    return r;
+  };
+  class Chat extends ai7.AbstractChat {
+    constructor(options) { super({ ...options, state: new ArrayState(messages) }); }
+  }
+  const chat = new Chat({ id, transport: new ai7.DefaultChatTransport({ api: `${HUB}/api/chat`, fetch: reporting }) });
+  chat.seen = seen;
+  return chat;
+}
+
+test("ai7: the tab goes away mid-answer; a new client of the same id resumes and gets the whole answer", async () => {
+  const id = `gone-${Date.now()}`;
+  const [k1, k2] = [`g1-${id}`, `g2-${id}`];
+  // Two holds split the answer in thirds: the first third is read by the tab that
+  // goes away, the second is produced while nobody watches, the last one live.
+  const tab = watchedChat(id);
+  const sending = tab.sendMessage({ text: `Long answer please; hold ${k1}, hold ${k2}.` });
+  try {
+    await held(k1);
+    await until("the first third on the tab", () => tab.messages[1] && text(tab.messages[1]) === firstWords(19));
+    // The tab goes away: it stops reading (the AI SDK aborts its fetch).
+    await tab.stop();
+    await sending;
+    assert.equal(tab.status, "ready", tab.error?.message);
+    assert.equal(text(tab.messages[1]), firstWords(19), "the tab saw only the first third");
+
+    // The turn goes on with nobody watching it, up to the second hold.
+    await release(k1);
+    await held(k2);
+    const midway = await stored(id);
+    assert.equal(midway.active, true, "the turn still runs after its client left");
+
+    // A new client (a reloaded app: the stored messages, then `resume: true`).
+    const back = watchedChat(id, structuredClone(midway.messages));
+    const resuming = back.resumeStream();
+    // The replay: everything the turn sent so far, the part the tab never read too.
+    await until("the replay of two thirds on the new client", () => {
+      const last = back.messages.at(-1);
+      return last?.role === "assistant" && text(last) === firstWords(40);
+    });
+    await release(k2);
+    await resuming;
+    assert.equal(back.status, "ready", back.error?.message);
+    assert.deepEqual(back.seen, [{ method: "GET", status: 200 }]);
+    assert.deepEqual(back.messages.map((m) => m.role), ["user", "assistant"]);
+    const answer = back.messages[1];
+    assert.equal(text(answer), LONG_ANSWER, "the whole answer, to its last character");
+    assert.notEqual(answer.metadata?.aborted, true, JSON.stringify(answer.metadata));
+    assert.equal(answer.metadata?.finishReason, "stop", JSON.stringify(answer.metadata));
+
+    const s = await settled(id);
+    assert.deepEqual(s.messages.map((m) => m.id), back.messages.map((m) => m.id));
+    assert.equal(text(s.messages[1]), LONG_ANSWER);
+    assert.notEqual(s.messages[1].metadata?.aborted, true, JSON.stringify(s.messages[1].metadata));
+  } finally {
+    // Whatever failed above, the turn ends, so nothing waits for the hub's timeouts.
+    await release(k1);
+    await release(k2);
+  }
+});
+
+test("ai7: a message sent while a turn runs waits for it; both are answered, in order", async () => {
+  const id = `queued-${Date.now()}`;
+  const key = `q-${id}`;
+  const first = watchedChat(id);
+  const sendingFirst = first.sendMessage({ text: `Long answer please; hold ${key}.` });
+  try {
+    await held(key);
+    // A second tab of the same session, opened now, sends a message of its own.
+    const now = await stored(id);
+    assert.equal(now.active, true);
+    const second = watchedChat(id, structuredClone(now.messages));
+    const sendingSecond = second.sendMessage({ text: "Calc only: what is 6*7?" });
+    // The hub holds the request back (no response yet) until the turn ends.
+    await until("the second message to wait in the hub's queue", async () => {
+      assert.deepEqual(second.seen, [], "no answer to the second message while the first turn runs");
+      return (await queuedTurns()) === 1;
+    });
+    assert.equal(second.status, "submitted");
+
+    await release(key);
+    await Promise.all([sendingFirst, sendingSecond]);
+    assert.equal(first.status, "ready", first.error?.message);
+    assert.equal(second.status, "ready", second.error?.message);
+    assert.deepEqual(first.seen, [{ method: "POST", status: 200 }]);
+    assert.deepEqual(second.seen, [{ method: "POST", status: 200 }]);
+    assert.equal(text(first.messages[1]), LONG_ANSWER);
+    assert.notEqual(first.messages[1].metadata?.aborted, true);
+    const answer = second.messages.at(-1);
+    assert.equal(answer.role, "assistant");
+    assert.match(text(answer), /^Computing\.Done: calc\.eval gave /);
+    assert.equal(toolParts(answer, "hub_call")[0]?.state, "output-available", JSON.stringify(answer.parts));
+    assert.equal(await queuedTurns(), 0);
+
+    // The session holds both turns, the first one's before the second's.
+    const s = await settled(id);
+    assert.deepEqual(s.messages.map((m) => m.role), ["user", "assistant", "user", "assistant"]);
+    assert.deepEqual(s.messages.map((m) => m.id), [first.messages[0].id, first.messages[1].id, second.messages.at(-2).id, answer.id]);
+    assert.equal(text(s.messages[1]), LONG_ANSWER);
+    assert.equal(text(s.messages[3]), text(answer));
+  } finally {
+    await release(key);
+  }
+});
+
+test("ai7: the README's stopTurn (POST /api/chat/{id}/stop, then stop()) ends the turn for every client; the stored answer says aborted", async () => {
+  const id = `stopturn-${Date.now()}`;
+  const key = `s-${id}`;
+  const chat = watchedChat(id);
+  const sending = chat.sendMessage({ text: `Long answer please; hold ${key}.` });
+  try {
+    await held(key);
+    await until("the first half on the client", () => chat.messages[1] && text(chat.messages[1]) === firstWords(30));
+    // Another client follows the turn, to see how its stream ends.
+    const watcher = await fetch(`${HUB}/api/chat/${id}/stream`);
+    assert.equal(watcher.status, 200);
+    const watched = readChunks(watcher);
+
+    const stop = await fetch(`${HUB}/api/chat/${id}/stop`, { method: "POST" });
+    assert.equal(stop.status, 204);
+    await chat.stop();
+    await sending;
+    assert.equal(chat.status, "ready", chat.error?.message);
+    assert.equal(text(chat.messages[1]), firstWords(30));
+
+    const chunks = await watched;
+    assert.deepEqual(chunks.at(-1), { type: "abort", reason: "stopped on request" }, JSON.stringify(chunks.slice(-3)));
+    assert.equal(deltas(chunks), firstWords(30), "nothing after the hold");
+    const s = await settled(id);
+    const answer = s.messages.at(-1);
+    assert.equal(answer.role, "assistant");
+    assert.equal(answer.metadata?.aborted, true, JSON.stringify(answer.metadata));
+    assert.equal(answer.metadata?.finishReason, "aborted", JSON.stringify(answer.metadata));
+    assert.equal(text(answer), firstWords(30));
+
+    // Nothing runs now: a resume gets 204, and the conversation goes on.
+    const later = watchedChat(id, structuredClone(s.messages));
+    await later.resumeStream();
+    assert.deepEqual(later.seen, [{ method: "GET", status: 204 }]);
+    await later.sendMessage({ text: "thanks" });
+    assert.equal(later.status, "ready", later.error?.message);
+    assert.equal(text(later.messages.at(-1)), "You're welcome.");
+  } finally {
+    await release(key);
+  }
 });

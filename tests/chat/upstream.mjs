@@ -23,7 +23,12 @@
 //
 // A user message containing "hold KEY" stops its answer after the first chunk until
 // `POST /v1/release/KEY` (in either order), so a test knows the turn is live for as
-// long as it needs, without timing.
+// long as it needs, without timing. `GET /v1/held` lists the keys an answer waits on
+// now.
+//
+// A user message containing "long answer" is answered with LONG_ANSWER, one word a
+// chunk; its "hold KEY"s (one or more) split its 62 words evenly: one stops it after
+// "w30", two after "w19" and after "w40".
 //
 // Fallback: a request for the model "broken" streams the start of an answer and of a
 // tool call, then cuts the connection (a target failing mid-stream).
@@ -33,6 +38,11 @@
 import http from "node:http";
 
 export const MODEL = "scripted-1";
+
+/// The "long answer": 60 numbered words and a last sentence, so a test can tell
+/// every chunk arrived, to the last character.
+export const LONG_WORDS = [...Array.from({ length: 60 }, (_, i) => `w${i + 1}`), "(the", "end)."];
+export const LONG_ANSWER = LONG_WORDS.join(" ");
 
 function chunk(delta, finish = null) {
   return { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: MODEL, choices: [{ index: 0, delta, finish_reason: finish }] };
@@ -72,6 +82,10 @@ export function script(messages) {
   const after = messages.slice(lastUser + 1);
   const tools = after.filter((m) => m.role === "tool");
   const text = String(messages[lastUser]?.content ?? "");
+  if (/long answer/i.test(text)) {
+    const words = LONG_WORDS.map((w, i) => chunk({ content: i < LONG_WORDS.length - 1 ? `${w} ` : w }));
+    return [chunk({ role: "assistant", content: "" }), ...words, chunk({}, "stop")];
+  }
   if (/wipe/i.test(text)) return wipeScript(text, tools);
   if (/calc only/i.test(text)) return calcOnlyScript(tools);
   const wantsTools = /calculat|compute|what is/i.test(text);
@@ -194,11 +208,18 @@ export function start({ delayMs = 0 } = {}) {
     }
     return gates.get(key);
   };
+  // The keys an answer waits on now.
+  const waiting = new Set();
   const server = http.createServer(async (req, res) => {
     const release = req.method === "POST" && req.url.match(/^\/v1\/release\/([\w-]+)$/);
     if (release) {
       gate(release[1]).open();
       res.writeHead(204).end();
+      return;
+    }
+    if (req.method === "GET" && req.url === "/v1/held") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify([...waiting]));
       return;
     }
     if (req.method === "GET" && req.url === "/v1/models") {
@@ -227,10 +248,23 @@ export function start({ delayMs = 0 } = {}) {
     // enough to join it or to collide with it.
     const lastUser = [...request.messages].reverse().find((m) => m.role === "user");
     const wait = /slowly/i.test(String(lastUser?.content ?? "")) ? 150 : delayMs;
-    const hold = String(lastUser?.content ?? "").match(/\bhold ([\w-]+)/i);
-    for (const [i, c] of script(request.messages).entries()) {
+    const said = String(lastUser?.content ?? "");
+    const holds = [...said.matchAll(/\bhold ([\w-]+)/gi)].map((m) => m[1]);
+    const chunks = script(request.messages);
+    // Where each hold stops the answer: after the first chunk, or evenly through a
+    // long answer's words (chunk 0 is the role, the last one the finish).
+    const words = chunks.length - 2;
+    const at = /long answer/i.test(said)
+      ? holds.map((_, j) => Math.floor(((j + 1) * words) / (holds.length + 1)))
+      : holds.map(() => 1);
+    for (const [i, c] of chunks.entries()) {
       if (wait) await new Promise((r) => setTimeout(r, wait));
-      if (hold && i === 1) await gate(hold[1]).opened;
+      for (const [j, key] of holds.entries()) {
+        if (at[j] !== i) continue;
+        waiting.add(key);
+        await gate(key).opened;
+        waiting.delete(key);
+      }
       res.write(`data: ${JSON.stringify(c)}\n\n`);
     }
     res.write(`data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: MODEL, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);

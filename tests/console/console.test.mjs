@@ -372,6 +372,12 @@ test("with tokens: a non-operator sees only its own calls, sessions and accounti
     // The principal filter narrows all three tables to one principal.
     for (const who of ["ci", "ops"]) {
       await p.fill("#f-caller", who);
+      // A refresh may land in between: wait for the filtered accounting rows.
+      await p.waitForFunction(
+        (who) => [...document.querySelectorAll("#accounting tr.record .principal")].map((e) => e.textContent).join() === `${who},${who}`,
+        who,
+        WAIT,
+      );
       assert.deepEqual(await cells(p, "#calls tr.call", "principal"), [who]);
       assert.deepEqual(await cells(p, "#sessions tr.session", "principal"), [who]);
       assert.equal(await p.locator("#sessions tr.session .id").textContent(), sessions[who]);

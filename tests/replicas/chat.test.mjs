@@ -1,11 +1,15 @@
 // The AI SDK chat client (ai 7.x) through HAProxy in front of three replicas on one
 // PostgreSQL: a multi-turn chat whose turns land on different replicas and whose
 // history every replica serves, and a live turn joined (resumeStream) on a replica
-// other than the one running it, which replays what was sent and continues live.
+// other than the one running it, which replays what was sent and continues live; a
+// client that left a turn mid-answer and comes back at another replica gets all of
+// it; `POST /api/chat/{id}/stop` sent to a replica that does not run the turn stops it.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { LB, REPLICAS, getJSON, held, makeChat, release, text, toolParts, until } from "./lib.mjs";
+import {
+  LB, REPLICAS, auth, deltas, getJSON, held, makeChat, readChunks, release, servedBy, settled, text, toolParts, until,
+} from "./lib.mjs";
 
 test("a multi-turn chat through the balancer runs its turns on different replicas; every replica has it", async () => {
   const id = `multi-${Date.now()}`;
@@ -75,5 +79,105 @@ test("a live turn resumed on another replica replays what was sent and continues
     await third.resumeStream();
     assert.equal(third.served[0].status, 204, `${r.name}: ${JSON.stringify(third.served)}`);
     assert.equal(third.messages.length, 2);
+  }
+});
+
+test("a client that left a turn mid-answer comes back at another replica and gets the whole answer", async () => {
+  const id = `away-${Date.now()}`;
+  // Two gates: the model holds before its tool call (the tab reads up to there and
+  // leaves), then at the start of step 2, so the tool call runs with nobody watching.
+  const [g1, g2] = [`away1${Date.now()}`, `away2${Date.now()}`];
+  // Straight at replica 1, so its connection is the tab's own (HAProxy would keep its
+  // side of it open until it has something to forward).
+  const running = REPLICAS[0].name;
+  const tab = makeChat(REPLICAS[0].url, id);
+  const sending = tab.sendMessage({ text: `compute 6*7 gate:${g1} gate:${g2}` });
+  try {
+    await held(g1);
+    await until("the start of the answer on the tab", () => tab.messages[1] && text(tab.messages[1]) === "Computing. ");
+    // The tab goes away mid-answer: the AI SDK aborts its fetch.
+    await tab.stop();
+    await sending;
+    assert.equal(tab.status, "ready", tab.error?.message);
+    assert.equal(text(tab.messages[1]), "Computing. ");
+    assert.deepEqual(toolParts(tab.messages[1]), []);
+
+    // The turn goes on unwatched: the tool call runs and step 2 begins.
+    await release(g1);
+    await held(g2);
+
+    // The client comes back at another replica: the stored messages there, then resume.
+    const other = REPLICAS[1];
+    const midway = await getJSON(`${other.url}/api/sessions/${id}`);
+    assert.equal(midway.active, true, `${other.name} sees the turn still running on ${running}`);
+    const back = makeChat(other.url, id, structuredClone(midway.messages));
+    const resuming = back.resumeStream();
+    await until("the replay on the client that came back", () => {
+      const last = back.messages.at(-1);
+      return last?.role === "assistant" && text(last) === "Computing. The answer is ";
+    });
+    await release(g2);
+    await resuming;
+    assert.equal(back.status, "ready", back.error?.message);
+    assert.deepEqual(back.served, [{ method: "GET", status: 200, replica: null }]);
+    assert.deepEqual(back.messages.map((m) => m.role), ["user", "assistant"]);
+    const answer = back.messages[1];
+    assert.equal(text(answer), "Computing. The answer is 42.", "the whole answer, to its last character");
+    const [call] = toolParts(answer);
+    assert.equal(call?.state, "output-available", JSON.stringify(answer.parts));
+    assert.equal(call.output.results[0].result.decimal, "42");
+    assert.notEqual(answer.metadata?.aborted, true, JSON.stringify(answer.metadata));
+    assert.equal(answer.metadata?.finishReason, "stop", JSON.stringify(answer.metadata));
+
+    for (const r of REPLICAS) {
+      const s = await settled(r.url, id);
+      assert.deepEqual(s.messages.map((m) => m.id), back.messages.map((m) => m.id), r.name);
+      assert.equal(text(s.messages[1]), "Computing. The answer is 42.", r.name);
+      assert.notEqual(s.messages[1].metadata?.aborted, true, r.name);
+    }
+  } finally {
+    await release(g1);
+    await release(g2);
+  }
+});
+
+test("a stop sent to a replica that does not run the turn stops it: every stream ends with an abort", async () => {
+  const id = `stop-${Date.now()}`;
+  const gate = `stop${Date.now()}`;
+  try {
+    const response = await fetch(`${LB}/api/chat`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ id, trigger: "submit-message", messages: [{ id: `u-${id}`, role: "user", parts: [{ type: "text", text: `compute 6*7 gate:${gate}` }] }] }),
+    });
+    assert.equal(response.status, 200);
+    const running = servedBy(response);
+    const posted = readChunks(response);
+    await held(gate);
+    const [stopAt, watchAt] = REPLICAS.filter((r) => r.name !== running);
+    // A watcher on the third replica too.
+    const watching = await fetch(`${watchAt.url}/api/chat/${id}/stream`, { headers: auth });
+    assert.equal(watching.status, 200);
+    const watched = readChunks(watching);
+
+    const stop = await fetch(`${stopAt.url}/api/chat/${id}/stop`, { method: "POST", headers: auth });
+    assert.equal(stop.status, 204, `POST /api/chat/${id}/stop at ${stopAt.name} (the turn runs on ${running})`);
+    for (const [who, chunks] of [[`the POST on ${running}`, await posted], [`the watcher on ${watchAt.name}`, await watched]]) {
+      assert.deepEqual(chunks.at(-1), { type: "abort", reason: "stopped on request" }, `${who}: ${JSON.stringify(chunks.slice(-3))}`);
+      assert.equal(deltas(chunks), "Computing. The answer is ", who);
+    }
+    for (const r of REPLICAS) {
+      const s = await settled(r.url, id);
+      const answer = s.messages.at(-1);
+      assert.equal(answer.role, "assistant", r.name);
+      assert.equal(answer.metadata?.aborted, true, `${r.name}: ${JSON.stringify(answer.metadata)}`);
+      assert.equal(text(answer), "Computing. The answer is ", r.name);
+      assert.equal(toolParts(answer)[0]?.state, "output-available", "the finished step stays");
+    }
+    // No turn runs now: a stop anywhere is the same 204.
+    const again = await fetch(`${stopAt.url}/api/chat/${id}/stop`, { method: "POST", headers: auth });
+    assert.equal(again.status, 204);
+  } finally {
+    await release(gate);
   }
 });

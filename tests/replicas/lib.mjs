@@ -83,3 +83,42 @@ export async function release(gate) {
   const r = await fetch(`${UPSTREAM}/release/${gate}`, { method: "POST" });
   assert.equal(r.status, 204);
 }
+
+/// The chunks of a UI message stream (SSE `data:` lines), to its end.
+export async function readChunks(response) {
+  const chunks = [];
+  let buf = "";
+  const decoder = new TextDecoder();
+  for await (const piece of response.body) {
+    buf += decoder.decode(piece, { stream: true });
+    let cut;
+    while ((cut = buf.indexOf("\n\n")) >= 0) {
+      const event = buf.slice(0, cut);
+      buf = buf.slice(cut + 2);
+      const data = event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n");
+      if (data && data !== "[DONE]") chunks.push(JSON.parse(data));
+    }
+  }
+  return chunks;
+}
+
+/// The text of the text deltas of `chunks`.
+export const deltas = (chunks) => chunks.filter((c) => c.type === "text-delta").map((c) => c.delta).join("");
+
+/// The stored session `id` on `base` once no turn runs in it.
+export async function settled(base, id) {
+  return until(`the turn of ${id} to end (${base})`, async () => {
+    const s = await getJSON(`${base}/api/sessions/${id}`);
+    return s.active === false ? s : null;
+  });
+}
+
+/// `wasmhub_chat_queued_turns` from `base`'s /metrics.
+export async function queuedTurns(base) {
+  const r = await fetch(`${base}/metrics`, { headers: auth });
+  const body = await r.text();
+  assert.equal(r.status, 200, `${base}/metrics: ${body}`);
+  const line = body.split("\n").find((l) => l.startsWith("wasmhub_chat_queued_turns "));
+  assert.ok(line, `no wasmhub_chat_queued_turns in ${base}/metrics`);
+  return Number(line.split(" ")[1]);
+}

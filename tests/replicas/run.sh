@@ -6,14 +6,17 @@
 # behind them, and HAProxy (Debian's `haproxy`) in front, round robin, naming the
 # replica that answered in an `X-Served-By` header. Then, in this order:
 #   chat.test.mjs      the AI SDK chat client (ai 7.x, as tests/chat pins it): a
-#                      multi-turn chat whose turns land on different replicas, and a
-#                      live turn resumed on another replica (replay + live);
+#                      multi-turn chat whose turns land on different replicas, a
+#                      live turn resumed on another replica (replay + live), a client
+#                      that left a turn and comes back at another replica, and a
+#                      stop sent to a replica that does not run the turn;
 #   mcp_client.py      the Python MCP SDK (as tests/mcp pins it): one 2025-11-25
 #                      session whose requests go to every replica;
 #   calls.test.mjs     concurrent hub_calls from many clients: one audit record per
 #                      call, the same records on every replica;
 #   failover.test.mjs  kill -9 of the replica running a turn: no finished step lost,
-#                      409 while its lease is live, the chat goes on after it expires.
+#                      a new message waits while its lease is live and runs once
+#                      it expired.
 # Installs haproxy and postgresql with apt when missing, the npm packages from
 # package-lock.json and the Python ones into ${WASMHUB_CACHE:-~/.cache/wasmhub}/replicas-venv;
 # builds the host with the postgres feature (scripts/cargo-test.sh --no-run: a no-op

@@ -10,7 +10,8 @@
 // `gate:NAME` streams the first words of step 2 ("The answer is ") and then holds the
 // rest until the test releases NAME. Step 1 has then finished (the hub saved it and
 // published its chunks), and step 2 is unfinished: what a resume must replay and
-// continue, and what a replica killed now may lose.
+// continue, and what a replica killed now may lose. With two gates (`gate:A gate:B`)
+// step 1 also stops, after "Computing. " and before its tool call, at the first.
 //
 //   GET  /held            -> ["NAME", ...]: the gates a step is waiting on now
 //   POST /release/NAME    -> 204; the held step (and any later one) goes on
@@ -49,20 +50,21 @@ function script(messages) {
   const text = String(messages[lastUser]?.content ?? "");
   const tools = messages.slice(lastUser + 1).filter((m) => m.role === "tool");
   const compute = /compute (\S+)/i.exec(text);
+  const gates = [...text.matchAll(/gate:([A-Za-z0-9_-]+)/g)].map((m) => m[1]);
   if (!compute) {
     return { before: [chunk({ role: "assistant", content: "You're " }), chunk({ content: "welcome." }), chunk({}, "stop")], after: [] };
   }
   if (tools.length === 0) {
     const id = `call_${Date.now().toString(36)}`;
-    return {
-      before: [chunk({ role: "assistant", content: "Computing. " }), callChunk(id, { calls: [{ tool: "calc.eval", input: { expression: compute[1] } }] }), chunk({}, "tool_calls")],
-      after: [],
-    };
+    const call = [callChunk(id, { calls: [{ tool: "calc.eval", input: { expression: compute[1] } }] }), chunk({}, "tool_calls")];
+    const gate = gates.length > 1 ? gates[0] : undefined;
+    return gate
+      ? { before: [chunk({ role: "assistant", content: "Computing. " })], gate, after: call }
+      : { before: [chunk({ role: "assistant", content: "Computing. " }), ...call], after: [] };
   }
-  const gate = /gate:([A-Za-z0-9_-]+)/.exec(text)?.[1];
   return {
     before: [chunk({ role: "assistant", content: "The answer " }), chunk({ content: "is " })],
-    gate,
+    gate: gates.at(-1),
     after: [chunk({ content: `${answerOf(tools[tools.length - 1])}.` }), chunk({}, "stop")],
   };
 }
