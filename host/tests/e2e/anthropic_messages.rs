@@ -3,7 +3,7 @@
 //! request (and, in hub-tools mode, the running tool call, and the turn's session
 //! goes), and a quiet upstream gets Anthropic `ping` events.
 
-use crate::support::chat::{MODEL, ended_call, hub_with, plugins, slow_call_step};
+use crate::support::chat::{MODEL, ended_call, hub_alone, hub_with, plugins, slow_call_step};
 use crate::support::client::{self, ClientResp};
 use crate::support::upstream::{Frame, Reply, Upstream};
 use serde_json::{Value, json};
@@ -75,7 +75,8 @@ async fn a_quiet_upstream_gets_ping_events() {
 #[tokio::test]
 async fn a_hub_turn_whose_client_leaves_stops_its_tool_call_and_leaves_no_session() {
     let upstream = Upstream::start().await;
-    let hub = hub_with(&upstream, plugins(&["adversary"]), |_| {}).await;
+    // A store of its own: it counts every Anthropic session, and other tests make some.
+    let hub = hub_alone(&upstream, plugins(&["adversary"]), |_| {}).await;
     upstream.push(slow_call_step());
     let mut resp = post_messages(hub.addr, &ask("wait"), &[("x-wasmhub-tools", "hub")]).await;
     assert_eq!(resp.status, 200);

@@ -108,9 +108,24 @@ pub async fn hub_on(config: Config, backend: wasmhub::storage::Backend) -> Hub {
 
 /// A hub whose agent talks to `upstream`, with the plugins in `plugins_dir`.
 pub async fn hub_with(upstream: &Upstream, plugins_dir: PathBuf, tune: impl FnOnce(&mut Config)) -> Hub {
+    hub_on_store(upstream, plugins_dir, tune, shared_storage()).await
+}
+
+/// As [`hub_with`], on a store of its own (a test that counts every session).
+pub async fn hub_alone(upstream: &Upstream, plugins_dir: PathBuf, tune: impl FnOnce(&mut Config)) -> Hub {
+    let store = wasmhub::storage::Storage::temporary().expect("a temporary store");
+    hub_on_store(upstream, plugins_dir, tune, store).await
+}
+
+async fn hub_on_store(
+    upstream: &Upstream,
+    plugins_dir: PathBuf,
+    tune: impl FnOnce(&mut Config),
+    store: wasmhub::storage::Storage,
+) -> Hub {
     let mut config = chat_config(upstream, plugins_dir);
     tune(&mut config);
-    let hub = hub::start_with_storage(config, shared_storage()).await;
+    let hub = hub::start_with_storage(config, store).await;
     // The plugins folder loads in the background: wait for its operations.
     let api = &hub.app.hub;
     crate::support::wait::until("the plugins active", || async move {
