@@ -8,9 +8,10 @@
 use super::auth::Caller;
 use super::error::ToolError;
 use super::meta_tools::{CallArgs, ListArgs, SEARCH_DEFAULT_LIMIT, SchemaArgs, SearchArgs};
-use super::protocol::{self, CallScope, ProgressFn};
+use super::protocol::{self, ProgressFn};
 use super::registry::{OpRef, Registry};
 use super::search;
+use super::state::CallScope;
 use serde_json::{Map, Value, json};
 
 /// `hub_list`: the operations `caller` may call, in name order, and the

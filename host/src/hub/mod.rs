@@ -11,6 +11,8 @@
 //!   returns; `registry`: the operation snapshot;
 //! - `search`: BM25F ranking and "did you mean"; `validate`: schema violations;
 //!   `checks`: a call's input and output against its schemas;
+//! - `state`: the hub's state ([`Core`]) and what a call runs under
+//!   (`CallScope`), below the protocol and the approval policy;
 //! - `protocol`: one call and batches; `graph`: a call's place in the call graph
 //!   and its depth, fan-out and per-request bounds; `cancel`: cancellation trees;
 //!   `schedule`: fair shares of the instance pool;
@@ -30,6 +32,7 @@ mod error;
 mod graph;
 mod meta_tools;
 mod metrics;
+mod state;
 pub(crate) use metrics::escape as escape_label;
 mod protocol;
 mod quota;
@@ -59,9 +62,9 @@ use crate::runtime::{LockFile, OnChange, PluginDir, PluginEntry, Runtime};
 use crate::storage::Backend;
 use approval::Verdict;
 use auth::Authenticator;
-use protocol::{CallScope, Core};
 use registry::Registry;
 use serde_json::{Value, json};
+use state::{CallScope, Core};
 use std::net::SocketAddr;
 use std::sync::Arc;
 

@@ -17,18 +17,19 @@ use super::accounting::{Entry, ToolCall, UsageRecord};
 use super::approval::{self, ApprovalRecord};
 use super::audit::{AuditLog, CallOutcome, CallRecord};
 use super::auth::Caller;
-use super::cancel::CancelToken;
+use super::state::{CallScope, Core};
+
 use super::checks::{Checker, approx_len, check_input, check_output};
 use super::error::{CallError, ErrorCode, Limit, did_you_mean};
 use super::graph::{Frame, check_graph};
 use super::meta_tools::OperationCall;
-use super::metrics::{InFlight, Metrics, UNKNOWN_TOOL};
+use super::metrics::{InFlight, UNKNOWN_TOOL};
 use super::registry::{OpRef, Registry};
-use super::schedule::Scheduler;
+
 use super::search::suggest;
-use crate::config::Limits;
+
 use crate::race::{Race, race};
-use crate::runtime::{CallFailure, CpuShares, Deadline, Invocation, NestedCallError, NestedCalls};
+use crate::runtime::{CallFailure, Deadline, Invocation, NestedCallError, NestedCalls};
 use crate::timing::{self, Stage};
 use serde_json::Value;
 use std::future::Future;
@@ -40,23 +41,6 @@ use tokio::time::Instant;
 
 /// Inputs larger than this many bytes are not excerpted into the audit log.
 const MAX_EXCERPT_SOURCE: usize = 16 * 1024;
-
-/// What every call needs from the hub, shared with nested calls and batch tasks.
-pub(crate) struct Core {
-    pub limits: Limits,
-    /// Each tenant's CPU share (the runtime's), for large validations.
-    pub cpu: Arc<CpuShares>,
-    pub approvals: super::approval::Approvals,
-    pub scheduler: Scheduler,
-    pub audit: AuditLog,
-    /// Accounting records (`hub::accounting`), one per call beside its audit record.
-    pub usage: super::accounting::UsageLog,
-    pub metrics: Metrics,
-    /// The current registry, swapped whole on every plugin-folder change (calls
-    /// keep the snapshot they started with); a call waiting for a loading plugin
-    /// watches it.
-    pub registry: tokio::sync::watch::Sender<Arc<Registry>>,
-}
 
 /// A finished call in a `hub_call` batch, for progress reporting.
 #[derive(Debug, Clone)]
@@ -75,19 +59,6 @@ pub struct ProgressEvent {
 
 /// Called once per finished call of a batch, in completion order.
 pub type ProgressFn = Arc<dyn Fn(ProgressEvent) + Send + Sync>;
-
-/// Everything a call runs under.
-pub(crate) struct CallScope<'a> {
-    pub core: &'a Arc<Core>,
-    pub registry: &'a Arc<Registry>,
-    pub caller: &'a Caller,
-    pub cancel: &'a CancelToken,
-    /// Who already approved every call of this invocation that asks for one
-    /// (`wasmhub call --approve`); `None`: nobody has.
-    pub approved_by: Option<&'a str>,
-    /// The chat session the calls are accounted to.
-    pub session: Option<&'a Arc<str>>,
-}
 
 /// Runs one top-level call.
 pub(crate) async fn call(scope: &CallScope<'_>, tool: &str, input: Value) -> Result<Value, CallError> {

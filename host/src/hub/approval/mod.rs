@@ -16,8 +16,8 @@ pub(crate) use pending::Verdict;
 pub use pending::{DecideError, PendingApproval};
 
 use super::error::CallError;
-use super::protocol::CallScope;
 use super::registry::OpRef;
+use super::state::CallScope;
 use crate::config::{ApprovalAction, Config};
 use crate::runtime::ErrorCode;
 use pending::{PendingApprovals, Waited};
