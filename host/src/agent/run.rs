@@ -31,6 +31,7 @@ use super::prompt;
 use super::sink::TurnSink;
 use super::store::{SaveOutcome, SaveRequest, SessionInfo, SessionStore};
 use super::tool_result::{ToolResult, result_chunk};
+use super::usage;
 use crate::hub::{CallContext, Caller, Hub, MetaToolRequest};
 use crate::llm::openai::prepare_stream_body;
 use crate::llm::{FinishReason, Llm, Route, StepOptions, StepSummary, ToolCall, UiChunk, Usage};
@@ -182,7 +183,8 @@ impl Runner<'_> {
             };
             self.measure(&summary, estimate, &mut budget);
             let index = self.steps_before() + self.steps;
-            super::usage::record_step(self.env, &self.turn, index, &summary, started.elapsed());
+            let latency = started.elapsed();
+            usage::record_step(&self.ledger(), &self.turn.targets, index, &summary, latency);
             if let Some(end) = self.step_ended(&summary, last) {
                 return end;
             }
@@ -490,10 +492,21 @@ impl Runner<'_> {
                     continue;
                 }
             };
+            let ledger = self.ledger();
             let chunk = result_chunk(id, result, budget, |event| {
-                super::usage::record_guard(self.env, &self.turn, step, event)
+                usage::record_guard(&ledger, &self.env.guard, step, event)
             });
             self.sink.emit(&[chunk]);
+        }
+    }
+
+    /// Where this turn's records go.
+    fn ledger(&self) -> usage::Ledger<'_> {
+        usage::Ledger {
+            hub: &self.env.hub,
+            session: &self.turn.session.id,
+            message: &self.turn.assistant.id,
+            caller: self.turn.caller.name(),
         }
     }
 

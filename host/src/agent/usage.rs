@@ -7,24 +7,40 @@
 //! accounted by the call protocol, under the same session (`CallContext::session`).
 
 use super::budget::ContextGuardEvent;
-use super::run::{Turn, TurnEnv};
-use crate::hub::{GuardReport, StepReport};
-use crate::llm::StepSummary;
+use super::guard_metrics::GuardMetrics;
+use crate::hub::{GuardReport, Hub, StepReport};
+use crate::llm::{Route, StepSummary};
 use std::time::Duration;
 
-/// Records step `step` of `turn`'s message, which took `latency`, under the target that
-/// answered it (the chain's first when none did).
-pub(super) fn record_step(env: &TurnEnv, turn: &Turn, step: u32, summary: &StepSummary, latency: Duration) {
+/// Where one turn's records go, and the ids they carry.
+pub(super) struct Ledger<'a> {
+    pub hub: &'a Hub,
+    pub session: &'a str,
+    /// The assistant message the turn writes.
+    pub message: &'a str,
+    /// The principal the turn runs as.
+    pub caller: &'a str,
+}
+
+/// Records step `step` of the turn's message, which took `latency`, under the
+/// target of `targets` that answered it (the chain's first when none did).
+pub(super) fn record_step(
+    ledger: &Ledger<'_>,
+    targets: &[Route],
+    step: u32,
+    summary: &StepSummary,
+    latency: Duration,
+) {
     let route = summary
         .target
         .as_deref()
-        .and_then(|name| turn.targets.iter().find(|r| r.target() == name))
-        .unwrap_or(&turn.targets[0]);
-    env.hub.record_model_step(StepReport {
-        session: Some(&turn.session.id),
-        message: Some(&turn.assistant.id),
+        .and_then(|name| targets.iter().find(|r| r.target() == name))
+        .unwrap_or(&targets[0]);
+    ledger.hub.record_model_step(StepReport {
+        session: Some(ledger.session),
+        message: Some(ledger.message),
         step,
-        caller: turn.caller.name(),
+        caller: ledger.caller,
         provider: &route.provider.config.name,
         model: &route.model,
         usage: summary.usage,
@@ -32,15 +48,16 @@ pub(super) fn record_step(env: &TurnEnv, turn: &Turn, step: u32, summary: &StepS
     });
 }
 
-/// Logs and counts one activation of the context guard and accounts it under
-/// step `step` of `turn`'s message (the step whose tool call returned the result).
-pub(super) fn record_guard(env: &TurnEnv, turn: &Turn, step: u32, event: &ContextGuardEvent) {
-    env.guard.record(event);
-    env.hub.record_context_guard(GuardReport {
-        session: Some(&turn.session.id),
-        message: Some(&turn.assistant.id),
+/// Logs and counts (`guard`) one activation of the context guard and accounts it
+/// under step `step` of the turn's message (the step whose tool call returned the
+/// result).
+pub(super) fn record_guard(ledger: &Ledger<'_>, guard: &GuardMetrics, step: u32, event: &ContextGuardEvent) {
+    guard.record(event);
+    ledger.hub.record_context_guard(GuardReport {
+        session: Some(ledger.session),
+        message: Some(ledger.message),
         step,
-        caller: turn.caller.name(),
+        caller: ledger.caller,
         provider: &event.provider,
         model: &event.model,
         trigger: event.trigger.as_str(),

@@ -6,9 +6,8 @@
 //! in the runtime knows which version a plugin targets.
 
 use super::budget::call_log;
-use super::plugin::Hints;
 use super::sandbox::CallState;
-use super::types::ErrorCode;
+use super::types::{ErrorCode, Hints};
 use crate::timing::{self, Stage};
 use std::fmt;
 use std::time::Instant;

@@ -55,15 +55,15 @@ pub use manifest::{
     DirGrant, EffectiveLimits, GrantError, HostGrant, LimitRequests, Manifest, ManifestError, ManifestProblem,
 };
 pub use operations::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, MAX_INSTRUCTIONS_BYTES, OperationProblem, SchemaRole};
-pub use plugin::{Example, Hints, Operation, Plugin};
+pub use plugin::{Example, Operation, Plugin};
 pub use sandbox::SandboxError;
 pub use trust::{
     KeyError, MAX_SIGNATURE_BYTES, SIGNATURE_FORMAT, Signature, SigningKey, TrustPolicy, TrustProblem,
     key_id, signature_path,
 };
 pub use types::{
-    CallFailure, CallOutput, Deadline, ErrorCode, Invocation, NestedCallError, NestedCalls, NoNestedCalls,
-    TrapKind,
+    CallFailure, CallOutput, Deadline, ErrorCode, Hints, Invocation, NestedCallError, NestedCalls,
+    NoNestedCalls, TrapKind,
 };
 pub use verify::{ExampleError, ExampleFailure, ExampleOutcome, ExampleReport, ExampleReports, ExampleScope};
 

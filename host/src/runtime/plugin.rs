@@ -8,25 +8,12 @@ use super::budget::bounded;
 use super::cpu::TickGate;
 use super::manifest::{EffectiveLimits, Manifest};
 use super::sandbox::{CallState, SandboxSpec, new_store};
-use super::types::{CallFailure, CallOutput, ErrorCode, Invocation, TrapKind};
+use super::types::{CallFailure, CallOutput, ErrorCode, Hints, Invocation, TrapKind};
 use crate::timing::{self, Stage};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::time::Instant;
 use wasmtime::Engine;
-
-/// Behaviour hints (MCP tool annotations); advice, not enforcement.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Hints {
-    /// The operation changes nothing outside its own result (WIT `read-only`).
-    pub read_only: bool,
-    /// It may delete or overwrite data outside the hub (WIT `destructive`).
-    pub destructive: bool,
-    /// Calling it twice with the same input has the same effect as once (WIT `idempotent`).
-    pub idempotent: bool,
-    /// It reaches outside systems: network, external services (WIT `open-world`).
-    pub open_world: bool,
-}
 
 /// One operation of a plugin, with its schemas compiled once at load.
 #[derive(Clone)]

@@ -1,6 +1,7 @@
 //! The call-facing types of the runtime: what a caller passes in ([`Invocation`],
-//! [`NestedCalls`]) and what it gets back ([`CallOutput`], [`CallFailure`],
-//! [`ErrorCode`]). They are the runtime's half of the call protocol; the hub owns
+//! [`NestedCalls`]), what it gets back ([`CallOutput`], [`CallFailure`],
+//! [`ErrorCode`]), and an operation's declared [`Hints`] (which the bindings read
+//! from every WIT version). They are the runtime's half of the call protocol; the hub owns
 //! the other half (graph, allowlist, depth, cancellation).
 
 use serde::{Deserialize, Serialize};
@@ -325,6 +326,19 @@ impl fmt::Display for CallFailure {
 }
 
 impl std::error::Error for CallFailure {}
+
+/// Behaviour hints (MCP tool annotations); advice, not enforcement.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Hints {
+    /// The operation changes nothing outside its own result (WIT `read-only`).
+    pub read_only: bool,
+    /// It may delete or overwrite data outside the hub (WIT `destructive`).
+    pub destructive: bool,
+    /// Calling it twice with the same input has the same effect as once (WIT `idempotent`).
+    pub idempotent: bool,
+    /// It reaches outside systems: network, external services (WIT `open-world`).
+    pub open_world: bool,
+}
 
 #[cfg(test)]
 mod tests {
