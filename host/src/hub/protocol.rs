@@ -373,10 +373,13 @@ async fn approve(
     let asked = approval::Request {
         op,
         call_id: &acct.id,
+        caller: scope.caller.name(),
+        approved_by: scope.approved_by,
+        cancel: scope.cancel,
         excerpt: acct.excerpt.clone(),
         until: parent.map_or_else(far_future, |p| p.deadline.at()),
     };
-    approval::check(scope, asked, &mut acct.approval).await?;
+    scope.core.approvals.check(asked, &mut acct.approval).await?;
     if acct.approval.is_some() {
         acct.started = Instant::now();
     }

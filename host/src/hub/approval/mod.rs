@@ -15,9 +15,9 @@ mod policy;
 pub(crate) use pending::Verdict;
 pub use pending::{DecideError, PendingApproval};
 
+use super::cancel::CancelToken;
 use super::error::CallError;
 use super::registry::OpRef;
-use super::state::CallScope;
 use crate::config::{ApprovalAction, Config};
 use crate::runtime::ErrorCode;
 use pending::{PendingApprovals, Waited};
@@ -131,50 +131,57 @@ pub struct ApprovalRecord {
 pub(super) struct Request<'a> {
     pub op: &'a OpRef,
     pub call_id: &'a str,
+    /// The principal the call runs as.
+    pub caller: &'a str,
+    /// Who already approved every call of the invocation (`wasmhub call --approve`).
+    pub approved_by: Option<&'a str>,
+    /// Cancelling the call stops its wait.
+    pub cancel: &'a CancelToken,
     /// The redacted input excerpt the audit log keeps, shown to operators.
     pub excerpt: Option<Value>,
     /// The call's own bound (a nested call's parent deadline): waiting stops there.
     pub until: tokio::time::Instant,
 }
 
-/// Decides whether the call may run, waiting for an operator when the policy asks
-/// and one may decide; `record` is filled whenever a person was involved.
-pub(super) async fn check(
-    scope: &CallScope<'_>,
-    req: Request<'_>,
-    record: &mut Option<ApprovalRecord>,
-) -> Result<(), CallError> {
-    let tool = req.op.tool.as_str();
-    let hints = req.op.operation().hints;
-    let approvals = &scope.core.approvals;
-    let decision = approvals.policy.decide(scope.caller.name(), tool, &hints);
-    let key = decision.key.clone();
-    match decision.action {
-        ApprovalAction::Allow => Ok(()),
-        ApprovalAction::Deny => Err(denied_by_policy(tool, key)),
-        ApprovalAction::Ask => {
-            if let Some(by) = scope.approved_by {
-                *record = Some(approved(key, None, by.to_string(), None));
-                return Ok(());
+impl Approvals {
+    /// Decides whether the call may run, waiting for an operator when the policy
+    /// asks and one may decide; `record` is filled whenever a person was involved.
+    pub(super) async fn check(
+        &self,
+        req: Request<'_>,
+        record: &mut Option<ApprovalRecord>,
+    ) -> Result<(), CallError> {
+        let tool = req.op.tool.as_str();
+        let hints = req.op.operation().hints;
+        let decision = self.policy.decide(req.caller, tool, &hints);
+        let key = decision.key.clone();
+        match decision.action {
+            ApprovalAction::Allow => Ok(()),
+            ApprovalAction::Deny => Err(denied_by_policy(tool, key)),
+            ApprovalAction::Ask => {
+                if let Some(by) = req.approved_by {
+                    *record = Some(approved(key, None, by.to_string(), None));
+                    return Ok(());
+                }
+                if self.pending.wait().is_zero() {
+                    return Err(nobody_can_approve(tool, key));
+                }
+                let id = crate::ids::new_id("apr");
+                let now = crate::clock::now_ms();
+                let info = PendingApproval {
+                    id: id.clone(),
+                    call_id: req.call_id.to_string(),
+                    tool: tool.to_string(),
+                    caller: req.caller.to_string(),
+                    input: req.excerpt,
+                    hints: hint_names(&hints),
+                    policy: key.clone(),
+                    requested_ms: now,
+                    expires_ms: now + self.pending.wait().as_millis() as u64,
+                };
+                let waited = self.pending.request(info, req.until, req.cancel).await;
+                decided(tool, key, id, waited, record)
             }
-            if approvals.pending.wait().is_zero() {
-                return Err(nobody_can_approve(tool, key));
-            }
-            let id = crate::ids::new_id("apr");
-            let now = crate::clock::now_ms();
-            let info = PendingApproval {
-                id: id.clone(),
-                call_id: req.call_id.to_string(),
-                tool: tool.to_string(),
-                caller: scope.caller.name().to_string(),
-                input: req.excerpt,
-                hints: hint_names(&hints),
-                policy: key.clone(),
-                requested_ms: now,
-                expires_ms: now + approvals.pending.wait().as_millis() as u64,
-            };
-            let waited = approvals.pending.request(info, req.until, scope.cancel).await;
-            decided(tool, key, id, waited, record)
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::McpState;
 use super::dispatch::tests::FakeBackend;
-use super::session::SessionLimits;
+use super::store::SessionLimits;
 use crate::surfaces::parse::BodyParser;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;

@@ -28,11 +28,12 @@ pub(crate) mod stdio;
 pub(crate) mod store;
 
 use dispatch::Dispatcher;
-use session::{SessionLimits, SessionTable};
+use session::SessionTable;
 use std::sync::Arc;
 use store::McpSessionStore;
 #[cfg(test)]
 use store::MemorySessions;
+use store::SessionLimits;
 
 /// The MCP server's state, shared by every request to `/mcp`.
 pub struct McpState {

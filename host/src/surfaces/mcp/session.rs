@@ -21,35 +21,10 @@ use crate::storage::StorageError;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 use tokio::sync::oneshot;
 
 /// Where the client's response to one of our requests goes.
 type Answer = oneshot::Sender<Result<Value, Value>>;
-
-/// Limits of the session table.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SessionLimits {
-    /// Most sessions kept at once.
-    pub max_sessions: usize,
-    /// A session unused for this long is dropped.
-    pub idle_ttl: Duration,
-}
-
-impl From<&crate::config::ServerConfig> for SessionLimits {
-    fn from(server: &crate::config::ServerConfig) -> Self {
-        SessionLimits {
-            max_sessions: server.mcp_max_sessions,
-            idle_ttl: Duration::from_secs(server.mcp_session_idle_minutes.saturating_mul(60)),
-        }
-    }
-}
-
-impl Default for SessionLimits {
-    fn default() -> Self {
-        SessionLimits::from(&crate::config::ServerConfig::default())
-    }
-}
 
 /// What this replica runs for one session.
 #[derive(Default)]
@@ -258,8 +233,8 @@ impl Drop for InFlight {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::surfaces::mcp::store::MemorySessions;
-    use std::time::Instant;
+    use crate::surfaces::mcp::store::{MemorySessions, SessionLimits};
+    use std::time::{Duration, Instant};
 
     #[test]
     fn limits_come_from_the_server_config() {

@@ -3,9 +3,9 @@
 //! replicas); a backend whose sessions live in one process passes the same
 //! instance twice.
 
+use super::SessionLimits;
 use super::{McpSessionStore, StoredSession};
 use crate::surfaces::mcp::approval::ClientInfo;
-use crate::surfaces::mcp::session::SessionLimits;
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;

@@ -3,9 +3,9 @@
 //! `requestState` key is drawn at random per process: a restart forgets it along
 //! with the sessions, and a client whose state is refused starts the call over.
 
+use super::SessionLimits;
 use super::{McpSessionStore, StoredSession};
 use crate::storage::StorageError;
-use crate::surfaces::mcp::session::SessionLimits;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;

@@ -23,9 +23,33 @@ pub(crate) mod postgres;
 pub(crate) use memory::MemorySessions;
 
 use super::approval::ClientInfo;
-use super::session::SessionLimits;
 use crate::storage::{Backend, StorageError};
 use std::sync::Arc;
+use std::time::Duration;
+
+/// Limits of the session table.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SessionLimits {
+    /// Most sessions kept at once.
+    pub max_sessions: usize,
+    /// A session unused for this long is dropped.
+    pub idle_ttl: Duration,
+}
+
+impl From<&crate::config::ServerConfig> for SessionLimits {
+    fn from(server: &crate::config::ServerConfig) -> Self {
+        SessionLimits {
+            max_sessions: server.mcp_max_sessions,
+            idle_ttl: Duration::from_secs(server.mcp_session_idle_minutes.saturating_mul(60)),
+        }
+    }
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        SessionLimits::from(&crate::config::ServerConfig::default())
+    }
+}
 
 /// The session store of `backend` with `limits`: this process's memory with
 /// sled, shared tables with PostgreSQL (schema migrated first).

@@ -7,11 +7,11 @@
 //! replicas open sessions at once; the idle expiry is checked against the
 //! database's clock on every use.
 
+use super::SessionLimits;
 use super::{McpSessionStore, StoredSession};
 use crate::storage::{Postgres, StorageError};
 use crate::surfaces::mcp::approval::ClientInfo;
 use crate::surfaces::mcp::revision;
-use crate::surfaces::mcp::session::SessionLimits;
 
 /// The schema, one step per version (`Postgres::migrate`).
 const MIGRATIONS: &[&str] = &["CREATE TABLE wasmhub_mcp_sessions (
