@@ -68,6 +68,13 @@ impl Llm {
         })
     }
 
+    /// Ends every upstream exchange still running, with an error each surface
+    /// reports as such (see `client`): the hub is shutting down and its grace for
+    /// in-flight requests ran out (`surfaces::server`).
+    pub fn shut_down(&self) {
+        self.client.shut_down();
+    }
+
     /// The configured providers, in configuration order.
     pub fn providers(&self) -> &[Arc<Provider>] {
         self.providers.all()

@@ -27,7 +27,6 @@ use super::limit::Surface;
 use super::meter::StepMeter;
 use super::respond::{self, Resp};
 use crate::hub::Caller;
-use crate::llm::client::SendError;
 use crate::llm::openai::ChatChunk;
 use crate::llm::openai::{self, BadRequest};
 use crate::llm::route::{RelayBody, RelayError, Relayed};
@@ -278,11 +277,7 @@ fn call_error(e: UpstreamError) -> Resp {
             key.to_string(),
         ),
         UpstreamError::Send { error, .. } => {
-            let status = match error {
-                SendError::ConnectTimeout(_) | SendError::FirstByteTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
-                SendError::Connect(_) | SendError::Protocol(_) => StatusCode::BAD_GATEWAY,
-            };
-            respond::error(status, "upstream_unavailable", e.to_string())
+            respond::error(error.status(), "upstream_unavailable", e.to_string())
         }
     }
 }

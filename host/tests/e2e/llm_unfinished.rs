@@ -1,5 +1,6 @@
-//! An upstream answer that stalls past its provider's `idle_timeout_ms` on every
-//! surface that relays or transforms one: each ends as an error in its own protocol (the proxy: one OpenAI error
+//! An upstream answer that stalls past its provider's `idle_timeout_ms`, and a hub
+//! shutdown while answers are relayed, on every surface that relays or transforms
+//! one: each ends as an error in its own protocol (the proxy: one OpenAI error
 //! frame and no `[DONE]`; the UI streams: an `error` chunk; the Anthropic surface:
 //! an `error` event and no `message_stop`), and the non-streamed forms answer 502.
 //! (Cut and torn streams are in `llm_proxy`, other faults in `llm_failures`.)
@@ -149,6 +150,19 @@ async fn failed(surface: Surface, resp: ClientResp, mut seen: Vec<String>) -> Fa
     }
 }
 
+/// Reads events until the first that carries the upstream's "Hel".
+async fn until_hel(surface: Surface, resp: &mut ClientResp) -> Vec<String> {
+    let mut seen = Vec::new();
+    while let Some(event) = resp.next_event().await {
+        let hel = event.contains("Hel");
+        seen.push(event);
+        if hel {
+            return seen;
+        }
+    }
+    panic!("{surface:?}: the stream ended before Hel: {seen:?}");
+}
+
 /// A hub whose provider `up` (also the agent's model) has `extra` settings.
 async fn setup(extra: &str) -> (Upstream, Hub) {
     let up = Upstream::start().await;
@@ -185,4 +199,47 @@ async fn a_stalled_upstream_is_an_error_on_every_surface() {
         session.to_string().contains("sent nothing for 300 ms"),
         "{session}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hub_shutdown_mid_stream_ends_every_surface_with_an_error() {
+    // A long idle timeout: only the shutdown ends these answers.
+    let (up, mut hub) = setup("idle_timeout_ms = 600000\nmax_retries = 0").await;
+    let mut answers = Vec::new();
+    for (n, surface) in SURFACES.into_iter().enumerate() {
+        up.push(surface.stalled_reply());
+        let (started_tx, started) = tokio::sync::oneshot::channel();
+        let addr = hub.addr;
+        answers.push(tokio::spawn(async move {
+            let mut resp = surface.send(addr, n).await;
+            let seen = match surface.streams() {
+                true => until_hel(surface, &mut resp).await,
+                false => Vec::new(),
+            };
+            let _ = started_tx.send(());
+            (surface, failed(surface, resp, seen).await)
+        }));
+        // One at a time, so each request takes the reply pushed for it; a stream
+        // is under way once its first event arrived, a whole answer once the
+        // upstream has its request (its response head is held until the end).
+        if surface.streams() {
+            started.await.expect("the stream started");
+        }
+        let up = &up;
+        crate::support::wait::until("the upstream to get the request", || async move {
+            (up.requests().len() > n).then_some(())
+        })
+        .await;
+    }
+    hub.shut_down();
+    for answer in answers {
+        let (surface, failure) = answer.await.expect("the answer's task");
+        assert!(
+            failure.message.contains("the hub is shutting down"),
+            "{surface:?}: {failure:?}"
+        );
+        if matches!(surface, Surface::Proxy | Surface::ProxyWhole) {
+            assert_eq!(failure.code.as_deref(), Some("hub_shutting_down"), "{surface:?}");
+        }
+    }
 }
