@@ -344,6 +344,11 @@ impl Client {
         Client::default()
     }
 
+    /// Whether [`Client::shut_down`] was called.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        *self.closing.borrow()
+    }
+
     /// Ends every upstream exchange: requests waiting for a response head and
     /// body reads fail with `ShuttingDown` at once, and so does every request sent
     /// after (see the module docs). Idempotent.

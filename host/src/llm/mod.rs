@@ -75,6 +75,11 @@ impl Llm {
         self.client.shut_down();
     }
 
+    /// Whether [`Llm::shut_down`] was called: no target is tried any more.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.client.is_shut_down()
+    }
+
     /// The configured providers, in configuration order.
     pub fn providers(&self) -> &[Arc<Provider>] {
         self.providers.all()
