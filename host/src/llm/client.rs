@@ -173,6 +173,16 @@ impl SendError {
             SendError::Connect(_) | SendError::Protocol(_) => http::StatusCode::BAD_GATEWAY,
         }
     }
+
+    /// The `code` of the OpenAI-style error that reports it: `hub_shutting_down`
+    /// (as for a stream the shutdown ended, `llm::terminal`), else
+    /// `upstream_unavailable`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SendError::ShuttingDown => "hub_shutting_down",
+            _ => "upstream_unavailable",
+        }
+    }
 }
 
 impl std::fmt::Display for SendError {

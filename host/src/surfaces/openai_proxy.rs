@@ -276,9 +276,7 @@ fn call_error(e: UpstreamError) -> Resp {
             "provider_not_configured",
             key.to_string(),
         ),
-        UpstreamError::Send { error, .. } => {
-            respond::error(error.status(), "upstream_unavailable", e.to_string())
-        }
+        UpstreamError::Send { error, .. } => respond::error(error.status(), error.code(), e.to_string()),
     }
 }
 

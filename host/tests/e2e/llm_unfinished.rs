@@ -2,7 +2,9 @@
 //! shutdown while answers are relayed, on every surface that relays or transforms
 //! one: each ends as an error in its own protocol (the proxy: one OpenAI error
 //! frame and no `[DONE]`; the UI streams: an `error` chunk; the Anthropic surface:
-//! an `error` event and no `message_stop`), and the non-streamed forms answer 502.
+//! an `error` event and no `message_stop`), and the non-streamed forms answer 502
+//! (503 `hub_shutting_down` for a request the shutdown found still waiting for its
+//! response head).
 //! (Cut and torn streams are in `llm_proxy`, other faults in `llm_failures`.)
 
 use crate::support::chat::{submit, user};
@@ -30,6 +32,9 @@ enum Surface {
     Messages,
     /// `/v1/messages`, not streamed (the upstream still streams).
     MessagesWhole,
+    /// `/v1/chat/completions`, streamed, while the upstream holds its response
+    /// head (only the shutdown ends that wait).
+    ProxyHeadless,
 }
 
 const SURFACES: [Surface; 6] = [
@@ -42,13 +47,21 @@ const SURFACES: [Surface; 6] = [
 ];
 
 impl Surface {
+    /// Whether the answer is a stream (else one JSON body).
     fn streams(self) -> bool {
-        !matches!(self, Surface::ProxyWhole | Surface::MessagesWhole)
+        !matches!(
+            self,
+            Surface::ProxyWhole | Surface::MessagesWhole | Surface::ProxyHeadless
+        )
     }
 
     /// What the upstream answers: "Hel", then nothing (a JSON body that stops
     /// part way for the proxy's non-streamed request, which the hub relays as is).
     fn stalled_reply(self) -> Reply {
+        if self == Surface::ProxyHeadless {
+            let reply = Reply::sse(vec![Frame::Data(upstream::text_chunk("Hel"))]);
+            return reply.delayed(std::time::Duration::from_secs(600));
+        }
         if self == Surface::ProxyWhole {
             return Reply {
                 body: ReplyBody::Sse(vec![
@@ -74,7 +87,9 @@ impl Surface {
             client::send(addr, http::Method::POST, "/v1/messages", Some(bytes), &headers).await
         };
         match self {
-            Surface::Proxy => client::post(addr, "/v1/chat/completions", &chat_body(true)).await,
+            Surface::Proxy | Surface::ProxyHeadless => {
+                client::post(addr, "/v1/chat/completions", &chat_body(true)).await
+            }
             Surface::ProxyWhole => client::post(addr, "/v1/chat/completions", &chat_body(false)).await,
             Surface::UiCompletions => client::post(addr, "/api/ui/chat/completions", &chat_body(true)).await,
             Surface::Chat => {
@@ -100,7 +115,13 @@ async fn failed(surface: Surface, resp: ClientResp, mut seen: Vec<String>) -> Fa
     let status = resp.status;
     if !surface.streams() {
         let body = resp.json().await;
-        assert_eq!(status, 502, "{surface:?}: {body}");
+        // No response at all is a 503 (the hub's own state), a broken one a 502.
+        let want = if surface == Surface::ProxyHeadless {
+            503
+        } else {
+            502
+        };
+        assert_eq!(status, want, "{surface:?}: {body}");
         let message = body["error"]["message"].as_str().expect("a message").to_string();
         if surface == Surface::MessagesWhole {
             assert_eq!(
@@ -146,7 +167,9 @@ async fn failed(surface: Surface, resp: ClientResp, mut seen: Vec<String>) -> Fa
                 message: last["error"]["message"].as_str().unwrap().to_string(),
             }
         }
-        Surface::ProxyWhole | Surface::MessagesWhole => unreachable!("not streamed"),
+        Surface::ProxyWhole | Surface::MessagesWhole | Surface::ProxyHeadless => {
+            unreachable!("not streamed")
+        }
     }
 }
 
@@ -203,10 +226,12 @@ async fn a_stalled_upstream_is_an_error_on_every_surface() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hub_shutdown_mid_stream_ends_every_surface_with_an_error() {
-    // A long idle timeout: only the shutdown ends these answers.
-    let (up, mut hub) = setup("idle_timeout_ms = 600000\nmax_retries = 0").await;
+    // Long timeouts: only the shutdown ends these answers.
+    let (up, mut hub) =
+        setup("idle_timeout_ms = 600000\nfirst_byte_timeout_ms = 600000\nmax_retries = 0").await;
     let mut answers = Vec::new();
-    for (n, surface) in SURFACES.into_iter().enumerate() {
+    let surfaces = SURFACES.into_iter().chain([Surface::ProxyHeadless]);
+    for (n, surface) in surfaces.enumerate() {
         up.push(surface.stalled_reply());
         let (started_tx, started) = tokio::sync::oneshot::channel();
         let addr = hub.addr;
@@ -238,7 +263,10 @@ async fn a_hub_shutdown_mid_stream_ends_every_surface_with_an_error() {
             failure.message.contains("the hub is shutting down"),
             "{surface:?}: {failure:?}"
         );
-        if matches!(surface, Surface::Proxy | Surface::ProxyWhole) {
+        if matches!(
+            surface,
+            Surface::Proxy | Surface::ProxyWhole | Surface::ProxyHeadless
+        ) {
             assert_eq!(failure.code.as_deref(), Some("hub_shutting_down"), "{surface:?}");
         }
     }
