@@ -8,6 +8,9 @@
 #   - the PyPI `mcp` 2.x client in auto mode (2026-07-28) and legacy mode, and over
 #     stdio (py_stdio.py: `wasmhub mcp --stdio` with an empty data folder answers
 #     the handshake while plugins compile, and calc.eval once calc has);
+#   - the MCP Inspector's CLI (@modelcontextprotocol/inspector) over stdio
+#     (inspector_stdio.sh): each run from an empty data folder connects within 1 s,
+#     lists the four tools with --strict, and calls calc.eval through hub_call;
 #   - tenants (py_tenants.py): two non-operator tokens of one hub, alice and bob,
 #     each with its own legacy-mode session of the PyPI client; neither can use the
 #     other's MCP session nor read the other's call or accounting records, and an
@@ -212,6 +215,9 @@ run_client py-tenants "$here/.venv/bin/python" "$here/py_tenants.py"
 echo "--- Python mcp client over stdio, starting from an empty data folder"
 export STDIO_COLD_DATA="$work/data-stdio-cold"
 run_client py-stdio "$here/.venv/bin/python" "$here/py_stdio.py"
+echo "--- MCP Inspector CLI over stdio, each run from an empty data folder"
+export INSPECTOR_COLD_DATA="$work/inspector-cold"
+run_client inspector bash "$here/inspector_stdio.sh"
 
 echo
 echo "mcp: $passed passed, $failed failed"

@@ -2,8 +2,10 @@
 hub's OpenAI proxy, run by openai-client.test.mjs with the base URL of a hub whose
 provider `up` is the scripted upstream of lib/upstream.mjs: a recorded stream
 iterates to its end without an exception, and a stream the upstream cut
-(`cut-midstream`) or tore (`torn-midstream`) raises `openai.APIError` from the
-iteration with the hub's error code, after the chunks that did arrive. Prints one
+(`cut-midstream`), tore (`torn-midstream`) or left silent past its provider's
+idle timeout (`stall-midstream` on provider `slow`, 500 ms) raises
+`openai.APIError` from the iteration with the hub's error code, after the chunks
+that did arrive. Prints one
 `ok - ` / `not ok - ` line per check and exits non-zero on any failure."""
 
 import sys
@@ -35,13 +37,15 @@ def stream(model):
 got, error = stream("up/fixture:openai--openai-text")
 check("a whole stream iterates to its end", error is None and len(got) > 0, repr(error))
 
-for model, code, want in [("cut-midstream", "upstream_incomplete", ["Hel", "lo"]),
-                          ("torn-midstream", "upstream_malformed", ["Hel"])]:
-    got, error = stream(f"up/{model}")
+for model, code, want in [("up/cut-midstream", "upstream_incomplete", ["Hel", "lo"]),
+                          ("up/torn-midstream", "upstream_malformed", ["Hel"]),
+                          ("slow/stall-midstream", "upstream_broken", ["Hel", "lo"])]:
+    got, error = stream(model)
     check(f"{model}: the chunks that arrived", got == want, repr(got))
     check(f"{model}: the iteration raises openai.APIError", isinstance(error, openai.APIError), repr(error))
     check(f"{model}: with code {code}", getattr(error, "code", None) == code, repr(getattr(error, "body", error)))
-    check(f"{model}: the message names the provider", str(getattr(error, "message", "")).startswith('provider "up": '),
-          repr(error))
+    provider = model.split("/")[0]
+    check(f"{model}: the message names the provider",
+          str(getattr(error, "message", "")).startswith(f'provider "{provider}": '), repr(error))
 
 sys.exit(1 if failed else 0)

@@ -5,7 +5,9 @@
 # client (the Anthropic Messages surface, with the calc plugin for its hub-tools
 # mode) against the wasmhub binary
 # (${WASMHUB_BIN:-target/debug/wasmhub}) with a scripted upstream that replays the
-# recorded provider streams. Everything listens on 127.0.0.1 only; each test file
+# recorded provider streams; unfinished.test.mjs reads cut, torn and stalled upstream
+# answers and a SIGTERM mid-answer through every surface with each of those clients.
+# Everything listens on 127.0.0.1 only; each test file
 # starts and stops its own upstream and hub. Exits non-zero when a test fails.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -42,4 +44,4 @@ fi
 "$here/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.lock"
 export WASMHUB_PYTHON_OPENAI="$here/.venv/bin/python"
 
-exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs
+exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs unfinished.test.mjs

@@ -1,15 +1,25 @@
 //! The upstream HTTP client: HTTP/1.1 over the shared [`crate::http_client`] (TLS
 //! by rustls with the webpki roots; plain HTTP for local servers such as Ollama),
-//! a small keep-alive pool, and the connect / first-byte / idle timeouts.
+//! a small keep-alive pool, the connect / first-byte / idle timeouts, and the end
+//! of every upstream exchange when the hub shuts down.
 //!
 //! The pool is ours rather than hyper-util's legacy client: one `Vec` of idle
 //! connections per (scheme, host, port), most recently used first. A connection
 //! returns to the pool only after its response body was read to the end; a body
 //! dropped early drops the connection, which is how a cancelled stream closes the
 //! upstream request at once.
+//!
+//! A hub that shuts down gives its in-flight requests `server.shutdown_grace_secs`
+//! (`surfaces::server`); those still reading from a provider then are ended here,
+//! in the one place every upstream byte passes: [`Client::shut_down`] makes every
+//! wait for a response head fail with [`SendError::ShuttingDown`] and every body
+//! read with [`ResponseBodyError::ShuttingDown`], so each surface reports it the
+//! way it reports any broken upstream read (`llm::terminal`): an error, never a
+//! stream that looks finished.
 
 use super::providers::BaseUrl;
 use crate::http_client;
+use crate::race::{Race, race};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -17,6 +27,7 @@ use hyper::client::conn::http1::SendRequest;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 
 type Sender = SendRequest<Full<Bytes>>;
 
@@ -141,12 +152,36 @@ pub enum SendError {
     FirstByteTimeout(Duration),
     /// The connection broke before a response head arrived.
     Protocol(Cause),
+    /// The hub is shutting down and its grace ran out (see the module docs).
+    ShuttingDown,
 }
 
 impl SendError {
     /// Connect failures are safe to retry: the upstream never saw the request.
     pub fn is_connect(&self) -> bool {
         matches!(self, SendError::Connect(_) | SendError::ConnectTimeout(_))
+    }
+
+    /// The status a surface answers with when a request got no response: 504 for
+    /// the timeouts, 503 while the hub shuts down, else 502.
+    pub fn status(&self) -> http::StatusCode {
+        match self {
+            SendError::ConnectTimeout(_) | SendError::FirstByteTimeout(_) => {
+                http::StatusCode::GATEWAY_TIMEOUT
+            }
+            SendError::ShuttingDown => http::StatusCode::SERVICE_UNAVAILABLE,
+            SendError::Connect(_) | SendError::Protocol(_) => http::StatusCode::BAD_GATEWAY,
+        }
+    }
+
+    /// The `code` of the OpenAI-style error that reports it: `hub_shutting_down`
+    /// (as for a stream the shutdown ended, `llm::terminal`), else
+    /// `upstream_unavailable`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SendError::ShuttingDown => "hub_shutting_down",
+            _ => "upstream_unavailable",
+        }
     }
 }
 
@@ -157,6 +192,7 @@ impl std::fmt::Display for SendError {
             SendError::ConnectTimeout(d) => write!(f, "connecting took longer than {} ms", d.as_millis()),
             SendError::FirstByteTimeout(d) => write!(f, "no response within {} ms", d.as_millis()),
             SendError::Protocol(m) => write!(f, "the connection failed: {m}"),
+            SendError::ShuttingDown => f.write_str(SHUTTING_DOWN),
         }
     }
 }
@@ -165,7 +201,7 @@ impl std::error::Error for SendError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             SendError::Connect(cause) | SendError::Protocol(cause) => Some(cause.error()),
-            SendError::ConnectTimeout(_) | SendError::FirstByteTimeout(_) => None,
+            SendError::ConnectTimeout(_) | SendError::FirstByteTimeout(_) | SendError::ShuttingDown => None,
         }
     }
 }
@@ -179,7 +215,13 @@ pub enum ResponseBodyError {
     Read(Cause),
     /// The body is larger than the limit given to `collect`.
     TooLarge(usize),
+    /// The hub is shutting down and its grace ran out (see the module docs).
+    ShuttingDown,
 }
+
+/// What a request or a body read that the hub's shutdown ended says.
+const SHUTTING_DOWN: &str =
+    "the hub is shutting down: the upstream answer was not finished within its shutdown grace";
 
 impl std::fmt::Display for ResponseBodyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -187,6 +229,7 @@ impl std::fmt::Display for ResponseBodyError {
             ResponseBodyError::Idle(d) => write!(f, "the upstream sent nothing for {} ms", d.as_millis()),
             ResponseBodyError::Read(m) => write!(f, "the upstream connection failed mid-response: {m}"),
             ResponseBodyError::TooLarge(n) => write!(f, "the upstream response is larger than {n} bytes"),
+            ResponseBodyError::ShuttingDown => f.write_str(SHUTTING_DOWN),
         }
     }
 }
@@ -195,7 +238,9 @@ impl std::error::Error for ResponseBodyError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ResponseBodyError::Read(cause) => Some(cause.error()),
-            ResponseBodyError::Idle(_) | ResponseBodyError::TooLarge(_) => None,
+            ResponseBodyError::Idle(_) | ResponseBodyError::TooLarge(_) | ResponseBodyError::ShuttingDown => {
+                None
+            }
         }
     }
 }
@@ -227,13 +272,20 @@ pub struct ResponseBody {
     last: tokio::time::Instant,
     /// Where the connection goes back once the body is read to the end.
     release: Option<(Arc<Pool>, PoolKey, Sender)>,
+    /// The client's shutdown (see [`Client::shut_down`]).
+    closing: Closing,
 }
 
 impl ResponseBody {
     /// The next piece of the body; `None` at the end.
     pub async fn chunk(&mut self) -> Result<Option<Bytes>, ResponseBodyError> {
         loop {
-            match tokio::time::timeout_at(self.last + self.idle, self.incoming.frame()).await {
+            let read = tokio::time::timeout_at(self.last + self.idle, self.incoming.frame());
+            let read = match race(read, self.closing.wait()).await {
+                Race::First(read) => read,
+                Race::Second(()) => return Err(ResponseBodyError::ShuttingDown),
+            };
+            match read {
                 Err(_) => return Err(ResponseBodyError::Idle(self.idle)),
                 Ok(None) => {
                     if let Some((pool, key, sender)) = self.release.take() {
@@ -267,10 +319,34 @@ impl ResponseBody {
     }
 }
 
+/// Whether the hub shuts down: a receiver of [`Client::shut_down`]'s flag.
+#[derive(Clone)]
+struct Closing(watch::Receiver<bool>);
+
+impl Closing {
+    /// Resolves once the hub shuts down (never when the client is gone, which
+    /// only happens once nothing reads through it). Cancel-safe.
+    async fn wait(&mut self) {
+        if self.0.wait_for(|closing| *closing).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
 /// The shared upstream client. Cheap to share behind an `Arc`.
-#[derive(Default)]
 pub(crate) struct Client {
     pool: Arc<Pool>,
+    /// Set once by [`Client::shut_down`].
+    closing: watch::Sender<bool>,
+}
+
+impl Default for Client {
+    fn default() -> Client {
+        Client {
+            pool: Arc::default(),
+            closing: watch::channel(false).0,
+        }
+    }
 }
 
 impl Client {
@@ -278,9 +354,37 @@ impl Client {
         Client::default()
     }
 
+    /// Whether [`Client::shut_down`] was called.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        *self.closing.borrow()
+    }
+
+    /// Ends every upstream exchange: requests waiting for a response head and
+    /// body reads fail with `ShuttingDown` at once, and so does every request sent
+    /// after (see the module docs). Idempotent.
+    pub(crate) fn shut_down(&self) {
+        self.closing.send_replace(true);
+    }
+
     /// Sends one request (no retries here). `req` carries path, method and headers;
-    /// the `Host` header is set from `base`.
+    /// the `Host` header is set from `base`. Once the hub shuts down, `ShuttingDown`.
     pub(crate) async fn send(
+        &self,
+        base: &BaseUrl,
+        req: http::Request<Full<Bytes>>,
+        timeouts: Timeouts,
+    ) -> Result<Response, SendError> {
+        let mut closing = Closing(self.closing.subscribe());
+        if *closing.0.borrow() {
+            return Err(SendError::ShuttingDown);
+        }
+        match race(self.send_unless_closing(base, req, timeouts), closing.wait()).await {
+            Race::First(response) => response,
+            Race::Second(()) => Err(SendError::ShuttingDown),
+        }
+    }
+
+    async fn send_unless_closing(
         &self,
         base: &BaseUrl,
         mut req: http::Request<Full<Bytes>>,
@@ -318,6 +422,7 @@ impl Client {
                 idle: timeouts.idle,
                 last: tokio::time::Instant::now(),
                 release: Some((self.pool.clone(), key, sender)),
+                closing: Closing(self.closing.subscribe()),
             },
         })
     }

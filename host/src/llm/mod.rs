@@ -68,6 +68,18 @@ impl Llm {
         })
     }
 
+    /// Ends every upstream exchange still running, with an error each surface
+    /// reports as such (see `client`): the hub is shutting down and its grace for
+    /// in-flight requests ran out (`surfaces::server`).
+    pub fn shut_down(&self) {
+        self.client.shut_down();
+    }
+
+    /// Whether [`Llm::shut_down`] was called: no target is tried any more.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.client.is_shut_down()
+    }
+
     /// The configured providers, in configuration order.
     pub fn providers(&self) -> &[Arc<Provider>] {
         self.providers.all()

@@ -20,7 +20,8 @@
 //!   OpenAI chunks cannot take them back, so a failure after the first relayed
 //!   event ends that stream with an error frame, as without a chain.
 //!
-//! The last target's failure is reported as it would be without a chain.
+//! The last target's failure is reported as it would be without a chain, and so
+//! is a failure once the hub shuts down (`Llm::shut_down`): no next target then.
 
 use super::Closed;
 use super::Llm;
@@ -214,6 +215,11 @@ impl Llm {
             let (Some(reason), Some(next)) = (t.failure().map(str::to_owned), targets.get(i + 1)) else {
                 break;
             };
+            if self.is_shut_down() {
+                // The hub's shutdown ended the attempt: no other target will answer,
+                // and the partial answer stays with its error.
+                break;
+            }
             let mid_stream = t.has_output();
             crate::warn!(
                 "target {} failed {}: {reason}; trying {}",

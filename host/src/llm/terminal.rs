@@ -11,10 +11,12 @@
 //! stops is an [`Unfinished`]: a body that ends before the terminal event (the
 //! connection closed cleanly mid-answer; on a malformed event, e.g. a torn last
 //! one, it is reported as that), too many malformed events in a row, or a body that fails to read
-//! (connection lost, idle timeout, an event over the cap). An upstream error frame
+//! (connection lost, the provider's `idle_timeout_ms` passed without a byte, an
+//! event over the cap, the hub's shutdown grace ran out: `client`). An upstream error frame
 //! is an end too, but one that already carries its error. A non-streamed answer is
 //! whole unless its JSON ends early.
 
+use super::client::ResponseBodyError;
 use super::openai::ChatChunk;
 use super::stream::StreamError;
 use crate::config::DEFAULT_MAX_MALFORMED_CHUNKS;
@@ -184,6 +186,7 @@ impl Unfinished {
         match self {
             Unfinished::Cut => "upstream_incomplete",
             Unfinished::Malformed { .. } => "upstream_malformed",
+            Unfinished::Broken(StreamError::Body(ResponseBodyError::ShuttingDown)) => "hub_shutting_down",
             Unfinished::Broken(_) => "upstream_broken",
         }
     }
@@ -260,6 +263,20 @@ mod tests {
         let torn = feed(&[text, r#"{"choices":[{"index":0,"delta":{"content":"wo"#]).unwrap_err();
         assert_eq!(torn.code(), "upstream_malformed");
         assert!(torn.to_string().contains("not valid JSON"), "{torn}");
+    }
+
+    #[test]
+    fn a_read_the_hubs_shutdown_ended_has_its_own_code() {
+        let body = |e| Unfinished::Broken(StreamError::Body(e));
+        let shutdown = body(ResponseBodyError::ShuttingDown);
+        assert_eq!(shutdown.code(), "hub_shutting_down");
+        assert!(
+            shutdown.to_string().starts_with("the hub is shutting down"),
+            "{shutdown}"
+        );
+        let idle = body(ResponseBodyError::Idle(std::time::Duration::from_millis(300)));
+        assert_eq!(idle.code(), "upstream_broken");
+        assert_eq!(idle.to_string(), "the upstream sent nothing for 300 ms");
     }
 
     #[test]

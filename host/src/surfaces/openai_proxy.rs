@@ -27,7 +27,6 @@ use super::limit::Surface;
 use super::meter::StepMeter;
 use super::respond::{self, Resp};
 use crate::hub::Caller;
-use crate::llm::client::SendError;
 use crate::llm::openai::ChatChunk;
 use crate::llm::openai::{self, BadRequest};
 use crate::llm::route::{RelayBody, RelayError, Relayed};
@@ -277,13 +276,7 @@ fn call_error(e: UpstreamError) -> Resp {
             "provider_not_configured",
             key.to_string(),
         ),
-        UpstreamError::Send { error, .. } => {
-            let status = match error {
-                SendError::ConnectTimeout(_) | SendError::FirstByteTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
-                SendError::Connect(_) | SendError::Protocol(_) => StatusCode::BAD_GATEWAY,
-            };
-            respond::error(status, "upstream_unavailable", e.to_string())
-        }
+        UpstreamError::Send { error, .. } => respond::error(error.status(), error.code(), e.to_string()),
     }
 }
 

@@ -6,7 +6,12 @@
 //! ~40 ms per call for Linux's delayed ACK; `scripts/bench-mcp.sh` at 1 connection
 //! shows the sequential latency). When the shutdown future resolves (`wasmhub serve`: SIGINT or
 //! SIGTERM) the listener stops accepting and in-flight requests get
-//! `shutdown_grace_secs` to finish.
+//! `shutdown_grace_secs` to finish. Streams still relaying a provider's answer
+//! when the grace runs out are ended as errors in their own protocol (an OpenAI
+//! error frame, an AI SDK `error` chunk, an Anthropic `error` event): the upstream
+//! client ends their reads (`Llm::shut_down`, see `llm::client`) and their
+//! connections get `FLUSH` more to send that last frame. Nothing a client reads
+//! ends as if it were finished.
 
 use super::App;
 use super::router;
@@ -20,8 +25,13 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+/// How long the connections still open when the grace ran out get to send the
+/// error that ends their streams.
+const FLUSH: Duration = Duration::from_secs(2);
+
 /// Serves `app` on `listener` until `shutdown` resolves, then drains connections
-/// for at most `grace`.
+/// for at most `grace`, then ends the upstream streams still relayed and waits at
+/// most `FLUSH` for their last frames.
 pub async fn serve(
     app: Arc<App>,
     listener: TcpListener,
@@ -68,7 +78,13 @@ pub async fn serve(
     let _ = stop_tx.send(true);
     drop(done_tx);
     // recv() returns None once every connection task has dropped its sender.
-    let _ = tokio::time::timeout(grace, done_rx.recv()).await;
+    if tokio::time::timeout(grace, done_rx.recv()).await.is_err() {
+        crate::info!(
+            "shutting down: the grace is over; ending the upstream streams still relayed with an error"
+        );
+        app.llm.shut_down();
+        let _ = tokio::time::timeout(FLUSH, done_rx.recv()).await;
+    }
     Ok(())
 }
 

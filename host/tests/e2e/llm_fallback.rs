@@ -181,3 +181,36 @@ async fn the_agent_loop_stores_only_the_answer_of_the_target_that_finished_the_s
         "no partial text in history"
     );
 }
+
+#[tokio::test]
+async fn a_hub_shutdown_mid_stream_ends_the_step_with_its_error_and_tries_no_other_target() {
+    let (first, second, mut hub) = two_targets().await;
+    first.push(Reply::sse(vec![
+        Frame::Data(upstream::text_chunk("Hel")),
+        Frame::Hang,
+    ]));
+    let mut resp = client::post(hub.addr, "/api/ui/chat/completions", &body(true)).await;
+    let mut events = Vec::new();
+    while let Some(event) = resp.next_event().await {
+        let hel = event.contains("Hel");
+        events.push(event);
+        if hel {
+            break;
+        }
+    }
+    hub.shut_down();
+    events.extend(resp.events(WITHIN).await.0);
+    let chunks = ui_chunks(&events);
+    assert!(
+        error_text(&chunks).is_some_and(|e| e.contains("the hub is shutting down")),
+        "{chunks:?}"
+    );
+    assert_eq!(text_of(&chunks).0, "Hel", "the partial answer stays");
+    assert!(
+        !chunks
+            .iter()
+            .any(|c| matches!(c, UiChunk::Data { name, .. } if name == "llm-fallback")),
+        "no fallback: {chunks:?}"
+    );
+    assert!(second.requests().is_empty(), "the second target was not tried");
+}

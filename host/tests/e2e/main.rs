@@ -24,6 +24,7 @@ mod hub_rest;
 mod llm_failures;
 mod llm_fallback;
 mod llm_proxy;
+mod llm_unfinished;
 mod mcp_approvals;
 mod mcp_binary;
 mod plugin_contract;

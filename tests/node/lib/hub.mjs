@@ -1,7 +1,10 @@
 // Starts the real wasmhub binary (`$WASMHUB_BIN`, default target/debug/wasmhub)
 // with providers `up`, `once` and `local` pointing at a scripted upstream, on a free loopback port,
-// in a temporary folder; stop() ends it. Options: `plugins`, .wasm files copied into
-// its plugins folder; `tokens`, {name: secret} client tokens allowed every operation.
+// in a temporary folder; stop() ends it (SIGTERM, as an operator would). Options:
+// `plugins`, .wasm files copied into its plugins folder; `tokens`, {name: secret}
+// client tokens allowed every operation; `stalling`, a fourth provider `slow` on
+// the same upstream that gives up on a silent answer after 500 ms
+// (`idle_timeout_ms`); `config`, more lines of wasmhub.toml (after the providers).
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
@@ -19,7 +22,7 @@ async function freePort() {
   return port;
 }
 
-export async function startHub(upstreamBaseUrl, { plugins = [], tokens = {} } = {}) {
+export async function startHub(upstreamBaseUrl, { plugins = [], tokens = {}, stalling = false, config: more = [] } = {}) {
   const bin = path.resolve(root, process.env.WASMHUB_BIN ?? "target/debug/wasmhub");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wasmhub-node-"));
   fs.mkdirSync(path.join(dir, "plugins"));
@@ -55,7 +58,11 @@ export async function startHub(upstreamBaseUrl, { plugins = [], tokens = {} } = 
       "[[models]]",
       'name = "fallback"',
       'targets = ["once/status:503", "once/fixture:openai--openai-text"]',
+      ...(stalling
+        ? ["[[providers]]", 'name = "slow"', `base_url = ${JSON.stringify(upstreamBaseUrl)}`, "idle_timeout_ms = 500", "max_retries = 0"]
+        : []),
       ...tokenLines,
+      ...more,
       "",
     ].join("\n"),
   );

@@ -7,6 +7,8 @@
 //   error-midstream  two text chunks, then an error frame;
 //   cut-midstream    two text chunks, then the body ends (no finish reason, no [DONE]);
 //   torn-midstream   one text chunk, then half of the next one, and the body ends;
+//   stall-midstream  two text chunks, then nothing more until the hub hangs up (a
+//                    provider with a short idle_timeout_ms gives up on it);
 //   cumulative       text deltas that each carry the whole text so far (some local
 //                    servers), for a provider with stream_deltas = "cumulative".
 // GET /v1/models lists a few models. Every request is recorded.
@@ -74,6 +76,10 @@ export async function startUpstream() {
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.write(`data: ${chunk("Hel")}\n\n`);
         res.end(`data: ${chunk("lo")}\n\n`);
+      } else if (kind === "stall-midstream") {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: ${chunk("Hel")}\n\n`);
+        res.write(`data: ${chunk("lo")}\n\n`);
       } else if (kind === "torn-midstream") {
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.write(`data: ${chunk("Hel")}\n\n`);

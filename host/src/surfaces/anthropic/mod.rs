@@ -32,7 +32,7 @@ use crate::agent::{AgentError, LiveTurn, Subscription};
 use crate::hub::Caller;
 use crate::llm::stream::{SseSink, keepalive_while, transform_events};
 use crate::llm::upstream::{self, UpstreamError};
-use crate::llm::{Response, Route, RouteError, SendError, StepOptions, StepSummary, StepTransformer, UiSink};
+use crate::llm::{Response, Route, RouteError, StepOptions, StepSummary, StepTransformer, UiSink};
 use error::ApiError;
 use events::ToolMode;
 use http::{HeaderMap, Request, StatusCode};
@@ -349,10 +349,7 @@ fn agent_error(e: AgentError) -> ApiError {
 fn upstream_error(e: &UpstreamError) -> ApiError {
     let status = match e {
         UpstreamError::MissingKey(_) => StatusCode::SERVICE_UNAVAILABLE,
-        UpstreamError::Send { error, .. } => match error {
-            SendError::ConnectTimeout(_) | SendError::FirstByteTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
-            SendError::Connect(_) | SendError::Protocol(_) => StatusCode::BAD_GATEWAY,
-        },
+        UpstreamError::Send { error, .. } => error.status(),
     };
     ApiError::new(status, e.to_string())
 }

@@ -29,6 +29,16 @@ pub struct Hub {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
+impl Hub {
+    /// Shuts the hub down as SIGTERM does `wasmhub serve` (`server::serve`'s
+    /// shutdown, with a grace of 100 ms).
+    pub fn shut_down(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
 impl Drop for Hub {
     fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {
