@@ -4,6 +4,8 @@
 
 import assert from "node:assert/strict";
 import { LONG_WORDS } from "./upstream.mjs";
+import { deltas, readChunks } from "../lib/ui-stream.mjs";
+export { deltas, readChunks };
 
 const HUB = process.env.HUB_URL;
 const UPSTREAM = process.env.UPSTREAM_URL;
@@ -58,23 +60,3 @@ export async function settled(id, hub = HUB) {
   });
 }
 
-/// The chunks of a UI message stream (SSE `data:` lines), to its end.
-export async function readChunks(response) {
-  const chunks = [];
-  let buf = "";
-  const decoder = new TextDecoder();
-  for await (const piece of response.body) {
-    buf += decoder.decode(piece, { stream: true });
-    let cut;
-    while ((cut = buf.indexOf("\n\n")) >= 0) {
-      const event = buf.slice(0, cut);
-      buf = buf.slice(cut + 2);
-      const data = event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n");
-      if (data && data !== "[DONE]") chunks.push(JSON.parse(data));
-    }
-  }
-  return chunks;
-}
-
-/// The text of the text deltas of `chunks`.
-export const deltas = (chunks) => chunks.filter((c) => c.type === "text-delta").map((c) => c.delta).join("");

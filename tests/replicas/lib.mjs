@@ -4,6 +4,8 @@
 
 import assert from "node:assert/strict";
 import * as ai from "ai7";
+import { deltas, readChunks } from "../lib/ui-stream.mjs";
+export { deltas, readChunks };
 
 /// `[{ name, url, pid }]`: the replicas, named as HAProxy names them.
 export const REPLICAS = JSON.parse(process.env.REPLICAS || "[]");
@@ -84,26 +86,6 @@ export async function release(gate) {
   assert.equal(r.status, 204);
 }
 
-/// The chunks of a UI message stream (SSE `data:` lines), to its end.
-export async function readChunks(response) {
-  const chunks = [];
-  let buf = "";
-  const decoder = new TextDecoder();
-  for await (const piece of response.body) {
-    buf += decoder.decode(piece, { stream: true });
-    let cut;
-    while ((cut = buf.indexOf("\n\n")) >= 0) {
-      const event = buf.slice(0, cut);
-      buf = buf.slice(cut + 2);
-      const data = event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n");
-      if (data && data !== "[DONE]") chunks.push(JSON.parse(data));
-    }
-  }
-  return chunks;
-}
-
-/// The text of the text deltas of `chunks`.
-export const deltas = (chunks) => chunks.filter((c) => c.type === "text-delta").map((c) => c.delta).join("");
 
 /// The stored session `id` on `base` once no turn runs in it.
 export async function settled(base, id) {
