@@ -12,8 +12,7 @@ impl Agent {
     /// Joins the turn running in `session_id`, on this replica or another one,
     /// if `caller` may see it.
     pub async fn join(&self, caller: &Caller, session_id: &str) -> Result<Option<Watch>, StorageError> {
-        let only = (!caller.is_operator()).then(|| caller.name());
-        self.bus.subscribe(session_id, only).await
+        self.bus.subscribe(session_id, caller.own_only()).await
     }
 
     /// Session `id` with its messages, if it exists and `caller` may see it.
@@ -97,8 +96,7 @@ impl Agent {
     /// Stops the live turn of session `id` if `caller` may see it (its owner or an
     /// operator), on whichever replica it runs; nothing otherwise.
     pub async fn stop(&self, caller: &Caller, id: &str) -> Result<(), StorageError> {
-        let only = (!caller.is_operator()).then(|| caller.name());
-        self.bus.stop(id, only).await
+        self.bus.stop(id, caller.own_only()).await
     }
 }
 

@@ -14,7 +14,7 @@ use crate::hub::CancelToken;
 use crate::llm::UiChunk;
 use crate::race::{Race, race};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -39,6 +39,9 @@ pub struct LiveTurn {
     watch_epoch: AtomicU64,
     /// Why the turn was stopped, said in its `abort` chunk (the first reason wins).
     stopped: Mutex<Option<String>>,
+    /// Stop when the last watcher leaves, whatever `detached` says (a client that
+    /// cannot resume).
+    ends_with_clients: AtomicBool,
 }
 
 impl LiveTurn {
@@ -67,6 +70,19 @@ impl LiveTurn {
             .unwrap_or_else(|e| e.into_inner())
             .get_or_insert_with(|| why.into());
         self.cancel.cancel();
+    }
+
+    /// Makes the turn stop as soon as its last watcher leaves, not after
+    /// `agent.detached_turn_secs`: for clients that cannot resume a turn (the
+    /// Anthropic Messages API).
+    pub fn end_with_clients(&self) {
+        self.ends_with_clients.store(true, Ordering::Release);
+    }
+
+    /// Whether `principal` may follow or stop this turn: its own principal, or
+    /// anyone when `None` (an operator).
+    pub fn belongs_to(&self, principal: Option<&str>) -> bool {
+        principal.is_none_or(|p| self.principal == p)
     }
 
     /// Why the turn was stopped, if it was.
@@ -127,7 +143,7 @@ impl LiveTurn {
             return;
         }
         match tokio::runtime::Handle::try_current() {
-            Ok(runtime) if !self.detached.is_zero() => {
+            Ok(runtime) if !self.detached.is_zero() && !self.ends_with_clients.load(Ordering::Acquire) => {
                 runtime.spawn(self.clone().cancel_unless_watched(epoch));
             }
             _ => self.stop("the client disconnected"),
@@ -226,9 +242,7 @@ impl LiveTurns {
     /// Stops the turn of `session_id` running here if `principal` is `None` or
     /// its principal; whether one was stopped.
     pub fn stop(&self, session_id: &str, principal: Option<&str>) -> bool {
-        let turn = self
-            .get(session_id)
-            .filter(|t| !t.is_ended() && principal.is_none_or(|p| t.principal == p));
+        let turn = self.live(session_id, principal);
         if let Some(turn) = &turn {
             turn.stop("stopped on request");
         }
@@ -254,6 +268,7 @@ impl LiveTurns {
             detached: self.detached,
             watch_epoch: AtomicU64::new(0),
             stopped: Mutex::new(None),
+            ends_with_clients: AtomicBool::new(false),
         });
         turns.insert(session_id.to_string(), turn.clone());
         Ok(turn)
@@ -271,6 +286,12 @@ impl LiveTurns {
             }
         }
         turn.end();
+    }
+
+    /// The turn of `session_id` still running here, if `principal` may see it.
+    pub fn live(&self, session_id: &str, principal: Option<&str>) -> Option<Arc<LiveTurn>> {
+        self.get(session_id)
+            .filter(|t| !t.is_ended() && t.belongs_to(principal))
     }
 
     /// The turn registered for `session_id`, if any.
@@ -374,6 +395,16 @@ mod tests {
         );
         tokio::time::sleep(Duration::from_secs(2)).await;
         assert!(turn.cancel.is_cancelled(), "nobody came back: stopped");
+    }
+
+    #[tokio::test]
+    async fn a_turn_that_ends_with_its_clients_is_not_detached() {
+        let turns = LiveTurns::new(Duration::from_secs(60));
+        let turn = turns.begin("s", "alice").unwrap();
+        turn.end_with_clients();
+        drop(turn.subscribe());
+        assert!(turn.cancel.is_cancelled(), "stopped when its client left");
+        assert_eq!(turn.stop_reason().as_deref(), Some("the client disconnected"));
     }
 
     #[tokio::test]

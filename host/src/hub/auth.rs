@@ -84,6 +84,12 @@ impl Caller {
         self.operator || self.name == principal
     }
 
+    /// The one principal whose items this caller may reach; `None` for an
+    /// operator, who reaches everyone's.
+    pub fn own_only(&self) -> Option<&str> {
+        (!self.operator).then_some(self.name.as_str())
+    }
+
     /// Whose items a listing shows: `requested` (`?principal=`) narrows an
     /// operator's view to one principal; anyone else sees only their own, and
     /// nothing when they ask for another's.

@@ -96,10 +96,7 @@ impl TurnBus for LiveTurns {
     }
 
     async fn subscribe(&self, session: &str, principal: Option<&str>) -> Result<Option<Watch>, StorageError> {
-        Ok(self
-            .get(session)
-            .filter(|t| !t.is_ended() && principal.is_none_or(|p| t.principal == p))
-            .map(|t| t.subscribe().into()))
+        Ok(self.live(session, principal).map(|t| t.subscribe().into()))
     }
 
     async fn stop(&self, session: &str, principal: Option<&str>) -> Result<(), StorageError> {

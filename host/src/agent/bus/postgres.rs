@@ -394,8 +394,7 @@ impl TurnBus for PgBus {
         if let Some(turn) = self.inner.local.get(session).filter(|t| !t.is_ended()) {
             // Another principal's turn is no turn at all (and is not looked for
             // elsewhere: one session has one owner).
-            let mine = principal.is_none_or(|p| turn.principal == p);
-            return Ok(mine.then(|| turn.subscribe().into()));
+            return Ok(turn.belongs_to(principal).then(|| turn.subscribe().into()));
         }
         let Some(turn_id) = self.inner.live_turn(session, principal).await? else {
             return Ok(None);

@@ -28,7 +28,7 @@ use super::body::Body;
 use super::limit::{self, Surface};
 use super::meter::StepMeter;
 use super::respond::{self, BodyError, Resp};
-use crate::agent::{AgentError, LiveTurn, Subscription};
+use crate::agent::{AgentError, Subscription};
 use crate::hub::Caller;
 use crate::llm::stream::{SseSink, keepalive_while, transform_events};
 use crate::llm::upstream::{self, UpstreamError};
@@ -224,10 +224,11 @@ async fn run_agent(
     let chat = hub_mode::chat_request(value, &checked.model).map_err(|e| ApiError::invalid(e.to_string()))?;
     let session = chat.session_id.clone();
     let sub = app.agent.start(chat, caller.clone()).await.map_err(agent_error)?;
+    // The Messages API cannot resume: the turn stops when its client leaves (a
+    // non-streamed request's future dropped, or a stream's client gone).
+    sub.turn().end_with_clients();
     if !checked.stream {
         let mut sink = AnthropicSink::collect(ToolMode::Hub, &checked.model);
-        // A client that leaves drops this future: the turn stops with it.
-        let _stop = StopUnlessEnded(sub.turn().clone());
         let _ = relay_turn(sub, &mut sink).await;
         forget(app, &caller, &session).await;
         return collected(sink);
@@ -237,11 +238,9 @@ async fn run_agent(
     let app = app.clone();
     tokio::spawn(async move {
         if let Err(left) = relay_turn(sub, &mut sink).await {
-            // The client left, and the Messages API cannot resume: stop the turn
-            // now (not after agent.detached_turn_secs) and let it wind down before
-            // its session can go.
+            // The client left: dropping its subscription stops the turn; let it
+            // wind down before its session can go.
             let turn = left.0.turn().clone();
-            drop(StopUnlessEnded(turn.clone()));
             drop(left);
             let mut watcher = turn.subscribe();
             while watcher.next_batch().await.is_some() {}
@@ -249,19 +248,6 @@ async fn run_agent(
         forget(&app, &caller, &session).await;
     });
     Ok(respond::sse(body, false))
-}
-
-/// Stops a turn that has not ended when dropped: the Messages API cannot resume,
-/// so its turns do not outlive their client (`agent.detached_turn_secs` is for
-/// `useChat`).
-struct StopUnlessEnded(Arc<LiveTurn>);
-
-impl Drop for StopUnlessEnded {
-    fn drop(&mut self) {
-        if !self.0.is_ended() {
-            self.0.cancel.cancel();
-        }
-    }
 }
 
 /// The client left while a turn was relayed; holds its subscription.
