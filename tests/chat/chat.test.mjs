@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as ai6 from "ai6";
 import * as ai7 from "ai7";
-import { ArrayState } from "./chat-state.mjs";
+import { ArrayState } from "../lib/chat-state.mjs";
 import { LONG_ANSWER } from "./upstream.mjs";
 import { deltas, firstWords, held, queuedTurns, readChunks, release, settled, until } from "./live.mjs";
 

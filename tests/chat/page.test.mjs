@@ -369,15 +369,8 @@ test("the chat page's Stop stops the turn: its stream ends with an abort, the pa
 const APP = `<!doctype html><meta charset="utf-8"><title>ai 7 app</title>
 <script src="/__tests/ai7.js"></script>
 <script type="module">
-class ArrayState {
-  constructor(messages) { this.messages = messages; this.status = "ready"; this.error = undefined; }
-  pushMessage = (m) => { this.messages = this.messages.concat(m); };
-  popMessage = () => { this.messages = this.messages.slice(0, -1); };
-  replaceMessage = (i, m) => { this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)]; };
-  snapshot = (v) => structuredClone(v);
-}
 class Chat extends ai7.AbstractChat {
-  constructor(options, messages) { super({ ...options, state: new ArrayState(messages) }); }
+  constructor(options, messages) { super({ ...options, state: new ai7.ArrayState(messages) }); }
 }
 const id = decodeURIComponent(location.hash.slice(1));
 const reopen = new URLSearchParams(location.search).has("resume");
@@ -389,11 +382,12 @@ if (reopen) {
 }
 </script>`;
 
-/// The ai 7 client bundled for the browser: `window.ai7 = { AbstractChat, DefaultChatTransport }`.
+/// The ai 7 client bundled for the browser, with the tests' chat state:
+/// `window.ai7 = { AbstractChat, DefaultChatTransport, ArrayState }`.
 async function ai7Bundle() {
   const out = await esbuild.build({
     stdin: {
-      contents: 'import { AbstractChat, DefaultChatTransport } from "ai7"; window.ai7 = { AbstractChat, DefaultChatTransport };',
+      contents: 'import { AbstractChat, DefaultChatTransport } from "ai7"; import { ArrayState } from "../lib/chat-state.mjs"; window.ai7 = { AbstractChat, DefaultChatTransport, ArrayState };',
       resolveDir: import.meta.dirname,
       loader: "js",
     },

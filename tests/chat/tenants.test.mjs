@@ -10,7 +10,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { AbstractChat, DefaultChatTransport } from "ai7";
-import { ArrayState } from "./chat-state.mjs";
+import { ArrayState } from "../lib/chat-state.mjs";
 
 const HUB = process.env.TENANTS_HUB_URL;
 const UPSTREAM = process.env.UPSTREAM_URL;

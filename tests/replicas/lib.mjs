@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import * as ai from "ai7";
+import { ArrayState } from "../lib/chat-state.mjs";
 import { deltas, readChunks } from "../lib/ui-stream.mjs";
 export { deltas, readChunks };
 
@@ -23,19 +24,6 @@ export const replica = (name) => REPLICAS.find((r) => r.name === name);
 
 /// The replica HAProxy sent a response to (its `X-Served-By` header).
 export const servedBy = (response) => response.headers.get("x-served-by");
-
-/// The chat state a framework would provide; plain arrays here.
-class ArrayState {
-  constructor(messages = []) {
-    this.messages = messages;
-    this.status = "ready";
-    this.error = undefined;
-  }
-  pushMessage = (m) => { this.messages = this.messages.concat(m); };
-  popMessage = () => { this.messages = this.messages.slice(0, -1); };
-  replaceMessage = (i, m) => { this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)]; };
-  snapshot = (v) => structuredClone(v);
-}
 
 /// A `useChat`-style client of `${base}/api/chat` for session `id`. `chat.served`
 /// lists `{ method, status, replica }` of every response it got (the replica from

@@ -1,5 +1,6 @@
 // The chat state a framework (React's useChat, ...) would give the AI SDK's
-// `AbstractChat`; plain arrays here, so the tests drive the real client without one.
+// `AbstractChat`; plain arrays here, so the tests drive the real client without one
+// (in Node, and bundled into the browser app of tests/chat). No dependencies.
 
 export class ArrayState {
   constructor(messages = []) {
