@@ -52,6 +52,20 @@ enum Refused {
 }
 
 impl SledSessions {
+    /// Every session record, or only `principal`'s, in key order.
+    async fn records_of(&self, principal: Option<&str>) -> Result<Vec<SessionInfo>, StorageError> {
+        let (table, principal) = (self.table.clone(), principal.map(str::to_string));
+        blocking(move || {
+            let all = table.scan_prefix::<SessionInfo>(b"s/")?;
+            Ok(all
+                .into_iter()
+                .map(|(_, i)| i)
+                .filter(|i| principal.as_ref().is_none_or(|p| i.principal == *p))
+                .collect())
+        })
+        .await
+    }
+
     /// The session store in `storage`'s `chat_sessions` table.
     pub(crate) fn open(storage: &Storage) -> Result<SledSessions, StorageError> {
         Ok(SledSessions {
@@ -122,13 +136,7 @@ impl SessionStore for SledSessions {
     }
 
     async fn list(&self, principal: Option<&str>) -> Result<Vec<SessionInfo>, StorageError> {
-        let table = self.table.clone();
-        let mut all: Vec<SessionInfo> = blocking(move || table.scan_prefix(b"s/"))
-            .await?
-            .into_iter()
-            .map(|(_, i)| i)
-            .filter(|i: &SessionInfo| principal.is_none_or(|p| i.principal == p))
-            .collect();
+        let mut all = self.records_of(principal).await?;
         all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.id.cmp(&b.id)));
         Ok(all)
     }
@@ -136,7 +144,7 @@ impl SessionStore for SledSessions {
     async fn stored_usage(&self, principal: &str) -> Result<StoredUsage, StorageError> {
         // One process, records of a few hundred bytes: a scan of the records (not
         // the messages) is cheaper than keeping sums that every save must update.
-        let mine = self.list(Some(principal)).await?;
+        let mine = self.records_of(Some(principal)).await?;
         Ok(StoredUsage {
             sessions: mine.len() as u64,
             bytes: mine.iter().map(|i| i.stored_bytes).sum(),
