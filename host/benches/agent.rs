@@ -9,9 +9,13 @@
 //! 2. 500 concurrent chats, each streaming a 20-chunk answer with 5 ms between
 //!    chunks: every stream must end with `finish` and `[DONE]` and carry no error;
 //!    peak RSS (VmHWM from /proc/self/status) is reported.
+//! 3. Resume memory ([`resume`]): a 10 MB turn resumed half way, with and without
+//!    the `agent.resume_buffer_kb` budget, peak RSS growth side by side.
 //!
 //! Prints medians; the `RESULT` lines are for scripts.
 
+#[path = "agent/resume.rs"]
+mod resume;
 #[path = "../tests/e2e/support/mod.rs"]
 #[allow(dead_code)]
 mod support;
@@ -198,6 +202,7 @@ async fn concurrent(scratch: &std::path::Path) -> (usize, u64, f64) {
 }
 
 fn main() {
+    resume::child_run();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -207,6 +212,9 @@ fn main() {
     let (overhead, (errors, peak, secs)) =
         runtime.block_on(async { (step_overhead(&scratch).await, concurrent(&scratch).await) });
     let _ = std::fs::remove_dir_all(&scratch);
+    let (bounded, unbounded) = resume::compare();
+    println!("RESULT agent_resume_peak_growth_kb={bounded}");
+    println!("RESULT agent_resume_unbounded_peak_growth_kb={unbounded}");
     println!("RESULT agent_step_overhead_ms={overhead:.3}");
     println!("RESULT agent_concurrent_errors={errors}");
     println!("RESULT agent_concurrent_peak_rss_kb={peak}");

@@ -175,6 +175,14 @@ pub struct AgentConfig {
     /// blip) before it is stopped; a client that comes back in that time follows
     /// it. 0: stopped when the last client leaves.
     pub detached_turn_secs: u64,
+    /// The most KiB of stream chunks a live turn keeps so a reconnecting client
+    /// gets them as they were sent; a longer turn resumes from its message state
+    /// plus the live chunks (so a turn is never buffered whole).
+    pub resume_buffer_kb: usize,
+    /// The most KiB of a turn's stream a connected client may be behind (reading
+    /// slowly) before its stream ends with an error saying so; it may reconnect,
+    /// which resumes it. At least `resume_buffer_kb`.
+    pub lagging_watcher_kb: usize,
     /// Requests that may wait, per session, for the turn running in it to end
     /// (FIFO); past it, 409. 0: a request while a turn runs is refused at once.
     pub queued_turns: usize,
@@ -190,6 +198,12 @@ impl Default for AgentConfig {
             // Long enough for a reload, a flaky network or a laptop lid, short enough
             // that an abandoned turn does not spend model tokens for long.
             detached_turn_secs: 120,
+            // A typical answer is replayed exactly; a 1 MB tail covers minutes of
+            // tokens for a client that reads slowly before it is told it fell behind.
+            resume_buffer_kb: 1024,
+            // A client rendering a long answer (the AI SDK rebuilds the message
+            // per chunk) falls behind a fast model by megabytes before it catches up.
+            lagging_watcher_kb: 16384,
             queued_turns: 4,
         }
     }
@@ -476,6 +490,20 @@ impl Config {
             return Some(format!(
                 "agent.detached_turn_secs must be at most 86400 (a day); it is {}",
                 self.agent.detached_turn_secs
+            ));
+        }
+        if !(1..=1_048_576).contains(&self.agent.resume_buffer_kb) {
+            return Some(format!(
+                "agent.resume_buffer_kb must be between 1 and 1048576 (1 GiB); it is {}",
+                self.agent.resume_buffer_kb
+            ));
+        }
+        if self.agent.lagging_watcher_kb < self.agent.resume_buffer_kb
+            || self.agent.lagging_watcher_kb > 1_048_576
+        {
+            return Some(format!(
+                "agent.lagging_watcher_kb must be between agent.resume_buffer_kb ({}) and 1048576 (1 GiB); it is {}",
+                self.agent.resume_buffer_kb, self.agent.lagging_watcher_kb
             ));
         }
         if self.agent.queued_turns > 1000 {

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import * as ai6 from "ai6";
 import * as ai7 from "ai7";
 import { ArrayState } from "../lib/chat-state.mjs";
-import { LONG_ANSWER } from "./upstream.mjs";
+import { HUGE_ANSWER, HUGE_PIECES, LONG_ANSWER } from "./upstream.mjs";
 import { deltas, firstWords, held, queuedTurns, readChunks, release, settled, until } from "./live.mjs";
 
 const HUB = process.env.HUB_URL;
@@ -261,6 +261,45 @@ test("ai7: the tab goes away mid-answer; a new client of the same id resumes and
     // Whatever failed above, the turn ends, so nothing waits for the hub's timeouts.
     await release(k1);
     await release(k2);
+  }
+});
+
+test("ai7: a 2 MB answer resumed half way comes back whole, replayed from the message past agent.resume_buffer_kb", async () => {
+  const id = `huge-${Date.now()}`;
+  const key = `h-${id}`;
+  // The hold stops the answer before its 2,000th piece.
+  const half = HUGE_PIECES.slice(0, 1999).join("");
+  const tab = watchedChat(id);
+  const sending = tab.sendMessage({ text: `A huge answer please; hold ${key}.` });
+  try {
+    await held(key);
+    await until("the first half on the tab", () => tab.messages[1] && text(tab.messages[1]) === half);
+    await tab.stop();
+    await sending;
+    const midway = await stored(id);
+    assert.equal(midway.active, true, "the turn still runs after its client left");
+    // A raw watcher too: what the hub sends a reconnect, chunk by chunk.
+    const raw = fetch(`${HUB}/api/chat/${id}/stream`).then(readChunks);
+    const back = watchedChat(id, structuredClone(midway.messages));
+    const resuming = back.resumeStream();
+    await until("the replay of the first half", () => {
+      const last = back.messages.at(-1);
+      return last?.role === "assistant" && text(last) === half;
+    });
+    await release(key);
+    await resuming;
+    assert.equal(back.status, "ready", back.error?.message);
+    const answer = back.messages[1];
+    assert.ok(text(answer) === HUGE_ANSWER, `the whole answer, to its last character (${text(answer).length} of ${HUGE_ANSWER.length})`);
+    assert.equal(answer.metadata?.finishReason, "stop", JSON.stringify(answer.metadata));
+    const chunks = await raw;
+    assert.equal(deltas(chunks), HUGE_ANSWER);
+    const first = chunks.find((c) => c.type === "text-delta");
+    assert.equal(first.delta, half, "the first half comes back as one replayed delta, not 1,999 kept chunks");
+    const s = await settled(id);
+    assert.ok(text(s.messages[1]) === HUGE_ANSWER, "stored whole");
+  } finally {
+    await release(key);
   }
 });
 

@@ -92,6 +92,8 @@ targets = ["scripted/broken", "backup/scripted-1"]
 
 [agent]
 model = "scripted/scripted-1"
+# Small, so the 2 MB answer's reconnect is replayed from the message.
+resume_buffer_kb = 256
 TOML
 
 # Only the plugins the conversations use: fewer to compile at start-up.

@@ -28,7 +28,8 @@
 //
 // A user message containing "long answer" is answered with LONG_ANSWER, one word a
 // chunk; its "hold KEY"s (one or more) split its 62 words evenly: one stops it after
-// "w30", two after "w19" and after "w40".
+// "w30", two after "w19" and after "w40". "huge answer": HUGE_ANSWER, 4,000 chunks,
+// its holds split as evenly.
 //
 // Fallback: a request for the model "broken" streams the start of an answer and of a
 // tool call, then cuts the connection (a target failing mid-stream).
@@ -43,6 +44,11 @@ export const MODEL = "scripted-1";
 /// every chunk arrived, to the last character.
 export const LONG_WORDS = [...Array.from({ length: 60 }, (_, i) => `w${i + 1}`), "(the", "end)."];
 export const LONG_ANSWER = LONG_WORDS.join(" ");
+
+/// The "huge answer": 4,000 numbered pieces of 500 bytes (2 MB), far past the
+/// suite's `agent.resume_buffer_kb`, so a reconnect gets a replay of the message.
+export const HUGE_PIECES = Array.from({ length: 4000 }, (_, i) => `p${i + 1}:`.padEnd(499, "~") + " ");
+export const HUGE_ANSWER = HUGE_PIECES.join("");
 
 function chunk(delta, finish = null) {
   return { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: MODEL, choices: [{ index: 0, delta, finish_reason: finish }] };
@@ -82,6 +88,9 @@ export function script(messages) {
   const after = messages.slice(lastUser + 1);
   const tools = after.filter((m) => m.role === "tool");
   const text = String(messages[lastUser]?.content ?? "");
+  if (/huge answer/i.test(text)) {
+    return [chunk({ role: "assistant", content: "" }), ...HUGE_PIECES.map((p) => chunk({ content: p })), chunk({}, "stop")];
+  }
   if (/long answer/i.test(text)) {
     const words = LONG_WORDS.map((w, i) => chunk({ content: i < LONG_WORDS.length - 1 ? `${w} ` : w }));
     return [chunk({ role: "assistant", content: "" }), ...words, chunk({}, "stop")];
@@ -254,7 +263,7 @@ export function start({ delayMs = 0 } = {}) {
     // Where each hold stops the answer: after the first chunk, or evenly through a
     // long answer's words (chunk 0 is the role, the last one the finish).
     const words = chunks.length - 2;
-    const at = /long answer/i.test(said)
+    const at = /(long|huge) answer/i.test(said)
       ? holds.map((_, j) => Math.floor(((j + 1) * words) / (holds.length + 1)))
       : holds.map(() => 1);
     for (const [i, c] of chunks.entries()) {

@@ -82,19 +82,21 @@ test("a live turn resumed on another replica replays what was sent and continues
   }
 });
 
-test("a client that left a turn mid-answer comes back at another replica and gets the whole answer", async () => {
-  const id = `away-${Date.now()}`;
+// Once straight at the replicas, once through HAProxy (which may hold its side of
+// the tab's connection open until it has something to forward, so the running
+// replica sees the tab leave late; a cookie makes the reload land elsewhere).
+for (const via of ["replica", "HAProxy"]) test(`a client that left a turn mid-answer comes back at another replica (via ${via}) and gets the whole answer`, async () => {
+  const id = `away-${via}-${Date.now()}`;
   // Two gates: the model holds before its tool call (the tab reads up to there and
   // leaves), then at the start of step 2, so the tool call runs with nobody watching.
-  const [g1, g2] = [`away1${Date.now()}`, `away2${Date.now()}`];
-  // Straight at replica 1, so its connection is the tab's own (HAProxy would keep its
-  // side of it open until it has something to forward).
-  const running = REPLICAS[0].name;
-  const tab = makeChat(REPLICAS[0].url, id);
+  const [g1, g2] = [`away1${via}${Date.now()}`, `away2${via}${Date.now()}`];
+  const tab = makeChat(via === "HAProxy" ? LB : REPLICAS[0].url, id);
   const sending = tab.sendMessage({ text: `compute 6*7 gate:${g1} gate:${g2}` });
   try {
     await held(g1);
     await until("the start of the answer on the tab", () => tab.messages[1] && text(tab.messages[1]) === "Computing. ");
+    const running = via === "HAProxy" ? tab.served[0]?.replica : REPLICAS[0].name;
+    assert.ok(REPLICAS.some((r) => r.name === running), `the turn runs on a replica: ${JSON.stringify(tab.served)}`);
     // The tab goes away mid-answer: the AI SDK aborts its fetch.
     await tab.stop();
     await sending;
@@ -107,10 +109,12 @@ test("a client that left a turn mid-answer comes back at another replica and get
     await held(g2);
 
     // The client comes back at another replica: the stored messages there, then resume.
-    const other = REPLICAS[1];
+    const other = REPLICAS.find((r) => r.name !== running);
     const midway = await getJSON(`${other.url}/api/sessions/${id}`);
     assert.equal(midway.active, true, `${other.name} sees the turn still running on ${running}`);
-    const back = makeChat(other.url, id, structuredClone(midway.messages));
+    const back = via === "HAProxy"
+      ? makeChat(LB, id, structuredClone(midway.messages), { cookie: `SERVERID=${other.name}` })
+      : makeChat(other.url, id, structuredClone(midway.messages));
     const resuming = back.resumeStream();
     await until("the replay on the client that came back", () => {
       const last = back.messages.at(-1);
@@ -119,7 +123,7 @@ test("a client that left a turn mid-answer comes back at another replica and get
     await release(g2);
     await resuming;
     assert.equal(back.status, "ready", back.error?.message);
-    assert.deepEqual(back.served, [{ method: "GET", status: 200, replica: null }]);
+    assert.deepEqual(back.served, [{ method: "GET", status: 200, replica: via === "HAProxy" ? other.name : null }]);
     assert.deepEqual(back.messages.map((m) => m.role), ["user", "assistant"]);
     const answer = back.messages[1];
     assert.equal(text(answer), "Computing. The answer is 42.", "the whole answer, to its last character");

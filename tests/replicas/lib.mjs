@@ -28,7 +28,9 @@ export const servedBy = (response) => response.headers.get("x-served-by");
 /// A `useChat`-style client of `${base}/api/chat` for session `id`. `chat.served`
 /// lists `{ method, status, replica }` of every response it got (the replica from
 /// HAProxy's header; null when `base` is a replica itself).
-export function makeChat(base, id, messages = []) {
+/// `headers` are sent with every request besides the token (e.g. a cookie that pins
+/// a replica behind HAProxy).
+export function makeChat(base, id, messages = [], headers = {}) {
   const served = [];
   const recording = async (input, init) => {
     const response = await fetch(input, init);
@@ -38,7 +40,7 @@ export function makeChat(base, id, messages = []) {
   class Chat extends ai.AbstractChat {
     constructor(options) { super({ ...options, state: new ArrayState(messages) }); }
   }
-  const chat = new Chat({ id, transport: new ai.DefaultChatTransport({ api: `${base}/api/chat`, headers: auth, fetch: recording }) });
+  const chat = new Chat({ id, transport: new ai.DefaultChatTransport({ api: `${base}/api/chat`, headers: { ...auth, ...headers }, fetch: recording }) });
   chat.served = served;
   return chat;
 }

@@ -102,7 +102,7 @@ for i in 1 2 3; do
         --set storage.backend=postgres --set storage.lease_secs=$lease_secs >"$work/r$i.log" 2>&1 &
     pids+=($!)
     replicas+="{\"name\":\"r$i\",\"url\":\"http://127.0.0.1:$port\",\"pid\":$!},"
-    backends+="    server r$i 127.0.0.1:$port check"$'\n'
+    backends+="    server r$i 127.0.0.1:$port check cookie r$i"$'\n'
 done
 replicas="${replicas%,}]"
 for i in 1 2 3; do
@@ -137,6 +137,9 @@ backend replicas
     http-check expect status 200
     default-server inter 500ms fall 2 rise 2
     http-response set-header X-Served-By %[srv_name]
+    # A request with "Cookie: SERVERID=rN" goes to rN (HAProxy sets none itself):
+    # how a test makes a reload land on another replica.
+    cookie SERVERID
 $backends
 CFG
 haproxy -c -q -f "$work/haproxy.cfg"

@@ -33,6 +33,11 @@ impl MessageBuilder {
         &mut self.message
     }
 
+    /// The stream id of each text or reasoning part still open, with its index.
+    pub(crate) fn open_parts(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.open.iter().map(|(id, &i)| (id.as_str(), i))
+    }
+
     /// The newest tool part of the call `id`.
     fn tool_mut(&mut self, id: &str) -> Option<&mut ToolPart> {
         self.message.parts.iter_mut().rev().find_map(|p| match p {

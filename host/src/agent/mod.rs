@@ -43,7 +43,7 @@ mod usage;
 
 pub use budget::{ContextGuardEvent, GuardOutcome, GuardTrigger};
 pub use bus::{TurnBus, Watch};
-pub use live::{Busy, LiveTurn, LiveTurns, Subscription};
+pub use live::{Busy, LiveTurn, LiveTurns, Subscription, TurnLimits};
 pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};
 pub use plan::{Approver, ChatRequest, PlanError, Trigger};
 pub use queue::QueueFull;
@@ -184,6 +184,15 @@ pub fn openai_tools() -> Value {
     )
 }
 
+/// The live-turn limits `agent` configures.
+fn turn_limits(agent: &crate::config::AgentConfig) -> TurnLimits {
+    TurnLimits {
+        detached: Duration::from_secs(agent.detached_turn_secs),
+        resume_buffer: agent.resume_buffer_kb.saturating_mul(1024),
+        lagging_watcher: agent.lagging_watcher_kb.saturating_mul(1024),
+    }
+}
+
 impl Agent {
     /// The agent for `config`, keeping sessions in `backend` and calling models
     /// through `llm` and operations through `hub`. Turns hold their session's
@@ -211,7 +220,7 @@ impl Agent {
         Ok(Agent {
             env,
             default_model: agent.model.clone(),
-            bus: bus::open(backend, owner, ttl, Duration::from_secs(agent.detached_turn_secs)).await?,
+            bus: bus::open(backend, owner, ttl, turn_limits(agent)).await?,
             leases: Leases {
                 store: sessions,
                 owner: owner.to_string(),

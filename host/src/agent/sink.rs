@@ -1,5 +1,6 @@
-//! Where a turn's UI chunks go: into the stored assistant message (via the
-//! [`MessageBuilder`]) and to every client watching the turn (via the [`LiveTurn`]).
+//! Where a turn's UI chunks go: the [`LiveTurn`], which applies them to the
+//! assistant message it builds (and stores at the end) and sends them to every
+//! client watching the turn.
 //!
 //! It is the [`UiSink`] the shared step transformer streams into. One difference
 //! from a plain client sink: the transformer closes each model call with
@@ -16,33 +17,32 @@ use std::sync::Arc;
 /// The sink of one turn.
 pub(crate) struct TurnSink {
     turn: Arc<LiveTurn>,
-    builder: MessageBuilder,
     scratch: Vec<UiChunk>,
 }
 
 impl TurnSink {
+    /// The sink of `turn`, whose message starts as `assistant`.
     pub(crate) fn new(turn: Arc<LiveTurn>, assistant: UiMessage) -> TurnSink {
+        turn.start_message(assistant);
         TurnSink {
             turn,
-            builder: MessageBuilder::new(assistant),
             scratch: Vec::new(),
         }
     }
 
     /// Records and publishes chunks the loop itself produces.
     pub(crate) fn emit(&mut self, chunks: &[UiChunk]) {
-        for c in chunks {
-            self.builder.apply(c);
-        }
         self.turn.push(chunks);
     }
 
-    pub(crate) fn message(&self) -> &UiMessage {
-        self.builder.message()
+    /// Reads the assistant message as built so far.
+    pub(crate) fn with_message<R>(&self, read: impl FnOnce(&UiMessage) -> R) -> R {
+        self.turn.with_message(read)
     }
 
-    pub(crate) fn builder_mut(&mut self) -> &mut MessageBuilder {
-        &mut self.builder
+    /// Changes the assistant message other than by a chunk.
+    pub(crate) fn edit_message<R>(&mut self, edit: impl FnOnce(&mut MessageBuilder) -> R) -> R {
+        self.turn.edit_message(edit)
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
@@ -76,6 +76,6 @@ impl UiSink for TurnSink {
     }
 
     fn retract_attempt(&mut self) {
-        self.builder.retract_attempt();
+        self.turn.edit_message(MessageBuilder::retract_attempt);
     }
 }

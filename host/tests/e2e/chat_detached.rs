@@ -8,7 +8,7 @@ use crate::support::client;
 use std::time::Duration;
 use wasmhub::llm::UiChunk;
 
-use crate::support::upstream::Upstream;
+use crate::support::upstream::{Reply, Upstream};
 
 const WORDS: &str = "one two three four five six seven eight nine ten";
 
@@ -117,4 +117,74 @@ async fn stop_ends_the_turn_for_every_watcher_and_the_stored_message_says_so() {
     )
     .await;
     assert_eq!(unknown.status, 204);
+}
+
+/// A model step of `halves[0]`, then (once `gate` is notified) `halves[1]`, in
+/// 1 KiB deltas.
+fn gated_long_step(halves: [&str; 2], gate: &std::sync::Arc<tokio::sync::Notify>) -> Reply {
+    use crate::support::upstream::{Frame, finish_chunk, text_chunk};
+    let deltas = |text: &str| -> Vec<Frame> {
+        text.as_bytes()
+            .chunks(1024)
+            .map(|piece| Frame::Data(text_chunk(std::str::from_utf8(piece).unwrap())))
+            .collect()
+    };
+    let mut frames = deltas(halves[0]);
+    frames.push(Frame::Until(gate.clone()));
+    frames.extend(deltas(halves[1]));
+    frames.push(Frame::Data(finish_chunk("stop")));
+    frames.push(Frame::Data("[DONE]".into()));
+    Reply::sse(frames)
+}
+
+#[tokio::test]
+async fn a_long_turn_resumes_from_its_message_state_not_its_whole_stream() {
+    let upstream = Upstream::start().await;
+    let hub = hub_with(&upstream, plugins(&[]), |c| c.agent.resume_buffer_kb = 64).await;
+    let id = wasmhub::ids::new_id("long");
+    // 5 MB before the reload, 5 MB after: far past the 64 KiB kept for resume.
+    let first_half = "lorem ipsum ".repeat(5 << 20 >> 4);
+    let second_half = "dolor sit amet. ".repeat(5 << 20 >> 4);
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    upstream.push(gated_long_step([&first_half, &second_half], &gate));
+    let mut first = post_chat(hub.addr, &submit(&id, vec![user("u1", "a lot")])).await;
+    let mut seen = Vec::new();
+    while text_of(&seen).len() < first_half.len() {
+        seen.push(next_chunk(&mut first).await.expect("the first half"));
+    }
+    assert_eq!(text_of(&seen), first_half);
+    // The page reloads while the model is paused after the first half.
+    drop(first);
+    let mut again = client::send(hub.addr, http::Method::GET, &stream_path(&id), None, &[]).await;
+    assert_eq!(again.status, 200, "the turn is still live after its client left");
+    let mut replay = Vec::new();
+    while text_of(&replay).len() < first_half.len() {
+        replay.push(next_chunk(&mut again).await.expect("the replay"));
+    }
+    assert_eq!(text_of(&replay), first_half, "the replay holds everything so far");
+    assert!(
+        replay.len() < 10,
+        "a replay of the message, not its {} chunks: {:?}",
+        seen.len(),
+        types(&replay)
+    );
+    gate.notify_one();
+    let mut rest = Vec::new();
+    while let Some(chunk) = next_chunk(&mut again).await {
+        rest.push(chunk);
+    }
+    assert_eq!(
+        text_of(&[replay, rest.clone()].concat()),
+        format!("{first_half}{second_half}"),
+        "the whole answer, to its last character"
+    );
+    assert!(rest.iter().any(|c| matches!(c, UiChunk::Finish { .. })));
+    let stored = ended_session(hub.addr, &id).await;
+    let stored_text = stored["messages"][1]["parts"][1]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        stored_text == format!("{first_half}{second_half}"),
+        "the stored answer is whole"
+    );
 }

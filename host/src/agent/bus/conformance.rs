@@ -3,11 +3,26 @@
 
 use super::{TurnBus, Watch};
 use crate::agent::AgentError;
+use crate::agent::builder::MessageBuilder;
+use crate::agent::live::TurnLimits;
+use crate::agent::message::{Role, UiMessage};
 use crate::llm::UiChunk;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 type Bus = Arc<dyn TurnBus>;
+
+/// A resume budget a test turn outgrows quickly.
+pub(crate) const SMALL_BUFFER: usize = 4096;
+
+/// Turns that stop as their last watcher leaves and keep `resume_buffer` bytes.
+pub(crate) fn limits(resume_buffer: usize) -> TurnLimits {
+    TurnLimits {
+        detached: Duration::ZERO,
+        resume_buffer,
+        lagging_watcher: resume_buffer,
+    }
+}
 
 fn delta(text: &str) -> UiChunk {
     UiChunk::TextDelta {
@@ -130,4 +145,97 @@ pub(crate) async fn stop_reaches_the_turn(a: Bus, b: Bus) {
     until("the owner's stop reaches the turn", || x.cancel.is_cancelled()).await;
     a.finish(&x);
     a.finish(&y);
+}
+
+/// The message a client builds from `chunks`.
+fn built(chunks: &[UiChunk]) -> UiMessage {
+    let mut b = MessageBuilder::new(UiMessage::new(String::new(), Role::Assistant));
+    for c in chunks {
+        b.apply(c);
+    }
+    b.message().clone()
+}
+
+/// A turn longer than the resume budget: a late watcher, anywhere, gets a replay
+/// of the message (not every chunk) and then the live chunks, which continue the
+/// open text part; the turn itself keeps no more than the budget.
+pub(crate) async fn long_turn_resumes_from_its_message(a: Bus, b: Bus) {
+    let turn = a.begin("long", "alice").await.unwrap();
+    turn.start_message(UiMessage::new("m1".into(), Role::Assistant));
+    let mut first = turn.subscribe();
+    let reader = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(batch) = first.next_batch().await {
+            seen.extend(batch);
+        }
+        seen
+    });
+    turn.push(&[
+        UiChunk::Start {
+            message_id: Some("m1".into()),
+            message_metadata: None,
+        },
+        UiChunk::StartStep,
+        UiChunk::TextStart { id: "t".into() },
+    ]);
+    let mut expected = String::new();
+    for i in 0..2000 {
+        let word = format!("w{i} ");
+        expected.push_str(&word);
+        turn.push(&[delta(&word)]);
+        // A watcher that reads along keeps up (one that does not is told it fell
+        // behind: see `agent::live`).
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        turn.kept_bytes() <= SMALL_BUFFER,
+        "kept {} bytes of chunks",
+        turn.kept_bytes()
+    );
+    let mut late = b.subscribe("long", None).await.unwrap().expect("the live turn");
+    // Everything so far, in far fewer chunks than were sent. A relay to another
+    // replica that fell behind this fast a turn tells a watcher part way through,
+    // which reconnects, as a client does.
+    let mut got = Vec::new();
+    let mut reconnects = 0;
+    while built(&got).text() != expected {
+        let batch = take(&mut late, 1).await;
+        if matches!(&batch[..], [UiChunk::Error { error_text }] if error_text.contains("fell behind")) {
+            reconnects += 1;
+            assert!(reconnects < 10, "reconnected {reconnects} times");
+            late = b.subscribe("long", None).await.unwrap().expect("the live turn");
+            got.clear();
+            continue;
+        }
+        got.extend(batch);
+        assert!(
+            got.len() < 1000,
+            "a replay, not the whole stream: {} chunks",
+            got.len()
+        );
+    }
+    turn.push(&[delta("live"), UiChunk::TextEnd { id: "t".into() }]);
+    got.extend(take(&mut late, 2).await);
+    assert!(
+        matches!(&got[0], UiChunk::Start { message_id: Some(id), .. } if id == "m1"),
+        "the replay starts the message: {:?}",
+        got[0]
+    );
+    let message = built(&got);
+    assert!(
+        message.text() == format!("{expected}live"),
+        "the live tail continues the part"
+    );
+    a.finish(&turn);
+    assert!(
+        tokio::time::timeout(Duration::from_secs(20), late.next_batch())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let seen = reader.await.unwrap();
+    assert!(
+        built(&seen).text() == format!("{expected}live"),
+        "the first watcher saw it all"
+    );
 }

@@ -20,7 +20,7 @@ pub(crate) mod conformance;
 mod postgres;
 
 use super::AgentError;
-use super::live::{LiveTurn, LiveTurns, Subscription};
+use super::live::{LiveTurn, LiveTurns, Subscription, TurnLimits};
 use crate::llm::UiChunk;
 use crate::storage::{Backend, StorageError};
 use std::sync::Arc;
@@ -105,39 +105,40 @@ impl TurnBus for LiveTurns {
     }
 }
 
-/// The bus of a sled hub: in process; turns go on for `detached` unwatched.
-pub(crate) fn open_sled(detached: Duration) -> Arc<dyn TurnBus> {
-    Arc::new(LiveTurns::new(detached))
+/// The bus of a sled hub: in process.
+pub(crate) fn open_sled(limits: TurnLimits) -> Arc<dyn TurnBus> {
+    Arc::new(LiveTurns::new(limits))
 }
 
 /// The bus for `backend`. With PostgreSQL, `owner` is this replica and a turn
-/// without a sign of life for `ttl` is over for watchers on other replicas. Turns
-/// go on for `detached` with nobody watching.
+/// without a sign of life for `ttl` is over for watchers on other replicas.
 #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
 pub(crate) async fn open(
     backend: &Backend,
     owner: &str,
     ttl: Duration,
-    detached: Duration,
+    limits: TurnLimits,
 ) -> Result<Arc<dyn TurnBus>, StorageError> {
     match backend {
-        Backend::Sled(_) => Ok(open_sled(detached)),
+        Backend::Sled(_) => Ok(open_sled(limits)),
         #[cfg(feature = "postgres")]
-        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgBus::open(pg, owner, ttl, detached).await?)),
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgBus::open(pg, owner, ttl, limits).await?)),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
+    use super::conformance;
 
     // One process owns a sled database: its "two replicas" are one bus.
     #[tokio::test]
     async fn conformance_in_process() {
-        let bus = super::open_sled(Duration::ZERO);
-        super::conformance::replay_live_and_end(bus.clone(), bus.clone()).await;
-        super::conformance::last_watcher_cancels(bus.clone(), bus.clone()).await;
-        super::conformance::only_the_owner_watches(bus.clone(), bus.clone()).await;
-        super::conformance::stop_reaches_the_turn(bus.clone(), bus).await;
+        let bus = super::open_sled(conformance::limits(1 << 20));
+        conformance::replay_live_and_end(bus.clone(), bus.clone()).await;
+        conformance::last_watcher_cancels(bus.clone(), bus.clone()).await;
+        conformance::only_the_owner_watches(bus.clone(), bus.clone()).await;
+        conformance::stop_reaches_the_turn(bus.clone(), bus).await;
+        let small = super::open_sled(conformance::limits(conformance::SMALL_BUFFER));
+        conformance::long_turn_resumes_from_its_message(small.clone(), small).await;
     }
 }

@@ -26,6 +26,7 @@
 
 use super::approval;
 use super::budget::{Budget, Limits, estimate_tokens};
+use super::builder::MessageBuilder;
 use super::convert;
 use super::guard_metrics::GuardMetrics;
 use super::live::LiveTurn;
@@ -298,10 +299,10 @@ impl Runner<'_> {
     /// the assistant message being built.
     fn messages(&self, system: &str) -> Vec<Value> {
         let mut messages = convert::to_openai(Some(system), &self.turn.history);
-        messages.extend(convert::to_openai(
-            None,
-            std::slice::from_ref(self.sink.message()),
-        ));
+        let assistant = self
+            .sink
+            .with_message(|m| convert::to_openai(None, std::slice::from_ref(m)));
+        messages.extend(assistant);
         messages
     }
 
@@ -361,13 +362,13 @@ impl Runner<'_> {
     /// is stored durably.
     async fn close(&mut self, outcome: Outcome) {
         if outcome == Outcome::Aborted {
-            self.sink.builder_mut().close_open_parts();
+            self.sink.edit_message(MessageBuilder::close_open_parts);
             let why = self.turn.live.stop_reason();
             self.sink.emit(&[UiChunk::Abort {
                 reason: Some(why.unwrap_or_else(|| "the turn was stopped".into())),
             }]);
             let meta = self.metadata(outcome);
-            self.sink.builder_mut().message_mut().merge_metadata(&meta);
+            self.sink.edit_message(|b| b.message_mut().merge_metadata(&meta));
         }
         if let Err(e) = self.save(true).await {
             crate::error!(
@@ -380,12 +381,15 @@ impl Runner<'_> {
     /// Stores the history and the assistant message as it is now, if nobody else
     /// wrote the session since this turn last did.
     async fn save(&mut self, durable: bool) -> Result<(), SaveError> {
-        let assistant = Some(self.sink.message()).filter(|m| !m.parts.is_empty() || m.metadata.is_some());
+        // A copy: the live turn keeps the message for joiners while it is stored.
+        let assistant = self
+            .sink
+            .with_message(|m| (!m.parts.is_empty() || m.metadata.is_some()).then(|| m.clone()));
         self.turn.session.model = Some(self.turn.model.clone());
         let save = SaveRequest {
             info: &self.turn.session,
             head: &self.turn.history,
-            tail: assistant,
+            tail: assistant.as_ref(),
             from: self.save_from,
             durable,
         };

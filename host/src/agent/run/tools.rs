@@ -22,36 +22,35 @@ impl Runner<'_> {
 
     /// Whether the (continued) assistant message holds approvals the user answered.
     pub(super) fn has_answered_approvals(&self) -> bool {
-        self.sink
-            .message()
-            .parts
-            .iter()
-            .any(|p| matches!(p, Part::Tool(t) if t.state == ToolState::ApprovalResponded))
+        self.sink.with_message(|m| {
+            m.parts
+                .iter()
+                .any(|p| matches!(p, Part::Tool(t) if t.state == ToolState::ApprovalResponded))
+        })
     }
 
     /// The calls whose approval the user answered: denied ones get
     /// `tool-output-denied` (the model is told so, with the reason), approved ones run
     /// with the approval on record. Returns false when the turn was cancelled.
     async fn run_answered(&mut self, budget: &mut Budget) -> bool {
-        let answered: Vec<(String, String, Value, String, bool)> = self
-            .sink
-            .message()
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Tool(t) if t.state == ToolState::ApprovalResponded => {
-                    let a = t.approval.as_ref()?;
-                    Some((
-                        t.tool_call_id.clone(),
-                        t.tool_name.clone(),
-                        t.input.clone().unwrap_or(Value::Null),
-                        a.id.clone(),
-                        a.approved == Some(true),
-                    ))
-                }
-                _ => None,
-            })
-            .collect();
+        let answered: Vec<(String, String, Value, String, bool)> = self.sink.with_message(|m| {
+            m.parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::Tool(t) if t.state == ToolState::ApprovalResponded => {
+                        let a = t.approval.as_ref()?;
+                        Some((
+                            t.tool_call_id.clone(),
+                            t.tool_name.clone(),
+                            t.input.clone().unwrap_or(Value::Null),
+                            a.id.clone(),
+                            a.approved == Some(true),
+                        ))
+                    }
+                    _ => None,
+                })
+                .collect()
+        });
         let mut tasks: JoinSet<(String, ToolResult)> = JoinSet::new();
         for (call_id, name, input, approval_id, approved) in answered {
             if !approved {
@@ -127,7 +126,8 @@ impl Runner<'_> {
                 Approver::Operator => None,
             };
             if let Some(ask) = asks {
-                let record = approval::issue(&self.sink.message().id, &call.id, &input, &ask);
+                let message_id = self.sink.with_message(|m| m.id.clone());
+                let record = approval::issue(&message_id, &call.id, &input, &ask);
                 requests.push(UiChunk::ToolApprovalRequest {
                     approval_id: record.id.clone(),
                     tool_call_id: call.id.clone(),

@@ -43,6 +43,8 @@ pub enum Frame {
     Drop,
     /// Sends nothing more until the client goes away.
     Hang,
+    /// Waits until the test lets it go on (`Notify::notify_one`).
+    Until(Arc<tokio::sync::Notify>),
 }
 
 /// What the upstream answers to one request.
@@ -291,6 +293,12 @@ async fn play(st: Arc<State>, frames: Vec<Frame>, tx: mpsc::Sender<Item>) {
             Frame::Delay(d) => {
                 tokio::select! {
                     _ = tokio::time::sleep(d) => continue,
+                    _ = tx.closed() => return cancelled(),
+                }
+            }
+            Frame::Until(gate) => {
+                tokio::select! {
+                    _ = gate.notified() => continue,
                     _ = tx.closed() => return cancelled(),
                 }
             }

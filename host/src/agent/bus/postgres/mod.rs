@@ -5,26 +5,30 @@
 //! session_id, owner (the replica), started, alive_until, ended, principal)` and
 //! `wasmhub_chat_turn_chunks(turn_id, seq, chunk)`. The replica running a turn keeps
 //! its chunks in memory for its own watchers (as the sled bus does) and a relay
-//! task appends them to `wasmhub_chat_turn_chunks`, bumps `alive_until` and sends a
-//! `pg_notify` on the channel `wasmhub_chat_turns`, all in one statement per batch.
-//! `ended` is the end marker, set after the last chunk. A watcher elsewhere reads
-//! the rows from its position in one statement (one snapshot: the end marker is
-//! never seen without the chunks before it), then waits for a notification, or
-//! re-reads every second (a notification lost while the listening connection was
-//! replaced). A turn whose `alive_until` passed (its replica died) is over for
-//! its watchers. Ended turns' rows are deleted a minute after they end.
+//! task ([`relay`]) appends them to `wasmhub_chat_turn_chunks`, bumps `alive_until`
+//! and sends a `pg_notify` on the channel `wasmhub_chat_turns`, all in one
+//! statement per batch; a long turn's rows are bounded by a stored replay of its
+//! message. `ended` is the end marker, set after the last chunk. A watcher
+//! elsewhere ([`follower`]) reads the rows from its position in one statement (one
+//! snapshot: the end marker is never seen without the chunks before it), then
+//! waits for a notification. A turn whose `alive_until` passed (its replica died)
+//! is over for its watchers. Ended turns' rows are deleted a minute after they end.
 //!
 //! Notifications are `<kind> <turn id>`: `c` chunks, `e` end, `j`/`l` a watcher
 //! on another replica joined/left, which the turn's replica counts like a local
 //! watcher (the last one leaving detaches the turn), and `x` a stop asked on
 //! another replica (the principal was checked there, against the row).
 
-use super::{RemoteFeed, TurnBus, Watch};
+mod follower;
+mod relay;
+
+use super::{TurnBus, Watch};
 use crate::agent::AgentError;
-use crate::agent::live::{LiveTurn, LiveTurns};
+use crate::agent::live::{LiveTurn, LiveTurns, TurnLimits};
 use crate::llm::UiChunk;
 use crate::storage::postgres::Notifications;
 use crate::storage::{Postgres, StorageError};
+use follower::Follower;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -60,6 +64,14 @@ const MIGRATIONS: &[&str] = &[
     -- The principal whose turn it is: only it (or an operator) may watch.
     ALTER TABLE wasmhub_chat_turns ADD COLUMN principal text NOT NULL DEFAULT 'local';
 ",
+    "
+    -- A long turn's replay (its message at position replay_at as chunks, the rows
+    -- before it deleted), and the first row still kept (see relay.rs).
+    ALTER TABLE wasmhub_chat_turns
+        ADD COLUMN replay_at bigint NOT NULL DEFAULT 0,
+        ADD COLUMN replay text,
+        ADD COLUMN kept_from bigint NOT NULL DEFAULT 0;
+",
 ];
 
 /// The PostgreSQL bus of one replica.
@@ -75,6 +87,8 @@ struct Inner {
     ttl: Duration,
     /// The turns running here, by session (their watchers here read memory).
     local: LiveTurns,
+    /// Bytes of rows a turn writes before it stores a replay (`agent.resume_buffer_kb`).
+    resume_buffer: usize,
     /// The turns running here, by turn id, for watchers joining from elsewhere.
     owned: Mutex<HashMap<String, Arc<LiveTurn>>>,
     /// Wakes this replica's watchers of other replicas' turns, by turn id.
@@ -92,7 +106,7 @@ impl PgBus {
         pg: &Postgres,
         owner: &str,
         ttl: Duration,
-        detached: Duration,
+        limits: TurnLimits,
     ) -> Result<PgBus, StorageError> {
         pg.migrate("chat_turns", MIGRATIONS).await?;
         let notes = pg.listen(CHANNEL).await?;
@@ -100,7 +114,8 @@ impl PgBus {
             pg: pg.clone(),
             owner: owner.to_string(),
             ttl,
-            local: LiveTurns::new(detached),
+            local: LiveTurns::new(limits),
+            resume_buffer: limits.resume_buffer,
             owned: Mutex::default(),
             wakers: Mutex::default(),
         });
@@ -225,57 +240,6 @@ impl Inner {
         Ok(())
     }
 
-    /// Appends `chunks` from `seq` on, keeps the turn alive and announces them,
-    /// in one statement.
-    async fn append(&self, turn: &str, seq: i64, chunks: &[UiChunk]) -> Result<(), StorageError> {
-        let seqs: Vec<i64> = (seq..seq + chunks.len() as i64).collect();
-        let texts = chunks.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
-        let client = self.pg.client().await?;
-        client
-            .execute(
-                "WITH added AS (
-                     INSERT INTO wasmhub_chat_turn_chunks (turn_id, seq, chunk)
-                     SELECT $1, * FROM UNNEST($2::bigint[], $3::text[])
-                 ), alive AS (
-                     UPDATE wasmhub_chat_turns SET alive_until = now() + $4::float8 * interval '1 second'
-                     WHERE turn_id = $1
-                 )
-                 SELECT pg_notify($5, 'c ' || $1)",
-                &[&turn, &seqs, &texts, &self.ttl.as_secs_f64(), &CHANNEL],
-            )
-            .await
-            .map_err(StorageError::pg("append turn chunks"))?;
-        Ok(())
-    }
-
-    /// Keeps turn `turn` alive while it sends nothing.
-    async fn beat(&self, turn: &str) -> Result<(), StorageError> {
-        let client = self.pg.client().await?;
-        client
-            .execute(
-                "UPDATE wasmhub_chat_turns SET alive_until = now() + $2::float8 * interval '1 second'
-                 WHERE turn_id = $1",
-                &[&turn, &self.ttl.as_secs_f64()],
-            )
-            .await
-            .map_err(StorageError::pg("keep a turn alive"))?;
-        Ok(())
-    }
-
-    /// Sets the end marker and announces it.
-    async fn end(&self, turn: &str) -> Result<(), StorageError> {
-        let client = self.pg.client().await?;
-        client
-            .execute(
-                "WITH over AS (UPDATE wasmhub_chat_turns SET ended = now() WHERE turn_id = $1)
-                 SELECT pg_notify($2, 'e ' || $1)",
-                &[&turn, &CHANNEL],
-            )
-            .await
-            .map_err(StorageError::pg("end a turn"))?;
-        Ok(())
-    }
-
     async fn forget(&self, turn: &str) -> Result<(), StorageError> {
         let client = self.pg.client().await?;
         client
@@ -283,74 +247,6 @@ impl Inner {
             .await
             .map_err(StorageError::pg("forget an ended turn"))?;
         Ok(())
-    }
-
-    /// The chunks of `turn` from `from` on, and whether it is over (ended, dead
-    /// or gone), from one snapshot.
-    async fn read(&self, turn: &str, from: i64) -> Result<(Vec<UiChunk>, bool), StorageError> {
-        let client = self.pg.client().await?;
-        let rows = client
-            .query(
-                "SELECT t.ended IS NOT NULL OR t.alive_until <= now(), c.chunk
-                 FROM wasmhub_chat_turns t
-                 LEFT JOIN wasmhub_chat_turn_chunks c ON c.turn_id = t.turn_id AND c.seq >= $2
-                 WHERE t.turn_id = $1 ORDER BY c.seq",
-                &[&turn, &from],
-            )
-            .await
-            .map_err(StorageError::pg("read turn chunks"))?;
-        let over = rows.first().is_none_or(|r| r.get::<_, bool>(0));
-        let mut chunks = Vec::with_capacity(rows.len());
-        for text in rows.iter().filter_map(|r| r.get::<_, Option<&str>>(1)) {
-            chunks.push(
-                serde_json::from_str(text).map_err(|source| StorageError::Corrupt {
-                    table: "wasmhub_chat_turn_chunks".into(),
-                    source,
-                })?,
-            );
-        }
-        Ok((chunks, over))
-    }
-}
-
-/// Copies a turn running here into the tables until it ends, then sets its end
-/// marker and deletes its rows a minute later.
-async fn relay(inner: Arc<Inner>, turn_id: String, live: Arc<LiveTurn>) {
-    let mut chunks = live.follow();
-    let (mut seq, mut pending) = (0i64, Vec::new());
-    let every = (inner.ttl / 3).max(Duration::from_millis(100));
-    loop {
-        match tokio::time::timeout(every, chunks.next_batch()).await {
-            Ok(Some(batch)) => pending.extend(batch),
-            Ok(None) => break,
-            Err(_quiet) => {
-                if let Err(e) = inner.beat(&turn_id).await {
-                    crate::warn!("turn bus: {e}");
-                }
-                continue;
-            }
-        }
-        // Kept for the next batch when the database is unreachable.
-        match inner.append(&turn_id, seq, &pending).await {
-            Ok(()) => {
-                seq += pending.len() as i64;
-                pending.clear();
-            }
-            Err(e) => crate::warn!("turn bus: watchers elsewhere wait for chunks: {e}"),
-        }
-    }
-    if !pending.is_empty()
-        && let Err(e) = inner.append(&turn_id, seq, &pending).await
-    {
-        crate::warn!("turn bus: watchers elsewhere miss the turn's last chunks: {e}");
-    }
-    if let Err(e) = inner.end(&turn_id).await {
-        crate::warn!("turn bus: watchers elsewhere see the turn end when it stops looking alive: {e}");
-    }
-    inner.owned.lock().expect("owned turns lock").remove(&turn_id);
-    tokio::time::sleep(Duration::from_secs_f64(KEEP_ENDED_SECS)).await;
-    if let Err(e) = inner.forget(&turn_id).await {
-        crate::warn!("turn bus: {e}");
     }
 }
 
@@ -372,7 +268,7 @@ impl TurnBus for PgBus {
             .lock()
             .expect("owned turns lock")
             .insert(turn_id.clone(), live.clone());
-        tokio::spawn(relay(self.inner.clone(), turn_id, live.clone()));
+        tokio::spawn(relay::relay(self.inner.clone(), turn_id, live.clone()));
         Ok(live)
     }
 
@@ -419,68 +315,6 @@ impl TurnBus for PgBus {
     }
 }
 
-/// A watcher here of a turn running on another replica.
-struct Follower {
-    inner: Arc<Inner>,
-    turn_id: String,
-    next: i64,
-    rx: watch::Receiver<u64>,
-    done: bool,
-}
-
-#[async_trait::async_trait]
-impl RemoteFeed for Follower {
-    async fn next_batch(&mut self) -> Option<Vec<UiChunk>> {
-        let mut failures = 0;
-        while !self.done {
-            self.rx.borrow_and_update();
-            match self.inner.read(&self.turn_id, self.next).await {
-                Ok((chunks, over)) => {
-                    failures = 0;
-                    self.done = over;
-                    if !chunks.is_empty() {
-                        self.next += chunks.len() as i64;
-                        return Some(chunks);
-                    }
-                    if over {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    failures += 1;
-                    crate::warn!("turn bus: cannot read turn {}: {e}", self.turn_id);
-                    self.done = failures >= READ_ATTEMPTS;
-                }
-            }
-            let _ = tokio::time::timeout(POLL, self.rx.changed()).await;
-        }
-        None
-    }
-}
-
-impl Drop for Follower {
-    fn drop(&mut self) {
-        {
-            let mut wakers = self.inner.wakers.lock().expect("wakers lock");
-            if wakers.get(&self.turn_id).is_some_and(|w| w.receiver_count() <= 1) {
-                wakers.remove(&self.turn_id);
-            }
-        }
-        if self.done {
-            return;
-        }
-        // The turn's replica counts this watcher gone (and may cancel the turn).
-        let (inner, turn) = (self.inner.clone(), self.turn_id.clone());
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                if let Err(e) = inner.notify("l", &turn).await {
-                    crate::warn!("turn bus: cannot tell turn {turn}'s replica a watcher left: {e}");
-                }
-            });
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::PgBus;
@@ -491,11 +325,23 @@ mod tests {
 
     /// Two buses on one fresh database: two replicas.
     async fn two() -> (Arc<dyn TurnBus>, Arc<dyn TurnBus>) {
+        two_keeping(1 << 20).await
+    }
+
+    /// Two replicas whose turns keep `resume_buffer` bytes.
+    async fn two_keeping(resume_buffer: usize) -> (Arc<dyn TurnBus>, Arc<dyn TurnBus>) {
         let pg = test_database().await;
         let ttl = Duration::from_secs(15);
-        let a = Arc::new(PgBus::open(&pg, "replica-a", ttl, Duration::ZERO).await.unwrap());
-        let b = Arc::new(PgBus::open(&pg, "replica-b", ttl, Duration::ZERO).await.unwrap());
+        let limits = conformance::limits(resume_buffer);
+        let a = Arc::new(PgBus::open(&pg, "replica-a", ttl, limits).await.unwrap());
+        let b = Arc::new(PgBus::open(&pg, "replica-b", ttl, limits).await.unwrap());
         (a, b)
+    }
+
+    #[tokio::test]
+    async fn conformance_a_long_turn_resumes_from_its_message_across_replicas() {
+        let (a, b) = two_keeping(conformance::SMALL_BUFFER).await;
+        conformance::long_turn_resumes_from_its_message(a, b).await;
     }
 
     #[tokio::test]
