@@ -427,3 +427,6 @@ impl Hub {
         self.core.registry.borrow().clone()
     }
 }
+
+#[cfg(test)]
+mod stored_records_tests;
