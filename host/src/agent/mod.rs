@@ -41,7 +41,6 @@ mod store;
 mod tool_result;
 mod usage;
 
-pub use budget::{ContextGuardEvent, GuardOutcome, GuardTrigger};
 pub use bus::{TurnBus, Watch};
 pub use live::{Busy, LiveTurn, LiveTurns, Subscription};
 pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};

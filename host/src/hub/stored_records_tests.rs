@@ -6,11 +6,15 @@
 //! a copy with this release's stores and must read the same.
 //!
 //! `WASMHUB_WRITE_RECORD_FIXTURE=<dir>` makes [`write_fixture`] write a new
-//! folder there instead (it was run at the commit that added this file).
+//! folder there instead (it was run at the commit that added this file, with
+//! the writers of that release).
 
-use super::accounting::{self, ContextGuard, Entry, ModelStep, Since, ToolCall, UsageRecord};
+use super::accounting::{
+    self, AccountingRecord, ContextGuard, Entry, GuardOutcome, GuardTrigger, ModelStep, Since, ToolCall,
+};
 use super::approval::ApprovalRecord;
 use super::audit::{self, CallOutcome, CallRecord};
+use super::auth::Visible;
 use super::error::ErrorCode;
 use crate::config::{AccountingConfig, AuditConfig};
 use crate::storage::{Backend, Storage};
@@ -93,8 +97,8 @@ fn call_records() -> Vec<CallRecord> {
     vec![ok, nested, approved, summary]
 }
 
-fn accounting_records() -> Vec<UsageRecord> {
-    let record = |time_ms, session: Option<&str>, caller: &str, entry| UsageRecord {
+fn accounting_records() -> Vec<AccountingRecord> {
+    let record = |time_ms, session: Option<&str>, caller: &str, entry| AccountingRecord {
         id: 0,
         time_ms,
         session: session.map(str::to_string),
@@ -139,8 +143,8 @@ fn accounting_records() -> Vec<UsageRecord> {
         step: 1,
         provider: "openai".into(),
         model: "gpt-4o".into(),
-        trigger: "tool_result".into(),
-        outcome: "replaced".into(),
+        trigger: GuardTrigger::ToolResult,
+        outcome: GuardOutcome::Replaced,
         projected_tokens: 130_000,
         limit_tokens: 120_000,
         remaining_tokens: 4_000,
@@ -173,17 +177,17 @@ async fn read_back(storage: &Storage) -> Value {
         &AuditConfig::default(),
     )
     .unwrap();
-    let usage = accounting::UsageLog::start(
+    let usage = accounting::Accounting::start(
         accounting::store::open(&backend).await.unwrap(),
         &AccountingConfig::default(),
     )
     .unwrap();
     tokio::task::spawn_blocking(move || {
         json!({
-            "calls": audit.recent(100, None).unwrap(),
-            "calls_of_alice": audit.recent(100, Some("alice".into())).unwrap(),
-            "accounting": usage.page(Since::Start, 100, None).unwrap(),
-            "accounting_after_2": usage.page(Since::Id(2), 100, Some("bob".into())).unwrap(),
+            "calls": audit.recent(100, &Visible::All).unwrap(),
+            "calls_of_alice": audit.recent(100, &Visible::Only("alice".into())).unwrap(),
+            "accounting": usage.page(Since::Start, 100, &Visible::All).unwrap(),
+            "accounting_after_2": usage.page(Since::Id(2), 100, &Visible::Only("bob".into())).unwrap(),
             "sessions": usage.session_usage(SESSIONS).unwrap(),
         })
     })
@@ -207,7 +211,7 @@ async fn write_fixture() {
             &AuditConfig::default(),
         )
         .unwrap();
-        let usage = accounting::UsageLog::start(
+        let usage = accounting::Accounting::start(
             accounting::store::open(&backend).await.unwrap(),
             &AccountingConfig::default(),
         )

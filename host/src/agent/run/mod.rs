@@ -318,7 +318,7 @@ impl Runner<'_> {
     /// Where this turn's records go.
     fn ledger(&self) -> usage::Ledger<'_> {
         usage::Ledger {
-            hub: &self.env.hub,
+            accounting: self.env.hub.accounting(),
             session: &self.turn.session.id,
             message: &self.turn.assistant.id,
             caller: self.turn.caller.name(),

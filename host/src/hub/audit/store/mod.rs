@@ -1,7 +1,7 @@
 //! Where the audit log's records live: [`AuditStore`], owned by the hub and
-//! written only through the audit writer thread (`super::AuditLog`).
+//! written only through the audit log's writer thread (`hub::records`).
 //!
-//! - `log`: the record log `calls` beside the sled database (one process);
+//! - `log`: the record log `calls` of the embedded backend (one process);
 //! - `postgres`: the table `wasmhub_audit`, shared by every replica;
 //! - `conformance`: the suite every implementation passes.
 

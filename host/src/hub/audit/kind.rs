@@ -1,0 +1,45 @@
+//! The audit log as a record kind of the pipeline (`hub::records`): call
+//! records into an [`AuditStore`], read newest first.
+
+use super::{AuditStore, CallRecord};
+use crate::hub::records::{Driver, RecordKind, Reply};
+use crate::storage::StorageError;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+/// The audit log's store, driven by its writer thread.
+pub(super) struct AuditRecords(pub Arc<dyn AuditStore>);
+
+/// The newest records (at most `limit`; one principal's when it names one).
+pub(super) struct Recent {
+    pub limit: usize,
+    pub principal: Option<String>,
+    pub reply: Reply<Vec<CallRecord>>,
+}
+
+impl RecordKind for AuditRecords {
+    type Record = CallRecord;
+    type Read = Recent;
+    /// Nothing but records and reads.
+    type Order = Infallible;
+    const NAME: &'static str = "audit log";
+    const THREAD: &'static str = "wasmhub-audit";
+
+    fn append(&mut self, driver: &Driver, batch: Vec<CallRecord>) -> Result<(), StorageError> {
+        driver.run(self.0.append(batch))
+    }
+
+    fn trim(&self, driver: &Driver, keep: usize, slack: usize) -> Result<(), StorageError> {
+        driver.run(self.0.trim(keep, slack))
+    }
+
+    fn answer(&self, driver: &Driver, read: Recent) {
+        let _ = read
+            .reply
+            .send(driver.run(self.0.recent(read.limit, read.principal)));
+    }
+
+    fn apply(&mut self, _: &Driver, order: Infallible) {
+        match order {}
+    }
+}
