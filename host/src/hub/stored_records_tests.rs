@@ -168,20 +168,21 @@ fn accounting_records() -> Vec<AccountingRecord> {
     ]
 }
 
+/// The audit log and accounting over `storage`, with the default settings.
+async fn writers(storage: &Storage) -> (audit::AuditLog, accounting::Accounting) {
+    let backend = Backend::Sled(storage.clone());
+    let audit = audit::store::open(&backend).await.unwrap();
+    let usage = accounting::store::open(&backend).await.unwrap();
+    (
+        audit::AuditLog::start(audit, &AuditConfig::default()).unwrap(),
+        accounting::Accounting::start(usage, &AccountingConfig::default()).unwrap(),
+    )
+}
+
 /// What the stores over `storage` read: the calls, the accounting records, the
 /// sums of [`SESSIONS`].
 async fn read_back(storage: &Storage) -> Value {
-    let backend = Backend::Sled(storage.clone());
-    let audit = audit::AuditLog::start(
-        audit::store::open(&backend).await.unwrap(),
-        &AuditConfig::default(),
-    )
-    .unwrap();
-    let usage = accounting::Accounting::start(
-        accounting::store::open(&backend).await.unwrap(),
-        &AccountingConfig::default(),
-    )
-    .unwrap();
+    let (audit, usage) = writers(storage).await;
     tokio::task::spawn_blocking(move || {
         json!({
             "calls": audit.recent(100, &Visible::All).unwrap(),
@@ -204,18 +205,8 @@ async fn write_fixture() {
     };
     let out = PathBuf::from(out);
     let storage = Storage::open(&out.join("data")).unwrap();
-    let backend = Backend::Sled(storage.clone());
     {
-        let audit = audit::AuditLog::start(
-            audit::store::open(&backend).await.unwrap(),
-            &AuditConfig::default(),
-        )
-        .unwrap();
-        let usage = accounting::Accounting::start(
-            accounting::store::open(&backend).await.unwrap(),
-            &AccountingConfig::default(),
-        )
-        .unwrap();
+        let (audit, usage) = writers(&storage).await;
         for record in call_records() {
             audit.record(record);
         }

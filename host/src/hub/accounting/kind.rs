@@ -7,7 +7,6 @@ use super::record::{AccountingRecord, SessionUsage};
 use super::store::AccountingStore;
 use super::{Page, Since};
 use crate::hub::records::{Driver, RecordKind, Reply};
-use crate::storage::StorageError;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -37,22 +36,21 @@ pub(super) enum Read {
 pub(super) struct ForgetSession(pub String);
 
 impl RecordKind for AccountingRecords {
-    type Record = AccountingRecord;
+    type Store = dyn AccountingStore;
     type Read = Read;
     type Order = ForgetSession;
     const NAME: &'static str = "accounting";
     const THREAD: &'static str = "wasmhub-accounting";
 
-    fn append(&mut self, driver: &Driver, batch: Vec<AccountingRecord>) -> Result<(), StorageError> {
-        let stored = driver.run(self.store.append(batch))?;
-        if let Some(file) = &mut self.jsonl {
-            append_jsonl(file, &stored);
-        }
-        Ok(())
+    fn store(&self) -> &Self::Store {
+        &*self.store
     }
 
-    fn trim(&self, driver: &Driver, keep: usize, slack: usize) -> Result<(), StorageError> {
-        driver.run(self.store.trim(keep, slack))
+    /// With their ids, onto the JSONL file.
+    fn stored(&mut self, records: &[AccountingRecord]) {
+        if let Some(file) = &mut self.jsonl {
+            append_jsonl(file, records);
+        }
     }
 
     fn answer(&self, driver: &Driver, read: Read) {

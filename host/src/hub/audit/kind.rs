@@ -3,7 +3,6 @@
 
 use super::{AuditStore, CallRecord};
 use crate::hub::records::{Driver, RecordKind, Reply};
-use crate::storage::StorageError;
 use std::convert::Infallible;
 use std::sync::Arc;
 
@@ -18,19 +17,15 @@ pub(super) struct Recent {
 }
 
 impl RecordKind for AuditRecords {
-    type Record = CallRecord;
+    type Store = dyn AuditStore;
     type Read = Recent;
     /// Nothing but records and reads.
     type Order = Infallible;
     const NAME: &'static str = "audit log";
     const THREAD: &'static str = "wasmhub-audit";
 
-    fn append(&mut self, driver: &Driver, batch: Vec<CallRecord>) -> Result<(), StorageError> {
-        driver.run(self.0.append(batch))
-    }
-
-    fn trim(&self, driver: &Driver, keep: usize, slack: usize) -> Result<(), StorageError> {
-        driver.run(self.0.trim(keep, slack))
+    fn store(&self) -> &Self::Store {
+        &*self.0
     }
 
     fn answer(&self, driver: &Driver, read: Recent) {

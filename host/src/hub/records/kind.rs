@@ -1,17 +1,17 @@
-//! What a kind of record tells the pipeline ([`RecordKind`]): the shape of its
-//! records, its reads, what else must happen in order with its records, and how
-//! its store takes them. The audit log (`hub::audit`) and accounting
-//! (`hub::accounting`) are the kinds; the queue, the writer thread, batching,
-//! trimming and the order of reads are the pipeline's (`super::writer`).
+//! What a kind of record tells the pipeline ([`RecordKind`]): its store (and so
+//! the shape of its records), its reads, what else must happen in order with its
+//! records, and what else happens to them once stored. The audit log
+//! (`hub::audit`) and accounting (`hub::accounting`) are the kinds; the queue,
+//! the writer thread, batching, storing, trimming and the order of reads are the
+//! pipeline's (`super::writer`).
 
-use super::Driver;
-use crate::storage::StorageError;
+use super::{Driver, RecordStore};
 
-/// A kind of record and its store, owned by its writer thread; every method runs
-/// there, the store's futures on `driver`.
+/// A kind of record with its store, owned by its writer thread; every method
+/// runs there, the store's futures on `driver`.
 pub(crate) trait RecordKind: Send + 'static {
-    /// One record, as queued and stored.
-    type Record: Send + 'static;
+    /// Where the records go; its `Record` is the kind's record.
+    type Store: RecordStore + ?Sized;
     /// A read with where its answer goes, answered once every record queued
     /// before it is stored.
     type Read: Send + 'static;
@@ -23,12 +23,12 @@ pub(crate) trait RecordKind: Send + 'static {
     /// The writer thread's name.
     const THREAD: &'static str;
 
-    /// Stores `batch` (never empty), in order, after everything stored before.
-    fn append(&mut self, driver: &Driver, batch: Vec<Self::Record>) -> Result<(), StorageError>;
+    /// The kind's store.
+    fn store(&self) -> &Self::Store;
 
-    /// Once more than `keep + slack` records are stored, removes the oldest
-    /// until `keep` remain (the stores' `trim`).
-    fn trim(&self, driver: &Driver, keep: usize, slack: usize) -> Result<(), StorageError>;
+    /// What else happens to `records` once the store has them (as stored, ids
+    /// given); nothing unless the kind says.
+    fn stored(&mut self, _records: &[Record<Self>]) {}
 
     /// Answers `read`.
     fn answer(&self, driver: &Driver, read: Self::Read);
@@ -36,3 +36,6 @@ pub(crate) trait RecordKind: Send + 'static {
     /// Does `order`; it logs its own failure (nobody waits for it).
     fn apply(&mut self, driver: &Driver, order: Self::Order);
 }
+
+/// The record of kind `K`.
+pub(crate) type Record<K> = <<K as RecordKind>::Store as RecordStore>::Record;

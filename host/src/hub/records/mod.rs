@@ -9,6 +9,7 @@
 //!   written and counted (each kind decides what else it does about it);
 //! - the writer (`writer`) lets records gather, appends each batch to the store,
 //!   trims the store to the kind's retention, and does each kind's ordered work;
+//!   every kind's store appends and trims alike (`store`: [`RecordStore`]);
 //! - reads go through the writer too, after what was queued before them, so a
 //!   client that saw a call end reads its records, and the writer thread is the
 //!   only place the store's futures run (`driver`);
@@ -23,9 +24,11 @@ mod call;
 mod driver;
 mod kind;
 mod queue;
+mod store;
 mod writer;
 
 pub(in crate::hub) use call::{CallOrigin, CallRecorder};
 pub(crate) use driver::Driver;
 pub(crate) use kind::RecordKind;
 pub(crate) use queue::{Records, Reply};
+pub(crate) use store::RecordStore;

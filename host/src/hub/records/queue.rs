@@ -2,6 +2,7 @@
 //! that recording never waits on, the dropped-record count, reads that wait for
 //! the writer, and the shutdown that lets the writer store what was queued.
 
+use super::kind::Record;
 use super::writer::{self, Msg};
 use super::{Driver, RecordKind};
 use crate::hub::HubError;
@@ -43,7 +44,7 @@ impl<K: RecordKind> Records<K> {
 
     /// Queues `record` without waiting; hands it back when the queue is full or
     /// the writer is gone.
-    pub(crate) fn offer(&self, record: K::Record) -> Result<(), TrySendError<K::Record>> {
+    pub(crate) fn offer(&self, record: Record<K>) -> Result<(), TrySendError<Record<K>>> {
         let Some(tx) = &self.tx else {
             return Err(TrySendError::Disconnected(record));
         };
@@ -55,7 +56,7 @@ impl<K: RecordKind> Records<K> {
     }
 
     /// Queues `record`, waiting for room; whether the writer took it.
-    pub(crate) fn send(&self, record: K::Record) -> bool {
+    pub(crate) fn send(&self, record: Record<K>) -> bool {
         self.tx
             .as_ref()
             .is_some_and(|tx| tx.send(Msg::Record(Box::new(record))).is_ok())

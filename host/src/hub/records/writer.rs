@@ -1,11 +1,13 @@
 //! The writer thread of a record kind: lets queued records gather for
-//! [`GATHER`], appends each batch (at most [`BATCH`]) to the kind's store, trims
+//! [`GATHER`], appends each batch (at most [`BATCH`]) to the kind's store (and
+//! hands the stored records to the kind, `RecordKind::stored`), trims
 //! the store to the configured retention (with a tenth of slack, so it does not
 //! look after every batch), and answers reads once what was queued before them
 //! is stored. It is the only place the store's futures run (`super::driver`);
 //! nothing here runs on the async workers.
 
-use super::{Driver, RecordKind};
+use super::kind::Record;
+use super::{Driver, RecordKind, RecordStore};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
@@ -18,7 +20,7 @@ const GATHER: Duration = Duration::from_millis(20);
 
 /// What the sending side (`super::queue`) puts on the channel.
 pub(super) enum Msg<K: RecordKind> {
-    Record(Box<K::Record>),
+    Record(Box<Record<K>>),
     Order(K::Order),
     Read(K::Read),
 }
@@ -30,7 +32,7 @@ pub(super) fn write_loop<K: RecordKind>(rx: Receiver<Msg<K>>, mut kind: K, drive
         if matches!(first, Msg::Record(_)) {
             std::thread::sleep(GATHER);
         }
-        let mut batch: Vec<K::Record> = Vec::new();
+        let mut batch: Vec<Record<K>> = Vec::new();
         let mut reads = Vec::new();
         let mut next = Some(first);
         while let Some(msg) = next {
@@ -51,7 +53,7 @@ pub(super) fn write_loop<K: RecordKind>(rx: Receiver<Msg<K>>, mut kind: K, drive
         }
         if !batch.is_empty() {
             append(&mut kind, &driver, batch);
-            if let Err(e) = kind.trim(&driver, retention, slack) {
+            if let Err(e) = driver.run(kind.store().trim(retention, slack)) {
                 crate::error!("{}: cannot trim to {retention} records: {e}", K::NAME);
             }
         }
@@ -62,12 +64,13 @@ pub(super) fn write_loop<K: RecordKind>(rx: Receiver<Msg<K>>, mut kind: K, drive
 }
 
 /// Stores `batch`, if it holds anything; a failure is logged (the records are lost).
-fn append<K: RecordKind>(kind: &mut K, driver: &Driver, batch: Vec<K::Record>) {
+fn append<K: RecordKind>(kind: &mut K, driver: &Driver, batch: Vec<Record<K>>) {
     if batch.is_empty() {
         return;
     }
     let n = batch.len();
-    if let Err(e) = kind.append(driver, batch) {
-        crate::error!("{}: cannot store {n} records: {e}", K::NAME);
+    match driver.run(kind.store().append(batch)) {
+        Ok(stored) => kind.stored(&stored),
+        Err(e) => crate::error!("{}: cannot store {n} records: {e}", K::NAME),
     }
 }

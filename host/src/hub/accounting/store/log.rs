@@ -11,6 +11,7 @@
 
 use super::AccountingStore;
 use crate::hub::accounting::{AccountingRecord, Page, SessionUsage, Since};
+use crate::hub::records::RecordStore;
 use crate::storage::log::{LogRecord, RecordLog};
 use crate::storage::{Storage, StorageError, Table};
 use std::collections::BTreeMap;
@@ -55,7 +56,9 @@ impl LogAccounting {
 }
 
 #[async_trait::async_trait]
-impl AccountingStore for LogAccounting {
+impl RecordStore for LogAccounting {
+    type Record = AccountingRecord;
+
     async fn append(&self, mut batch: Vec<AccountingRecord>) -> Result<Vec<AccountingRecord>, StorageError> {
         if batch.is_empty() {
             return Ok(batch);
@@ -70,6 +73,13 @@ impl AccountingStore for LogAccounting {
         Ok(batch)
     }
 
+    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
+        self.state().records.trim(keep, slack)
+    }
+}
+
+#[async_trait::async_trait]
+impl AccountingStore for LogAccounting {
     async fn page(
         &self,
         since: Since,
@@ -131,10 +141,6 @@ impl AccountingStore for LogAccounting {
         let _state = self.state();
         self.sessions.remove(session.as_bytes())?;
         Ok(())
-    }
-
-    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
-        self.state().records.trim(keep, slack)
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) mod postgres;
 pub(crate) use self::log::LogAccounting;
 
 use super::{AccountingRecord, Page, SessionUsage, Since};
+use crate::hub::records::RecordStore;
 use crate::storage::{Backend, StorageError};
 use std::sync::Arc;
 
@@ -30,16 +31,14 @@ pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn AccountingStore>, 
     }
 }
 
-/// Accounting's storage. Several writers (replicas) may share one store: record
-/// ids are unique and increasing across all of them, sums add up every writer's
-/// records, trimming counts every writer's records.
+/// Accounting's storage: records appended by the pipeline ([`RecordStore`]:
+/// `append` gives each record its id, after every id given before by any writer,
+/// in batch order, and adds it to its session's sums; `trim` keeps the sums),
+/// read by page and by session sums. Several writers (replicas) may share one
+/// store: record ids are unique and increasing across all of them, sums add up
+/// every writer's records, trimming counts every writer's records.
 #[async_trait::async_trait]
-pub(crate) trait AccountingStore: Send + Sync {
-    /// Gives each record of `batch` its id (after every id given before, by any
-    /// writer, in batch order), stores the records and adds them to their
-    /// sessions' sums; answers them with their ids.
-    async fn append(&self, batch: Vec<AccountingRecord>) -> Result<Vec<AccountingRecord>, StorageError>;
-
+pub(crate) trait AccountingStore: RecordStore<Record = AccountingRecord> {
     /// Up to `limit` records after `since`, oldest first (in id order); only those
     /// whose `caller` is `principal` when one is given.
     async fn page(&self, since: Since, limit: usize, principal: Option<String>)
@@ -50,9 +49,4 @@ pub(crate) trait AccountingStore: Send + Sync {
 
     /// Drops the sums of `session` (the session was deleted; its records stay).
     async fn forget_session(&self, session: String) -> Result<(), StorageError>;
-
-    /// Once more than `keep + slack` records are stored (all writers together),
-    /// removes the oldest until `keep` remain; sums are kept. An implementation may
-    /// look only every `slack` appended records (with `slack` 0 it always looks).
-    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError>;
 }

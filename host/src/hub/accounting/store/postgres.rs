@@ -8,6 +8,7 @@
 
 use super::AccountingStore;
 use crate::hub::accounting::{AccountingRecord, Page, SessionUsage, Since};
+use crate::hub::records::RecordStore;
 use crate::storage::{Postgres, StorageError};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -80,7 +81,9 @@ fn sums(batch: &[AccountingRecord]) -> BTreeMap<&str, SessionUsage> {
 }
 
 #[async_trait::async_trait]
-impl AccountingStore for PgAccounting {
+impl RecordStore for PgAccounting {
+    type Record = AccountingRecord;
+
     async fn append(&self, mut batch: Vec<AccountingRecord>) -> Result<Vec<AccountingRecord>, StorageError> {
         if batch.is_empty() {
             return Ok(batch);
@@ -152,6 +155,17 @@ impl AccountingStore for PgAccounting {
         Ok(batch)
     }
 
+    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
+        if self.since_trim.load(Ordering::Relaxed) < slack {
+            return Ok(());
+        }
+        self.since_trim.store(0, Ordering::Relaxed);
+        self.pg.keep_newest("wasmhub_accounting", keep, slack).await
+    }
+}
+
+#[async_trait::async_trait]
+impl AccountingStore for PgAccounting {
     async fn page(
         &self,
         since: Since,
@@ -236,13 +250,5 @@ impl AccountingStore for PgAccounting {
             .await
             .map_err(StorageError::pg("drop session sums"))?;
         Ok(())
-    }
-
-    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
-        if self.since_trim.load(Ordering::Relaxed) < slack {
-            return Ok(());
-        }
-        self.since_trim.store(0, Ordering::Relaxed);
-        self.pg.keep_newest("wasmhub_accounting", keep, slack).await
     }
 }

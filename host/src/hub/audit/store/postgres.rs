@@ -6,6 +6,7 @@
 
 use super::AuditStore;
 use crate::hub::audit::CallRecord;
+use crate::hub::records::RecordStore;
 use crate::storage::{Postgres, StorageError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -42,10 +43,12 @@ impl PgAudit {
 }
 
 #[async_trait::async_trait]
-impl AuditStore for PgAudit {
-    async fn append(&self, batch: Vec<CallRecord>) -> Result<(), StorageError> {
+impl RecordStore for PgAudit {
+    type Record = CallRecord;
+
+    async fn append(&self, batch: Vec<CallRecord>) -> Result<Vec<CallRecord>, StorageError> {
         if batch.is_empty() {
-            return Ok(());
+            return Ok(batch);
         }
         let json = batch
             .iter()
@@ -64,9 +67,20 @@ impl AuditStore for PgAudit {
             .await
             .map_err(StorageError::pg("append audit records"))?;
         self.since_trim.fetch_add(batch.len(), Ordering::Relaxed);
-        Ok(())
+        Ok(batch)
     }
 
+    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
+        if self.since_trim.load(Ordering::Relaxed) < slack {
+            return Ok(());
+        }
+        self.since_trim.store(0, Ordering::Relaxed);
+        self.pg.keep_newest("wasmhub_audit", keep, slack).await
+    }
+}
+
+#[async_trait::async_trait]
+impl AuditStore for PgAudit {
     async fn recent(&self, limit: usize, principal: Option<String>) -> Result<Vec<CallRecord>, StorageError> {
         let client = self.pg.client().await?;
         let limit = limit.min(i64::MAX as usize) as i64;
@@ -97,13 +111,5 @@ impl AuditStore for PgAudit {
                 })
             })
             .collect()
-    }
-
-    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
-        if self.since_trim.load(Ordering::Relaxed) < slack {
-            return Ok(());
-        }
-        self.since_trim.store(0, Ordering::Relaxed);
-        self.pg.keep_newest("wasmhub_audit", keep, slack).await
     }
 }
