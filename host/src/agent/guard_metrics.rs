@@ -2,7 +2,7 @@
 //! and outcome, and the tokens each target's conversation had left after its
 //! latest step. Rendered after the hub's own metrics.
 
-use super::budget::Limits;
+use super::context_guard::Limits;
 use crate::hub::accounting::ContextGuard;
 use crate::hub::escape_label;
 use std::collections::BTreeMap;

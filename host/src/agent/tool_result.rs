@@ -1,6 +1,6 @@
 //! A tool call's result as the chunk that answers it, within the context budget.
 
-use super::budget::Budget;
+use super::context_guard::Budget;
 use super::convert::error_json;
 use crate::hub::accounting::ContextGuard;
 use crate::llm::UiChunk;

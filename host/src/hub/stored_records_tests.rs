@@ -171,25 +171,25 @@ fn accounting_records() -> Vec<AccountingRecord> {
 /// The audit log and accounting over `storage`, with the default settings.
 async fn writers(storage: &Storage) -> (audit::AuditLog, accounting::Accounting) {
     let backend = Backend::Sled(storage.clone());
-    let audit = audit::store::open(&backend).await.unwrap();
-    let usage = accounting::store::open(&backend).await.unwrap();
+    let audit_store = audit::store::open(&backend).await.unwrap();
+    let accounting_store = accounting::store::open(&backend).await.unwrap();
     (
-        audit::AuditLog::start(audit, &AuditConfig::default()).unwrap(),
-        accounting::Accounting::start(usage, &AccountingConfig::default()).unwrap(),
+        audit::AuditLog::start(audit_store, &AuditConfig::default()).unwrap(),
+        accounting::Accounting::start(accounting_store, &AccountingConfig::default()).unwrap(),
     )
 }
 
 /// What the stores over `storage` read: the calls, the accounting records, the
 /// sums of [`SESSIONS`].
 async fn read_back(storage: &Storage) -> Value {
-    let (audit, usage) = writers(storage).await;
+    let (audit, accounting) = writers(storage).await;
     tokio::task::spawn_blocking(move || {
         json!({
             "calls": audit.recent(100, &Visible::All).unwrap(),
             "calls_of_alice": audit.recent(100, &Visible::Only("alice".into())).unwrap(),
-            "accounting": usage.page(Since::Start, 100, &Visible::All).unwrap(),
-            "accounting_after_2": usage.page(Since::Id(2), 100, &Visible::Only("bob".into())).unwrap(),
-            "sessions": usage.session_usage(SESSIONS).unwrap(),
+            "accounting": accounting.page(Since::Start, 100, &Visible::All).unwrap(),
+            "accounting_after_2": accounting.page(Since::Id(2), 100, &Visible::Only("bob".into())).unwrap(),
+            "sessions": accounting.session_usage(SESSIONS).unwrap(),
         })
     })
     .await
@@ -206,15 +206,15 @@ async fn write_fixture() {
     let out = PathBuf::from(out);
     let storage = Storage::open(&out.join("data")).unwrap();
     {
-        let (audit, usage) = writers(&storage).await;
+        let (audit, accounting) = writers(&storage).await;
         for record in call_records() {
             audit.record(record);
         }
         for record in accounting_records() {
-            usage.record(record);
+            accounting.record(record);
         }
         // Dropped on a blocking thread: they wait for their writers.
-        tokio::task::spawn_blocking(move || drop((audit, usage)))
+        tokio::task::spawn_blocking(move || drop((audit, accounting)))
             .await
             .unwrap();
     }

@@ -25,7 +25,7 @@
 //! answered.
 
 use super::approval;
-use super::budget::{Budget, Limits, estimate_tokens};
+use super::context_guard::{Budget, Limits, estimate_tokens};
 use super::convert;
 use super::guard_metrics::GuardMetrics;
 use super::live::LiveTurn;

@@ -104,7 +104,7 @@ pub struct ToolCall {
 
 /// One activation of the agent loop's context guard: the target whose context it
 /// was, what made it act, what it did, and the tokens it measured. The agent's
-/// guard (`agent::budget`) makes it, logs it, counts it in `/metrics` and
+/// guard (`agent::context_guard`) makes it, logs it, counts it in `/metrics` and
 /// accounts it with its message and step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContextGuard {

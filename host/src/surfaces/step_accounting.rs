@@ -10,15 +10,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// One model call a surface sends for a client, on its way to accounting.
-pub(crate) struct StepMeter {
+pub(crate) struct StepAccounting {
     accounting: Arc<Accounting>,
     caller: String,
     started: Instant,
 }
 
-impl StepMeter {
-    pub(crate) fn start(app: &App, caller: &Caller) -> StepMeter {
-        StepMeter {
+impl StepAccounting {
+    pub(crate) fn start(app: &App, caller: &Caller) -> StepAccounting {
+        StepAccounting {
             accounting: app.hub.accounting().clone(),
             caller: caller.name().to_string(),
             started: Instant::now(),

@@ -1,4 +1,4 @@
-//! The context budget guard: a tool result that would overflow the model's context
+//! The context guard: a tool result that would overflow the model's context
 //! window is replaced by a short error the model can act on, and each time that
 //! happens is a [`ContextGuard`] record (logged, counted in `/metrics`, accounted
 //! with its message and step: `usage::record_guard`).
