@@ -28,7 +28,7 @@ pub(crate) use store::AuditStore;
 use crate::config::AuditConfig;
 use crate::hub::HubError;
 use crate::hub::auth::Visible;
-use crate::hub::records::Records;
+use crate::hub::records::{RecordKind, Records};
 use kind::{AuditRecords, Recent};
 use serde_json::Value;
 use std::sync::Arc;
@@ -139,7 +139,7 @@ impl AuditLog {
             return Ok(Vec::new());
         }
         if !self.queue_summary(true) {
-            return Err(HubError::WriterGone("audit log"));
+            return Err(HubError::WriterGone(AuditRecords::NAME));
         }
         let principal = visible.principal().map(str::to_string);
         self.records.read(|reply| Recent {
