@@ -32,3 +32,5 @@ pub(crate) use driver::Driver;
 pub(crate) use kind::RecordKind;
 pub(crate) use queue::{Records, Reply};
 pub(crate) use store::RecordStore;
+#[cfg(feature = "postgres")]
+pub(crate) use store::SinceTrim;

@@ -4,6 +4,8 @@
 //! its reads; the writer thread (`super::writer`) is the only caller.
 
 use crate::storage::StorageError;
+#[cfg(feature = "postgres")]
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A record kind's storage. Several writers (replicas) may share one store.
 #[async_trait::async_trait]
@@ -21,4 +23,28 @@ pub(crate) trait RecordStore: Send + Sync {
     /// after every batch; an implementation may look only every `slack` appended
     /// records (with `slack` 0 it always looks).
     async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError>;
+}
+
+/// The records one writer appended since its store last looked at the size of a
+/// table it shares (PostgreSQL): such a store trims only every `slack` records.
+#[cfg(feature = "postgres")]
+#[derive(Debug, Default)]
+pub(crate) struct SinceTrim(AtomicUsize);
+
+#[cfg(feature = "postgres")]
+impl SinceTrim {
+    /// Counts `n` appended records.
+    pub(crate) fn appended(&self, n: usize) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Whether `slack` records were appended since it last said so (then it
+    /// counts from 0 again).
+    pub(crate) fn due(&self, slack: usize) -> bool {
+        if self.0.load(Ordering::Relaxed) < slack {
+            return false;
+        }
+        self.0.store(0, Ordering::Relaxed);
+        true
+    }
 }

@@ -8,10 +8,9 @@
 
 use super::AccountingStore;
 use crate::hub::accounting::{AccountingRecord, Page, SessionUsage, Since};
-use crate::hub::records::RecordStore;
+use crate::hub::records::{RecordStore, SinceTrim};
 use crate::storage::{Postgres, StorageError};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The schema, one step per version (`Postgres::migrate`).
 const MIGRATIONS: &[&str] = &[
@@ -45,7 +44,7 @@ const TABLE: &str = "wasmhub_accounting";
 pub(crate) struct PgAccounting {
     pg: Postgres,
     /// Records this writer appended since it last looked at the table's size.
-    since_trim: AtomicUsize,
+    since_trim: SinceTrim,
 }
 
 impl PgAccounting {
@@ -54,7 +53,7 @@ impl PgAccounting {
         pg.migrate("accounting", MIGRATIONS).await?;
         Ok(PgAccounting {
             pg,
-            since_trim: AtomicUsize::new(0),
+            since_trim: SinceTrim::default(),
         })
     }
 }
@@ -151,15 +150,14 @@ impl RecordStore for PgAccounting {
         tx.commit()
             .await
             .map_err(StorageError::pg("commit accounting records"))?;
-        self.since_trim.fetch_add(batch.len(), Ordering::Relaxed);
+        self.since_trim.appended(batch.len());
         Ok(batch)
     }
 
     async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
-        if self.since_trim.load(Ordering::Relaxed) < slack {
+        if !self.since_trim.due(slack) {
             return Ok(());
         }
-        self.since_trim.store(0, Ordering::Relaxed);
         self.pg.keep_newest("wasmhub_accounting", keep, slack).await
     }
 }

@@ -6,9 +6,8 @@
 
 use super::AuditStore;
 use crate::hub::audit::CallRecord;
-use crate::hub::records::RecordStore;
+use crate::hub::records::{RecordStore, SinceTrim};
 use crate::storage::{Postgres, StorageError};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The schema, one step per version (`Postgres::migrate`).
 const MIGRATIONS: &[&str] = &[
@@ -28,7 +27,7 @@ const MIGRATIONS: &[&str] = &[
 pub(crate) struct PgAudit {
     pg: Postgres,
     /// Records this writer appended since it last looked at the table's size.
-    since_trim: AtomicUsize,
+    since_trim: SinceTrim,
 }
 
 impl PgAudit {
@@ -37,7 +36,7 @@ impl PgAudit {
         pg.migrate("audit", MIGRATIONS).await?;
         Ok(PgAudit {
             pg,
-            since_trim: AtomicUsize::new(0),
+            since_trim: SinceTrim::default(),
         })
     }
 }
@@ -66,15 +65,14 @@ impl RecordStore for PgAudit {
             )
             .await
             .map_err(StorageError::pg("append audit records"))?;
-        self.since_trim.fetch_add(batch.len(), Ordering::Relaxed);
+        self.since_trim.appended(batch.len());
         Ok(batch)
     }
 
     async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
-        if self.since_trim.load(Ordering::Relaxed) < slack {
+        if !self.since_trim.due(slack) {
             return Ok(());
         }
-        self.since_trim.store(0, Ordering::Relaxed);
         self.pg.keep_newest("wasmhub_audit", keep, slack).await
     }
 }
