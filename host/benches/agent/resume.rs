@@ -2,8 +2,11 @@
 //! (1 KiB deltas) with a reload half way, once with `agent.resume_buffer_kb` at its
 //! default (1024: the turn keeps a tail and a joiner gets a replay of the message)
 //! and once at 1 GiB (every chunk kept, as before the budget). Each run is a
-//! child process of this bench, so each has its own peak RSS (VmHWM); the two
-//! alternate, three times each, and the medians and their ratio are printed.
+//! child process of this bench; the two alternate, three times each. Reported:
+//! the resident memory the live turn added by the time the model pauses half way
+//! (VmRSS then, less VmRSS once the scripted model's 11 MB of frames were made and
+//! before the turn began), and the peak (VmHWM) growth over the whole run, with
+//! medians and ratios.
 
 use super::support::client;
 use super::support::upstream::{Frame, Reply, Upstream};
@@ -26,31 +29,40 @@ pub fn child_run() {
         .enable_all()
         .build()
         .unwrap();
-    let grew = runtime.block_on(scenario(kb));
-    println!("GREW_KB={grew}");
+    let (half_way, peak) = runtime.block_on(scenario(kb));
+    println!("GREW_KB={half_way} {peak}");
     std::process::exit(0);
 }
 
-/// Runs both budgets side by side in child processes; the two medians (KiB of
-/// peak RSS growth).
+/// Runs both budgets side by side in child processes; the medians (KiB of RSS
+/// growth half way, bounded and unbounded).
 pub fn compare() -> (u64, u64) {
-    let (mut bounded, mut unbounded) = (Vec::new(), Vec::new());
+    let mut runs: [Vec<(f64, f64)>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..ROUNDS {
-        bounded.push(child(1024) as f64);
-        unbounded.push(child(1 << 20) as f64);
+        runs[0].push(child(1024));
+        runs[1].push(child(1 << 20));
     }
-    let (b, u) = (median(bounded) as u64, median(unbounded) as u64);
+    let medians = |r: &[(f64, f64)]| {
+        (
+            median(r.iter().map(|x| x.0).collect()) as u64,
+            median(r.iter().map(|x| x.1).collect()) as u64,
+        )
+    };
+    let ((b, b_peak), (u, u_peak)) = (medians(&runs[0]), medians(&runs[1]));
     println!(
-        "10 MB turn resumed half way, peak RSS growth (median of {ROUNDS}): {} MiB with \
-         resume_buffer_kb = 1024, {} MiB keeping every chunk ({:.2}x)",
-        b / 1024,
-        u / 1024,
-        u as f64 / b.max(1) as f64
+        "10 MB turn paused half way, RSS the turn added (median of {ROUNDS}): {} KiB with \
+         resume_buffer_kb = 1024, {} KiB keeping every chunk ({:.2}x); peak growth over the \
+         whole run {} vs {} MiB",
+        b,
+        u,
+        u as f64 / b.max(1) as f64,
+        b_peak / 1024,
+        u_peak / 1024
     );
     (b, u)
 }
 
-fn child(kb: usize) -> u64 {
+fn child(kb: usize) -> (f64, f64) {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .env(CHILD, kb.to_string())
         .output()
@@ -58,7 +70,8 @@ fn child(kb: usize) -> u64 {
     let text = String::from_utf8_lossy(&out.stdout);
     text.lines()
         .find_map(|l| l.strip_prefix("GREW_KB="))
-        .and_then(|n| n.parse().ok())
+        .and_then(|n| n.split_once(' '))
+        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
         .unwrap_or_else(|| {
             panic!(
                 "the child run failed: {text}{}",
@@ -77,8 +90,9 @@ fn rss_kb(key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// The 10 MB turn with a reload half way; the peak RSS growth in KiB.
-async fn scenario(kb: usize) -> u64 {
+/// The 10 MB turn with a reload half way; the RSS growth half way and the peak
+/// growth, in KiB.
+async fn scenario(kb: usize) -> (u64, u64) {
     let scratch = std::env::temp_dir().join(wasmhub::ids::new_id("wasmhub-resume-bench"));
     let upstream = Upstream::start().await;
     let gate = Arc::new(tokio::sync::Notify::new());
@@ -108,6 +122,7 @@ async fn scenario(kb: usize) -> u64 {
     config.agent.lagging_watcher_kb = config.agent.lagging_watcher_kb.max(kb);
     let hub = super::support::hub::start_with(config).await;
     let before = rss_kb("VmRSS:");
+    let peak_before = rss_kb("VmHWM:");
     let body = json!({"id": "long", "trigger": "submit-message",
         "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "go"}]}]});
     let mut first = client::post(hub.addr, "/api/chat", &body).await;
@@ -119,12 +134,13 @@ async fn scenario(kb: usize) -> u64 {
         got += event.len().saturating_sub(40);
     }
     drop(first);
+    let half_way = rss_kb("VmRSS:").saturating_sub(before);
     let again = client::send(hub.addr, http::Method::GET, "/api/chat/long/stream", None, &[]).await;
     gate.notify_one();
     let (events, _) = again.events(Duration::from_secs(120)).await;
     assert_eq!(events.last().map(String::as_str), Some("[DONE]"));
     drop(events);
-    let grew = rss_kb("VmHWM:").saturating_sub(before);
+    let peak = rss_kb("VmHWM:").saturating_sub(peak_before);
     let _ = std::fs::remove_dir_all(&scratch);
-    grew
+    (half_way, peak)
 }
