@@ -126,7 +126,7 @@ fn serve_command(argv: &[String]) -> Result<ExitCode, UsageError> {
     };
     Ok(serve::run(
         config,
-        serve::Options {
+        serve::ServeFlags {
             locked: args.switch("locked"),
             insecure_http: args.switch("insecure-http"),
         },

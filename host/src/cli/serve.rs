@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Flags of `serve` that are not configuration keys.
-pub struct Options {
+pub struct ServeFlags {
     /// Refuse plugins that `plugins.lock` does not pin (and sources whose tag moved).
     pub locked: bool,
     /// Plain HTTP to registries off loopback (`--insecure-http`).
@@ -16,7 +16,7 @@ pub struct Options {
 }
 
 /// Starts the hub; returns when it has shut down.
-pub fn run(config: Config, options: Options) -> ExitCode {
+pub fn run(config: Config, options: ServeFlags) -> ExitCode {
     // Before the runtime starts its threads (see `signals`).
     let signals = match super::signals::install() {
         Ok(s) => s,
@@ -55,7 +55,7 @@ async fn prune_compiled_cache(hub: Arc<crate::hub::Hub>) {
 /// same digests. A source that fails (registry down, tag moved under `--locked`,
 /// bad signature) is logged and the folder keeps what it has: the lock and
 /// `[trust]` still decide whether that loads.
-async fn sync_sources(config: &Config, options: &Options) -> Result<(), String> {
+async fn sync_sources(config: &Config, options: &ServeFlags) -> Result<(), String> {
     if config.plugins.sources.is_empty() {
         return Ok(());
     }
@@ -71,7 +71,7 @@ async fn sync_sources(config: &Config, options: &Options) -> Result<(), String> 
     Ok(())
 }
 
-async fn start(config: Config, options: Options, signals: super::signals::Signals) -> Result<(), String> {
+async fn start(config: Config, options: ServeFlags, signals: super::signals::Signals) -> Result<(), String> {
     sync_sources(&config, &options).await?;
     let config = Arc::new(config);
     // --locked: every plugin must be pinned in plugins.lock; read it before loading

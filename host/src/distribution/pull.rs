@@ -6,7 +6,7 @@
 //! pin the digest with its source in `plugins.lock`.
 
 use super::manifest::{parse_plugin, parse_signature, signature_tag};
-use super::registry::Registry;
+use super::registry::RegistryClient;
 use super::{DistError, Options, Reference};
 use crate::config::SourceConfig;
 use crate::runtime::{
@@ -60,7 +60,7 @@ impl Pull<'_> {
         let file = format!("{name}.wasm");
         let path = self.dir.join(&file);
         let mut lock = read_lock(self.dir)?;
-        let mut registry = Registry::new(self.reference, self.options)?;
+        let mut registry = RegistryClient::new(self.reference, self.options)?;
         let (manifest, manifest_digest) = registry
             .manifest(self.reference.target())
             .await?
@@ -175,7 +175,7 @@ fn check_locked(lock: &LockFile, file: &str, now: &Source) -> Result<(), DistErr
 
 /// The signature stored next to the manifest `digest`, when there is one.
 async fn fetch_signature(
-    registry: &mut Registry,
+    registry: &mut RegistryClient,
     manifest_digest: &str,
 ) -> Result<Option<Signature>, DistError> {
     let Some((manifest, _)) = registry.manifest(&signature_tag(manifest_digest)).await? else {

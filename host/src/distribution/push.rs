@@ -8,7 +8,7 @@ use super::manifest::{
     Descriptor, OCI_MANIFEST, PLUGIN_TOML_LAYER, WASM_LAYER, plugin_manifest, signature_manifest,
     signature_tag, wasm_config,
 };
-use super::registry::Registry;
+use super::registry::RegistryClient;
 use super::{DistError, Options, Reference};
 use crate::runtime::{MAX_SIGNATURE_BYTES, Signature, TrustProblem, manifest_path, signature_path};
 use bytes::Bytes;
@@ -58,7 +58,7 @@ pub async fn push(file: &Path, reference: &Reference, options: &Options) -> Resu
             actual: wasm_desc.digest,
         }));
     }
-    let mut registry = Registry::new(reference, options)?;
+    let mut registry = RegistryClient::new(reference, options)?;
     let config = wasm_config(&wasm_desc);
     registry.push_blob(wasm).await?;
     registry.push_blob(Bytes::from(config.clone())).await?;

@@ -22,7 +22,7 @@ pub(super) struct Reply {
 }
 
 /// A client of one registry and repository.
-pub(super) struct Registry {
+pub(super) struct RegistryClient {
     https: bool,
     host: String,
     port: u16,
@@ -35,12 +35,12 @@ pub(super) struct Registry {
     timeout: Duration,
 }
 
-impl Registry {
+impl RegistryClient {
     /// A client for `reference`'s registry and repository.
-    pub(super) fn new(reference: &Reference, options: &Options) -> Result<Registry, DistError> {
+    pub(super) fn new(reference: &Reference, options: &Options) -> Result<RegistryClient, DistError> {
         let https = !(reference.is_loopback() || options.insecure_http);
         let credentials = Credentials::find(&reference.registry()).map_err(DistError::Credentials)?;
-        Ok(Registry {
+        Ok(RegistryClient {
             https,
             host: reference.host.clone(),
             port: reference.port.unwrap_or(if https { 443 } else { 80 }),
@@ -430,7 +430,7 @@ mod tests {
             timeout_secs: 1,
         };
         let scheme = |text: &str, insecure| {
-            let r = Registry::new(&Reference::parse(text).unwrap(), &options(insecure)).unwrap();
+            let r = RegistryClient::new(&Reference::parse(text).unwrap(), &options(insecure)).unwrap();
             (r.https, r.port)
         };
         assert_eq!(scheme("oci://registry.example/x:1", false), (true, 443));

@@ -36,18 +36,18 @@ pub(crate) struct Metrics {
 }
 
 /// Decrements the in-flight gauge when the call ends, however it ends.
-pub(crate) struct InFlight<'a>(&'a Metrics);
+pub(crate) struct InFlightCall<'a>(&'a Metrics);
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlightCall<'_> {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 impl Metrics {
-    pub(super) fn start(&self) -> InFlight<'_> {
+    pub(super) fn start(&self) -> InFlightCall<'_> {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
-        InFlight(self)
+        InFlightCall(self)
     }
 
     pub(super) fn observe(&self, tool: &str, outcome: &'static str, elapsed: Duration) {

@@ -62,7 +62,7 @@ pub use operations::MAX_INSTRUCTIONS_BYTES;
 pub use plugin::{Example, Operation, Plugin};
 pub use sandbox::SandboxError;
 pub use trust::{
-    KeyError, MAX_SIGNATURE_BYTES, SIGNATURE_FORMAT, Signature, SigningKey, TrustPolicy, TrustProblem,
+    MAX_SIGNATURE_BYTES, SIGNATURE_FORMAT, Signature, SigningKey, SigningKeyError, TrustPolicy, TrustProblem,
     key_id, signature_path,
 };
 pub use types::{

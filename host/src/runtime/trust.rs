@@ -79,41 +79,41 @@ pub struct SigningKey {
 
 /// Why a key could not be made, read or used.
 #[derive(Debug)]
-pub enum KeyError {
+pub enum SigningKeyError {
     /// The system's random source failed.
     Random,
     /// The key file is not `ed25519-pkcs8:<hex>` of a valid key.
     Malformed(String),
 }
 
-impl fmt::Display for KeyError {
+impl fmt::Display for SigningKeyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            KeyError::Random => f.write_str("the system random source failed"),
-            KeyError::Malformed(why) => write!(f, "not a wasmhub signing key: {why}"),
+            SigningKeyError::Random => f.write_str("the system random source failed"),
+            SigningKeyError::Malformed(why) => write!(f, "not a wasmhub signing key: {why}"),
         }
     }
 }
 
-impl std::error::Error for KeyError {}
+impl std::error::Error for SigningKeyError {}
 
 impl SigningKey {
     /// A new random key and its private key file's text.
-    pub fn generate() -> Result<(SigningKey, String), KeyError> {
+    pub fn generate() -> Result<(SigningKey, String), SigningKeyError> {
         let rng = ring::rand::SystemRandom::new();
-        let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).map_err(|_| KeyError::Random)?;
+        let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).map_err(|_| SigningKeyError::Random)?;
         let text = format!("{PRIVATE_KEY_PREFIX}{}\n", hex(pkcs8.as_ref()));
         Ok((SigningKey::parse(&text)?, text))
     }
 
     /// Reads a private key file's text.
-    pub fn parse(text: &str) -> Result<SigningKey, KeyError> {
+    pub fn parse(text: &str) -> Result<SigningKey, SigningKeyError> {
         let hex = text
             .trim()
             .strip_prefix(PRIVATE_KEY_PREFIX)
-            .ok_or_else(|| KeyError::Malformed(format!("expected {PRIVATE_KEY_PREFIX}<hex>")))?;
-        let der = decode_hex(hex).ok_or_else(|| KeyError::Malformed("the key is not hex".into()))?;
-        let pair = Ed25519KeyPair::from_pkcs8(&der).map_err(|e| KeyError::Malformed(e.to_string()))?;
+            .ok_or_else(|| SigningKeyError::Malformed(format!("expected {PRIVATE_KEY_PREFIX}<hex>")))?;
+        let der = decode_hex(hex).ok_or_else(|| SigningKeyError::Malformed("the key is not hex".into()))?;
+        let pair = Ed25519KeyPair::from_pkcs8(&der).map_err(|e| SigningKeyError::Malformed(e.to_string()))?;
         Ok(SigningKey { pair })
     }
 

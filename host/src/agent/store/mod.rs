@@ -211,7 +211,7 @@ pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn SessionStore>, Sto
     match backend {
         Backend::Sled(storage) => open_sled(storage),
         #[cfg(feature = "postgres")]
-        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgSessions::open(pg).await?)),
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgChatSessions::open(pg).await?)),
     }
 }
 

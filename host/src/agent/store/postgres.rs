@@ -70,7 +70,7 @@ const EXPIRES_MS: &str = "(extract(epoch FROM expires) * 1000)::bigint";
 
 /// The PostgreSQL session store. Cheap to clone.
 #[derive(Clone)]
-pub(crate) struct PgSessions {
+pub(crate) struct PgChatSessions {
     pg: Postgres,
 }
 
@@ -89,11 +89,11 @@ fn secs(ttl: Duration) -> f64 {
     ttl.as_secs_f64()
 }
 
-impl PgSessions {
+impl PgChatSessions {
     /// The store on `pg`, its schema created or migrated first.
-    pub(crate) async fn open(pg: &Postgres) -> Result<PgSessions, StorageError> {
+    pub(crate) async fn open(pg: &Postgres) -> Result<PgChatSessions, StorageError> {
         pg.migrate("chat_sessions", MIGRATIONS).await?;
-        Ok(PgSessions { pg: pg.clone() })
+        Ok(PgChatSessions { pg: pg.clone() })
     }
 
     /// The stored version of session `id`, if it exists.
@@ -108,7 +108,7 @@ impl PgSessions {
 }
 
 #[async_trait::async_trait]
-impl SessionStore for PgSessions {
+impl SessionStore for PgChatSessions {
     async fn info(&self, id: &str) -> Result<Option<SessionInfo>, StorageError> {
         let client = self.pg.client().await?;
         let row = client
@@ -420,7 +420,7 @@ impl SessionStore for PgSessions {
 
 #[cfg(test)]
 mod tests {
-    use super::PgSessions;
+    use super::PgChatSessions;
     use crate::agent::store::{SessionStore, conformance};
     use crate::storage::postgres::test_database;
     use std::sync::Arc;
@@ -428,9 +428,9 @@ mod tests {
     /// Two stores on one fresh database: two replicas.
     async fn two() -> (Arc<dyn SessionStore>, Arc<dyn SessionStore>) {
         let pg = test_database().await;
-        let a = Arc::new(PgSessions::open(&pg).await.unwrap());
+        let a = Arc::new(PgChatSessions::open(&pg).await.unwrap());
         // Migrating again is a no-op, as for a second replica starting.
-        let b = Arc::new(PgSessions::open(&pg).await.unwrap());
+        let b = Arc::new(PgChatSessions::open(&pg).await.unwrap());
         (a, b)
     }
 

@@ -9,7 +9,7 @@ use crate::hub::approval::ApprovalRecord;
 use crate::hub::audit::{AuditLog, CallOutcome, CallRecord};
 use crate::hub::checks::approx_len;
 use crate::hub::error::ErrorCode;
-use crate::hub::metrics::{InFlight, UNKNOWN_TOOL};
+use crate::hub::metrics::{InFlightCall, UNKNOWN_TOOL};
 use crate::hub::state::Core;
 use serde_json::Value;
 use std::sync::Arc;
@@ -36,7 +36,7 @@ pub(in crate::hub) struct CallRecorder<'a> {
     started_ms: u64,
     excerpt: Option<Value>,
     finished: bool,
-    _in_flight: InFlight<'a>,
+    _in_flight: InFlightCall<'a>,
     /// When the call's time started (again after an approval wait).
     pub started: Instant,
     /// The call's id (`call_...`).

@@ -4,7 +4,7 @@
 //! stops, the stop reason and usage of `message_delta`); an `error` event makes the
 //! answer an error.
 
-use super::events::Event;
+use super::events::AnthropicEvent;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -32,7 +32,7 @@ impl std::error::Error for AnswerFailed {}
 
 impl Collector {
     /// Applies one event.
-    pub(crate) fn apply(&mut self, event: &Event) {
+    pub(crate) fn apply(&mut self, event: &AnthropicEvent) {
         let d = &event.data;
         let index = d.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
         match event.name {

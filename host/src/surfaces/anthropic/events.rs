@@ -31,19 +31,19 @@ pub(crate) const HUB_SERVER: &str = "wasmhub";
 /// One stream event: its `event:` name and its data (which repeats the name as
 /// `type`).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Event {
+pub(crate) struct AnthropicEvent {
     /// The SSE event name.
     pub name: &'static str,
     /// The JSON data.
     pub data: Value,
 }
 
-impl Event {
-    fn new(name: &'static str, mut data: Value) -> Event {
+impl AnthropicEvent {
+    fn new(name: &'static str, mut data: Value) -> AnthropicEvent {
         if let Value::Object(obj) = &mut data {
             obj.insert("type".into(), Value::String(name.into()));
         }
-        Event { name, data }
+        AnthropicEvent { name, data }
     }
 }
 
@@ -106,11 +106,11 @@ impl Encoder {
     }
 
     /// `message_start` and a `ping`, once.
-    pub(crate) fn begin(&mut self, out: &mut Vec<Event>) {
+    pub(crate) fn begin(&mut self, out: &mut Vec<AnthropicEvent>) {
         if std::mem::replace(&mut self.begun, true) {
             return;
         }
-        out.push(Event::new(
+        out.push(AnthropicEvent::new(
             "message_start",
             json!({ "message": {
                 "id": self.message_id, "type": "message", "role": "assistant", "model": self.model,
@@ -118,7 +118,7 @@ impl Encoder {
                 "usage": { "input_tokens": 0, "output_tokens": 0 },
             }}),
         ));
-        out.push(Event::new("ping", json!({})));
+        out.push(AnthropicEvent::new("ping", json!({})));
     }
 
     /// Whether the answer is complete (`message_stop` or `error` was made).
@@ -127,7 +127,7 @@ impl Encoder {
     }
 
     /// The events for `chunk`. Chunks after the end are ignored.
-    pub(crate) fn push(&mut self, chunk: &UiChunk, out: &mut Vec<Event>) {
+    pub(crate) fn push(&mut self, chunk: &UiChunk, out: &mut Vec<AnthropicEvent>) {
         self.begin(out);
         if self.ended {
             return;
@@ -151,7 +151,7 @@ impl Encoder {
                 }
             }
             UiChunk::Error { error_text } => {
-                out.push(Event::new(
+                out.push(AnthropicEvent::new(
                     "error",
                     json!({ "error": { "type": "api_error", "message": error_text } }),
                 ));
@@ -165,7 +165,7 @@ impl Encoder {
         }
     }
 
-    fn push_tool(&mut self, chunk: &UiChunk, out: &mut Vec<Event>) {
+    fn push_tool(&mut self, chunk: &UiChunk, out: &mut Vec<AnthropicEvent>) {
         match (self.mode, chunk) {
             (
                 _,
@@ -283,7 +283,7 @@ impl Encoder {
     }
 
     /// The block of a client tool call, added if its start never came.
-    fn tool_block(&mut self, id: &str, name: &str, out: &mut Vec<Event>) -> usize {
+    fn tool_block(&mut self, id: &str, name: &str, out: &mut Vec<AnthropicEvent>) -> usize {
         if let Some(&b) = self.tools.get(id) {
             return b;
         }
@@ -293,7 +293,7 @@ impl Encoder {
     }
 
     /// A hub tool call whose input is known: its block becomes ready and complete.
-    fn hub_call(&mut self, id: &str, name: &str, input: Value, out: &mut Vec<Event>) {
+    fn hub_call(&mut self, id: &str, name: &str, input: Value, out: &mut Vec<AnthropicEvent>) {
         let start = hub_tool_use(id, name, input);
         match self.tools.get(id) {
             Some(&b) => {
@@ -309,7 +309,7 @@ impl Encoder {
     }
 
     /// The result block of hub tool call `id`: its output text, or the error.
-    fn hub_result(&mut self, id: &str, result: Result<&str, &str>, out: &mut Vec<Event>) {
+    fn hub_result(&mut self, id: &str, result: Result<&str, &str>, out: &mut Vec<AnthropicEvent>) {
         let (is_error, text) = match result {
             Ok(text) => (false, text),
             Err(message) => (true, message),
@@ -321,18 +321,18 @@ impl Encoder {
         self.add(block, true, true, out);
     }
 
-    fn open_part(&mut self, id: &str, start: Value, out: &mut Vec<Event>) {
+    fn open_part(&mut self, id: &str, start: Value, out: &mut Vec<AnthropicEvent>) {
         let b = self.add(start, true, false, out);
         self.parts.insert(id.to_string(), b);
     }
 
-    fn part_delta(&mut self, id: &str, delta: Value, out: &mut Vec<Event>) {
+    fn part_delta(&mut self, id: &str, delta: Value, out: &mut Vec<AnthropicEvent>) {
         if let Some(&b) = self.parts.get(id) {
             self.delta(b, delta, out);
         }
     }
 
-    fn add(&mut self, start: Value, ready: bool, ended: bool, out: &mut Vec<Event>) -> usize {
+    fn add(&mut self, start: Value, ready: bool, ended: bool, out: &mut Vec<AnthropicEvent>) -> usize {
         self.blocks.push(Block {
             start,
             ready,
@@ -345,7 +345,7 @@ impl Encoder {
         self.blocks.len() - 1
     }
 
-    fn delta(&mut self, b: usize, delta: Value, out: &mut Vec<Event>) {
+    fn delta(&mut self, b: usize, delta: Value, out: &mut Vec<AnthropicEvent>) {
         let block = &mut self.blocks[b];
         if block.ended {
             return;
@@ -355,14 +355,14 @@ impl Encoder {
         self.pump(out);
     }
 
-    fn end(&mut self, b: usize, out: &mut Vec<Event>) {
+    fn end(&mut self, b: usize, out: &mut Vec<AnthropicEvent>) {
         self.blocks[b].ended = true;
         self.pump(out);
     }
 
     /// Sends what the oldest unfinished block has, and the blocks after it once it
     /// stops.
-    fn pump(&mut self, out: &mut Vec<Event>) {
+    fn pump(&mut self, out: &mut Vec<AnthropicEvent>) {
         while let Some(block) = self.blocks.get_mut(self.wire) {
             if !block.ready {
                 return;
@@ -370,13 +370,13 @@ impl Encoder {
             let index = self.wire;
             if !block.opened {
                 block.opened = true;
-                out.push(Event::new(
+                out.push(AnthropicEvent::new(
                     "content_block_start",
                     json!({ "index": index, "content_block": block.start }),
                 ));
             }
             for delta in block.deltas.drain(..) {
-                out.push(Event::new(
+                out.push(AnthropicEvent::new(
                     "content_block_delta",
                     json!({ "index": index, "delta": delta }),
                 ));
@@ -384,12 +384,20 @@ impl Encoder {
             if !block.ended {
                 return;
             }
-            out.push(Event::new("content_block_stop", json!({ "index": index })));
+            out.push(AnthropicEvent::new(
+                "content_block_stop",
+                json!({ "index": index }),
+            ));
             self.wire += 1;
         }
     }
 
-    fn finish(&mut self, reason: Option<FinishReason>, metadata: Option<&Value>, out: &mut Vec<Event>) {
+    fn finish(
+        &mut self,
+        reason: Option<FinishReason>,
+        metadata: Option<&Value>,
+        out: &mut Vec<AnthropicEvent>,
+    ) {
         for block in &mut self.blocks {
             block.ready = true;
             block.ended = true;
@@ -402,14 +410,14 @@ impl Encoder {
             .and_then(|m| m.get("usage"))
             .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
             .unwrap_or_default();
-        out.push(Event::new(
+        out.push(AnthropicEvent::new(
             "message_delta",
             json!({
                 "delta": { "stop_reason": stop_reason(self.mode, reason, hub_reason), "stop_sequence": null },
                 "usage": usage_json(&usage),
             }),
         ));
-        out.push(Event::new("message_stop", json!({})));
+        out.push(AnthropicEvent::new("message_stop", json!({})));
         self.ended = true;
     }
 }

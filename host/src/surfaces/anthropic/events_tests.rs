@@ -3,7 +3,7 @@ use crate::llm::{StepOptions, StepTransformer};
 use crate::surfaces::anthropic::collect::{AnswerFailed, Collector};
 
 /// The events for an upstream OpenAI stream (`data` of each event) with client tools.
-fn events_for(datas: &[Value]) -> Vec<Event> {
+fn events_for(datas: &[Value]) -> Vec<AnthropicEvent> {
     let mut t = StepTransformer::new(StepOptions {
         emit_start: false,
         ..StepOptions::default()
@@ -17,7 +17,7 @@ fn events_for(datas: &[Value]) -> Vec<Event> {
     encode(ToolMode::Client, &chunks)
 }
 
-fn encode(mode: ToolMode, chunks: &[UiChunk]) -> Vec<Event> {
+fn encode(mode: ToolMode, chunks: &[UiChunk]) -> Vec<AnthropicEvent> {
     let mut e = Encoder::new(mode, "up/m");
     let mut out = Vec::new();
     for c in chunks {
@@ -27,7 +27,7 @@ fn encode(mode: ToolMode, chunks: &[UiChunk]) -> Vec<Event> {
     out
 }
 
-fn names(events: &[Event]) -> Vec<String> {
+fn names(events: &[AnthropicEvent]) -> Vec<String> {
     events
         .iter()
         .map(|e| match e.data.get("index") {
@@ -37,7 +37,7 @@ fn names(events: &[Event]) -> Vec<String> {
         .collect()
 }
 
-fn collect(events: &[Event]) -> Result<Value, AnswerFailed> {
+fn collect(events: &[AnthropicEvent]) -> Result<Value, AnswerFailed> {
     let mut c = Collector::default();
     for e in events {
         c.apply(e);

@@ -6,7 +6,7 @@
 //! It is a [`UiSink`], so the step streaming of `llm` writes into it directly.
 
 use super::collect::Collector;
-use super::events::{Encoder, Event, ToolMode};
+use super::events::{AnthropicEvent, Encoder, ToolMode};
 use crate::llm::{Closed, SseSink, UiChunk, UiSink};
 use crate::sse;
 use bytes::Bytes;
@@ -25,7 +25,7 @@ enum Output {
 pub(crate) struct AnthropicSink {
     encoder: Encoder,
     output: Output,
-    events: Vec<Event>,
+    events: Vec<AnthropicEvent>,
     buf: Vec<u8>,
 }
 

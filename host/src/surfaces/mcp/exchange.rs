@@ -18,7 +18,7 @@ use super::dispatch::{CallCtx, Dispatcher};
 use super::jsonrpc::{self, Request};
 use super::method::McpMethod;
 use super::revision::Revision;
-use super::session::{InFlight, SessionTable};
+use super::session::{InFlightRequest, SessionTable};
 use crate::hub::auth::Caller;
 use crate::hub::cancel::CancelToken;
 use crate::race::{Race, race};
@@ -53,13 +53,13 @@ pub(crate) struct Job {
     pub req: Request,
     pub cancel: CancelToken,
     /// Keeps the request findable by `notifications/cancelled` while it runs.
-    pub in_flight: Option<InFlight>,
+    pub in_flight: Option<InFlightRequest>,
 }
 
 impl Job {
     pub(crate) fn new(
         req: Request,
-        in_flight: impl FnOnce(&Request, &CancelToken) -> Option<InFlight>,
+        in_flight: impl FnOnce(&Request, &CancelToken) -> Option<InFlightRequest>,
     ) -> Job {
         let cancel = CancelToken::new();
         let in_flight = in_flight(&req, &cancel);

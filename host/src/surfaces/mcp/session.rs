@@ -157,13 +157,13 @@ impl SessionTable {
 
     /// Records that request `key` of session `id` runs here under `cancel`; the
     /// returned guard forgets it when dropped.
-    pub(crate) fn track(self: &Arc<Self>, id: &str, key: String, cancel: CancelToken) -> InFlight {
+    pub(crate) fn track(self: &Arc<Self>, id: &str, key: String, cancel: CancelToken) -> InFlightRequest {
         self.lock()
             .entry(id.to_string())
             .or_default()
             .in_flight
             .insert(key.clone(), cancel);
-        InFlight {
+        InFlightRequest {
             table: self.clone(),
             session: id.to_string(),
             key,
@@ -205,7 +205,7 @@ impl SessionTable {
 }
 
 /// Keeps a request registered as in flight until dropped.
-pub(crate) struct InFlight {
+pub(crate) struct InFlightRequest {
     table: Arc<SessionTable>,
     session: String,
     key: String,
@@ -224,7 +224,7 @@ impl Drop for AwaitedAnswer {
     }
 }
 
-impl Drop for InFlight {
+impl Drop for InFlightRequest {
     fn drop(&mut self) {
         self.table.forget(&self.session, &self.key, false);
     }
@@ -283,12 +283,13 @@ mod tests {
     #[cfg(feature = "postgres")]
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_postgres_store_passes_the_conformance_suite() {
-        use crate::surfaces::mcp::store::postgres::PgSessions;
+        use crate::surfaces::mcp::store::postgres::PgMcpSessions;
         crate::surfaces::mcp::store::conformance::run(|limits| async move {
             // A fresh database per check, two stores on it: two replicas.
             let pg = crate::storage::postgres::test_database().await;
-            let a: Arc<dyn McpSessionStore> = Arc::new(PgSessions::open(pg.clone(), limits).await.unwrap());
-            let b: Arc<dyn McpSessionStore> = Arc::new(PgSessions::open(pg, limits).await.unwrap());
+            let a: Arc<dyn McpSessionStore> =
+                Arc::new(PgMcpSessions::open(pg.clone(), limits).await.unwrap());
+            let b: Arc<dyn McpSessionStore> = Arc::new(PgMcpSessions::open(pg, limits).await.unwrap());
             (a, b)
         })
         .await;

@@ -60,7 +60,7 @@ pub(crate) async fn open(
     match backend {
         Backend::Sled(_) => Ok(Arc::new(MemorySessions::new(limits))),
         #[cfg(feature = "postgres")]
-        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgSessions::open(pg.clone(), limits).await?)),
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgMcpSessions::open(pg.clone(), limits).await?)),
     }
 }
 

@@ -37,17 +37,17 @@ const STATE_KEY: &str = "request_state";
 const EXPIRED: &str = "last_seen < clock_timestamp() - $1::bigint * interval '1 millisecond'";
 
 /// MCP sessions in PostgreSQL.
-pub(crate) struct PgSessions {
+pub(crate) struct PgMcpSessions {
     pg: Postgres,
     max_sessions: i64,
     idle_ms: i64,
 }
 
-impl PgSessions {
+impl PgMcpSessions {
     /// The store on `pg` with `limits`, its tables created or migrated first.
-    pub(crate) async fn open(pg: Postgres, limits: SessionLimits) -> Result<PgSessions, StorageError> {
+    pub(crate) async fn open(pg: Postgres, limits: SessionLimits) -> Result<PgMcpSessions, StorageError> {
         pg.migrate("mcp_sessions", MIGRATIONS).await?;
-        Ok(PgSessions {
+        Ok(PgMcpSessions {
             pg,
             max_sessions: limits.max_sessions.max(1).min(i64::MAX as usize) as i64,
             idle_ms: limits.idle_ttl.as_millis().min(i64::MAX as u128) as i64,
@@ -56,7 +56,7 @@ impl PgSessions {
 }
 
 #[async_trait::async_trait]
-impl McpSessionStore for PgSessions {
+impl McpSessionStore for PgMcpSessions {
     async fn open(&self, id: &str, session: StoredSession) -> Result<Vec<String>, StorageError> {
         let mut client = self.pg.client().await?;
         let tx = client
