@@ -16,7 +16,7 @@ use super::metrics;
 use super::openai_proxy;
 use super::respond::{self, Resp};
 use super::rest;
-use crate::hub::{Caller, MetaToolKind};
+use crate::hub::{Caller, MetaToolKind, Scope};
 use crate::timing::{self, Stage};
 use http::{Method, Request};
 use hyper::body::Incoming;
@@ -57,6 +57,30 @@ enum Guarded<'p> {
     Session(&'p str),
     DeleteSession(&'p str),
     HandOver(&'p str),
+}
+
+impl Guarded<'_> {
+    /// The OAuth scope a grant needs for the route (configured tokens have every
+    /// scope): the meta-tools and what they record, or the chat and model routes.
+    fn scope(&self) -> Scope {
+        use Guarded as G;
+        match self {
+            G::MetaTool(_) | G::Plugins | G::Calls | G::Accounting | G::Approvals | G::DecideApproval(_) => {
+                Scope::HubTools
+            }
+            G::Console => Scope::HubTools,
+            G::ChatCompletions
+            | G::Models
+            | G::UiChatCompletions
+            | G::Chat
+            | G::ResumeChat(_)
+            | G::StopChat(_)
+            | G::Sessions
+            | G::Session(_)
+            | G::DeleteSession(_)
+            | G::HandOver(_) => Scope::Chat,
+        }
+    }
 }
 
 /// The route table.
@@ -133,7 +157,7 @@ async fn dispatch(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Re
         Route::Guarded(Guarded::Models) if anthropic::is_anthropic_client(req.headers()) => {
             anthropic::models(&app, &req, peer).await
         }
-        Route::Guarded(to) => match auth::authorize(&app, &req, peer) {
+        Route::Guarded(to) => match auth::authorize(&app, &req, peer, to.scope()).await {
             Ok(caller) => guarded(&app, req, caller, to).await,
             Err(refused) => refused,
         },
