@@ -28,6 +28,7 @@ pub mod hub;
 pub mod ids;
 pub mod llm;
 pub(crate) mod logging;
+pub(crate) mod oauth;
 pub(crate) mod race;
 pub mod runtime;
 pub mod sse;
