@@ -100,7 +100,11 @@ async fn start(config: Config, options: Options, signals: super::signals::Signal
     let mcp = crate::surfaces::mcp::McpState::open(hub.clone(), &config.server, &backend)
         .await
         .map_err(|e| e.to_string())?;
+    let oauth = crate::surfaces::OAuthState::open(&config, &hub, &backend)
+        .await
+        .map_err(|e| e.to_string())?;
     let app = Arc::new(App {
+        oauth,
         config: config.clone(),
         llm,
         hub,

@@ -158,6 +158,7 @@ async fn run(
         tool,
         known: false,
         caller: scope.caller.name(),
+        client: scope.caller.client(),
         parent: parent.map(|p| p.id.as_str()),
         session: scope.session,
         input_bytes: 0,
@@ -213,6 +214,8 @@ struct Accounting<'a> {
     /// Whether the registry knows `tool` (unknown names share one metrics label).
     known: bool,
     caller: &'a str,
+    /// The OAuth client of a grant.
+    client: Option<&'a str>,
     parent: Option<&'a str>,
     session: Option<&'a Arc<str>>,
     input_bytes: u64,
@@ -240,6 +243,7 @@ impl Accounting<'_> {
             time_ms: crate::clock::now_ms(),
             session: self.session.map(|s| s.to_string()),
             caller: self.caller.to_string(),
+            client: self.client.map(str::to_string),
             entry: Entry::ToolCall(ToolCall {
                 call_id: self.id.clone(),
                 parent: self.parent.map(str::to_string),
@@ -254,6 +258,7 @@ impl Accounting<'_> {
             id: std::mem::take(&mut self.id),
             tool: self.tool.to_string(),
             caller: self.caller.to_string(),
+            client: self.client.map(str::to_string),
             parent: self.parent.map(str::to_string),
             started_ms: self.started_ms,
             duration_us: elapsed.as_micros() as u64,

@@ -207,6 +207,7 @@ impl UsageLog {
             time_ms: crate::clock::now_ms(),
             session: report.session.map(str::to_string),
             caller: report.caller.to_string(),
+            client: None,
             entry: Entry::ModelStep(ModelStep {
                 message: report.message.map(str::to_string),
                 step: report.step,
@@ -229,6 +230,7 @@ impl UsageLog {
             time_ms: crate::clock::now_ms(),
             session: report.session.map(str::to_string),
             caller: report.caller.to_string(),
+            client: None,
             entry: Entry::ContextGuard(ContextGuard {
                 message: report.message.map(str::to_string),
                 step: report.step,
