@@ -151,7 +151,10 @@ fn document(status: StatusCode, title: &str, body: &str, form_action: &str) -> R
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
     h.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    // Not `no-referrer`: with it Chromium sends `Origin: null` on the form's POST,
+    // which the DNS-rebinding guard refuses. `same-origin` still sends nothing to
+    // the client the person is redirected to.
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     let csp = format!(
         "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'; form-action {form_action}"
     );
