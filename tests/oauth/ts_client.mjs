@@ -11,32 +11,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { approve } from "./consent.mjs";
+import { assert, checks, env } from "../lib/checks.mjs";
 
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
 const MCP_URL = env("MCP_URL");
 const SIGNIN_CODE = env("SIGNIN_CODE");
 const CALLBACK = env("TS_CALLBACK");
 const CLIENT_NAME = "wasmhub oauth suite (TypeScript SDK)";
 
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`ok - ts-sdk-oauth: ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`not ok - ts-sdk-oauth: ${name}: ${e?.stack || e}`);
-  }
-}
-const assert = (cond, msg) => {
-  if (!cond) throw new Error(msg);
-};
+const { check, finish } = checks("ts-sdk-oauth");
 
 /** The OAuthClientProvider of a client app that keeps everything in memory. */
 class MemoryProvider {
@@ -142,5 +124,4 @@ await check("an unknown access token gets 401 invalid_token naming why", async (
 });
 
 console.log(JSON.stringify({ client_id: provider.info?.client_id }));
-console.log(`ts-sdk-oauth: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

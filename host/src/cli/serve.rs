@@ -114,6 +114,13 @@ async fn start(config: Config, options: Options, signals: super::signals::Signal
     });
     // Only a listening hub has clients to admit; `call` and `mcp --stdio` run as
     // the local operator.
+    // Cursor's OAuth callback listens on localhost:8787 (README, "Remote MCP clients").
+    if config.oauth.enabled() && config.listen.ip().is_loopback() && config.listen.port() == 8787 {
+        crate::warn!(
+            "[oauth] is on and the hub listens on loopback port 8787, where Cursor's OAuth callback listens: \
+             a Cursor on this machine cannot sign in; listen on another port, or leave OAuth off for local clients"
+        );
+    }
     if config.tokens.is_empty() {
         crate::warn!(
             "no [[tokens]] configured: the hub serves loopback clients only, with every operation allowed"

@@ -76,7 +76,7 @@ impl Settings {
     pub(crate) fn resource_named(&self, url: &str) -> Option<Resource> {
         [Resource::Mcp, Resource::Api]
             .into_iter()
-            .find(|r| self.resource(*r) == url.trim_end_matches('/') || self.resource(*r) == url)
+            .find(|r| self.resource(*r) == url.trim_end_matches('/'))
     }
 }
 
@@ -109,5 +109,26 @@ impl AuthServer {
             signin: SignInCodes::new(store, settings.clone(), clock),
             settings,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resources_derive_from_the_public_url() {
+        let s = Settings::from_config(&OAuthConfig {
+            public_url: "https://hub.example/".into(),
+            ..OAuthConfig::default()
+        });
+        assert_eq!(s.issuer(), "https://hub.example");
+        assert_eq!(s.resource(Resource::Mcp), "https://hub.example/mcp");
+        assert_eq!(s.resource(Resource::Api), "https://hub.example");
+        assert_eq!(s.resource_named("https://hub.example/mcp"), Some(Resource::Mcp));
+        assert_eq!(s.resource_named("https://hub.example/"), Some(Resource::Api));
+        assert_eq!(s.resource_named("https://hub.example/mcp/x"), None);
+        assert_eq!(s.resource_named("https://other.example/mcp"), None);
+        assert_eq!(s.code_ms, 60_000);
     }
 }
