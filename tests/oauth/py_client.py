@@ -2,7 +2,8 @@
 authorization server: `OAuthClientProvider` discovers the protected resource and the
 authorization server (RFC 9728, RFC 8414), registers (RFC 7591), builds a PKCE S256
 authorization URL and hands it to the redirect handler; a person (consent.mjs in
-headless Chromium) signs in with a hub token and approves; the callback handler
+headless Chromium) signs in with a one-time sign-in code the operator created in
+the console and approves; the callback handler
 returns the code, state and issuer (RFC 9207), which the SDK checks; then the client
 lists the four tools and calls calc.eval. Prints one `ok`/`not ok` line per check
 and exits non-zero when one failed. Configuration comes from run.sh.
@@ -25,7 +26,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata  # noqa: E402
 
 URL = os.environ["MCP_URL"]
-CREDENTIAL = os.environ["HUB_TOKEN"]
+CREDENTIAL = os.environ["SIGNIN_CODE"]
 CALLBACK = os.environ["PY_CALLBACK"]
 NODE = os.environ["NODE"]
 CONSENT = os.path.join(os.path.dirname(__file__), "consent.mjs")
@@ -110,7 +111,7 @@ async def main():
             assert storage.tokens and storage.tokens.refresh_token, storage.tokens
             assert storage.tokens.scope == "hub:tools", storage.tokens.scope
 
-        await check("discovery, registration, PKCE, consent in Chromium with a hub token, code exchange", flow)
+        await check("discovery, registration, PKCE, consent in Chromium with the console's sign-in code, code exchange", flow)
 
         async def list_tools():
             names = sorted(t.name for t in (await client.list_tools()).tools)

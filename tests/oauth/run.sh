@@ -8,7 +8,8 @@
 #     one-time sign-in code from `wasmhub oauth code alice`; finishAuth, then the four
 #     tools and calc.eval;
 #   - the Python MCP SDK (2.x) `OAuthClientProvider` (py_client.py): the same flow,
-#     signing in with alice's hub token, the SDK checking `iss` (RFC 9207);
+#     the SDK checking `state` and `iss` (RFC 9207), signing in with a code the
+#     operator created in the console (console_code.mjs, Chromium);
 #   - the audit: both calls recorded under `alice` with each client's id.
 # Tokens issued by one replica and accepted by another (PostgreSQL) are the e2e
 # test oauth_flow::a_token_issued_on_one_replica_works_on_another.
@@ -93,7 +94,8 @@ MCP_URL="$hub/mcp" SIGNIN_CODE="$code" TS_CALLBACK="http://127.0.0.1:$(free_port
 count "$work/ts.out"
 
 echo "--- Python MCP SDK"
-MCP_URL="$hub/mcp" HUB_TOKEN=oauth-suite-alice PY_CALLBACK="http://127.0.0.1:$(free_port)/callback" NODE="$node" \
+console_code="$("$node" "$here/console_code.mjs" "$hub" oauth-suite-ops alice)"
+MCP_URL="$hub/mcp" SIGNIN_CODE="$console_code" PY_CALLBACK="http://127.0.0.1:$(free_port)/callback" NODE="$node" \
     "$venv/bin/python" "$here/py_client.py" | tee "$work/py.out" || true
 count "$work/py.out"
 

@@ -20,6 +20,8 @@ pub(super) struct Ledger<'a> {
     pub message: &'a str,
     /// The principal the turn runs as.
     pub caller: &'a str,
+    /// The OAuth client of its grant.
+    pub client: Option<&'a str>,
 }
 
 /// Records step `step` of the turn's message, which took `latency`, under the
@@ -41,6 +43,7 @@ pub(super) fn record_step(
         message: Some(ledger.message),
         step,
         caller: ledger.caller,
+        client: ledger.client,
         provider: &route.provider.config.name,
         model: &route.model,
         usage: summary.usage,

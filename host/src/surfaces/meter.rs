@@ -12,6 +12,7 @@ use std::time::Instant;
 pub(crate) struct StepMeter {
     hub: Arc<crate::hub::Hub>,
     caller: String,
+    client: Option<String>,
     started: Instant,
 }
 
@@ -20,6 +21,7 @@ impl StepMeter {
         StepMeter {
             hub: app.hub.clone(),
             caller: caller.name().to_string(),
+            client: caller.client().map(str::to_string),
             started: Instant::now(),
         }
     }
@@ -31,6 +33,7 @@ impl StepMeter {
             message: None,
             step: 0,
             caller: &self.caller,
+            client: self.client.as_deref(),
             provider: &route.provider.config.name,
             model: &route.model,
             usage,

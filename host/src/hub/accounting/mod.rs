@@ -73,6 +73,8 @@ pub struct StepReport<'a> {
     pub step: u32,
     /// The token it ran under.
     pub caller: &'a str,
+    /// The OAuth client of a grant.
+    pub client: Option<&'a str>,
     /// The provider's configured name.
     pub provider: &'a str,
     /// The model as sent to the provider.
@@ -207,7 +209,7 @@ impl UsageLog {
             time_ms: crate::clock::now_ms(),
             session: report.session.map(str::to_string),
             caller: report.caller.to_string(),
-            client: None,
+            client: report.client.map(str::to_string),
             entry: Entry::ModelStep(ModelStep {
                 message: report.message.map(str::to_string),
                 step: report.step,

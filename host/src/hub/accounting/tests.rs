@@ -98,6 +98,7 @@ fn sessions_sum_steps_calls_and_cost_and_the_jsonl_file_gets_every_record() {
             message: Some("msg_1"),
             step,
             caller: "local",
+            client: None,
             provider: "p",
             model: "m",
             usage: Some(usage),
