@@ -31,6 +31,18 @@ pub struct OAuthConfig {
     pub max_unused_clients: u64,
     /// How long a registered client may stay unused before it is forgotten, in seconds.
     pub unused_client_secs: u64,
+    /// Whether a client may be an https URL naming its client ID metadata document.
+    pub client_metadata_documents: bool,
+    /// Fetch metadata documents from private, loopback and link-local addresses too.
+    pub client_metadata_private: bool,
+    /// Accept `http://` client ids (local testing only; needs `client_metadata_private`).
+    pub client_metadata_http: bool,
+    /// Largest metadata document, in KiB.
+    pub client_metadata_max_kb: u64,
+    /// Longest wait for a metadata document, in milliseconds.
+    pub client_metadata_timeout_ms: u64,
+    /// How long a fetched metadata document is used before it is fetched again, in seconds.
+    pub client_metadata_cache_secs: u64,
 }
 
 impl Default for OAuthConfig {
@@ -45,6 +57,12 @@ impl Default for OAuthConfig {
             registrations_per_minute: 20,
             max_unused_clients: 1000,
             unused_client_secs: 86_400,
+            client_metadata_documents: true,
+            client_metadata_private: false,
+            client_metadata_http: false,
+            client_metadata_max_kb: 5,
+            client_metadata_timeout_ms: 5000,
+            client_metadata_cache_secs: 300,
         }
     }
 }
@@ -96,10 +114,21 @@ impl OAuthConfig {
             ("oauth.refresh_token_secs", self.refresh_token_secs),
             ("oauth.signin_code_secs", self.signin_code_secs),
             ("oauth.unused_client_secs", self.unused_client_secs),
+            ("oauth.client_metadata_max_kb", self.client_metadata_max_kb),
+            (
+                "oauth.client_metadata_timeout_ms",
+                self.client_metadata_timeout_ms,
+            ),
         ] {
             if value == 0 {
                 return Some(format!("{key} must be greater than 0"));
             }
+        }
+        if self.client_metadata_http && !self.client_metadata_private {
+            return Some(
+                "oauth.client_metadata_http needs oauth.client_metadata_private: http client ids are for local testing"
+                    .into(),
+            );
         }
         None
     }

@@ -280,6 +280,10 @@ fn oauth_is_off_by_default_and_its_mistakes_name_the_key() {
             "oauth.access_token_secs",
         ),
         ("[oauth]\npublic_url = \"https://h\"\nissuers = []\n", "issuers"),
+        (
+            &format!("{token}[oauth]\npublic_url = \"https://h\"\nclient_metadata_http = true\n"),
+            "oauth.client_metadata_http needs oauth.client_metadata_private",
+        ),
     ] {
         let err = Config::parse(text, Path::new("w.toml")).unwrap_err().to_string();
         assert!(err.contains(needle), "{text}: {err}");

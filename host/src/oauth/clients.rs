@@ -6,6 +6,7 @@
 //! completed a sign-in (`oauth.max_unused_clients`), which also expire
 //! (`oauth.unused_client_secs`).
 
+use super::cimd::{self, DocError, MetadataDocs};
 use super::redirect::{self, BadRedirect};
 use super::secret;
 use super::store::{GrantStore, Kind, Record};
@@ -108,6 +109,35 @@ impl From<StorageError> for RegisterError {
     }
 }
 
+/// Why a client id names no usable client.
+#[derive(Debug)]
+pub(crate) enum LookupError {
+    /// The store failed.
+    Storage(StorageError),
+    /// The client id is a metadata document URL, and the document cannot be used.
+    Document { url: String, source: DocError },
+}
+
+impl std::fmt::Display for LookupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LookupError::Storage(_) => f.write_str("the authorization server's storage failed"),
+            LookupError::Document { url, source } => {
+                write!(f, "the client's metadata document {url} cannot be used: {source}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LookupError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LookupError::Storage(e) => Some(e),
+            LookupError::Document { source, .. } => Some(source),
+        }
+    }
+}
+
 /// Registrations counted in the current minute, and when the store was last purged.
 struct Window {
     started_ms: u64,
@@ -121,11 +151,14 @@ pub(crate) struct Clients {
     settings: Arc<Settings>,
     clock: Clock,
     window: Mutex<Window>,
+    /// Clients that are URLs of their metadata documents.
+    docs: MetadataDocs,
 }
 
 impl Clients {
     pub(crate) fn new(store: Arc<dyn GrantStore>, settings: Arc<Settings>, clock: Clock) -> Clients {
         Clients {
+            docs: MetadataDocs::new(settings.docs.clone()),
             store,
             settings,
             clock,
@@ -231,8 +264,24 @@ impl Clients {
         })
     }
 
-    /// The registered client `client_id`, unless unknown or expired.
-    pub(crate) async fn get(&self, client_id: &str) -> Result<Option<ClientInfo>, StorageError> {
+    /// The client `client_id`: a registered one (unless unknown or expired), or
+    /// the one its metadata document describes when the id is its URL.
+    pub(crate) async fn get(&self, client_id: &str) -> Result<Option<ClientInfo>, LookupError> {
+        if cimd::is_url(client_id) {
+            return self
+                .docs
+                .client(client_id)
+                .await
+                .map(Some)
+                .map_err(|source| LookupError::Document {
+                    url: client_id.to_string(),
+                    source,
+                });
+        }
+        self.registered(client_id).await.map_err(LookupError::Storage)
+    }
+
+    async fn registered(&self, client_id: &str) -> Result<Option<ClientInfo>, StorageError> {
         let Some(r) = self.store.get(Kind::Client, client_id).await? else {
             return Ok(None);
         };
@@ -250,6 +299,10 @@ impl Clients {
     /// Records that `client` completed a sign-in: it no longer counts as unused
     /// and lives as long as the refresh tokens it may hold.
     pub(crate) async fn mark_used(&self, client: &ClientInfo) -> Result<(), StorageError> {
+        if cimd::is_url(&client.client_id) {
+            // Nothing is stored for a metadata document's client.
+            return Ok(());
+        }
         let expires_ms = (self.clock)() + self.settings.refresh_ms;
         self.store
             .put(Kind::Client, &client.client_id, &stored(client, expires_ms))

@@ -8,9 +8,11 @@
 //! - `pkce`: S256 challenges and verifiers; `redirect`: redirect URI rules;
 //! - `store`: the records, on sled or PostgreSQL ([`store::GrantStore`]);
 //! - `grants`: codes, access and refresh tokens, rotation, revocation, verification;
-//! - `clients`: dynamic client registration (RFC 7591), its rate limit and cap;
+//! - `clients`: dynamic client registration (RFC 7591), its rate limit and cap,
+//!   and client lookup; `cimd`: client ID metadata documents, fetched and cached;
 //! - `signin`: one-time sign-in codes an operator creates for a principal.
 
+pub(crate) mod cimd;
 pub(crate) mod clients;
 pub(crate) mod grants;
 pub(crate) mod pkce;
@@ -45,6 +47,8 @@ pub(crate) struct Settings {
     pub unused_client_ms: u64,
     pub registrations_per_minute: u32,
     pub max_unused_clients: u64,
+    /// How client ID metadata documents are fetched.
+    pub docs: cimd::DocPolicy,
 }
 
 impl Settings {
@@ -59,6 +63,7 @@ impl Settings {
             unused_client_ms: ms(c.unused_client_secs),
             registrations_per_minute: c.registrations_per_minute,
             max_unused_clients: c.max_unused_clients,
+            docs: cimd::DocPolicy::from_config(c),
         }
     }
 

@@ -11,7 +11,7 @@
 use super::form::{self, Params};
 use super::page::{self, CSRF_COOKIE, Consent};
 use crate::hub::{Hub, Resource, Scope, Scopes};
-use crate::oauth::clients::ClientInfo;
+use crate::oauth::clients::{ClientInfo, LookupError};
 use crate::oauth::grants::{CodeRequest, Issued};
 use crate::oauth::{AuthServer, Issuer, pkce, redirect};
 use crate::surfaces::body::Body;
@@ -158,6 +158,10 @@ async fn verify(server: &AuthServer, params: &Params) -> Result<Authz, Resp> {
                 StatusCode::BAD_REQUEST,
                 "this client is not registered with the hub (or its registration expired)",
             ));
+        }
+        Err(e @ LookupError::Document { .. }) => {
+            crate::info!("oauth: authorization refused: {e}");
+            return Err(page::error(StatusCode::BAD_REQUEST, &e.to_string()));
         }
         Err(e) => {
             crate::error!("oauth: cannot read client {client_id}: {e}");

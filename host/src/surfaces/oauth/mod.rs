@@ -112,7 +112,7 @@ pub(crate) async fn handle(app: &App, req: Request<Incoming>, segments: &[&str])
     };
     match endpoint {
         Endpoint::ResourceMetadata(_) => unreachable!("answered above"),
-        Endpoint::ServerMetadata => server_metadata(base),
+        Endpoint::ServerMetadata => server_metadata(base, server.settings.docs.enabled),
         Endpoint::AuthorizePage => authorize::page(server, req.uri().query(), req.headers()).await,
         _ => {
             let (parts, body) = req.into_parts();
@@ -161,7 +161,7 @@ fn resource_metadata(base: &str, builtin: bool, resource: Resource) -> Resp {
 }
 
 /// RFC 8414 metadata of the built-in server.
-fn server_metadata(base: &str) -> Resp {
+fn server_metadata(base: &str, documents: bool) -> Resp {
     let scopes: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
     public(respond::json(
         StatusCode::OK,
@@ -179,7 +179,7 @@ fn server_metadata(base: &str) -> Resp {
             "token_endpoint_auth_methods_supported": ["none"],
             "revocation_endpoint_auth_methods_supported": ["none"],
             "authorization_response_iss_parameter_supported": true,
-            "client_id_metadata_document_supported": false,
+            "client_id_metadata_document_supported": documents,
         }),
     ))
 }

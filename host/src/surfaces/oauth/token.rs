@@ -7,7 +7,7 @@
 use super::form::Params;
 use crate::hub::{Caller, Hub, Scopes};
 use crate::oauth::AuthServer;
-use crate::oauth::clients::{Metadata, RegisterError};
+use crate::oauth::clients::{LookupError, Metadata, RegisterError};
 use crate::oauth::grants::GrantError;
 use crate::surfaces::respond::{self, Resp};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -63,7 +63,10 @@ pub(super) async fn token(server: &AuthServer, headers: &HeaderMap, body: &str) 
     match server.clients.get(client_id).await {
         Ok(Some(_)) => {}
         Ok(None) => return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "unknown client"),
-        Err(e) => return storage_failed(&e),
+        Err(e @ LookupError::Document { .. }) => {
+            return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", &e.to_string());
+        }
+        Err(LookupError::Storage(e)) => return storage_failed(&e),
     }
     let resource = params.get("resource");
     let missing = |name: &str| {
