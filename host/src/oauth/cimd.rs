@@ -8,7 +8,7 @@
 //! within `oauth.client_metadata_timeout_ms`, and cached for
 //! `oauth.client_metadata_cache_secs`.
 
-use super::clients::ClientInfo;
+use super::client::ClientInfo;
 use super::redirect::{self, BadRedirect};
 use crate::http_client::{self, ConnectError};
 use bytes::Bytes;

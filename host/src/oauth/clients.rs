@@ -7,6 +7,7 @@
 //! (`oauth.unused_client_secs`).
 
 use super::cimd::{self, DocError, MetadataDocs};
+pub(crate) use super::client::ClientInfo;
 use super::redirect::{self, BadRedirect};
 use super::secret;
 use super::store::{GrantStore, Kind, Record};
@@ -23,17 +24,6 @@ const MAX_URI_BYTES: usize = 2000;
 const MAX_NAME_CHARS: usize = 200;
 /// How long expired records are kept (so "expired" is told from "unknown").
 const GRACE_MS: u64 = 86_400_000;
-
-/// A registered client as stored and as the registration answers it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ClientInfo {
-    pub client_id: String,
-    /// What the consent page calls it (the client's own claim).
-    #[serde(default)]
-    pub client_name: String,
-    pub redirect_uris: Vec<String>,
-    pub client_id_issued_at: u64,
-}
 
 /// The registration request's fields the hub reads; others are ignored (RFC 7591 §2).
 #[derive(Debug, Deserialize)]

@@ -8,11 +8,12 @@
 //! - `pkce`: S256 challenges and verifiers; `redirect`: redirect URI rules;
 //! - `store`: the records, on sled or PostgreSQL ([`store::GrantStore`]);
 //! - `grants`: codes, access and refresh tokens, rotation, revocation, verification;
-//! - `clients`: dynamic client registration (RFC 7591), its rate limit and cap,
+//! - `client`: what is known of a client; `clients`: dynamic client registration (RFC 7591), its rate limit and cap,
 //!   and client lookup; `cimd`: client ID metadata documents, fetched and cached;
 //! - `signin`: one-time sign-in codes an operator creates for a principal.
 
 pub(crate) mod cimd;
+mod client;
 pub(crate) mod clients;
 pub(crate) mod grants;
 pub(crate) mod pkce;

@@ -8,8 +8,12 @@
 //! caller cannot learn a secret byte by byte from response times.
 
 use super::grant::{Grant, Rejection, Resource, Scope, Scopes, TokenVerifier};
+mod secret;
+
 use super::quota::StorageQuota;
 use crate::config::{LOCAL_PRINCIPAL, StorageConfig, TokenConfig};
+pub(crate) use secret::TokenError;
+use secret::{constant_time_eq, read_secret, sha256};
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 
@@ -281,59 +285,6 @@ impl AuthError {
     }
 }
 
-/// Why the configured tokens cannot be used (a start-up error).
-#[derive(Debug)]
-pub enum TokenError {
-    EnvMissing {
-        token: String,
-        var: String,
-        source: std::env::VarError,
-    },
-    FileUnreadable {
-        token: String,
-        path: std::path::PathBuf,
-        source: std::io::Error,
-    },
-    Empty {
-        token: String,
-    },
-    Duplicate {
-        first: String,
-        second: String,
-    },
-}
-
-impl std::fmt::Display for TokenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TokenError::EnvMissing { token, var, .. } => {
-                write!(f, "tokens.{token}: environment variable {var} is not set")
-            }
-            TokenError::FileUnreadable { token, path, source } => {
-                write!(
-                    f,
-                    "tokens.{token}: cannot read secret file {}: {source}",
-                    path.display()
-                )
-            }
-            TokenError::Empty { token } => write!(f, "tokens.{token}: the secret is empty"),
-            TokenError::Duplicate { first, second } => {
-                write!(f, "tokens.{first} and tokens.{second} have the same secret")
-            }
-        }
-    }
-}
-
-impl std::error::Error for TokenError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            TokenError::EnvMissing { source, .. } => Some(source),
-            TokenError::FileUnreadable { source, .. } => Some(source),
-            TokenError::Empty { .. } | TokenError::Duplicate { .. } => None,
-        }
-    }
-}
-
 struct Token {
     digest: [u8; 32],
     caller: Caller,
@@ -455,45 +406,6 @@ impl Authenticator {
         }
         found.map(|t| t.caller.clone())
     }
-}
-
-fn read_secret(t: &TokenConfig) -> Result<String, TokenError> {
-    let secret = match (&t.secret_env, &t.secret_file) {
-        (Some(var), _) => std::env::var(var).map_err(|source| TokenError::EnvMissing {
-            token: t.name.clone(),
-            var: var.clone(),
-            source,
-        })?,
-        (None, Some(path)) => std::fs::read_to_string(path).map_err(|e| TokenError::FileUnreadable {
-            token: t.name.clone(),
-            path: path.clone(),
-            source: e,
-        })?,
-        // Config::check guarantees exactly one source; treat the impossible case as empty.
-        (None, None) => String::new(),
-    };
-    let secret = secret.trim_end_matches(['\n', '\r']).to_string();
-    if secret.trim().is_empty() {
-        return Err(TokenError::Empty {
-            token: t.name.clone(),
-        });
-    }
-    Ok(secret)
-}
-
-fn sha256(bytes: &[u8]) -> [u8; 32] {
-    let d = ring::digest::digest(&ring::digest::SHA256, bytes);
-    d.as_ref().try_into().expect("SHA-256 is 32 bytes")
-}
-
-/// Equal-length comparison whose time does not depend on where the bytes differ.
-fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
-    let mut diff = 0u8;
-    for i in 0..32 {
-        diff |= a[i] ^ b[i];
-    }
-    // black_box keeps the optimizer from turning the fold into an early exit.
-    std::hint::black_box(diff) == 0
 }
 
 #[cfg(test)]

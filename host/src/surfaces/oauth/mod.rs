@@ -63,30 +63,44 @@ impl OAuthState {
 
 /// An OAuth route.
 enum Endpoint {
+    /// Served whenever `[oauth]` is on.
     ResourceMetadata(Resource),
+    /// Served only by the builtin authorization server.
+    Builtin(Builtin),
+}
+
+/// The builtin authorization server's routes.
+enum Builtin {
     ServerMetadata,
-    Register,
     AuthorizePage,
+    /// A POST, answered from its body.
+    Post(Posted),
+}
+
+/// The builtin server's POST routes.
+enum Posted {
+    Register,
     AuthorizeDecide,
     Token,
     Revoke,
 }
 
 fn classify(method: &Method, segments: &[&str]) -> Result<Endpoint, Option<&'static str>> {
+    use Builtin as B;
     use Endpoint as E;
     match (method.clone(), segments) {
         (Method::GET, [".well-known", "oauth-protected-resource"]) => Ok(E::ResourceMetadata(Resource::Api)),
         (Method::GET, [".well-known", "oauth-protected-resource", "mcp"]) => {
             Ok(E::ResourceMetadata(Resource::Mcp))
         }
-        (Method::GET, [".well-known", "oauth-authorization-server"]) => Ok(E::ServerMetadata),
+        (Method::GET, [".well-known", "oauth-authorization-server"]) => Ok(E::Builtin(B::ServerMetadata)),
         (_, [".well-known", ..]) => Err(Some("GET")),
-        (Method::POST, ["oauth", "register"]) => Ok(E::Register),
-        (Method::GET, ["oauth", "authorize"]) => Ok(E::AuthorizePage),
-        (Method::POST, ["oauth", "authorize"]) => Ok(E::AuthorizeDecide),
+        (Method::POST, ["oauth", "register"]) => Ok(E::Builtin(B::Post(Posted::Register))),
+        (Method::GET, ["oauth", "authorize"]) => Ok(E::Builtin(B::AuthorizePage)),
+        (Method::POST, ["oauth", "authorize"]) => Ok(E::Builtin(B::Post(Posted::AuthorizeDecide))),
         (_, ["oauth", "authorize"]) => Err(Some("GET, POST")),
-        (Method::POST, ["oauth", "token"]) => Ok(E::Token),
-        (Method::POST, ["oauth", "revoke"]) => Ok(E::Revoke),
+        (Method::POST, ["oauth", "token"]) => Ok(E::Builtin(B::Post(Posted::Token))),
+        (Method::POST, ["oauth", "revoke"]) => Ok(E::Builtin(B::Post(Posted::Revoke))),
         (_, ["oauth", "register" | "token" | "revoke"]) => Err(Some("POST")),
         _ => Err(None),
     }
@@ -96,39 +110,40 @@ fn classify(method: &Method, segments: &[&str]) -> Result<Endpoint, Option<&'sta
 pub(crate) async fn handle(app: &App, req: Request<Incoming>, segments: &[&str]) -> Resp {
     let path = req.uri().path().to_string();
     let state = &app.oauth;
-    let (Some(base), endpoint) = (&state.base, classify(req.method(), segments)) else {
+    let Some(base) = &state.base else {
         return respond::not_found(&path);
     };
-    let endpoint = match endpoint {
+    let endpoint = match classify(req.method(), segments) {
         Ok(e) => e,
         Err(Some(allowed)) => return respond::method_not_allowed(allowed),
         Err(None) => return respond::not_found(&path),
     };
-    if let Endpoint::ResourceMetadata(resource) = endpoint {
-        return resource_metadata(base, state.server.is_some(), resource);
-    }
+    let route = match endpoint {
+        Endpoint::ResourceMetadata(resource) => {
+            return resource_metadata(base, state.server.is_some(), resource);
+        }
+        Endpoint::Builtin(route) => route,
+    };
     let Some(server) = &state.server else {
         return respond::not_found(&path);
     };
-    match endpoint {
-        Endpoint::ResourceMetadata(_) => unreachable!("answered above"),
-        Endpoint::ServerMetadata => server_metadata(base, server.settings.docs.enabled),
-        Endpoint::AuthorizePage => authorize::page(server, req.uri().query(), req.headers()).await,
-        _ => {
-            let (parts, body) = req.into_parts();
-            let bytes = match app.body_parser().read(body).await {
-                Ok(b) => b,
-                Err(e) => return e.into_response(),
-            };
-            let text = std::str::from_utf8(&bytes).unwrap_or("\u{0}");
-            match endpoint {
-                Endpoint::Register => token::register(server, &bytes).await,
-                Endpoint::AuthorizeDecide => authorize::decide(server, &app.hub, &parts.headers, text).await,
-                Endpoint::Token => token::token(server, &parts.headers, text).await,
-                Endpoint::Revoke => token::revoke(server, text).await,
-                _ => unreachable!("answered above"),
-            }
-        }
+    let posted = match route {
+        Builtin::ServerMetadata => return server_metadata(base, server.settings.docs.enabled),
+        Builtin::AuthorizePage => return authorize::page(server, req.uri().query(), req.headers()).await,
+        Builtin::Post(posted) => posted,
+    };
+    let (parts, body) = req.into_parts();
+    let bytes = match app.body_parser().read(body).await {
+        Ok(b) => b,
+        Err(e) => return e.into_response(),
+    };
+    // A body that is not UTF-8 cannot hold valid parameters; NUL makes them fail to parse.
+    let text = std::str::from_utf8(&bytes).unwrap_or("\u{0}");
+    match posted {
+        Posted::Register => token::register(server, &bytes).await,
+        Posted::AuthorizeDecide => authorize::decide(server, &app.hub, &parts.headers, text).await,
+        Posted::Token => token::token(server, &parts.headers, text).await,
+        Posted::Revoke => token::revoke(server, text).await,
     }
 }
 
