@@ -35,17 +35,38 @@ struct CodeGrant {
     #[serde(flatten)]
     issued: Issued,
     redirect_uri: String,
+    /// Whether the authorization request named `redirect_uri` (it may leave it out
+    /// when the client registered one); then the token request must repeat it.
+    #[serde(default = "named")]
+    redirect_named: bool,
     challenge: String,
+}
+
+fn named() -> bool {
+    true
 }
 
 /// A code to issue after a person consented.
 pub(crate) struct CodeRequest {
     /// The grant.
     pub issued: Issued,
-    /// The redirect URI of the authorization request (redeeming must repeat it).
+    /// The redirect URI the person is sent back to.
     pub redirect_uri: String,
+    /// Whether the authorization request named it (redeeming must repeat it then).
+    pub redirect_named: bool,
     /// The PKCE S256 challenge.
     pub challenge: String,
+}
+
+/// A token request of the `authorization_code` grant.
+pub(crate) struct Redemption<'a> {
+    pub code: &'a str,
+    pub client_id: &'a str,
+    /// Required when the authorization request named one (RFC 6749 §4.1.3).
+    pub redirect_uri: Option<&'a str>,
+    pub verifier: &'a str,
+    /// The resource asked for (RFC 8707), if any.
+    pub resource: Option<&'a str>,
 }
 
 /// The token endpoint's success answer (RFC 6749 §5.1).
@@ -160,6 +181,7 @@ impl Issuer {
         let grant = CodeGrant {
             issued: req.issued,
             redirect_uri: req.redirect_uri,
+            redirect_named: req.redirect_named,
             challenge: req.challenge,
         };
         let expires = self.now() + self.settings.code_ms;
@@ -172,15 +194,8 @@ impl Issuer {
     /// Redeems `code` for a token pair: once, before it expires, by the client it
     /// was issued to, with the same redirect URI and a verifier proving the PKCE
     /// challenge. A second redemption revokes what the first one got.
-    pub(crate) async fn redeem_code(
-        &self,
-        code: &str,
-        client_id: &str,
-        redirect_uri: &str,
-        verifier: &str,
-        resource: Option<&str>,
-    ) -> Result<TokenPair, GrantError> {
-        let grant: CodeGrant = match self.store.spend(Kind::Code, &secret::digest(code)).await? {
+    pub(crate) async fn redeem_code(&self, r: Redemption<'_>) -> Result<TokenPair, GrantError> {
+        let grant: CodeGrant = match self.store.spend(Kind::Code, &secret::digest(r.code)).await? {
             Spend::Missing => return Err(GrantError::InvalidGrant("unknown authorization code")),
             Spend::Replayed(r) => {
                 let grant: CodeGrant = decode(&r)?;
@@ -194,18 +209,26 @@ impl Issuer {
             }
             Spend::Fresh(r) => decode(&r)?,
         };
-        if grant.issued.client_id != client_id {
+        if grant.issued.client_id != r.client_id {
             return Err(GrantError::InvalidGrant(
                 "the authorization code was issued to another client",
             ));
         }
-        if grant.redirect_uri != redirect_uri {
-            return Err(GrantError::InvalidGrant(
-                "redirect_uri differs from the authorization request's",
-            ));
+        match r.redirect_uri {
+            Some(uri) if uri != grant.redirect_uri => {
+                return Err(GrantError::InvalidGrant(
+                    "redirect_uri differs from the authorization request's",
+                ));
+            }
+            None if grant.redirect_named => {
+                return Err(GrantError::InvalidGrant(
+                    "redirect_uri is required: the authorization request named one",
+                ));
+            }
+            Some(_) | None => {}
         }
-        pkce::verify(verifier, &grant.challenge).map_err(GrantError::Pkce)?;
-        if resource.is_some_and(|r| r != grant.issued.resource) {
+        pkce::verify(r.verifier, &grant.challenge).map_err(GrantError::Pkce)?;
+        if r.resource.is_some_and(|res| res != grant.issued.resource) {
             return Err(GrantError::InvalidTarget);
         }
         Ok(self.issue_pair(&grant.issued).await?)

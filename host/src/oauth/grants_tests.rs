@@ -9,6 +9,22 @@ const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 const REDIRECT: &str = "http://127.0.0.1:9000/cb";
 const MCP: &str = "https://hub.example/mcp";
 
+fn redeem<'a>(
+    code: &'a str,
+    client_id: &'a str,
+    redirect_uri: Option<&'a str>,
+    verifier: &'a str,
+    resource: Option<&'a str>,
+) -> Redemption<'a> {
+    Redemption {
+        code,
+        client_id,
+        redirect_uri,
+        verifier,
+        resource,
+    }
+}
+
 fn issued(scopes: &str) -> Issued {
     Issued {
         principal: "alice".into(),
@@ -23,6 +39,18 @@ async fn code(t: &TestServer, scopes: &str) -> String {
     let req = CodeRequest {
         issued: issued(scopes),
         redirect_uri: REDIRECT.into(),
+        redirect_named: true,
+        challenge: CHALLENGE.into(),
+    };
+    t.server.issuer.issue_code(req).await.unwrap()
+}
+
+/// A code whose authorization request left the redirect URI out.
+async fn code_without_redirect(t: &TestServer) -> String {
+    let req = CodeRequest {
+        issued: issued("hub:tools"),
+        redirect_uri: REDIRECT.into(),
+        redirect_named: false,
         challenge: CHALLENGE.into(),
     };
     t.server.issuer.issue_code(req).await.unwrap()
@@ -32,7 +60,7 @@ async fn pair(t: &TestServer) -> TokenPair {
     let c = code(t, "hub:tools chat").await;
     t.server
         .issuer
-        .redeem_code(&c, "client_1", REDIRECT, VERIFIER, Some(MCP))
+        .redeem_code(redeem(&c, "client_1", Some(REDIRECT), VERIFIER, Some(MCP)))
         .await
         .unwrap()
 }
@@ -56,7 +84,7 @@ async fn a_code_is_redeemed_once_and_its_replay_revokes_what_it_granted() {
     let c = code(&t, "hub:tools").await;
     let issuer = &t.server.issuer;
     let tokens = issuer
-        .redeem_code(&c, "client_1", REDIRECT, VERIFIER, None)
+        .redeem_code(redeem(&c, "client_1", Some(REDIRECT), VERIFIER, None))
         .await
         .unwrap();
     assert_eq!(tokens.scope, "hub:tools");
@@ -66,7 +94,9 @@ async fn a_code_is_redeemed_once_and_its_replay_revokes_what_it_granted() {
         (grant.principal.as_str(), grant.client_id.as_str()),
         ("alice", "client_1")
     );
-    let replay = issuer.redeem_code(&c, "client_1", REDIRECT, VERIFIER, None).await;
+    let replay = issuer
+        .redeem_code(redeem(&c, "client_1", Some(REDIRECT), VERIFIER, None))
+        .await;
     is_invalid_grant(replay.unwrap_err(), "already used");
     assert_eq!(
         verify(&t, &tokens.access_token, Resource::Mcp).await,
@@ -82,13 +112,13 @@ async fn a_code_expires_after_a_minute() {
     let late = t
         .server
         .issuer
-        .redeem_code(&c, "client_1", REDIRECT, VERIFIER, None)
+        .redeem_code(redeem(&c, "client_1", Some(REDIRECT), VERIFIER, None))
         .await;
     is_invalid_grant(late.unwrap_err(), "expired");
     let unknown = t
         .server
         .issuer
-        .redeem_code("wh_ac_nope", "client_1", REDIRECT, VERIFIER, None)
+        .redeem_code(redeem("wh_ac_nope", "client_1", Some(REDIRECT), VERIFIER, None))
         .await;
     is_invalid_grant(unknown.unwrap_err(), "unknown");
 }
@@ -98,29 +128,37 @@ async fn a_code_is_bound_to_its_client_redirect_verifier_and_resource() {
     let t = TestServer::new();
     let issuer = &t.server.issuer;
     let c = code(&t, "hub:tools").await;
-    let e = issuer.redeem_code(&c, "client_2", REDIRECT, VERIFIER, None).await;
+    let e = issuer
+        .redeem_code(redeem(&c, "client_2", Some(REDIRECT), VERIFIER, None))
+        .await;
     is_invalid_grant(e.unwrap_err(), "another client");
     let c = code(&t, "hub:tools").await;
     let e = issuer
-        .redeem_code(&c, "client_1", "http://127.0.0.1:9001/cb", VERIFIER, None)
+        .redeem_code(redeem(
+            &c,
+            "client_1",
+            Some("http://127.0.0.1:9001/cb"),
+            VERIFIER,
+            None,
+        ))
         .await;
     is_invalid_grant(e.unwrap_err(), "redirect_uri");
     let c = code(&t, "hub:tools").await;
     let wrong = "eBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
     let e = issuer
-        .redeem_code(&c, "client_1", REDIRECT, wrong, None)
+        .redeem_code(redeem(&c, "client_1", Some(REDIRECT), wrong, None))
         .await
         .unwrap_err();
     assert!(matches!(e, GrantError::Pkce(pkce::PkceError::Mismatch)), "{e}");
     let c = code(&t, "hub:tools").await;
     let e = issuer
-        .redeem_code(
+        .redeem_code(redeem(
             &c,
             "client_1",
-            REDIRECT,
+            Some(REDIRECT),
             VERIFIER,
             Some("https://other.example/mcp"),
-        )
+        ))
         .await
         .unwrap_err();
     assert_eq!(e.code(), "invalid_target");
@@ -236,4 +274,30 @@ async fn revoking_either_token_revokes_the_grant() {
     );
     // Unknown tokens are fine to revoke.
     t.server.issuer.revoke("wh_rt_whatever").await.unwrap();
+}
+
+#[tokio::test]
+async fn the_redirect_uri_is_repeated_when_the_authorization_request_named_it() {
+    let t = TestServer::new();
+    let issuer = &t.server.issuer;
+    let c = code(&t, "hub:tools").await;
+    let e = issuer
+        .redeem_code(redeem(&c, "client_1", None, VERIFIER, None))
+        .await;
+    is_invalid_grant(e.unwrap_err(), "redirect_uri is required");
+    // Left out of the authorization request (one registered): optional here.
+    let c = code_without_redirect(&t).await;
+    assert!(
+        issuer
+            .redeem_code(redeem(&c, "client_1", None, VERIFIER, None))
+            .await
+            .is_ok()
+    );
+    let c = code_without_redirect(&t).await;
+    assert!(
+        issuer
+            .redeem_code(redeem(&c, "client_1", Some(REDIRECT), VERIFIER, None))
+            .await
+            .is_ok()
+    );
 }

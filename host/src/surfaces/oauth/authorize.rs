@@ -23,6 +23,8 @@ struct Authz {
     client: ClientInfo,
     /// The redirect URI as presented (a loopback one with the app's port).
     redirect_uri: String,
+    /// Whether the request named the redirect URI (else the one registered).
+    redirect_named: bool,
     challenge: String,
     scopes: Scopes,
     resource: Resource,
@@ -114,6 +116,7 @@ pub(super) async fn decide(server: &AuthServer, hub: &Hub, headers: &HeaderMap, 
     let request = CodeRequest {
         issued,
         redirect_uri: authz.redirect_uri.clone(),
+        redirect_named: authz.redirect_named,
         challenge: authz.challenge.clone(),
     };
     let code = match server.issuer.issue_code(request).await {
@@ -214,6 +217,7 @@ async fn verify(server: &AuthServer, params: &Params) -> Result<Authz, Resp> {
     Ok(Authz {
         client,
         redirect_uri: presented,
+        redirect_named: params.get("redirect_uri").is_some(),
         challenge,
         scopes,
         resource,

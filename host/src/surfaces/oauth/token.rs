@@ -8,7 +8,7 @@ use super::form::Params;
 use crate::hub::{Caller, Hub, Scopes};
 use crate::oauth::AuthServer;
 use crate::oauth::clients::{LookupError, Metadata, RegisterError};
-use crate::oauth::grants::GrantError;
+use crate::oauth::grants::{GrantError, Redemption};
 use crate::surfaces::respond::{self, Resp};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
@@ -81,13 +81,14 @@ pub(super) async fn token(server: &AuthServer, headers: &HeaderMap, body: &str) 
             let (Some(code), Some(verifier)) = (params.get("code"), params.get("code_verifier")) else {
                 return missing("code and code_verifier");
             };
-            let Some(redirect_uri) = params.get("redirect_uri") else {
-                return missing("redirect_uri");
+            let redemption = Redemption {
+                code,
+                client_id,
+                redirect_uri: params.get("redirect_uri"),
+                verifier,
+                resource,
             };
-            server
-                .issuer
-                .redeem_code(code, client_id, redirect_uri, verifier, resource)
-                .await
+            server.issuer.redeem_code(redemption).await
         }
         Some("refresh_token") => {
             let Some(refresh) = params.get("refresh_token") else {
