@@ -8,11 +8,14 @@
 //!   verifying for `hub` through `hub::grant::TokenVerifier`);
 //! - [`agent`]: the agent loop over the meta-tools;
 //! - [`llm`]: upstream model providers and the OpenAI -> UI message stream transform;
-//! - [`hub`]: the four meta-tools, the registry, search, and the call protocol;
+//! - [`hub`]: the four meta-tools, the registry, search, the call protocol, and
+//!   the record pipeline of its audit log and accounting (record logs on the
+//!   embedded backend, tables on PostgreSQL);
 //! - [`runtime`]: the wasmtime engine, sandbox, loader and plugin cache;
 //! - [`distribution`]: plugins from OCI registries (pull, push, sync) and
 //!   their signatures, for the CLI and `serve`;
-//! - beside them: [`storage`] (sled, record logs in segment files, PostgreSQL),
+//! - beside them: [`storage`] (the embedded backend: sled tables and record logs
+//!   in segment files; PostgreSQL),
 //!   [`config`] and [`toml`], [`sse`],
 //!   [`logging`], [`ids`], [`race`], [`clock`] (Unix milliseconds),
 //!   [`http_client`] (outbound HTTP/1 + TLS), `base64`.

@@ -58,7 +58,7 @@ impl Agent {
             Err(e) => Err(e),
         };
         if matches!(deleted, Ok(true)) {
-            self.env.hub.forget_session_usage(id);
+            self.env.hub.accounting().forget_session(id);
         }
         lease.release().await;
         Ok(deleted?)

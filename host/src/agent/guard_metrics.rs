@@ -2,7 +2,8 @@
 //! and outcome, and the tokens each target's conversation had left after its
 //! latest step. Rendered after the hub's own metrics.
 
-use super::budget::{ContextGuardEvent, Limits};
+use super::context_guard::Limits;
+use crate::hub::accounting::ContextGuard;
 use crate::hub::escape_label;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -29,7 +30,7 @@ pub(crate) struct GuardMetrics {
 
 impl GuardMetrics {
     /// Counts one activation, and logs it.
-    pub(crate) fn record(&self, event: &ContextGuardEvent) {
+    pub(crate) fn record(&self, event: &ContextGuard) {
         crate::info!("{event}");
         let key = (
             event.provider.clone(),
@@ -89,7 +90,7 @@ impl GuardMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::budget::{GuardOutcome, GuardTrigger};
+    use crate::hub::accounting::{GuardOutcome, GuardTrigger};
 
     fn limits(model: &str) -> Limits {
         Limits {
@@ -104,7 +105,9 @@ mod tests {
     #[test]
     fn events_and_remaining_tokens_render_with_bounded_labels() {
         let m = GuardMetrics::default();
-        let event = |model: &str| ContextGuardEvent {
+        let event = |model: &str| ContextGuard {
+            message: None,
+            step: 0,
             provider: "p".into(),
             model: model.into(),
             trigger: GuardTrigger::ToolResult,

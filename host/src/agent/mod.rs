@@ -10,7 +10,7 @@
 //! - [`builder`] and [`sink`]: the assistant message built from the streamed chunks;
 //! - [`approval`]: tool calls that wait for the user's approval, and checking
 //!   the answers against the approvals the hub issued;
-//! - [`run`]: the loop itself; [`budget`]: the context guard, whose activations
+//! - [`run`]: the loop itself; [`context_guard`]: the context guard, whose activations
 //!   [`guard_metrics`] counts; [`prompt`]: the default system prompt; [`usage`]:
 //!   each step reported to the accounting.
 //!
@@ -24,9 +24,9 @@
 
 mod access;
 mod approval;
-mod budget;
 mod builder;
 mod bus;
+mod context_guard;
 mod convert;
 mod guard_metrics;
 mod lease;
@@ -41,7 +41,6 @@ mod store;
 mod tool_result;
 mod usage;
 
-pub use budget::{ContextGuardEvent, GuardOutcome, GuardTrigger};
 pub use bus::{TurnBus, Watch};
 pub use live::{Busy, LiveTurn, LiveTurns, Subscription, TurnLimits};
 pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};

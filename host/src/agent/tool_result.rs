@@ -1,7 +1,8 @@
 //! A tool call's result as the chunk that answers it, within the context budget.
 
-use super::budget::{Budget, ContextGuardEvent};
+use super::context_guard::Budget;
 use super::convert::error_json;
+use crate::hub::accounting::ContextGuard;
 use crate::llm::UiChunk;
 use serde_json::Value;
 
@@ -18,7 +19,7 @@ pub(crate) fn result_chunk(
     id: String,
     result: ToolResult,
     budget: &mut Budget,
-    on_guard: impl FnOnce(&ContextGuardEvent),
+    on_guard: impl FnOnce(&ContextGuard),
 ) -> UiChunk {
     match result {
         ToolResult::Output(output) => {

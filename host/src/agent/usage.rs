@@ -1,20 +1,19 @@
-//! Each model step of a turn, reported to the hub's accounting (`hub::accounting`):
-//! the session, the assistant message, the provider and model the step was sent
-//! to, the usage the provider reported and how long the step took; and each
-//! activation of the context guard, counted in `/metrics` and accounted with its
-//! tokens. Steps are numbered within the assistant message, as its part ids are,
-//! so a turn continued after an approval counts on. The turn's tool calls are
-//! accounted by the call protocol, under the same session (`CallContext::session`).
+//! Each model step of a turn, accounted (`hub::accounting`): the session, the
+//! assistant message, the provider and model the step was sent to, the usage the
+//! provider reported and how long the step took; and each activation of the
+//! context guard, counted in `/metrics` and accounted with its tokens. Steps are
+//! numbered within the assistant message, as its part ids are, so a turn
+//! continued after an approval counts on. The turn's tool calls are accounted by
+//! the call protocol, under the same session (`CallContext::session`).
 
-use super::budget::ContextGuardEvent;
 use super::guard_metrics::GuardMetrics;
-use crate::hub::{GuardReport, Hub, StepReport};
+use crate::hub::accounting::{Accounting, ContextGuard, Entry, ModelStep};
 use crate::llm::{Route, StepSummary};
 use std::time::Duration;
 
 /// Where one turn's records go, and the ids they carry.
 pub(super) struct Ledger<'a> {
-    pub hub: &'a Hub,
+    pub accounting: &'a Accounting,
     pub session: &'a str,
     /// The assistant message the turn writes.
     pub message: &'a str,
@@ -22,6 +21,13 @@ pub(super) struct Ledger<'a> {
     pub caller: &'a str,
     /// The OAuth client of its grant.
     pub client: Option<&'a str>,
+}
+
+impl Ledger<'_> {
+    fn account(&self, entry: Entry) {
+        self.accounting
+            .account(Some(self.session), self.caller, self.client, entry);
+    }
 }
 
 /// Records step `step` of the turn's message, which took `latency`, under the
@@ -38,35 +44,22 @@ pub(super) fn record_step(
         .as_deref()
         .and_then(|name| targets.iter().find(|r| r.target() == name))
         .unwrap_or(&targets[0]);
-    ledger.hub.record_model_step(StepReport {
-        session: Some(ledger.session),
-        message: Some(ledger.message),
+    let measured = ModelStep::measured(&route.provider.config.name, &route.model, summary.usage, latency);
+    ledger.account(Entry::ModelStep(ModelStep {
+        message: Some(ledger.message.to_string()),
         step,
-        caller: ledger.caller,
-        client: ledger.client,
-        provider: &route.provider.config.name,
-        model: &route.model,
-        usage: summary.usage,
-        latency,
-    });
+        ..measured
+    }));
 }
 
 /// Logs and counts (`guard`) one activation of the context guard and accounts it
 /// under step `step` of the turn's message (the step whose tool call returned the
 /// result).
-pub(super) fn record_guard(ledger: &Ledger<'_>, guard: &GuardMetrics, step: u32, event: &ContextGuardEvent) {
+pub(super) fn record_guard(ledger: &Ledger<'_>, guard: &GuardMetrics, step: u32, event: &ContextGuard) {
     guard.record(event);
-    ledger.hub.record_context_guard(GuardReport {
-        session: Some(ledger.session),
-        message: Some(ledger.message),
+    ledger.account(Entry::ContextGuard(ContextGuard {
+        message: Some(ledger.message.to_string()),
         step,
-        caller: ledger.caller,
-        provider: &event.provider,
-        model: &event.model,
-        trigger: event.trigger.as_str(),
-        outcome: event.outcome.as_str(),
-        projected_tokens: event.projected_tokens,
-        limit_tokens: event.limit_tokens,
-        remaining_tokens: event.remaining_tokens,
-    });
+        ..event.clone()
+    }));
 }

@@ -2,7 +2,7 @@
 //! use, resolved to an ordered list of `provider/model` targets tried in turn), and
 //! the per-provider and per-model settings of `[[providers]]` (context budget, tool
 //! choice, how stream deltas carry text). The behaviour lives in `llm::route` and
-//! `agent::budget`; this is the shape of the file.
+//! `agent::context_guard`; this is the shape of the file.
 
 use serde::Deserialize;
 

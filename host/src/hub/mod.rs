@@ -19,8 +19,12 @@
 //! - `auth`: tokens, allowlists and the principal's access to stored items
 //!   (`Caller::may_access`, `Caller::visible`); `grant`: the seam OAuth token
 //!   verifiers plug into, and scopes; `quota`: what a principal may keep
-//!   stored; `audit`: the call log; `accounting`: usage
-//!   and cost records of model steps and calls; `metrics`: Prometheus.
+//!   stored; `metrics`: Prometheus;
+//! - `records`: the record pipeline (a writer thread per record kind: queue,
+//!   batches, retention, reads in order) and a call's records
+//!   (`records::CallRecorder`); its kinds are `audit` (the call log) and
+//!   `accounting` (usage and cost records of model steps, calls and context guard
+//!   activations), stored in record logs (embedded backend) or PostgreSQL.
 
 pub mod accounting;
 mod answers;
@@ -38,13 +42,13 @@ mod state;
 pub(crate) use metrics::escape as escape_label;
 mod protocol;
 mod quota;
+pub(crate) mod records;
 mod registry;
 mod schedule;
 pub(crate) mod search;
-mod store_driver;
 pub(crate) mod validate;
 
-pub use accounting::{AccountingError, GuardReport, Page, SessionUsage, Since, StepReport, UsageRecord};
+pub use accounting::{AccountingError, AccountingRecord, Page, SessionUsage, Since};
 pub use approval::{ApprovalAsk, ApprovalError, ApprovalRecord, DecideError, PendingApproval};
 pub use audit::{CallOutcome, CallRecord};
 pub use auth::{Allowlist, AuthError, Caller, Credentials, Visible};
@@ -119,15 +123,16 @@ impl Hub {
         let auth = Authenticator::from_config(&config.tokens, &config.storage)?;
         let audit = audit::AuditLog::start(audit::store::open(&backend).await?, &config.audit)
             .map_err(HubError::AuditWriter)?;
-        let usage = accounting::UsageLog::start(accounting::store::open(&backend).await?, &config.accounting)
-            .map_err(HubError::Accounting)?;
+        let accounting =
+            accounting::Accounting::start(accounting::store::open(&backend).await?, &config.accounting)
+                .map_err(HubError::Accounting)?;
         let core = Arc::new(Core {
             limits: config.limits.clone(),
             cpu: runtime.cpu_shares().clone(),
             approvals: approval::Approvals::new(config),
             scheduler: schedule::Scheduler::new(&config.limits),
             audit,
-            usage,
+            accounting: Arc::new(accounting),
             metrics: Default::default(),
             registry: tokio::sync::watch::Sender::new(Arc::new(Registry::empty())),
         });
@@ -376,58 +381,15 @@ impl Hub {
     }
 
     /// The newest `limit` call records that `visible` admits, newest first.
-    pub fn calls(&self, limit: usize, visible: &Visible) -> Result<Vec<CallRecord>, HubError> {
-        if *visible == Visible::Nothing {
-            return Ok(Vec::new());
-        }
-        self.core
-            .audit
-            .recent(limit, visible.principal().map(str::to_string))
-    }
-
-    /// Records a finished model step (with its cost, when `[accounting.prices]`
-    /// has the model's price). Never waits.
-    pub fn record_model_step(&self, report: StepReport<'_>) {
-        self.core.usage.model_step(report);
-    }
-
-    /// Records an activation of the agent loop's context guard. Never waits.
-    pub fn record_context_guard(&self, report: GuardReport<'_>) {
-        self.core.usage.context_guard(report);
-    }
-
-    /// Up to `limit` accounting records after `since` that `visible` admits,
-    /// oldest first. Waits for the records queued before: call it off the async
-    /// workers.
-    pub fn accounting(&self, since: Since, limit: usize, visible: &Visible) -> Result<Page, HubError> {
-        if *visible == Visible::Nothing {
-            // Nothing to show, and `next` must not tell how far others' records go.
-            let next = match since {
-                Since::Id(id) => id,
-                Since::Start | Since::Time(_) => 0,
-            };
-            return Ok(Page {
-                records: Vec::new(),
-                next,
-            });
-        }
-        self.core
-            .usage
-            .page(since, limit, visible.principal().map(str::to_string))
-    }
-
-    /// What each of `sessions` used so far (zeros for one without records).
     /// Waits for the records queued before: call it off the async workers.
-    pub fn session_usage<'s>(
-        &self,
-        sessions: impl IntoIterator<Item = &'s str>,
-    ) -> Result<Vec<SessionUsage>, HubError> {
-        self.core.usage.session_usage(sessions)
+    pub fn calls(&self, limit: usize, visible: &Visible) -> Result<Vec<CallRecord>, HubError> {
+        self.core.audit.recent(limit, visible)
     }
 
-    /// Drops a deleted session's sums (its records stay until retention drops them).
-    pub fn forget_session_usage(&self, session: &str) {
-        self.core.usage.forget_session(session);
+    /// Accounting: where the agent and the surfaces record model steps and
+    /// context guard activations, and read records and session sums.
+    pub(crate) fn accounting(&self) -> &Arc<accounting::Accounting> {
+        &self.core.accounting
     }
 
     /// `GET /health`'s body: `"status"` is `"loading"` while a plugin of the first
@@ -448,7 +410,7 @@ impl Hub {
         let registry = self.snapshot();
         let totals = metrics::Totals {
             audit_dropped: self.core.audit.dropped(),
-            accounting_dropped: self.core.usage.dropped(),
+            accounting_dropped: self.core.accounting.dropped(),
             low_priority_calls: self.runtime().cpu_shares().low_priority_calls(),
             low_priority_parses: self.runtime().cpu_shares().low_priority_parses(),
         };
@@ -461,3 +423,6 @@ impl Hub {
         self.core.registry.borrow().clone()
     }
 }
+
+#[cfg(test)]
+mod stored_records_tests;

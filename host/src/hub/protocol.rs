@@ -7,23 +7,22 @@
 //! original caller's, for nested calls), and validates the input against the
 //! operation's JSON Schema; after it returns, the output is checked against the
 //! declared output schema. Every call, failed or not, is counted in the metrics
-//! and written to the audit log.
+//! and written to the audit log and accounting (`hub::records::CallRecorder`).
 //!
 //! Where a call sits in the call graph, and the bounds a nested call is checked
 //! against, are in `hub::graph`; this module runs calls and routes a plugin's
 //! nested `host.call` back into them.
 
-use super::accounting::{Entry, ToolCall, UsageRecord};
-use super::approval::{self, ApprovalRecord};
-use super::audit::{AuditLog, CallOutcome, CallRecord};
+use super::approval;
+use super::audit::CallOutcome;
 use super::auth::Caller;
 use super::state::{CallScope, Core};
 
-use super::checks::{Checker, approx_len, check_input, check_output};
+use super::checks::{Checker, check_input, check_output};
 use super::error::{CallError, ErrorCode, Limit, did_you_mean};
 use super::graph::{Frame, check_graph};
 use super::meta_tools::OperationCall;
-use super::metrics::{InFlight, UNKNOWN_TOOL};
+use super::records::{CallOrigin, CallRecorder};
 use super::registry::{OpRef, Registry};
 
 use super::search::suggest;
@@ -38,9 +37,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 use tokio::time::Instant;
-
-/// Inputs larger than this many bytes are not excerpted into the audit log.
-const MAX_EXCERPT_SOURCE: usize = 16 * 1024;
 
 /// A finished call in a `hub_call` batch, for progress reporting.
 #[derive(Debug, Clone)]
@@ -150,24 +146,14 @@ async fn run(
     input: Value,
 ) -> Result<Value, CallError> {
     // Before any waiting for a loading plugin, so the wait counts as in flight.
-    let mut acct = Accounting {
-        core: scope.core,
-        started: Instant::now(),
-        started_ms: crate::clock::now_ms(),
-        id: crate::ids::new_id("call"),
+    let origin = CallOrigin {
         tool,
-        known: false,
         caller: scope.caller.name(),
         client: scope.caller.client(),
         parent: parent.map(|p| p.id.as_str()),
         session: scope.session,
-        input_bytes: 0,
-        output_bytes: 0,
-        excerpt: excerpt(&scope.core.audit, &input),
-        approval: None,
-        finished: false,
-        _in_flight: scope.core.metrics.start(),
     };
+    let mut recorder = CallRecorder::start(scope.core, origin, &input);
     let (loaded, still_loading) = match scope.registry.get(tool) {
         None if scope.registry.is_loading_tool(tool) => match wait_for_plugin(scope, parent, tool).await {
             Ok(registry) => (Some(registry), None),
@@ -184,14 +170,14 @@ async fn run(
         None => scope,
     };
     let op = scope.registry.get(tool);
-    acct.known = op.is_some();
+    recorder.known = op.is_some();
     let result = match (op, still_loading) {
         (_, Some(still_loading)) => Err(still_loading),
         (None, _) => Err(not_found(scope, tool)),
-        (Some(op), _) => execute(scope, parent, op, input, &mut acct).await,
+        (Some(op), _) => execute(scope, parent, op, input, &mut recorder).await,
     };
     let started = std::time::Instant::now();
-    acct.finish(match &result {
+    recorder.finish(match &result {
         Ok(_) => CallOutcome::Ok,
         Err(e) => CallOutcome::Failed {
             code: e.code,
@@ -202,91 +188,12 @@ async fn run(
     result
 }
 
-/// Metrics and the audit record of one call. Written when the call finishes, or
-/// when its future is dropped unfinished (a parent that timed out or was cancelled
-/// drops its nested calls), which is recorded as `cancelled`.
-struct Accounting<'a> {
-    core: &'a Core,
-    started: Instant,
-    started_ms: u64,
-    id: String,
-    tool: &'a str,
-    /// Whether the registry knows `tool` (unknown names share one metrics label).
-    known: bool,
-    caller: &'a str,
-    /// The OAuth client of a grant.
-    client: Option<&'a str>,
-    parent: Option<&'a str>,
-    session: Option<&'a Arc<str>>,
-    input_bytes: u64,
-    output_bytes: u64,
-    excerpt: Option<Value>,
-    /// How a person approved (or refused) the call, when one was asked.
-    approval: Option<ApprovalRecord>,
-    finished: bool,
-    _in_flight: InFlight<'a>,
-}
-
-impl Accounting<'_> {
-    fn finish(&mut self, outcome: CallOutcome) {
-        if std::mem::replace(&mut self.finished, true) {
-            return;
-        }
-        let elapsed = self.started.elapsed();
-        self.core.metrics.observe(
-            if self.known { self.tool } else { UNKNOWN_TOOL },
-            outcome.as_str(),
-            elapsed,
-        );
-        self.core.usage.record(UsageRecord {
-            id: 0,
-            time_ms: crate::clock::now_ms(),
-            session: self.session.map(|s| s.to_string()),
-            caller: self.caller.to_string(),
-            client: self.client.map(str::to_string),
-            entry: Entry::ToolCall(ToolCall {
-                call_id: self.id.clone(),
-                parent: self.parent.map(str::to_string),
-                tool: self.tool.to_string(),
-                latency_us: elapsed.as_micros() as u64,
-                input_bytes: self.input_bytes,
-                output_bytes: self.output_bytes,
-                outcome: outcome.as_str().to_string(),
-            }),
-        });
-        self.core.audit.record(CallRecord {
-            id: std::mem::take(&mut self.id),
-            tool: self.tool.to_string(),
-            caller: self.caller.to_string(),
-            client: self.client.map(str::to_string),
-            parent: self.parent.map(str::to_string),
-            started_ms: self.started_ms,
-            duration_us: elapsed.as_micros() as u64,
-            input_bytes: self.input_bytes,
-            output_bytes: self.output_bytes,
-            outcome,
-            input: self.excerpt.take(),
-            approval: self.approval.take(),
-        });
-    }
-}
-
-impl Drop for Accounting<'_> {
-    fn drop(&mut self) {
-        self.finish(CallOutcome::Failed {
-            code: ErrorCode::Cancelled,
-            message: "the call was stopped before it finished: its parent ended or the client went away"
-                .into(),
-        });
-    }
-}
-
 async fn execute(
     scope: &CallScope<'_>,
     parent: Option<&Frame>,
     op: &OpRef,
     input: Value,
-    acct: &mut Accounting<'_>,
+    recorder: &mut CallRecorder<'_>,
 ) -> Result<Value, CallError> {
     let started = std::time::Instant::now();
     let limits = &scope.core.limits;
@@ -302,12 +209,12 @@ async fn execute(
         tenant: &tenant,
     };
     let input = check_input(op, input, &checker).await?;
-    approve(scope, parent, op, acct).await?;
+    approve(scope, parent, op, recorder).await?;
     let input_json = input.to_string();
-    acct.input_bytes = input_json.len() as u64;
+    recorder.input_bytes = input_json.len() as u64;
     // Computed once: the runtime stops the call at it and nested calls inherit it.
     let deadline = Deadline::new(
-        acct.started,
+        recorder.started,
         op.plugin.limits().timeout_ms,
         parent.map(|p| p.deadline.at()),
     );
@@ -329,7 +236,7 @@ async fn execute(
         Race::Second(()) => return Err(cancelled()),
     };
     let frame = Frame {
-        id: acct.id.clone(),
+        id: recorder.id.clone(),
         chain,
         deadline,
         cancel: cancel.clone(),
@@ -357,9 +264,9 @@ async fn execute(
         Race::Second(()) => return Err(cancelled()),
     };
     let output = output.map_err(|failure| failure_error(&op.tool, failure))?;
-    acct.output_bytes = output.json.len() as u64;
+    recorder.output_bytes = output.json.len() as u64;
     if !output.logs.is_empty() {
-        crate::debug!("{} ({}) wrote: {}", op.tool, acct.id, output.logs.trim_end());
+        crate::debug!("{} ({}) wrote: {}", op.tool, recorder.id, output.logs.trim_end());
     }
     let started = std::time::Instant::now();
     let checked = check_output(op, output.json, &checker).await;
@@ -373,20 +280,20 @@ async fn approve(
     scope: &CallScope<'_>,
     parent: Option<&Frame>,
     op: &OpRef,
-    acct: &mut Accounting<'_>,
+    recorder: &mut CallRecorder<'_>,
 ) -> Result<(), CallError> {
     let asked = approval::Request {
         op,
-        call_id: &acct.id,
+        call_id: &recorder.id,
         caller: scope.caller.name(),
         approved_by: scope.approved_by,
         cancel: scope.cancel,
-        excerpt: acct.excerpt.clone(),
+        excerpt: recorder.excerpt(),
         until: parent.map_or_else(far_future, |p| p.deadline.at()),
     };
-    scope.core.approvals.check(asked, &mut acct.approval).await?;
-    if acct.approval.is_some() {
-        acct.started = Instant::now();
+    scope.core.approvals.check(asked, &mut recorder.approval).await?;
+    if recorder.approval.is_some() {
+        recorder.started = Instant::now();
     }
     Ok(())
 }
@@ -483,15 +390,6 @@ fn failure_error(tool: &str, failure: CallFailure) -> CallError {
         other => CallError::new(other.code(), message),
     };
     error.caused_by(failure)
-}
-
-fn excerpt(audit: &AuditLog, input: &Value) -> Option<Value> {
-    // Serializing a huge input only to cut it would put its cost on every call.
-    if approx_len(input, MAX_EXCERPT_SOURCE) < MAX_EXCERPT_SOURCE {
-        Some(audit.excerpt(input))
-    } else {
-        Some(Value::String("(input too large to excerpt)".into()))
-    }
 }
 
 /// The hub's side of a plugin's `host.call`: a child call of `frame`.

@@ -1,10 +1,10 @@
 //! The hub's whole state behind the call protocol ([`Core`]: limits, CPU shares,
-//! approvals, the scheduler, the audit and accounting writers, metrics and the
-//! registry) and what one call runs under ([`CallScope`]). It sits below the call
+//! approvals, the scheduler, the audit log and accounting (`hub::records`),
+//! metrics and the registry) and what one call runs under ([`CallScope`]). It sits below the call
 //! protocol (`hub::protocol`) and the approval policy (`hub::approval`), which
 //! both use it, so neither imports the other for it.
 
-use super::accounting::UsageLog;
+use super::accounting::Accounting;
 use super::approval::Approvals;
 use super::audit::AuditLog;
 use super::auth::Caller;
@@ -24,8 +24,9 @@ pub(crate) struct Core {
     pub approvals: Approvals,
     pub scheduler: Scheduler,
     pub audit: AuditLog,
-    /// Accounting records (`hub::accounting`), one per call beside its audit record.
-    pub usage: UsageLog,
+    /// Accounting (`hub::accounting`): one record per call beside its audit
+    /// record; the agent and the surfaces hold it too.
+    pub accounting: Arc<Accounting>,
     pub metrics: Metrics,
     /// The current registry, swapped whole on every plugin-folder change (calls
     /// keep the snapshot they started with); a call waiting for a loading plugin

@@ -13,6 +13,7 @@ pub(crate) mod openai;
 pub(crate) mod providers;
 pub(crate) mod route;
 pub(crate) mod stream;
+pub(crate) mod stream_error;
 pub(crate) mod terminal;
 pub(crate) mod transform;
 pub(crate) mod ui;

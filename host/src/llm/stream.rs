@@ -7,13 +7,14 @@
 //! connection at once.
 
 use super::Llm;
-use super::client::{ResponseBody, ResponseBodyError};
+use super::client::ResponseBody;
 use super::providers::Route;
+use super::stream_error::StreamError;
 use super::transform::{StepOptions, StepSummary, StepTransformer};
 use super::ui::UiChunk;
 use super::upstream;
 use crate::race::{Race, race};
-use crate::sse::{self, OwnedEvent, ParseError};
+use crate::sse::{self, OwnedEvent};
 use bytes::Bytes;
 use http::{HeaderMap, Method};
 use serde_json::Value;
@@ -28,31 +29,6 @@ use tokio::sync::mpsc;
 pub(crate) const MAX_FRAME: usize = 64 * 1024;
 /// Largest upstream error body read to build an error message.
 const MAX_ERROR_BODY: usize = 1 << 20;
-
-/// Why reading upstream events stopped.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StreamError {
-    Body(ResponseBodyError),
-    Parse(ParseError),
-}
-
-impl std::fmt::Display for StreamError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StreamError::Body(e) => e.fmt(f),
-            StreamError::Parse(e) => write!(f, "the upstream stream is unusable: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for StreamError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            StreamError::Body(e) => Some(e),
-            StreamError::Parse(e) => Some(e),
-        }
-    }
-}
 
 /// Upstream SSE events from a response body.
 pub struct EventReader {

@@ -18,7 +18,7 @@
 
 use super::client::ResponseBodyError;
 use super::openai::ChatChunk;
-use super::stream::StreamError;
+use super::stream_error::StreamError;
 use crate::config::DEFAULT_MAX_MALFORMED_CHUNKS;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -5,16 +5,14 @@
 use super::bindings::WitVersion;
 use super::file::FileKind;
 use super::manifest::ManifestProblem;
-use super::operations::OperationProblem;
+use super::names::MAX_NAME_LEN;
+use super::operation_problem::OperationProblem;
 use super::sandbox::SandboxError;
 use super::trust::TrustProblem;
 use super::verify::ExampleError;
 use std::error::Error;
 use std::fmt;
 use std::path::PathBuf;
-
-/// Longest plugin and operation name, in bytes.
-pub(super) const MAX_NAME_LEN: usize = 64;
 
 /// Why a plugin was rejected: every problem found, one per line.
 #[derive(Debug)]

@@ -10,9 +10,10 @@ use super::budget::bounded;
 use super::cache::sha256_hex;
 use super::code_pages::CodePages;
 use super::file::{self, ReadError};
-use super::load_error::{CompileError, ListError, LoadError, LoadProblem, MAX_NAME_LEN};
+use super::load_error::{CompileError, ListError, LoadError, LoadProblem};
 use super::lock::LockFile;
 use super::manifest::{EffectiveLimits, Manifest};
+use super::names::valid_plugin_name;
 use super::net::NetPolicy;
 use super::operations::{self, MAX_INSTRUCTIONS_BYTES};
 use super::plugin::Plugin;
@@ -29,22 +30,6 @@ pub fn plugin_name(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// Whether `name` is a valid plugin name: `[a-z][a-z0-9_-]*`, at most 64 bytes.
-pub fn valid_plugin_name(name: &str) -> bool {
-    let mut b = name.bytes();
-    matches!(b.next(), Some(c) if c.is_ascii_lowercase())
-        && b.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'-')
-        && name.len() <= MAX_NAME_LEN
-}
-
-/// Whether `name` is a valid operation name: `[a-z][a-z0-9_]*`, at most 64 bytes.
-pub fn valid_operation_name(name: &str) -> bool {
-    let mut b = name.bytes();
-    matches!(b.next(), Some(c) if c.is_ascii_lowercase())
-        && b.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
-        && name.len() <= MAX_NAME_LEN
 }
 
 /// The manifest path of a plugin: `NAME.toml` beside `NAME.wasm`.
@@ -386,6 +371,7 @@ async fn list_once(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::names::valid_operation_name;
 
     #[test]
     fn names_are_checked() {

@@ -35,7 +35,9 @@ mod load_error;
 mod loader;
 mod lock;
 mod manifest;
+mod names;
 mod net;
+mod operation_problem;
 mod operations;
 mod plugin;
 mod sandbox;
@@ -49,12 +51,14 @@ pub use dir::{OnChange, PluginDir, PluginEntry, PluginState};
 pub use engine::{Allocator, epoch_tick};
 pub use file::FileKind;
 pub use load_error::{CompileError, ListError, LoadError, LoadProblem};
-pub use loader::{manifest_path, plugin_name, valid_operation_name, valid_plugin_name};
+pub use loader::{manifest_path, plugin_name};
 pub use lock::{LOCK_FILE, LockError, LockFile, Source};
 pub use manifest::{
     DirGrant, EffectiveLimits, GrantError, HostGrant, LimitRequests, Manifest, ManifestError, ManifestProblem,
 };
-pub use operations::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, MAX_INSTRUCTIONS_BYTES, OperationProblem, SchemaRole};
+pub use names::{valid_operation_name, valid_plugin_name};
+pub use operation_problem::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, OperationProblem, SchemaRole};
+pub use operations::MAX_INSTRUCTIONS_BYTES;
 pub use plugin::{Example, Operation, Plugin};
 pub use sandbox::SandboxError;
 pub use trust::{

@@ -18,7 +18,6 @@ pub(crate) mod console;
 pub(crate) mod guard;
 pub(crate) mod limit;
 pub(crate) mod mcp;
-pub(crate) mod meter;
 pub(crate) mod metrics;
 pub(crate) mod oauth;
 pub(crate) mod openai_proxy;
@@ -28,6 +27,7 @@ pub(crate) mod respond;
 pub(crate) mod rest;
 pub(crate) mod router;
 pub(crate) mod server;
+pub(crate) mod step_accounting;
 pub(crate) mod watched;
 
 pub use body::Body;

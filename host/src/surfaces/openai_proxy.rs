@@ -24,8 +24,8 @@
 use super::App;
 use super::body::Body;
 use super::limit::Surface;
-use super::meter::StepMeter;
 use super::respond::{self, Resp};
+use super::step_accounting::StepAccounting;
 use crate::hub::Caller;
 use crate::llm::openai::ChatChunk;
 use crate::llm::openai::{self, BadRequest};
@@ -72,7 +72,7 @@ async fn relay(
     value: Value,
     caller: &Caller,
 ) -> Resp {
-    let meter = StepMeter::start(app, caller);
+    let accounting = StepAccounting::start(app, caller);
     let forwarded = upstream::forwarded_headers(headers);
     let relayed = match app.llm.relay_chain(&targets, &value, &forwarded).await {
         Ok(relayed) => relayed,
@@ -99,7 +99,7 @@ async fn relay(
         RelayBody::Whole(bytes) => {
             // Errors, non-streamed answers, and servers that ignored `stream: true`.
             if status.is_success() {
-                meter.done(&route, usage_in(&bytes));
+                accounting.done(&route, usage_in(&bytes));
             }
             let mut out = Response::new(Body::full(bytes));
             *out.status_mut() = status;
@@ -116,7 +116,7 @@ async fn relay(
     let (tx, body) = Body::channel(STREAM_FRAMES);
     let mut out = respond::sse(body, false);
     relay_headers(&headers, &route, &mut out);
-    tokio::spawn(relay_stream(route, first, reader, SseSink::new(tx), meter));
+    tokio::spawn(relay_stream(route, first, reader, SseSink::new(tx), accounting));
     out
 }
 
@@ -130,7 +130,7 @@ async fn relay_stream(
     first: Option<OwnedEvent>,
     mut reader: Box<EventReader>,
     mut sink: SseSink,
-    meter: StepMeter,
+    accounting: StepAccounting,
 ) {
     let provider = route.provider.clone();
     let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
@@ -142,7 +142,7 @@ async fn relay_stream(
             Some(event) => event,
             // `Err(Closed)`: the client left; leaving drops the upstream body.
             None => match keepalive_while(&mut sink, interval, reader.next()).await {
-                Err(Closed) => return meter.done(&route, usage),
+                Err(Closed) => return accounting.done(&route, usage),
                 Ok(Ok(Some(event))) => event,
                 Ok(Ok(None)) => break end.at_end().err(),
                 Ok(Err(e)) => break Some(Unfinished::Broken(e)),
@@ -160,7 +160,7 @@ async fn relay_stream(
             Err(e) => break Some(e),
         }
         if sink.send_event(&event).await.is_err() {
-            return meter.done(&route, usage);
+            return accounting.done(&route, usage);
         }
     };
     if let Some(failure) = failure {
@@ -169,7 +169,7 @@ async fn relay_stream(
         let frame = json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": failure.code()}});
         let _ = sink.send_json(&frame).await;
     }
-    meter.done(&route, usage);
+    accounting.done(&route, usage);
 }
 
 /// `POST /api/ui/chat/completions`: the same body, answered as a UI message stream
@@ -190,14 +190,14 @@ pub(crate) async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>, 
 fn ui_stream(app: &Arc<App>, targets: Vec<Route>, value: Value, caller: &Caller) -> Resp {
     let (tx, body) = Body::channel(STREAM_FRAMES);
     let llm = app.llm.clone();
-    let meter = StepMeter::start(app, caller);
+    let accounting = StepAccounting::start(app, caller);
     tokio::spawn(async move {
         let mut sink = SseSink::new(tx);
         let opts = StepOptions::default();
         let step = llm.run_step_chain(&targets, &value, |_, _| {}, opts, &mut sink);
         if let Ok(summary) = step.await {
             let answered = answering_route(&targets, summary.target.as_deref());
-            meter.done(answered, summary.usage);
+            accounting.done(answered, summary.usage);
             let _ = sink.done().await;
         }
     });

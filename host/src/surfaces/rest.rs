@@ -128,7 +128,7 @@ pub(crate) async fn accounting(app: &App, req: &Request<Incoming>, caller: &Call
     };
     // Reading waits for the accounting writer: keep it off the async workers.
     let hub = app.hub.clone();
-    match tokio::task::spawn_blocking(move || hub.accounting(since, limit, &visible)).await {
+    match tokio::task::spawn_blocking(move || hub.accounting().page(since, limit, &visible)).await {
         Ok(Ok(page)) => respond::json(StatusCode::OK, &page),
         Ok(Err(e)) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "storage_error", e.to_string()),
         Err(e) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()),

@@ -25,8 +25,8 @@
 //! answered.
 
 use super::approval;
-use super::budget::{Budget, Limits, estimate_tokens};
 use super::builder::MessageBuilder;
+use super::context_guard::{Budget, Limits, estimate_tokens};
 use super::convert;
 use super::guard_metrics::GuardMetrics;
 use super::live::LiveTurn;
@@ -319,7 +319,7 @@ impl Runner<'_> {
     /// Where this turn's records go.
     fn ledger(&self) -> usage::Ledger<'_> {
         usage::Ledger {
-            hub: &self.env.hub,
+            accounting: self.env.hub.accounting(),
             session: &self.turn.session.id,
             message: &self.turn.assistant.id,
             caller: self.turn.caller.name(),

@@ -2,8 +2,8 @@
 //! not served from cache, cached input (the input price when none is given) and
 //! output (reasoning tokens are part of the output, billed as output).
 
+use super::ModelStep;
 use crate::config::ModelPrice;
-use crate::llm::Usage;
 use std::collections::BTreeMap;
 
 /// The configured prices.
@@ -21,16 +21,19 @@ impl Prices {
             .or_else(|| self.0.get(model))
     }
 
-    /// The cost of `usage` on that model; `None` without a price for it.
-    pub(crate) fn cost(&self, provider: &str, model: &str, usage: &Usage) -> Option<f64> {
-        let price = self.of(provider, model)?;
-        let cached = usage.cached_input_tokens.unwrap_or(0).min(usage.input_tokens);
-        let fresh = usage.input_tokens - cached;
+    /// The cost of `step`'s tokens; `None` without usage or a price for its model.
+    pub(crate) fn cost(&self, step: &ModelStep) -> Option<f64> {
+        let (Some(input), Some(output)) = (step.input_tokens, step.output_tokens) else {
+            return None;
+        };
+        let price = self.of(&step.provider, &step.model)?;
+        let cached = step.cached_input_tokens.unwrap_or(0).min(input);
+        let fresh = input - cached;
         let per_token = |per_million: f64| per_million / 1_000_000.0;
         Some(
             fresh as f64 * per_token(price.input)
                 + cached as f64 * per_token(price.cached_input.unwrap_or(price.input))
-                + usage.output_tokens as f64 * per_token(price.output),
+                + output as f64 * per_token(price.output),
         )
     }
 }
@@ -38,6 +41,8 @@ impl Prices {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::Usage;
+    use std::time::Duration;
 
     #[test]
     fn cost_counts_cached_input_at_its_price_and_prefers_the_provider_key() {
@@ -57,13 +62,15 @@ mod tests {
             reasoning_tokens: Some(40),
             cached_input_tokens: Some(400),
         };
-        let cost = prices.cost("openai", "m", &usage).unwrap();
+        let step = |provider, model, usage| ModelStep::measured(provider, model, usage, Duration::ZERO);
+        let cost = prices.cost(&step("openai", "m", Some(usage))).unwrap();
         assert!(
             (cost - (600.0 * 2.0 + 400.0 * 0.5 + 100.0 * 8.0) / 1e6).abs() < 1e-12,
             "{cost}"
         );
-        let cost = prices.cost("cheap", "m", &usage).unwrap();
+        let cost = prices.cost(&step("cheap", "m", Some(usage))).unwrap();
         assert!((cost - 1_100.0 / 1e6).abs() < 1e-12, "{cost}");
-        assert_eq!(prices.cost("openai", "other", &usage), None);
+        assert_eq!(prices.cost(&step("openai", "other", Some(usage))), None);
+        assert_eq!(prices.cost(&step("openai", "m", None)), None);
     }
 }

@@ -1,12 +1,16 @@
-//! One accounting record (`UsageRecord`): a model step, a tool call or a context
-//! guard activation, as stored, served by `GET /api/accounting` and appended to the
-//! JSONL file; and a session's sums (`SessionUsage`).
+//! One accounting record (`AccountingRecord`): a model step, a tool call or a
+//! context guard activation, as stored, served by `GET /api/accounting` and
+//! appended to the JSONL file (the same fields every version wrote, so old
+//! records keep decoding); and a session's sums (`SessionUsage`, the session
+//! JSON's `usage`).
 
+use crate::llm::Usage;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// One accounted event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UsageRecord {
+pub struct AccountingRecord {
     /// Increasing sequence number, given when the record is stored (`since=` takes it).
     pub id: u64,
     /// When the step or call ended, Unix milliseconds.
@@ -62,6 +66,25 @@ pub struct ModelStep {
     pub cost: Option<f64>,
 }
 
+impl ModelStep {
+    /// A step `provider`'s `model` answered in `latency`, with the usage it
+    /// reported: step 0 of no message, not priced yet (`Accounting::account`).
+    pub fn measured(provider: &str, model: &str, usage: Option<Usage>, latency: Duration) -> ModelStep {
+        ModelStep {
+            message: None,
+            step: 0,
+            provider: provider.to_string(),
+            model: model.to_string(),
+            input_tokens: usage.map(|u| u.input_tokens),
+            output_tokens: usage.map(|u| u.output_tokens),
+            cached_input_tokens: usage.and_then(|u| u.cached_input_tokens),
+            reasoning_tokens: usage.and_then(|u| u.reasoning_tokens),
+            latency_ms: latency.as_millis() as u64,
+            cost: None,
+        }
+    }
+}
+
 /// One operation call (nested ones included).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
@@ -83,7 +106,9 @@ pub struct ToolCall {
 }
 
 /// One activation of the agent loop's context guard: the target whose context it
-/// was, what made it act, what it did, and the tokens it measured.
+/// was, what made it act, what it did, and the tokens it measured. The agent's
+/// guard (`agent::context_guard`) makes it, logs it, counts it in `/metrics` and
+/// accounts it with its message and step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContextGuard {
     /// The assistant message the guarded result belongs to.
@@ -96,16 +121,67 @@ pub struct ContextGuard {
     pub provider: String,
     /// The model as sent to the provider.
     pub model: String,
-    /// What made the guard act (`tool_result`).
-    pub trigger: String,
-    /// What it did (`replaced`).
-    pub outcome: String,
+    /// What made the guard act.
+    pub trigger: GuardTrigger,
+    /// What it did.
+    pub outcome: GuardOutcome,
     /// Tokens the conversation would have taken with the result.
     pub projected_tokens: u64,
     /// Tokens the conversation may take (context window - max output - buffer).
     pub limit_tokens: u64,
     /// Tokens that were left before the result.
     pub remaining_tokens: u64,
+}
+
+/// What made the context guard act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuardTrigger {
+    /// A tool result would have overflowed the context.
+    ToolResult,
+}
+
+/// What the context guard did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuardOutcome {
+    /// The result was replaced by an error telling the model to ask for less.
+    Replaced,
+}
+
+impl GuardTrigger {
+    /// The stored value and the metrics label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuardTrigger::ToolResult => "tool_result",
+        }
+    }
+}
+
+impl GuardOutcome {
+    /// The stored value and the metrics label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuardOutcome::Replaced => "replaced",
+        }
+    }
+}
+
+/// The hub log's line.
+impl std::fmt::Display for ContextGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "context guard: {} ({}) for {}/{}: {} tokens projected, limit {}, {} remaining",
+            self.trigger.as_str(),
+            self.outcome.as_str(),
+            self.provider,
+            self.model,
+            self.projected_tokens,
+            self.limit_tokens,
+            self.remaining_tokens
+        )
+    }
 }
 
 /// What a session used, summed over its records (`usage` in the session JSON).

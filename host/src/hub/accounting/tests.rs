@@ -1,13 +1,16 @@
 use super::*;
+use crate::hub::auth::Visible;
+use crate::llm::Usage;
 use crate::storage::Storage;
+use std::time::Duration;
 use store::conformance::call;
 
-fn embedded(storage: &Storage) -> Arc<dyn UsageStore> {
-    Arc::new(store::LogUsage::open(storage).unwrap())
+fn embedded(storage: &Storage) -> Arc<dyn AccountingStore> {
+    Arc::new(store::LogAccounting::open(storage).unwrap())
 }
 
-fn log(storage: &Storage, config: &AccountingConfig) -> UsageLog {
-    UsageLog::start(embedded(storage), config).unwrap()
+fn log(storage: &Storage, config: &AccountingConfig) -> Accounting {
+    Accounting::start(embedded(storage), config).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -31,18 +34,18 @@ fn pages_start_after_an_id_or_at_a_time_oldest_first() {
         for n in 0..4 {
             log.record(call(None, block * 4 + n, 1_000 + block * 100 + n));
         }
-        log.page(Since::Start, 1, None).unwrap();
+        log.page(Since::Start, 1, &Visible::All).unwrap();
     }
-    let all = log.page(Since::Start, 100, None).unwrap();
+    let all = log.page(Since::Start, 100, &Visible::All).unwrap();
     assert_eq!(ids(&all), (1..=12).collect::<Vec<_>>());
     assert_eq!(all.next, 12);
-    let after = log.page(Since::Id(5), 3, None).unwrap();
+    let after = log.page(Since::Id(5), 3, &Visible::All).unwrap();
     assert_eq!((ids(&after), after.next), (vec![6, 7, 8], 8));
-    let at = log.page(Since::Time(1_101), 100, None).unwrap();
+    let at = log.page(Since::Time(1_101), 100, &Visible::All).unwrap();
     assert_eq!(ids(&at), (6..=12).collect::<Vec<_>>());
-    let none = log.page(Since::Id(12), 10, None).unwrap();
+    let none = log.page(Since::Id(12), 10, &Visible::All).unwrap();
     assert_eq!((ids(&none), none.next), (vec![], 12));
-    let future = log.page(Since::Time(u64::MAX), 10, None).unwrap();
+    let future = log.page(Since::Time(u64::MAX), 10, &Visible::All).unwrap();
     assert_eq!((ids(&future), future.next), (vec![], 12));
 }
 
@@ -63,7 +66,7 @@ fn ids_continue_after_a_restart_and_retention_drops_the_oldest() {
     for n in 4..8 {
         log.record(call(None, n, 2));
     }
-    let page = log.page(Since::Start, 100, None).unwrap();
+    let page = log.page(Since::Start, 100, &Visible::All).unwrap();
     assert_eq!(ids(&page), [4, 5, 6, 7, 8], "trimmed to 5, ids kept");
 }
 
@@ -93,17 +96,13 @@ fn sessions_sum_steps_calls_and_cost_and_the_jsonl_file_gets_every_record() {
         cached_input_tokens: Some(20),
     };
     for step in 0..2 {
-        log.model_step(StepReport {
-            session: Some("s1"),
-            message: Some("msg_1"),
+        let measured = ModelStep::measured("p", "m", Some(usage), Duration::from_millis(30));
+        let step = ModelStep {
+            message: Some("msg_1".into()),
             step,
-            caller: "local",
-            client: None,
-            provider: "p",
-            model: "m",
-            usage: Some(usage),
-            latency: Duration::from_millis(30),
-        });
+            ..measured
+        };
+        log.account(Some("s1"), "local", None, Entry::ModelStep(step));
     }
     log.record(call(Some("s1"), 1, 5));
     log.record(call(Some("s2"), 2, 5));
@@ -126,12 +125,12 @@ fn sessions_sum_steps_calls_and_cost_and_the_jsonl_file_gets_every_record() {
     assert_eq!(sums[2], SessionUsage::default());
     log.forget_session("s1");
     assert_eq!(log.session_usage(["s1"]).unwrap()[0], SessionUsage::default());
-    let lines: Vec<UsageRecord> = std::fs::read_to_string(&path)
+    let lines: Vec<AccountingRecord> = std::fs::read_to_string(&path)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines, log.page(Since::Start, 100, None).unwrap().records);
+    assert_eq!(lines, log.page(Since::Start, 100, &Visible::All).unwrap().records);
     assert_eq!(lines.len(), 4);
 }
 
@@ -139,20 +138,19 @@ fn sessions_sum_steps_calls_and_cost_and_the_jsonl_file_gets_every_record() {
 fn a_context_guard_activation_is_a_record_of_its_own_kind_outside_the_sums() {
     let storage = Storage::temporary().unwrap();
     let log = log(&storage, &AccountingConfig::default());
-    log.context_guard(GuardReport {
-        session: Some("s1"),
-        message: Some("msg_1"),
+    let guard = ContextGuard {
+        message: Some("msg_1".into()),
         step: 2,
-        caller: "local",
-        provider: "p",
-        model: "m",
-        trigger: "tool_result",
-        outcome: "replaced",
+        provider: "p".into(),
+        model: "m".into(),
+        trigger: GuardTrigger::ToolResult,
+        outcome: GuardOutcome::Replaced,
         projected_tokens: 7250,
         limit_tokens: 7168,
         remaining_tokens: 18,
-    });
-    let page = log.page(Since::Start, 10, None).unwrap();
+    };
+    log.account(Some("s1"), "local", None, Entry::ContextGuard(guard));
+    let page = log.page(Since::Start, 10, &Visible::All).unwrap();
     let mut json = serde_json::to_value(&page.records[0]).unwrap();
     assert!(json["time_ms"].as_u64().unwrap() > 0, "{json}");
     json.as_object_mut().unwrap().remove("time_ms");
@@ -165,7 +163,8 @@ fn a_context_guard_activation_is_a_record_of_its_own_kind_outside_the_sums() {
             "projected_tokens": 7250, "limit_tokens": 7168, "remaining_tokens": 18
         })
     );
-    let back: UsageRecord = serde_json::from_value(serde_json::to_value(&page.records[0]).unwrap()).unwrap();
+    let back: AccountingRecord =
+        serde_json::from_value(serde_json::to_value(&page.records[0]).unwrap()).unwrap();
     assert_eq!(back, page.records[0]);
     assert_eq!(log.session_usage(["s1"]).unwrap()[0], SessionUsage::default());
 }
@@ -178,8 +177,8 @@ mod postgres {
     async fn the_postgres_store_passes_the_conformance_suite() {
         let pg = crate::storage::postgres::test_database().await;
         // Two stores on one database: two replicas (the second migration is a no-op).
-        let a = Arc::new(store::postgres::PgUsage::open(pg.clone()).await.unwrap());
-        let b = Arc::new(store::postgres::PgUsage::open(pg).await.unwrap());
+        let a = Arc::new(store::postgres::PgAccounting::open(pg.clone()).await.unwrap());
+        let b = Arc::new(store::postgres::PgAccounting::open(pg).await.unwrap());
         store::conformance::run(a, b).await;
     }
 
@@ -193,8 +192,8 @@ mod postgres {
                 jsonl: Some(dir.path().join(format!("replica{n}.jsonl"))),
                 ..AccountingConfig::default()
             };
-            let store = Arc::new(store::postgres::PgUsage::open(pg.clone()).await.unwrap());
-            logs.push(Arc::new(UsageLog::start(store, &config).unwrap()));
+            let store = Arc::new(store::postgres::PgAccounting::open(pg.clone()).await.unwrap());
+            logs.push(Arc::new(Accounting::start(store, &config).unwrap()));
         }
         let (a, b) = (logs[0].clone(), logs[1].clone());
         let read = tokio::task::spawn_blocking(move || {
@@ -202,10 +201,10 @@ mod postgres {
                 a.record(call(Some("s1"), n, 10 + n));
                 b.record(call(Some("s1"), 100 + n, 10 + n));
             }
-            a.page(Since::Start, 1, None).unwrap();
-            b.page(Since::Start, 1, None).unwrap();
+            a.page(Since::Start, 1, &Visible::All).unwrap();
+            b.page(Since::Start, 1, &Visible::All).unwrap();
             (
-                a.page(Since::Start, 100, None).unwrap(),
+                a.page(Since::Start, 100, &Visible::All).unwrap(),
                 b.session_usage(["s1"]).unwrap(),
             )
         });

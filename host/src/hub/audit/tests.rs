@@ -1,5 +1,6 @@
 use super::unwritten::SUMMARY_TOOL;
 use super::*;
+use crate::hub::auth::Visible;
 use crate::hub::error::ErrorCode;
 use crate::storage::Storage;
 use crate::storage::log::BlockKey;
@@ -70,13 +71,13 @@ fn records_come_back_newest_first_and_retention_is_bounded() {
     for n in 0..100 {
         log.record(record(n));
     }
-    let recent = log.recent(5, None).unwrap();
+    let recent = log.recent(5, &Visible::All).unwrap();
     assert_eq!(
         recent.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
         ["call_99", "call_98", "call_97", "call_96", "call_95"]
     );
     // Trimmed back to the retention once past it by more than the slack.
-    assert!(log.recent(1000, None).unwrap().len() <= 22);
+    assert!(log.recent(1000, &Visible::All).unwrap().len() <= 22);
     assert_eq!(
         log.excerpt(&json!({"secret": "s", "a": 1})),
         json!({"secret": "[redacted]", "a": 1})
@@ -117,17 +118,17 @@ fn records_an_earlier_version_kept_in_sled_are_moved_to_the_log_once() {
     let log = AuditLog::start(embedded(&storage), &config).unwrap();
     assert!(!storage.has_table("calls"), "the table is dropped once moved");
     let moved: Vec<String> = (0..8).rev().map(|n| format!("call_{n}")).collect();
-    assert_eq!(ids(&log.recent(10, None).unwrap()), moved);
+    assert_eq!(ids(&log.recent(10, &Visible::All).unwrap()), moved);
     // Past retention plus slack: the oldest moved records go first.
     log.record(record(8));
     assert_eq!(
-        ids(&log.recent(10, None).unwrap()),
+        ids(&log.recent(10, &Visible::All).unwrap()),
         ["call_8", "call_7", "call_6", "call_5", "call_4"]
     );
     drop(log);
     // Reopened: nothing is moved twice.
     let store = embedded(&storage);
-    let again = crate::hub::store_driver::Driver::new()
+    let again = crate::hub::records::Driver::new()
         .unwrap()
         .run(store.recent(10, None));
     assert_eq!(again.unwrap().len(), 5);
@@ -148,7 +149,7 @@ fn records_the_writer_has_no_room_for_are_summarised_not_lost() {
     }
     assert!(log.dropped() > 0, "nothing was dropped");
     // What GET /api/calls reads (Hub::calls).
-    let recent = log.recent(1000, None).unwrap();
+    let recent = log.recent(1000, &Visible::All).unwrap();
     let summaries: Vec<&CallRecord> = recent.iter().filter(|r| r.tool == SUMMARY_TOOL).collect();
     let not_written: u64 = summaries
         .iter()
@@ -201,9 +202,12 @@ mod postgres {
             }
             // Each reads after its own queue is stored; the other's may still be
             // queued, so read both, then each again.
-            a.recent(1000, None).unwrap();
-            b.recent(1000, None).unwrap();
-            (a.recent(1000, None).unwrap(), b.recent(1000, None).unwrap())
+            a.recent(1000, &Visible::All).unwrap();
+            b.recent(1000, &Visible::All).unwrap();
+            (
+                a.recent(1000, &Visible::All).unwrap(),
+                b.recent(1000, &Visible::All).unwrap(),
+            )
         });
         let (from_a, from_b) = read.await.unwrap();
         assert_eq!(ids(&from_a), ids(&from_b));

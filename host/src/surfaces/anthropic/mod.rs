@@ -26,8 +26,8 @@ use super::App;
 use super::auth;
 use super::body::Body;
 use super::limit::{self, Surface};
-use super::meter::StepMeter;
 use super::respond::{self, BodyError, Resp};
+use super::step_accounting::StepAccounting;
 use crate::agent::{AgentError, Subscription};
 use crate::hub::{Caller, Resource, Scope};
 use crate::llm::stream::{SseSink, keepalive_while, transform_events};
@@ -149,7 +149,7 @@ async fn forward(
     checked: &Checked,
     caller: &Caller,
 ) -> Result<Resp, ApiError> {
-    let meter = StepMeter::start(app, caller);
+    let accounting = StepAccounting::start(app, caller);
     let route = app.llm.route(&checked.model).map_err(route_error)?;
     let mut body = request::to_openai(value, &route.model).map_err(|e| ApiError::invalid(e.to_string()))?;
     crate::llm::openai::prepare_stream_body(&mut body, &route.model);
@@ -165,7 +165,7 @@ async fn forward(
     if !checked.stream {
         let mut sink = AnthropicSink::collect(ToolMode::Client, &checked.model);
         if let Ok(summary) = relay_step(&route, resp, &mut sink).await {
-            meter.done(&route, summary.usage);
+            accounting.done(&route, summary.usage);
         }
         return collected(sink);
     }
@@ -174,7 +174,7 @@ async fn forward(
     tokio::spawn(async move {
         // `Err(Closed)`: the client left; returning drops the upstream body.
         if let Ok(summary) = relay_step(&route, resp, &mut sink).await {
-            meter.done(&route, summary.usage);
+            accounting.done(&route, summary.usage);
         }
     });
     Ok(respond::sse(body, false))

@@ -216,7 +216,9 @@ pub(crate) async fn get_session(app: &App, caller: &Caller, id: &str) -> Resp {
 /// the accounting writer).
 async fn session_usage(app: &App, ids: Vec<String>) -> Result<Vec<SessionUsage>, Resp> {
     let hub = app.hub.clone();
-    match tokio::task::spawn_blocking(move || hub.session_usage(ids.iter().map(String::as_str))).await {
+    match tokio::task::spawn_blocking(move || hub.accounting().session_usage(ids.iter().map(String::as_str)))
+        .await
+    {
         Ok(Ok(usage)) => Ok(usage),
         Ok(Err(e)) => Err(respond::error(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -8,9 +8,10 @@
 use super::McpState;
 use super::approval::ClientInfo;
 use super::exchange::{self, AskRoute, Item, Job, Scope};
-use super::http::{McpHeaders, SESSION_HEADER, error, session_not_found, session_store_error};
+use super::headers::{McpHeaders, SESSION_HEADER};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
 use super::method::McpMethod;
+use super::replies::{error, session_not_found, session_store_error};
 use super::revision::{self, Revision};
 use crate::hub::Caller;
 use crate::surfaces::respond::{self, Resp};

@@ -23,7 +23,9 @@
 use super::McpState;
 use super::exchange::{self, Item, Job, Scope};
 use super::handshake;
+use super::headers::{McpHeaders, SESSION_HEADER};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
+use super::replies::{SERVER_ERROR, error, session_not_found, session_store_error};
 use super::revision::{self, Revision, RevisionClues, RoutingHeaders};
 use crate::hub::{self, Caller, Resource};
 use crate::surfaces::auth;
@@ -34,13 +36,6 @@ use http::{HeaderMap, Method, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::Value;
 use std::net::SocketAddr;
-
-pub(super) const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
-const METHOD_HEADER: &str = "mcp-method";
-const NAME_HEADER: &str = "mcp-name";
-/// JSON-RPC code for authentication failures and unknown sessions (implementation-defined range).
-const SERVER_ERROR: i64 = -32001;
 
 /// Handles one request to `/mcp`.
 pub(crate) async fn handle(
@@ -57,67 +52,6 @@ pub(crate) async fn handle(
         Method::GET => respond::method_not_allowed("POST, DELETE"),
         _ => respond::method_not_allowed("POST, DELETE"),
     }
-}
-
-/// The request headers the MCP rules look at, trimmed.
-pub(super) struct McpHeaders<'h> {
-    pub(super) session_id: Option<&'h str>,
-    pub(super) version: Option<&'h str>,
-    method: Option<&'h str>,
-    name: Option<&'h str>,
-    /// A routing header sent more than once.
-    duplicated: Option<&'static str>,
-    pub(super) accepts_json: bool,
-    pub(super) accepts_sse: bool,
-}
-
-impl<'h> McpHeaders<'h> {
-    fn read(h: &'h HeaderMap) -> McpHeaders<'h> {
-        let get = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-        let duplicated = [VERSION_HEADER, METHOD_HEADER, NAME_HEADER]
-            .into_iter()
-            .find(|name| h.get_all(*name).iter().count() > 1);
-        let (accepts_json, accepts_sse) = accepts(h);
-        McpHeaders {
-            session_id: get(SESSION_HEADER),
-            version: get(VERSION_HEADER),
-            method: get(METHOD_HEADER),
-            name: get(NAME_HEADER),
-            duplicated,
-            accepts_json,
-            accepts_sse,
-        }
-    }
-
-    /// SSE when the client asked for progress or accepts nothing else.
-    pub(super) fn wants_sse<'a>(&self, mut requests: impl Iterator<Item = &'a Request>) -> bool {
-        self.accepts_sse && (!self.accepts_json || requests.any(|r| r.progress_token().is_some()))
-    }
-}
-
-/// Which of JSON and SSE the `Accept` header allows; both when it is absent.
-fn accepts(h: &HeaderMap) -> (bool, bool) {
-    let mut values = h
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .peekable();
-    if values.peek().is_none() {
-        return (true, true);
-    }
-    let (mut json, mut sse) = (false, false);
-    for media in values.flat_map(|v| v.split(',')) {
-        let media = media.split(';').next().unwrap_or("").trim();
-        let is = |name: &str| media.eq_ignore_ascii_case(name);
-        if is("application/json") || is("application/*") {
-            json = true;
-        } else if is("text/event-stream") || is("text/*") {
-            sse = true;
-        } else if media == "*/*" {
-            (json, sse) = (true, true);
-        }
-    }
-    (json, sse)
 }
 
 /// The caller, or the refusal every surface sends with a JSON-RPC error body.
@@ -137,10 +71,6 @@ async fn authenticate(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Resu
     })
 }
 
-pub(super) fn error(status: StatusCode, id: &Value, e: RpcError) -> Resp {
-    respond::json(status, &jsonrpc::error_response(id, &e))
-}
-
 async fn delete(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Resp {
     let Some(sid) = h.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
         // The stateless revision has nothing to delete.
@@ -155,28 +85,6 @@ async fn delete(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Resp {
         Ok(false) => session_not_found(),
         Err(e) => session_store_error(&e),
     }
-}
-
-/// The session store failed (a database that is down): 503, the request may be
-/// retried.
-pub(super) fn session_store_error(e: &crate::storage::StorageError) -> Resp {
-    crate::error!("mcp: session store: {e}");
-    error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        &Value::Null,
-        RpcError::internal(format!("the MCP session store failed: {e}")),
-    )
-}
-
-pub(super) fn session_not_found() -> Resp {
-    error(
-        StatusCode::NOT_FOUND,
-        &Value::Null,
-        RpcError::new(
-            SERVER_ERROR,
-            "session not found (it ended or expired): send initialize to open a new one",
-        ),
-    )
 }
 
 async fn post(
@@ -377,38 +285,6 @@ async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.append(*k, HeaderValue::from_str(v).unwrap());
-        }
-        h
-    }
-
-    #[test]
-    fn accept_header_decides_json_and_sse() {
-        assert_eq!(accepts(&headers(&[])), (true, true));
-        assert_eq!(
-            accepts(&headers(&[("accept", "application/json, text/event-stream")])),
-            (true, true)
-        );
-        assert_eq!(
-            accepts(&headers(&[("accept", "application/json")])),
-            (true, false)
-        );
-        assert_eq!(
-            accepts(&headers(&[("accept", "text/event-stream;q=1")])),
-            (false, true)
-        );
-        assert_eq!(accepts(&headers(&[("accept", "*/*")])), (true, true));
-        assert_eq!(accepts(&headers(&[("accept", "text/html")])), (false, false));
-        let map = headers(&[("mcp-method", "a"), ("mcp-method", "b"), ("mcp-name", " x ")]);
-        let h = McpHeaders::read(&map);
-        assert_eq!(h.duplicated, Some(METHOD_HEADER));
-        assert_eq!(h.name, Some("x"));
-    }
 
     #[test]
     fn stateless_statuses_follow_the_revision_table() {

@@ -1,15 +1,15 @@
-//! The accounting store conformance suite: every [`UsageStore`] passes it. `a`
+//! The accounting store conformance suite: every [`AccountingStore`] passes it. `a`
 //! and `b` are two writers on one database (two replicas); a backend that allows
 //! one process per database (sled) passes the same instance twice.
 
-use super::UsageStore;
-use crate::hub::accounting::{Entry, ModelStep, SessionUsage, Since, ToolCall, UsageRecord};
+use super::AccountingStore;
+use crate::hub::accounting::{AccountingRecord, Entry, ModelStep, SessionUsage, Since, ToolCall};
 use std::collections::HashSet;
 use std::sync::Arc;
 
 /// A tool-call record (also the fixture of `accounting::tests`).
-pub(crate) fn call(session: Option<&str>, n: u64, time_ms: u64) -> UsageRecord {
-    UsageRecord {
+pub(crate) fn call(session: Option<&str>, n: u64, time_ms: u64) -> AccountingRecord {
+    AccountingRecord {
         id: 0,
         time_ms,
         session: session.map(str::to_string),
@@ -27,8 +27,8 @@ pub(crate) fn call(session: Option<&str>, n: u64, time_ms: u64) -> UsageRecord {
     }
 }
 
-fn step(session: &str, tokens: u64, cost: Option<f64>) -> UsageRecord {
-    UsageRecord {
+fn step(session: &str, tokens: u64, cost: Option<f64>) -> AccountingRecord {
+    AccountingRecord {
         id: 0,
         time_ms: 1,
         session: Some(session.into()),
@@ -49,22 +49,22 @@ fn step(session: &str, tokens: u64, cost: Option<f64>) -> UsageRecord {
     }
 }
 
-async fn all_ids(store: &Arc<dyn UsageStore>) -> Vec<u64> {
+async fn all_ids(store: &Arc<dyn AccountingStore>) -> Vec<u64> {
     let page = store.page(Since::Start, 100_000, None).await.expect("page");
     page.records.iter().map(|r| r.id).collect()
 }
 
 /// Runs every check (on a fresh store: ids start at 1).
-pub(crate) async fn run(a: Arc<dyn UsageStore>, b: Arc<dyn UsageStore>) {
+pub(crate) async fn run(a: Arc<dyn AccountingStore>, b: Arc<dyn AccountingStore>) {
     ids_increase_across_writers_and_pages_follow_them(&a, &b).await;
     concurrent_appends_get_unique_ids(&a, &b).await;
     sums_add_every_writer_and_survive_trimming(&a, &b).await;
     one_principals_page_skips_the_others(&a, &b).await;
 }
 
-async fn one_principals_page_skips_the_others(a: &Arc<dyn UsageStore>, b: &Arc<dyn UsageStore>) {
+async fn one_principals_page_skips_the_others(a: &Arc<dyn AccountingStore>, b: &Arc<dyn AccountingStore>) {
     a.trim(0, 0).await.unwrap();
-    let of = |n: u64, caller: &str| UsageRecord {
+    let of = |n: u64, caller: &str| AccountingRecord {
         caller: caller.into(),
         ..call(None, n, 1_000 + n)
     };
@@ -74,7 +74,7 @@ async fn one_principals_page_skips_the_others(a: &Arc<dyn UsageStore>, b: &Arc<d
         .unwrap();
     assert_eq!(stored.len(), 3);
     b.append(vec![of(4, "bob"), of(5, "alice")]).await.unwrap();
-    let page = |store: &Arc<dyn UsageStore>, since, limit, p: &str| {
+    let page = |store: &Arc<dyn AccountingStore>, since, limit, p: &str| {
         let (store, p) = (store.clone(), p.to_string());
         async move {
             store
@@ -109,7 +109,10 @@ async fn one_principals_page_skips_the_others(a: &Arc<dyn UsageStore>, b: &Arc<d
     assert!(page(a, Since::Start, 10, "nobody").await.records.is_empty());
 }
 
-async fn ids_increase_across_writers_and_pages_follow_them(a: &Arc<dyn UsageStore>, b: &Arc<dyn UsageStore>) {
+async fn ids_increase_across_writers_and_pages_follow_them(
+    a: &Arc<dyn AccountingStore>,
+    b: &Arc<dyn AccountingStore>,
+) {
     let empty = a.page(Since::Start, 10, None).await.unwrap();
     assert_eq!((empty.records.len(), empty.next), (0, 0));
     let first = a
@@ -146,7 +149,7 @@ async fn ids_increase_across_writers_and_pages_follow_them(a: &Arc<dyn UsageStor
     );
 }
 
-async fn concurrent_appends_get_unique_ids(a: &Arc<dyn UsageStore>, b: &Arc<dyn UsageStore>) {
+async fn concurrent_appends_get_unique_ids(a: &Arc<dyn AccountingStore>, b: &Arc<dyn AccountingStore>) {
     a.trim(0, 0).await.unwrap();
     const TASKS: usize = 8;
     const BATCHES: usize = 15;
@@ -175,7 +178,10 @@ async fn concurrent_appends_get_unique_ids(a: &Arc<dyn UsageStore>, b: &Arc<dyn 
     assert!(stored.windows(2).all(|w| w[0] < w[1]), "pages in id order");
 }
 
-async fn sums_add_every_writer_and_survive_trimming(a: &Arc<dyn UsageStore>, b: &Arc<dyn UsageStore>) {
+async fn sums_add_every_writer_and_survive_trimming(
+    a: &Arc<dyn AccountingStore>,
+    b: &Arc<dyn AccountingStore>,
+) {
     a.append(vec![step("s1", 100, Some(0.5)), call(Some("s1"), 5, 5)])
         .await
         .unwrap();

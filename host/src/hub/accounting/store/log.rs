@@ -9,15 +9,16 @@
 //! and appends are serialized by the lock on them. The work runs inline: the store
 //! is driven by the accounting writer thread.
 
-use super::UsageStore;
-use crate::hub::accounting::{Page, SessionUsage, Since, UsageRecord};
+use super::AccountingStore;
+use crate::hub::accounting::{AccountingRecord, Page, SessionUsage, Since};
+use crate::hub::records::RecordStore;
 use crate::storage::log::{LogRecord, RecordLog};
 use crate::storage::{Storage, StorageError, Table};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-impl LogRecord for UsageRecord {
+impl LogRecord for AccountingRecord {
     fn log_id(&self) -> u64 {
         self.id
     }
@@ -25,25 +26,25 @@ impl LogRecord for UsageRecord {
 
 /// The log and the next id.
 struct State {
-    records: RecordLog<UsageRecord>,
+    records: RecordLog<AccountingRecord>,
     next_id: u64,
 }
 
 /// Accounting in a record log and a sled table.
-pub(crate) struct LogUsage {
+pub(crate) struct LogAccounting {
     sessions: Table,
     state: Arc<Mutex<State>>,
 }
 
-impl LogUsage {
+impl LogAccounting {
     /// The store of `storage`'s log `accounting` and table `accounting_sessions`.
-    pub(crate) fn open(storage: &Storage) -> Result<LogUsage, StorageError> {
+    pub(crate) fn open(storage: &Storage) -> Result<LogAccounting, StorageError> {
         let state = storage.shared("accounting", || {
-            let records = crate::storage::log::open::<UsageRecord>(storage, "accounting")?;
+            let records = crate::storage::log::open::<AccountingRecord>(storage, "accounting")?;
             let next_id = records.last_id().map_or(1, |id| id + 1);
             Ok(Mutex::new(State { records, next_id }))
         })?;
-        Ok(LogUsage {
+        Ok(LogAccounting {
             sessions: storage.table("accounting_sessions")?,
             state,
         })
@@ -55,8 +56,10 @@ impl LogUsage {
 }
 
 #[async_trait::async_trait]
-impl UsageStore for LogUsage {
-    async fn append(&self, mut batch: Vec<UsageRecord>) -> Result<Vec<UsageRecord>, StorageError> {
+impl RecordStore for LogAccounting {
+    type Record = AccountingRecord;
+
+    async fn append(&self, mut batch: Vec<AccountingRecord>) -> Result<Vec<AccountingRecord>, StorageError> {
         if batch.is_empty() {
             return Ok(batch);
         }
@@ -70,6 +73,13 @@ impl UsageStore for LogUsage {
         Ok(batch)
     }
 
+    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
+        self.state().records.trim(keep, slack)
+    }
+}
+
+#[async_trait::async_trait]
+impl AccountingStore for LogAccounting {
     async fn page(
         &self,
         since: Since,
@@ -86,12 +96,12 @@ impl UsageStore for LogUsage {
             Since::Time(ms) => segments.partition_point(|s| s.last_ms < ms),
             Since::Id(id) => segments.partition_point(|s| s.last_id <= id),
         };
-        let after = |r: &UsageRecord| match since {
+        let after = |r: &AccountingRecord| match since {
             Since::Start => true,
             Since::Id(id) => r.id > id,
             Since::Time(ms) => r.time_ms >= ms,
         };
-        let wanted = |r: &UsageRecord| after(r) && principal.as_ref().is_none_or(|p| r.caller == *p);
+        let wanted = |r: &AccountingRecord| after(r) && principal.as_ref().is_none_or(|p| r.caller == *p);
         let mut records = Vec::with_capacity(limit.min(1024));
         for segment in segments.range(first..) {
             if records.len() >= limit {
@@ -132,20 +142,16 @@ impl UsageStore for LogUsage {
         self.sessions.remove(session.as_bytes())?;
         Ok(())
     }
-
-    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
-        self.state().records.trim(keep, slack)
-    }
 }
 
-impl Drop for LogUsage {
+impl Drop for LogAccounting {
     fn drop(&mut self) {
         // The last writer is gone: make the sums it wrote durable.
         let _ = self.sessions.flush();
     }
 }
 
-fn add_to_sessions(sessions: &Table, batch: &[UsageRecord]) -> Result<(), StorageError> {
+fn add_to_sessions(sessions: &Table, batch: &[AccountingRecord]) -> Result<(), StorageError> {
     let mut sums: BTreeMap<&str, SessionUsage> = BTreeMap::new();
     for record in batch {
         let Some(session) = record.session.as_deref() else {

@@ -1,5 +1,6 @@
-//! Where accounting records and each session's sums live: [`UsageStore`], owned
-//! by the hub and driven only by the accounting writer thread (`super::writer`).
+//! Where accounting records and each session's sums live: [`AccountingStore`], owned
+//! by the hub and driven only by accounting's writer thread (`hub::records`,
+//! `super::kind`).
 //! The JSONL file is not here: it stays a local file of each process.
 //!
 //! - `log`: the record log `accounting` and the sled table
@@ -14,31 +15,30 @@ mod log;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 
-pub(crate) use self::log::LogUsage;
+pub(crate) use self::log::LogAccounting;
 
-use super::{Page, SessionUsage, Since, UsageRecord};
+use super::{AccountingRecord, Page, SessionUsage, Since};
+use crate::hub::records::RecordStore;
 use crate::storage::{Backend, StorageError};
 use std::sync::Arc;
 
 /// The accounting store of `backend`, its schema migrated when it has one.
-pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn UsageStore>, StorageError> {
+pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn AccountingStore>, StorageError> {
     match backend {
-        Backend::Sled(storage) => Ok(Arc::new(LogUsage::open(storage)?)),
+        Backend::Sled(storage) => Ok(Arc::new(LogAccounting::open(storage)?)),
         #[cfg(feature = "postgres")]
-        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgUsage::open(pg.clone()).await?)),
+        Backend::Postgres(pg) => Ok(Arc::new(postgres::PgAccounting::open(pg.clone()).await?)),
     }
 }
 
-/// Accounting's storage. Several writers (replicas) may share one store: record
-/// ids are unique and increasing across all of them, sums add up every writer's
-/// records, trimming counts every writer's records.
+/// Accounting's storage: records appended by the pipeline ([`RecordStore`]:
+/// `append` gives each record its id, after every id given before by any writer,
+/// in batch order, and adds it to its session's sums; `trim` keeps the sums),
+/// read by page and by session sums. Several writers (replicas) may share one
+/// store: record ids are unique and increasing across all of them, sums add up
+/// every writer's records, trimming counts every writer's records.
 #[async_trait::async_trait]
-pub(crate) trait UsageStore: Send + Sync {
-    /// Gives each record of `batch` its id (after every id given before, by any
-    /// writer, in batch order), stores the records and adds them to their
-    /// sessions' sums; answers them with their ids.
-    async fn append(&self, batch: Vec<UsageRecord>) -> Result<Vec<UsageRecord>, StorageError>;
-
+pub(crate) trait AccountingStore: RecordStore<Record = AccountingRecord> {
     /// Up to `limit` records after `since`, oldest first (in id order); only those
     /// whose `caller` is `principal` when one is given.
     async fn page(&self, since: Since, limit: usize, principal: Option<String>)
@@ -49,9 +49,4 @@ pub(crate) trait UsageStore: Send + Sync {
 
     /// Drops the sums of `session` (the session was deleted; its records stay).
     async fn forget_session(&self, session: String) -> Result<(), StorageError>;
-
-    /// Once more than `keep + slack` records are stored (all writers together),
-    /// removes the oldest until `keep` remain; sums are kept. An implementation may
-    /// look only every `slack` appended records (with `slack` 0 it always looks).
-    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError>;
 }

@@ -6,11 +6,11 @@
 //! transaction as the records (an upsert adds, so concurrent writers never lose
 //! each other's sums).
 
-use super::UsageStore;
-use crate::hub::accounting::{Page, SessionUsage, Since, UsageRecord};
+use super::AccountingStore;
+use crate::hub::accounting::{AccountingRecord, Page, SessionUsage, Since};
+use crate::hub::records::{RecordStore, SinceTrim};
 use crate::storage::{Postgres, StorageError};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The schema, one step per version (`Postgres::migrate`).
 const MIGRATIONS: &[&str] = &[
@@ -41,34 +41,35 @@ const MIGRATIONS: &[&str] = &[
 const TABLE: &str = "wasmhub_accounting";
 
 /// Accounting in PostgreSQL.
-pub(crate) struct PgUsage {
+pub(crate) struct PgAccounting {
     pg: Postgres,
     /// Records this writer appended since it last looked at the table's size.
-    since_trim: AtomicUsize,
+    since_trim: SinceTrim,
 }
 
-impl PgUsage {
+impl PgAccounting {
     /// The store on `pg`, its tables created or migrated first.
-    pub(crate) async fn open(pg: Postgres) -> Result<PgUsage, StorageError> {
+    pub(crate) async fn open(pg: Postgres) -> Result<PgAccounting, StorageError> {
         pg.migrate("accounting", MIGRATIONS).await?;
-        Ok(PgUsage {
+        Ok(PgAccounting {
             pg,
-            since_trim: AtomicUsize::new(0),
+            since_trim: SinceTrim::default(),
         })
     }
 }
 
-fn decode(id: i64, json: &str) -> Result<UsageRecord, StorageError> {
-    let mut record: UsageRecord = serde_json::from_str(json).map_err(|source| StorageError::Corrupt {
-        table: TABLE.into(),
-        source,
-    })?;
+fn decode(id: i64, json: &str) -> Result<AccountingRecord, StorageError> {
+    let mut record: AccountingRecord =
+        serde_json::from_str(json).map_err(|source| StorageError::Corrupt {
+            table: TABLE.into(),
+            source,
+        })?;
     record.id = id as u64;
     Ok(record)
 }
 
 /// Each session's sums over `batch`, in session order (the order rows are locked).
-fn sums(batch: &[UsageRecord]) -> BTreeMap<&str, SessionUsage> {
+fn sums(batch: &[AccountingRecord]) -> BTreeMap<&str, SessionUsage> {
     let mut sums: BTreeMap<&str, SessionUsage> = BTreeMap::new();
     for record in batch {
         if let Some(session) = record.session.as_deref() {
@@ -79,8 +80,10 @@ fn sums(batch: &[UsageRecord]) -> BTreeMap<&str, SessionUsage> {
 }
 
 #[async_trait::async_trait]
-impl UsageStore for PgUsage {
-    async fn append(&self, mut batch: Vec<UsageRecord>) -> Result<Vec<UsageRecord>, StorageError> {
+impl RecordStore for PgAccounting {
+    type Record = AccountingRecord;
+
+    async fn append(&self, mut batch: Vec<AccountingRecord>) -> Result<Vec<AccountingRecord>, StorageError> {
         if batch.is_empty() {
             return Ok(batch);
         }
@@ -147,10 +150,20 @@ impl UsageStore for PgUsage {
         tx.commit()
             .await
             .map_err(StorageError::pg("commit accounting records"))?;
-        self.since_trim.fetch_add(batch.len(), Ordering::Relaxed);
+        self.since_trim.appended(batch.len());
         Ok(batch)
     }
 
+    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
+        if !self.since_trim.due(slack) {
+            return Ok(());
+        }
+        self.pg.keep_newest("wasmhub_accounting", keep, slack).await
+    }
+}
+
+#[async_trait::async_trait]
+impl AccountingStore for PgAccounting {
     async fn page(
         &self,
         since: Since,
@@ -235,13 +248,5 @@ impl UsageStore for PgUsage {
             .await
             .map_err(StorageError::pg("drop session sums"))?;
         Ok(())
-    }
-
-    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
-        if self.since_trim.load(Ordering::Relaxed) < slack {
-            return Ok(());
-        }
-        self.since_trim.store(0, Ordering::Relaxed);
-        self.pg.keep_newest("wasmhub_accounting", keep, slack).await
     }
 }

@@ -9,6 +9,7 @@
 
 use super::AuditStore;
 use crate::hub::audit::CallRecord;
+use crate::hub::records::RecordStore;
 use crate::storage::log::{LogRecord, RecordLog};
 use crate::storage::{Storage, StorageError};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -35,19 +36,25 @@ impl LogAudit {
 }
 
 #[async_trait::async_trait]
-impl AuditStore for LogAudit {
-    async fn append(&self, batch: Vec<CallRecord>) -> Result<(), StorageError> {
-        self.log().append(&batch, crate::clock::now_ms())
+impl RecordStore for LogAudit {
+    type Record = CallRecord;
+
+    async fn append(&self, batch: Vec<CallRecord>) -> Result<Vec<CallRecord>, StorageError> {
+        self.log().append(&batch, crate::clock::now_ms())?;
+        Ok(batch)
     }
 
+    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
+        self.log().trim(keep, slack)
+    }
+}
+
+#[async_trait::async_trait]
+impl AuditStore for LogAudit {
     async fn recent(&self, limit: usize, principal: Option<String>) -> Result<Vec<CallRecord>, StorageError> {
         match principal {
             None => self.log().newest(limit),
             Some(p) => self.log().newest_where(limit, |r| r.caller == p),
         }
-    }
-
-    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
-        self.log().trim(keep, slack)
     }
 }

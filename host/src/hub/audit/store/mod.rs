@@ -1,7 +1,7 @@
 //! Where the audit log's records live: [`AuditStore`], owned by the hub and
-//! written only through the audit writer thread (`super::AuditLog`).
+//! written only through the audit log's writer thread (`hub::records`).
 //!
-//! - `log`: the record log `calls` beside the sled database (one process);
+//! - `log`: the record log `calls` of the embedded backend (one process);
 //! - `postgres`: the table `wasmhub_audit`, shared by every replica;
 //! - `conformance`: the suite every implementation passes.
 
@@ -14,6 +14,7 @@ pub(crate) mod postgres;
 pub(crate) use self::log::LogAudit;
 
 use super::CallRecord;
+use crate::hub::records::RecordStore;
 use crate::storage::{Backend, StorageError};
 use std::sync::Arc;
 
@@ -26,21 +27,13 @@ pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn AuditStore>, Stora
     }
 }
 
-/// The audit log's storage. Several writers (replicas) may share one store: ids
-/// and positions never collide, every writer's records are read and trimmed.
+/// The audit log's storage: call records appended and trimmed by the pipeline
+/// ([`RecordStore`]), read newest first. Several writers (replicas) may share
+/// one store: ids and positions never collide, every writer's records are read
+/// and trimmed.
 #[async_trait::async_trait]
-pub(crate) trait AuditStore: Send + Sync {
-    /// Stores `batch` (in the order its calls finished) after every record any
-    /// writer stored before.
-    async fn append(&self, batch: Vec<CallRecord>) -> Result<(), StorageError>;
-
+pub(crate) trait AuditStore: RecordStore<Record = CallRecord> {
     /// The newest `limit` records of every writer, newest first; only those whose
     /// `caller` is `principal` when one is given.
     async fn recent(&self, limit: usize, principal: Option<String>) -> Result<Vec<CallRecord>, StorageError>;
-
-    /// Once more than `keep + slack` records are stored (all writers together),
-    /// removes the oldest until `keep` remain. `slack` spares the work of trimming
-    /// after every batch; an implementation may look only every `slack` appended
-    /// records (with `slack` 0 it always looks).
-    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError>;
 }

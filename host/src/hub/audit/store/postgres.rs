@@ -6,8 +6,8 @@
 
 use super::AuditStore;
 use crate::hub::audit::CallRecord;
+use crate::hub::records::{RecordStore, SinceTrim};
 use crate::storage::{Postgres, StorageError};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The schema, one step per version (`Postgres::migrate`).
 const MIGRATIONS: &[&str] = &[
@@ -27,7 +27,7 @@ const MIGRATIONS: &[&str] = &[
 pub(crate) struct PgAudit {
     pg: Postgres,
     /// Records this writer appended since it last looked at the table's size.
-    since_trim: AtomicUsize,
+    since_trim: SinceTrim,
 }
 
 impl PgAudit {
@@ -36,16 +36,18 @@ impl PgAudit {
         pg.migrate("audit", MIGRATIONS).await?;
         Ok(PgAudit {
             pg,
-            since_trim: AtomicUsize::new(0),
+            since_trim: SinceTrim::default(),
         })
     }
 }
 
 #[async_trait::async_trait]
-impl AuditStore for PgAudit {
-    async fn append(&self, batch: Vec<CallRecord>) -> Result<(), StorageError> {
+impl RecordStore for PgAudit {
+    type Record = CallRecord;
+
+    async fn append(&self, batch: Vec<CallRecord>) -> Result<Vec<CallRecord>, StorageError> {
         if batch.is_empty() {
-            return Ok(());
+            return Ok(batch);
         }
         let json = batch
             .iter()
@@ -63,10 +65,20 @@ impl AuditStore for PgAudit {
             )
             .await
             .map_err(StorageError::pg("append audit records"))?;
-        self.since_trim.fetch_add(batch.len(), Ordering::Relaxed);
-        Ok(())
+        self.since_trim.appended(batch.len());
+        Ok(batch)
     }
 
+    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
+        if !self.since_trim.due(slack) {
+            return Ok(());
+        }
+        self.pg.keep_newest("wasmhub_audit", keep, slack).await
+    }
+}
+
+#[async_trait::async_trait]
+impl AuditStore for PgAudit {
     async fn recent(&self, limit: usize, principal: Option<String>) -> Result<Vec<CallRecord>, StorageError> {
         let client = self.pg.client().await?;
         let limit = limit.min(i64::MAX as usize) as i64;
@@ -97,13 +109,5 @@ impl AuditStore for PgAudit {
                 })
             })
             .collect()
-    }
-
-    async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
-        if self.since_trim.load(Ordering::Relaxed) < slack {
-            return Ok(());
-        }
-        self.since_trim.store(0, Ordering::Relaxed);
-        self.pg.keep_newest("wasmhub_audit", keep, slack).await
     }
 }

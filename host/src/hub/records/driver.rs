@@ -1,7 +1,7 @@
-//! Runs the stores' futures on the hub's writer threads (the audit log's and
-//! accounting's): those threads are plain std threads, so they never block an
-//! async worker, but the stores' interfaces are async (a PostgreSQL store does
-//! network round trips).
+//! Runs the stores' futures on the record pipeline's writer threads (one per
+//! record kind: the audit log's and accounting's): those threads are plain std
+//! threads, so they never block an async worker, but the stores' interfaces are
+//! async (a PostgreSQL store does network round trips).
 //!
 //! Each writer drives its futures on a current-thread runtime of its own, never
 //! on the hub's: a hub dropped on its runtime's last thread waits for its writers,

@@ -1,7 +1,7 @@
-//! The context budget guard: a tool result that would overflow the model's context
+//! The context guard: a tool result that would overflow the model's context
 //! window is replaced by a short error the model can act on, and each time that
-//! happens is a [`ContextGuardEvent`] (logged, counted in `/metrics`, accounted:
-//! `usage::record_guard`).
+//! happens is a [`ContextGuard`] record (logged, counted in `/metrics`, accounted
+//! with its message and step: `usage::record_guard`).
 //!
 //! Limits are per target ([`Limits::of`]): the target's `context_window`
 //! (`[[providers.model_settings]]`, else the provider's, else `[agent]
@@ -17,8 +17,8 @@
 //! estimate of the messages; results accepted in the current step are added as
 //! they arrive.
 
+use crate::hub::accounting::{ContextGuard, GuardOutcome, GuardTrigger};
 use crate::llm::Route;
-use serde::Serialize;
 
 /// Tokens a text is estimated to take: `ceil(bytes / 4)`.
 pub(crate) fn estimate_tokens(text: &str) -> u64 {
@@ -57,75 +57,6 @@ impl Limits {
     }
 }
 
-/// What made the guard act.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GuardTrigger {
-    /// A tool result would have overflowed the context.
-    ToolResult,
-}
-
-/// What the guard did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GuardOutcome {
-    /// The result was replaced by an error telling the model to ask for less.
-    Replaced,
-}
-
-impl GuardTrigger {
-    /// The metrics label.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GuardTrigger::ToolResult => "tool_result",
-        }
-    }
-}
-
-impl GuardOutcome {
-    /// The metrics label.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GuardOutcome::Replaced => "replaced",
-        }
-    }
-}
-
-/// One activation of the context guard, for the log, `/metrics` and accounting.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ContextGuardEvent {
-    /// The provider of the target whose context it is.
-    pub provider: String,
-    /// The model as sent upstream.
-    pub model: String,
-    /// What made the guard act.
-    pub trigger: GuardTrigger,
-    /// What it did.
-    pub outcome: GuardOutcome,
-    /// Tokens the conversation would have taken with the result.
-    pub projected_tokens: u64,
-    /// Tokens the conversation may take (window - max output - buffer).
-    pub limit_tokens: u64,
-    /// Tokens that were left before the result.
-    pub remaining_tokens: u64,
-}
-
-impl std::fmt::Display for ContextGuardEvent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "context guard: {} ({}) for {}/{}: {} tokens projected, limit {}, {} remaining",
-            self.trigger.as_str(),
-            self.outcome.as_str(),
-            self.provider,
-            self.model,
-            self.projected_tokens,
-            self.limit_tokens,
-            self.remaining_tokens
-        )
-    }
-}
-
 /// Tracks how full the context is during a turn.
 #[derive(Debug, Clone)]
 pub(crate) struct Budget {
@@ -138,8 +69,8 @@ pub(crate) struct Budget {
 pub(crate) struct TooLarge {
     pub tokens: u64,
     pub available: u64,
-    /// The guard's record of it.
-    pub event: ContextGuardEvent,
+    /// The guard's record of it (its message and step are the turn's to add).
+    pub event: ContextGuard,
 }
 
 impl TooLarge {
@@ -178,7 +109,9 @@ impl Budget {
         let tokens = estimate_tokens(text);
         let available = self.remaining();
         if tokens > available {
-            let event = ContextGuardEvent {
+            let event = ContextGuard {
+                message: None,
+                step: 0,
                 provider: self.limits.provider.clone(),
                 model: self.limits.model.clone(),
                 trigger: GuardTrigger::ToolResult,
@@ -229,7 +162,9 @@ mod tests {
         assert!(err.message().starts_with("result too large"));
         assert_eq!(
             err.event,
-            ContextGuardEvent {
+            ContextGuard {
+                message: None,
+                step: 0,
                 provider: "p".into(),
                 model: "m".into(),
                 trigger: GuardTrigger::ToolResult,

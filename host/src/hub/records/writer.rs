@@ -1,0 +1,76 @@
+//! The writer thread of a record kind: lets queued records gather for
+//! [`GATHER`], appends each batch (at most [`BATCH`]) to the kind's store (and
+//! hands the stored records to the kind, `RecordKind::stored`), trims
+//! the store to the configured retention (with a tenth of slack, so it does not
+//! look after every batch), and answers reads once what was queued before them
+//! is stored. It is the only place the store's futures run (`super::driver`);
+//! nothing here runs on the async workers.
+
+use super::kind::Record;
+use super::{Driver, RecordKind, RecordStore};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+/// Most records stored in one block.
+const BATCH: usize = 512;
+/// How long the writer lets records gather before it stores them. Sleeping instead
+/// of waiting on the channel means a busy hub's calls never wake the writer (a
+/// futex syscall each), and blocks hold many records.
+const GATHER: Duration = Duration::from_millis(20);
+
+/// What the sending side (`super::queue`) puts on the channel.
+pub(super) enum Msg<K: RecordKind> {
+    Record(Box<Record<K>>),
+    Order(K::Order),
+    Read(K::Read),
+}
+
+/// Runs until the channel closes, after storing everything queued.
+pub(super) fn write_loop<K: RecordKind>(rx: Receiver<Msg<K>>, mut kind: K, driver: Driver, retention: usize) {
+    let slack = (retention / 10).max(1);
+    while let Ok(first) = rx.recv() {
+        if matches!(first, Msg::Record(_)) {
+            std::thread::sleep(GATHER);
+        }
+        let mut batch: Vec<Record<K>> = Vec::new();
+        let mut reads = Vec::new();
+        let mut next = Some(first);
+        while let Some(msg) = next {
+            match msg {
+                Msg::Record(r) => batch.push(*r),
+                Msg::Order(order) => {
+                    // The records queued before it may be what it works on: store them first.
+                    append(&mut kind, &driver, std::mem::take(&mut batch));
+                    kind.apply(&driver, order);
+                }
+                Msg::Read(read) => reads.push(read),
+            }
+            next = if batch.len() < BATCH {
+                rx.try_recv().ok()
+            } else {
+                None
+            };
+        }
+        if !batch.is_empty() {
+            append(&mut kind, &driver, batch);
+            if let Err(e) = driver.run(kind.store().trim(retention, slack)) {
+                crate::error!("{}: cannot trim to {retention} records: {e}", K::NAME);
+            }
+        }
+        for read in reads {
+            kind.answer(&driver, read);
+        }
+    }
+}
+
+/// Stores `batch`, if it holds anything; a failure is logged (the records are lost).
+fn append<K: RecordKind>(kind: &mut K, driver: &Driver, batch: Vec<Record<K>>) {
+    if batch.is_empty() {
+        return;
+    }
+    let n = batch.len();
+    match driver.run(kind.store().append(batch)) {
+        Ok(stored) => kind.stored(&stored),
+        Err(e) => crate::error!("{}: cannot store {n} records: {e}", K::NAME),
+    }
+}
