@@ -1,14 +1,18 @@
 # Process helpers of the scripts that run hubs, a scripted model and a balancer on
-# loopback (tests/replicas/run.sh, scripts/bench-replicas.sh), sourced:
+# loopback (the suites through tests/lib/suite.sh, scripts/bench-replicas.sh), sourced:
 #   free_port                 prints a free loopback TCP port;
-#   wait_health URL LOG       until URL/health answers "ok"; else prints LOG's tail
+#   wait_health URL LOG [TOKEN]
+#                             until URL/health answers "ok" (asked with TOKEN as a
+#                             bearer token, when given); else prints LOG's tail
 #                             and returns 1 (after 240 s);
 #   stop_pids PID...          SIGTERM, up to 15 s for each to exit (a hub's 10 s
 #                             shutdown grace and 5 s more), then SIGKILL, named on
 #                             stderr: a shutdown bug must not hang the caller;
-#   start_upstream NODE DIR   tests/replicas/upstream.mjs (the scripted model) in the
-#                             background with NODE, its files in DIR; sets
-#                             $upstream (its URL) and $upstream_pid.
+#   start_upstream NODE DIR [SCRIPT]
+#                             a scripted model (SCRIPT, by default
+#                             tests/replicas/upstream.mjs) in the background with
+#                             NODE, its files in DIR; sets $upstream (its URL) and
+#                             $upstream_pid.
 # The caller runs from anywhere; paths are relative to this file.
 loopback_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -18,7 +22,7 @@ free_port() {
 
 wait_health() {
     for _ in $(seq 1 1200); do
-        curl -fsS "$1/health" 2>/dev/null | grep -q '"status":"ok"' && return 0
+        curl -fsS ${3:+-H "authorization: Bearer $3"} "$1/health" 2>/dev/null | grep -q '"status":"ok"' && return 0
         sleep 0.2
     done
     echo "$1 did not become ready:" >&2
@@ -45,7 +49,7 @@ stop_pids() {
 }
 
 start_upstream() {
-    "$1" "$loopback_root/tests/replicas/upstream.mjs" >"$2/upstream.url" 2>"$2/upstream.log" &
+    "$1" "${3:-$loopback_root/tests/replicas/upstream.mjs}" >"$2/upstream.url" 2>"$2/upstream.log" &
     upstream_pid=$!
     for _ in $(seq 100); do
         [ -s "$2/upstream.url" ] && break

@@ -128,6 +128,10 @@ async fn hub(upstream: &Upstream, data: &std::path::Path, max_steps: u32) -> sup
     };
     config.agent.model = Some("scripted/m1".into());
     config.agent.max_steps = max_steps;
+    // Every one of the concurrent chats runs at once: the bench measures the
+    // loop's cost under load, not the surface's admission limits.
+    config.concurrency.chat = CHATS;
+    config.concurrency.queue = CHATS;
     support::hub::start_with(config).await
 }
 

@@ -19,56 +19,18 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cd "$here"
-# shellcheck source=scripts/loopback.sh
-source "$root/scripts/loopback.sh" # free_port, wait_health
+# shellcheck source=tests/lib/suite.sh
+source "$root/tests/lib/suite.sh"
 
-npm ci --no-audit --no-fund --loglevel=error >/dev/null
-node="$here/node_modules/node22/bin/node"
-"$node" --version >/dev/null
-
-if [ ! -x /usr/bin/chromium ]; then
-    echo "chromium is missing: installing it from Debian"
-    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null; then
-        echo "FAILED: cannot install chromium (apt-get install -y chromium); the page test cannot run" >&2
-        exit 1
-    fi
-fi
-
-bin="$root/target/debug/wasmhub"
-if [ ! -x "$bin" ]; then
-    bash "$root/scripts/cargo-test.sh" --no-run
-fi
-plugins="$root/dist/plugins"
-if [ ! -d "$plugins" ] || ! ls "$plugins"/*.wasm >/dev/null 2>&1; then
-    (cd "$root" && bash scripts/build-plugins.sh)
-fi
-
+npm_node "$here"
+need_chromium "the page test"
+need_built calc text
 # The approval conversations call the `examples` test guest (its `wipe` is destructive).
-guests="$root/target/test-guests"
-if [ ! -f "$guests/examples.wasm" ]; then
-    bash "$root/tests/guests/build.sh" >/dev/null
-fi
+need_guests
+suite_work
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-# The scripted upstream prints its base URL once it listens.
-"$node" "$here/upstream.mjs" >"$work/upstream.url" 2>"$work/upstream.log" &
-pids+=($!)
-for _ in $(seq 100); do
-    [ -s "$work/upstream.url" ] && break
-    sleep 0.1
-done
-upstream="$(head -n1 "$work/upstream.url")"
-[ -n "$upstream" ] || { echo "the scripted upstream did not start:" >&2; cat "$work/upstream.log" >&2; exit 1; }
+start_upstream "$node" "$work" "$here/upstream.mjs"
+pids+=("$upstream_pid")
 
 port="$(free_port)"
 cat >"$work/wasmhub.toml" <<TOML
@@ -98,7 +60,7 @@ TOML
 
 # Only the plugins the conversations use: fewer to compile at start-up.
 mkdir -p "$work/plugins"
-cp "$plugins/calc.wasm" "$plugins/text.wasm" "$guests/examples.wasm" "$work/plugins/"
+cp "$plugins/calc.wasm" "$plugins/text.wasm" "$examples" "$work/plugins/"
 "$bin" serve --config "$work/wasmhub.toml" --plugins "$work/plugins" --data "$work/data" >"$work/hub.log" 2>&1 &
 pids+=($!)
 hub="http://127.0.0.1:$port"

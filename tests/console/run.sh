@@ -20,46 +20,14 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cd "$here"
+# shellcheck source=tests/lib/suite.sh
+source "$root/tests/lib/suite.sh"
 
-npm ci --no-audit --no-fund --loglevel=error >/dev/null
-node="$here/node_modules/node22/bin/node"
-"$node" --version >/dev/null
-
-if [ ! -x /usr/bin/chromium ]; then
-    echo "chromium is missing: installing it from Debian"
-    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null; then
-        echo "FAILED: cannot install chromium (apt-get install -y chromium); the console test cannot run" >&2
-        exit 1
-    fi
-fi
-
-bin="$root/target/debug/wasmhub"
-if [ ! -x "$bin" ]; then
-    bash "$root/scripts/cargo-test.sh" --no-run
-fi
-plugins="$root/dist/plugins"
-if [ ! -d "$plugins" ] || ! ls "$plugins"/*.wasm >/dev/null 2>&1; then
-    (cd "$root" && bash scripts/build-plugins.sh)
-fi
-examples="$root/target/test-guests/examples.wasm"
-if [ ! -f "$examples" ]; then
-    (cd "$root" && bash tests/guests/build.sh)
-fi
-
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() {
-    "$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
+npm_node "$here"
+need_chromium "the console test"
+need_built
+need_guests
+suite_work
 
 # The open hub: the example plugins, the examples guest and a rejected plugin.
 mkdir -p "$work/open/plugins"
@@ -72,16 +40,9 @@ open_port="$(free_port)"
     --set approvals.wait_secs=60 >"$work/open.log" 2>&1 &
 pids+=($!)
 
-# The scripted OpenAI-compatible upstream of the chat suite prints its base URL once
-# it listens.
-"$node" "$root/tests/chat/upstream.mjs" >"$work/upstream.url" 2>"$work/upstream.log" &
-pids+=($!)
-for _ in $(seq 100); do
-    [ -s "$work/upstream.url" ] && break
-    sleep 0.1
-done
-upstream="$(head -n1 "$work/upstream.url")"
-[ -n "$upstream" ] || { echo "the scripted upstream did not start:" >&2; cat "$work/upstream.log" >&2; exit 1; }
+# The chat suite's scripted OpenAI-compatible upstream.
+start_upstream "$node" "$work" "$root/tests/chat/upstream.mjs"
+pids+=("$upstream_pid")
 
 # The hub with tokens.
 mkdir -p "$work/tokens/plugins"
@@ -118,20 +79,10 @@ pids+=($!)
 
 # Start-up compiles the plugins (tens of seconds on a busy 2-core machine); the hub
 # listens at once and says "loading" until they are all loaded.
-wait_ok() {
-    local url=$1 log=$2 auth=${3:-}
-    for _ in $(seq 3000); do
-        curl -fsS ${auth:+-H "authorization: Bearer $auth"} "$url/health" 2>/dev/null | grep -q '"status":"ok"' && return 0
-        sleep 0.1
-    done
-    echo "the hub at $url did not start:" >&2
-    cat "$log" >&2
-    return 1
-}
 open="http://127.0.0.1:$open_port"
 tokens="http://127.0.0.1:$tokens_port"
-wait_ok "$open" "$work/open.log"
-wait_ok "$tokens" "$work/tokens.log"
+wait_health "$open" "$work/open.log"
+wait_health "$tokens" "$work/tokens.log"
 
 status=0
 HUB_URL="$open" TOKENS_HUB_URL="$tokens" ARTIFACTS="$root/target/artifacts" \

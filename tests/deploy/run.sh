@@ -15,30 +15,17 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-bin="$root/target/debug/wasmhub"
-cache="${WASMHUB_CACHE:-$HOME/.cache/wasmhub}"
+# shellcheck source=tests/lib/suite.sh
+source "$root/tests/lib/suite.sh"
 
-bash "$root/scripts/cargo-test.sh" --no-run --quiet >/dev/null
-[ -f "$root/dist/plugins/calc.wasm" ] || bash "$root/scripts/build-plugins.sh"
+need_built calc
+python_venv "$cache/deploy-venv" "$here/requirements.lock"
 venv="$cache/deploy-venv"
-if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv"
-fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.lock"
-
-work="$(mktemp -d)"
+suite_work
 pg="$(mktemp -d)"
-hub_pid=""
-cleanup() {
-    if [ -n "$hub_pid" ]; then
-        kill "$hub_pid" 2>/dev/null || true
-        wait "$hub_pid" 2>/dev/null || true
-    fi
+suite_cleanup() {
     bash "$root/scripts/pg.sh" stop "$pg"
-    rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
 
 passed=0
 failed=0
@@ -64,7 +51,7 @@ status=0
 record "$((status == 0))" "kubernetes-validate refuses a Deployment with a misspelt field"
 
 status=0
-"$venv/bin/python" "$here/check_manifests.py" "$root/deploy" "$work/wasmhub.toml" >"$work/check.log" 2>&1 || status=$?
+"$python" "$here/check_manifests.py" "$root/deploy" "$work/wasmhub.toml" >"$work/check.log" 2>&1 || status=$?
 cat "$work/check.log"
 passed=$((passed + $(grep -c '^ok ' "$work/check.log" || true)))
 bad=$(grep -c '^not ok ' "$work/check.log" || true)
@@ -78,11 +65,12 @@ database_url="$(bash "$root/scripts/pg.sh" start "$pg")"
 mkdir "$work/plugins"
 cp "$root/dist/plugins/calc.wasm" "$work/plugins/"
 "$bin" plugin lock "$work/plugins" >/dev/null
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+port="$(free_port)"
 DATABASE_URL="$database_url" WASMHUB_TOKEN_APPS=deploy-test-apps WASMHUB_TOKEN_OPERATOR=deploy-test-operator \
     OPENAI_API_KEY=unused WASMHUB_LOG=warn "$bin" serve --config "$work/wasmhub.toml" --locked \
     --listen "127.0.0.1:$port" --plugins "$work/plugins" --data "$work/data" >"$work/hub.log" 2>&1 &
 hub_pid=$!
+pids+=("$hub_pid")
 status=1
 for _ in $(seq 1 600); do
     if curl -fsS "http://127.0.0.1:$port/health" 2>/dev/null | grep -q '"status":"ok"'; then

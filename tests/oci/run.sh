@@ -19,52 +19,21 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-bin="$root/target/debug/wasmhub"
-plugins="$root/dist/plugins"
-cache="${WASMHUB_CACHE:-$HOME/.cache/wasmhub}"
+# shellcheck source=tests/lib/suite.sh
+source "$root/tests/lib/suite.sh"
 
-[ -x "$bin" ] || bash "$root/scripts/cargo-test.sh" --no-run
-if ! ls "$plugins"/text.wasm "$plugins"/calc.wasm >/dev/null 2>&1; then
-    bash "$root/scripts/build-plugins.sh"
-fi
-
-if [ ! -x /usr/bin/docker-registry ]; then
-    echo "--- installing docker-registry from Debian"
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        docker-registry; } >/dev/null
-fi
-venv="$cache/oci-venv"
-if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv"
-fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.lock"
-
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    stop() {
-        for pid in "$@"; do
-            kill "$pid" 2>/dev/null || true
-        done
-        for pid in "$@"; do
-            wait "$pid" 2>/dev/null || true
-        done
-    }
-    stop "${pids[@]}"
-    # Then the hubs the driver recorded, once it can start no more.
+need_built calc text
+need_debian docker-registry docker-registry
+python_venv "$cache/oci-venv" "$here/requirements.lock"
+suite_work
+# The hubs the driver recorded, once it can start no more.
+suite_cleanup() {
     if [ -f "$work/pids" ]; then
         mapfile -t hubs <"$work/pids"
-        stop "${hubs[@]}"
+        [ ${#hubs[@]} -eq 0 ] || stop_pids "${hubs[@]}"
     fi
-    rm -rf "$work"
 }
-trap cleanup EXIT
-# A signal ends the script through exit, so the EXIT trap stops everything too.
-trap 'exit 1' INT TERM
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
 start_registry() { # name port [auth yaml]
     cat >"$work/$1.yml" <<EOF
 version: 0.1
@@ -96,7 +65,7 @@ port="$(free_port)"
 start_registry registry "$port"
 echo "--- registry $(/usr/bin/docker-registry --version 2>&1 | head -1) on 127.0.0.1:$port"
 token_port="$(free_port)"
-"$venv/bin/python" "$here/token_server.py" "$token_port" "$work/token-cert.pem" wasmhub-test-issuer \
+"$python" "$here/token_server.py" "$token_port" "$work/token-cert.pem" wasmhub-test-issuer \
     wasmhub-test ci ci-secret &
 pids+=($!)
 for _ in $(seq 1 100); do
@@ -114,7 +83,7 @@ echo "--- registry with token auth on 127.0.0.1:$auth_port (token server on $tok
 
 # In the background and waited for, so a signal reaches the traps at once.
 REGISTRY="127.0.0.1:$port" AUTH_REGISTRY="127.0.0.1:$auth_port" WASMHUB_BIN="$bin" PLUGINS="$plugins" \
-    WORK="$work" WASMHUB_LOG=warn timeout 300 "$venv/bin/python" "$here/oci_test.py" &
+    WORK="$work" WASMHUB_LOG=warn timeout 300 "$python" "$here/oci_test.py" &
 driver=$!
 pids+=("$driver")
 wait "$driver"

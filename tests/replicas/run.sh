@@ -25,43 +25,20 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-bin="$root/target/debug/wasmhub"
-plugins="$root/dist/plugins"
-cache="${WASMHUB_CACHE:-$HOME/.cache/wasmhub}"
+# shellcheck source=tests/lib/suite.sh
+source "$root/tests/lib/suite.sh"
 lease_secs=5
 
-bash "$root/scripts/cargo-test.sh" --no-run --quiet >/dev/null
-if ! ls "$plugins"/calc.wasm "$plugins"/text.wasm >/dev/null 2>&1; then
-    bash "$root/scripts/build-plugins.sh"
-fi
-if ! command -v haproxy >/dev/null; then
-    echo "--- installing haproxy from Debian"
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        haproxy; } >/dev/null
-fi
+need_built calc text
+need_debian haproxy haproxy
 echo "--- installing the pinned clients"
-(cd "$here" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-node="$here/node_modules/node22/bin/node"
-"$node" --version >/dev/null
-venv="$cache/replicas-venv"
-if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv"
-fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$root/tests/mcp/requirements.lock"
-
-work="$(mktemp -d)"
+npm_node "$here"
+python_venv "$cache/replicas-venv" "$root/tests/mcp/requirements.lock"
+suite_work
 pg="$(mktemp -d)"
-pids=()
-# shellcheck source=scripts/loopback.sh
-source "$root/scripts/loopback.sh"
-cleanup() {
-    stop_pids "${pids[@]}"
+suite_cleanup() {
     bash "$root/scripts/pg.sh" stop "$pg"
-    rm -rf "$work"
 }
-trap cleanup EXIT
-# A signal ends the script through exit, so the EXIT trap stops everything too.
-trap 'exit 1' INT TERM
 
 database_url="$(bash "$root/scripts/pg.sh" start "$pg")"
 echo "--- PostgreSQL $database_url"
@@ -177,7 +154,7 @@ node_test=("$node" --test --test-reporter=tap --test-concurrency=1)
 echo "--- AI SDK chat across replicas"
 run chat "${node_test[@]}" "$here/chat.test.mjs"
 echo "--- Python MCP SDK, one 2025-11-25 session across replicas"
-run mcp "$venv/bin/python" "$here/mcp_client.py"
+run mcp "$python" "$here/mcp_client.py"
 echo "--- concurrent hub_calls and the audit log"
 run calls "${node_test[@]}" "$here/calls.test.mjs"
 echo "--- kill -9 of the replica running a turn"

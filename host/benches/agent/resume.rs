@@ -105,6 +105,7 @@ async fn scenario(kb: usize) -> u64 {
     };
     config.agent.model = Some("scripted/m1".into());
     config.agent.resume_buffer_kb = kb;
+    config.agent.lagging_watcher_kb = config.agent.lagging_watcher_kb.max(kb);
     let hub = super::support::hub::start_with(config).await;
     let before = rss_kb("VmRSS:");
     let body = json!({"id": "long", "trigger": "submit-message",
