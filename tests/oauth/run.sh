@@ -13,42 +13,22 @@
 #   - the audit: both calls recorded under `alice` with each client's id.
 # Tokens issued by one replica and accepted by another (PostgreSQL) are the e2e
 # test oauth_flow::a_token_issued_on_one_replica_works_on_another.
-# Installs the npm packages from package-lock.json (in node_modules here, like the
-# other suites) and the Python ones (tests/mcp/requirements.lock) into
-# ${WASMHUB_CACHE:-~/.cache/wasmhub}/oauth-venv; Chromium from Debian if missing;
-# builds the binary and plugins if missing. Stops what it started by PID; prints
-# `N passed, M failed`.
+# The shared preamble (tests/lib/suite.sh): the test build and calc, Chromium, the
+# npm packages from package-lock.json with their pinned Node, the Python ones
+# (tests/mcp/requirements.lock) in ${WASMHUB_CACHE:-~/.cache/wasmhub}/oauth-venv,
+# and the work folder whose processes are stopped on exit. Prints `N passed, M failed`.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-bin="$root/target/debug/wasmhub"
-plugins="$root/dist/plugins"
-cache="${WASMHUB_CACHE:-$HOME/.cache/wasmhub}"
+# shellcheck source=tests/lib/suite.sh
+source "$root/tests/lib/suite.sh"
 
-[ -x "$bin" ] || bash "$root/scripts/cargo-test.sh" --no-run
-[ -f "$plugins/calc.wasm" ] || bash "$root/scripts/build-plugins.sh"
-if [ ! -x /usr/bin/chromium ]; then
-    echo "--- installing chromium from Debian"
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null
-fi
+need_built calc
+need_chromium "the OAuth suite"
 echo "--- installing the pinned clients"
-(cd "$here" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-node="$here/node_modules/node22/bin/node"
-"$node" --version >/dev/null
-venv="$cache/oauth-venv"
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$root/tests/mcp/requirements.lock"
-
-work="$(mktemp -d)"
-pids=()
-# shellcheck source=scripts/loopback.sh
-source "$root/scripts/loopback.sh"
-cleanup() {
-    stop_pids "${pids[@]}"
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+npm_node "$here"
+python_venv "$cache/oauth-venv" "$root/tests/mcp/requirements.lock"
+suite_work
 
 port="$(free_port)"
 hub="http://127.0.0.1:$port"
@@ -96,7 +76,7 @@ count "$work/ts.out"
 echo "--- Python MCP SDK"
 console_code="$("$node" "$here/console_code.mjs" "$hub" oauth-suite-ops alice)"
 MCP_URL="$hub/mcp" SIGNIN_CODE="$console_code" PY_CALLBACK="http://127.0.0.1:$(free_port)/callback" NODE="$node" \
-    "$venv/bin/python" "$here/py_client.py" | tee "$work/py.out" || true
+    "$python" "$here/py_client.py" | tee "$work/py.out" || true
 count "$work/py.out"
 
 echo "--- the audit names the principal and each client"
