@@ -1,6 +1,7 @@
 //! Standard base64 (RFC 4648 with padding), both ways: MCP's `=?base64?…?=`
 //! header values and the registry credentials of Docker config files and HTTP
-//! Basic auth. A few lines here rather than a crate (the dependency budget).
+//! Basic auth; and the URL-safe unpadded alphabet one way (OAuth secrets and PKCE
+//! challenges). A few lines here rather than a crate (the dependency budget).
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -19,6 +20,19 @@ pub(crate) fn encode(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// `bytes` as URL-safe base64 without padding (RFC 4648 §5, as RFC 7636 uses it).
+pub(crate) fn encode_url(bytes: &[u8]) -> String {
+    encode(bytes)
+        .trim_end_matches('=')
+        .chars()
+        .map(|c| match c {
+            '+' => '-',
+            '/' => '_',
+            c => c,
+        })
+        .collect()
 }
 
 /// Strict standard base64 (padding required, canonical trailing bits).

@@ -15,6 +15,7 @@ mod distribution;
 mod error;
 mod limits;
 mod models;
+mod oauth;
 mod storage;
 #[cfg(test)]
 mod tests;
@@ -29,6 +30,7 @@ pub use distribution::{
 pub use error::ConfigError;
 pub use limits::Limits;
 pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
+pub use oauth::OAuthConfig;
 pub use storage::{StorageBackend, StorageConfig};
 
 /// The whole configuration, after defaults and overrides.
@@ -67,6 +69,8 @@ pub struct Config {
     pub accounting: AccountingConfig,
     /// Which database holds sessions, audit and accounting records (`[storage]`).
     pub storage: StorageConfig,
+    /// OAuth 2.1 for remote clients (`[oauth]`); off without `public_url`.
+    pub oauth: OAuthConfig,
 }
 
 impl Default for Config {
@@ -88,6 +92,7 @@ impl Default for Config {
             concurrency: ConcurrencyConfig::default(),
             accounting: AccountingConfig::default(),
             storage: StorageConfig::default(),
+            oauth: OAuthConfig::default(),
         }
     }
 }
@@ -526,6 +531,7 @@ impl Config {
             .or_else(|| self.concurrency.mismatch())
             .or_else(|| self.accounting.mismatch())
             .or_else(|| self.storage.mismatch())
+            .or_else(|| self.oauth.mismatch(!self.tokens.is_empty()))
     }
 }
 

@@ -3,7 +3,9 @@
 //!
 //! Layers, top to bottom (a layer only uses the ones below it):
 //! - [`cli`]: the `wasmhub` command;
-//! - [`surfaces`]: HTTP routes: REST, MCP, the OpenAI proxy, chat;
+//! - [`surfaces`]: HTTP routes: REST, MCP, the OpenAI proxy, chat, OAuth;
+//! - `oauth`: the builtin OAuth 2.1 authorization server (used by `surfaces`,
+//!   verifying for `hub` through `hub::grant::TokenVerifier`);
 //! - [`agent`]: the agent loop over the meta-tools;
 //! - [`llm`]: upstream model providers and the OpenAI -> UI message stream transform;
 //! - [`hub`]: the four meta-tools, the registry, search, the call protocol, and
@@ -31,6 +33,7 @@ pub mod hub;
 pub mod ids;
 pub mod llm;
 pub(crate) mod logging;
+pub(crate) mod oauth;
 pub(crate) mod race;
 pub mod runtime;
 pub mod sse;

@@ -6,12 +6,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { assert, checks, env } from "../lib/checks.mjs";
 
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
 const URL_ = env("MCP_URL");
 const TOKEN_ALL = env("TOKEN_ALL");
 const TOKEN_TEXT = env("TOKEN_TEXT");
@@ -31,21 +27,7 @@ const WIPE_AND_ECHO = {
   ],
 };
 
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`ok - ts-sdk: ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`not ok - ts-sdk: ${name}: ${e?.stack ?? e}`);
-  }
-}
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
+const { check, finish } = checks("ts-sdk");
 const text = (r) => r.content.map((c) => c.text ?? "").join("");
 
 async function exercise(label, client, { forbiddenFor }) {
@@ -199,5 +181,4 @@ if (process.env.WASMHUB_BIN) {
   await client.close();
 }
 
-console.log(`ts-sdk: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

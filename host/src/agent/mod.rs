@@ -289,6 +289,7 @@ impl Agent {
             model: None,
             version: 0,
             principal: caller.name().to_string(),
+            client: caller.client().map(str::to_string),
             stored_bytes: 0,
         });
         let subscription = live.subscribe();

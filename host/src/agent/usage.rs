@@ -19,11 +19,14 @@ pub(super) struct Ledger<'a> {
     pub message: &'a str,
     /// The principal the turn runs as.
     pub caller: &'a str,
+    /// The OAuth client of its grant.
+    pub client: Option<&'a str>,
 }
 
 impl Ledger<'_> {
     fn account(&self, entry: Entry) {
-        self.accounting.account(Some(self.session), self.caller, entry);
+        self.accounting
+            .account(Some(self.session), self.caller, self.client, entry);
     }
 }
 

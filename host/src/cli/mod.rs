@@ -6,6 +6,7 @@
 mod args;
 pub mod call;
 pub mod mcp;
+mod oauth;
 pub mod plugin;
 pub mod scaffold;
 pub mod serve;
@@ -36,6 +37,7 @@ Commands:
   plugin sync           pull every [[plugins.sources]] of the configuration
   plugin keygen         make an Ed25519 signing key
   plugin sign FILE      sign a plugin (FILE.sig) with --key KEY
+  oauth code NAME       a one-time sign-in code for principal NAME, from the running hub
 
 Run `wasmhub <command> --help` for its options.
 ";
@@ -62,6 +64,7 @@ pub fn main(argv: Vec<String>) -> ExitCode {
         "mcp" => mcp_command(rest),
         "call" => call_command(rest),
         "plugin" => plugin_command(rest),
+        "oauth" => oauth_command(rest),
         "-h" | "--help" | "help" => {
             print!("{HELP}");
             Ok(ExitCode::SUCCESS)
@@ -156,6 +159,38 @@ fn mcp_command(argv: &[String]) -> Result<ExitCode, UsageError> {
         }
     };
     Ok(mcp::run_stdio(config))
+}
+
+fn oauth_command(argv: &[String]) -> Result<ExitCode, UsageError> {
+    let mut with_value = CONFIG_FLAGS.to_vec();
+    with_value.extend(["hub", "token-env"]);
+    let args = Args::parse(argv, &with_value, &["help"])?;
+    if args.switch("help") {
+        println!(
+            "Usage: wasmhub oauth code NAME [options]\n\nAsks the running hub for a one-time sign-in code for the \
+             principal NAME (a [[tokens]] entry's name; the grant runs under its policy) and prints it. A person \
+             types it on the hub's sign-in page when an OAuth client (Claude, ChatGPT, VS Code, Cursor) connects.\n\n\
+             Options:\n  --hub URL         the hub (default: oauth.public_url, else http://LISTEN)\n  \
+             --token-env VAR   the environment variable holding an operator token (default WASMHUB_TOKEN)\n\
+             {CONFIG_FLAGS_HELP}"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    args.at_most(2)?;
+    let principal = match args.positional.as_slice() {
+        [code, name] if code == "code" => name.as_str(),
+        _ => return Err(UsageError("usage: wasmhub oauth code NAME".into())),
+    };
+    let config = match load_config(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("wasmhub oauth: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let url = oauth::hub_url(&config, args.value("hub"));
+    let token = std::env::var(args.value("token-env").unwrap_or("WASMHUB_TOKEN")).ok();
+    Ok(oauth::code(&url, principal, token.as_deref()))
 }
 
 fn call_command(argv: &[String]) -> Result<ExitCode, UsageError> {

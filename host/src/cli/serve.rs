@@ -100,7 +100,11 @@ async fn start(config: Config, options: ServeFlags, signals: super::signals::Sig
     let mcp = crate::surfaces::mcp::McpState::open(hub.clone(), &config.server, &backend)
         .await
         .map_err(|e| e.to_string())?;
+    let oauth = crate::surfaces::OAuthState::open(&config, &hub, &backend)
+        .await
+        .map_err(|e| e.to_string())?;
     let app = Arc::new(App {
+        oauth,
         config: config.clone(),
         llm,
         hub,
@@ -110,6 +114,13 @@ async fn start(config: Config, options: ServeFlags, signals: super::signals::Sig
     });
     // Only a listening hub has clients to admit; `call` and `mcp --stdio` run as
     // the local operator.
+    // Cursor's OAuth callback listens on localhost:8787 (README, "Remote MCP clients").
+    if config.oauth.enabled() && config.listen.ip().is_loopback() && config.listen.port() == 8787 {
+        crate::warn!(
+            "[oauth] is on and the hub listens on loopback port 8787, where Cursor's OAuth callback listens: \
+             a Cursor on this machine cannot sign in; listen on another port, or leave OAuth off for local clients"
+        );
+    }
     if config.tokens.is_empty() {
         crate::warn!(
             "no [[tokens]] configured: the hub serves loopback clients only, with every operation allowed"

@@ -248,3 +248,44 @@ fn the_warm_slot_keys_parse() {
     let z = with_overrides("", &["limits.warm_slots=0", "limits.warm_slot_kb=0"]).unwrap();
     assert_eq!((z.limits.warm_slots, z.limits.warm_slot_kb), (0, 0));
 }
+
+#[test]
+fn oauth_is_off_by_default_and_its_mistakes_name_the_key() {
+    let c = Config::parse("", Path::new("w.toml")).unwrap();
+    assert!(!c.oauth.enabled() && !c.oauth.builtin);
+    let token = "[[tokens]]\nname = \"alice\"\nsecret_env = \"X\"\n";
+    let ok = Config::parse(
+        &format!("{token}[oauth]\npublic_url = \"https://hub.example/\"\nbuiltin = true\n"),
+        Path::new("w.toml"),
+    )
+    .unwrap();
+    assert_eq!(ok.oauth.base(), "https://hub.example");
+    for (text, needle) in [
+        (
+            "[oauth]\nbuiltin = true\n",
+            "oauth.builtin needs oauth.public_url",
+        ),
+        ("[oauth]\npublic_url = \"hub.example\"\n", "oauth.public_url"),
+        ("[oauth]\npublic_url = \"https://h/?x\"\n", "oauth.public_url"),
+        (
+            "[oauth]\npublic_url = \"https://h\"\nbuiltin = true\n",
+            "configure at least one token",
+        ),
+        (
+            &format!("{token}[oauth]\npublic_url = \"https://h\"\ncode_secs = 61\n"),
+            "oauth.code_secs",
+        ),
+        (
+            &format!("{token}[oauth]\npublic_url = \"https://h\"\naccess_token_secs = 0\n"),
+            "oauth.access_token_secs",
+        ),
+        ("[oauth]\npublic_url = \"https://h\"\nissuers = []\n", "issuers"),
+        (
+            &format!("{token}[oauth]\npublic_url = \"https://h\"\nclient_metadata_http = true\n"),
+            "oauth.client_metadata_http needs oauth.client_metadata_private",
+        ),
+    ] {
+        let err = Config::parse(text, Path::new("w.toml")).unwrap_err().to_string();
+        assert!(err.contains(needle), "{text}: {err}");
+    }
+}

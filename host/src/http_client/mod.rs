@@ -8,10 +8,14 @@
 //! separate call so each caller can put its own deadline around it.
 //!
 //! - `tls`: the shared client configuration and server-name rules;
-//! - `stream`: [`Stream`], plain TCP or TLS behind one type.
+//! - `stream`: [`Stream`], plain TCP or TLS behind one type;
+//! - `public`: [`is_public`], which resolved addresses are public.
 
+mod public;
 mod stream;
 mod tls;
+
+pub(crate) use public::is_public;
 
 pub(crate) use stream::Stream;
 

@@ -17,7 +17,8 @@
 //!   and its depth, fan-out and per-request bounds; `cancel`: cancellation trees;
 //!   `schedule`: fair shares of the instance pool;
 //! - `auth`: tokens, allowlists and the principal's access to stored items
-//!   (`Caller::may_access`, `Caller::visible`); `quota`: what a principal may keep
+//!   (`Caller::may_access`, `Caller::visible`); `grant`: the seam OAuth token
+//!   verifiers plug into, and scopes; `quota`: what a principal may keep
 //!   stored; `metrics`: Prometheus;
 //! - `records`: the record pipeline (a writer thread per record kind: queue,
 //!   batches, retention, reads in order) and a call's records
@@ -33,6 +34,7 @@ pub(crate) mod auth;
 pub(crate) mod cancel;
 mod checks;
 mod error;
+pub mod grant;
 mod graph;
 mod meta_tools;
 mod metrics;
@@ -49,9 +51,10 @@ pub(crate) mod validate;
 pub use accounting::{AccountingError, AccountingRecord, Page, SessionUsage, Since};
 pub use approval::{ApprovalAsk, ApprovalError, ApprovalRecord, DecideError, PendingApproval};
 pub use audit::{CallOutcome, CallRecord};
-pub use auth::{Allowlist, AuthError, Caller, Visible};
+pub use auth::{Allowlist, AuthError, Caller, Credentials, Visible};
 pub use cancel::CancelToken;
 pub use error::{CallError, ErrorCode, HubError, Limit, ToolError};
+pub use grant::{Grant, Rejection, Resource, Scope, Scopes, TokenVerifier};
 pub use meta_tools::{
     CallArgs, ListArgs, MetaTool, MetaToolKind, MetaToolRequest, OperationCall, SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT, SchemaArgs, SearchArgs, meta_tools,
@@ -69,7 +72,6 @@ use auth::Authenticator;
 use registry::Registry;
 use serde_json::{Value, json};
 use state::{CallScope, Core};
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// What one meta-tool invocation runs under.
@@ -107,6 +109,9 @@ pub struct Hub {
     core: Arc<Core>,
     auth: Authenticator,
     runtime: Runtime,
+    /// `oauth.public_url` without a trailing slash, when OAuth is on: the base of
+    /// the protected resources a refusal points clients to.
+    oauth_base: Option<Arc<str>>,
 }
 
 impl Hub {
@@ -131,7 +136,13 @@ impl Hub {
             metrics: Default::default(),
             registry: tokio::sync::watch::Sender::new(Arc::new(Registry::empty())),
         });
-        Ok(Arc::new(Hub { core, auth, runtime }))
+        let oauth_base = config.oauth.enabled().then(|| config.oauth.base().into());
+        Ok(Arc::new(Hub {
+            core,
+            auth,
+            runtime,
+            oauth_base,
+        }))
     }
 
     /// Builds the runtime (compiled-plugin cache under `data_dir`) and the hub on
@@ -221,9 +232,32 @@ impl Hub {
         &self.runtime
     }
 
-    /// Who a request comes from: `bearer` is the token after `Bearer `.
-    pub fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
-        self.auth.authenticate(bearer, peer)
+    /// Who a request presenting `creds` comes from.
+    pub async fn authenticate(&self, creds: Credentials<'_>) -> Result<Caller, AuthError> {
+        self.auth.authenticate(creds).await
+    }
+
+    /// Accepts the tokens `verifiers` vouch for (OAuth grants), once, at start-up;
+    /// `false` when verifiers were set already.
+    pub fn accept_grants(&self, verifiers: Vec<Arc<dyn TokenVerifier>>) -> bool {
+        self.auth.accept(verifiers)
+    }
+
+    /// The policy a grant to `principal` runs under: the configured token of that
+    /// name; `None` when there is none.
+    pub fn policy(&self, principal: &str) -> Option<Caller> {
+        self.auth.policy(principal)
+    }
+
+    /// `oauth.public_url` (no trailing slash) when OAuth is on.
+    pub fn oauth_base(&self) -> Option<&str> {
+        self.oauth_base.as_deref()
+    }
+
+    /// The configured token whose secret is `secret` (a person signing in with a
+    /// hub token).
+    pub fn configured_token(&self, secret: &str) -> Option<Caller> {
+        self.auth.configured(secret)
     }
 
     /// The caller of a process the operator started (the CLI, MCP over stdio):

@@ -149,6 +149,7 @@ async fn run(
     let origin = CallOrigin {
         tool,
         caller: scope.caller.name(),
+        client: scope.caller.client(),
         parent: parent.map(|p| p.id.as_str()),
         session: scope.session,
     };

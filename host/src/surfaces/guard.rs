@@ -54,6 +54,13 @@ fn host_allowed(app: &App, host: &str) -> bool {
     if is_local_name(name) {
         return true;
     }
+    // The hub's external URL (behind a TLS front, the Host clients send).
+    if let Some(public) = app.config.oauth.enabled().then(|| app.config.oauth.base()) {
+        let authority = public.split_once("://").map_or(public, |(_, rest)| rest);
+        if authority.eq_ignore_ascii_case(host) || split_host(authority).eq_ignore_ascii_case(name) {
+            return true;
+        }
+    }
     let listen = app.config.listen.ip();
     if !listen.is_unspecified() && name == listen.to_string() {
         return true;

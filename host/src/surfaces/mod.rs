@@ -1,6 +1,7 @@
 //! The HTTP surfaces clients talk to: the listener and router, request guards,
 //! authentication, and each API (REST meta-tools, MCP, the OpenAI proxy, the
-//! UI-stream and chat endpoints, the chat page, the operator console, metrics). Surfaces call the hub and the LLM client;
+//! UI-stream and chat endpoints, the chat page, the operator console, metrics,
+//! OAuth discovery and the built-in authorization server). Surfaces call the hub and the LLM client;
 //! nothing below them calls back up.
 
 // Handlers return `Result<_, Resp>` so a guard can answer early with `?`. The
@@ -18,6 +19,7 @@ pub(crate) mod guard;
 pub(crate) mod limit;
 pub(crate) mod mcp;
 pub(crate) mod metrics;
+pub(crate) mod oauth;
 pub(crate) mod openai_proxy;
 pub(crate) mod parse;
 pub(crate) mod query;
@@ -31,6 +33,7 @@ pub(crate) mod watched;
 pub use body::Body;
 pub use limit::{Permit, Refusal, RefusalReason, Surface, SurfaceLimits, held};
 pub use mcp::McpState;
+pub use oauth::OAuthState;
 pub use server::{bind, serve};
 
 use crate::config::Config;
@@ -50,4 +53,6 @@ pub struct App {
     pub mcp: mcp::McpState,
     /// Requests each surface serves at once, and the lines in front of them.
     pub limits: Arc<SurfaceLimits>,
+    /// Discovery and the built-in authorization server (`[oauth]`).
+    pub oauth: OAuthState,
 }

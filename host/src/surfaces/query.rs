@@ -27,14 +27,20 @@ pub(crate) fn text(query: Option<&str>, key: &str) -> Result<Option<String>, Res
             format!("the query parameter {key} is not valid percent-encoded UTF-8: {raw:?}"),
         )
     };
+    decode(raw).map(Some).ok_or_else(bad)
+}
+
+/// `raw` percent-decoded (`+` is a space, as in forms); `None` for a bad escape
+/// or bytes that are not UTF-8.
+pub(crate) fn decode(raw: &str) -> Option<String> {
     let bytes = raw.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
             b'%' => {
-                let hex = raw.get(i + 1..i + 3).ok_or_else(bad)?;
-                out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+                let hex = raw.get(i + 1..i + 3)?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
                 i += 3;
             }
             b'+' => {
@@ -47,7 +53,7 @@ pub(crate) fn text(query: Option<&str>, key: &str) -> Result<Option<String>, Res
             }
         }
     }
-    String::from_utf8(out).map(Some).map_err(|_| bad())
+    String::from_utf8(out).ok()
 }
 
 /// Whose items a listing shows to `caller`, given its `?principal=`.

@@ -13,10 +13,11 @@ use super::console;
 use super::guard;
 use super::mcp;
 use super::metrics;
+use super::oauth;
 use super::openai_proxy;
 use super::respond::{self, Resp};
 use super::rest;
-use crate::hub::{Caller, MetaToolKind};
+use crate::hub::{Caller, MetaToolKind, Scope};
 use crate::timing::{self, Stage};
 use http::{Method, Request};
 use hyper::body::Incoming;
@@ -31,6 +32,8 @@ enum Route<'p> {
     /// `POST /v1/messages`: the Anthropic surface (authenticates itself).
     AnthropicMessages,
     ChatPage,
+    /// `/.well-known/*` and `/oauth/*`: discovery and the authorization server.
+    OAuth,
     /// A route that serves only authenticated callers.
     Guarded(Guarded<'p>),
     /// A known path with another method: 405 naming the allowed ones.
@@ -57,6 +60,32 @@ enum Guarded<'p> {
     Session(&'p str),
     DeleteSession(&'p str),
     HandOver(&'p str),
+    SignInCode,
+}
+
+impl Guarded<'_> {
+    /// The OAuth scope a grant needs for the route (configured tokens have every
+    /// scope): the meta-tools and what they record, or the chat and model routes.
+    fn scope(&self) -> Scope {
+        use Guarded as G;
+        match self {
+            G::MetaTool(_) | G::Plugins | G::Calls | G::Accounting | G::Approvals | G::DecideApproval(_) => {
+                Scope::HubTools
+            }
+            G::Console => Scope::HubTools,
+            G::SignInCode => Scope::Operator,
+            G::ChatCompletions
+            | G::Models
+            | G::UiChatCompletions
+            | G::Chat
+            | G::ResumeChat(_)
+            | G::StopChat(_)
+            | G::Sessions
+            | G::Session(_)
+            | G::DeleteSession(_)
+            | G::HandOver(_) => Scope::Chat,
+        }
+    }
 }
 
 /// The route table.
@@ -65,6 +94,9 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
     let guarded = Route::Guarded;
     match (method.clone(), segments) {
         (Method::GET, ["health"]) => Route::Health,
+        (_, [".well-known" | "oauth", ..]) => Route::OAuth,
+        (Method::POST, ["api", "oauth", "signin-codes"]) => guarded(G::SignInCode),
+        (_, ["api", "oauth", "signin-codes"]) => Route::MethodNotAllowed("POST"),
         (Method::GET, ["metrics"]) => Route::Metrics,
         (_, ["mcp"]) => Route::Mcp,
         (_, ["metrics"]) => Route::MethodNotAllowed("GET"),
@@ -130,10 +162,11 @@ async fn dispatch(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Re
         Route::Mcp => mcp::http::handle(&app.mcp, &app.limits, &app.body_parser(), req, peer).await,
         Route::AnthropicMessages => anthropic::messages(&app, req, peer).await,
         Route::ChatPage => chat::page::page(),
+        Route::OAuth => oauth::handle(&app, req, &segments).await,
         Route::Guarded(Guarded::Models) if anthropic::is_anthropic_client(req.headers()) => {
             anthropic::models(&app, &req, peer).await
         }
-        Route::Guarded(to) => match auth::authorize(&app, &req, peer) {
+        Route::Guarded(to) => match auth::authorize(&app, &req, peer, to.scope()).await {
             Ok(caller) => guarded(&app, req, caller, to).await,
             Err(refused) => refused,
         },
@@ -162,5 +195,6 @@ async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Gua
         Guarded::Session(id) => chat::get_session(app, &caller, id).await,
         Guarded::DeleteSession(id) => chat::delete_session(app, &caller, id).await,
         Guarded::HandOver(id) => chat::hand_over(app, req, &caller, id).await,
+        Guarded::SignInCode => oauth::signin_code(app, req, &caller).await,
     }
 }

@@ -13,6 +13,7 @@ use std::time::Instant;
 pub(crate) struct StepAccounting {
     accounting: Arc<Accounting>,
     caller: String,
+    client: Option<String>,
     started: Instant,
 }
 
@@ -21,6 +22,7 @@ impl StepAccounting {
         StepAccounting {
             accounting: app.hub.accounting().clone(),
             caller: caller.name().to_string(),
+            client: caller.client().map(str::to_string),
             started: Instant::now(),
         }
     }
@@ -33,7 +35,8 @@ impl StepAccounting {
             usage,
             self.started.elapsed(),
         );
+        let client = self.client.as_deref();
         self.accounting
-            .account(None, &self.caller, Entry::ModelStep(step));
+            .account(None, &self.caller, client, Entry::ModelStep(step));
     }
 }

@@ -27,6 +27,8 @@ mod llm_proxy;
 mod llm_unfinished;
 mod mcp_approvals;
 mod mcp_binary;
+mod oauth_clients;
+mod oauth_flow;
 mod plugin_contract;
 mod plugin_trust;
 mod runtime_adversarial;

@@ -323,6 +323,7 @@ impl Runner<'_> {
             session: &self.turn.session.id,
             message: &self.turn.assistant.id,
             caller: self.turn.caller.name(),
+            client: self.turn.caller.client(),
         }
     }
 

@@ -28,6 +28,7 @@ pub(crate) fn fresh(id: &str) -> SessionInfo {
         model: None,
         version: 0,
         principal: crate::config::LOCAL_PRINCIPAL.into(),
+        client: None,
         stored_bytes: 0,
     }
 }

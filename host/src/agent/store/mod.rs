@@ -58,6 +58,9 @@ pub struct SessionInfo {
     /// sessions had owners belong to the local operator).
     #[serde(default = "local_principal")]
     pub principal: String,
+    /// The OAuth client the session was created through, for a grant's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The bytes of its stored messages (JSON), as of its last save; 0 for a
     /// session not saved since sessions were measured.
     #[serde(default)]

@@ -137,9 +137,16 @@ impl Accounting {
         }
     }
 
-    /// Queues the record of `entry`, which ended now, run under `caller` (in
-    /// `session`, for agent turns); a model step gets its cost. Never blocks.
-    pub(crate) fn account(&self, session: Option<&str>, caller: &str, mut entry: Entry) {
+    /// Queues the record of `entry`, which ended now, run under `caller` (through
+    /// OAuth `client`, for a grant; in `session`, for agent turns); a model step
+    /// gets its cost. Never blocks.
+    pub(crate) fn account(
+        &self,
+        session: Option<&str>,
+        caller: &str,
+        client: Option<&str>,
+        mut entry: Entry,
+    ) {
         if let Entry::ModelStep(step) = &mut entry {
             step.cost = self.prices.cost(step);
         }
@@ -148,6 +155,7 @@ impl Accounting {
             time_ms: crate::clock::now_ms(),
             session: session.map(str::to_string),
             caller: caller.to_string(),
+            client: client.map(str::to_string),
             entry,
         });
     }

@@ -20,6 +20,9 @@ pub struct AccountingRecord {
     pub session: Option<String>,
     /// The token it ran under.
     pub caller: String,
+    /// The OAuth client of a grant's tool call (`None` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// What was accounted.
     #[serde(flatten)]
     pub entry: Entry,

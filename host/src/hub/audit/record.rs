@@ -16,6 +16,10 @@ pub struct CallRecord {
     pub tool: String,
     /// The token name the call ran under (never the secret).
     pub caller: String,
+    /// The OAuth client the call came through, for a grant (`None` for a
+    /// configured token or the local operator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The call that made this one through `host.call`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,

@@ -62,6 +62,7 @@ impl Unwritten {
             id: crate::ids::new_id("audit"),
             tool: SUMMARY_TOOL.into(),
             caller: "hub".into(),
+            client: None,
             parent: None,
             started_ms: self.first.started_ms,
             duration_us: self.last.started_ms.saturating_sub(self.first.started_ms) * 1000,

@@ -23,6 +23,8 @@ pub(in crate::hub) struct CallOrigin<'a> {
     pub tool: &'a str,
     /// The token name it runs under.
     pub caller: &'a str,
+    /// The OAuth client of a grant.
+    pub client: Option<&'a str>,
     /// The call that made this one, for nested calls.
     pub parent: Option<&'a str>,
     /// The chat session it is accounted to.
@@ -86,6 +88,7 @@ impl<'a> CallRecorder<'a> {
         self.core.accounting.account(
             origin.session.map(|s| &**s),
             origin.caller,
+            origin.client,
             Entry::ToolCall(ToolCall {
                 call_id: self.id.clone(),
                 parent: origin.parent.map(str::to_string),
@@ -100,6 +103,7 @@ impl<'a> CallRecorder<'a> {
             id: std::mem::take(&mut self.id),
             tool: origin.tool.to_string(),
             caller: origin.caller.to_string(),
+            client: origin.client.map(str::to_string),
             parent: origin.parent.map(str::to_string),
             started_ms: self.started_ms,
             duration_us: elapsed_us,

@@ -23,13 +23,13 @@ mod request;
 mod sink;
 
 use super::App;
-use super::auth::{self, Refusal};
+use super::auth;
 use super::body::Body;
 use super::limit::{self, Surface};
 use super::respond::{self, BodyError, Resp};
 use super::step_accounting::StepAccounting;
 use crate::agent::{AgentError, Subscription};
-use crate::hub::Caller;
+use crate::hub::{Caller, Resource, Scope};
 use crate::llm::stream::{SseSink, keepalive_while, transform_events};
 use crate::llm::upstream::{self, UpstreamError};
 use crate::llm::{Response, Route, RouteError, StepOptions, StepSummary, StepTransformer, UiSink};
@@ -57,16 +57,16 @@ pub(crate) fn is_anthropic_client(headers: &HeaderMap) -> bool {
 
 /// The caller of a request: `x-api-key` first, then a bearer token; the refusal in
 /// Anthropic's error shape (401 `authentication_error`, 403 `permission_error`).
-fn authenticate(app: &App, headers: &HeaderMap, peer: SocketAddr) -> Result<Caller, Resp> {
+async fn authenticate(app: &App, headers: &HeaderMap, peer: SocketAddr) -> Result<Caller, Resp> {
     let key = headers
         .get("x-api-key")
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
         .filter(|k| !k.is_empty());
     let token = key.or_else(|| auth::bearer_token(headers));
-    app.hub.authenticate(token, peer).map_err(|e| {
-        let refusal = Refusal(e);
-        let message = match refusal.0 {
+    let refused = auth::authenticate(&*app.hub, token, peer, Resource::Api, Scope::Chat).await;
+    refused.map_err(|refusal| {
+        let message = match refusal.error {
             crate::hub::AuthError::MissingToken => {
                 "this hub requires an API key: send 'x-api-key: <token>' or 'Authorization: Bearer <token>'"
                     .to_string()
@@ -81,7 +81,7 @@ fn authenticate(app: &App, headers: &HeaderMap, peer: SocketAddr) -> Result<Call
 /// `POST /v1/messages`.
 pub(crate) async fn messages(app: &Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Resp {
     let (parts, body) = req.into_parts();
-    let caller = match authenticate(app, &parts.headers, peer) {
+    let caller = match authenticate(app, &parts.headers, peer).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
@@ -285,7 +285,7 @@ async fn forget(app: &App, caller: &Caller, session: &str) {
 
 /// `GET /v1/models` for Anthropic clients: the same models as the OpenAI list.
 pub(crate) async fn models(app: &Arc<App>, req: &Request<Incoming>, peer: SocketAddr) -> Resp {
-    if let Err(refused) = authenticate(app, req.headers(), peer) {
+    if let Err(refused) = authenticate(app, req.headers(), peer).await {
         return refused;
     }
     if app.llm.providers().is_empty() {

@@ -5,7 +5,8 @@
 //! form to try each (`/api/hub/list`, `/api/hub/schema`, `/api/hub/call`), recent
 //! calls (`/api/calls`), chat sessions (`/api/sessions`), accounting records
 //! (`/api/accounting`), each with its principal, pending approvals
-//! (`/api/approvals`) and the figures of `/metrics`. Plugin-, model- and
+//! (`/api/approvals`) and the figures of `/metrics`, and creates OAuth sign-in
+//! codes (`/api/oauth/signin-codes`, operators). Plugin-, model- and
 //! client-provided text is only ever set as text.
 
 use crate::surfaces::respond::{self, Resp};
@@ -34,6 +35,7 @@ mod tests {
             "/api/hub/call",
             "/api/calls?limit=",
             "/api/approvals",
+            "/api/oauth/signin-codes",
             "/api/sessions",
             "/api/accounting?",
             "/metrics",

@@ -27,7 +27,7 @@ use super::headers::{McpHeaders, SESSION_HEADER};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
 use super::replies::{SERVER_ERROR, error, session_not_found, session_store_error};
 use super::revision::{self, Revision, RevisionClues, RoutingHeaders};
-use crate::hub::Caller;
+use crate::hub::{self, Caller, Resource};
 use crate::surfaces::auth;
 use crate::surfaces::limit::{self, Surface, SurfaceLimits};
 use crate::surfaces::parse::BodyParser;
@@ -55,9 +55,18 @@ pub(crate) async fn handle(
 }
 
 /// The caller, or the refusal every surface sends with a JSON-RPC error body.
-fn authenticate(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Result<Caller, Resp> {
-    auth::authenticate(state.dispatcher.backend().as_ref(), h, peer).map_err(|refusal| {
-        let e = RpcError::new(SERVER_ERROR, refusal.0.to_string());
+async fn authenticate(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Result<Caller, Resp> {
+    let gate = state.dispatcher.backend().as_ref();
+    auth::authenticate(
+        gate,
+        auth::bearer_token(h),
+        peer,
+        Resource::Mcp,
+        hub::Scope::HubTools,
+    )
+    .await
+    .map_err(|refusal| {
+        let e = RpcError::new(SERVER_ERROR, refusal.error.to_string());
         refusal.respond(&jsonrpc::error_response(&Value::Null, &e))
     })
 }
@@ -67,7 +76,7 @@ async fn delete(state: &McpState, h: &HeaderMap, peer: SocketAddr) -> Resp {
         // The stateless revision has nothing to delete.
         return respond::method_not_allowed("POST");
     };
-    let caller = match authenticate(state, h, peer) {
+    let caller = match authenticate(state, h, peer).await {
         Ok(c) => c,
         Err(refused) => return refused,
     };
@@ -86,7 +95,7 @@ async fn post(
     peer: SocketAddr,
 ) -> Resp {
     let (parts, body) = req.into_parts();
-    let caller = match authenticate(state, &parts.headers, peer) {
+    let caller = match authenticate(state, &parts.headers, peer).await {
         Ok(c) => c,
         Err(refused) => return refused,
     };

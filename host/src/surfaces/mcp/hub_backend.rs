@@ -8,12 +8,11 @@ use super::backend::{
     ToolSpec,
 };
 use crate::hub::{
-    AuthError, CallArgs, CallContext, Caller, Hub, MetaToolKind, MetaToolRequest, ProgressEvent, ProgressFn,
-    ToolError,
+    AuthError, CallArgs, CallContext, Caller, Credentials, Hub, MetaToolKind, MetaToolRequest, ProgressEvent,
+    ProgressFn, ToolError,
 };
 use crate::surfaces::auth::Gatekeeper;
 use serde_json::{Value, json};
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -57,13 +56,18 @@ fn presentation(kind: MetaToolKind) -> (&'static str, Value) {
     }
 }
 
+#[async_trait::async_trait]
 impl Gatekeeper for HubBackend {
-    fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
-        self.hub.authenticate(bearer, peer)
+    async fn authenticate(&self, creds: Credentials<'_>) -> Result<Caller, AuthError> {
+        self.hub.authenticate(creds).await
     }
 
     fn local_operator(&self) -> Caller {
         self.hub.local_operator()
+    }
+
+    fn oauth_base(&self) -> Option<&str> {
+        self.hub.oauth_base()
     }
 }
 

@@ -111,7 +111,11 @@ pub async fn start_on(mut config: Config, backend: Backend) -> Hub {
         .await
         .expect("the MCP state");
     let limits = Arc::new(wasmhub::surfaces::SurfaceLimits::new(&config.concurrency));
+    let oauth = wasmhub::surfaces::OAuthState::open(&config, &hub, &backend)
+        .await
+        .expect("the OAuth routes");
     let app = Arc::new(App {
+        oauth,
         limits,
         config,
         llm,

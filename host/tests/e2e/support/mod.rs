@@ -2,7 +2,7 @@
 //! test guests and scratch folders (`runtime`), the hub in-process and over HTTP
 //! (`hub`), the real binary (`binary`), a scripted OpenAI upstream (`upstream`),
 //! the proxy and chat set-ups on top of it (`llm`, `chat`), a small HTTP client
-//! (`client`), a loopback server that holds requests until opened (`gate`), and
+//! (`client`), an OAuth client and person (`oauth`), a loopback server that holds requests until opened (`gate`), and
 //! waits on observable events (`wait`).
 
 pub mod binary;
@@ -11,6 +11,7 @@ pub mod client;
 pub mod gate;
 pub mod hub;
 pub mod llm;
+pub mod oauth;
 pub mod runtime;
 pub mod upstream;
 pub mod wait;

@@ -14,6 +14,7 @@ pub(crate) fn call(session: Option<&str>, n: u64, time_ms: u64) -> AccountingRec
         time_ms,
         session: session.map(str::to_string),
         caller: "local".into(),
+        client: None,
         entry: Entry::ToolCall(ToolCall {
             call_id: format!("call_{n}"),
             parent: None,
@@ -32,6 +33,7 @@ fn step(session: &str, tokens: u64, cost: Option<f64>) -> AccountingRecord {
         time_ms: 1,
         session: Some(session.into()),
         caller: "local".into(),
+        client: None,
         entry: Entry::ModelStep(ModelStep {
             message: None,
             step: 0,

@@ -13,6 +13,7 @@ pub(crate) fn record(id: String, started_ms: u64) -> CallRecord {
         id,
         tool: "text.slugify".into(),
         caller: "local".into(),
+        client: None,
         parent: None,
         started_ms,
         duration_us: 5,

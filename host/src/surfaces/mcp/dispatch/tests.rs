@@ -2,10 +2,9 @@
 //! progress, cancellation and the approval round trips.
 
 use super::*;
-use crate::hub::{Allowlist, AuthError};
+use crate::hub::{Allowlist, AuthError, Credentials};
 use crate::surfaces::auth::Gatekeeper;
 use crate::surfaces::mcp::backend::BoxFuture;
-use std::net::SocketAddr;
 
 /// A scripted backend: `echo` returns its arguments (and the approval it got,
 /// asking for one when the arguments hold `guarded`), `fail` fails, `wait`
@@ -17,12 +16,13 @@ pub(crate) struct FakeBackend {
     pub cancelled: Arc<std::sync::atomic::AtomicUsize>,
 }
 
+#[async_trait::async_trait]
 impl Gatekeeper for FakeBackend {
-    fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
-        match bearer {
+    async fn authenticate(&self, creds: Credentials<'_>) -> Result<Caller, AuthError> {
+        match creds.bearer {
             Some("good") => Ok(local()),
             Some(_) => Err(AuthError::InvalidToken),
-            None if peer.ip().is_loopback() => Ok(local()),
+            None if creds.peer.ip().is_loopback() => Ok(local()),
             None => Err(AuthError::MissingToken),
         }
     }

@@ -1,14 +1,21 @@
 //! Who is calling and what they may call: bearer tokens from the configuration,
-//! allowlist patterns, and the loopback-only rule when no token is configured.
+//! allowlist patterns, the loopback-only rule when no token is configured, and
+//! OAuth grants vouched for by a [`TokenVerifier`] (a grant runs under its
+//! principal's token policy, narrowed to its scopes).
 //!
 //! Secrets are read once at start-up (a missing variable or file is a start-up error
 //! naming the token) and kept only as SHA-256 digests, compared in constant time so a
 //! caller cannot learn a secret byte by byte from response times.
 
+use super::grant::{Grant, Rejection, Resource, Scope, Scopes, TokenVerifier};
+mod secret;
+
 use super::quota::StorageQuota;
 use crate::config::{LOCAL_PRINCIPAL, StorageConfig, TokenConfig};
+pub(crate) use secret::TokenError;
+use secret::{constant_time_eq, read_secret, sha256};
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The principal a request runs as: the token's name (the owner of everything
 /// stored for it, recorded in the audit log), the operations it may call and what it
@@ -20,6 +27,10 @@ pub struct Caller {
     allowlist: Allowlist,
     operator: bool,
     quota: Arc<StorageQuota>,
+    /// What the credential may do: every scope for a configured token.
+    scopes: Scopes,
+    /// The OAuth client the request came through, for a grant.
+    client: Option<Arc<str>>,
 }
 
 /// Whose stored items (sessions, call and accounting records) a listing shows.
@@ -61,6 +72,8 @@ impl Caller {
             allowlist: Allowlist::all(),
             operator: true,
             quota,
+            scopes: Scopes::all(),
+            client: None,
         }
     }
 
@@ -74,6 +87,8 @@ impl Caller {
             allowlist,
             operator: false,
             quota: Arc::new(StorageQuota::unlimited()),
+            scopes: Scopes::all(),
+            client: None,
         }
     }
 
@@ -127,6 +142,35 @@ impl Caller {
     pub fn may_call(&self, tool: &str) -> bool {
         self.allowlist.allows(tool)
     }
+
+    /// The OAuth client of a grant (recorded beside the principal); `None` for a
+    /// configured token or the local operator.
+    pub fn client(&self) -> Option<&str> {
+        self.client.as_deref()
+    }
+
+    /// This principal's rights narrowed to a grant's: its scopes, and operator
+    /// rights only when both have them.
+    fn narrowed(mut self, grant: &Grant) -> Caller {
+        self.operator = self.operator && grant.scopes.has(Scope::Operator);
+        self.scopes = grant.scopes;
+        self.client = Some(grant.client_id.as_str().into());
+        self
+    }
+}
+
+/// What a request presents: its bearer token (without `Bearer `), where it comes
+/// from, which protected resource it asks for and the scope its route needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Credentials<'a> {
+    /// The bearer token, if any.
+    pub bearer: Option<&'a str>,
+    /// The remote address.
+    pub peer: SocketAddr,
+    /// The resource the route belongs to (an OAuth token's audience).
+    pub resource: Resource,
+    /// The scope the route needs.
+    pub needs: Scope,
 }
 
 /// Operation patterns: `*`, `weather.*`, `text.slugify`, or any glob with `*`.
@@ -198,6 +242,13 @@ pub enum AuthError {
         /// The remote address the request came from.
         peer: SocketAddr,
     },
+    /// An OAuth access token was refused, and why.
+    Rejected(Rejection),
+    /// A valid OAuth token without the scope the route needs.
+    InsufficientScope {
+        /// The scope the route needs.
+        needed: Scope,
+    },
 }
 
 impl std::fmt::Display for AuthError {
@@ -212,6 +263,12 @@ impl std::fmt::Display for AuthError {
                 "no client tokens are configured, so this hub only serves loopback clients ({} is not one); configure [[tokens]] to allow remote clients",
                 peer.ip()
             ),
+            AuthError::Rejected(why) => f.write_str(why.reason()),
+            AuthError::InsufficientScope { needed } => write!(
+                f,
+                "the access token lacks the scope {:?} this route needs",
+                needed.as_str()
+            ),
         }
     }
 }
@@ -222,61 +279,8 @@ impl AuthError {
     /// Stable code for the JSON error body.
     pub fn code(&self) -> &'static str {
         match self {
-            AuthError::MissingToken | AuthError::InvalidToken => "unauthorized",
-            AuthError::NotLoopback { .. } => "forbidden",
-        }
-    }
-}
-
-/// Why the configured tokens cannot be used (a start-up error).
-#[derive(Debug)]
-pub enum TokenError {
-    EnvMissing {
-        token: String,
-        var: String,
-        source: std::env::VarError,
-    },
-    FileUnreadable {
-        token: String,
-        path: std::path::PathBuf,
-        source: std::io::Error,
-    },
-    Empty {
-        token: String,
-    },
-    Duplicate {
-        first: String,
-        second: String,
-    },
-}
-
-impl std::fmt::Display for TokenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TokenError::EnvMissing { token, var, .. } => {
-                write!(f, "tokens.{token}: environment variable {var} is not set")
-            }
-            TokenError::FileUnreadable { token, path, source } => {
-                write!(
-                    f,
-                    "tokens.{token}: cannot read secret file {}: {source}",
-                    path.display()
-                )
-            }
-            TokenError::Empty { token } => write!(f, "tokens.{token}: the secret is empty"),
-            TokenError::Duplicate { first, second } => {
-                write!(f, "tokens.{first} and tokens.{second} have the same secret")
-            }
-        }
-    }
-}
-
-impl std::error::Error for TokenError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            TokenError::EnvMissing { source, .. } => Some(source),
-            TokenError::FileUnreadable { source, .. } => Some(source),
-            TokenError::Empty { .. } | TokenError::Duplicate { .. } => None,
+            AuthError::MissingToken | AuthError::InvalidToken | AuthError::Rejected(_) => "unauthorized",
+            AuthError::NotLoopback { .. } | AuthError::InsufficientScope { .. } => "forbidden",
         }
     }
 }
@@ -291,6 +295,9 @@ pub(crate) struct Authenticator {
     tokens: Vec<Token>,
     /// The local operator's storage limits (`[storage]`'s defaults).
     local: Arc<StorageQuota>,
+    /// What vouches for tokens that are not configured secrets (OAuth), set once
+    /// when `[oauth]` is on.
+    verifiers: OnceLock<Vec<Arc<dyn TokenVerifier>>>,
 }
 
 impl Authenticator {
@@ -317,13 +324,31 @@ impl Authenticator {
                     allowlist: Allowlist::new(&t.allow),
                     operator: t.operator,
                     quota: Arc::new(StorageQuota::of_token(t, storage)),
+                    scopes: Scopes::all(),
+                    client: None,
                 },
             });
         }
         Ok(Authenticator {
             tokens: out,
             local: Arc::new(StorageQuota::defaults(storage)),
+            verifiers: OnceLock::new(),
         })
+    }
+
+    /// Accepts the tokens `verifiers` vouch for from now on; `false` when some
+    /// were set already (they are set once, at start-up).
+    pub(crate) fn accept(&self, verifiers: Vec<Arc<dyn TokenVerifier>>) -> bool {
+        self.verifiers.set(verifiers).is_ok()
+    }
+
+    /// The policy of the configured token named `principal` (what a grant to
+    /// that principal runs under, before its scopes narrow it).
+    pub(crate) fn policy(&self, principal: &str) -> Option<Caller> {
+        self.tokens
+            .iter()
+            .find(|t| t.caller.name == principal)
+            .map(|t| t.caller.clone())
     }
 
     /// The local operator.
@@ -331,19 +356,45 @@ impl Authenticator {
         Caller::local(self.local.clone())
     }
 
-    /// The caller a request runs as; `bearer` is the token without the `Bearer ` prefix.
-    pub(crate) fn authenticate(&self, bearer: Option<&str>, peer: SocketAddr) -> Result<Caller, AuthError> {
+    /// The caller a request presenting `creds` runs as: a configured token, a
+    /// grant some verifier vouches for (narrowed to its scopes, which must hold
+    /// the route's), or the local operator on loopback when no token exists.
+    pub(crate) async fn authenticate(&self, creds: Credentials<'_>) -> Result<Caller, AuthError> {
         if self.tokens.is_empty() {
-            return if peer.ip().is_loopback() {
+            return if creds.peer.ip().is_loopback() {
                 Ok(self.local())
             } else {
-                Err(AuthError::NotLoopback { peer })
+                Err(AuthError::NotLoopback { peer: creds.peer })
             };
         }
-        let presented = bearer
+        let presented = creds
+            .bearer
             .map(str::trim)
             .filter(|b| !b.is_empty())
             .ok_or(AuthError::MissingToken)?;
+        if let Some(caller) = self.configured(presented) {
+            return Ok(caller);
+        }
+        for verifier in self.verifiers.get().into_iter().flatten() {
+            match verifier.verify(presented, creds.resource).await {
+                None => continue,
+                Some(Err(why)) => return Err(AuthError::Rejected(why)),
+                Some(Ok(grant)) => {
+                    let policy = self
+                        .policy(&grant.principal)
+                        .ok_or(AuthError::Rejected(Rejection::UnknownPrincipal))?;
+                    if !grant.scopes.has(creds.needs) {
+                        return Err(AuthError::InsufficientScope { needed: creds.needs });
+                    }
+                    return Ok(policy.narrowed(&grant));
+                }
+            }
+        }
+        Err(AuthError::InvalidToken)
+    }
+
+    /// The configured token whose secret is `presented`.
+    pub(crate) fn configured(&self, presented: &str) -> Option<Caller> {
         let digest = sha256(presented.as_bytes());
         // Compare against every token without stopping early: time does not depend on
         // which token (if any) matched.
@@ -353,207 +404,9 @@ impl Authenticator {
                 found = Some(t);
             }
         }
-        Ok(found.ok_or(AuthError::InvalidToken)?.caller.clone())
+        found.map(|t| t.caller.clone())
     }
-}
-
-fn read_secret(t: &TokenConfig) -> Result<String, TokenError> {
-    let secret = match (&t.secret_env, &t.secret_file) {
-        (Some(var), _) => std::env::var(var).map_err(|source| TokenError::EnvMissing {
-            token: t.name.clone(),
-            var: var.clone(),
-            source,
-        })?,
-        (None, Some(path)) => std::fs::read_to_string(path).map_err(|e| TokenError::FileUnreadable {
-            token: t.name.clone(),
-            path: path.clone(),
-            source: e,
-        })?,
-        // Config::check guarantees exactly one source; treat the impossible case as empty.
-        (None, None) => String::new(),
-    };
-    let secret = secret.trim_end_matches(['\n', '\r']).to_string();
-    if secret.trim().is_empty() {
-        return Err(TokenError::Empty {
-            token: t.name.clone(),
-        });
-    }
-    Ok(secret)
-}
-
-fn sha256(bytes: &[u8]) -> [u8; 32] {
-    let d = ring::digest::digest(&ring::digest::SHA256, bytes);
-    d.as_ref().try_into().expect("SHA-256 is 32 bytes")
-}
-
-/// Equal-length comparison whose time does not depend on where the bytes differ.
-fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
-    let mut diff = 0u8;
-    for i in 0..32 {
-        diff |= a[i] ^ b[i];
-    }
-    // black_box keeps the optimizer from turning the fold into an early exit.
-    std::hint::black_box(diff) == 0
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::test_dir::TempDir;
-
-    fn token(name: &str, file: &std::path::Path, allow: &[&str]) -> TokenConfig {
-        TokenConfig {
-            name: name.into(),
-            secret_env: None,
-            secret_file: Some(file.to_owned()),
-            allow: allow.iter().map(|s| s.to_string()).collect(),
-            ..TokenConfig::default()
-        }
-    }
-
-    fn secret_file(dir: &std::path::Path, name: &str, secret: &str) -> std::path::PathBuf {
-        let path = dir.join(name);
-        std::fs::write(&path, secret).unwrap();
-        path
-    }
-
-    #[test]
-    fn patterns_match_namespaces_exact_names_and_everything() {
-        let a = Allowlist::new(&["weather.*".into(), "text.slugify".into()]);
-        assert!(a.allows("weather.forecast"));
-        assert!(a.allows("text.slugify"));
-        assert!(!a.allows("text.upper"));
-        assert!(!a.allows("weatherx.forecast"));
-        assert!(Allowlist::all().allows("anything.at_all"));
-        assert!(!Allowlist::new(&[]).allows("text.slugify"));
-        assert!(Allowlist::new(&["*.get_*".into()]).allows("kv.get_value"));
-        assert!(!Allowlist::new(&["*.get_*".into()]).allows("kv.set_value"));
-    }
-
-    #[test]
-    fn tokens_authenticate_with_their_allowlist() {
-        let dir = TempDir::new("auth");
-        let auth = Authenticator::from_config(
-            &[
-                token("ci", &secret_file(&dir, "ci", "s3cret-ci\n"), &["text.*"]),
-                token("ops", &secret_file(&dir, "ops", "s3cret-ops"), &["*"]),
-            ],
-            &StorageConfig::default(),
-        )
-        .unwrap();
-        let remote: SocketAddr = "10.1.2.3:5000".parse().unwrap();
-        let caller = auth.authenticate(Some("s3cret-ci"), remote).unwrap();
-        assert_eq!(caller.name(), "ci");
-        assert!(caller.may_call("text.upper") && !caller.may_call("calc.eval"));
-        assert_eq!(
-            auth.authenticate(Some("s3cret-ops"), remote).unwrap().name(),
-            "ops"
-        );
-        assert_eq!(
-            auth.authenticate(Some("wrong"), remote).unwrap_err(),
-            AuthError::InvalidToken
-        );
-        // Loopback gets no free pass once tokens exist.
-        let local: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-        assert_eq!(
-            auth.authenticate(None, local).unwrap_err(),
-            AuthError::MissingToken
-        );
-    }
-
-    #[test]
-    fn without_tokens_only_loopback_is_served() {
-        let auth = Authenticator::from_config(&[], &StorageConfig::default()).unwrap();
-        assert_eq!(
-            auth.authenticate(None, "127.0.0.1:1".parse().unwrap())
-                .unwrap()
-                .name(),
-            "local"
-        );
-        assert_eq!(
-            auth.authenticate(None, "[::1]:1".parse().unwrap())
-                .unwrap()
-                .name(),
-            "local"
-        );
-        let err = auth
-            .authenticate(None, "192.168.1.9:1".parse().unwrap())
-            .unwrap_err();
-        assert!(err.to_string().contains("192.168.1.9"), "{err}");
-        assert_eq!(err.code(), "forbidden");
-    }
-
-    #[test]
-    fn missing_secrets_are_startup_errors_naming_the_token() {
-        let missing_env = TokenConfig {
-            name: "bot".into(),
-            secret_env: Some("WASMHUB_TEST_SURELY_UNSET_VAR".into()),
-            secret_file: None,
-            allow: vec![],
-            ..TokenConfig::default()
-        };
-        let err = Authenticator::from_config(&[missing_env], &StorageConfig::default())
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            err.contains("tokens.bot") && err.contains("WASMHUB_TEST_SURELY_UNSET_VAR"),
-            "{err}"
-        );
-        let dir = TempDir::new("auth");
-        let err =
-            Authenticator::from_config(&[token("f", &dir.join("absent"), &[])], &StorageConfig::default())
-                .err()
-                .unwrap()
-                .to_string();
-        assert!(err.contains("tokens.f") && err.contains("absent"), "{err}");
-        let err = Authenticator::from_config(
-            &[token("e", &secret_file(&dir, "e", "\n"), &[])],
-            &StorageConfig::default(),
-        )
-        .err()
-        .unwrap()
-        .to_string();
-        assert!(err.contains("empty"), "{err}");
-    }
-
-    #[test]
-    fn principals_see_their_own_items_and_operators_everyones() {
-        let bob = Caller::unchecked("bob", Allowlist::all());
-        assert!(bob.may_access("bob") && !bob.may_access("alice") && !bob.may_access("local"));
-        assert_eq!(bob.visible(None), Visible::Only("bob".into()));
-        assert_eq!(bob.visible(Some("bob")), Visible::Only("bob".into()));
-        assert_eq!(bob.visible(Some("alice")), Visible::Nothing);
-        assert!(!Visible::Nothing.admits("bob"));
-        let ops = Caller::local(Arc::new(StorageQuota::unlimited()));
-        assert!(ops.may_access("alice") && ops.may_access("local"));
-        assert_eq!(ops.visible(None), Visible::All);
-        assert_eq!(ops.visible(Some("alice")), Visible::Only("alice".into()));
-        assert_eq!(Visible::All.principal(), None);
-    }
-
-    #[test]
-    fn a_tokens_storage_limits_travel_with_its_caller() {
-        let dir = TempDir::new("auth");
-        let mut capped = token("bob", &secret_file(&dir, "bob", "s3cret-bob"), &["*"]);
-        capped.max_sessions = Some(3);
-        let storage = StorageConfig::default();
-        let auth = Authenticator::from_config(&[capped], &storage).unwrap();
-        let bob = auth
-            .authenticate(Some("s3cret-bob"), "10.0.0.1:1".parse().unwrap())
-            .unwrap();
-        assert_eq!(bob.quota().sessions.limit, 3);
-        assert_eq!(&*bob.quota().sessions.key, "tokens[bob].max_sessions");
-        assert_eq!(&*bob.quota().stored_bytes.key, "storage.max_stored_mb");
-        assert_eq!(auth.local().quota().sessions.limit, storage.max_sessions);
-    }
-
-    #[test]
-    fn constant_time_eq_compares_all_bytes() {
-        let a = sha256(b"a");
-        let mut b = a;
-        assert!(constant_time_eq(&a, &b));
-        b[31] ^= 1;
-        assert!(!constant_time_eq(&a, &b));
-    }
-}
+mod tests;

@@ -1,0 +1,387 @@
+//! Client ID metadata documents (draft-ietf-oauth-client-id-metadata-document, as
+//! the MCP 2025-11-25 authorization spec uses them): a `client_id` that is an https
+//! URL names a JSON document the client publishes (`client_id`, `client_name`,
+//! `redirect_uris`). The hub fetches it through the outbound HTTP client under its
+//! own policy: https only, every resolved address public unless
+//! `oauth.client_metadata_private` (the addresses checked are the ones dialed, so
+//! DNS cannot change its answer in between), at most `oauth.client_metadata_max_kb`
+//! within `oauth.client_metadata_timeout_ms`, and cached for
+//! `oauth.client_metadata_cache_secs`.
+
+use super::client::ClientInfo;
+use super::redirect::{self, BadRedirect};
+use crate::http_client::{self, ConnectError};
+use bytes::Bytes;
+use http::{Request, StatusCode, header};
+use http_body_util::{BodyExt, Empty, Limited};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Most documents cached at once.
+const MAX_CACHED: usize = 1000;
+
+/// The fetch policy, from `[oauth]`.
+#[derive(Debug, Clone)]
+pub(crate) struct DocPolicy {
+    pub enabled: bool,
+    pub private: bool,
+    pub http: bool,
+    pub max_bytes: usize,
+    pub timeout: Duration,
+    pub cache_for: Duration,
+}
+
+impl DocPolicy {
+    pub(crate) fn from_config(c: &crate::config::OAuthConfig) -> DocPolicy {
+        DocPolicy {
+            enabled: c.client_metadata_documents,
+            private: c.client_metadata_private,
+            http: c.client_metadata_http,
+            max_bytes: (c.client_metadata_max_kb as usize).saturating_mul(1024),
+            timeout: Duration::from_millis(c.client_metadata_timeout_ms),
+            cache_for: Duration::from_secs(c.client_metadata_cache_secs),
+        }
+    }
+}
+
+/// Why a metadata document cannot be used.
+#[derive(Debug)]
+pub(crate) enum DocError {
+    /// The client id is not a URL a document may live at.
+    BadUrl(&'static str),
+    /// The host does not resolve.
+    Resolve(std::io::Error),
+    /// It resolves to an address that is not public.
+    Private(IpAddr),
+    /// No connection.
+    Connect(ConnectError),
+    /// The HTTP exchange failed.
+    Http(hyper::Error),
+    /// Not 200.
+    Status(StatusCode),
+    /// Larger than `oauth.client_metadata_max_kb`.
+    TooLarge { max_bytes: usize },
+    /// Slower than `oauth.client_metadata_timeout_ms`.
+    Timeout { after: Duration },
+    /// Not JSON of the right shape.
+    Json(serde_json::Error),
+    /// The document names another `client_id`.
+    OtherClientId,
+    /// A redirect URI it lists cannot be registered.
+    Redirect(BadRedirect),
+    /// It lists no redirect URI.
+    NoRedirectUris,
+    /// `oauth.client_metadata_documents` is off.
+    Disabled,
+}
+
+impl std::fmt::Display for DocError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DocError::BadUrl(why) => write!(f, "the client id is not a metadata document URL: {why}"),
+            DocError::Resolve(e) => write!(f, "its host does not resolve: {e}"),
+            DocError::Private(ip) => write!(
+                f,
+                "its host resolves to {ip}, not a public address (oauth.client_metadata_private)"
+            ),
+            DocError::Connect(e) => write!(f, "cannot connect: {e}"),
+            DocError::Http(e) => write!(f, "the request failed: {e}"),
+            DocError::Status(s) => write!(f, "it answered {s}"),
+            DocError::TooLarge { max_bytes } => write!(
+                f,
+                "it is larger than {} KiB (oauth.client_metadata_max_kb)",
+                max_bytes / 1024
+            ),
+            DocError::Timeout { after } => write!(
+                f,
+                "no answer within {} ms (oauth.client_metadata_timeout_ms)",
+                after.as_millis()
+            ),
+            DocError::Json(e) => write!(f, "it is not a client metadata JSON object: {e}"),
+            DocError::OtherClientId => f.write_str("its client_id is not the URL it was fetched from"),
+            DocError::Redirect(e) => e.fmt(f),
+            DocError::NoRedirectUris => f.write_str("it lists no redirect_uris"),
+            DocError::Disabled => f.write_str(
+                "this hub accepts no client metadata documents (oauth.client_metadata_documents); register instead",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DocError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DocError::Resolve(e) => Some(e),
+            DocError::Connect(e) => Some(e),
+            DocError::Http(e) => Some(e),
+            DocError::Json(e) => Some(e),
+            DocError::Redirect(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Where a document lives.
+#[derive(Debug, PartialEq, Eq)]
+struct Location<'u> {
+    tls: bool,
+    host: &'u str,
+    port: u16,
+    /// Authority as written (the `Host` header).
+    authority: &'u str,
+    /// Path and query.
+    target: &'u str,
+}
+
+/// Whether `client_id` looks like a metadata document URL at all (the others are
+/// registered ids).
+pub(crate) fn is_url(client_id: &str) -> bool {
+    client_id.starts_with("https://") || client_id.starts_with("http://")
+}
+
+fn locate<'u>(url: &'u str, policy: &DocPolicy) -> Result<Location<'u>, DocError> {
+    let (tls, rest) = if let Some(rest) = url.strip_prefix("https://") {
+        (true, rest)
+    } else if let Some(rest) = url.strip_prefix("http://").filter(|_| policy.http) {
+        (false, rest)
+    } else {
+        return Err(DocError::BadUrl("it must be an https URL"));
+    };
+    if url.contains('#') || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(DocError::BadUrl("no fragment, spaces or control characters"));
+    }
+    let end = rest.find('/').ok_or(DocError::BadUrl("it needs a path"))?;
+    let (authority, target) = rest.split_at(end);
+    if target == "/" || target.starts_with("/?") {
+        return Err(DocError::BadUrl("it needs a path"));
+    }
+    if target.split(['/', '?']).any(|seg| seg == "." || seg == "..") {
+        return Err(DocError::BadUrl("no . or .. path segments"));
+    }
+    if authority.contains('@') || authority.is_empty() {
+        return Err(DocError::BadUrl("a host without user info"));
+    }
+    let default = if tls { 443 } else { 80 };
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (h, tail) = v6.split_once(']').ok_or(DocError::BadUrl("a bad IPv6 literal"))?;
+            (h, tail.strip_prefix(':'))
+        }
+        None => match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        },
+    };
+    let port = match port {
+        Some(p) => p.parse().map_err(|_| DocError::BadUrl("a bad port"))?,
+        None => default,
+    };
+    Ok(Location {
+        tls,
+        host,
+        port,
+        authority,
+        target,
+    })
+}
+
+/// The document's fields the hub reads.
+#[derive(Deserialize)]
+struct Document {
+    client_id: String,
+    #[serde(default)]
+    client_name: Option<String>,
+    #[serde(default)]
+    redirect_uris: Vec<String>,
+}
+
+/// The client a document fetched from `url` describes.
+fn client_of(url: &str, body: &[u8]) -> Result<ClientInfo, DocError> {
+    let doc: Document = serde_json::from_slice(body).map_err(DocError::Json)?;
+    if doc.client_id != url {
+        return Err(DocError::OtherClientId);
+    }
+    if doc.redirect_uris.is_empty() {
+        return Err(DocError::NoRedirectUris);
+    }
+    for uri in &doc.redirect_uris {
+        redirect::check_registrable(uri).map_err(DocError::Redirect)?;
+    }
+    let name: String = doc
+        .client_name
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(200)
+        .collect();
+    Ok(ClientInfo {
+        client_id: doc.client_id,
+        client_name: name,
+        redirect_uris: doc.redirect_uris,
+        client_id_issued_at: 0,
+    })
+}
+
+/// Fetched documents, by URL, with when each was fetched.
+pub(crate) struct MetadataDocs {
+    policy: DocPolicy,
+    cache: Mutex<HashMap<String, (Instant, ClientInfo)>>,
+}
+
+impl MetadataDocs {
+    pub(crate) fn new(policy: DocPolicy) -> MetadataDocs {
+        MetadataDocs {
+            policy,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The client the document at `url` describes: cached, or fetched now.
+    pub(crate) async fn client(&self, url: &str) -> Result<ClientInfo, DocError> {
+        if !self.policy.enabled {
+            return Err(DocError::Disabled);
+        }
+        if let Some(hit) = self.cached(url) {
+            return Ok(hit);
+        }
+        let location = locate(url, &self.policy)?;
+        let body = tokio::time::timeout(self.policy.timeout, self.fetch(&location))
+            .await
+            .map_err(|_| DocError::Timeout {
+                after: self.policy.timeout,
+            })??;
+        let client = client_of(url, &body)?;
+        self.remember(url, &client);
+        Ok(client)
+    }
+
+    fn cached(&self, url: &str) -> Option<ClientInfo> {
+        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let (at, client) = cache.get(url)?;
+        (at.elapsed() < self.policy.cache_for).then(|| client.clone())
+    }
+
+    fn remember(&self, url: &str, client: &ClientInfo) {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let ttl = self.policy.cache_for;
+        cache.retain(|_, (at, _)| at.elapsed() < ttl);
+        if cache.len() >= MAX_CACHED {
+            // Still full of fresh entries: start over rather than grow without bound.
+            cache.clear();
+        }
+        cache.insert(url.to_string(), (Instant::now(), client.clone()));
+    }
+
+    async fn fetch(&self, to: &Location<'_>) -> Result<Bytes, DocError> {
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((to.host, to.port))
+            .await
+            .map_err(DocError::Resolve)?
+            .collect();
+        if !self.policy.private
+            && let Some(bad) = addrs.iter().find(|a| !http_client::is_public(a.ip()))
+        {
+            return Err(DocError::Private(bad.ip()));
+        }
+        let tcp = http_client::connect_tcp(addrs).await.map_err(DocError::Connect)?;
+        let stream = http_client::wrap(tcp, to.tls.then_some(to.host))
+            .await
+            .map_err(DocError::Connect)?;
+        let (mut sender, conn) = http_client::handshake(stream).await.map_err(DocError::Http)?;
+        tokio::spawn(conn);
+        let req = Request::get(to.target)
+            .header(header::HOST, to.authority)
+            .header(header::ACCEPT, "application/json")
+            .body(Empty::<Bytes>::new())
+            .expect("a GET of a checked path builds");
+        let resp = sender.send_request(req).await.map_err(DocError::Http)?;
+        if resp.status() != StatusCode::OK {
+            return Err(DocError::Status(resp.status()));
+        }
+        let max_bytes = self.policy.max_bytes;
+        let body = Limited::new(resp.into_body(), max_bytes)
+            .collect()
+            .await
+            .map_err(|e| match e.downcast::<hyper::Error>() {
+                Ok(e) => DocError::Http(*e),
+                Err(_) => DocError::TooLarge { max_bytes },
+            })?;
+        Ok(body.to_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(http: bool) -> DocPolicy {
+        DocPolicy::from_config(&crate::config::OAuthConfig {
+            client_metadata_private: http,
+            client_metadata_http: http,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn only_https_urls_with_a_path_name_documents() {
+        let l = locate("https://app.example/oauth/client.json", &policy(false)).unwrap();
+        assert_eq!(
+            (l.tls, l.host, l.port, l.target),
+            (true, "app.example", 443, "/oauth/client.json")
+        );
+        let l = locate("https://[::1]:8443/c", &policy(false)).unwrap();
+        assert_eq!((l.host, l.port), ("::1", 8443));
+        for bad in [
+            "http://app.example/c",
+            "https://app.example",
+            "https://app.example/",
+            "https://app.example/c#x",
+            "https://u@app.example/c",
+            "https://app.example/a/../c",
+            "https://app.example:x/c",
+            "ftp://app.example/c",
+        ] {
+            assert!(
+                matches!(locate(bad, &policy(false)), Err(DocError::BadUrl(_))),
+                "{bad}"
+            );
+        }
+        assert!(locate("http://127.0.0.1:9/c", &policy(true)).is_ok());
+        assert!(is_url("https://a/b") && !is_url("client_123"));
+    }
+
+    #[test]
+    fn a_document_must_name_itself_and_registrable_redirects() {
+        let url = "https://app.example/client.json";
+        let ok = client_of(
+            url,
+            br#"{"client_id": "https://app.example/client.json", "client_name": "App\u0007", "redirect_uris": ["https://app.example/cb"]}"#,
+        )
+        .unwrap();
+        assert_eq!(ok.client_name, "App");
+        assert_eq!(ok.redirect_uris, ["https://app.example/cb"]);
+        let other = client_of(
+            url,
+            br#"{"client_id": "https://evil.example/c", "redirect_uris": ["https://a.example/cb"]}"#,
+        );
+        assert!(matches!(other, Err(DocError::OtherClientId)));
+        let none = client_of(url, br#"{"client_id": "https://app.example/client.json"}"#);
+        assert!(matches!(none, Err(DocError::NoRedirectUris)));
+        let bad = client_of(url, br#"{"client_id": "https://app.example/client.json", "redirect_uris": ["http://evil.example/cb"]}"#);
+        assert!(matches!(bad, Err(DocError::Redirect(_))));
+        assert!(matches!(client_of(url, b"[]"), Err(DocError::Json(_))));
+    }
+
+    #[tokio::test]
+    async fn private_addresses_are_refused_unless_configured() {
+        let docs = MetadataDocs::new(DocPolicy {
+            http: false,
+            ..policy(false)
+        });
+        let err = docs.client("https://127.0.0.1:9/client.json").await.unwrap_err();
+        assert!(matches!(err, DocError::Private(_)), "{err}");
+        assert!(err.to_string().contains("oauth.client_metadata_private"), "{err}");
+    }
+}
