@@ -5,9 +5,10 @@
 //! small async trait and its implementations over these handles (`agent::store`,
 //! `hub::audit`, `hub::accounting`, `surfaces::mcp`). This module only opens the
 //! backend `[storage]` names ([`Backend::open`]), runs blocking sled work off the
-//! async workers ([`blocking`]), keeps the embedded backend's append-only record
-//! logs in segment files ([`log`]), and, for PostgreSQL, pools connections,
-//! migrates each store's schema and delivers notifications.
+//! async workers ([`blocking`]), keeps the embedded backend's tables and its
+//! append-only record logs (segment files, or memory for a temporary database:
+//! [`log`]), and, for PostgreSQL, pools connections, migrates each store's
+//! schema and delivers notifications.
 
 mod embedded;
 mod error;
@@ -15,6 +16,7 @@ pub(crate) mod log;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 
+pub(crate) use embedded::SharedLog;
 pub use embedded::{Storage, Table};
 pub use error::StorageError;
 #[cfg(feature = "postgres")]
