@@ -99,11 +99,25 @@ mod tests {
     }
 
     #[test]
-    fn a_temporary_databases_logs_live_in_memory() {
+    fn a_temporary_databases_logs_live_in_memory_and_leave_no_folder() {
+        // Earlier versions wrote them to `$TMPDIR/wasmhub-logs_<pid>_<hex>/`.
+        let ours = format!("wasmhub-logs_{}_", std::process::id());
+        let folders = || {
+            std::fs::read_dir(std::env::temp_dir())
+                .unwrap()
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|name| name.starts_with(&ours))
+                .count()
+        };
         let storage = Storage::temporary().unwrap();
         assert!(storage.logs.dir.is_none());
         let log = storage.log::<Note>().unwrap();
         log.lock().unwrap().append(&[Note(1), Note(2)], 1).unwrap();
-        assert_eq!(storage.log::<Note>().unwrap().lock().unwrap().len(), 2);
+        log.lock().unwrap().trim(1, 0).unwrap();
+        assert_eq!(
+            storage.log::<Note>().unwrap().lock().unwrap().newest(10).unwrap(),
+            [Note(2)]
+        );
+        assert_eq!(folders(), 0);
     }
 }
