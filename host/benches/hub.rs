@@ -136,7 +136,7 @@ async fn call_throughput(root: &Path, plugins: &Path) {
         plugins_dir: plugins.to_path_buf(),
         ..Config::default()
     };
-    let (hub, _watcher) = Hub::start(&config, Backend::Sled(Storage::open(&data).unwrap()), None)
+    let (hub, _watcher) = Hub::start(&config, Backend::Embedded(Storage::open(&data).unwrap()), None)
         .await
         .unwrap();
     let hub = Arc::new(hub);

@@ -41,7 +41,9 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Folder of built `.wasm` plugins (with optional `NAME.toml` manifests).
     pub plugins_dir: PathBuf,
-    /// Folder of the sled store (sessions, audit log) and the compiled-plugin cache.
+    /// Folder of the embedded backend (the sled store of sessions in `store/`, the
+    /// record logs of the audit log and accounting in `logs/`) and the
+    /// compiled-plugin cache.
     pub data_dir: PathBuf,
     /// Global caps every plugin call runs within.
     pub limits: Limits,

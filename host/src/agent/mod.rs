@@ -3,7 +3,7 @@
 //! - [`message`]: the `UIMessage` shape stored and served;
 //! - [`convert`]: UIMessages -> OpenAI messages;
 //! - [`plan`]: the `useChat` trigger semantics against the stored session;
-//! - [`store`]: where sessions are kept (sled or PostgreSQL), with the lease of
+//! - [`store`]: where sessions are kept (the embedded backend's sled tables or PostgreSQL), with the lease of
 //!   the session whose turn is live; [`lease`]: a turn's lease while it runs;
 //! - [`live`]: turns in progress (one per session), resumable by late joiners;
 //!   [`bus`]: their chunks published to watchers on any replica;

@@ -73,14 +73,15 @@ async fn call(tool: &str, input: Value, config: &Config, signals: Signals, appro
     }
 }
 
-/// The configured store (with sled, the data folder's), or a temporary one when it
-/// cannot be opened (a running server holds the sled folder).
+/// The configured store (with the embedded backend, the data folder's), or a
+/// temporary one, in memory, when it cannot be opened (a running server holds the
+/// data folder's sled database).
 async fn open_backend(config: &Config) -> Backend {
     match Backend::open(config).await {
         Ok(backend) => backend,
         Err(e) => {
             crate::debug!("using a temporary store: {e}");
-            Backend::temporary().expect("a temporary sled store opens")
+            Backend::temporary().expect("a temporary embedded store opens")
         }
     }
 }

@@ -1,17 +1,17 @@
 //! `[storage]`: where sessions, the audit log, accounting records, leases and MCP
-//! sessions live: the embedded sled database in `data_dir` (one process) or a
-//! PostgreSQL database shared by several replicas. The backends are
+//! sessions live: the embedded backend in `data_dir` (a sled database and record
+//! logs; one process) or a PostgreSQL database shared by several replicas. The backends are
 //! `crate::storage`'s; this is the shape of the file.
 
 use serde::Deserialize;
 
 /// Which database holds the hub's records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StorageBackend {
-    /// The embedded sled database under `data_dir` (one process).
+    /// The embedded backend under `data_dir`: a sled database and record logs
+    /// (one process). `sled`, its name before it kept record logs, still reads.
     #[default]
-    Sled,
+    Embedded,
     /// A PostgreSQL database (several replicas; the `postgres` cargo feature).
     Postgres,
 }
@@ -20,9 +20,45 @@ impl StorageBackend {
     /// The name used in the file.
     pub fn as_str(self) -> &'static str {
         match self {
-            StorageBackend::Sled => "sled",
+            StorageBackend::Embedded => "embedded",
             StorageBackend::Postgres => "postgres",
         }
+    }
+
+    /// The backend a name in the file means.
+    fn from_name(name: &str) -> Option<StorageBackend> {
+        match name {
+            "embedded" | "sled" => Some(StorageBackend::Embedded),
+            "postgres" => Some(StorageBackend::Postgres),
+            _ => None,
+        }
+    }
+}
+
+// By hand rather than derived: the old name reads too, and a wrong one is
+// reported with its key (serde's own message names only the variants). A visitor,
+// so the error arises inside the value and keeps its line (`crate::toml`).
+impl<'de> Deserialize<'de> for StorageBackend {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<StorageBackend, D::Error> {
+        d.deserialize_str(BackendName)
+    }
+}
+
+struct BackendName;
+
+impl serde::de::Visitor<'_> for BackendName {
+    type Value = StorageBackend;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a storage backend name")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<StorageBackend, E> {
+        StorageBackend::from_name(name).ok_or_else(|| {
+            E::custom(format!(
+                "storage.backend must be \"embedded\" (or its old name \"sled\") or \"postgres\", not {name:?}"
+            ))
+        })
     }
 }
 
@@ -30,7 +66,7 @@ impl StorageBackend {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StorageConfig {
-    /// `sled` (default) or `postgres`.
+    /// `embedded` (default; `sled` is read as it) or `postgres`.
     pub backend: StorageBackend,
     /// The environment variable holding the PostgreSQL connection string (never the
     /// file: it carries a password).
@@ -53,7 +89,7 @@ pub struct StorageConfig {
 impl Default for StorageConfig {
     fn default() -> Self {
         StorageConfig {
-            backend: StorageBackend::Sled,
+            backend: StorageBackend::Embedded,
             url_env: "DATABASE_URL".into(),
             pool_size: 8,
             lease_secs: 15,

@@ -289,3 +289,22 @@ fn oauth_is_off_by_default_and_its_mistakes_name_the_key() {
         assert!(err.contains(needle), "{text}: {err}");
     }
 }
+
+#[test]
+fn the_storage_backend_is_embedded_by_default_or_its_old_name_and_a_wrong_one_is_named() {
+    let backend = |text: &str| Config::parse(text, Path::new("w.toml")).map(|c| c.storage.backend);
+    assert_eq!(backend("").unwrap(), StorageBackend::Embedded);
+    for name in ["embedded", "sled"] {
+        let text = format!("[storage]\nbackend = \"{name}\"\n");
+        assert_eq!(backend(&text).unwrap(), StorageBackend::Embedded, "{name}");
+    }
+    assert_eq!(
+        backend("[storage]\nbackend = \"postgres\"\n").unwrap(),
+        StorageBackend::Postgres
+    );
+    let err = backend("[storage]\nbackend = \"sqlite\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("backend") && err.contains("sqlite"), "{err}");
+    assert!(err.contains("line 2"), "{err}");
+}

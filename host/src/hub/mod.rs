@@ -185,7 +185,7 @@ impl Hub {
         )?;
         // Compiled artifacts used to live in the store's `compiled` table; they are
         // files now (`runtime::cache`), and the old table only takes space.
-        if let Backend::Sled(storage) = &backend
+        if let Backend::Embedded(storage) = &backend
             && let Err(e) = storage.drop_table("compiled")
         {
             crate::warn!("store: cannot drop the old compiled-plugin table: {e}");

@@ -175,7 +175,7 @@ fn accounting_records() -> Vec<AccountingRecord> {
 
 /// The audit log and accounting over `storage`, with the default settings.
 async fn writers(storage: &Storage) -> (audit::AuditLog, accounting::Accounting) {
-    let backend = Backend::Sled(storage.clone());
+    let backend = Backend::Embedded(storage.clone());
     let audit_store = audit::store::open(&backend).await.unwrap();
     let accounting_store = accounting::store::open(&backend).await.unwrap();
     (

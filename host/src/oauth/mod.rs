@@ -6,7 +6,7 @@
 //!
 //! - `secret`: random secrets and the digests they are stored under;
 //! - `pkce`: S256 challenges and verifiers; `redirect`: redirect URI rules;
-//! - `store`: the records, on sled or PostgreSQL ([`store::GrantStore`]);
+//! - `store`: the records, in the embedded database or PostgreSQL ([`store::GrantStore`]);
 //! - `grants`: codes, access and refresh tokens, rotation, revocation, verification;
 //! - `client`: what is known of a client; `clients`: dynamic client registration (RFC 7591), its rate limit and cap,
 //!   and client lookup; `cimd`: client ID metadata documents, fetched and cached;

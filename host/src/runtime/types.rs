@@ -37,8 +37,10 @@ pub enum ErrorCode {
     /// `"call_limit"`: a hub limit refused the call (call depth, fan-out, calls per
     /// request, batch size, instance slots, memory budget).
     CallLimit,
-    /// `"approval_required"`: the approval policy asks a person first and nobody
-    /// could approve it here, or the policy denies it (the error names the key).
+    /// `"approval_required"`: the approval policy denies it, or asks a person and
+    /// nobody approved it: nobody can be asked here, nobody decided within
+    /// `approvals.wait_secs`, or `approvals.max_pending` calls already wait (the
+    /// error names the key).
     ApprovalRequired,
     /// `"approval_denied"`: a person was asked and said no.
     ApprovalDenied,

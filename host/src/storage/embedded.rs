@@ -1,63 +1,38 @@
 //! The embedded backend: one sled database under the data directory, behind a
-//! small interface of named tables.
+//! small interface of named tables, and beside it the record logs.
 //!
 //! Callers never see sled. They open a [`Table`] by name and store bytes or JSON
 //! values under byte keys. Writes that must survive a crash (a finished chat step,
 //! an audit record) call [`Table::flush`] before they are reported done. The logs
 //! that grow with traffic (the audit log, accounting records) are not tables:
-//! they are files beside the database (`super::log`), in `logs/`.
+//! they are record logs (`super::log`) in `logs/`, each opened once for the
+//! database by its record type ([`Storage::log`], `logs`).
 //! sled calls block (a flush is an fsync): async code runs them through
 //! [`super::blocking`].
 
 mod cas;
-mod temporary;
+mod logs;
+
+pub(crate) use logs::SharedLog;
 
 use super::StorageError;
+use logs::Logs;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use std::any::Any;
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::path::Path;
+use std::sync::Arc;
 
 /// The hub's database. Cheap to clone.
 #[derive(Clone)]
 pub struct Storage {
     db: sled::Db,
-    /// Where the record logs live (`super::log`).
-    logs: Arc<LogsDir>,
-}
-
-/// The folder of the record logs: `<data_dir>/logs`, or a temporary folder
-/// removed when the last handle of a temporary database goes (or, if the process
-/// is killed first, by a later one: `temporary`).
-struct LogsDir {
-    path: PathBuf,
-    temporary: bool,
-    /// What the stores over this database share, by name ([`Storage::shared`]).
-    shared: Mutex<HashMap<String, Weak<dyn Any + Send + Sync>>>,
-}
-
-impl LogsDir {
-    fn new(path: PathBuf, temporary: bool) -> Arc<LogsDir> {
-        Arc::new(LogsDir {
-            path,
-            temporary,
-            shared: Mutex::default(),
-        })
-    }
-}
-
-impl Drop for LogsDir {
-    fn drop(&mut self) {
-        if self.temporary {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
-    }
+    /// Its record logs, shared by every clone.
+    logs: Arc<Logs>,
 }
 
 impl Storage {
-    /// Opens (creating if needed) the database in `dir`.
+    /// Opens (creating if needed) the database in `dir`, its record logs in
+    /// `dir/logs`.
     pub fn open(dir: &Path) -> Result<Storage, StorageError> {
         std::fs::create_dir_all(dir).map_err(|source| StorageError::CreateDir {
             path: dir.to_owned(),
@@ -72,46 +47,18 @@ impl Storage {
             })?;
         Ok(Storage {
             db,
-            logs: LogsDir::new(dir.join("logs"), false),
+            logs: Arc::new(Logs::in_folder(dir.join("logs"))),
         })
     }
 
-    /// A database that lives in memory, its record logs in a folder under the
-    /// system's temporary folder removed with it (tests, `wasmhub call`).
+    /// A database that lives in memory, record logs and all, and leaves nothing
+    /// on disk (tests, `wasmhub call`).
     pub fn temporary() -> Result<Storage, StorageError> {
         let db = sled::Config::new().temporary(true).open()?;
         Ok(Storage {
             db,
-            logs: LogsDir::new(temporary::new_folder(&std::env::temp_dir()), true),
+            logs: Arc::new(Logs::in_memory()),
         })
-    }
-
-    /// The folder of the record log called `name`.
-    pub(crate) fn log_dir(&self, name: &str) -> PathBuf {
-        self.logs.path.join(name)
-    }
-
-    /// The state every store over this database keeps under `name` (a record
-    /// log and what goes with it): made by `make` the first time, then the same
-    /// value for as long as a store holds it. One process may run several hubs
-    /// over one database (the tests do); their stores must not each keep a view
-    /// of the same files.
-    ///
-    /// # Panics
-    /// If `name` was made with another type: a name belongs to one store.
-    pub(crate) fn shared<V: Any + Send + Sync>(
-        &self,
-        name: &str,
-        make: impl FnOnce() -> Result<V, StorageError>,
-    ) -> Result<Arc<V>, StorageError> {
-        let mut shared = self.logs.shared.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(state) = shared.get(name).and_then(Weak::upgrade) {
-            return Ok(state.downcast::<V>().expect("a shared name has one type"));
-        }
-        let state = Arc::new(make()?);
-        let any: Arc<dyn Any + Send + Sync> = state.clone();
-        shared.insert(name.to_string(), Arc::downgrade(&any));
-        Ok(state)
     }
 
     /// Whether a table called `name` exists.

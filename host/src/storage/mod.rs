@@ -1,13 +1,15 @@
-//! Durable storage handles: the embedded sled database (one process) or a
-//! PostgreSQL database shared by several replicas (the `postgres` feature).
+//! Durable storage handles: the embedded backend (a sled database and record
+//! logs beside it; one process) or a PostgreSQL database shared by several
+//! replicas (the `postgres` feature).
 //!
 //! What is stored, and how, belongs to the layers that store it: each owns a
 //! small async trait and its implementations over these handles (`agent::store`,
 //! `hub::audit`, `hub::accounting`, `surfaces::mcp`). This module only opens the
 //! backend `[storage]` names ([`Backend::open`]), runs blocking sled work off the
-//! async workers ([`blocking`]), keeps the embedded backend's append-only record
-//! logs in segment files ([`log`]), and, for PostgreSQL, pools connections,
-//! migrates each store's schema and delivers notifications.
+//! async workers ([`blocking`]), keeps the embedded backend's tables and its
+//! append-only record logs (segment files, or memory for a temporary database:
+//! [`log`]), and, for PostgreSQL, pools connections, migrates each store's
+//! schema and delivers notifications.
 
 mod embedded;
 mod error;
@@ -15,6 +17,7 @@ pub(crate) mod log;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 
+pub(crate) use embedded::SharedLog;
 pub use embedded::{Storage, Table};
 pub use error::StorageError;
 #[cfg(feature = "postgres")]
@@ -25,22 +28,22 @@ use crate::config::{Config, StorageBackend};
 /// The database the hub's stores live in. Cheap to clone.
 #[derive(Clone)]
 pub enum Backend {
-    /// The embedded sled database under `data_dir`.
-    Sled(Storage),
+    /// The embedded backend under `data_dir`: a sled database and record logs.
+    Embedded(Storage),
     /// A PostgreSQL database shared by every replica.
     #[cfg(feature = "postgres")]
     Postgres(Postgres),
 }
 
 impl Backend {
-    /// Opens the backend `config.storage` names: the sled database in `data_dir`,
+    /// Opens the backend `config.storage` names: the embedded one in `data_dir`,
     /// or a connection pool to the database in the environment variable
     /// `storage.url_env` names.
     pub async fn open(config: &Config) -> Result<Backend, StorageError> {
         match config.storage.backend {
-            StorageBackend::Sled => {
+            StorageBackend::Embedded => {
                 let dir = config.data_dir.clone();
-                blocking(move || Storage::open(&dir)).await.map(Backend::Sled)
+                blocking(move || Storage::open(&dir)).await.map(Backend::Embedded)
             }
             #[cfg(feature = "postgres")]
             StorageBackend::Postgres => Postgres::connect(&config.storage).await.map(Backend::Postgres),
@@ -49,16 +52,16 @@ impl Backend {
         }
     }
 
-    /// A sled database that lives in memory only (tests, `wasmhub call` when the
-    /// data directory cannot be opened).
+    /// An embedded backend that lives in memory only and leaves nothing on disk
+    /// (tests, `wasmhub call` when the data directory cannot be opened).
     pub fn temporary() -> Result<Backend, StorageError> {
-        Storage::temporary().map(Backend::Sled)
+        Storage::temporary().map(Backend::Embedded)
     }
 
-    /// `sled` or `postgres`, for the log.
+    /// `embedded` or `postgres`, for the log.
     pub fn name(&self) -> &'static str {
         match self {
-            Backend::Sled(_) => StorageBackend::Sled.as_str(),
+            Backend::Embedded(_) => StorageBackend::Embedded.as_str(),
             #[cfg(feature = "postgres")]
             Backend::Postgres(_) => StorageBackend::Postgres.as_str(),
         }

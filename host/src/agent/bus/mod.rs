@@ -2,8 +2,8 @@
 //! client that joins late (`GET /api/chat/{id}/stream`) gets everything sent so
 //! far and then the live chunks, on whichever replica its request lands.
 //!
-//! [`TurnBus`] is the interface; [`open_sled`] gives the in-process bus (one
-//! process owns a sled database, so every watcher is here: the registry of
+//! [`TurnBus`] is the interface; [`open_in_process`] gives the in-process bus (one
+//! process owns an embedded database, so every watcher is here: the registry of
 //! [`LiveTurns`] as before). With the `postgres` feature, the PostgreSQL bus
 //! also appends each chunk to a table and announces it with `pg_notify`, so a
 //! watcher on another replica replays the rows and follows the notifications
@@ -105,8 +105,8 @@ impl TurnBus for LiveTurns {
     }
 }
 
-/// The bus of a sled hub: in process.
-pub(crate) fn open_sled(limits: TurnLimits) -> Arc<dyn TurnBus> {
+/// The bus of an embedded-backend hub: in process (one process owns the database).
+pub(crate) fn open_in_process(limits: TurnLimits) -> Arc<dyn TurnBus> {
     Arc::new(LiveTurns::new(limits))
 }
 
@@ -120,7 +120,7 @@ pub(crate) async fn open(
     limits: TurnLimits,
 ) -> Result<Arc<dyn TurnBus>, StorageError> {
     match backend {
-        Backend::Sled(_) => Ok(open_sled(limits)),
+        Backend::Embedded(_) => Ok(open_in_process(limits)),
         #[cfg(feature = "postgres")]
         Backend::Postgres(pg) => Ok(Arc::new(postgres::PgBus::open(pg, owner, ttl, limits).await?)),
     }
@@ -133,12 +133,12 @@ mod tests {
     // One process owns a sled database: its "two replicas" are one bus.
     #[tokio::test]
     async fn conformance_in_process() {
-        let bus = super::open_sled(conformance::limits(1 << 20));
+        let bus = super::open_in_process(conformance::limits(1 << 20));
         conformance::replay_live_and_end(bus.clone(), bus.clone()).await;
         conformance::last_watcher_cancels(bus.clone(), bus.clone()).await;
         conformance::only_the_owner_watches(bus.clone(), bus.clone()).await;
         conformance::stop_reaches_the_turn(bus.clone(), bus).await;
-        let small = super::open_sled(conformance::limits(conformance::SMALL_BUFFER));
+        let small = super::open_in_process(conformance::limits(conformance::SMALL_BUFFER));
         conformance::long_turn_resumes_from_its_message(small.clone(), small).await;
     }
 }

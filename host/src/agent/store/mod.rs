@@ -212,7 +212,7 @@ pub trait SessionStore: Send + Sync {
 /// The session store in `backend` (its schema migrated first, for PostgreSQL).
 pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn SessionStore>, StorageError> {
     match backend {
-        Backend::Sled(storage) => open_sled(storage),
+        Backend::Embedded(storage) => open_sled(storage),
         #[cfg(feature = "postgres")]
         Backend::Postgres(pg) => Ok(Arc::new(postgres::PgChatSessions::open(pg).await?)),
     }

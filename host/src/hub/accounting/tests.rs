@@ -21,6 +21,14 @@ async fn the_embedded_store_passes_the_conformance_suite() {
     store::conformance::run(embedded(&storage), embedded(&storage)).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embedded_store_on_disk_passes_the_conformance_suite() {
+    // The temporary database above keeps its log in memory; this one in files.
+    let dir = crate::test_dir::TempDir::new("accounting-conformance");
+    let storage = Storage::open(&dir).unwrap();
+    store::conformance::run(embedded(&storage), embedded(&storage)).await;
+}
+
 fn ids(page: &Page) -> Vec<u64> {
     page.records.iter().map(|r| r.id).collect()
 }

@@ -19,6 +19,14 @@ async fn the_embedded_store_passes_the_conformance_suite() {
     store::conformance::run(embedded(&storage), embedded(&storage)).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embedded_store_on_disk_passes_the_conformance_suite() {
+    // The temporary database above keeps its log in memory; this one in files.
+    let dir = crate::test_dir::TempDir::new("audit-conformance");
+    let storage = Storage::open(&dir).unwrap();
+    store::conformance::run(embedded(&storage), embedded(&storage)).await;
+}
+
 fn record(n: u64) -> CallRecord {
     store::conformance::record(format!("call_{n}"), 1_000 + n)
 }
@@ -92,7 +100,9 @@ fn ids(records: &[CallRecord]) -> Vec<String> {
 
 #[test]
 fn records_an_earlier_version_kept_in_sled_are_moved_to_the_log_once() {
-    let storage = Storage::temporary().unwrap();
+    // Only a database on disk has an earlier version's tables to move.
+    let dir = crate::test_dir::TempDir::new("audit-migrate");
+    let storage = Storage::open(&dir).unwrap();
     let table = storage.table("calls").unwrap();
     // Oldest: one record per 16-byte key; then blocks under 20-byte keys.
     for n in 0..3u64 {

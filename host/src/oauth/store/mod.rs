@@ -109,7 +109,7 @@ pub(crate) fn sled_store(storage: &crate::storage::Storage) -> impl GrantStore +
 /// The store of `backend` (its table created or migrated first).
 pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn GrantStore>, StorageError> {
     match backend {
-        Backend::Sled(storage) => Ok(Arc::new(sled::SledGrants::open(storage)?)),
+        Backend::Embedded(storage) => Ok(Arc::new(sled::SledGrants::open(storage)?)),
         #[cfg(feature = "postgres")]
         Backend::Postgres(pg) => Ok(Arc::new(postgres::PgGrants::open(pg.clone()).await?)),
     }

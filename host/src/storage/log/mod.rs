@@ -1,4 +1,4 @@
-//! Append-only logs of records in segment files: where the embedded backend keeps
+//! Append-only logs of records in segments: where the embedded backend keeps
 //! the two stores that grow with traffic, the audit log and the accounting
 //! records. Only what locates each segment is in memory; the records stay on disk
 //! until they are read.
@@ -16,11 +16,16 @@
 //! - opening cuts a torn last line (a crash mid-write), and removes temporary
 //!   files and a segment whose rewrite a crash interrupted.
 //!
+//! A temporary database's logs keep the same segments in memory (`place`), so it
+//! leaves nothing on disk.
+//!
 //! One process writes a log (the sled database beside it is locked to one
-//! process); callers serialize access (`&mut self`).
+//! process, and `Storage::log` opens each log once per database); callers
+//! serialize access (`&mut self`).
 
 mod migrate;
 mod open;
+mod place;
 mod segment;
 #[cfg(test)]
 mod tests;
@@ -30,12 +35,11 @@ pub(crate) use migrate::BlockKey;
 pub(crate) use segment::Segment;
 
 use super::{Storage, StorageError};
-use segment::io_error;
+use place::Place;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use std::borrow::Cow;
 use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::marker::PhantomData;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -46,7 +50,11 @@ pub(crate) const SEGMENT_RECORDS: usize = 4096;
 pub(crate) const SEGMENT_BYTES: u64 = 4 << 20;
 
 /// A record a log stores.
-pub(crate) trait LogRecord: Serialize + DeserializeOwned {
+pub(crate) trait LogRecord: Serialize + DeserializeOwned + Send + 'static {
+    /// Its log's name: the folder under `<data_dir>/logs/`, and the sled table
+    /// earlier versions kept the records in. One record type, one log.
+    const LOG_NAME: &'static str;
+
     /// The increasing id readers look records up by (`Segment::last_id`); 0 for
     /// records that have none.
     fn log_id(&self) -> u64 {
@@ -54,31 +62,29 @@ pub(crate) trait LogRecord: Serialize + DeserializeOwned {
     }
 }
 
-/// The record log called `name` in `storage`'s `logs/<name>/`; the records an
-/// earlier version kept in the sled table of that name are moved into it first.
-pub(crate) fn open<T: LogRecord>(storage: &Storage, name: &str) -> Result<RecordLog<T>, StorageError> {
-    let dir = storage.log_dir(name);
-    migrate::migrate_table::<T>(storage, name, &dir)?;
-    let mut log = RecordLog::open(&dir)?;
-    log._storage = Some(storage.clone());
-    Ok(log)
+/// The record log of `T` in the folder `dir` of `storage`'s database; the
+/// records an earlier version kept in its sled table `T::LOG_NAME` are moved
+/// into it first.
+pub(crate) fn open_folder<T: LogRecord>(storage: &Storage, dir: &Path) -> Result<RecordLog<T>, StorageError> {
+    migrate::migrate_table::<T>(storage, T::LOG_NAME, dir)?;
+    RecordLog::open(dir)
 }
 
-/// An append-only log of `T` in the folder `dir`.
+/// An append-only log of `T`, its segments in a folder or in memory.
 pub(crate) struct RecordLog<T> {
-    dir: PathBuf,
+    place: Place,
     /// Oldest first.
     segments: VecDeque<Segment>,
     records: usize,
-    /// The newest segment, open for appending once something was appended.
-    newest: Option<File>,
-    /// Keeps a temporary database's folder, where the log lives, from going first.
-    _storage: Option<Storage>,
+    /// One more than the greatest `log_id` appended or found on opening: ids
+    /// continue past records trimmed away.
+    next_id: u64,
     _records: PhantomData<fn() -> T>,
 }
 
 impl<T: LogRecord> RecordLog<T> {
-    /// Opens (creating if needed) the log in `dir`, repairing what a crash left.
+    /// Opens (creating if needed) the log in the folder `dir`, repairing what a
+    /// crash left.
     pub(crate) fn open(dir: &Path) -> Result<RecordLog<T>, StorageError> {
         std::fs::create_dir_all(dir).map_err(|source| StorageError::CreateDir {
             path: dir.to_owned(),
@@ -86,13 +92,23 @@ impl<T: LogRecord> RecordLog<T> {
         })?;
         let segments = open::scan::<T>(dir)?;
         Ok(RecordLog {
-            dir: dir.to_owned(),
+            place: Place::folder(dir),
             records: segments.iter().map(|s| s.records).sum(),
+            next_id: segments.back().map_or(1, |s| s.last_id + 1),
             segments,
-            newest: None,
-            _storage: None,
             _records: PhantomData,
         })
+    }
+
+    /// An empty log in memory, gone with it (a temporary database's).
+    pub(crate) fn in_memory() -> RecordLog<T> {
+        RecordLog {
+            place: Place::Memory(Default::default()),
+            segments: VecDeque::new(),
+            records: 0,
+            next_id: 1,
+            _records: PhantomData,
+        }
     }
 
     /// How many records it holds.
@@ -122,15 +138,19 @@ impl<T: LogRecord> RecordLog<T> {
     }
 
     /// The file of `segment` and its bytes.
-    fn read(&self, segment: &Segment) -> Result<(PathBuf, Vec<u8>), StorageError> {
-        let path = Segment::path(&self.dir, segment.first);
-        let bytes = segment::read(&path)?;
-        Ok((path, bytes))
+    fn read(&self, segment: &Segment) -> Result<(PathBuf, Cow<'_, [u8]>), StorageError> {
+        Ok((self.place.path(segment.first), self.place.read(segment.first)?))
     }
 
     /// The `log_id` of the newest record.
     pub(crate) fn last_id(&self) -> Option<u64> {
         self.segments.back().map(|s| s.last_id)
+    }
+
+    /// The id for the next record: one more than any this log has held, so an
+    /// id is never given twice, even after the records holding it are trimmed.
+    pub(crate) fn next_id(&self) -> u64 {
+        self.next_id
     }
 
     /// The newest `limit` records, newest first.
@@ -190,25 +210,12 @@ impl<T: LogRecord> RecordLog<T> {
             self.start_segment(now_ms)?;
         }
         let segment = self.segments.back_mut().expect("a segment was started");
-        let path = Segment::path(&self.dir, segment.first);
-        let file = match &mut self.newest {
-            Some(file) => file,
-            none => none.insert(
-                OpenOptions::new()
-                    .append(true)
-                    .open(&path)
-                    .map_err(io_error(&path, "open a log segment"))?,
-            ),
-        };
-        if let Err(e) = file.write_all(&lines).and_then(|()| file.sync_data()) {
-            // Cut what part of the batch was written, so the next line starts clean.
-            let _ = file.set_len(segment.bytes);
-            return Err(io_error(&path, "append to a log segment")(e));
-        }
+        self.place.append(segment.first, segment.bytes, &lines)?;
         segment.records += batch.len();
         segment.bytes += lines.len() as u64;
         segment.last_ms = segment.last_ms.max(now_ms);
         segment.last_id = last.log_id();
+        self.next_id = self.next_id.max(last.log_id() + 1);
         self.records += batch.len();
         Ok(())
     }
@@ -219,14 +226,7 @@ impl<T: LogRecord> RecordLog<T> {
             .segments
             .back()
             .map_or((0, now_ms, 0), |s| (s.end(), s.last_ms.max(now_ms), s.last_id));
-        let path = Segment::path(&self.dir, first);
-        let file = OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(io_error(&path, "create a log segment"))?;
-        segment::sync_dir(&self.dir)?;
-        self.newest = Some(file);
+        self.place.create(first)?;
         self.segments.push_back(Segment {
             first,
             records: 0,
@@ -255,22 +255,18 @@ impl<T: LogRecord> RecordLog<T> {
                 self.records -= excess;
                 break;
             }
-            if self.segments.len() == 1 {
-                self.newest = None;
-            }
-            let path = Segment::path(&self.dir, oldest.first);
-            std::fs::remove_file(&path).map_err(io_error(&path, "remove a log segment"))?;
+            self.place.remove(oldest.first)?;
             self.segments.pop_front();
             self.records -= oldest.records;
             excess -= oldest.records;
         }
-        segment::sync_dir(&self.dir)
+        self.place.sync()
     }
 
     /// Rewrites `oldest` without its first `cut` records, under the sequence
     /// number of the first it keeps.
     fn cut_front(&mut self, oldest: Segment, cut: usize) -> Result<(), StorageError> {
-        let (path, bytes) = self.read(&oldest)?;
+        let (_, bytes) = self.read(&oldest)?;
         let kept: Vec<&[u8]> = segment::lines(&bytes).skip(cut).collect();
         let mut out = Vec::with_capacity(bytes.len());
         for line in &kept {
@@ -283,18 +279,7 @@ impl<T: LogRecord> RecordLog<T> {
             bytes: out.len() as u64,
             ..oldest
         };
-        let target = Segment::path(&self.dir, trimmed.first);
-        let temporary = target.with_extension("tmp");
-        std::fs::write(&temporary, &out)
-            .and_then(|()| File::open(&temporary)?.sync_all())
-            .map_err(io_error(&temporary, "write a trimmed log segment"))?;
-        std::fs::rename(&temporary, &target).map_err(io_error(&target, "rename a trimmed log segment"))?;
-        segment::sync_dir(&self.dir)?;
-        // From here a crash leaves both; opening removes the older (`open::scan`).
-        std::fs::remove_file(&path).map_err(io_error(&path, "remove a trimmed log segment"))?;
-        if self.segments.len() == 1 {
-            self.newest = None;
-        }
+        self.place.replace(oldest.first, trimmed.first, out)?;
         *self.segments.front_mut().expect("oldest is stored") = trimmed;
         Ok(())
     }

@@ -1,6 +1,7 @@
-//! Opening a log: reading what each segment holds, and repairing what a crash
-//! left (a torn last line, a temporary file, a segment whose rewrite was cut
-//! short).
+//! Opening a log in a folder: reading what each segment file holds, and
+//! repairing what a crash left (a torn last line, a temporary file, a segment
+//! whose rewrite was cut short). A log in memory starts empty and has nothing to
+//! repair.
 
 use super::LogRecord;
 use super::segment::{self, Segment, io_error};

@@ -1,5 +1,6 @@
-//! One segment file of a record log: its name, what the log keeps in memory
-//! about it, and reading its lines.
+//! One segment of a record log: its file name (in memory too, where it names the
+//! segment in errors), what the log keeps in memory about it, and reading its
+//! lines.
 
 use super::LogRecord;
 use crate::storage::StorageError;
@@ -8,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// Segment files end in this.
 const EXTENSION: &str = "jsonl";
 
-/// What the log keeps in memory about one segment file.
+/// What the log keeps in memory about one segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Segment {
     /// The sequence number of its first record (also its file name).

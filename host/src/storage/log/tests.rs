@@ -8,6 +8,8 @@ struct Rec {
 }
 
 impl LogRecord for Rec {
+    const LOG_NAME: &'static str = "t";
+
     fn log_id(&self) -> u64 {
         self.id
     }
@@ -158,7 +160,9 @@ fn a_line_that_does_not_decode_is_reported_with_its_file() {
 
 #[test]
 fn a_move_a_crash_interrupted_is_redone_and_a_table_found_later_is_appended() {
-    let storage = Storage::temporary().unwrap();
+    let data = TempDir::new("migrate");
+    let storage = Storage::open(&data).unwrap();
+    let dir = data.join("logs/t");
     let table = storage.table("t").unwrap();
     let key = |number| {
         BlockKey {
@@ -171,10 +175,10 @@ fn a_move_a_crash_interrupted_is_redone_and_a_table_found_later_is_appended() {
     table.put(&key(0), &recs(0..2)).unwrap();
     table.put(&key(1), &recs(2..4)).unwrap();
     // A crash while the log was built beside its place: built again.
-    let staging = storage.log_dir("t").with_extension("migrating");
+    let staging = dir.with_extension("migrating");
     std::fs::create_dir_all(&staging).unwrap();
     std::fs::write(Segment::path(&staging, 0), b"{\"id\":0,\"text\":\"r0\"}\n").unwrap();
-    let log = open::<Rec>(&storage, "t").unwrap();
+    let log = open_folder::<Rec>(&storage, &dir).unwrap();
     assert_eq!(ids(&log.newest(10).unwrap()), [3, 2, 1, 0]);
     assert_eq!(
         log.segments()[0].last_ms,
@@ -186,13 +190,67 @@ fn a_move_a_crash_interrupted_is_redone_and_a_table_found_later_is_appended() {
     // A table beside the log (an earlier version run since): appended, then dropped.
     let table = storage.table("t").unwrap();
     table.put(&key(2), &recs(4..6)).unwrap();
-    let log = open::<Rec>(&storage, "t").unwrap();
+    let log = open_folder::<Rec>(&storage, &dir).unwrap();
     assert_eq!(ids(&log.newest(10).unwrap()), [5, 4, 3, 2, 1, 0]);
     assert!(!storage.has_table("t"));
     drop(log);
     assert_eq!(
-        open::<Rec>(&storage, "t").unwrap().len(),
+        open_folder::<Rec>(&storage, &dir).unwrap().len(),
         6,
         "nothing moved twice"
     );
+}
+
+#[test]
+fn a_log_in_memory_keeps_trims_and_reads_as_one_in_files_does() {
+    let dir = TempDir::new("log");
+    let mut logs = [
+        RecordLog::<Rec>::open(&dir).unwrap(),
+        RecordLog::<Rec>::in_memory(),
+    ];
+    let seen: Vec<_> = logs
+        .iter_mut()
+        .map(|log| {
+            for start in (0..6000).step_by(1000) {
+                log.append(&recs(start..start + 1000), 5).unwrap();
+            }
+            // The first segment goes whole, the second loses its oldest 300.
+            log.trim(700, 0).unwrap();
+            log.append(&recs(6000..6001), 6).unwrap();
+            let shape: Vec<_> = log
+                .segments()
+                .iter()
+                .map(|s| (s.first, s.records, s.bytes, s.last_id))
+                .collect();
+            let mut visited = Vec::new();
+            let flow = log
+                .visit(&log.segments()[0], |r| {
+                    visited.push(r.id);
+                    ControlFlow::Continue(())
+                })
+                .unwrap();
+            assert_eq!(flow, ControlFlow::Continue(()));
+            let newest = ids(&log.newest(2).unwrap());
+            let even = ids(&log.newest_where(2, |r| r.id % 2 == 0).unwrap());
+            (shape, visited, newest, even, log.len(), log.next_id())
+        })
+        .collect();
+    let (shape, visited, newest, even, len, next_id) = &seen[0];
+    // Each line is `{"id":5300,"text":"r5300"}` and a newline: 27 bytes.
+    // The rewritten segment is the newest, and takes the next batch.
+    assert_eq!(shape, &[(5300, 701, 701 * 27, 6000)]);
+    assert_eq!((visited.len(), visited[0]), (701, 5300));
+    assert_eq!((newest, even), (&vec![6000, 5999], &vec![6000, 5998]));
+    assert_eq!((*len, *next_id), (701, 6001));
+    assert_eq!(seen[1], seen[0], "the same in memory as in files");
+    assert_eq!(files(&dir).len(), 1);
+}
+
+#[test]
+fn ids_continue_past_records_trimmed_away() {
+    let mut log = RecordLog::<Rec>::in_memory();
+    assert_eq!(log.next_id(), 1);
+    log.append(&recs(1..4), 1).unwrap();
+    log.trim(0, 0).unwrap();
+    assert_eq!((log.len(), log.last_id(), log.next_id()), (0, None, 4));
 }

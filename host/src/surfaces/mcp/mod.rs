@@ -61,7 +61,8 @@ impl McpState {
 
     /// The MCP server over `hub`, with the session limits and approval time of
     /// `[server]`; its sessions and `requestState` key in `backend` (this
-    /// process's memory with sled, tables shared by the replicas with PostgreSQL).
+    /// process's memory with the embedded backend, tables shared by the replicas
+    /// with PostgreSQL).
     pub async fn open(
         hub: Arc<crate::hub::Hub>,
         server: &crate::config::ServerConfig,

@@ -11,9 +11,10 @@
 //!
 //! The key comes from the MCP session store (`store`), so every replica of one
 //! store checks the states of the others: with PostgreSQL it is created once in
-//! the database and read by every replica; with sled (one process) it is drawn at
-//! random when the process starts, so a restart rejects older states (the client
-//! starts the call over).
+//! the database and read by every replica when it starts, so a state is good on
+//! any replica and across restarts until it expires; with the embedded backend
+//! (one process) it is drawn at random when the process starts, so a restart
+//! rejects older states (the client starts the call over).
 
 use ring::{digest, hmac, rand};
 use serde_json::{Map, Value, json};
@@ -22,8 +23,8 @@ use std::time::Duration;
 /// Why a `requestState` was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum StateError {
-    /// Not a state this server issued, or altered since (also, with the sled
-    /// store: issued by another process, or before a restart).
+    /// Not a state this server issued, or altered since (also, with the embedded
+    /// backend: issued by another process, or before a restart).
     Forged,
     /// Issued for another token.
     OtherCaller,

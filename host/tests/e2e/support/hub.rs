@@ -76,7 +76,7 @@ pub async fn start_with(config: Config) -> Hub {
 /// Starts a hub on `storage` (tests that share one store, e.g. to reuse compiled
 /// plugins across hubs of one process: sled opens a folder once per process).
 pub async fn start_with_storage(config: Config, storage: wasmhub::storage::Storage) -> Hub {
-    start_on(config, Backend::Sled(storage)).await
+    start_on(config, Backend::Embedded(storage)).await
 }
 
 /// Starts a hub whose stores (sessions, audit, accounting, MCP sessions) are in

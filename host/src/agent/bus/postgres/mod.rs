@@ -4,7 +4,7 @@
 //! Tables (component `chat_turns` of `wasmhub_schema`): `wasmhub_chat_turns(turn_id,
 //! session_id, owner (the replica), started, alive_until, ended, principal)` and
 //! `wasmhub_chat_turn_chunks(turn_id, seq, chunk)`. The replica running a turn keeps
-//! its chunks in memory for its own watchers (as the sled bus does) and a relay
+//! its chunks in memory for its own watchers (as the in-process bus does) and a relay
 //! task ([`relay`]) appends them to `wasmhub_chat_turn_chunks`, bumps `alive_until`
 //! and sends a `pg_notify` on the channel `wasmhub_chat_turns`, all in one
 //! statement per batch; a long turn's rows are bounded by a stored replay of its

@@ -1,6 +1,6 @@
 //! The accounting store conformance suite: every [`AccountingStore`] passes it. `a`
 //! and `b` are two writers on one database (two replicas); a backend that allows
-//! one process per database (sled) passes the same instance twice.
+//! one process per database (the embedded backend) passes the same instance twice.
 
 use super::AccountingStore;
 use crate::hub::accounting::{AccountingRecord, Entry, ModelStep, SessionUsage, Since, ToolCall};

@@ -1,57 +1,49 @@
 //! The embedded backend's accounting store: records in the record log
 //! `accounting` (`<data_dir>/logs/accounting/`, `storage::log`, where the sled
-//! table `accounting` that earlier versions wrote is moved on first open), ids
-//! from one counter continued from the newest stored record, and each session's
-//! sums in the sled table `accounting_sessions`.
+//! table `accounting` that earlier versions wrote is moved on first open; in
+//! memory for a temporary database), ids from the log's counter continued from
+//! the newest stored record, and each session's sums in the sled table
+//! `accounting_sessions`.
 //!
 //! sled allows one process per database, and the log beside it follows: every
-//! store over one database shares one log and id counter (`Storage::shared`),
-//! and appends are serialized by the lock on them. The work runs inline: the store
+//! store over one database shares its one log of `AccountingRecord`s and so its
+//! id counter (`Storage::log`), and appends are serialized by the lock on it. The work runs inline: the store
 //! is driven by the accounting writer thread.
 
 use super::AccountingStore;
 use crate::hub::accounting::{AccountingRecord, Page, SessionUsage, Since};
 use crate::hub::records::RecordStore;
 use crate::storage::log::{LogRecord, RecordLog};
-use crate::storage::{Storage, StorageError, Table};
+use crate::storage::{SharedLog, Storage, StorageError, Table};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
 impl LogRecord for AccountingRecord {
+    const LOG_NAME: &'static str = "accounting";
+
     fn log_id(&self) -> u64 {
         self.id
     }
 }
 
-/// The log and the next id.
-struct State {
-    records: RecordLog<AccountingRecord>,
-    next_id: u64,
-}
-
 /// Accounting in a record log and a sled table.
 pub(crate) struct LogAccounting {
     sessions: Table,
-    state: Arc<Mutex<State>>,
+    log: SharedLog<AccountingRecord>,
 }
 
 impl LogAccounting {
     /// The store of `storage`'s log `accounting` and table `accounting_sessions`.
     pub(crate) fn open(storage: &Storage) -> Result<LogAccounting, StorageError> {
-        let state = storage.shared("accounting", || {
-            let records = crate::storage::log::open::<AccountingRecord>(storage, "accounting")?;
-            let next_id = records.last_id().map_or(1, |id| id + 1);
-            Ok(Mutex::new(State { records, next_id }))
-        })?;
         Ok(LogAccounting {
             sessions: storage.table("accounting_sessions")?,
-            state,
+            log: storage.log()?,
         })
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn log(&self) -> MutexGuard<'_, RecordLog<AccountingRecord>> {
+        self.log.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -63,18 +55,17 @@ impl RecordStore for LogAccounting {
         if batch.is_empty() {
             return Ok(batch);
         }
-        let mut state = self.state();
-        for r in &mut batch {
-            r.id = state.next_id;
-            state.next_id += 1;
+        let mut log = self.log();
+        for (r, id) in batch.iter_mut().zip(log.next_id()..) {
+            r.id = id;
         }
-        state.records.append(&batch, crate::clock::now_ms())?;
+        log.append(&batch, crate::clock::now_ms())?;
         add_to_sessions(&self.sessions, &batch)?;
         Ok(batch)
     }
 
     async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError> {
-        self.state().records.trim(keep, slack)
+        self.log().trim(keep, slack)
     }
 }
 
@@ -86,8 +77,7 @@ impl AccountingStore for LogAccounting {
         limit: usize,
         principal: Option<String>,
     ) -> Result<Page, StorageError> {
-        let state = self.state();
-        let log = &state.records;
+        let log = self.log();
         let segments = log.segments();
         // Segments are in id and time order; each knows its newest id and when
         // it was last written (after its records ended).
@@ -137,8 +127,8 @@ impl AccountingStore for LogAccounting {
     }
 
     async fn forget_session(&self, session: String) -> Result<(), StorageError> {
-        // Under the state lock: no append adds to the sums while they go.
-        let _state = self.state();
+        // Under the log's lock: no append adds to the sums while they go.
+        let _log = self.log();
         self.sessions.remove(session.as_bytes())?;
         Ok(())
     }

@@ -25,7 +25,7 @@ use std::sync::Arc;
 /// The accounting store of `backend`, its schema migrated when it has one.
 pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn AccountingStore>, StorageError> {
     match backend {
-        Backend::Sled(storage) => Ok(Arc::new(LogAccounting::open(storage)?)),
+        Backend::Embedded(storage) => Ok(Arc::new(LogAccounting::open(storage)?)),
         #[cfg(feature = "postgres")]
         Backend::Postgres(pg) => Ok(Arc::new(postgres::PgAccounting::open(pg.clone()).await?)),
     }

@@ -1,6 +1,6 @@
 //! The audit store conformance suite: every [`AuditStore`] passes it. `a` and `b`
 //! are two writers on one database (two replicas); a backend that allows one
-//! process per database (sled) passes the same instance twice.
+//! process per database (the embedded backend) passes the same instance twice.
 
 use super::AuditStore;
 use crate::hub::audit::{CallOutcome, CallRecord};

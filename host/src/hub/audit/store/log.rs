@@ -1,33 +1,33 @@
 //! The embedded backend's audit store: the record log `calls`
-//! (`<data_dir>/logs/calls/`, `storage::log`), where the sled table `calls` that
-//! earlier versions wrote is moved on first open.
+//! (`<data_dir>/logs/calls/`, `storage::log`; in memory for a temporary
+//! database), where the sled table `calls` that earlier versions wrote is moved
+//! on first open.
 //!
 //! sled allows one process per database, and the log beside it follows: every
-//! store over one database shares one log (`Storage::shared`), and appends are
-//! serialized by the lock on it. The work runs inline: the store is driven by the
+//! store over one database shares its one log of `CallRecord`s (`Storage::log`),
+//! and appends are serialized by the lock on it. The work runs inline: the store is driven by the
 //! audit writer thread, never by an async worker.
 
 use super::AuditStore;
 use crate::hub::audit::CallRecord;
 use crate::hub::records::RecordStore;
 use crate::storage::log::{LogRecord, RecordLog};
-use crate::storage::{Storage, StorageError};
-use std::sync::{Arc, Mutex, MutexGuard};
+use crate::storage::{SharedLog, Storage, StorageError};
+use std::sync::MutexGuard;
 
-impl LogRecord for CallRecord {}
+impl LogRecord for CallRecord {
+    const LOG_NAME: &'static str = "calls";
+}
 
 /// The audit log in segment files.
 pub(crate) struct LogAudit {
-    log: Arc<Mutex<RecordLog<CallRecord>>>,
+    log: SharedLog<CallRecord>,
 }
 
 impl LogAudit {
     /// The store of `storage`'s log `calls`.
     pub(crate) fn open(storage: &Storage) -> Result<LogAudit, StorageError> {
-        let log = storage.shared("calls", || {
-            crate::storage::log::open(storage, "calls").map(Mutex::new)
-        })?;
-        Ok(LogAudit { log })
+        Ok(LogAudit { log: storage.log()? })
     }
 
     fn log(&self) -> MutexGuard<'_, RecordLog<CallRecord>> {

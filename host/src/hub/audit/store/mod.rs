@@ -21,7 +21,7 @@ use std::sync::Arc;
 /// The audit store of `backend`, its schema migrated when it has one.
 pub(crate) async fn open(backend: &Backend) -> Result<Arc<dyn AuditStore>, StorageError> {
     match backend {
-        Backend::Sled(storage) => Ok(Arc::new(LogAudit::open(storage)?)),
+        Backend::Embedded(storage) => Ok(Arc::new(LogAudit::open(storage)?)),
         #[cfg(feature = "postgres")]
         Backend::Postgres(pg) => Ok(Arc::new(postgres::PgAudit::open(pg.clone()).await?)),
     }

@@ -1,5 +1,5 @@
-//! The sessions of one process in a bounded map (the sled backend: sled allows one
-//! process per database, so there is no other replica to share them with). The
+//! The sessions of one process in a bounded map (the embedded backend: sled allows
+//! one process per database, so there is no other replica to share them with). The
 //! `requestState` key is drawn at random per process: a restart forgets it along
 //! with the sessions, and a client whose state is refused starts the call over.
 

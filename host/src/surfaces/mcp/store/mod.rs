@@ -9,7 +9,7 @@
 //! The store also keeps the key that signs 2026-07-28 `requestState`s
 //! (`super::request_state`), which every replica must share.
 //!
-//! - `memory`: the sessions in this process (the sled backend: one process);
+//! - `memory`: the sessions in this process (the embedded backend: one process);
 //! - `postgres`: the tables `wasmhub_mcp_sessions` and `wasmhub_mcp_keys`,
 //!   shared by every replica;
 //! - `conformance`: the suite every implementation passes.
@@ -52,13 +52,13 @@ impl Default for SessionLimits {
 }
 
 /// The session store of `backend` with `limits`: this process's memory with
-/// sled, shared tables with PostgreSQL (schema migrated first).
+/// the embedded backend, shared tables with PostgreSQL (schema migrated first).
 pub(crate) async fn open(
     backend: &Backend,
     limits: SessionLimits,
 ) -> Result<Arc<dyn McpSessionStore>, StorageError> {
     match backend {
-        Backend::Sled(_) => Ok(Arc::new(MemorySessions::new(limits))),
+        Backend::Embedded(_) => Ok(Arc::new(MemorySessions::new(limits))),
         #[cfg(feature = "postgres")]
         Backend::Postgres(pg) => Ok(Arc::new(postgres::PgMcpSessions::open(pg.clone(), limits).await?)),
     }
