@@ -115,7 +115,12 @@ async fn run_chat(addr: std::net::SocketAddr, chat: &str) -> (usize, Option<Stri
     (events.len(), error, finished)
 }
 
-async fn hub(upstream: &Upstream, data: &std::path::Path, max_steps: u32) -> support::hub::Hub {
+/// A hub on `data` whose default model is the scripted `upstream`, `tune`d.
+async fn hub(
+    upstream: &Upstream,
+    data: &std::path::Path,
+    tune: impl FnOnce(&mut Config),
+) -> support::hub::Hub {
     let mut config = Config {
         providers: vec![support::hub::provider(
             "scripted",
@@ -127,18 +132,22 @@ async fn hub(upstream: &Upstream, data: &std::path::Path, max_steps: u32) -> sup
         ..Config::default()
     };
     config.agent.model = Some("scripted/m1".into());
-    config.agent.max_steps = max_steps;
-    // Every one of the concurrent chats runs at once: the bench measures the
-    // loop's cost under load, not the surface's admission limits.
+    tune(&mut config);
+    support::hub::start_with(config).await
+}
+
+/// Turns of `STEPS` steps, and every one of the concurrent chats at once: the
+/// bench measures the loop's cost under load, not the surface's admission limits.
+fn loop_bench(config: &mut Config) {
+    config.agent.max_steps = STEPS;
     config.concurrency.chat = CHATS;
     config.concurrency.queue = CHATS;
-    support::hub::start_with(config).await
 }
 
 async fn step_overhead(scratch: &std::path::Path) -> f64 {
     let upstream = Upstream::start().await;
     upstream.set_default(CHAT, tool_step());
-    let hub = hub(&upstream, &scratch.join("steps"), STEPS).await;
+    let hub = hub(&upstream, &scratch.join("steps"), loop_bench).await;
     // Warm up the connection pool and the store.
     run_chat(hub.addr, "warm").await;
     let mut per_step = Vec::new();
@@ -174,7 +183,7 @@ async fn step_overhead(scratch: &std::path::Path) -> f64 {
 async fn concurrent(scratch: &std::path::Path) -> (usize, u64, f64) {
     let upstream = Upstream::start().await;
     upstream.set_default(CHAT, streamed_answer(20, Duration::from_millis(5)));
-    let hub = hub(&upstream, &scratch.join("concurrent"), STEPS).await;
+    let hub = hub(&upstream, &scratch.join("concurrent"), loop_bench).await;
     let before = peak_rss_kb();
     let t = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();

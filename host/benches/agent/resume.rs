@@ -14,7 +14,6 @@ use super::{chunk, median};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmhub::config::Config;
 
 const CHILD: &str = "WASMHUB_BENCH_RESUME_KB";
 const HALF: usize = 5 << 20;
@@ -107,20 +106,11 @@ async fn scenario(kb: usize) -> (u64, u64) {
     frames.push(chunk(json!({}), Some("stop")));
     frames.push(Frame::Data("[DONE]".into()));
     upstream.push(Reply::sse(frames));
-    let mut config = Config {
-        providers: vec![super::support::hub::provider(
-            "scripted",
-            &upstream.base_url(),
-            &["m*"],
-            "max_retries = 0",
-        )],
-        data_dir: scratch.clone(),
-        ..Config::default()
-    };
-    config.agent.model = Some("scripted/m1".into());
-    config.agent.resume_buffer_kb = kb;
-    config.agent.lagging_watcher_kb = config.agent.lagging_watcher_kb.max(kb);
-    let hub = super::support::hub::start_with(config).await;
+    let hub = super::hub(&upstream, &scratch, |config| {
+        config.agent.resume_buffer_kb = kb;
+        config.agent.lagging_watcher_kb = config.agent.lagging_watcher_kb.max(kb);
+    })
+    .await;
     let before = rss_kb("VmRSS:");
     let peak_before = rss_kb("VmHWM:");
     let body = json!({"id": "long", "trigger": "submit-message",
