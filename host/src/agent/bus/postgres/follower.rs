@@ -58,9 +58,10 @@ impl RemoteFeed for Follower {
                         self.turn_id
                     );
                     return Some(vec![UiChunk::Error {
-                        error_text: "this stream fell behind the turn by more than agent.resume_buffer_kb; \
+                        error_text:
+                            "this stream fell behind the turn by more than agent.lagging_watcher_kb; \
                                      reconnect to resume it"
-                            .into(),
+                                .into(),
                     }]);
                 }
                 Err(e) => {

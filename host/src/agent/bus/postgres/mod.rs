@@ -87,8 +87,10 @@ struct Inner {
     ttl: Duration,
     /// The turns running here, by session (their watchers here read memory).
     local: LiveTurns,
-    /// Bytes of rows a turn writes before it stores a replay (`agent.resume_buffer_kb`).
-    resume_buffer: usize,
+    /// Bytes of rows a turn writes before it stores a replay
+    /// (`agent.resume_buffer_kb`), and the most it keeps for watchers part way
+    /// through (`agent.lagging_watcher_kb`).
+    limits: TurnLimits,
     /// The turns running here, by turn id, for watchers joining from elsewhere.
     owned: Mutex<HashMap<String, Arc<LiveTurn>>>,
     /// Wakes this replica's watchers of other replicas' turns, by turn id.
@@ -115,7 +117,7 @@ impl PgBus {
             owner: owner.to_string(),
             ttl,
             local: LiveTurns::new(limits),
-            resume_buffer: limits.resume_buffer,
+            limits,
             owned: Mutex::default(),
             wakers: Mutex::default(),
         });

@@ -1,23 +1,63 @@
 //! The relay: copies a turn running on this replica into the tables, chunk by
 //! chunk, so watchers on other replicas can replay and follow it.
 //!
-//! The rows stay bounded like the turn's memory (`agent.resume_buffer_kb`): once
-//! the chunks written since the last replay outweigh the budget (or the last
-//! replay, whichever is more, so a long turn writes replays of total size linear
-//! in its length), the relay stores a replay of the message at its position
-//! (`replay_at`, `replay`) and deletes the rows before the previous replay. A
-//! watcher that is still reading those keeps the rows since the previous replay
-//! (`kept_from`); one further behind is told it fell behind. When the relay itself
-//! fell behind the turn (the database was slower than the budget allows), the
-//! chunks it skipped are only in the replay: every row before it goes, and every
-//! watcher part way through is told.
+//! The rows stay bounded like the turn's memory: once the chunks written since
+//! the last replay outweigh `agent.resume_buffer_kb` (or the last replay, whichever
+//! is more, so a long turn writes replays of total size linear in its length), the
+//! relay stores a replay of the message at its position (`replay_at`, `replay`); a
+//! new watcher starts there. Rows are kept for the watchers part way through, as a
+//! turn keeps chunks for its slow readers, up to `agent.lagging_watcher_kb` of rows
+//! (whole stretches between replays, `kept_from` the first kept); a watcher behind
+//! that is told it fell behind. When the relay itself fell behind the turn (the
+//! database slower than that limit allows), the chunks it skipped are only in the
+//! replay: every row before it goes, and every watcher part way through is told.
 
 use super::{CHANNEL, Inner, KEEP_ENDED_SECS, encode};
 use crate::agent::live::{Lagged, LiveTurn, Position};
 use crate::llm::UiChunk;
 use crate::storage::StorageError;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The stretches of rows between replays that are kept, oldest first: where each
+/// starts and how many bytes it holds.
+struct KeptRows {
+    stretches: VecDeque<(Position, usize)>,
+    /// The most bytes kept (`agent.lagging_watcher_kb`), in whole stretches.
+    limit: usize,
+}
+
+impl KeptRows {
+    fn new(limit: usize) -> KeptRows {
+        KeptRows {
+            stretches: VecDeque::from([(0, 0)]),
+            limit,
+        }
+    }
+
+    fn written(&mut self, bytes: usize) {
+        if let Some(last) = self.stretches.back_mut() {
+            last.1 += bytes;
+        }
+    }
+
+    /// A replay at `at`: the first position still kept.
+    fn replayed(&mut self, at: Position) -> Position {
+        self.stretches.push_back((at, 0));
+        let mut kept: usize = self.stretches.iter().map(|s| s.1).sum();
+        while kept > self.limit && self.stretches.len() > 1 {
+            kept -= self.stretches.pop_front().map_or(0, |s| s.1);
+        }
+        self.stretches.front().map_or(at, |s| s.0)
+    }
+
+    /// A replay at `at` after chunks before it were skipped: nothing before it is kept.
+    fn skipped_to(&mut self, at: Position) -> Position {
+        self.stretches = VecDeque::from([(at, 0)]);
+        at
+    }
+}
 
 /// Copies a turn running here into the tables until it ends, then sets its end
 /// marker and deletes its rows a minute later.
@@ -25,7 +65,8 @@ pub(super) async fn relay(inner: Arc<Inner>, turn_id: String, live: Arc<LiveTurn
     let mut chunks = live.follow();
     // `pending` starts at `at`; written since the last replay: `since_replay` bytes.
     let (mut at, mut pending): (Position, Vec<UiChunk>) = (0, Vec::new());
-    let (mut since_replay, mut replay_every) = (0, inner.resume_buffer);
+    let (mut since_replay, mut replay_every) = (0, inner.limits.resume_buffer);
+    let mut kept = KeptRows::new(inner.limits.lagging_watcher);
     let every = (inner.ttl / 3).max(Duration::from_millis(100));
     loop {
         match tokio::time::timeout(every, chunks.next_chunks()).await {
@@ -35,9 +76,10 @@ pub(super) async fn relay(inner: Arc<Inner>, turn_id: String, live: Arc<LiveTurn
                 // written is in the replay of the message as it is now.
                 let (replay, head) = chunks.skip_to_head();
                 pending.clear();
-                match inner.store_replay(&turn_id, head, &replay, Gap::Skipped).await {
+                let kept_from = kept.skipped_to(head);
+                match inner.store_replay(&turn_id, head, &replay, kept_from).await {
                     Ok(_) => crate::warn!(
-                        "turn bus: turn {turn_id} ran more than agent.resume_buffer_kb ahead of the database; \
+                        "turn bus: turn {turn_id} ran more than agent.lagging_watcher_kb ahead of the database; \
                          watchers elsewhere that were behind are told so"
                     ),
                     Err(e) => crate::warn!("turn bus: watchers elsewhere cannot follow turn {turn_id}: {e}"),
@@ -58,6 +100,7 @@ pub(super) async fn relay(inner: Arc<Inner>, turn_id: String, live: Arc<LiveTurn
             Ok(bytes) => {
                 at += pending.len();
                 since_replay += bytes;
+                kept.written(bytes);
                 pending.clear();
             }
             Err(e) => crate::warn!("turn bus: watchers elsewhere wait for chunks: {e}"),
@@ -65,10 +108,11 @@ pub(super) async fn relay(inner: Arc<Inner>, turn_id: String, live: Arc<LiveTurn
         if since_replay > replay_every
             && let Some(replay) = chunks.replay_here()
         {
-            match inner.store_replay(&turn_id, at, &replay, Gap::None).await {
+            let kept_from = kept.replayed(at);
+            match inner.store_replay(&turn_id, at, &replay, kept_from).await {
                 Ok(bytes) => {
                     since_replay = 0;
-                    replay_every = inner.resume_buffer.max(bytes);
+                    replay_every = inner.limits.resume_buffer.max(bytes);
                 }
                 Err(e) => crate::warn!("turn bus: the turn's rows grow until a replay is stored: {e}"),
             }
@@ -87,15 +131,6 @@ pub(super) async fn relay(inner: Arc<Inner>, turn_id: String, live: Arc<LiveTurn
     if let Err(e) = inner.forget(&turn_id).await {
         crate::warn!("turn bus: {e}");
     }
-}
-
-/// Whether the rows before a replay run on to it.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Gap {
-    /// They do: a watcher part way through reads on.
-    None,
-    /// Chunks before the replay were never written: nobody part way reads on.
-    Skipped,
 }
 
 fn seq(at: Position) -> i64 {
@@ -154,32 +189,46 @@ impl Inner {
     }
 
     /// Stores `replay` as the message at position `at` and deletes the rows
-    /// before the previous replay (before this one after a `gap`), in one
-    /// statement; the replay's size.
+    /// before `kept_from`, in one statement; the replay's size.
     async fn store_replay(
         &self,
         turn: &str,
         at: Position,
         replay: &[UiChunk],
-        gap: Gap,
+        kept_from: Position,
     ) -> Result<usize, StorageError> {
         let text = serde_json::to_string(replay).map_err(StorageError::Encode)?;
         let client = self.pg.client().await?;
         client
             .execute(
-                "WITH old AS (
-                     SELECT CASE WHEN $4 THEN $2 ELSE replay_at END AS kept_from
-                     FROM wasmhub_chat_turns WHERE turn_id = $1
-                 ), gone AS (
-                     DELETE FROM wasmhub_chat_turn_chunks c USING old
-                     WHERE c.turn_id = $1 AND c.seq < old.kept_from
+                "WITH gone AS (
+                     DELETE FROM wasmhub_chat_turn_chunks WHERE turn_id = $1 AND seq < $4
                  )
-                 UPDATE wasmhub_chat_turns t SET kept_from = old.kept_from, replay_at = $2, replay = $3
-                 FROM old WHERE t.turn_id = $1",
-                &[&turn, &seq(at), &text, &(gap == Gap::Skipped)],
+                 UPDATE wasmhub_chat_turns SET kept_from = $4, replay_at = $2, replay = $3
+                 WHERE turn_id = $1",
+                &[&turn, &seq(at), &text, &seq(kept_from)],
             )
             .await
             .map_err(StorageError::pg("store a turn's replay"))?;
         Ok(text.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeptRows;
+
+    #[test]
+    fn rows_are_kept_in_whole_stretches_up_to_the_lagging_limit() {
+        let mut kept = KeptRows::new(100);
+        kept.written(60);
+        assert_eq!(kept.replayed(10), 0, "60 bytes are within the limit");
+        kept.written(60);
+        assert_eq!(kept.replayed(20), 10, "120 are not: the oldest stretch goes");
+        kept.written(30);
+        assert_eq!(kept.replayed(30), 10, "90 are");
+        assert_eq!(kept.skipped_to(50), 50, "after a gap nothing before it");
+        kept.written(500);
+        assert_eq!(kept.replayed(60), 60, "the newest stretch always stays");
     }
 }
