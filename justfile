@@ -15,9 +15,9 @@ test:
 # Benchmarks: runtime, hub, transformer, agent loop, MCP under wrk, fairness under attack
 bench:
     cargo bench -p wasmhub
-    bash scripts/bench-llm.sh
-    bash scripts/bench-mcp.sh
-    bash scripts/bench-fairness.sh
+    bash bench/llm.sh
+    bash bench/mcp.sh
+    bash bench/fairness.sh
 
 fmt:
     cargo fmt --all

@@ -1,5 +1,5 @@
 # Process helpers of the scripts that run hubs, a scripted model and a balancer on
-# loopback (the suites through tests/lib/suite.sh, scripts/bench-replicas.sh), sourced:
+# loopback (the suites through tests/lib/suite.sh, bench/replicas.sh), sourced:
 #   free_port                 prints a free loopback TCP port;
 #   wait_health URL LOG [TOKEN]
 #                             until URL/health answers "ok" (asked with TOKEN as a

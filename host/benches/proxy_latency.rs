@@ -8,7 +8,7 @@
 //! direct one. Everything runs on 127.0.0.1 in this process.
 //!
 //! The last lines, `RESULT proxy_added_p99_us=<n>` and `RESULT ui_added_p99_us=<n>`,
-//! are what `scripts/bench-llm.sh` reads.
+//! are what `bench/llm.sh` reads.
 
 use bytes::Bytes;
 use http::{Request, Response};

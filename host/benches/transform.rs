@@ -12,7 +12,7 @@
 //! relaxed atomic add each) and printed per upstream chunk.
 //!
 //! The last line, `RESULT transform_chunks_per_sec=<n>`, is what
-//! `scripts/bench-llm.sh` reads.
+//! `bench/llm.sh` reads.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};

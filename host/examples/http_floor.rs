@@ -1,5 +1,5 @@
-//! The transport floor of the MCP benchmarks (`scripts/bench-vs-wassette.sh`,
-//! `scripts/bench-mcp.sh`): an HTTP/1.1 server built the way the hub's listener is
+//! The transport floor of the MCP benchmarks (`bench/vs-wassette.sh`,
+//! `bench/mcp.sh`): an HTTP/1.1 server built the way the hub's listener is
 //! (tokio's multi-thread runtime, hyper's http1 with keep-alive, `TCP_NODELAY`, the
 //! hub's allocator) that reads each request's body and answers with fixed bytes,
 //! doing nothing else. What one call costs here is what wrk, the kernel's loopback

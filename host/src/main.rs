@@ -5,7 +5,7 @@
 // (consolidation, bin unlinking). jemalloc, measured side by side under wrk: about
 // +16-19% hub_call throughput for ~+10 MB RSS under load. mimalloc was as fast but
 // held 2-3x glibc's RSS (100 MB idle) with its default arena settings.
-// Reproduce: scripts/bench-mcp.sh (WASMHUB_BIN) on a build with and one without
+// Reproduce: bench/mcp.sh (WASMHUB_BIN) on a build with and one without
 // these two lines (mimalloc by LD_PRELOAD on the latter), in alternating runs.
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

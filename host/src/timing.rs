@@ -1,7 +1,7 @@
 //! Where the time of a request goes: process-wide totals per stage (wall time in
 //! nanoseconds and how many times each stage ran), exported on `/metrics` as
 //! `wasmhub_stage_seconds_total{stage}` and `wasmhub_stage_runs_total{stage}`.
-//! `scripts/bench-mcp.sh` reads them before and after its sequential run and prints
+//! `bench/mcp.sh` reads them before and after its sequential run and prints
 //! the average of each stage per call; operators can do the same with any two
 //! scrapes.
 //!

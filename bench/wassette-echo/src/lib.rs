@@ -1,4 +1,4 @@
-//! The wassette side of `scripts/bench-vs-wassette.sh`: a trivial echo tool (the hub's side is `adversary.echo`).
+//! The wassette side of `bench/vs-wassette.sh`: a trivial echo tool (the hub's side is `adversary.echo`).
 
 wit_bindgen::generate!({ world: "echo", path: "wit" });
 

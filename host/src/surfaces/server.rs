@@ -3,7 +3,7 @@
 //!
 //! Every accepted socket gets `TCP_NODELAY`: replies leave in one or two writes and
 //! must not wait for the client's delayed ACK (a sequential client otherwise waits
-//! ~40 ms per call for Linux's delayed ACK; `scripts/bench-mcp.sh` at 1 connection
+//! ~40 ms per call for Linux's delayed ACK; `bench/mcp.sh` at 1 connection
 //! shows the sequential latency). When the shutdown future resolves (`wasmhub serve`: SIGINT or
 //! SIGTERM) the listener stops accepting and in-flight requests get
 //! `shutdown_grace_secs` to finish. Streams still relaying a provider's answer

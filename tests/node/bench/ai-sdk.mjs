@@ -4,7 +4,7 @@
 // (UI chunks encoded as SSE) read to the end. One thread, median of several
 // samples, upstream chunks per second of CPU time (process.cpuUsage) and of wall
 // time. The last line, `RESULT aisdk_chunks_per_sec=<n>`, is what
-// scripts/bench-llm.sh reads.
+// bench/llm.sh reads.
 import { streamText, tool } from "ai7";
 import { createOpenAI } from "@ai-sdk/openai";
 import { z } from "zod";

@@ -25,7 +25,7 @@
 # at nice 19 (ATTACK_NICE=N to change it): they stand for clients on other
 # machines, and on one small machine they would otherwise take the cores from
 # the hub and wrk by themselves, which no scheduling inside the hub can change.
-#   usage: scripts/bench-fairness.sh [seconds per measurement, default 5] [rounds, default 3]
+#   usage: bench/fairness.sh [seconds per measurement, default 5] [rounds, default 3]
 #   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub;
 #   EPOCH_TICK_US=N runs the hub with limits.epoch_tick_us = N;
 #   BUSY_NICE=N with limits.busy_nice = N (0: busy tokens' work at normal priority).
@@ -36,8 +36,8 @@ duration="${1:-5}"
 rounds="${2:-3}"
 attack_nice="${ATTACK_NICE:-19}"
 
-# shellcheck source=scripts/bench-setup.sh
-source scripts/bench-setup.sh
+# shellcheck source=bench/setup.sh
+source bench/setup.sh
 attack_pid=""
 # The running attack client, stopped after each measurement and on exit.
 bench_stop() {
@@ -145,7 +145,7 @@ function init(args) bad = 0 end
 function response(status, headers, body)
     if status ~= 200 or not string.find(body, '"ok":true', 1, true) then bad = bad + 1 end
 end
-dofile("$root/scripts/wrk-report.lua")
+dofile("$root/bench/wrk-report.lua")
 EOF
 
 # measure SCENARIO: starts its attack, lets it engage, times the benign client.

@@ -2,7 +2,7 @@
 # Side-by-side MCP load benchmark, wasmhub against microsoft/wassette, in one run:
 # `tools/call` of a trivial echo tool over loopback, wrk at 1, 16 and 64 connections.
 #   hub:      `hub_call` of `adversary.echo` {"text":"hi"}, stateless 2026-07-28
-#             revision (one self-contained POST per call, as scripts/bench-mcp.sh does),
+#             revision (one self-contained POST per call, as bench/mcp.sh does),
 #             with every example plugin of dist/plugins plus the adversary test guest.
 #   wassette: its tool `echo` {"message":"hi"} from bench/wassette-echo (a one-function
 #             component), over streamable HTTP with an MCP session: initialize, the
@@ -28,8 +28,8 @@
 # --streamable-http` on $WASSETTE_BIND_ADDRESS, TCP_NODELAY on accepted sockets.
 #   git clone https://github.com/microsoft/wassette /tmp/wassette-src
 #   git -C /tmp/wassette-src checkout 8940e27
-#   bash scripts/bench-vs-wassette.sh --build-wassette /tmp/wassette-src  # patch + cargo build --release (~11 min on 2 cores)
-#   WASSETTE_BIN=$HOME/.cache/wassette-target/release/wassette bash scripts/bench-vs-wassette.sh [seconds per run, default 5] [rounds, default 3]
+#   bash bench/vs-wassette.sh --build-wassette /tmp/wassette-src  # patch + cargo build --release (~11 min on 2 cores)
+#   WASSETTE_BIN=$HOME/.cache/wassette-target/release/wassette bash bench/vs-wassette.sh [seconds per run, default 5] [rounds, default 3]
 # WASMHUB_BIN=path runs that hub binary (default target/release/wasmhub), FLOOR_BIN=path
 # that floor (default target/release/examples/http_floor). Nothing is rebuilt for the
 # hub: it needs the two binaries (cargo build --release -p wasmhub --example http_floor),
@@ -93,7 +93,7 @@ hub_url="http://127.0.0.1:$hub_port/mcp"
 wassette_url="http://127.0.0.1:$wassette_port/mcp"
 floor_url="http://127.0.0.1:$floor_port/mcp"
 
-# The hub, as scripts/bench-mcp.sh starts it, restarted once so that it runs from the
+# The hub, as bench/mcp.sh starts it, restarted once so that it runs from the
 # compiled cache as a deployment does.
 mkdir -p "$work/plugins" "$work/wassette-plugins"
 cp target/test-guests/adversary.wasm "$work/plugins/"
@@ -187,7 +187,7 @@ function request()
     n = n % 10000 + 1
     return requests[n]
 end
-dofile("$root/scripts/wrk-report.lua")
+dofile("$root/bench/wrk-report.lua")
 EOF
     } >"$work/$name-call.lua"
     cp "$work/$name-call.lua" "$work/$name-checked.lua"

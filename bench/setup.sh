@@ -1,5 +1,5 @@
 # Shared set-up of the loopback benchmarks that drive the release binary with wrk,
-# sourced by bench-mcp.sh and bench-fairness.sh (after `cd` to the repository root):
+# sourced by bench/mcp.sh, bench/fairness.sh and bench/replicas.sh (after `cd` to the repository root):
 # wrk installed; $bin, the release binary (or WASMHUB_BIN); the example plugins and
 # test guests built (every run: both builds are no-ops when up to date, and a stale
 # guest would measure old code); $work, a temporary folder; $port, a free loopback port; and an

@@ -17,7 +17,7 @@
 # transport floor (host/examples/http_floor.rs: hyper built as the hub's listener is,
 # answering the hub's own answer bytes without doing any work), run right after it
 # with the same client.
-#   usage: scripts/bench-mcp.sh [seconds per run, default 10]
+#   usage: bench/mcp.sh [seconds per run, default 10]
 #   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub;
 #   FLOOR_BIN=path that floor instead of building target/release/examples/http_floor.
 #   HUB_ARGS="--set limits.warm_slots=8 ..." passes more arguments to `wasmhub serve`.
@@ -26,8 +26,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 duration="${1:-10}"
 
-# shellcheck source=scripts/bench-setup.sh
-source scripts/bench-setup.sh
+# shellcheck source=bench/setup.sh
+source bench/setup.sh
 floor_bin="${FLOOR_BIN:-}"
 if [ -z "$floor_bin" ]; then
     cargo build --release -p wasmhub --example http_floor
@@ -105,7 +105,7 @@ function init(args)
     bad = 0
 end
 
-dofile("$root/scripts/wrk-report.lua")
+dofile("$root/bench/wrk-report.lua")
 EOF
     cp "$work/call.lua" "$work/checked.lua"
     cat >> "$work/checked.lua" <<'EOF'
@@ -200,7 +200,7 @@ PY
 }
 
 # summary FILE: the runs and memory figures in one table, beside issue #20's
-# targets (the ratios to wassette come from scripts/bench-vs-wassette.sh).
+# targets (the ratios to wassette come from bench/vs-wassette.sh).
 summary() {
     python3 - "$1" <<'PY'
 import re, sys

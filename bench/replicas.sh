@@ -7,7 +7,7 @@
 #   postgres, 3 replicas + HAProxy  (round robin over three replicas on one database)
 # PostgreSQL is a throwaway server on loopback (scripts/pg.sh) with its durable
 # defaults (fsync, synchronous_commit on), as sled flushes too; HAProxy is Debian's.
-# For each set-up, with wrk (as bench-mcp.sh):
+# For each set-up, with wrk (as bench/mcp.sh):
 #   hub_call   POST /api/hub/call of calc.eval "1+1" at 64 connections: calls/s, p50,
 #              p99 (each call also writes its audit record);
 #   chat turn  POST /api/chat, one-step turns in new sessions, against a scripted
@@ -17,7 +17,7 @@
 # The scripted model's own latency (wrk on it directly) is printed as the baseline
 # the turn latency includes. Everything runs on the same machine as wrk: compare the
 # rows with each other, not with another machine's.
-#   usage: scripts/bench-replicas.sh [seconds per run, default 10]
+#   usage: bench/replicas.sh [seconds per run, default 10]
 #   WASMHUB_BIN=path runs that binary instead of building it (it must have the
 #   postgres feature).
 set -euo pipefail
@@ -29,8 +29,8 @@ if [ -z "${WASMHUB_BIN:-}" ]; then
     cargo build --release -p wasmhub --features postgres
     export WASMHUB_BIN=target/release/wasmhub
 fi
-# shellcheck source=scripts/bench-setup.sh
-source scripts/bench-setup.sh
+# shellcheck source=bench/setup.sh
+source bench/setup.sh
 if ! command -v haproxy >/dev/null; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         haproxy; } >/dev/null
@@ -148,7 +148,7 @@ EOF
 # Every script ends with the shared reporter: wrong answers (counted in `bad` by a
 # script's response()) and non-2xx answers count as errors.
 for script in call turn model; do
-    echo "dofile(\"$root/scripts/wrk-report.lua\")" >>"$work/$script.lua"
+    echo "dofile(\"$root/bench/wrk-report.lua\")" >>"$work/$script.lua"
 done
 
 # run CONNECTIONS SCRIPT URL: "rate p50 p99 errors".
