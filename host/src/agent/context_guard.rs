@@ -3,7 +3,7 @@
 //! happens is a [`ContextGuard`] record (logged, counted in `/metrics`, accounted
 //! with its message and step: `usage::record_guard`).
 //!
-//! Limits are per target ([`Limits::of`]): the target's `context_window`
+//! The limits are per target ([`ContextLimits::of`]): the target's `context_window`
 //! (`[[providers.model_settings]]`, else the provider's, else `[agent]
 //! context_window`, 131,072 by default), minus `max_output_tokens` kept for the
 //! answer (else an eighth of the window, at least 1024) and `context_buffer` (else
@@ -27,7 +27,7 @@ pub(crate) fn estimate_tokens(text: &str) -> u64 {
 
 /// The context limits of one target, in tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Limits {
+pub(crate) struct ContextLimits {
     pub provider: String,
     pub model: String,
     pub window: u64,
@@ -35,12 +35,12 @@ pub(crate) struct Limits {
     pub buffer: u64,
 }
 
-impl Limits {
+impl ContextLimits {
     /// `route`'s limits; `fallback_window` when its provider names no window.
-    pub(crate) fn of(route: &Route, fallback_window: u64) -> Limits {
+    pub(crate) fn of(route: &Route, fallback_window: u64) -> ContextLimits {
         let t = route.tuning();
         let window = t.context_window.unwrap_or(fallback_window);
-        Limits {
+        ContextLimits {
             provider: route.provider.config.name.clone(),
             model: route.model.clone(),
             window,
@@ -60,7 +60,7 @@ impl Limits {
 /// Tracks how full the context is during a turn.
 #[derive(Debug, Clone)]
 pub(crate) struct Budget {
-    limits: Limits,
+    limits: ContextLimits,
     used: u64,
 }
 
@@ -85,12 +85,12 @@ impl TooLarge {
 }
 
 impl Budget {
-    pub(crate) fn new(limits: Limits) -> Budget {
+    pub(crate) fn new(limits: ContextLimits) -> Budget {
         Budget { limits, used: 0 }
     }
 
     /// The limits in force.
-    pub(crate) fn limits(&self) -> &Limits {
+    pub(crate) fn limits(&self) -> &ContextLimits {
         &self.limits
     }
 
@@ -135,8 +135,8 @@ impl Budget {
 mod tests {
     use super::*;
 
-    fn limits(window: u64, max_output: u64, buffer: u64) -> Limits {
-        Limits {
+    fn limits(window: u64, max_output: u64, buffer: u64) -> ContextLimits {
+        ContextLimits {
             provider: "p".into(),
             model: "m".into(),
             window,

@@ -2,7 +2,7 @@
 //! and outcome, and the tokens each target's conversation had left after its
 //! latest step. Rendered after the hub's own metrics.
 
-use super::context_guard::Limits;
+use super::context_guard::ContextLimits;
 use crate::hub::accounting::ContextGuard;
 use crate::hub::escape_label;
 use std::collections::BTreeMap;
@@ -47,7 +47,7 @@ impl GuardMetrics {
     }
 
     /// Sets the tokens `limits`' target had left after a step.
-    pub(crate) fn remaining(&self, limits: &Limits, tokens: u64) {
+    pub(crate) fn remaining(&self, limits: &ContextLimits, tokens: u64) {
         let mut remaining = self.remaining.lock().unwrap_or_else(|e| e.into_inner());
         let mut key = (limits.provider.clone(), limits.model.clone());
         if !remaining.contains_key(&key) && remaining.len() >= MAX_TARGETS {
@@ -92,8 +92,8 @@ mod tests {
     use super::*;
     use crate::hub::accounting::{GuardOutcome, GuardTrigger};
 
-    fn limits(model: &str) -> Limits {
-        Limits {
+    fn limits(model: &str) -> ContextLimits {
+        ContextLimits {
             provider: "p".into(),
             model: model.into(),
             window: 100,

@@ -26,7 +26,7 @@
 
 use super::approval;
 use super::builder::MessageBuilder;
-use super::context_guard::{Budget, Limits, estimate_tokens};
+use super::context_guard::{Budget, ContextLimits, estimate_tokens};
 use super::convert;
 use super::guard_metrics::GuardMetrics;
 use super::live::LiveTurn;
@@ -157,7 +157,7 @@ impl Runner<'_> {
             message_id: Some(self.turn.assistant.id.clone()),
             message_metadata: Some(json!({ "model": self.turn.model, "sessionId": self.turn.session.id })),
         }]);
-        let mut budget = Budget::new(Limits::of(&self.turn.targets[0], self.env.context_window));
+        let mut budget = Budget::new(ContextLimits::of(&self.turn.targets[0], self.env.context_window));
         let system = prompt::with_instructions(
             &self.env.system_prompt,
             self.env.hub.instructions(&self.turn.caller),
@@ -284,7 +284,7 @@ impl Runner<'_> {
             self.answered = self.turn.targets.iter().find(|r| &r.target() == target).cloned();
         }
         if let Some(route) = &self.answered {
-            *budget = Budget::new(Limits::of(route, self.env.context_window));
+            *budget = Budget::new(ContextLimits::of(route, self.env.context_window));
         }
         budget.set_used(
             summary

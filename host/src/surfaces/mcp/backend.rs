@@ -69,7 +69,7 @@ pub(crate) fn progress_notifier(
 
 /// One tool call to run.
 pub(crate) struct BackendCall {
-    /// The tool's wire name, already checked against [`Backend::tools`].
+    /// The tool's wire name, already checked against [`McpBackend::tools`].
     pub tool: String,
     /// The `arguments` object.
     pub arguments: Value,
@@ -78,7 +78,7 @@ pub(crate) struct BackendCall {
     pub cancel: CancelToken,
     pub progress: Option<ProgressSink>,
     /// What the client's user said about the operations that need an approval
-    /// ([`Backend::approvals_needed`]); `None` when nobody was asked.
+    /// ([`McpBackend::approvals_needed`]); `None` when nobody was asked.
     pub approval: Option<ClientApproval>,
 }
 
@@ -157,7 +157,7 @@ impl std::error::Error for InvokeError {}
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The hub as the MCP server sees it (authentication included: [`Gatekeeper`]).
-pub(crate) trait Backend: Gatekeeper + 'static {
+pub(crate) trait McpBackend: Gatekeeper + 'static {
     /// The tools, in the order `tools/list` shows them. Never changes while the
     /// process runs (the server advertises `listChanged: false`).
     fn tools(&self) -> Vec<ToolSpec>;

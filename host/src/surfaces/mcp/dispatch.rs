@@ -12,7 +12,7 @@
 
 use super::approval::{self, ClientInfo, Elicitor};
 use super::backend::{
-    ApprovalNeed, Backend, BackendCall, ClientApproval, InvokeError, ProgressSink, ToolOutput, ToolSpec,
+    ApprovalNeed, BackendCall, ClientApproval, InvokeError, McpBackend, ProgressSink, ToolOutput, ToolSpec,
 };
 use super::jsonrpc::{self, Request, RpcError};
 use super::method::McpMethod;
@@ -47,7 +47,7 @@ pub(crate) struct CallCtx {
 
 /// The MCP methods over one backend.
 pub(crate) struct Dispatcher {
-    backend: Arc<dyn Backend>,
+    backend: Arc<dyn McpBackend>,
     tools: Vec<ToolSpec>,
     /// `tools/list`'s `tools` array, built once.
     tools_json: Value,
@@ -59,14 +59,14 @@ pub(crate) struct Dispatcher {
 impl Dispatcher {
     /// A dispatcher with the default approval time (`server.mcp_approval_secs`).
     #[cfg(test)]
-    pub(crate) fn new(backend: Arc<dyn Backend>) -> Dispatcher {
+    pub(crate) fn new(backend: Arc<dyn McpBackend>) -> Dispatcher {
         let secs = crate::config::ServerConfig::default().mcp_approval_secs;
         Dispatcher::with_approval_time(backend, Duration::from_secs(secs))
     }
 
     /// A dispatcher whose approval questions wait `approval_time` for an answer
     /// (2025-11-25) or stay answerable that long (the 2026-07-28 `requestState`).
-    pub(crate) fn with_approval_time(backend: Arc<dyn Backend>, approval_time: Duration) -> Dispatcher {
+    pub(crate) fn with_approval_time(backend: Arc<dyn McpBackend>, approval_time: Duration) -> Dispatcher {
         let tools = backend.tools();
         let tools_json = Value::Array(tools.iter().map(tool_json).collect());
         let server_info =
@@ -109,7 +109,7 @@ impl Dispatcher {
             .is_empty()
     }
 
-    pub(crate) fn backend(&self) -> &Arc<dyn Backend> {
+    pub(crate) fn backend(&self) -> &Arc<dyn McpBackend> {
         &self.backend
     }
 

@@ -4,7 +4,7 @@
 //! [`Hub::invoke`], the call protocol every surface shares.
 
 use super::backend::{
-    ApprovalNeed, Backend, BackendCall, BoxFuture, ClientApproval, InvokeError, Progress, ToolOutput,
+    ApprovalNeed, BackendCall, BoxFuture, ClientApproval, InvokeError, McpBackend, Progress, ToolOutput,
     ToolSpec,
 };
 use crate::hub::{
@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// [`Backend`] for `Arc<Hub>`.
+/// [`McpBackend`] for `Arc<Hub>`.
 pub(crate) struct HubBackend {
     hub: Arc<Hub>,
 }
@@ -71,7 +71,7 @@ impl Gatekeeper for HubBackend {
     }
 }
 
-impl Backend for HubBackend {
+impl McpBackend for HubBackend {
     fn instructions(&self, caller: &Caller) -> Option<String> {
         self.hub.instructions(caller)
     }

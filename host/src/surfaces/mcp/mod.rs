@@ -48,7 +48,7 @@ pub struct McpState {
 impl McpState {
     /// The MCP server over `backend`, with `limits` on its session table.
     #[cfg(test)]
-    pub(crate) fn new(backend: Arc<dyn backend::Backend>, limits: SessionLimits) -> McpState {
+    pub(crate) fn new(backend: Arc<dyn backend::McpBackend>, limits: SessionLimits) -> McpState {
         McpState::with_dispatcher(Dispatcher::new(backend), Arc::new(MemorySessions::new(limits)))
     }
 

@@ -36,7 +36,7 @@ fn local() -> Caller {
     Caller::unchecked("local", Allowlist::all())
 }
 
-impl Backend for FakeBackend {
+impl McpBackend for FakeBackend {
     fn tools(&self) -> Vec<ToolSpec> {
         ["hub_echo", "hub_fail", "hub_wait", "hub_progress"]
             .iter()
