@@ -24,7 +24,7 @@ pub use openai::Usage;
 pub use providers::{BaseUrl, BaseUrlError, KeyError, Provider, ProviderError, Route, RouteError};
 pub use route::{Tuning, check_keys};
 pub use stream::{Closed, EventReader, SseSink, UiSink};
-pub use transform::{StepOptions, StepSummary, StepTransformer, ToolCall};
+pub use transform::{ModelToolCall, StepOptions, StepSummary, StepTransformer};
 pub use ui::{FinishReason, Text, UiChunk};
 pub use upstream::UpstreamError;
 

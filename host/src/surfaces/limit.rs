@@ -75,7 +75,7 @@ impl Surface {
 
 /// Why a request was not served.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub struct LimitRefusal {
     /// The surface whose limit was hit.
     pub surface: Surface,
     /// Its limit (`concurrency.<surface>`).
@@ -99,7 +99,7 @@ pub enum RefusalReason {
     },
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for LimitRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (surface, limit) = (self.surface.name(), self.limit);
         match self.reason {
@@ -117,9 +117,9 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-impl std::error::Error for Refusal {}
+impl std::error::Error for LimitRefusal {}
 
-impl Refusal {
+impl LimitRefusal {
     /// The config key of the bound that refused: the line's length or its wait.
     pub fn key(&self) -> &'static str {
         match self.reason {
@@ -196,15 +196,15 @@ impl SurfaceLimits {
     }
 
     /// A turn on `surface`: at once when it has room and nobody waits, else after
-    /// the requests ahead in line; a [`Refusal`] when the line is full or the wait
+    /// the requests ahead in line; a [`LimitRefusal`] when the line is full or the wait
     /// runs out. Dropping the future leaves the line.
-    pub async fn enter(&self, surface: Surface) -> Result<Permit, Refusal> {
+    pub async fn enter(&self, surface: Surface) -> Result<Permit, LimitRefusal> {
         self.gates[surface.index()].clone().enter().await
     }
 
     /// Runs `work` (the rest of a request, after its body was read) with a turn on
     /// `surface`, held until the response body is sent; a refusal is answered with
-    /// [`Refusal::into_response`].
+    /// [`LimitRefusal::into_response`].
     pub async fn serve(&self, surface: Surface, work: impl Future<Output = Resp>) -> Resp {
         match self.enter(surface).await {
             Ok(permit) => held(work.await, permit),
@@ -312,7 +312,7 @@ struct Stats {
 }
 
 impl Gate {
-    async fn enter(self: Arc<Self>) -> Result<Permit, Refusal> {
+    async fn enter(self: Arc<Self>) -> Result<Permit, LimitRefusal> {
         let (ticket, granted) = {
             let mut state = self.state.lock().expect("gate lock");
             if state.running < self.limit && state.queue.is_empty() {
@@ -357,8 +357,8 @@ impl Gate {
         }
     }
 
-    fn refusal(&self, reason: RefusalReason) -> Refusal {
-        Refusal {
+    fn refusal(&self, reason: RefusalReason) -> LimitRefusal {
+        LimitRefusal {
             surface: self.surface,
             limit: self.limit,
             reason,

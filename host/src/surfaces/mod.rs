@@ -31,7 +31,7 @@ pub(crate) mod step_accounting;
 pub(crate) mod watched;
 
 pub use body::Body;
-pub use limit::{Permit, Refusal, RefusalReason, Surface, SurfaceLimits, held};
+pub use limit::{LimitRefusal, Permit, RefusalReason, Surface, SurfaceLimits, held};
 pub use mcp::McpState;
 pub use oauth::OAuthState;
 pub use server::{bind, serve};

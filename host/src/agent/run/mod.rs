@@ -39,7 +39,7 @@ use super::tool_result::{ToolResult, result_chunk};
 use super::usage;
 use crate::hub::{CallContext, Caller, Hub, MetaToolRequest};
 use crate::llm::openai::prepare_stream_body;
-use crate::llm::{FinishReason, Llm, Route, StepOptions, StepSummary, ToolCall, UiChunk, Usage};
+use crate::llm::{FinishReason, Llm, ModelToolCall, Route, StepOptions, StepSummary, UiChunk, Usage};
 use crate::race::{Race, race};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;

@@ -107,7 +107,7 @@ impl Runner<'_> {
     /// recorded with the session and asked for (`tool-approval-request`).
     pub(super) async fn run_tools(
         &mut self,
-        calls: &[ToolCall],
+        calls: &[ModelToolCall],
         budget: &mut Budget,
     ) -> Result<ToolsDone, crate::storage::StorageError> {
         let mut tasks: JoinSet<(String, ToolResult)> = JoinSet::new();

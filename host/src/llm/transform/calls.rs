@@ -4,8 +4,8 @@
 //! of the step the parsed input (`tool-input-available`) or why it failed
 //! (`tool-input-error`).
 
+use super::ModelToolCall;
 use super::StepTransformer;
-use super::ToolCall;
 use super::arguments;
 use crate::llm::openai::ToolCallDelta;
 use crate::llm::ui::{Text, UiChunk};
@@ -121,7 +121,12 @@ impl StepTransformer {
         }
     }
 
-    pub(super) fn finalize_call(&self, call: PendingCall, failed: bool, out: &mut Vec<UiChunk>) -> ToolCall {
+    pub(super) fn finalize_call(
+        &self,
+        call: PendingCall,
+        failed: bool,
+        out: &mut Vec<UiChunk>,
+    ) -> ModelToolCall {
         if !call.started {
             out.push(UiChunk::ToolInputStart {
                 tool_call_id: call.id.clone(),
@@ -144,7 +149,7 @@ impl StepTransformer {
                 error_text: e.to_string(),
             }),
         }
-        ToolCall {
+        ModelToolCall {
             id: call.id.into(),
             name: call.name,
             arguments,

@@ -72,7 +72,7 @@ impl Default for StepOptions {
 
 /// A tool call as the model finally sent it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
+pub struct ModelToolCall {
     /// The call id the model gave (the tool result must carry it back).
     pub id: String,
     /// The function the model called (a meta-tool wire name, if it behaves).
@@ -94,7 +94,7 @@ pub struct StepSummary {
     /// All reasoning the model streamed in the step.
     pub reasoning: String,
     /// The tool calls, in the order they started.
-    pub tool_calls: Vec<ToolCall>,
+    pub tool_calls: Vec<ModelToolCall>,
     /// Token counts, when the provider reported them.
     pub usage: Option<Usage>,
     /// The model the provider says answered, when it said.
@@ -382,7 +382,7 @@ impl StepTransformer {
         }
     }
 
-    fn finish_reason(&self, calls: &[ToolCall]) -> FinishReason {
+    fn finish_reason(&self, calls: &[ModelToolCall]) -> FinishReason {
         if self.error.is_some() {
             return FinishReason::Error;
         }

@@ -166,7 +166,7 @@ fn requests_of(payload: &Payload) -> impl Iterator<Item = &Request> {
 
 /// 429 with `Retry-After` and a JSON-RPC error naming the limit, for the single
 /// request (or the first of a batch) that was refused.
-fn busy(payload: &Payload, first: &Request, refusal: limit::Refusal) -> Resp {
+fn busy(payload: &Payload, first: &Request, refusal: limit::LimitRefusal) -> Resp {
     let id = match payload {
         Payload::Single(_) => first.id.clone(),
         Payload::Batch(_) => Value::Null,

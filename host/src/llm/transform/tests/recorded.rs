@@ -102,7 +102,7 @@ fn deepseek_tool_call_in_fragments_after_reasoning() {
     );
     assert_eq!(
         summary.tool_calls,
-        vec![ToolCall {
+        vec![ModelToolCall {
             id: "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF".into(),
             name: "weather".into(),
             arguments: Ok(json!({"location": "San Francisco"}))
