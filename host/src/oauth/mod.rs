@@ -17,8 +17,8 @@ pub(crate) mod cimd;
 mod client;
 pub(crate) mod clients;
 pub(crate) mod grants;
-// Used by the external-issuer verifier; until it is wired only the tests are.
-#[cfg_attr(not(test), allow(dead_code, unused_imports))]
+// Used by the external-issuer verifier; until it is wired only tests use it.
+#[allow(dead_code, unused_imports)]
 pub(crate) mod jwt;
 pub(crate) mod pkce;
 pub(crate) mod redirect;

@@ -5,19 +5,25 @@
 //!
 //! - `token`: parsing a compact JWT, the algorithm allowlist;
 //! - `jwks`: a JSON Web Key Set's RSA, P-256 and Ed25519 keys, and verification;
-//! - `claims`: `iss`, `aud`, `exp` and `nbf` against what the hub expects.
+//! - `claims`: `iss`, `aud`, `exp` and `nbf` against what the hub expects;
+//! - `keys`: an issuer's key set, discovered, cached and refetched (rate limited);
+//! - `fetch`: the documents over the outbound HTTP client, bounded.
 //!
 //! Every refusal is a [`JwtError`], which says why without the token.
 
 mod claims;
+mod fetch;
 mod jwks;
+mod keys;
 mod token;
 
 #[cfg(test)]
 mod tests;
 
 pub(crate) use claims::{Claims, Expect};
+pub(crate) use fetch::{FetchError, HttpFetch};
 pub(crate) use jwks::{Jwks, JwksError, PublicKey};
+pub(crate) use keys::{Fetch, IssuerKeys, KeyPolicy, KeysError, Lookup};
 pub(crate) use token::{Alg, Compact, looks_like_jwt};
 
 use crate::hub::Rejection;
