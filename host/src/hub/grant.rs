@@ -174,6 +174,9 @@ pub enum Rejection {
     RefusedAlgorithm,
     /// Not a well-formed token of its kind.
     Malformed,
+    /// A valid token of an external issuer whose subject maps to no configured
+    /// principal (403: the token is fine, the person is not let in).
+    UnmappedSubject,
 }
 
 impl Rejection {
@@ -193,6 +196,7 @@ impl Rejection {
                 "the access token's algorithm is refused: this hub accepts RS256, ES256 and EdDSA"
             }
             Rejection::Malformed => "the access token is malformed",
+            Rejection::UnmappedSubject => "the access token's subject maps to no principal of this hub",
         }
     }
 }

@@ -4,7 +4,6 @@
 //! entry may allow plain http, for a local identity provider in tests: then only
 //! to loopback addresses, so no token-signing key ever travels in the clear.
 
-use super::keys::Fetch;
 use crate::http_client::{self, ConnectError};
 use bytes::Bytes;
 use http::{Request, StatusCode, header};
@@ -12,6 +11,13 @@ use http_body_util::{BodyExt, Empty, Limited};
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
+
+/// Gets a document: the network in production, a script in tests.
+#[async_trait::async_trait]
+pub(crate) trait Fetch: Send + Sync {
+    /// The body of a 200 answer to `GET url`, bounded in size and time.
+    async fn get(&self, url: &str) -> Result<Bytes, FetchError>;
+}
 
 /// Why a document could not be fetched.
 #[derive(Debug)]

@@ -7,7 +7,7 @@
 //! issuer withdrew stops verifying. One fetch at a time: concurrent requests wait
 //! for it rather than each fetching.
 
-use super::fetch::FetchError;
+use super::fetch::{Fetch, FetchError};
 use super::{Alg, Jwks, JwksError, PublicKey};
 use crate::oauth::Clock;
 use bytes::Bytes;
@@ -15,13 +15,6 @@ use serde::Deserialize;
 use std::fmt;
 use std::sync::Arc;
 use tokio::sync::Mutex;
-
-/// Gets a document: the network in production, a script in tests.
-#[async_trait::async_trait]
-pub(crate) trait Fetch: Send + Sync {
-    /// The body of a 200 answer to `GET url`, bounded in size and time.
-    async fn get(&self, url: &str) -> Result<Bytes, FetchError>;
-}
 
 /// Why an issuer's keys are not at hand.
 #[derive(Debug)]
@@ -165,7 +158,13 @@ impl IssuerKeys {
             }
         };
         let body = self.get(&url).await?;
-        Jwks::parse(&body).map_err(|source| KeysError::Jwks { url, source })
+        let keys = Jwks::parse(&body).map_err(|source| KeysError::Jwks { url, source })?;
+        crate::info!(
+            "oauth: {} usable signing keys of issuer {}",
+            keys.len(),
+            self.policy.issuer
+        );
+        Ok(keys)
     }
 
     /// The `jwks_uri` of the issuer's metadata: OpenID Connect discovery, then

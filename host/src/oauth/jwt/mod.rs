@@ -7,7 +7,8 @@
 //! - `jwks`: a JSON Web Key Set's RSA, P-256 and Ed25519 keys, and verification;
 //! - `claims`: `iss`, `aud`, `exp` and `nbf` against what the hub expects;
 //! - `keys`: an issuer's key set, discovered, cached and refetched (rate limited);
-//! - `fetch`: the documents over the outbound HTTP client, bounded.
+//! - `fetch`: the documents over the outbound HTTP client, bounded;
+//! - `verifier`: [`JwtIssuers`], the hub's token verifier for the issuers.
 //!
 //! Every refusal is a [`JwtError`], which says why without the token.
 
@@ -16,31 +17,20 @@ mod fetch;
 mod jwks;
 mod keys;
 mod token;
+mod verifier;
 
 #[cfg(test)]
 mod tests;
 
 pub(crate) use claims::{Claims, Expect};
-pub(crate) use fetch::{FetchError, HttpFetch};
+pub(crate) use fetch::{Fetch, HttpFetch};
 pub(crate) use jwks::{Jwks, JwksError, PublicKey};
-pub(crate) use keys::{Fetch, IssuerKeys, KeyPolicy, KeysError, Lookup};
+pub(crate) use keys::{IssuerKeys, KeyPolicy, Lookup};
 pub(crate) use token::{Alg, Compact, looks_like_jwt};
+pub(crate) use verifier::JwtIssuers;
 
 use crate::hub::Rejection;
 use std::fmt;
-
-/// The claims of `token` when one of `keys` signed it and its claims say what
-/// `expect` asks at `now_ms`. The algorithm is checked first, then the key, the
-/// signature and only then the claims: nothing unsigned is trusted.
-pub(crate) fn verify(token: &str, keys: &Jwks, expect: &Expect<'_>, now_ms: u64) -> Result<Claims, JwtError> {
-    let compact = Compact::parse(token)?;
-    let key = keys
-        .find(compact.kid.as_deref(), compact.alg)
-        .ok_or(JwtError::UnknownKey)?;
-    compact.verify(key)?;
-    compact.claims.check(expect, now_ms)?;
-    Ok(compact.claims)
-}
 
 /// Which part of a compact JWT was not what it should be.
 #[derive(Debug)]

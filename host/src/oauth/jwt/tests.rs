@@ -8,6 +8,19 @@ use ring::rand::SystemRandom;
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair};
 use serde_json::json;
 
+/// The claims of `token` when one of `keys` signed it and its claims say what
+/// `expect` asks at `now_ms`. The algorithm is checked first, then the key, the
+/// signature and only then the claims: nothing unsigned is trusted.
+fn verify(token: &str, keys: &Jwks, expect: &Expect<'_>, now_ms: u64) -> Result<Claims, JwtError> {
+    let compact = Compact::parse(token)?;
+    let key = keys
+        .find(compact.kid.as_deref(), compact.alg)
+        .ok_or(JwtError::UnknownKey)?;
+    compact.verify(key)?;
+    compact.claims.check(expect, now_ms)?;
+    Ok(compact.claims)
+}
+
 const ISS: &str = "https://id.example.com";
 const AUD: &str = "https://hub.example.com/mcp";
 const NOW: u64 = 1_800_000_000_000;
