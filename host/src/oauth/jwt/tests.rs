@@ -127,6 +127,38 @@ fn ed25519_and_p256_tokens_verify() {
     }
 }
 
+/// RS256: ring cannot generate RSA keys, so a 2048-bit key made for these tests
+/// only (`openssl genpkey -algorithm RSA`, then `openssl rsa -traditional -outform DER`:
+/// ring reads RSAPrivateKey DER) signs.
+#[test]
+fn rsa_tokens_verify_and_refuse_tampering() {
+    let pair =
+        ring::signature::RsaKeyPair::from_der(include_bytes!("testdata/rsa2048-test-only.der")).unwrap();
+    let public = ring::signature::RsaPublicKeyComponents::<Vec<u8>>::from(pair.public());
+    let jwk = json!({"kty": "RSA", "kid": "r", "alg": "RS256",
+        "n": encode_url(&public.n),
+        "e": encode_url(&public.e)});
+    let keys = set(&[jwk]);
+    let input = format!(
+        "{}.{}",
+        encode_url(json!({"alg": "RS256", "kid": "r"}).to_string().as_bytes()),
+        encode_url(claims().to_string().as_bytes())
+    );
+    let mut sig = vec![0; pair.public().modulus_len()];
+    pair.sign(
+        &ring::signature::RSA_PKCS1_SHA256,
+        &SystemRandom::new(),
+        input.as_bytes(),
+        &mut sig,
+    )
+    .unwrap();
+    let token = format!("{input}.{}", encode_url(&sig));
+    verify(&token, &keys, &expect(), NOW).unwrap();
+    sig[10] ^= 1;
+    let bad = format!("{input}.{}", encode_url(&sig));
+    assert_eq!(refusal(&bad, &keys), Rejection::BadSignature);
+}
+
 #[test]
 fn a_tampered_token_or_another_key_is_refused() {
     let signer = Signer::ec();
