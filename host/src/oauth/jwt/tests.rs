@@ -21,9 +21,9 @@ fn verify(token: &str, keys: &Jwks, expect: &Expect<'_>, now_ms: u64) -> Result<
     Ok(compact.claims)
 }
 
-const ISS: &str = "https://id.example.com";
-const AUD: &str = "https://hub.example.com/mcp";
-const NOW: u64 = 1_800_000_000_000;
+pub(super) const ISS: &str = "https://id.example.com";
+pub(super) const AUD: &str = "https://hub.example.com/mcp";
+pub(super) const NOW: u64 = 1_800_000_000_000;
 
 fn expect() -> Expect<'static> {
     Expect {
@@ -34,18 +34,18 @@ fn expect() -> Expect<'static> {
 }
 
 /// A signer for one of the test keys, and its JWK.
-enum Signer {
+pub(super) enum Signer {
     Ed(Ed25519KeyPair),
     Ec(EcdsaKeyPair),
 }
 
 impl Signer {
-    fn ed() -> Signer {
+    pub(super) fn ed() -> Signer {
         let doc = Ed25519KeyPair::generate_pkcs8(&SystemRandom::new()).unwrap();
         Signer::Ed(Ed25519KeyPair::from_pkcs8(doc.as_ref()).unwrap())
     }
 
-    fn ec() -> Signer {
+    pub(super) fn ec() -> Signer {
         let rng = SystemRandom::new();
         let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
         Signer::Ec(EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, doc.as_ref(), &rng).unwrap())
@@ -58,7 +58,7 @@ impl Signer {
         }
     }
 
-    fn jwk(&self, kid: &str) -> serde_json::Value {
+    pub(super) fn jwk(&self, kid: &str) -> serde_json::Value {
         match self {
             Signer::Ed(k) => {
                 json!({"kty": "OKP", "crv": "Ed25519", "kid": kid, "x": encode_url(k.public_key().as_ref())})
@@ -88,12 +88,12 @@ impl Signer {
         format!("{input}.{}", encode_url(&sig))
     }
 
-    fn token(&self, kid: &str, claims: serde_json::Value) -> String {
+    pub(super) fn token(&self, kid: &str, claims: serde_json::Value) -> String {
         self.sign(json!({"alg": self.alg(), "kid": kid, "typ": "at+jwt"}), claims)
     }
 }
 
-fn claims() -> serde_json::Value {
+pub(super) fn claims() -> serde_json::Value {
     json!({"iss": ISS, "aud": AUD, "sub": "u1", "email": "alice@example.com",
            "exp": NOW / 1000 + 300, "nbf": NOW / 1000 - 10})
 }

@@ -140,3 +140,7 @@ impl TokenVerifier for JwtIssuers {
         Some(self.check(token, resource).await)
     }
 }
+
+#[cfg(test)]
+#[path = "verifier_tests.rs"]
+mod tests;
