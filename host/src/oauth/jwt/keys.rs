@@ -4,8 +4,9 @@
 //! issuer rotated its keys), at most once per `refetch_ms` whatever the outcome,
 //! so a stream of tokens with made-up `kid`s cannot make the hub hammer the
 //! issuer. A set older than `max_age_ms` is fetched again before use, so a key the
-//! issuer withdrew stops verifying. One fetch at a time: concurrent requests wait
-//! for it rather than each fetching.
+//! issuer withdrew stops verifying. One fetch at a time: concurrent requests that
+//! need it wait for it rather than each fetching, and those the cache answers do
+//! not wait at all.
 
 use super::fetch::{Fetch, FetchError};
 use super::{Alg, Jwks, JwksError, PublicKey};
@@ -14,7 +15,6 @@ use bytes::Bytes;
 use serde::Deserialize;
 use std::fmt;
 use std::sync::Arc;
-use tokio::sync::Mutex;
 
 /// Why an issuer's keys are not at hand.
 #[derive(Debug)]
@@ -90,7 +90,11 @@ pub(crate) struct IssuerKeys {
     policy: KeyPolicy,
     fetch: Arc<dyn Fetch>,
     clock: Clock,
-    state: Mutex<State>,
+    /// The cache, never held across an await: a look-up the cache answers does
+    /// not wait for a fetch in progress.
+    state: std::sync::Mutex<State>,
+    /// Held for the length of a fetch, so there is one at a time.
+    fetching: tokio::sync::Mutex<()>,
 }
 
 #[derive(Deserialize)]
@@ -114,46 +118,71 @@ impl IssuerKeys {
             policy,
             fetch,
             clock,
-            state: Mutex::new(State::default()),
+            state: std::sync::Mutex::new(State::default()),
+            fetching: tokio::sync::Mutex::new(()),
         }
     }
 
     /// The key for a token signed with `alg` under `kid`.
     pub(crate) async fn key(&self, kid: Option<&str>, alg: Alg) -> Result<Lookup, KeysError> {
-        let mut state = self.state.lock().await;
+        if let Some(answer) = self.cached(kid, alg) {
+            return answer;
+        }
+        // One fetch at a time; whoever waited for it looks again first.
+        let _fetching = self.fetching.lock().await;
+        if let Some(answer) = self.cached(kid, alg) {
+            return answer;
+        }
         let now = (self.clock)();
-        let fresh = state.keys.is_some() && now.saturating_sub(state.fetched_at) < self.policy.max_age_ms;
-        if fresh && let Some(key) = state.keys.as_ref().and_then(|k| k.find(kid, alg)) {
-            return Ok(Lookup::Found(key.clone()));
-        }
-        let due = state
-            .tried_at
-            .is_none_or(|at| now.saturating_sub(at) >= self.policy.refetch_ms);
-        if !due {
-            // Not due: an old set still answers (better than nothing while the
-            // issuer is unreachable), a missing one cannot.
-            return match state.keys.as_ref() {
-                Some(keys) => Ok(keys
-                    .find(kid, alg)
-                    .cloned()
-                    .map_or(Lookup::Unknown, Lookup::Found)),
-                None => Err(KeysError::Backoff),
-            };
-        }
-        state.tried_at = Some(now);
-        let keys = self.fetch_keys(&mut state).await?;
+        let discovered = {
+            let mut state = self.lock();
+            state.tried_at = Some(now);
+            state.discovered.clone()
+        };
+        let keys = self.fetch_keys(discovered).await?;
         let found = keys.find(kid, alg).cloned();
+        let mut state = self.lock();
         state.keys = Some(keys);
         state.fetched_at = now;
         Ok(found.map_or(Lookup::Unknown, Lookup::Found))
     }
 
-    async fn fetch_keys(&self, state: &mut State) -> Result<Jwks, KeysError> {
-        let url = match (&self.policy.jwks_uri, &state.discovered) {
-            (Some(url), _) | (None, Some(url)) => url.clone(),
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The answer the cached set gives without fetching, `None` when a fetch is due.
+    fn cached(&self, kid: Option<&str>, alg: Alg) -> Option<Result<Lookup, KeysError>> {
+        let state = self.lock();
+        let now = (self.clock)();
+        let fresh = state.keys.is_some() && now.saturating_sub(state.fetched_at) < self.policy.max_age_ms;
+        if fresh && let Some(key) = state.keys.as_ref().and_then(|k| k.find(kid, alg)) {
+            return Some(Ok(Lookup::Found(key.clone())));
+        }
+        let due = state
+            .tried_at
+            .is_none_or(|at| now.saturating_sub(at) >= self.policy.refetch_ms);
+        if due {
+            return None;
+        }
+        // Not due: an old set still answers (better than nothing while the
+        // issuer is unreachable), a missing one cannot.
+        Some(match state.keys.as_ref() {
+            Some(keys) => Ok(keys
+                .find(kid, alg)
+                .cloned()
+                .map_or(Lookup::Unknown, Lookup::Found)),
+            None => Err(KeysError::Backoff),
+        })
+    }
+
+    async fn fetch_keys(&self, discovered: Option<String>) -> Result<Jwks, KeysError> {
+        let url = match (&self.policy.jwks_uri, discovered) {
+            (Some(url), _) => url.clone(),
+            (None, Some(url)) => url,
             (None, None) => {
                 let url = self.discover().await?;
-                state.discovered = Some(url.clone());
+                self.lock().discovered = Some(url.clone());
                 url
             }
         };

@@ -175,3 +175,56 @@ fn rfc8414_urls_insert_the_well_known_prefix() {
         "https://id.example.com/.well-known/oauth-authorization-server/a/b"
     );
 }
+
+/// Answers at once the first time, then only when released.
+struct Gate {
+    calls: AtomicU64,
+    release: tokio::sync::Notify,
+}
+
+#[async_trait::async_trait]
+impl Fetch for Gate {
+    async fn get(&self, _url: &str) -> Result<Bytes, FetchError> {
+        if self.calls.fetch_add(1, Ordering::SeqCst) > 0 {
+            self.release.notified().await;
+        }
+        Ok(Bytes::from(json!({"keys": [ed_key("a", 1)]}).to_string()))
+    }
+}
+
+#[tokio::test]
+async fn a_cached_key_does_not_wait_for_a_fetch_in_progress() {
+    let gate = Arc::new(Gate {
+        calls: AtomicU64::new(0),
+        release: tokio::sync::Notify::new(),
+    });
+    let now = Arc::new(AtomicU64::new(0));
+    let clock = now.clone();
+    let keys = Arc::new(IssuerKeys::new(
+        KeyPolicy {
+            issuer: ISS.into(),
+            jwks_uri: Some("https://id.example.com/jwks".into()),
+            refetch_ms: 1,
+            max_age_ms: 3_600_000,
+        },
+        gate.clone(),
+        Arc::new(move || clock.load(Ordering::SeqCst)),
+    ));
+    assert!(found(&keys, "a").await);
+    now.store(10, Ordering::SeqCst);
+    let waiting = {
+        let keys = keys.clone();
+        tokio::spawn(async move {
+            keys.key(Some("b"), Alg::EdDsa)
+                .await
+                .map(|l| matches!(l, Lookup::Found(_)))
+        })
+    };
+    while gate.calls.load(Ordering::SeqCst) < 2 {
+        tokio::task::yield_now().await;
+    }
+    // The fetch for "b" is stuck; "a" is answered from the cache meanwhile.
+    assert!(found(&keys, "a").await);
+    gate.release.notify_one();
+    assert!(!waiting.await.unwrap().unwrap());
+}
