@@ -37,8 +37,8 @@ struct Header {
     crit: Option<serde_json::Value>,
 }
 
-/// A decoded compact JWT whose signature is not yet verified.
-#[derive(Debug)]
+/// A decoded compact JWT whose signature is not yet verified. Not `Debug`: it
+/// holds the token, which must never reach a log.
 pub(crate) struct Compact<'a> {
     /// The header's algorithm, one the hub accepts.
     pub(crate) alg: Alg,
