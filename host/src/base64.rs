@@ -1,7 +1,7 @@
 //! Standard base64 (RFC 4648 with padding), both ways: MCP's `=?base64?…?=`
 //! header values and the registry credentials of Docker config files and HTTP
-//! Basic auth; and the URL-safe unpadded alphabet one way (OAuth secrets and PKCE
-//! challenges). A few lines here rather than a crate (the dependency budget).
+//! Basic auth; and the URL-safe unpadded alphabet both ways (OAuth secrets and PKCE
+//! challenges out, JWT segments and JWK members in). A few lines here rather than a crate (the dependency budget).
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -74,6 +74,26 @@ pub(crate) fn decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Strict URL-safe base64 without padding (RFC 7515 §2's base64url): JWT segments
+/// and JWK members. Padding and the standard alphabet's `+`/`/` are refused.
+pub(crate) fn decode_url(s: &str) -> Option<Vec<u8>> {
+    if s.bytes().any(|c| matches!(c, b'+' | b'/' | b'=')) || s.len() % 4 == 1 {
+        return None;
+    }
+    let mut standard: String = s
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    while !standard.len().is_multiple_of(4) {
+        standard.push('=');
+    }
+    decode(&standard)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +112,18 @@ mod tests {
             );
         }
         assert_eq!(encode(b"user:pass"), "dXNlcjpwYXNz");
+    }
+
+    #[test]
+    fn url_safe_round_trips_and_refuses_the_standard_alphabet() {
+        for bytes in [&b""[..], b"a", b"ab", b"abc", &[0xfb, 0xff, 0xfe], &[0xff; 7]] {
+            assert_eq!(decode_url(&encode_url(bytes)).unwrap(), bytes);
+        }
+        assert_eq!(decode_url("-_8"), Some(vec![0xfb, 0xff]));
+        assert_eq!(decode_url("+/8"), None);
+        assert_eq!(decode_url("YQ=="), None);
+        assert_eq!(decode_url("YWJjZ"), None);
+        // Non-canonical trailing bits are refused, as in `decode`.
+        assert_eq!(decode_url("YR"), None);
     }
 }

@@ -13,6 +13,7 @@ mod approvals;
 mod concurrency;
 mod distribution;
 mod error;
+mod issuers;
 mod limits;
 mod models;
 mod oauth;
@@ -28,6 +29,7 @@ pub use distribution::{
     parse_public_key,
 };
 pub use error::ConfigError;
+pub use issuers::IssuerConfig;
 pub use limits::Limits;
 pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
 pub use oauth::OAuthConfig;
@@ -533,7 +535,10 @@ impl Config {
             .or_else(|| self.concurrency.mismatch())
             .or_else(|| self.accounting.mismatch())
             .or_else(|| self.storage.mismatch())
-            .or_else(|| self.oauth.mismatch(!self.tokens.is_empty()))
+            .or_else(|| {
+                let names: Vec<&str> = self.tokens.iter().map(|t| t.name.as_str()).collect();
+                self.oauth.mismatch(&names)
+            })
     }
 }
 

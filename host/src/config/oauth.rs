@@ -4,6 +4,7 @@
 //! that send a configured header keep doing so. The protocol is `crate::oauth`'s;
 //! this is the shape of the file and the limits every refusal names.
 
+use super::IssuerConfig;
 use serde::Deserialize;
 
 /// The `[oauth]` section.
@@ -43,6 +44,8 @@ pub struct OAuthConfig {
     pub client_metadata_timeout_ms: u64,
     /// How long a fetched metadata document is used before it is fetched again, in seconds.
     pub client_metadata_cache_secs: u64,
+    /// External identity providers whose JWT access tokens are accepted.
+    pub issuers: Vec<IssuerConfig>,
 }
 
 impl Default for OAuthConfig {
@@ -63,6 +66,7 @@ impl Default for OAuthConfig {
             client_metadata_max_kb: 5,
             client_metadata_timeout_ms: 5000,
             client_metadata_cache_secs: 300,
+            issuers: Vec::new(),
         }
     }
 }
@@ -79,8 +83,12 @@ impl OAuthConfig {
     }
 
     /// The first value that cannot work, said for the operator.
-    pub(super) fn mismatch(&self, has_tokens: bool) -> Option<String> {
+    pub(super) fn mismatch(&self, tokens: &[&str]) -> Option<String> {
+        let has_tokens = !tokens.is_empty();
         if !self.enabled() {
+            if !self.issuers.is_empty() {
+                return Some("oauth.issuers needs oauth.public_url (the hub's external URL)".into());
+            }
             return self
                 .builtin
                 .then(|| "oauth.builtin needs oauth.public_url (the hub's external URL)".into());
@@ -123,6 +131,24 @@ impl OAuthConfig {
             if value == 0 {
                 return Some(format!("{key} must be greater than 0"));
             }
+        }
+        if let Some(problem) = self
+            .issuers
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| c.mismatch(i, tokens))
+        {
+            return Some(problem);
+        }
+        if let Some(i) = self
+            .issuers
+            .iter()
+            .enumerate()
+            .position(|(i, c)| self.issuers[..i].iter().any(|o| o.issuer == c.issuer))
+        {
+            return Some(format!(
+                "oauth.issuers[{i}].issuer names the same issuer as an earlier entry"
+            ));
         }
         if self.client_metadata_http && !self.client_metadata_private {
             return Some(

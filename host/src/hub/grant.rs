@@ -161,6 +161,22 @@ pub enum Rejection {
     Revoked,
     /// Its principal is no longer a configured token.
     UnknownPrincipal,
+    /// Its `nbf` is still in the future.
+    NotYetValid,
+    /// Issued by an issuer this hub does not trust.
+    WrongIssuer,
+    /// Signed with a key the issuer does not publish.
+    UnknownKey,
+    /// The signature does not verify.
+    BadSignature,
+    /// Signed with an algorithm the hub refuses (`none`, HMAC, anything else
+    /// than RS256, ES256 and EdDSA).
+    RefusedAlgorithm,
+    /// Not a well-formed token of its kind.
+    Malformed,
+    /// A valid token of an external issuer whose subject maps to no configured
+    /// principal (403: the token is fine, the person is not let in).
+    UnmappedSubject,
 }
 
 impl Rejection {
@@ -172,6 +188,15 @@ impl Rejection {
             Rejection::WrongAudience => "the access token was issued for another resource",
             Rejection::Revoked => "the access token was revoked",
             Rejection::UnknownPrincipal => "the access token's principal is no longer configured",
+            Rejection::NotYetValid => "the access token is not valid yet",
+            Rejection::WrongIssuer => "the access token was issued by an issuer this hub does not trust",
+            Rejection::UnknownKey => "the access token was signed with a key its issuer does not publish",
+            Rejection::BadSignature => "the access token's signature does not verify",
+            Rejection::RefusedAlgorithm => {
+                "the access token's algorithm is refused: this hub accepts RS256, ES256 and EdDSA"
+            }
+            Rejection::Malformed => "the access token is malformed",
+            Rejection::UnmappedSubject => "the access token's subject maps to no principal of this hub",
         }
     }
 }

@@ -1,8 +1,9 @@
 //! OAuth 2.1 for remote clients: the hub's built-in authorization server
-//! (`oauth.builtin = true`) and the verification of the access tokens it issues.
+//! (`oauth.builtin = true`) and the verification of the access tokens it issues,
+//! and of the JWT access tokens of external identity providers (`[[oauth.issuers]]`).
 //! The HTTP routes are `crate::surfaces::oauth`'s; the decision whether a request
-//! may run is still the hub's (`crate::hub::auth`), which asks [`Issuer`] as one
-//! of its token verifiers.
+//! may run is still the hub's (`crate::hub::auth`), which asks [`Issuer`] and
+//! [`JwtIssuers`] as its token verifiers.
 //!
 //! - `secret`: random secrets and the digests they are stored under;
 //! - `pkce`: S256 challenges and verifiers; `redirect`: redirect URI rules;
@@ -10,12 +11,14 @@
 //! - `grants`: codes, access and refresh tokens, rotation, revocation, verification;
 //! - `client`: what is known of a client; `clients`: dynamic client registration (RFC 7591), its rate limit and cap,
 //!   and client lookup; `cimd`: client ID metadata documents, fetched and cached;
-//! - `signin`: one-time sign-in codes an operator creates for a principal.
+//! - `signin`: one-time sign-in codes an operator creates for a principal;
+//! - `jwt`: JWT access tokens of external identity providers, checked against their keys.
 
 pub(crate) mod cimd;
 mod client;
 pub(crate) mod clients;
 pub(crate) mod grants;
+pub(crate) mod jwt;
 pub(crate) mod pkce;
 pub(crate) mod redirect;
 mod secret;
@@ -31,6 +34,7 @@ use std::sync::Arc;
 
 pub(crate) use clients::Clients;
 pub(crate) use grants::Issuer;
+pub(crate) use jwt::JwtIssuers;
 pub(crate) use signin::SignInCodes;
 
 /// The wall clock in Unix milliseconds (tests move their own).

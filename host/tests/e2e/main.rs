@@ -29,6 +29,7 @@ mod mcp_approvals;
 mod mcp_binary;
 mod oauth_clients;
 mod oauth_flow;
+mod oauth_issuers;
 mod plugin_contract;
 mod plugin_trust;
 mod runtime_adversarial;

@@ -279,6 +279,7 @@ impl AuthError {
     /// Stable code for the JSON error body.
     pub fn code(&self) -> &'static str {
         match self {
+            AuthError::Rejected(Rejection::UnmappedSubject) => "forbidden",
             AuthError::MissingToken | AuthError::InvalidToken | AuthError::Rejected(_) => "unauthorized",
             AuthError::NotLoopback { .. } | AuthError::InsufficientScope { .. } => "forbidden",
         }

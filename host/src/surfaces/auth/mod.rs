@@ -2,15 +2,16 @@
 //! token read from `Authorization`, the hub's verdict on it (its tokens, OAuth
 //! grants, or the loopback-only rule when none are configured), and the one
 //! refusal every surface sends: 401 with an RFC 6750 challenge for a missing or
-//! refused token, 403 for a token without the route's scope (`insufficient_scope`)
-//! and for a non-loopback client of a hub without tokens. With `[oauth]` on, every
+//! refused token, 403 for a token without the route's scope (`insufficient_scope`),
+//! for an external issuer's token whose subject maps to no principal, and for a
+//! non-loopback client of a hub without tokens. With `[oauth]` on, every
 //! challenge also points to the protected resource metadata (RFC 9728) and names
 //! the scope the route needs. Only the body differs by surface (the hub's JSON
 //! error shape, a JSON-RPC error on `/mcp`, Anthropic's on `/v1/messages`).
 
 use super::App;
 use super::respond::{self, Resp};
-use crate::hub::{AuthError, Caller, Credentials, Hub, Resource, Scope};
+use crate::hub::{AuthError, Caller, Credentials, Hub, Rejection, Resource, Scope};
 use http::{HeaderMap, HeaderValue, Request, StatusCode, header};
 use serde_json::Value;
 use std::net::SocketAddr;
@@ -121,6 +122,9 @@ impl Refusal {
     /// tokens, 401 otherwise.
     pub(crate) fn status(&self) -> StatusCode {
         match self.error {
+            // A valid token whose person this hub does not know: authenticating
+            // again as the same person cannot help.
+            AuthError::Rejected(Rejection::UnmappedSubject) => StatusCode::FORBIDDEN,
             AuthError::NotLoopback { .. } | AuthError::InsufficientScope { .. } => StatusCode::FORBIDDEN,
             AuthError::MissingToken | AuthError::InvalidToken | AuthError::Rejected(_) => {
                 StatusCode::UNAUTHORIZED

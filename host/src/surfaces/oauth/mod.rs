@@ -21,8 +21,9 @@ mod token;
 use super::App;
 use super::respond::{self, Resp};
 use crate::config::Config;
+use crate::hub::TokenVerifier;
 use crate::hub::{Caller, Hub, Resource, Scope};
-use crate::oauth::AuthServer;
+use crate::oauth::{AuthServer, JwtIssuers};
 use crate::storage::{Backend, StorageError};
 use http::{HeaderValue, Method, Request, StatusCode, header};
 use hyper::body::Incoming;
@@ -36,27 +37,41 @@ pub struct OAuthState {
     base: Option<String>,
     /// The built-in authorization server (`oauth.builtin`).
     server: Option<Arc<AuthServer>>,
+    /// The authorization servers the resource metadata names: the hub itself
+    /// when builtin, and the `[[oauth.issuers]]`.
+    servers: Vec<String>,
 }
 
 impl OAuthState {
     /// The routes of `config`: nothing when `[oauth]` is off; with `oauth.builtin`,
-    /// the authorization server over `backend`'s store, whose tokens `hub` accepts
-    /// from now on.
+    /// the authorization server over `backend`'s store; `hub` accepts its tokens
+    /// and those of the `[[oauth.issuers]]` from now on.
     pub async fn open(config: &Config, hub: &Hub, backend: &Backend) -> Result<OAuthState, StorageError> {
         if !config.oauth.enabled() {
             return Ok(OAuthState::default());
         }
+        let mut verifiers: Vec<Arc<dyn TokenVerifier>> = Vec::new();
+        let mut servers = Vec::new();
         let server = match config.oauth.builtin {
             true => {
                 let server = Arc::new(AuthServer::open(&config.oauth, backend).await?);
-                hub.accept_grants(vec![server.issuer.clone()]);
+                verifiers.push(server.issuer.clone());
+                servers.push(config.oauth.base().to_string());
                 Some(server)
             }
             false => None,
         };
+        if let Some(issuers) = JwtIssuers::from_config(&config.oauth) {
+            servers.extend(issuers.identifiers());
+            verifiers.push(Arc::new(issuers));
+        }
+        if !verifiers.is_empty() {
+            hub.accept_grants(verifiers);
+        }
         Ok(OAuthState {
             base: Some(config.oauth.base().to_string()),
             server,
+            servers,
         })
     }
 }
@@ -120,7 +135,7 @@ pub(crate) async fn handle(app: &App, req: Request<Incoming>, segments: &[&str])
     };
     let route = match endpoint {
         Endpoint::ResourceMetadata(resource) => {
-            return resource_metadata(base, state.server.is_some(), resource);
+            return resource_metadata(base, &state.servers, resource);
         }
         Endpoint::Builtin(route) => route,
     };
@@ -160,8 +175,7 @@ pub(crate) async fn signin_code(app: &App, req: Request<Incoming>, caller: &Call
 }
 
 /// RFC 9728 metadata of `resource`.
-fn resource_metadata(base: &str, builtin: bool, resource: Resource) -> Resp {
-    let servers: Vec<&str> = if builtin { vec![base] } else { vec![] };
+fn resource_metadata(base: &str, servers: &[String], resource: Resource) -> Resp {
     let scopes: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
     public(respond::json(
         StatusCode::OK,

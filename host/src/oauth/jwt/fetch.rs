@@ -1,0 +1,218 @@
+//! Issuer documents (metadata, key sets) over the outbound HTTP client: https
+//! only, to public addresses (the ones dialed are the ones checked, so DNS cannot
+//! change its answer in between), at most `max_bytes` within `timeout`. An issuer
+//! entry may allow plain http, for a local identity provider in tests: then only
+//! to loopback addresses, so no token-signing key ever travels in the clear.
+
+use crate::http_client::{self, ConnectError};
+use bytes::Bytes;
+use http::{Request, StatusCode, header};
+use http_body_util::{BodyExt, Empty, Limited};
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+/// Gets a document: the network in production, a script in tests.
+#[async_trait::async_trait]
+pub(crate) trait Fetch: Send + Sync {
+    /// The body of a 200 answer to `GET url`, bounded in size and time.
+    async fn get(&self, url: &str) -> Result<Bytes, FetchError>;
+}
+
+/// Why a document could not be fetched.
+#[derive(Debug)]
+pub(crate) enum FetchError {
+    /// Not an https URL (or http where allowed) with a host.
+    BadUrl,
+    /// The host does not resolve.
+    Resolve(std::io::Error),
+    /// It resolves to an address the policy refuses.
+    Address(IpAddr),
+    /// No connection.
+    Connect(ConnectError),
+    /// The HTTP exchange failed.
+    Http(hyper::Error),
+    /// Not 200.
+    Status(StatusCode),
+    /// Larger than the limit.
+    TooLarge { max_bytes: usize },
+    /// Slower than the limit.
+    Timeout { after: Duration },
+}
+
+impl fmt::Display for FetchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FetchError::BadUrl => f.write_str("not an https URL with a host"),
+            FetchError::Resolve(e) => write!(f, "its host does not resolve: {e}"),
+            FetchError::Address(ip) => {
+                write!(f, "its host resolves to {ip}, which the issuer's policy refuses")
+            }
+            FetchError::Connect(e) => write!(f, "cannot connect: {e}"),
+            FetchError::Http(e) => write!(f, "the request failed: {e}"),
+            FetchError::Status(s) => write!(f, "it answered {s}"),
+            FetchError::TooLarge { max_bytes } => write!(f, "it is larger than {max_bytes} bytes"),
+            FetchError::Timeout { after } => write!(f, "no answer within {} ms", after.as_millis()),
+        }
+    }
+}
+
+impl std::error::Error for FetchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FetchError::Resolve(e) => Some(e),
+            FetchError::Connect(e) => Some(e),
+            FetchError::Http(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// The network [`Fetch`].
+#[derive(Debug, Clone)]
+pub(crate) struct HttpFetch {
+    /// Plain http to loopback allowed (local testing).
+    pub(crate) loopback_http: bool,
+    pub(crate) max_bytes: usize,
+    pub(crate) timeout: Duration,
+}
+
+struct Target<'u> {
+    tls: bool,
+    host: &'u str,
+    port: u16,
+    authority: &'u str,
+    path: &'u str,
+}
+
+fn target(url: &str, loopback_http: bool) -> Result<Target<'_>, FetchError> {
+    let (tls, rest) = match (url.strip_prefix("https://"), url.strip_prefix("http://")) {
+        (Some(rest), _) => (true, rest),
+        (None, Some(rest)) if loopback_http => (false, rest),
+        _ => return Err(FetchError::BadUrl),
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    if authority.is_empty() || authority.contains('@') || url.contains('#') {
+        return Err(FetchError::BadUrl);
+    }
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (h, tail) = v6.split_once(']').ok_or(FetchError::BadUrl)?;
+            (h, tail.strip_prefix(':'))
+        }
+        None => match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        },
+    };
+    let port = match port {
+        Some(p) => p.parse().map_err(|_| FetchError::BadUrl)?,
+        None if tls => 443,
+        None => 80,
+    };
+    let path = if path.is_empty() { "/" } else { path };
+    Ok(Target {
+        tls,
+        host,
+        port,
+        authority,
+        path,
+    })
+}
+
+#[async_trait::async_trait]
+impl Fetch for HttpFetch {
+    async fn get(&self, url: &str) -> Result<Bytes, FetchError> {
+        let to = target(url, self.loopback_http)?;
+        tokio::time::timeout(self.timeout, self.fetch(&to))
+            .await
+            .map_err(|_| FetchError::Timeout { after: self.timeout })?
+    }
+}
+
+impl HttpFetch {
+    async fn fetch(&self, to: &Target<'_>) -> Result<Bytes, FetchError> {
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((to.host, to.port))
+            .await
+            .map_err(FetchError::Resolve)?
+            .collect();
+        let allowed = |ip: IpAddr| {
+            if to.tls {
+                http_client::is_public(ip)
+            } else {
+                ip.is_loopback()
+            }
+        };
+        if let Some(bad) = addrs.iter().find(|a| !allowed(a.ip())) {
+            return Err(FetchError::Address(bad.ip()));
+        }
+        let tcp = http_client::connect_tcp(addrs)
+            .await
+            .map_err(FetchError::Connect)?;
+        let stream = http_client::wrap(tcp, to.tls.then_some(to.host))
+            .await
+            .map_err(FetchError::Connect)?;
+        let (mut sender, conn) = http_client::handshake(stream).await.map_err(FetchError::Http)?;
+        tokio::spawn(conn);
+        let req = Request::get(to.path)
+            .header(header::HOST, to.authority)
+            .header(header::ACCEPT, "application/json")
+            .body(Empty::<Bytes>::new())
+            .map_err(|_| FetchError::BadUrl)?;
+        let resp = sender.send_request(req).await.map_err(FetchError::Http)?;
+        if resp.status() != StatusCode::OK {
+            return Err(FetchError::Status(resp.status()));
+        }
+        let max_bytes = self.max_bytes;
+        let body = Limited::new(resp.into_body(), max_bytes)
+            .collect()
+            .await
+            .map_err(|e| match e.downcast::<hyper::Error>() {
+                Ok(e) => FetchError::Http(*e),
+                Err(_) => FetchError::TooLarge { max_bytes },
+            })?;
+        Ok(body.to_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_https_unless_loopback_http_is_allowed() {
+        assert!(matches!(
+            target("http://127.0.0.1:9/jwks", false),
+            Err(FetchError::BadUrl)
+        ));
+        let t = target("http://127.0.0.1:9/jwks", true).unwrap();
+        assert!(!t.tls && t.host == "127.0.0.1" && t.port == 9 && t.path == "/jwks");
+        let t = target("https://id.example.com", false).unwrap();
+        assert!(t.tls && t.port == 443 && t.path == "/" && t.authority == "id.example.com");
+        let t = target("https://[::1]:8443/k?x=1", false).unwrap();
+        assert!(t.host == "::1" && t.port == 8443 && t.path == "/k?x=1");
+        for bad in [
+            "ftp://x/",
+            "https://",
+            "https://u@x/",
+            "https://x/#f",
+            "https://x:port/",
+        ] {
+            assert!(matches!(target(bad, true), Err(FetchError::BadUrl)), "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn https_to_a_private_address_is_refused() {
+        let fetch = HttpFetch {
+            loopback_http: false,
+            max_bytes: 1024,
+            timeout: Duration::from_secs(5),
+        };
+        let err = fetch.get("https://127.0.0.1:9/jwks").await.unwrap_err();
+        assert!(
+            matches!(err, FetchError::Address(ip) if ip.is_loopback()),
+            "{err}"
+        );
+    }
+}
