@@ -9,12 +9,16 @@
 //!
 //! - `tls`: the shared client configuration and server-name rules;
 //! - `stream`: [`Stream`], plain TCP or TLS behind one type;
-//! - `public`: [`is_public`], which resolved addresses are public.
+//! - `public`: [`is_public`], which resolved addresses are public;
+//! - `document`: [`get_document`], one small JSON document by GET, its addresses
+//!   checked by the caller's rule and its size bounded.
 
+mod document;
 mod public;
 mod stream;
 mod tls;
 
+pub(crate) use document::{DocumentError, DocumentUrl, get_document};
 pub(crate) use public::is_public;
 
 pub(crate) use stream::Stream;

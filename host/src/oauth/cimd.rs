@@ -10,13 +10,12 @@
 
 use super::client::ClientInfo;
 use super::redirect::{self, BadRedirect};
-use crate::http_client::{self, ConnectError};
+use crate::http_client::{self, ConnectError, DocumentError, DocumentUrl};
 use bytes::Bytes;
-use http::{Request, StatusCode, header};
-use http_body_util::{BodyExt, Empty, Limited};
+use http::StatusCode;
 use serde::Deserialize;
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -276,39 +275,29 @@ impl MetadataDocs {
     }
 
     async fn fetch(&self, to: &Location<'_>) -> Result<Bytes, DocError> {
-        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((to.host, to.port))
-            .await
-            .map_err(DocError::Resolve)?
-            .collect();
-        if !self.policy.private
-            && let Some(bad) = addrs.iter().find(|a| !http_client::is_public(a.ip()))
-        {
-            return Err(DocError::Private(bad.ip()));
-        }
-        let tcp = http_client::connect_tcp(addrs).await.map_err(DocError::Connect)?;
-        let stream = http_client::wrap(tcp, to.tls.then_some(to.host))
-            .await
-            .map_err(DocError::Connect)?;
-        let (mut sender, conn) = http_client::handshake(stream).await.map_err(DocError::Http)?;
-        tokio::spawn(conn);
-        let req = Request::get(to.target)
-            .header(header::HOST, to.authority)
-            .header(header::ACCEPT, "application/json")
-            .body(Empty::<Bytes>::new())
-            .expect("a GET of a checked path builds");
-        let resp = sender.send_request(req).await.map_err(DocError::Http)?;
-        if resp.status() != StatusCode::OK {
-            return Err(DocError::Status(resp.status()));
-        }
-        let max_bytes = self.policy.max_bytes;
-        let body = Limited::new(resp.into_body(), max_bytes)
-            .collect()
-            .await
-            .map_err(|e| match e.downcast::<hyper::Error>() {
-                Ok(e) => DocError::Http(*e),
-                Err(_) => DocError::TooLarge { max_bytes },
-            })?;
-        Ok(body.to_bytes())
+        let url = DocumentUrl {
+            tls: to.tls,
+            host: to.host,
+            port: to.port,
+            authority: to.authority,
+            target: to.target,
+        };
+        let private = self.policy.private;
+        http_client::get_document(
+            &url,
+            |ip| private || http_client::is_public(ip),
+            self.policy.max_bytes,
+        )
+        .await
+        .map_err(|e| match e {
+            DocumentError::Target => DocError::BadUrl("a path that is not a valid request target"),
+            DocumentError::Resolve(e) => DocError::Resolve(e),
+            DocumentError::Refused(ip) => DocError::Private(ip),
+            DocumentError::Connect(e) => DocError::Connect(e),
+            DocumentError::Http(e) => DocError::Http(e),
+            DocumentError::Status(s) => DocError::Status(s),
+            DocumentError::TooLarge { max_bytes } => DocError::TooLarge { max_bytes },
+        })
     }
 }
 

@@ -4,12 +4,11 @@
 //! entry may allow plain http, for a local identity provider in tests: then only
 //! to loopback addresses, so no token-signing key ever travels in the clear.
 
-use crate::http_client::{self, ConnectError};
+use crate::http_client::{self, ConnectError, DocumentError, DocumentUrl};
 use bytes::Bytes;
-use http::{Request, StatusCode, header};
-use http_body_util::{BodyExt, Empty, Limited};
+use http::StatusCode;
 use std::fmt;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::time::Duration;
 
 /// Gets a document: the network in production, a script in tests.
@@ -132,46 +131,33 @@ impl Fetch for HttpFetch {
 
 impl HttpFetch {
     async fn fetch(&self, to: &Target<'_>) -> Result<Bytes, FetchError> {
-        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((to.host, to.port))
-            .await
-            .map_err(FetchError::Resolve)?
-            .collect();
+        let url = DocumentUrl {
+            tls: to.tls,
+            host: to.host,
+            port: to.port,
+            authority: to.authority,
+            target: to.path,
+        };
+        // https to public addresses; plain http (when allowed) to loopback only.
+        let tls = to.tls;
         let allowed = |ip: IpAddr| {
-            if to.tls {
+            if tls {
                 http_client::is_public(ip)
             } else {
                 ip.is_loopback()
             }
         };
-        if let Some(bad) = addrs.iter().find(|a| !allowed(a.ip())) {
-            return Err(FetchError::Address(bad.ip()));
-        }
-        let tcp = http_client::connect_tcp(addrs)
+        http_client::get_document(&url, allowed, self.max_bytes)
             .await
-            .map_err(FetchError::Connect)?;
-        let stream = http_client::wrap(tcp, to.tls.then_some(to.host))
-            .await
-            .map_err(FetchError::Connect)?;
-        let (mut sender, conn) = http_client::handshake(stream).await.map_err(FetchError::Http)?;
-        tokio::spawn(conn);
-        let req = Request::get(to.path)
-            .header(header::HOST, to.authority)
-            .header(header::ACCEPT, "application/json")
-            .body(Empty::<Bytes>::new())
-            .map_err(|_| FetchError::BadUrl)?;
-        let resp = sender.send_request(req).await.map_err(FetchError::Http)?;
-        if resp.status() != StatusCode::OK {
-            return Err(FetchError::Status(resp.status()));
-        }
-        let max_bytes = self.max_bytes;
-        let body = Limited::new(resp.into_body(), max_bytes)
-            .collect()
-            .await
-            .map_err(|e| match e.downcast::<hyper::Error>() {
-                Ok(e) => FetchError::Http(*e),
-                Err(_) => FetchError::TooLarge { max_bytes },
-            })?;
-        Ok(body.to_bytes())
+            .map_err(|e| match e {
+                DocumentError::Target => FetchError::BadUrl,
+                DocumentError::Resolve(e) => FetchError::Resolve(e),
+                DocumentError::Refused(ip) => FetchError::Address(ip),
+                DocumentError::Connect(e) => FetchError::Connect(e),
+                DocumentError::Http(e) => FetchError::Http(e),
+                DocumentError::Status(s) => FetchError::Status(s),
+                DocumentError::TooLarge { max_bytes } => FetchError::TooLarge { max_bytes },
+            })
     }
 }
 
