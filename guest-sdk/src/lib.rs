@@ -351,7 +351,6 @@ macro_rules! export_plugin {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
 
     use serde_json::{Value, json};
 
@@ -431,9 +430,9 @@ mod tests {
     fn the_wit_copy_is_the_repository_contract() {
         // The folder cargo runs the test in, not the one it was compiled in: a
         // build cache shared by two checkouts reuses this unchanged test binary.
-        let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR")
-            .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf(), Into::into);
-        let crate_dir = crate_dir.as_path();
+        let crate_dir = std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo test sets CARGO_MANIFEST_DIR"),
+        );
         let copy = std::fs::read(crate_dir.join("wit/plugin.wit")).expect("the SDK's wit/plugin.wit");
         let repository_wit = crate_dir.join("../wit");
         if !repository_wit.is_dir() {

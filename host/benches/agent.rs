@@ -62,11 +62,12 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn peak_rss_kb() -> u64 {
+/// A `/proc/self/status` figure in KiB (`VmRSS:`, `VmHWM:`); 0 when unknown.
+fn status_kb(key: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
@@ -184,7 +185,7 @@ async fn concurrent(scratch: &std::path::Path) -> (usize, u64, f64) {
     let upstream = Upstream::start().await;
     upstream.set_default(CHAT, streamed_answer(20, Duration::from_millis(5)));
     let hub = hub(&upstream, &scratch.join("concurrent"), loop_bench).await;
-    let before = peak_rss_kb();
+    let before = status_kb("VmHWM:");
     let t = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..CHATS {
@@ -201,7 +202,7 @@ async fn concurrent(scratch: &std::path::Path) -> (usize, u64, f64) {
         }
     }
     let secs = t.elapsed().as_secs_f64();
-    let peak = peak_rss_kb();
+    let peak = status_kb("VmHWM:");
     println!(
         "{CHATS} concurrent chats: {ok} complete, {} errors, {secs:.2} s wall; peak RSS {} MiB (before: {} MiB)",
         errors.len(),

@@ -10,7 +10,7 @@
 
 use super::support::client;
 use super::support::upstream::{Frame, Reply, Upstream};
-use super::{chunk, median};
+use super::{chunk, median, status_kb};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,16 +79,6 @@ fn child(kb: usize) -> (f64, f64) {
         })
 }
 
-fn rss_kb(key: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
 /// The 10 MB turn with a reload half way; the RSS growth half way and the peak
 /// growth, in KiB.
 async fn scenario(kb: usize) -> (u64, u64) {
@@ -111,8 +101,8 @@ async fn scenario(kb: usize) -> (u64, u64) {
         config.agent.lagging_watcher_kb = config.agent.lagging_watcher_kb.max(kb);
     })
     .await;
-    let before = rss_kb("VmRSS:");
-    let peak_before = rss_kb("VmHWM:");
+    let before = status_kb("VmRSS:");
+    let peak_before = status_kb("VmHWM:");
     let body = json!({"id": "long", "trigger": "submit-message",
         "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "go"}]}]});
     let mut first = client::post(hub.addr, "/api/chat", &body).await;
@@ -124,13 +114,13 @@ async fn scenario(kb: usize) -> (u64, u64) {
         got += event.len().saturating_sub(40);
     }
     drop(first);
-    let half_way = rss_kb("VmRSS:").saturating_sub(before);
+    let half_way = status_kb("VmRSS:").saturating_sub(before);
     let again = client::send(hub.addr, http::Method::GET, "/api/chat/long/stream", None, &[]).await;
     gate.notify_one();
     let (events, _) = again.events(Duration::from_secs(120)).await;
     assert_eq!(events.last().map(String::as_str), Some("[DONE]"));
     drop(events);
-    let peak = rss_kb("VmHWM:").saturating_sub(peak_before);
+    let peak = status_kb("VmHWM:").saturating_sub(peak_before);
     let _ = std::fs::remove_dir_all(&scratch);
     (half_way, peak)
 }

@@ -12,7 +12,7 @@
 
 use super::replay::{Baseline, ReplayState, replay};
 use crate::agent::builder::MessageBuilder;
-use crate::agent::message::{Role, UiMessage};
+use crate::agent::message::{Role, UiMessage, json_len};
 use crate::llm::UiChunk;
 use std::collections::{HashMap, VecDeque};
 
@@ -210,26 +210,7 @@ fn weight(chunk: &UiChunk) -> usize {
         UiChunk::TextDelta { id, delta } | UiChunk::ReasoningDelta { id, delta } => {
             KEEPING + id.len() + delta.len()
         }
-        other => {
-            let mut counter = Counter(0);
-            // Writing into a counter cannot fail, and a UiChunk always serializes.
-            let _ = serde_json::to_writer(&mut counter, other);
-            KEEPING + counter.0
-        }
-    }
-}
-
-/// A writer that only counts bytes.
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        other => KEEPING + json_len(other),
     }
 }
 

@@ -24,6 +24,11 @@ pub(crate) use log::{Lagged, Position};
 pub use registry::{Busy, LiveTurns, TurnLimits};
 pub use subscription::Subscription;
 
+/// What a watcher that fell behind the kept chunks (or rows) is told, in its
+/// `error` chunk, before its stream ends.
+pub(crate) const FELL_BEHIND: &str =
+    "this stream fell behind the turn by more than agent.lagging_watcher_kb; reconnect to resume it";
+
 use super::builder::MessageBuilder;
 use super::message::UiMessage;
 use crate::hub::CancelToken;

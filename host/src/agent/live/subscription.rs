@@ -1,8 +1,8 @@
 //! One client's view of a live turn: what the turn had sent when it joined (or
 //! its replay), then the live chunks; told when it fell behind the kept chunks.
 
-use super::LiveTurn;
 use super::log::{Lagged, Position, ReaderId};
+use super::{FELL_BEHIND, LiveTurn};
 use crate::llm::UiChunk;
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -59,9 +59,7 @@ impl Subscription {
                     self.turn.session_id
                 );
                 Some(vec![UiChunk::Error {
-                    error_text: "this stream fell behind the turn by more than agent.lagging_watcher_kb; \
-                                 reconnect to resume it"
-                        .into(),
+                    error_text: FELL_BEHIND.into(),
                 }])
             }
         }

@@ -20,7 +20,7 @@ mod lease;
 mod postgres;
 mod sled;
 
-use super::message::{Role, UiMessage};
+use super::message::{Role, UiMessage, json_len};
 use crate::hub::StoredUsage;
 use crate::storage::{Backend, Storage, StorageError};
 use serde::{Deserialize, Serialize};
@@ -247,26 +247,13 @@ pub(crate) fn next_record(save: &SaveRequest<'_>) -> SessionInfo {
         info.title = title_of(save.head);
     }
     info.version = save.info.version + 1;
-    info.stored_bytes = save.head.iter().chain(save.tail).map(json_len).sum();
+    info.stored_bytes = save
+        .head
+        .iter()
+        .chain(save.tail)
+        .map(|m| json_len(m) as u64)
+        .sum();
     info
-}
-
-/// The length of `message`'s JSON, counted without building it.
-fn json_len(message: &UiMessage) -> u64 {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len() as u64;
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    // Writing to a counter cannot fail, and a message always serializes.
-    let _ = serde_json::to_writer(&mut count, message);
-    count.0
 }
 
 /// `info` given to `principal`, as a new version.

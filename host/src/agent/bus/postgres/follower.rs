@@ -5,6 +5,7 @@
 
 use super::{Inner, POLL, READ_ATTEMPTS};
 use crate::agent::bus::RemoteFeed;
+use crate::agent::live::FELL_BEHIND;
 use crate::llm::UiChunk;
 use crate::storage::StorageError;
 use std::sync::Arc;
@@ -58,10 +59,7 @@ impl RemoteFeed for Follower {
                         self.turn_id
                     );
                     return Some(vec![UiChunk::Error {
-                        error_text:
-                            "this stream fell behind the turn by more than agent.lagging_watcher_kb; \
-                                     reconnect to resume it"
-                                .into(),
+                        error_text: FELL_BEHIND.into(),
                     }]);
                 }
                 Err(e) => {
