@@ -18,7 +18,8 @@
 //!   in segment files; PostgreSQL),
 //!   [`config`] and [`toml`], [`sse`],
 //!   [`logging`], [`ids`], [`race`], [`clock`] (Unix milliseconds),
-//!   [`http_client`] (outbound HTTP/1 + TLS), `base64`.
+//!   [`http_client`] (outbound HTTP/1 + TLS), `base64`, `mcp_wire` (MCP's
+//!   JSON-RPC framing, shared by the MCP server and anything else speaking MCP).
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -33,6 +34,7 @@ pub mod hub;
 pub mod ids;
 pub mod llm;
 pub(crate) mod logging;
+pub(crate) mod mcp_wire;
 pub(crate) mod oauth;
 pub(crate) mod race;
 pub mod runtime;

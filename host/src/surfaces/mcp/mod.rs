@@ -3,8 +3,8 @@
 //! (`initialize`, sessions) and the stateless 2026-07-28 revision
 //! (`server/discover`, per-request `_meta`). Written on hyper without an MCP SDK.
 //!
-//! Modules, bottom up: [`method`] (the method names), [`jsonrpc`] (framing and
-//! error codes), [`revision`] (which revision a message speaks and the stateless
+//! Modules, bottom up: `method` (the method names) and `jsonrpc` (framing and
+//! error codes), both in `mcp_wire` (shared with anything else that speaks MCP), [`revision`] (which revision a message speaks and the stateless
 //! envelope checks), [`backend`] (what the server needs from the hub, implemented
 //! for the hub in `hub_backend`), [`dispatch`] (the methods), [`session`] (the
 //! bounded session table, shared by the replicas through [`store`]), [`approval`] and [`request_state`] (asking the
@@ -20,8 +20,7 @@ mod handshake;
 mod headers;
 pub(crate) mod http;
 pub(crate) mod hub_backend;
-pub(crate) mod jsonrpc;
-pub(crate) mod method;
+pub(crate) use crate::mcp_wire::{jsonrpc, method};
 mod replies;
 pub(crate) mod request_state;
 pub(crate) mod revision;

@@ -30,21 +30,9 @@ use super::jsonrpc::{self, Request, RpcError};
 use super::method::McpMethod;
 use serde_json::{Value, json};
 
-/// The stateless revision.
-pub(crate) const STATELESS_VERSION: &str = "2026-07-28";
-/// The newest handshake-era revision, offered when a client asks for one we do
-/// not know.
-pub(crate) const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
-/// Handshake-era revisions served, newest first.
-pub(crate) const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-/// Every revision served, newest first (`server/discover`'s `supportedVersions`).
-pub(crate) const SUPPORTED_VERSIONS: [&str; 5] = [
-    "2026-07-28",
-    "2025-11-25",
-    "2025-06-18",
-    "2025-03-26",
-    "2024-11-05",
-];
+pub(crate) use crate::mcp_wire::versions::{
+    HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, STATELESS_VERSION, SUPPORTED_VERSIONS,
+};
 
 /// `_meta` keys of the stateless revision.
 pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";

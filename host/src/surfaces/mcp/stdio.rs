@@ -19,11 +19,12 @@ use super::method::McpMethod;
 use super::revision::{self, Revision};
 use crate::hub::Caller;
 use crate::hub::cancel::CancelToken;
+use crate::mcp_wire::lines::{self, Line};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
 
 /// Messages queued for stdout before a slow reader makes producers wait.
@@ -59,7 +60,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (out, rx) = mpsc::channel(OUTBOX);
-    let writer = tokio::spawn(write_loop(output, rx));
+    let writer = tokio::spawn(lines::write_loop(output, rx));
     let caller = dispatcher.backend().local_operator();
     let mut conn = Conn {
         dispatcher,
@@ -74,20 +75,16 @@ where
     let mut input = input;
     let mut line = Vec::with_capacity(4096);
     loop {
-        line.clear();
-        let n = (&mut input)
-            .take(max_line as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .await?;
-        if n == 0 {
-            break;
-        }
-        if line.len() > max_line && line.last() != Some(&b'\n') {
-            // Too long: answer once, then skip the rest of that line.
-            skip_line(&mut input).await?;
-            let e = RpcError::invalid_request(format!("message is larger than {max_line} bytes"));
-            conn.send(jsonrpc::error_response(&Value::Null, &e)).await;
-            continue;
+        match lines::read_line(&mut input, &mut line, max_line).await? {
+            Line::End => break,
+            Line::Read => {}
+            Line::TooLong => {
+                // Answer once, then skip the rest of that line.
+                lines::skip_line(&mut input).await?;
+                let e = RpcError::invalid_request(format!("message is larger than {max_line} bytes"));
+                conn.send(jsonrpc::error_response(&Value::Null, &e)).await;
+                continue;
+            }
         }
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
@@ -99,37 +96,6 @@ where
     }
     drop(conn);
     writer.await.map_err(std::io::Error::other)?
-}
-
-async fn skip_line<R: AsyncBufRead + Unpin>(input: &mut R) -> std::io::Result<()> {
-    loop {
-        let buf = input.fill_buf().await?;
-        if buf.is_empty() {
-            return Ok(());
-        }
-        if let Some(i) = buf.iter().position(|&b| b == b'\n') {
-            input.consume(i + 1);
-            return Ok(());
-        }
-        let len = buf.len();
-        input.consume(len);
-    }
-}
-
-async fn write_loop<W: AsyncWrite + Unpin>(
-    mut output: W,
-    mut rx: mpsc::Receiver<Value>,
-) -> std::io::Result<()> {
-    while let Some(message) = rx.recv().await {
-        let mut bytes = serde_json::to_vec(&message).expect("a JSON value serializes");
-        bytes.push(b'\n');
-        output.write_all(&bytes).await?;
-        // Flush per message unless more are already queued.
-        if rx.is_empty() {
-            output.flush().await?;
-        }
-    }
-    output.flush().await
 }
 
 impl Conn {
@@ -321,7 +287,7 @@ mod tests {
     use super::*;
     use crate::surfaces::mcp::dispatch::tests::FakeBackend;
     use serde_json::json;
-    use tokio::io::{AsyncWriteExt, BufReader, duplex};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, duplex};
 
     /// Runs a connection over in-memory pipes; returns (client writer, client line reader).
     fn connect() -> (
