@@ -15,6 +15,7 @@ mod distribution;
 mod error;
 mod issuers;
 mod limits;
+mod mcp_servers;
 mod models;
 mod oauth;
 mod storage;
@@ -31,6 +32,7 @@ pub use distribution::{
 pub use error::ConfigError;
 pub use issuers::IssuerConfig;
 pub use limits::Limits;
+pub use mcp_servers::{HintOverride, McpServerConfig, McpTransport};
 pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
 pub use oauth::OAuthConfig;
 pub use storage::{StorageBackend, StorageConfig};
@@ -75,6 +77,8 @@ pub struct Config {
     pub storage: StorageConfig,
     /// OAuth 2.1 for remote clients (`[oauth]`); off without `public_url`.
     pub oauth: OAuthConfig,
+    /// External MCP servers whose tools become operations (`[[mcp_servers]]`).
+    pub mcp_servers: Vec<McpServerConfig>,
 }
 
 impl Default for Config {
@@ -97,6 +101,7 @@ impl Default for Config {
             accounting: AccountingConfig::default(),
             storage: StorageConfig::default(),
             oauth: OAuthConfig::default(),
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -535,6 +540,7 @@ impl Config {
             .or_else(|| self.concurrency.mismatch())
             .or_else(|| self.accounting.mismatch())
             .or_else(|| self.storage.mismatch())
+            .or_else(|| mcp_servers::mismatch(&self.mcp_servers))
             .or_else(|| {
                 let names: Vec<&str> = self.tokens.iter().map(|t| t.name.as_str()).collect();
                 self.oauth.mismatch(&names)

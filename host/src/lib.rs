@@ -12,6 +12,8 @@
 //!   the record pipeline of its audit log and accounting (record logs on the
 //!   embedded backend, tables on PostgreSQL);
 //! - [`runtime`]: the wasmtime engine, sandbox, loader and plugin cache;
+//! - `mcp_client`: external MCP servers (`[[mcp_servers]]`) as operation
+//!   sources: stdio child processes (outside the sandbox) and Streamable HTTP;
 //! - [`distribution`]: plugins from OCI registries (pull, push, sync) and
 //!   their signatures, for the CLI and `serve`;
 //! - beside them: [`storage`] (the embedded backend: sled tables and record logs
@@ -19,7 +21,8 @@
 //!   [`config`] and [`toml`], [`sse`],
 //!   [`logging`], [`ids`], [`race`], [`clock`] (Unix milliseconds),
 //!   [`http_client`] (outbound HTTP/1 + TLS), `base64`, `mcp_wire` (MCP's
-//!   JSON-RPC framing, shared by the MCP server and anything else speaking MCP).
+//!   JSON-RPC framing, shared by the MCP server and `mcp_client`), `secret_ref`
+//!   (`env:VAR`, `file:/path` references in configuration values).
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -34,10 +37,12 @@ pub mod hub;
 pub mod ids;
 pub mod llm;
 pub(crate) mod logging;
+pub(crate) mod mcp_client;
 pub(crate) mod mcp_wire;
 pub(crate) mod oauth;
 pub(crate) mod race;
 pub mod runtime;
+pub(crate) mod secret_ref;
 pub mod sse;
 pub mod storage;
 pub mod surfaces;

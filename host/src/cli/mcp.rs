@@ -45,13 +45,15 @@ async fn serve(config: Config) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     let dispatcher = Arc::new(Dispatcher::with_approval_time(
-        Arc::new(HubBackend::new(hub)),
+        Arc::new(HubBackend::new(hub.clone())),
         std::time::Duration::from_secs(config.server.mcp_approval_secs),
     ));
     let max_line = config.server.max_body_kb as usize * 1024;
     crate::info!("serving MCP on stdio");
     let stdin = tokio::io::BufReader::new(tokio::io::stdin());
-    crate::surfaces::mcp::stdio::serve(dispatcher, stdin, tokio::io::stdout(), max_line)
+    let served = crate::surfaces::mcp::stdio::serve(dispatcher, stdin, tokio::io::stdout(), max_line)
         .await
-        .map_err(|e| format!("stdio: {e}"))
+        .map_err(|e| format!("stdio: {e}"));
+    hub.stop_mcp_servers().await;
+    served
 }

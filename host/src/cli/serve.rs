@@ -132,7 +132,10 @@ async fn start(config: Config, options: ServeFlags, signals: super::signals::Sig
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     crate::info!("listening on http://{addr}");
     let grace = Duration::from_secs(config.server.shutdown_grace_secs);
-    server::serve(app, listener, signals.received(), grace)
+    let hub = app.hub.clone();
+    let served = server::serve(app, listener, signals.received(), grace)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string());
+    hub.stop_mcp_servers().await;
+    served
 }

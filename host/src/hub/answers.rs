@@ -21,8 +21,8 @@ pub(crate) fn list(registry: &Registry, caller: &Caller, args: &ListArgs) -> Val
     let mut instructions = Map::new();
     let operations: Vec<Value> = callable(registry, caller, args.namespace.as_deref())
         .inspect(|op| {
-            if let Some(text) = op.plugin.instructions() {
-                instructions.insert(op.plugin.name().to_string(), json!(text));
+            if let Some(text) = op.source.instructions() {
+                instructions.insert(op.source.name().to_string(), json!(text));
             }
         })
         .map(entry)
@@ -147,5 +147,5 @@ fn callable<'a>(
 ) -> impl Iterator<Item = &'a OpRef> {
     registry
         .visible()
-        .filter(move |op| namespace.is_none_or(|ns| op.plugin.name() == ns) && caller.may_call(&op.tool))
+        .filter(move |op| namespace.is_none_or(|ns| op.source.name() == ns) && caller.may_call(&op.tool))
 }

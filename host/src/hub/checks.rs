@@ -95,9 +95,9 @@ async fn on_pool_if<T: Send + 'static>(
     if !large {
         return Ok(check(op.operation()));
     }
-    let (plugin, index) = (op.plugin.clone(), op.index());
+    let (source, index) = (op.source.clone(), op.index());
     who.cpu
-        .blocking(who.tenant, move || check(&plugin.operations()[index]))
+        .blocking(who.tenant, move || check(&source.operations()[index]))
         .await
         .map_err(|e| {
             CallError::new(

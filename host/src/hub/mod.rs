@@ -8,7 +8,8 @@
 //! `hub_call` batch are data in that output, never a `ToolError`.
 //!
 //! - `meta_tools`: the four definitions and requests; `answers`: what each one
-//!   returns; `registry`: the operation snapshot;
+//!   returns; `registry`: the operation snapshot; `source`: where an operation
+//!   comes from (a Wasm plugin or an external MCP server's tools);
 //! - `search`: BM25F ranking and "did you mean"; `validate`: schema violations;
 //!   `checks`: a call's input and output against its schemas;
 //! - `state`: the hub's state ([`Core`]) and what a call runs under
@@ -46,6 +47,7 @@ pub(crate) mod records;
 mod registry;
 mod schedule;
 pub(crate) mod search;
+mod source;
 pub(crate) mod validate;
 
 pub use accounting::{AccountingError, AccountingRecord, Page, SessionUsage, Since};
@@ -61,10 +63,11 @@ pub use meta_tools::{
 };
 pub use protocol::{ProgressEvent, ProgressFn};
 pub use quota::{QuotaExceeded, QuotaKind, QuotaLimit, StorageQuota, StoredUsage};
-pub use registry::{PluginCounts, PluginInfo, PluginLimits, PluginStatus};
+pub use registry::{PluginCounts, PluginInfo, PluginLimits, PluginStatus, ServerInfo};
 pub use search::{SearchDoc, SearchIndex};
 
 use crate::config::Config;
+use crate::mcp_client::{McpServers, ServerEntry};
 use crate::runtime::{LockFile, OnChange, PluginDir, PluginEntry, Runtime};
 use crate::storage::Backend;
 use approval::Verdict;
@@ -112,6 +115,10 @@ pub struct Hub {
     /// `oauth.public_url` without a trailing slash, when OAuth is on: the base of
     /// the protected resources a refusal points clients to.
     oauth_base: Option<Arc<str>>,
+    /// The latest plugins folder and MCP servers, which the registry is built from.
+    sources: std::sync::Mutex<(Vec<PluginEntry>, Vec<ServerEntry>)>,
+    /// The supervised `[[mcp_servers]]`, until [`Hub::stop_mcp_servers`].
+    mcp: tokio::sync::Mutex<Option<McpServers>>,
 }
 
 impl Hub {
@@ -142,6 +149,8 @@ impl Hub {
             auth,
             runtime,
             oauth_base,
+            sources: Default::default(),
+            mcp: Default::default(),
         }))
     }
 
@@ -191,6 +200,18 @@ impl Hub {
             crate::warn!("store: cannot drop the old compiled-plugin table: {e}");
         }
         let hub = Hub::new(config, runtime.clone(), backend).await?;
+        if !config.mcp_servers.is_empty() {
+            let weak = Arc::downgrade(&hub);
+            let servers = McpServers::start(
+                &config.mcp_servers,
+                Arc::new(move |entries| {
+                    if let Some(hub) = weak.upgrade() {
+                        hub.apply_servers(entries);
+                    }
+                }),
+            );
+            *hub.mcp.try_lock().expect("nobody else holds it yet") = Some(servers);
+        }
         let on_change: OnChange = {
             let hub = Arc::downgrade(&hub);
             // Weak: the watcher must not keep a dropped hub alive.
@@ -204,19 +225,45 @@ impl Hub {
     }
 
     /// Replaces the registry with one built from `entries` (the full set of the
-    /// plugins folder). What `PluginDir`'s `on_change` calls.
+    /// plugins folder) and the MCP servers. What `PluginDir`'s `on_change` calls.
     pub fn apply_plugins(&self, entries: Vec<PluginEntry>) {
-        let registry = Arc::new(Registry::build(entries));
+        let mut sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        sources.0 = entries;
+        self.rebuild(&sources);
+    }
+
+    /// Replaces the registry with one built from the plugins and `servers` (every
+    /// configured MCP server's entry).
+    pub(crate) fn apply_servers(&self, servers: Vec<ServerEntry>) {
+        let mut sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        sources.1 = servers;
+        self.rebuild(&sources);
+    }
+
+    /// Publishes a registry of `sources` (built under their lock, so two changes
+    /// cannot publish out of order).
+    fn rebuild(&self, sources: &(Vec<PluginEntry>, Vec<ServerEntry>)) {
+        let registry = Arc::new(Registry::build(sources.0.clone(), &sources.1));
         let counts = registry.plugin_counts();
         crate::info!(
-            "hub: {} operations from {} active and {} deprecated plugins ({} rejected, {} loading)",
+            "hub: {} operations from {} active and {} deprecated plugins ({} rejected, {} loading) and {} MCP servers",
             registry.operation_count(),
             counts.active,
             counts.deprecated,
             counts.rejected,
-            counts.loading
+            counts.loading,
+            registry.servers.len()
         );
         self.core.registry.send_replace(registry);
+    }
+
+    /// Stops the MCP servers (stdio ones: SIGTERM, then SIGKILL after their
+    /// `stop_grace_ms`) and waits until each is gone; what `serve` and
+    /// `mcp --stdio` do before they exit.
+    pub async fn stop_mcp_servers(&self) {
+        if let Some(mut servers) = self.mcp.lock().await.take() {
+            servers.stop().await;
+        }
     }
 
     /// Resolves once no plugin of the first load is `loading` any more (at once
@@ -378,6 +425,11 @@ impl Hub {
     /// Every plugin of the folder with its state (rejected ones with the reason).
     pub fn plugins(&self) -> Vec<PluginInfo> {
         self.snapshot().plugins.clone()
+    }
+
+    /// Every configured MCP server with its state and operations.
+    pub fn mcp_servers(&self) -> Vec<ServerInfo> {
+        self.snapshot().servers.clone()
     }
 
     /// The newest `limit` call records that `visible` admits, newest first.

@@ -215,7 +215,7 @@ async fn execute(
     // Computed once: the runtime stops the call at it and nested calls inherit it.
     let deadline = Deadline::new(
         recorder.started,
-        op.plugin.limits().timeout_ms,
+        op.source.timeout_ms(),
         parent.map(|p| p.deadline.at()),
     );
     let cancel = scope.cancel.child();
@@ -227,7 +227,7 @@ async fn execute(
         scope
             .core
             .scheduler
-            .admit(op.plugin.name(), scope.caller.name(), deadline.at()),
+            .admit(op.source.name(), scope.caller.name(), deadline.at()),
         cancel.cancelled(),
     )
     .await;
@@ -252,7 +252,7 @@ async fn execute(
     timing::record(Stage::Checks, started);
     // Dropping the call future stops the guest at its next epoch tick.
     let output = match race(
-        op.plugin.call(&op.operation().name, &input_json, invocation),
+        op.source.call(&op.operation().name, &input_json, invocation),
         cancel.cancelled(),
     )
     .await
@@ -329,8 +329,8 @@ fn invocation(scope: &CallScope<'_>, frame: Frame, tenant: Arc<str>) -> Invocati
     }
 }
 
-/// Waits until `tool`'s plugin, still loading since the hub started, has loaded
-/// (or was rejected): the registry to look `tool` up in then. Bounded by
+/// Waits until `tool`'s plugin, still loading since the hub started, has loaded,
+/// or its MCP server has (re)started (or either was rejected): the registry to look `tool` up in then. Bounded by
 /// `limits.load_wait_ms` (and a nested call by its parent's deadline); a cancel
 /// stops it.
 async fn wait_for_plugin(
@@ -352,7 +352,7 @@ async fn wait_for_plugin(
         Race::First(_) => Err(CallError::new(
             ErrorCode::Timeout,
             format!(
-                "{tool}: its plugin is still loading after {wait_ms} ms (limits.load_wait_ms); try again when GET /api/plugins lists it as active"
+                "{tool}: its plugin or MCP server is still loading after {wait_ms} ms (limits.load_wait_ms); try again when GET /api/plugins or GET /api/mcp-servers lists it as active"
             ),
         )),
     }
@@ -362,6 +362,13 @@ fn not_found(scope: &CallScope<'_>, tool: &str) -> CallError {
     let caller = scope.caller;
     let suggestions = suggest(tool, scope.registry.tool_names().filter(|t| caller.may_call(t)));
     let mut message = format!("no operation named {tool:?}");
+    if let Some(server) = scope.registry.rejected_server(tool) {
+        let reason = server.state.reason().unwrap_or_default();
+        message.push_str(&format!(
+            "; its MCP server {} is not running: {reason}",
+            server.name
+        ));
+    }
     let _ = did_you_mean(&mut message, &suggestions);
     if suggestions.is_empty() {
         message.push_str("; use hub_search to find operations");

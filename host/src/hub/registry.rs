@@ -4,28 +4,32 @@
 //! atomically and calls in flight keep the snapshot they started with.
 //!
 //! Deprecated plugins stay callable but are hidden from `hub_list` and `hub_search`;
-//! rejected plugins have no operations and are listed with the reason.
+//! rejected plugins have no operations and are listed with the reason. The
+//! operations of external MCP servers (`[[mcp_servers]]`) are registered the same
+//! way, each server under its name unless a plugin has that namespace.
 
 use super::search::{SearchDoc, SearchIndex};
-use crate::runtime::{Operation, Plugin, PluginEntry, PluginState, WitVersion};
+use super::source::Source;
+use crate::mcp_client::{ServerEntry, ServerState};
+use crate::runtime::{Operation, PluginEntry, PluginState, WitVersion};
 use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// One callable operation.
 pub(crate) struct OpRef {
     pub tool: String,
-    pub plugin: Arc<Plugin>,
+    /// The plugin or MCP server it comes from.
+    pub source: Source,
     index: usize,
     pub deprecated: bool,
 }
 
 impl OpRef {
     pub(super) fn operation(&self) -> &Operation {
-        &self.plugin.operations()[self.index]
+        &self.source.operations()[self.index]
     }
 
-    /// The operation's position in `plugin.operations()`.
+    /// The operation's position in `source.operations()`.
     pub(super) fn index(&self) -> usize {
         self.index
     }
@@ -147,6 +151,33 @@ impl PluginCounts {
     }
 }
 
+/// An external MCP server as the operator sees it (`GET /api/mcp-servers`,
+/// `Hub::mcp_servers`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerInfo {
+    /// Its name: the namespace of its operations.
+    pub name: String,
+    /// `stdio` or `http`.
+    pub transport: &'static str,
+    /// The command (without arguments) or the URL (without query or user info).
+    pub target: String,
+    /// `"state"`: `loading`, `active` or `rejected` (with `"reason"`).
+    #[serde(flatten)]
+    pub state: PluginStatus,
+    /// Tool names (`server.tool`).
+    pub operations: Vec<String>,
+    /// Tools left out of its last listing, or how it last stopped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Whether the server gives instructions (`hub_list` shows them).
+    pub instructions: bool,
+    /// Times it was started again.
+    pub restarts: u32,
+    /// The process of a running stdio server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
 /// One snapshot of everything callable.
 pub(crate) struct Registry {
     ops: HashMap<String, OpRef>,
@@ -154,17 +185,22 @@ pub(crate) struct Registry {
     visible: Vec<String>,
     pub index: SearchIndex,
     pub plugins: Vec<PluginInfo>,
+    pub servers: Vec<ServerInfo>,
 }
 
 impl Registry {
     pub(super) fn empty() -> Registry {
-        Registry::build(Vec::new())
+        Registry::build(Vec::new(), &[])
     }
 
-    pub(super) fn build(entries: Vec<PluginEntry>) -> Registry {
+    pub(super) fn build(entries: Vec<PluginEntry>, servers: &[ServerEntry]) -> Registry {
         let mut ops = HashMap::new();
         let mut plugins: Vec<PluginInfo> = entries.iter().map(|e| describe(e, &mut ops)).collect();
         plugins.sort_by(|a, b| a.name.cmp(&b.name));
+        let servers = servers
+            .iter()
+            .map(|s| describe_server(s, &plugins, &mut ops))
+            .collect();
         let mut visible: Vec<String> = ops
             .values()
             .filter(|o| !o.deprecated)
@@ -184,24 +220,35 @@ impl Registry {
             visible,
             index,
             plugins,
+            servers,
         }
     }
 
-    /// The active plugins that give instructions and that `caller` may call an
-    /// operation of, as `(plugin, text)` in name order: a stable prefix, so a
-    /// provider's prompt cache keeps hitting.
+    /// The active plugins, then the active MCP servers, that give instructions
+    /// and that `caller` may call an operation of, as `(namespace, text)` in name
+    /// order: a stable prefix, so a provider's prompt cache keeps hitting.
     pub(super) fn instructions<'a>(
         &'a self,
         may_call: impl Fn(&str) -> bool + 'a,
     ) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
-        self.plugins.iter().filter_map(move |info| {
-            if info.state != PluginStatus::Active || !info.instructions {
-                return None;
-            }
-            let tool = info.operations.iter().find(|t| may_call(t))?;
-            let plugin = &self.ops[tool].plugin;
-            Some((plugin.name(), plugin.instructions()?))
-        })
+        let plugins = self
+            .plugins
+            .iter()
+            .map(|p| (&p.state, p.instructions, &p.operations));
+        let servers = self
+            .servers
+            .iter()
+            .map(|s| (&s.state, s.instructions, &s.operations));
+        plugins
+            .chain(servers)
+            .filter_map(move |(state, gives, operations)| {
+                if *state != PluginStatus::Active || !gives {
+                    return None;
+                }
+                let tool = operations.iter().find(|t| may_call(t))?;
+                let source = &self.ops[tool].source;
+                Some((source.name(), source.instructions()?))
+            })
     }
 
     /// Any callable operation, deprecated ones included.
@@ -242,19 +289,33 @@ impl Registry {
         self.ops.len()
     }
 
-    /// Whether a plugin of the first load is still compiling.
+    /// Whether a plugin of the first load is still compiling, or an MCP server is
+    /// starting.
     pub(super) fn is_loading(&self) -> bool {
         self.plugins.iter().any(|p| p.state == PluginStatus::Loading)
+            || self.servers.iter().any(|s| s.state == PluginStatus::Loading)
     }
 
-    /// Whether `tool` (`plugin.op`) belongs to a plugin that is still loading.
+    /// Whether `tool` (`namespace.op`) belongs to a plugin that is still loading
+    /// or an MCP server that is (re)starting.
     pub(super) fn is_loading_tool(&self, tool: &str) -> bool {
-        self.plugins.iter().any(|p| {
-            p.state == PluginStatus::Loading
+        let plugins = self.plugins.iter().map(|p| (&p.name, &p.state));
+        let servers = self.servers.iter().map(|s| (&s.name, &s.state));
+        plugins.chain(servers).any(|(name, state)| {
+            *state == PluginStatus::Loading
                 && tool
-                    .strip_prefix(p.name.as_str())
+                    .strip_prefix(name.as_str())
                     .is_some_and(|op| op.starts_with('.'))
         })
+    }
+
+    /// Why the MCP server that `tool` (`server.op`) would belong to has no
+    /// operations, when it is rejected.
+    pub(super) fn rejected_server(&self, tool: &str) -> Option<&ServerInfo> {
+        let (namespace, _) = tool.split_once('.')?;
+        self.servers
+            .iter()
+            .find(|s| s.name == namespace && s.state.reason().is_some())
     }
 }
 
@@ -289,20 +350,7 @@ fn describe(entry: &PluginEntry, ops: &mut HashMap<String, OpRef>) -> PluginInfo
         PluginState::Loading => return unloaded(entry, PluginStatus::Loading, None),
     };
     let deprecated = state == PluginStatus::Deprecated;
-    let mut operations = Vec::with_capacity(plugin.operations().len());
-    for (index, op) in plugin.operations().iter().enumerate() {
-        let tool = format!("{}.{}", plugin.name(), op.name);
-        operations.push(tool.clone());
-        ops.insert(
-            tool.clone(),
-            OpRef {
-                tool,
-                plugin: plugin.clone(),
-                index,
-                deprecated,
-            },
-        );
-    }
+    let operations = register(&Source::Plugin(plugin.clone()), deprecated, ops);
     let l = plugin.limits();
     PluginInfo {
         name: entry.name.clone(),
@@ -321,6 +369,65 @@ fn describe(entry: &PluginEntry, ops: &mut HashMap<String, OpRef>) -> PluginInfo
         wit_version: Some(plugin.wit_version()),
         instructions: plugin.instructions().is_some(),
         signer: plugin.signer().map(str::to_string),
+    }
+}
+
+/// Puts `source`'s operations into `ops`; their tool names.
+fn register(source: &Source, deprecated: bool, ops: &mut HashMap<String, OpRef>) -> Vec<String> {
+    let mut operations = Vec::with_capacity(source.operations().len());
+    for (index, op) in source.operations().iter().enumerate() {
+        let tool = format!("{}.{}", source.name(), op.name);
+        operations.push(tool.clone());
+        ops.insert(
+            tool.clone(),
+            OpRef {
+                tool,
+                source: source.clone(),
+                index,
+                deprecated,
+            },
+        );
+    }
+    operations
+}
+
+/// The operator's view of an MCP server; an active one's tools go into `ops`
+/// unless a plugin already has its namespace.
+fn describe_server(
+    entry: &ServerEntry,
+    plugins: &[PluginInfo],
+    ops: &mut HashMap<String, OpRef>,
+) -> ServerInfo {
+    let mut operations = Vec::new();
+    let mut instructions = false;
+    let state = match &entry.state {
+        ServerState::Loading => PluginStatus::Loading,
+        ServerState::Rejected(reason) => PluginStatus::Rejected {
+            reason: reason.clone(),
+        },
+        ServerState::Active(_) if plugins.iter().any(|p| p.name == entry.name) => PluginStatus::Rejected {
+            reason: format!(
+                "the plugin {}.wasm has this namespace; rename the server in [[mcp_servers]]",
+                entry.name
+            ),
+        },
+        ServerState::Active(tools) => {
+            let source = Source::Mcp(tools.clone());
+            instructions = source.instructions().is_some();
+            operations = register(&source, false, ops);
+            PluginStatus::Active
+        }
+    };
+    ServerInfo {
+        name: entry.name.clone(),
+        transport: entry.transport,
+        target: entry.target.clone(),
+        state,
+        operations,
+        notes: entry.notes.clone(),
+        instructions,
+        restarts: entry.restarts,
+        pid: entry.pid,
     }
 }
 

@@ -1,7 +1,8 @@
 //! Newline-delimited JSON-RPC, the stdio transport of MCP in both directions: one
 //! message per line, read within a size bound, written one per line with a flush
-//! whenever nothing else is queued (the hub's own stdio server,
-//! `surfaces::mcp::stdio`).
+//! whenever nothing else is queued. The hub's own stdio server
+//! (`surfaces::mcp::stdio`) and its client of stdio servers (`mcp_client`) both
+//! use it.
 
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};

@@ -1,5 +1,6 @@
-//! The MCP wire format, below the hub's own MCP server (`surfaces::mcp`) so that
-//! anything else speaking MCP uses the same framing without importing a surface. [`method`] (the method names), [`jsonrpc`]
+//! The MCP wire format both sides of the hub speak: its own MCP server
+//! (`surfaces::mcp`) and its client of external MCP servers (`mcp_client`), so
+//! neither imports the other. [`method`] (the method names), [`jsonrpc`]
 //! (JSON-RPC 2.0 framing and error codes), [`lines`] (newline-delimited messages
 //! for stdio) and [`versions`] (the protocol revisions).
 

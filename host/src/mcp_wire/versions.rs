@@ -1,9 +1,9 @@
-//! The MCP protocol revisions the hub speaks.
+//! The MCP protocol revisions the hub speaks, as a server and as a client.
 
 /// The stateless revision.
 pub(crate) const STATELESS_VERSION: &str = "2026-07-28";
 /// The newest handshake-era revision, offered when a client asks for one we do
-/// not know.
+/// not know, and the one the hub's client asks servers for.
 pub(crate) const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
 /// Handshake-era revisions served, newest first.
 pub(crate) const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];

@@ -176,7 +176,7 @@ impl MemoryBudget {
 /// `text` cut to at most `cap` bytes on a char boundary, with a marker giving the
 /// original size, so a plugin's 1 MB error is never stored, logged or shown whole
 /// (`limits.plugin_text_kb`).
-pub(super) fn bounded(mut text: String, cap: usize) -> String {
+pub(crate) fn bounded(mut text: String, cap: usize) -> String {
     if text.len() <= cap {
         return text;
     }

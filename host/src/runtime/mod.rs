@@ -46,6 +46,7 @@ mod types;
 mod verify;
 
 pub use bindings::{WIT_SOURCES, WitVersion};
+pub(crate) use budget::bounded as bounded_text;
 pub use cpu::CpuShares;
 pub use dir::{OnChange, PluginDir, PluginEntry, PluginState};
 pub use engine::{Allocator, epoch_tick};
@@ -58,7 +59,7 @@ pub use manifest::{
 };
 pub use names::{valid_operation_name, valid_plugin_name};
 pub use operation_problem::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, OperationProblem, SchemaRole};
-pub use operations::MAX_INSTRUCTIONS_BYTES;
+pub use operations::{MAX_INSTRUCTIONS_BYTES, compile_value as compile_schema};
 pub use plugin::{Example, Operation, Plugin};
 pub use sandbox::SandboxError;
 pub use trust::{

@@ -113,21 +113,32 @@ fn compile_schema(
 ) -> Result<(serde_json::Value, Arc<jsonschema::Validator>), OperationProblem> {
     let schema: serde_json::Value =
         serde_json::from_str(text).map_err(|source| OperationProblem::NotJson { role, source })?;
+    let validator = compile_value(&schema, role)?;
+    Ok((schema, validator))
+}
+
+/// `schema` checked (an input schema must describe an object), meta-validated and
+/// compiled: for plugins' listed schemas and the schemas of other operation
+/// sources (an MCP server's tools).
+pub fn compile_value(
+    schema: &serde_json::Value,
+    role: SchemaRole,
+) -> Result<Arc<jsonschema::Validator>, OperationProblem> {
     if role == SchemaRole::Input && schema.get("type").and_then(|t| t.as_str()) != Some("object") {
         return Err(OperationProblem::NotObject);
     }
-    if let Err(e) = jsonschema::meta::validate(&schema) {
+    if let Err(e) = jsonschema::meta::validate(schema) {
         return Err(OperationProblem::NotJsonSchema {
             role,
             at: e.instance_path().to_string(),
             message: e.to_string(),
         });
     }
-    let validator = jsonschema::validator_for(&schema).map_err(|e| OperationProblem::Uncompilable {
+    let validator = jsonschema::validator_for(schema).map_err(|e| OperationProblem::Uncompilable {
         role,
         message: e.to_string(),
     })?;
-    Ok((schema, Arc::new(validator)))
+    Ok(Arc::new(validator))
 }
 
 #[cfg(test)]

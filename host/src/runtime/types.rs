@@ -270,6 +270,15 @@ pub enum CallFailure {
         /// The configured budget (`limits.memory_budget_mb`), in MiB.
         budget_mb: u64,
     },
+    /// An operation source outside the sandbox (an MCP server) failed the call: the
+    /// tool's own error, or one of the server's bounds or its connection, each
+    /// message naming its configuration key.
+    Source {
+        /// The code the failure is reported as.
+        code: ErrorCode,
+        /// What happened, for the caller (never a secret).
+        message: String,
+    },
 }
 
 impl CallFailure {
@@ -281,7 +290,7 @@ impl CallFailure {
             CallFailure::OutputLimit { .. } => ErrorCode::OutputLimit,
             CallFailure::InputTooLarge { .. } => ErrorCode::InvalidInput,
             CallFailure::Trap { .. } => ErrorCode::Trap,
-            CallFailure::Plugin { code, .. } => *code,
+            CallFailure::Plugin { code, .. } | CallFailure::Source { code, .. } => *code,
             CallFailure::UnknownOperation(_) => ErrorCode::NotFound,
             CallFailure::Busy { .. } | CallFailure::MemoryBudget { .. } => ErrorCode::CallLimit,
         }
@@ -310,7 +319,7 @@ impl fmt::Display for CallFailure {
                 write!(f, "the input is larger than the limit of {limit_bytes} bytes")
             }
             CallFailure::Trap { message, .. } => write!(f, "the plugin crashed: {message}"),
-            CallFailure::Plugin { message, .. } => f.write_str(message),
+            CallFailure::Plugin { message, .. } | CallFailure::Source { message, .. } => f.write_str(message),
             CallFailure::UnknownOperation(op) => write!(f, "the plugin has no operation {op:?}"),
             CallFailure::Busy { max_instances } => {
                 write!(

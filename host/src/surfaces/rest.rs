@@ -88,6 +88,13 @@ pub(crate) fn plugins(app: &App) -> Resp {
     respond::json(StatusCode::OK, &json!({ "plugins": app.hub.plugins() }))
 }
 
+/// `GET /api/mcp-servers`: every configured MCP server with its transport, target
+/// (the command or the URL, never arguments, environment or headers), state,
+/// reason, operations and notes.
+pub(crate) fn mcp_servers(app: &App) -> Resp {
+    respond::json(StatusCode::OK, &json!({ "servers": app.hub.mcp_servers() }))
+}
+
 /// `GET /api/calls?limit=N&principal=P`: the newest call records the caller may
 /// see (its own; an operator's: everyone's, or `P`'s), newest first.
 pub(crate) async fn calls(app: &App, req: &Request<Incoming>, caller: &Caller) -> Resp {

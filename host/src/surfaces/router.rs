@@ -45,6 +45,7 @@ enum Route<'p> {
 enum Guarded<'p> {
     MetaTool(MetaToolKind),
     Plugins,
+    McpServers,
     Calls,
     Accounting,
     Approvals,
@@ -69,9 +70,13 @@ impl Guarded<'_> {
     fn scope(&self) -> Scope {
         use Guarded as G;
         match self {
-            G::MetaTool(_) | G::Plugins | G::Calls | G::Accounting | G::Approvals | G::DecideApproval(_) => {
-                Scope::HubTools
-            }
+            G::MetaTool(_)
+            | G::Plugins
+            | G::McpServers
+            | G::Calls
+            | G::Accounting
+            | G::Approvals
+            | G::DecideApproval(_) => Scope::HubTools,
             G::Console => Scope::HubTools,
             G::SignInCode => Scope::Operator,
             G::ChatCompletions
@@ -105,7 +110,8 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
         }
         (_, ["api", "hub", "list" | "search" | "schema" | "call"]) => Route::MethodNotAllowed("POST"),
         (Method::GET, ["api", "plugins"]) => guarded(G::Plugins),
-        (_, ["api", "plugins"]) => Route::MethodNotAllowed("GET"),
+        (Method::GET, ["api", "mcp-servers"]) => guarded(G::McpServers),
+        (_, ["api", "plugins" | "mcp-servers"]) => Route::MethodNotAllowed("GET"),
         (Method::GET, ["api", "calls"]) => guarded(G::Calls),
         (_, ["api", "calls"]) => Route::MethodNotAllowed("GET"),
         (Method::GET, ["api", "accounting"]) => guarded(G::Accounting),
@@ -180,6 +186,7 @@ async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Gua
     match to {
         Guarded::MetaTool(kind) => rest::meta_tool(app, req, caller, kind).await,
         Guarded::Plugins => rest::plugins(app),
+        Guarded::McpServers => rest::mcp_servers(app),
         Guarded::Calls => rest::calls(app, &req, &caller).await,
         Guarded::Accounting => rest::accounting(app, &req, &caller).await,
         Guarded::Approvals => approvals::list(app, &caller),

@@ -27,6 +27,7 @@ mod llm_proxy;
 mod llm_unfinished;
 mod mcp_approvals;
 mod mcp_binary;
+mod mcp_servers;
 mod oauth_clients;
 mod oauth_flow;
 mod oauth_issuers;

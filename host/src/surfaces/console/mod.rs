@@ -1,7 +1,7 @@
 //! `GET /console`: the operator console, one self-contained HTML file compiled into
 //! the binary (no build step, no CDN, no framework). It is behind the same bearer
 //! check as the API, and everything it shows comes from the authenticated API with
-//! the page's token: plugins (`/api/plugins`), operations with their schemas and a
+//! the page's token: plugins (`/api/plugins`), MCP servers (`/api/mcp-servers`), operations with their schemas and a
 //! form to try each (`/api/hub/list`, `/api/hub/schema`, `/api/hub/call`), recent
 //! calls (`/api/calls`), chat sessions (`/api/sessions`), accounting records
 //! (`/api/accounting`), each with its principal, pending approvals
@@ -30,6 +30,7 @@ mod tests {
         assert!(PAGE.starts_with("<!doctype html>"));
         for needle in [
             "/api/plugins",
+            "/api/mcp-servers",
             "/api/hub/list",
             "/api/hub/schema",
             "/api/hub/call",

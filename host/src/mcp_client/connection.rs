@@ -1,0 +1,286 @@
+//! One JSON-RPC connection to an MCP server, whatever carries it: request ids,
+//! the requests waiting for their answers, what the server sends on its own
+//! (`ping` is answered, `notifications/tools/list_changed` is reported, other
+//! requests are refused with -32601), and the end of the connection, which fails
+//! every waiting request with how it ended.
+//!
+//! A request whose future is dropped before its answer (the call was cancelled or
+//! its deadline passed) sends `notifications/cancelled` for it.
+
+use super::error::RequestError;
+use crate::mcp_wire::jsonrpc::{self, Message, RpcError};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
+
+/// Longest server text (an error message) kept, in bytes.
+const MAX_SERVER_TEXT: usize = 2048;
+
+/// Where the connection's outgoing messages go: a stdio child's input, or HTTP
+/// requests. Never waits: a transport that cannot take a message now says so.
+pub(super) trait Outbound: Send + Sync {
+    /// Queues `message` for the server.
+    fn send(&self, message: Value) -> Result<(), RequestError>;
+}
+
+/// What the server did that its supervisor acts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Event {
+    /// `notifications/tools/list_changed`.
+    ToolsChanged,
+    /// The connection ended; how.
+    Closed(String),
+}
+
+type Waiting = oneshot::Sender<Result<Value, RequestError>>;
+
+/// A live connection. Shared: calls hold it while they wait.
+pub(super) struct Connection {
+    next_id: AtomicU64,
+    waiting: Mutex<State>,
+    out: Box<dyn Outbound>,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+#[derive(Default)]
+struct State {
+    pending: HashMap<u64, Waiting>,
+    /// How the connection ended, once it has.
+    closed: Option<String>,
+}
+
+impl Connection {
+    /// A connection sending through `out`; its events go to the returned receiver.
+    pub(super) fn new(out: Box<dyn Outbound>) -> (Arc<Connection>, mpsc::UnboundedReceiver<Event>) {
+        let (events, rx) = mpsc::unbounded_channel();
+        let conn = Connection {
+            next_id: AtomicU64::new(1),
+            waiting: Mutex::new(State::default()),
+            out,
+            events,
+        };
+        (Arc::new(conn), rx)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How the connection ended; `None` while it is open.
+    pub(super) fn closed(&self) -> Option<String> {
+        self.state().closed.clone()
+    }
+
+    /// Sends `method` and waits for its answer. `cancellable`: dropping the future
+    /// before the answer sends `notifications/cancelled` (never for `initialize`).
+    pub(super) async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        cancellable: bool,
+    ) -> Result<Value, RequestError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut state = self.state();
+            if let Some(how) = &state.closed {
+                return Err(RequestError::Closed(how.clone()));
+            }
+            state.pending.insert(id, tx);
+        }
+        let mut guard = Unanswered {
+            conn: self,
+            id,
+            cancellable,
+        };
+        let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        if let Err(e) = self.out.send(message) {
+            guard.cancellable = false;
+            return Err(e);
+        }
+        let answer = rx.await;
+        guard.cancellable = false;
+        match answer {
+            Ok(answer) => answer,
+            // The state was dropped without an answer: only when closing.
+            Err(_) => Err(RequestError::Closed(self.closed().unwrap_or_default())),
+        }
+    }
+
+    /// Sends a notification.
+    pub(super) fn notify(&self, method: &str, params: Value) -> Result<(), RequestError> {
+        self.out.send(jsonrpc::notification(method, params))
+    }
+
+    /// Takes one message the server sent.
+    pub(super) fn deliver(&self, message: Message) {
+        match message {
+            Message::Response { id, outcome } => self.answer(&id, outcome),
+            Message::Request(request) => {
+                let reply = if request.method == "ping" {
+                    jsonrpc::result_response(&request.id, json!({}))
+                } else {
+                    let refused = RpcError::method_not_found(&request.method);
+                    jsonrpc::error_response(&request.id, &refused)
+                };
+                // A server that does not read our answers will fail its calls.
+                let _ = self.out.send(reply);
+            }
+            Message::Notification(n) if n.method == "notifications/tools/list_changed" => {
+                let _ = self.events.send(Event::ToolsChanged);
+            }
+            Message::Notification(_) => {}
+            Message::Invalid { error, .. } => {
+                self.close(format!(
+                    "the server sent an invalid JSON-RPC message: {}",
+                    error.message
+                ));
+            }
+        }
+    }
+
+    fn answer(&self, id: &Value, outcome: Result<Value, Value>) {
+        let Some(id) = id.as_u64() else { return };
+        let Some(waiting) = self.state().pending.remove(&id) else {
+            return;
+        };
+        let _ = waiting.send(outcome.map_err(rpc_error));
+    }
+
+    /// Fails the request `id` (its transport could not deliver it or its answer).
+    pub(super) fn fail(&self, id: &Value, error: RequestError) {
+        let Some(id) = id.as_u64() else { return };
+        if let Some(waiting) = self.state().pending.remove(&id) {
+            let _ = waiting.send(Err(error));
+        }
+    }
+
+    /// Ends the connection: every waiting request fails with `how`; once only.
+    pub(super) fn close(&self, how: String) {
+        let pending = {
+            let mut state = self.state();
+            if state.closed.is_some() {
+                return;
+            }
+            state.closed = Some(how.clone());
+            std::mem::take(&mut state.pending)
+        };
+        for (_, waiting) in pending {
+            let _ = waiting.send(Err(RequestError::Closed(how.clone())));
+        }
+        let _ = self.events.send(Event::Closed(how));
+    }
+}
+
+/// A JSON-RPC error object as the server sent it, its message bounded.
+fn rpc_error(error: Value) -> RequestError {
+    let code = error
+        .get("code")
+        .and_then(Value::as_i64)
+        .unwrap_or(jsonrpc::INTERNAL_ERROR);
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("(no message)");
+    RequestError::Rpc {
+        code,
+        message: bounded(message),
+    }
+}
+
+/// `text` cut at 2 KiB on a character boundary, marked when cut.
+pub(super) fn bounded(text: &str) -> String {
+    crate::runtime::bounded_text(text.to_string(), MAX_SERVER_TEXT)
+}
+
+/// A request still waiting: dropped unanswered, it is forgotten and, when
+/// cancellable, the server is told.
+struct Unanswered<'a> {
+    conn: &'a Connection,
+    id: u64,
+    cancellable: bool,
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        let was_waiting = self.conn.state().pending.remove(&self.id).is_some();
+        if was_waiting && self.cancellable {
+            let params = json!({
+                "requestId": self.id,
+                "reason": "the hub's caller cancelled the call or its deadline passed",
+            });
+            let _ = self.conn.notify("notifications/cancelled", params);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp_wire::jsonrpc::classify;
+
+    struct Capture(mpsc::UnboundedSender<Value>);
+    impl Outbound for Capture {
+        fn send(&self, message: Value) -> Result<(), RequestError> {
+            self.0.send(message).map_err(|_| RequestError::NotReading)
+        }
+    }
+
+    #[tokio::test]
+    async fn answers_errors_pings_cancels_and_close() {
+        let (tx, mut sent) = mpsc::unbounded_channel();
+        let (conn, mut events) = Connection::new(Box::new(Capture(tx)));
+        let c = conn.clone();
+        let call = tokio::spawn(async move { c.request("tools/list", json!({}), true).await });
+        let req = sent.recv().await.unwrap();
+        assert_eq!(req["method"], "tools/list");
+        conn.deliver(classify(
+            json!({"jsonrpc": "2.0", "id": req["id"], "result": {"tools": []}}),
+        ));
+        assert_eq!(call.await.unwrap().unwrap(), json!({"tools": []}));
+
+        let c = conn.clone();
+        let call = tokio::spawn(async move { c.request("tools/call", json!({}), true).await });
+        let req = sent.recv().await.unwrap();
+        conn.deliver(classify(
+            json!({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32602, "message": "bad"}}),
+        ));
+        let e = call.await.unwrap().unwrap_err();
+        assert_eq!(e.to_string(), "the server answered error -32602: bad");
+
+        conn.deliver(classify(json!({"jsonrpc": "2.0", "id": "p", "method": "ping"})));
+        assert_eq!(
+            sent.recv().await.unwrap(),
+            json!({"jsonrpc": "2.0", "id": "p", "result": {}})
+        );
+        conn.deliver(classify(
+            json!({"jsonrpc": "2.0", "id": 9, "method": "sampling/createMessage"}),
+        ));
+        assert_eq!(sent.recv().await.unwrap()["error"]["code"], -32601);
+        conn.deliver(classify(
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+        ));
+        assert_eq!(events.recv().await.unwrap(), Event::ToolsChanged);
+
+        // A dropped request is cancelled on the server.
+        let c = conn.clone();
+        let call = tokio::spawn(async move { c.request("tools/call", json!({}), true).await });
+        let req = sent.recv().await.unwrap();
+        call.abort();
+        let cancelled = sent.recv().await.unwrap();
+        assert_eq!(cancelled["method"], "notifications/cancelled");
+        assert_eq!(cancelled["params"]["requestId"], req["id"]);
+
+        let c = conn.clone();
+        let call = tokio::spawn(async move { c.request("tools/call", json!({}), true).await });
+        sent.recv().await.unwrap();
+        conn.deliver(classify(json!({"jsonrpc": "1.0", "id": 1, "method": "x"})));
+        let e = call.await.unwrap().unwrap_err().to_string();
+        assert!(e.contains("invalid JSON-RPC message"), "{e}");
+        assert!(matches!(events.recv().await.unwrap(), Event::Closed(_)));
+        let e = conn.request("tools/list", json!({}), true).await.unwrap_err();
+        assert!(matches!(e, RequestError::Closed(_)));
+    }
+}

@@ -1,0 +1,350 @@
+//! The Streamable HTTP transport (the handshake-era revisions, 2024-11-05 to
+//! 2025-11-25) over `http_client`: every message is one POST to the server's URL
+//! (`Accept: application/json, text/event-stream`), answered by 202 (a
+//! notification or response), one JSON body, or an event stream whose events
+//! are messages (`sse::Parser`, each event within `max_message_kb`). The
+//! `Mcp-Session-Id` the server gives at `initialize` and the negotiated
+//! `MCP-Protocol-Version` go with every later request; after the handshake a GET
+//! opens the server's own event stream (for `tools/list_changed`) when it offers
+//! one. A 404 for the session closes the connection (the supervisor starts a new
+//! one). The configured headers' secret references are resolved at connect.
+
+use super::connection::{Connection, Event, Outbound};
+use super::error::{RequestError, StartError};
+use crate::config::McpServerConfig;
+use crate::http_client::{connect_tcp, handshake, wrap};
+use crate::mcp_wire::jsonrpc::{self, Payload};
+use crate::secret_ref::SecretRef;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri, header};
+use http_body_util::{BodyExt, Full};
+use serde_json::Value;
+use std::sync::{Arc, Mutex, Weak};
+use tokio::sync::mpsc;
+
+/// Where and how to reach the server.
+struct Endpoint {
+    tls: bool,
+    host: String,
+    port: u16,
+    authority: String,
+    target: String,
+    /// The configured headers, resolved.
+    headers: HeaderMap,
+    max_message: usize,
+    max_kb: u64,
+    /// Longest one POST exchange may take.
+    exchange_time: std::time::Duration,
+}
+
+/// What the server told us to send back.
+#[derive(Default)]
+struct Negotiated {
+    session: Option<HeaderValue>,
+    version: Option<HeaderValue>,
+}
+
+struct HttpOut {
+    endpoint: Arc<Endpoint>,
+    negotiated: Arc<Mutex<Negotiated>>,
+    conn: Mutex<Weak<Connection>>,
+}
+
+/// A connection to the server at `config.url`.
+pub(super) fn connect(
+    config: &McpServerConfig,
+) -> Result<(Arc<Connection>, mpsc::UnboundedReceiver<Event>), StartError> {
+    let endpoint = Arc::new(endpoint(config)?);
+    let out = Arc::new(HttpOut {
+        endpoint,
+        negotiated: Arc::default(),
+        conn: Mutex::new(Weak::new()),
+    });
+    let (conn, events) = Connection::new(Box::new(SharedOut(out.clone())));
+    *out.conn.lock().unwrap_or_else(|e| e.into_inner()) = Arc::downgrade(&conn);
+    Ok((conn, events))
+}
+
+struct SharedOut(Arc<HttpOut>);
+
+impl Outbound for SharedOut {
+    fn send(&self, message: Value) -> Result<(), RequestError> {
+        let out = self.0.clone();
+        let conn = out.conn.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        tokio::spawn(async move {
+            let id = message
+                .get("id")
+                .cloned()
+                .filter(|_| message.get("method").is_some());
+            let initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
+            let within = out.endpoint.exchange_time;
+            let result = match tokio::time::timeout(within, exchange(&out, &conn, message, initialize)).await
+            {
+                Ok(result) => result,
+                Err(_) => Err(Failure::Request(RequestError::Http(format!(
+                    "no whole answer within {} ms (the longer of call_timeout_ms and start_timeout_ms)",
+                    within.as_millis()
+                )))),
+            };
+            let Some(conn) = conn.upgrade() else { return };
+            match result {
+                Ok(()) => {}
+                Err(Failure::Gone(how)) => conn.close(how),
+                Err(Failure::Request(e)) => {
+                    if let Some(id) = id {
+                        conn.fail(&id, e);
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+enum Failure {
+    /// The session or the server is gone: close the connection.
+    Gone(String),
+    /// This request failed.
+    Request(RequestError),
+}
+
+/// Parses the URL and resolves the configured headers.
+fn endpoint(config: &McpServerConfig) -> Result<Endpoint, StartError> {
+    let url = config.url.as_deref().unwrap_or_default();
+    let bad = |why: &str| StartError::Handshake(format!("url: {why}"));
+    let uri: Uri = url.parse().map_err(|_| bad("not a valid URL"))?;
+    let tls = uri.scheme_str() == Some("https");
+    let host = uri.host().ok_or_else(|| bad("it has no host"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+    let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+    let authority = uri
+        .authority()
+        .map(|a| a.as_str().to_string())
+        .unwrap_or_default();
+    let target = uri
+        .path_and_query()
+        .map_or("/".to_string(), |p| p.as_str().to_string());
+    let mut headers = HeaderMap::new();
+    for (name, value) in &config.headers {
+        let key = format!("headers.{name}");
+        let secret = SecretRef::parse(value)
+            .and_then(|r| r.resolve())
+            .map_err(|source| StartError::Secret {
+                key: key.clone(),
+                source,
+            })?;
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad("a header name is not valid"))?;
+        let value = HeaderValue::from_str(secret.expose())
+            .map_err(|_| StartError::Handshake(format!("{key}: the value is not a valid header value")))?;
+        headers.insert(name, value);
+    }
+    Ok(Endpoint {
+        tls,
+        host,
+        port,
+        authority,
+        target,
+        headers,
+        max_message: (config.max_message_kb * 1024) as usize,
+        max_kb: config.max_message_kb,
+        exchange_time: std::time::Duration::from_millis(config.call_timeout_ms.max(config.start_timeout_ms)),
+    })
+}
+
+/// One POST of `message`, delivering what the server answers.
+async fn exchange(
+    out: &HttpOut,
+    conn: &Weak<Connection>,
+    message: Value,
+    initialize: bool,
+) -> Result<(), Failure> {
+    let body = Bytes::from(serde_json::to_vec(&message).expect("a JSON value serializes"));
+    let response = send(out, Method::POST, Some(body)).await?;
+    let status = response.status();
+    if status == StatusCode::ACCEPTED {
+        return Ok(());
+    }
+    if status == StatusCode::NOT_FOUND && out.negotiated().session.is_some() {
+        return Err(Failure::Gone(
+            "the server no longer knows the session (404)".into(),
+        ));
+    }
+    if !status.is_success() {
+        return Err(Failure::Request(RequestError::Http(format!(
+            "the server answered HTTP {status}"
+        ))));
+    }
+    if initialize && let Some(session) = response.headers().get("mcp-session-id") {
+        out.negotiated().session = Some(session.clone());
+    }
+    let deliver = |m: jsonrpc::Message| {
+        if initialize
+            && let jsonrpc::Message::Response {
+                outcome: Ok(result), ..
+            } = &m
+        {
+            let version = result
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            out.negotiated().version = HeaderValue::from_str(version).ok();
+        }
+        if let Some(conn) = conn.upgrade() {
+            conn.deliver(m);
+        }
+    };
+    read_messages(response, &out.endpoint, deliver)
+        .await
+        .map_err(Failure::Request)?;
+    if initialize && let Some(conn) = conn.upgrade() {
+        tokio::spawn(listen(
+            out.endpoint.clone(),
+            out.negotiated.clone(),
+            Arc::downgrade(&conn),
+        ));
+    }
+    Ok(())
+}
+
+impl HttpOut {
+    fn negotiated(&self) -> std::sync::MutexGuard<'_, Negotiated> {
+        self.negotiated.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The server's own event stream (GET), when it offers one, until it ends.
+async fn listen(endpoint: Arc<Endpoint>, negotiated: Arc<Mutex<Negotiated>>, conn: Weak<Connection>) {
+    let out = HttpOut {
+        endpoint,
+        negotiated,
+        conn: Mutex::new(conn.clone()),
+    };
+    let Ok(response) = send(&out, Method::GET, None).await else {
+        return;
+    };
+    if response.status() != StatusCode::OK {
+        // 405: the server has no stream of its own.
+        return;
+    }
+    let deliver = |m| {
+        if let Some(conn) = conn.upgrade() {
+            conn.deliver(m);
+        }
+    };
+    let _ = read_messages(response, &out.endpoint, deliver).await;
+}
+
+type Response = http::Response<hyper::body::Incoming>;
+
+/// Sends one request on a new connection.
+async fn send(out: &HttpOut, method: Method, body: Option<Bytes>) -> Result<Response, Failure> {
+    let e = &out.endpoint;
+    let unreachable = |why: String| Failure::Gone(format!("unreachable: {why}"));
+    let addrs: Vec<_> = tokio::net::lookup_host((e.host.as_str(), e.port))
+        .await
+        .map_err(|err| unreachable(format!("{}: {err}", e.host)))?
+        .collect();
+    let tcp = connect_tcp(addrs)
+        .await
+        .map_err(|err| unreachable(err.to_string()))?;
+    let stream = wrap(tcp, e.tls.then_some(e.host.as_str()))
+        .await
+        .map_err(|err| unreachable(err.to_string()))?;
+    let (mut sender, connection) = handshake(stream)
+        .await
+        .map_err(|err| unreachable(err.to_string()))?;
+    tokio::spawn(connection);
+    let mut request = Request::builder()
+        .method(method.clone())
+        .uri(e.target.as_str())
+        .header(header::HOST, e.authority.as_str())
+        .header(header::ACCEPT, accept(&method))
+        .body(Full::new(body.unwrap_or_default()))
+        .map_err(|_| unreachable("the URL is not a valid request target".into()))?;
+    let headers = request.headers_mut();
+    if method == Method::POST {
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    for (name, value) in &e.headers {
+        headers.insert(name, value.clone());
+    }
+    {
+        let negotiated = out.negotiated();
+        if let Some(session) = &negotiated.session {
+            headers.insert("mcp-session-id", session.clone());
+        }
+        if let Some(version) = &negotiated.version {
+            headers.insert("mcp-protocol-version", version.clone());
+        }
+    }
+    sender
+        .send_request(request)
+        .await
+        .map_err(|err| Failure::Request(RequestError::Http(format!("the HTTP exchange failed: {err}"))))
+}
+
+fn accept(method: &Method) -> HeaderValue {
+    HeaderValue::from_static(if method == Method::GET {
+        "text/event-stream"
+    } else {
+        "application/json, text/event-stream"
+    })
+}
+
+/// The messages of a JSON or event-stream body, each within `max_message_kb`.
+async fn read_messages(
+    response: Response,
+    e: &Endpoint,
+    mut deliver: impl FnMut(jsonrpc::Message),
+) -> Result<(), RequestError> {
+    let too_large = || {
+        RequestError::Http(format!(
+            "the server sent a message larger than max_message_kb ({} KiB)",
+            e.max_kb
+        ))
+    };
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let mut body = response.into_body();
+    if !is_sse {
+        let bytes = http_body_util::Limited::new(body, e.max_message)
+            .collect()
+            .await
+            .map_err(|_| too_large())?
+            .to_bytes();
+        return payload(&bytes, &mut deliver);
+    }
+    let mut parser = crate::sse::Parser::new(e.max_message);
+    let mut events = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|err| RequestError::Http(format!("reading the event stream failed: {err}")))?;
+        let Ok(data) = frame.into_data() else { continue };
+        parser
+            .feed(&data, &mut |event| events.push(event.data.to_string()))
+            .map_err(|_| too_large())?;
+        for data in events.drain(..) {
+            if !data.is_empty() {
+                payload(data.as_bytes(), &mut deliver)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn payload(bytes: &[u8], deliver: &mut impl FnMut(jsonrpc::Message)) -> Result<(), RequestError> {
+    match jsonrpc::parse(bytes) {
+        Ok(Payload::Single(m)) => deliver(m),
+        Ok(Payload::Batch(ms)) => ms.into_iter().for_each(deliver),
+        Err(e) => {
+            return Err(RequestError::Http(format!(
+                "the server sent a body that is not JSON-RPC ({})",
+                e.message
+            )));
+        }
+    }
+    Ok(())
+}

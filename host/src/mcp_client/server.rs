@@ -1,0 +1,98 @@
+//! [`McpTools`]: one started server's tools as an operation source, published in
+//! the hub's registry until the server restarts or relists. A call takes one of
+//! the server's `max_concurrent` places (waiting within the call's deadline),
+//! sends `tools/call`, and waits for the answer until the deadline
+//! (`call_timeout_ms`, or the caller's sooner bound); a call dropped or timed out
+//! before its answer sends `notifications/cancelled` (`connection`).
+
+use super::connection::Connection;
+use super::result::{failure, output};
+use crate::runtime::{CallFailure, CallOutput, Deadline, ErrorCode, Operation};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+/// The tools of one start of a server, callable.
+pub(crate) struct McpTools {
+    pub(super) server: String,
+    pub(super) operations: Vec<Operation>,
+    pub(super) instructions: Option<String>,
+    pub(super) conn: Arc<Connection>,
+    /// Shared by every start of the server.
+    pub(super) places: Arc<Semaphore>,
+    pub(super) max_concurrent: usize,
+    pub(super) call_timeout_ms: u64,
+    pub(super) max_result_kb: u64,
+}
+
+impl std::fmt::Debug for McpTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTools")
+            .field("server", &self.server)
+            .field("operations", &self.operations)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpTools {
+    /// The server's name: the namespace of its operations.
+    pub(crate) fn name(&self) -> &str {
+        &self.server
+    }
+
+    /// Its tools, as listed.
+    pub(crate) fn operations(&self) -> &[Operation] {
+        &self.operations
+    }
+
+    /// The server's `instructions`.
+    pub(crate) fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// Longest one call runs (`call_timeout_ms`).
+    pub(crate) fn timeout_ms(&self) -> u64 {
+        self.call_timeout_ms
+    }
+
+    /// Calls tool `op` with `input_json` (an object) until `deadline`.
+    pub(crate) async fn call(
+        &self,
+        op: &str,
+        input_json: &str,
+        deadline: Deadline,
+    ) -> Result<CallOutput, CallFailure> {
+        let server = &self.server;
+        let (at, limit_ms) = deadline.resolve(Instant::now(), self.call_timeout_ms);
+        let place = match tokio::time::timeout_at(at, self.places.acquire()).await {
+            Ok(Ok(place)) => place,
+            _ => {
+                return Err(CallFailure::Source {
+                    code: ErrorCode::CallLimit,
+                    message: format!(
+                        "all {} places of mcp server {server} stayed taken until the call's deadline (mcp_servers.{server}.max_concurrent)",
+                        self.max_concurrent
+                    ),
+                });
+            }
+        };
+        let arguments: Value = serde_json::from_str(input_json).unwrap_or_else(|_| json!({}));
+        let params = json!({ "name": op, "arguments": arguments });
+        let answer = tokio::time::timeout_at(at, self.conn.request("tools/call", params, true)).await;
+        drop(place);
+        match answer {
+            Err(_) => Err(failure(
+                ErrorCode::Timeout,
+                format!(
+                    "mcp server {server} did not answer within {limit_ms} ms (mcp_servers.{server}.call_timeout_ms, or the caller's deadline); the hub sent notifications/cancelled"
+                ),
+            )),
+            Ok(Err(e)) => Err(failure(
+                ErrorCode::PluginError,
+                format!("mcp server {server}: {e}"),
+            )),
+            Ok(Ok(result)) => output(server, result, self.max_result_kb),
+        }
+    }
+}

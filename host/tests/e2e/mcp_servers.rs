@@ -1,0 +1,317 @@
+//! External MCP servers (`[[mcp_servers]]`) behind the four meta-tools, with a
+//! scripted server (`tests/data/mcp/fake_server.py`, over stdio and over
+//! Streamable HTTP) beside a Wasm plugin: its tools are found, described and
+//! called through the one call protocol (schemas, allowlists, approvals from the
+//! annotations, audit records), `tools/list_changed` is seen, and each hostile
+//! tool (a hang, a giant result, a flood, a line that is not JSON, a crash) and
+//! hostile server (a crash loop, one that never answers) hits its own bound while
+//! the Wasm operation keeps answering.
+
+use crate::support::hub::{Server, plugins, serve};
+use crate::support::runtime::{Scratch, repo_root};
+use crate::support::wait::{until, until_seen};
+use http::Method;
+use serde_json::{Value, json};
+use wasmhub::config::{Config, McpServerConfig, TokenConfig};
+
+fn script() -> String {
+    repo_root()
+        .join("host/tests/data/mcp/fake_server.py")
+        .display()
+        .to_string()
+}
+
+/// A `[[mcp_servers]]` entry from TOML lines after `name`.
+fn server(name: &str, rest: &str) -> McpServerConfig {
+    let text = format!("[[mcp_servers]]\nname = \"{name}\"\n{rest}");
+    Config::parse(&text, std::path::Path::new("test.toml"))
+        .expect("a valid entry")
+        .mcp_servers
+        .remove(0)
+}
+
+/// The fake server over stdio, with `extra` keys.
+fn stdio_server(name: &str, extra: &str) -> McpServerConfig {
+    server(
+        name,
+        &format!(
+            "transport = \"stdio\"\ncommand = \"python3\"\nargs = [\"{}\"]\nrestart_min_ms = 50\n{extra}",
+            script()
+        ),
+    )
+}
+
+async fn call(s: &Server, token: Option<&str>, tool: &str, input: Value) -> Value {
+    let body = json!({ "calls": [{ "tool": tool, "input": input }] });
+    let resp = s.request(Method::POST, "/api/hub/call", Some(&body), token).await;
+    assert_eq!(resp.status.as_u16(), 200);
+    resp.json().await["results"][0].clone()
+}
+
+/// `POST path` with `body` and `token`: the JSON answer.
+async fn post(s: &Server, token: Option<&str>, path: &str, body: Value) -> Value {
+    let resp = s.request(Method::POST, path, Some(&body), token).await;
+    assert_eq!(resp.status.as_u16(), 200, "{path}");
+    resp.json().await
+}
+
+/// `GET /api/mcp-servers`' entry for `name`, as the operator of a hub with tokens.
+async fn status_as(s: &Server, token: Option<&str>, name: &str) -> Value {
+    let all = s
+        .request(Method::GET, "/api/mcp-servers", None, token)
+        .await
+        .json()
+        .await;
+    let servers = all["servers"].as_array().cloned().unwrap_or_default();
+    servers
+        .into_iter()
+        .find(|e| e["name"] == name)
+        .unwrap_or(Value::Null)
+}
+
+/// `GET /api/mcp-servers`' entry for `name`, as the loopback operator.
+async fn status(s: &Server, name: &str) -> Value {
+    status_as(s, None, name).await
+}
+
+/// Waits until `name` is active after at least `restarts` restarts.
+async fn active(s: &Server, name: &str, restarts: u64) -> Value {
+    active_as(s, None, name, restarts).await
+}
+
+async fn active_as(s: &Server, token: Option<&str>, name: &str, restarts: u64) -> Value {
+    until_seen(&format!("{name} active"), || async {
+        let e = status_as(s, token, name).await;
+        let ready = e["state"] == "active" && e["restarts"].as_u64().unwrap_or(0) >= restarts;
+        if ready { Ok(e) } else { Err(e) }
+    })
+    .await
+}
+
+/// The Wasm plugin still answers.
+async fn wasm_answers(s: &Server) {
+    let echo = call(s, None, "examples.echo", json!({"text": "still here"})).await;
+    assert_eq!(echo["ok"], true, "{echo}");
+}
+
+#[tokio::test]
+async fn a_servers_tools_are_operations_behind_the_meta_tools() {
+    let dir = plugins(&[("examples", "examples")], &[]);
+    let secrets = Scratch::new("mcp-tokens");
+    let token = |name: &str, allow: &str, operator: bool| {
+        std::fs::write(secrets.path(name), format!("secret-{name}")).unwrap();
+        TokenConfig {
+            name: name.into(),
+            secret_file: Some(secrets.path(name)),
+            allow: vec![allow.into()],
+            operator,
+            ..TokenConfig::default()
+        }
+    };
+    let tokens = vec![token("admin", "*", true), token("ci", "examples.*", false)];
+    let s = serve(&dir, |c| {
+        c.mcp_servers = vec![stdio_server("fake", "")];
+        c.tokens = tokens;
+    })
+    .await;
+    let admin = Some("secret-admin");
+    let entry = active_as(&s, admin, "fake", 0).await;
+    assert_eq!(entry["transport"], "stdio");
+    assert_eq!(entry["target"], "python3");
+    assert!(entry["pid"].as_u64().is_some(), "{entry}");
+    let notes = entry["notes"].to_string();
+    assert!(
+        notes.contains("left out: its input schema nests deeper than 32 levels"),
+        "{notes}"
+    );
+    assert!(
+        entry["operations"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("fake.echo")),
+        "{entry}"
+    );
+
+    let found = post(&s, admin, "/api/hub/search", json!({"q": "echo text back"})).await;
+    assert_eq!(found["results"][0]["tool"], "fake.echo", "{found}");
+    let schema = post(&s, admin, "/api/hub/schema", json!({"tool": "fake.add"})).await;
+    assert_eq!(schema["outputSchema"]["required"], json!(["sum"]), "{schema}");
+    let listed = post(&s, admin, "/api/hub/list", json!({"namespace": "fake"})).await;
+    assert_eq!(
+        listed["instructions"]["fake"], "Use fake.echo to repeat text.",
+        "{listed}"
+    );
+
+    let echo = call(&s, admin, "fake.echo", json!({"text": "hi"})).await;
+    assert_eq!(echo["result"], json!({"text": "hi"}), "{echo}");
+    let add = call(&s, admin, "fake.add", json!({"a": 2, "b": 5})).await;
+    assert_eq!(add["result"], json!({"sum": 7}), "{add}");
+    // The hub's own validation runs before the server sees anything.
+    let bad = call(&s, admin, "fake.add", json!({"a": "two"})).await;
+    assert_eq!(bad["error"]["code"], "invalid_input", "{bad}");
+    let failed = call(&s, admin, "fake.fail", json!({})).await;
+    assert_eq!(failed["error"]["code"], "plugin_error", "{failed}");
+    assert_eq!(
+        failed["error"]["message"],
+        "fake.fail: the fake tool failed on purpose"
+    );
+    // No annotations: destructive by MCP's defaults, so the approval policy asks.
+    let wipe = call(&s, admin, "fake.wipe", json!({})).await;
+    assert_eq!(wipe["error"]["code"], "approval_required", "{wipe}");
+    // A token whose allowlist does not cover the server is refused.
+    let refused = call(&s, Some("secret-ci"), "fake.echo", json!({"text": "x"})).await;
+    assert_eq!(refused["error"]["code"], "forbidden", "{refused}");
+    let audit = s.calls_of("fake.echo", admin).await;
+    assert!(audit.iter().any(|r| r["outcome"] == "ok"), "{audit:?}");
+
+    // tools/list_changed: the new tool becomes an operation.
+    let changed = call(&s, admin, "fake.change", json!({})).await;
+    assert_eq!(changed["ok"], true, "{changed}");
+    until("fake.added listed", || async {
+        let listed = post(&s, admin, "/api/hub/list", json!({"namespace": "fake"})).await;
+        listed["operations"]
+            .as_array()
+            .is_some_and(|ops| ops.iter().any(|o| o["tool"] == "fake.added"))
+            .then_some(())
+    })
+    .await;
+    let added = call(&s, admin, "fake.added", json!({})).await;
+    assert_eq!(added["ok"], true, "{added}");
+    let plugin = call(&s, admin, "examples.echo", json!({"text": "wasm"})).await;
+    assert_eq!(plugin["ok"], true, "{plugin}");
+}
+
+#[tokio::test]
+async fn hostile_tools_hit_their_bounds_while_a_wasm_operation_answers() {
+    let dir = plugins(&[("examples", "examples")], &[]);
+    let scratch = Scratch::new("mcp-hostile");
+    let cancel_log = scratch.path("cancelled.jsonl");
+    let extra = format!(
+        "call_timeout_ms = 1000\nmax_result_kb = 64\nmax_message_kb = 512\nenv = {{ CANCEL_LOG = \"{}\" }}",
+        cancel_log.display()
+    );
+    let s = serve(&dir, |c| c.mcp_servers = vec![stdio_server("bad", &extra)]).await;
+    active(&s, "bad", 0).await;
+
+    let hang = call(&s, None, "bad.hang", json!({})).await;
+    assert_eq!(hang["error"]["code"], "timeout", "{hang}");
+    let message = hang["error"]["message"].as_str().unwrap();
+    assert!(message.contains("mcp_servers.bad.call_timeout_ms"), "{message}");
+    until("notifications/cancelled at the server", || async {
+        std::fs::read_to_string(&cancel_log)
+            .ok()
+            .filter(|log| log.contains("requestId"))
+    })
+    .await;
+    wasm_answers(&s).await;
+
+    let giant = call(&s, None, "bad.giant", json!({})).await;
+    assert_eq!(giant["error"]["code"], "output_limit", "{giant}");
+    assert!(
+        giant["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("mcp_servers.bad.max_result_kb"),
+        "{giant}"
+    );
+    wasm_answers(&s).await;
+
+    let flood = call(&s, None, "bad.flood", json!({})).await;
+    assert_eq!(flood["error"]["code"], "plugin_error", "{flood}");
+    let message = flood["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("larger than max_message_kb (512 KiB)"),
+        "{message}"
+    );
+    wasm_answers(&s).await;
+    active(&s, "bad", 1).await;
+
+    let garbage = call(&s, None, "bad.badjson", json!({})).await;
+    let message = garbage["error"]["message"].as_str().unwrap();
+    assert!(message.contains("a line that is not JSON-RPC"), "{garbage}");
+    active(&s, "bad", 2).await;
+
+    let crash = call(&s, None, "bad.crash", json!({})).await;
+    let message = crash["error"]["message"].as_str().unwrap();
+    assert!(message.contains("the server exited with status 3"), "{crash}");
+    wasm_answers(&s).await;
+    // Restarted: its tools answer again.
+    active(&s, "bad", 3).await;
+    let echo = call(&s, None, "bad.echo", json!({"text": "back"})).await;
+    assert_eq!(echo["result"], json!({"text": "back"}), "{echo}");
+}
+
+#[tokio::test]
+async fn a_crash_looping_and_a_silent_server_are_rejected_with_their_reason() {
+    let dir = plugins(&[("examples", "examples")], &[]);
+    let s = serve(&dir, |c| {
+        c.mcp_servers = vec![
+            stdio_server("loop", "env = { MODE = \"crashloop\" }\nrestart_max_ms = 200"),
+            stdio_server("mute", "env = { MODE = \"silent\" }\nstart_timeout_ms = 300"),
+            stdio_server("off", "enabled = false"),
+        ];
+    })
+    .await;
+    let crashing = until_seen("loop restarted twice", || async {
+        let e = status(&s, "loop").await;
+        let looped = e["state"] == "rejected" && e["restarts"].as_u64().unwrap_or(0) >= 2;
+        if looped { Ok(e) } else { Err(e) }
+    })
+    .await;
+    let reason = crashing["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("initialize failed") && reason.contains("exited with status 1"),
+        "{reason}"
+    );
+    assert!(reason.contains("next start in"), "{reason}");
+    let mute = until_seen("mute rejected", || async {
+        let e = status(&s, "mute").await;
+        if e["state"] == "rejected" { Ok(e) } else { Err(e) }
+    })
+    .await;
+    let reason = mute["reason"].as_str().unwrap();
+    assert!(reason.contains("start_timeout_ms (300 ms)"), "{reason}");
+    let off = status(&s, "off").await;
+    assert_eq!(off["reason"], "disabled (enabled = false)", "{off}");
+    let missing = call(&s, None, "off.echo", json!({})).await;
+    let message = missing["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("its MCP server off is not running: disabled"),
+        "{message}"
+    );
+    wasm_answers(&s).await;
+}
+
+#[tokio::test]
+async fn a_server_over_streamable_http_serves_its_tools() {
+    let dir = plugins(&[("examples", "examples")], &[]);
+    let scratch = Scratch::new("mcp-http");
+    let portfile = scratch.path("port");
+    let mut child = std::process::Command::new("python3")
+        .args([script(), "--http".into(), portfile.display().to_string()])
+        .spawn()
+        .expect("python3 runs the fake server");
+    let port = until("the fake HTTP server's port", || async {
+        std::fs::read_to_string(&portfile).ok()
+    })
+    .await;
+    let url = format!("http://127.0.0.1:{port}/mcp?key=hidden");
+    let config = server(
+        "web",
+        &format!("transport = \"http\"\nurl = \"{url}\"\nheaders = {{ Authorization = \"env:PATH\" }}"),
+    );
+    let s = serve(&dir, |c| c.mcp_servers = vec![config]).await;
+    let entry = active(&s, "web", 0).await;
+    assert_eq!(
+        entry["target"],
+        format!("http://127.0.0.1:{port}/mcp"),
+        "no query: {entry}"
+    );
+    let echo = call(&s, None, "web.echo", json!({"text": "over http"})).await;
+    assert_eq!(echo["result"], json!({"text": "over http"}), "{echo}");
+    let add = call(&s, None, "web.add", json!({"a": 1, "b": 2})).await;
+    assert_eq!(add["result"], json!({"sum": 3}), "{add}");
+    wasm_answers(&s).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
