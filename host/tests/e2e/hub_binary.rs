@@ -99,7 +99,10 @@ fn signal(child: &std::process::Child, signal: i32) {
 }
 
 /// Waits up to `limit` for the child to exit.
-fn exit_within(child: &mut std::process::Child, limit: Duration) -> Option<std::process::ExitStatus> {
+pub(crate) fn exit_within(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> Option<std::process::ExitStatus> {
     let start = std::time::Instant::now();
     while start.elapsed() < limit {
         if let Some(status) = child.try_wait().expect("wait on wasmhub") {

@@ -315,3 +315,96 @@ async fn a_server_over_streamable_http_serves_its_tools() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[tokio::test]
+async fn the_agent_loop_and_a_plugins_nested_call_reach_a_servers_tool() {
+    use crate::support::chat::{call_args, chunks, hub_with, post_chat, submit, text_step, tool_step, user};
+    use crate::support::upstream::Upstream;
+    use wasmhub::llm::UiChunk;
+    let upstream = Upstream::start().await;
+    let dir = plugins(&[("adversary", "adversary")], &[]);
+    let hub = hub_with(&upstream, dir.0.clone(), |c| {
+        c.mcp_servers = vec![stdio_server("fake", "")]
+    })
+    .await;
+    until("fake active", || async {
+        hub.app
+            .hub
+            .mcp_servers()
+            .iter()
+            .any(|s| s.name == "fake" && s.state == wasmhub::hub::PluginStatus::Active)
+            .then_some(())
+    })
+    .await;
+    // The scripted model calls the server's tool directly, and through a plugin's
+    // nested host.call.
+    upstream.push(tool_step(
+        None,
+        &[(
+            "call_f",
+            "hub_call",
+            call_args(json!([
+                {"tool": "fake.echo", "input": {"text": "via the agent"}},
+                {"tool": "adversary.nested", "input": {"tool": "fake.add", "input": {"a": 1, "b": 2}}}
+            ])),
+        )],
+    ));
+    upstream.push(text_step("Done."));
+    let chunks =
+        chunks(post_chat(hub.addr, &submit("chat-mcp", vec![user("u1", "Echo and add.")])).await).await;
+    let output = chunks
+        .iter()
+        .find_map(|c| match c {
+            UiChunk::ToolOutputAvailable { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .expect("the hub_call's output");
+    assert_eq!(
+        output["results"][0]["result"],
+        json!({"text": "via the agent"}),
+        "{output}"
+    );
+    assert_eq!(
+        output["results"][1]["result"],
+        json!({"ok": {"sum": 3}}),
+        "{output}"
+    );
+    // Both calls are in the audit log, the nested one under its parent.
+    let records = hub.app.hub.calls(50, &wasmhub::hub::Visible::All).unwrap();
+    let add = records
+        .iter()
+        .find(|r| r.tool == "fake.add")
+        .expect("fake.add recorded");
+    assert!(add.parent.is_some(), "{add:?}");
+    assert!(records.iter().any(|r| r.tool == "fake.echo"), "{records:?}");
+}
+
+#[tokio::test]
+async fn serve_stops_its_stdio_servers_before_it_exits() {
+    let dir = plugins(&[], &[]);
+    let data = Scratch::new("mcp-shutdown");
+    let entry = format!(
+        "mcp_servers=[{{name = \"fake\", transport = \"stdio\", command = \"python3\", args = [\"{}\"]}}]",
+        script()
+    );
+    let mut served = crate::support::binary::serve(&dir.0, &data.0, &[&entry]);
+    let addr = served.addr;
+    let pid = until("fake active with a pid", || async move {
+        let resp = crate::support::client::send(addr, Method::GET, "/api/mcp-servers", None, &[]).await;
+        let all = resp.json().await;
+        let fake = all["servers"][0].clone();
+        (fake["state"] == "active")
+            .then(|| fake["pid"].as_u64())
+            .flatten()
+    })
+    .await;
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    assert!(proc_dir.exists(), "the server runs");
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(served.child.id() as i32, libc::SIGTERM) }, 0);
+    let status = crate::hub_binary::exit_within(&mut served.child, std::time::Duration::from_secs(60))
+        .expect("the hub exits");
+    assert!(status.success(), "{status:?}");
+    // Stopped and reaped by the hub before it exited: no process, not even a zombie.
+    assert!(!proc_dir.exists(), "the stdio server outlived the hub");
+}
