@@ -112,6 +112,21 @@ test("the plugins are listed with their state, the rejected one first with its r
   assert.match(await page.locator("#plugins-count").textContent(), /\(1 rejected\)/);
 });
 
+test("the MCP servers are listed with their state, operations and notes", async () => {
+  await page.waitForSelector('#servers tr[data-server="fake"].active', WAIT);
+  const first = page.locator("#servers tbody tr").first();
+  assert.equal(await first.getAttribute("data-server"), "off");
+  assert.equal(await first.locator(".state").textContent(), "rejected");
+  assert.equal(await first.locator(".reason").textContent(), "disabled (enabled = false)");
+  const fake = page.locator('#servers tr[data-server="fake"]');
+  assert.match(await fake.textContent(), /fake\.echo/);
+  assert.match(await fake.textContent(), /stdio · pid \d+ · restarts 0/);
+  assert.match(await fake.textContent(), /"bomb" left out: its input schema nests deeper than 32 levels/);
+  assert.match(await page.locator("#servers-count").textContent(), /^2 \(1 rejected\)/);
+  // Its tools are operations like the plugins'.
+  await page.locator('details.op[data-tool="fake.echo"]').waitFor(WAIT);
+});
+
 test("an operation's form is prefilled from its first example and runs it", async () => {
   const card = page.locator('details.op[data-tool="calc.eval"]');
   await card.waitFor(WAIT);
@@ -199,7 +214,7 @@ test("recent calls filter by tool, principal and outcome, and render client text
   assert.notEqual(await calcRow.locator(".outcome").textContent(), "ok");
   // Nothing ran and no element came from the text.
   assert.equal(await page.evaluate(() => window.pwned), undefined);
-  assert.equal(await page.locator("#calls script, #calls img, #operations img, #plugins img").count(), 0);
+  assert.equal(await page.locator("#calls script, #calls img, #operations img, #plugins img, #servers img").count(), 0);
 
   // Filters, client-side.
   const tools = () => page.locator("#calls tr.call td.tool").evaluateAll((tds) => tds.map((td) => td.firstChild.textContent));

@@ -6,8 +6,9 @@
 # Two hubs on free loopback ports:
 #   - "open": no tokens (loopback clients need none), approvals.wait_secs = 60, on a
 #     plugins folder with the example plugins (dist/plugins), the `examples` test
-#     guest (its `wipe` is destructive, so a call to it waits for an operator) and a
-#     `broken.wasm` of garbage bytes (rejected with a reason);
+#     guest (its `wipe` is destructive, so a call to it waits for an operator), a
+#     `broken.wasm` of garbage bytes (rejected with a reason), and two MCP servers:
+#     the e2e tests' scripted one over stdio (`fake`) and a disabled one (`off`);
 #   - "tokens": two tokens, `ci` (not an operator) and `ops` (operator), on a folder
 #     with the broken plugin and `calc`, and the chat suite's scripted upstream
 #     (tests/chat/upstream.mjs) as its agent model, for the page's own token handling
@@ -37,7 +38,9 @@ cp "$examples" "$work/open/plugins/examples.wasm"
 printf 'not a component <script>window.pwned=1</script>' >"$work/open/plugins/broken.wasm"
 open_port="$(free_port)"
 "$bin" serve --listen "127.0.0.1:$open_port" --plugins "$work/open/plugins" --data "$work/open/data" \
-    --set approvals.wait_secs=60 >"$work/open.log" 2>&1 &
+    --set approvals.wait_secs=60 \
+    --set "mcp_servers=[{name = \"fake\", transport = \"stdio\", command = \"python3\", args = [\"$root/host/tests/data/mcp/fake_server.py\"]}, {name = \"off\", transport = \"stdio\", command = \"python3\", enabled = false}]" \
+    >"$work/open.log" 2>&1 &
 pids+=($!)
 
 # The chat suite's scripted OpenAI-compatible upstream.
