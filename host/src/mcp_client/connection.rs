@@ -42,6 +42,8 @@ pub(super) struct Connection {
     waiting: Mutex<State>,
     out: Box<dyn Outbound>,
     events: mpsc::UnboundedSender<Event>,
+    /// Turns true when the connection closes (streams reading for it stop).
+    ended: tokio::sync::watch::Sender<bool>,
 }
 
 #[derive(Default)]
@@ -60,8 +62,14 @@ impl Connection {
             waiting: Mutex::new(State::default()),
             out,
             events,
+            ended: tokio::sync::watch::Sender::new(false),
         };
         (Arc::new(conn), rx)
+    }
+
+    /// Turns true once the connection has closed.
+    pub(super) fn ended(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.ended.subscribe()
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -170,6 +178,7 @@ impl Connection {
         for (_, waiting) in pending {
             let _ = waiting.send(Err(RequestError::Closed(how.clone())));
         }
+        self.ended.send_replace(true);
         let _ = self.events.send(Event::Closed(how));
     }
 }

@@ -212,26 +212,36 @@ impl HttpOut {
     }
 }
 
-/// The server's own event stream (GET), when it offers one, until it ends.
+/// The server's own event stream (GET), when it offers one, until it or the
+/// connection ends.
 async fn listen(endpoint: Arc<Endpoint>, negotiated: Arc<Mutex<Negotiated>>, conn: Weak<Connection>) {
+    let Some(mut ended) = conn.upgrade().map(|c| c.ended()) else {
+        return;
+    };
     let out = HttpOut {
         endpoint,
         negotiated,
         conn: Mutex::new(conn.clone()),
     };
-    let Ok(response) = send(&out, Method::GET, None).await else {
-        return;
-    };
-    if response.status() != StatusCode::OK {
-        // 405: the server has no stream of its own.
-        return;
-    }
-    let deliver = |m| {
-        if let Some(conn) = conn.upgrade() {
-            conn.deliver(m);
+    let stream = async {
+        let Ok(response) = send(&out, Method::GET, None).await else {
+            return;
+        };
+        if response.status() != StatusCode::OK {
+            // 405: the server has no stream of its own.
+            return;
         }
+        let deliver = |m| {
+            if let Some(conn) = conn.upgrade() {
+                conn.deliver(m);
+            }
+        };
+        let _ = read_messages(response, &out.endpoint, deliver).await;
     };
-    let _ = read_messages(response, &out.endpoint, deliver).await;
+    let ended = async move {
+        let _ = ended.wait_for(|e| *e).await;
+    };
+    crate::race::race(stream, ended).await;
 }
 
 type Response = http::Response<hyper::body::Incoming>;

@@ -77,7 +77,8 @@ impl McpTools {
                 });
             }
         };
-        let arguments: Value = serde_json::from_str(input_json).unwrap_or_else(|_| json!({}));
+        let arguments: Value = serde_json::from_str(input_json)
+            .map_err(|e| failure(ErrorCode::InvalidInput, format!("the input is not JSON: {e}")))?;
         let params = json!({ "name": op, "arguments": arguments });
         let answer = tokio::time::timeout_at(at, self.conn.request("tools/call", params, true)).await;
         drop(place);
@@ -94,5 +95,75 @@ impl McpTools {
             )),
             Ok(Ok(result)) => output(server, result, self.max_result_kb),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp_client::connection::Outbound;
+    use crate::mcp_client::error::RequestError;
+    use crate::mcp_wire::jsonrpc::classify;
+    use tokio::sync::mpsc;
+
+    struct Capture(mpsc::UnboundedSender<Value>);
+    impl Outbound for Capture {
+        fn send(&self, message: Value) -> Result<(), RequestError> {
+            self.0.send(message).map_err(|_| RequestError::NotReading)
+        }
+    }
+
+    fn tools(places: usize) -> (Arc<McpTools>, mpsc::UnboundedReceiver<Value>) {
+        let (tx, sent) = mpsc::unbounded_channel();
+        let (conn, _events) = Connection::new(Box::new(Capture(tx)));
+        let tools = McpTools {
+            server: "s".into(),
+            operations: Vec::new(),
+            instructions: None,
+            conn,
+            places: Arc::new(Semaphore::new(places)),
+            max_concurrent: places,
+            call_timeout_ms: 1000,
+            max_result_kb: 64,
+        };
+        (Arc::new(tools), sent)
+    }
+
+    fn soon(ms: u64) -> Deadline {
+        Deadline::new(Instant::now(), ms, None)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_answers_or_hits_its_deadline_or_finds_no_place() {
+        let (t, mut sent) = tools(1);
+        let call = tokio::spawn({
+            let t = t.clone();
+            async move { t.call("echo", r#"{"text":"hi"}"#, soon(1000)).await }
+        });
+        let request = sent.recv().await.unwrap();
+        assert_eq!(
+            request["params"],
+            json!({"name": "echo", "arguments": {"text": "hi"}})
+        );
+        let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"content": [{"type": "text", "text": "hi"}]}});
+        t.conn.deliver(classify(answer));
+        assert_eq!(call.await.unwrap().unwrap().json, r#"{"text":"hi"}"#);
+
+        // No answer: a timeout naming the key, and the server is told.
+        let e = t.call("hang", "{}", soon(1000)).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Timeout);
+        assert!(e.to_string().contains("mcp_servers.s.call_timeout_ms"), "{e}");
+        let hang = sent.recv().await.unwrap();
+        let cancelled = sent.recv().await.unwrap();
+        assert_eq!(cancelled["method"], "notifications/cancelled");
+        assert_eq!(cancelled["params"]["requestId"], hang["id"]);
+
+        // Its one place held by a call that never ends: the next one finds none.
+        let held = t.places.clone().acquire_owned().await.unwrap();
+        let e = t.call("echo", "{}", soon(500)).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::CallLimit);
+        assert!(e.to_string().contains("mcp_servers.s.max_concurrent"), "{e}");
+        drop(held);
+        assert!(sent.try_recv().is_err(), "nothing was sent without a place");
     }
 }
