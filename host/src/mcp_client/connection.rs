@@ -225,17 +225,21 @@ impl Drop for Unanswered<'_> {
     }
 }
 
+/// For tests: an outbound that hands every message to a channel.
+#[cfg(test)]
+pub(super) struct Capture(pub mpsc::UnboundedSender<Value>);
+
+#[cfg(test)]
+impl Outbound for Capture {
+    fn send(&self, message: Value) -> Result<(), RequestError> {
+        self.0.send(message).map_err(|_| RequestError::NotReading)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::mcp_wire::jsonrpc::classify;
-
-    struct Capture(mpsc::UnboundedSender<Value>);
-    impl Outbound for Capture {
-        fn send(&self, message: Value) -> Result<(), RequestError> {
-            self.0.send(message).map_err(|_| RequestError::NotReading)
-        }
-    }
 
     #[tokio::test]
     async fn answers_errors_pings_cancels_and_close() {

@@ -101,17 +101,9 @@ impl McpTools {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp_client::connection::Outbound;
-    use crate::mcp_client::error::RequestError;
+    use crate::mcp_client::connection::Capture;
     use crate::mcp_wire::jsonrpc::classify;
     use tokio::sync::mpsc;
-
-    struct Capture(mpsc::UnboundedSender<Value>);
-    impl Outbound for Capture {
-        fn send(&self, message: Value) -> Result<(), RequestError> {
-            self.0.send(message).map_err(|_| RequestError::NotReading)
-        }
-    }
 
     fn tools(places: usize) -> (Arc<McpTools>, mpsc::UnboundedReceiver<Value>) {
         let (tx, sent) = mpsc::unbounded_channel();
