@@ -44,6 +44,8 @@ pub(super) struct Connection {
     events: mpsc::UnboundedSender<Event>,
     /// Turns true when the connection closes (streams reading for it stop).
     ended: tokio::sync::watch::Sender<bool>,
+    /// A `tools/list_changed` not relisted yet: a flood of them is one event.
+    tools_changed: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -63,8 +65,15 @@ impl Connection {
             out,
             events,
             ended: tokio::sync::watch::Sender::new(false),
+            tools_changed: std::sync::atomic::AtomicBool::new(false),
         };
         (Arc::new(conn), rx)
+    }
+
+    /// Takes the pending `tools/list_changed`: later ones are events again (call
+    /// before relisting, so a change during the listing is not lost).
+    pub(super) fn take_tools_changed(&self) {
+        self.tools_changed.store(false, Ordering::Release);
     }
 
     /// Turns true once the connection has closed.
@@ -137,7 +146,9 @@ impl Connection {
                 let _ = self.out.send(reply);
             }
             Message::Notification(n) if n.method == "notifications/tools/list_changed" => {
-                let _ = self.events.send(Event::ToolsChanged);
+                if !self.tools_changed.swap(true, Ordering::AcqRel) {
+                    let _ = self.events.send(Event::ToolsChanged);
+                }
             }
             Message::Notification(_) => {}
             Message::Invalid { error, .. } => {
@@ -272,9 +283,17 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 9, "method": "sampling/createMessage"}),
         ));
         assert_eq!(sent.recv().await.unwrap()["error"]["code"], -32601);
-        conn.deliver(classify(
-            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
-        ));
+        let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+        for _ in 0..100 {
+            conn.deliver(classify(changed.clone()));
+        }
+        assert_eq!(events.recv().await.unwrap(), Event::ToolsChanged);
+        assert!(
+            events.try_recv().is_err(),
+            "a flood of changes is one event until relisted"
+        );
+        conn.take_tools_changed();
+        conn.deliver(classify(changed));
         assert_eq!(events.recv().await.unwrap(), Event::ToolsChanged);
 
         // A dropped request is cancelled on the server.

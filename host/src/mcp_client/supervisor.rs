@@ -109,6 +109,7 @@ async fn run(
             Race::First(Race::First(None)) => return Some("the connection ended".into()),
             Race::First(Race::First(Some(Event::Closed(how)))) => return Some(how),
             Race::First(Race::First(Some(Event::ToolsChanged))) => {
+                session.conn.take_tools_changed();
                 let within = Duration::from_millis(config.start_timeout_ms);
                 match tokio::time::timeout(within, session::list_tools(&session.conn, config.max_tools)).await
                 {
