@@ -1,6 +1,7 @@
 """External MCP servers behind the hub, with real servers and a real client: the
-npm `@modelcontextprotocol/server-everything` over stdio (`everything`) and over
-Streamable HTTP (`everything-http`), and a `fastmcp` server over stdio (`py`,
+npm `@modelcontextprotocol/server-everything` over stdio (`everything`), over
+Streamable HTTP (`everything-http`) and over the legacy HTTP+SSE transport
+(`everything-sse`, which the hub falls back to), and a `fastmcp` server over stdio (`py`,
 fastmcp_server.py), mounted by `[[mcp_servers]]` in the hub at SERVERS_URL. The
 PyPI `mcp` client finds their tools with hub_search and calls them with hub_call;
 REST calls them too and reads their audit records; the destructive fastmcp tool
@@ -56,7 +57,7 @@ async def until(what, fn, within=120):
 
 
 async def main():
-    for name in ("everything", "everything-http", "py"):
+    for name in ("everything", "everything-http", "everything-sse", "py"):
         async def active(name=name):
             s = await until(f"{name} active", lambda: server(name)["state"] == "active" and server(name))
             assert s["operations"], s
@@ -94,6 +95,7 @@ async def main():
                 {"tool": "everything-http.get-sum", "input": {"a": 4, "b": 5}},
                 {"tool": "py.add", "input": {"a": 6, "b": 7}},
                 {"tool": "py.echo", "input": {"text": "from python"}},
+                {"tool": "everything-sse.get-sum", "input": {"a": 10, "b": 1}},
             ]}
             r = await client.call_tool("hub_call", batch)
             results = json.loads(text(r))["results"]
@@ -103,8 +105,9 @@ async def main():
             assert "9" in results[2]["result"]["text"], results[2]
             assert results[3]["result"] == {"result": 13}, results[3]
             assert results[4]["result"] == {"result": "from python"}, results[4]
+            assert "11" in results[5]["result"]["text"], results[5]
 
-        await check("hub_call runs tools of all three servers in one batch", calls)
+        await check("hub_call runs tools of every server in one batch", calls)
 
         async def destructive():
             r = await client.call_tool("hub_call", {"calls": [{"tool": "py.delete_all_notes", "input": {}}]})

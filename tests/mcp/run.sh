@@ -21,8 +21,8 @@
 #     asks about; clients with an elicitation handler accept and decline, clients
 #     without one get `approval_required`;
 #   - external MCP servers behind the hub (py_servers.py): a fourth hub mounts the
-#     npm @modelcontextprotocol/server-everything over stdio and over Streamable
-#     HTTP and a PyPI `fastmcp` server (fastmcp_server.py, its own venv from
+#     npm @modelcontextprotocol/server-everything over stdio, over Streamable
+#     HTTP and over the legacy HTTP+SSE transport, and a PyPI `fastmcp` server (fastmcp_server.py, its own venv from
 #     servers-requirements.lock) over stdio; the PyPI client finds and calls their
 #     tools, REST calls them and reads the audit log, a destructive tool asks for
 #     approval, an allowlist refuses one, the fastmcp server killed mid-call gives
@@ -114,6 +114,10 @@ everything="$here/node_modules/@modelcontextprotocol/server-everything/dist/inde
 port_everything="$(free_port)"
 PORT="$port_everything" "$node" "$everything" streamableHttp >"$work/everything-http.log" 2>&1 &
 pids+=($!)
+# And over the legacy HTTP+SSE transport, which the hub falls back to.
+port_everything_sse="$(free_port)"
+PORT="$port_everything_sse" "$node" "$everything" sse >"$work/everything-sse.log" 2>&1 &
+pids+=($!)
 printf 'mcp-test-secret-servers\n' > "$work/servers.secret"
 printf 'mcp-test-secret-servers-some\n' > "$work/servers-some.secret"
 cat > "$work/servers.toml" <<EOF
@@ -141,6 +145,12 @@ args = ["$everything", "stdio"]
 name = "everything-http"
 transport = "http"
 url = "http://127.0.0.1:$port_everything/mcp"
+start_timeout_ms = 60000
+
+[[mcp_servers]]
+name = "everything-sse"
+transport = "http"
+url = "http://127.0.0.1:$port_everything_sse/sse"
 start_timeout_ms = 60000
 
 [[mcp_servers]]

@@ -23,30 +23,34 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::mpsc;
 
 /// Where and how to reach the server.
-struct Endpoint {
+pub(super) struct Endpoint {
     tls: bool,
     host: String,
     port: u16,
     authority: String,
-    target: String,
+    /// The URL's path and query.
+    pub(super) target: String,
     /// The configured headers, resolved.
     headers: HeaderMap,
-    max_message: usize,
-    max_kb: u64,
+    pub(super) max_message: usize,
+    pub(super) max_kb: u64,
     /// Longest one POST exchange may take.
-    exchange_time: std::time::Duration,
+    pub(super) exchange_time: std::time::Duration,
 }
 
 /// What the server told us to send back.
 #[derive(Default)]
-struct Negotiated {
+pub(super) struct Negotiated {
     session: Option<HeaderValue>,
     version: Option<HeaderValue>,
+    /// The legacy HTTP+SSE transport's POST target (path and query), once the
+    /// server's `endpoint` event gave it: then every message goes there.
+    pub(super) legacy_target: Option<String>,
 }
 
-struct HttpOut {
-    endpoint: Arc<Endpoint>,
-    negotiated: Arc<Mutex<Negotiated>>,
+pub(super) struct HttpOut {
+    pub(super) endpoint: Arc<Endpoint>,
+    pub(super) negotiated: Arc<Mutex<Negotiated>>,
     conn: Mutex<Weak<Connection>>,
 }
 
@@ -101,7 +105,7 @@ impl Outbound for SharedOut {
     }
 }
 
-enum Failure {
+pub(super) enum Failure {
     /// The session or the server is gone: close the connection.
     Gone(String),
     /// This request failed.
@@ -159,10 +163,19 @@ async fn exchange(
     initialize: bool,
 ) -> Result<(), Failure> {
     let body = Bytes::from(serde_json::to_vec(&message).expect("a JSON value serializes"));
-    let response = send(out, Method::POST, Some(body)).await?;
+    let legacy = out.negotiated().legacy_target.clone();
+    if let Some(target) = legacy {
+        return super::http_legacy::post(out, &target, body).await;
+    }
+    let response = send(out, Method::POST, &out.endpoint.target, Some(body.clone())).await?;
     let status = response.status();
     if status == StatusCode::ACCEPTED {
         return Ok(());
+    }
+    if initialize && super::http_legacy::refused(status) {
+        // An old server (2024-11-05 HTTP+SSE) answers a POST to its event stream's
+        // URL with 4xx: open the stream and post to the endpoint it names.
+        return super::http_legacy::fall_back(out, conn, body).await;
     }
     if status == StatusCode::NOT_FOUND && out.negotiated().session.is_some() {
         return Err(Failure::Gone(
@@ -207,7 +220,7 @@ async fn exchange(
 }
 
 impl HttpOut {
-    fn negotiated(&self) -> std::sync::MutexGuard<'_, Negotiated> {
+    pub(super) fn negotiated(&self) -> std::sync::MutexGuard<'_, Negotiated> {
         self.negotiated.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -224,7 +237,7 @@ async fn listen(endpoint: Arc<Endpoint>, negotiated: Arc<Mutex<Negotiated>>, con
         conn: Mutex::new(conn.clone()),
     };
     let stream = async {
-        let Ok(response) = send(&out, Method::GET, None).await else {
+        let Ok(response) = send(&out, Method::GET, &out.endpoint.target, None).await else {
             return;
         };
         if response.status() != StatusCode::OK {
@@ -244,10 +257,15 @@ async fn listen(endpoint: Arc<Endpoint>, negotiated: Arc<Mutex<Negotiated>>, con
     crate::race::race(stream, ended).await;
 }
 
-type Response = http::Response<hyper::body::Incoming>;
+pub(super) type Response = http::Response<hyper::body::Incoming>;
 
-/// Sends one request on a new connection.
-async fn send(out: &HttpOut, method: Method, body: Option<Bytes>) -> Result<Response, Failure> {
+/// Sends one request to `target` (path and query) on a new connection.
+pub(super) async fn send(
+    out: &HttpOut,
+    method: Method,
+    target: &str,
+    body: Option<Bytes>,
+) -> Result<Response, Failure> {
     let e = &out.endpoint;
     let unreachable = |why: String| Failure::Gone(format!("unreachable: {why}"));
     let addrs: Vec<_> = tokio::net::lookup_host((e.host.as_str(), e.port))
@@ -266,7 +284,7 @@ async fn send(out: &HttpOut, method: Method, body: Option<Bytes>) -> Result<Resp
     tokio::spawn(connection);
     let mut request = Request::builder()
         .method(method.clone())
-        .uri(e.target.as_str())
+        .uri(target)
         .header(header::HOST, e.authority.as_str())
         .header(header::ACCEPT, accept(&method))
         .body(Full::new(body.unwrap_or_default()))
@@ -345,7 +363,7 @@ async fn read_messages(
     Ok(())
 }
 
-fn payload(bytes: &[u8], deliver: &mut impl FnMut(jsonrpc::Message)) -> Result<(), RequestError> {
+pub(super) fn payload(bytes: &[u8], deliver: &mut impl FnMut(jsonrpc::Message)) -> Result<(), RequestError> {
     match jsonrpc::parse(bytes) {
         Ok(Payload::Single(m)) => deliver(m),
         Ok(Payload::Batch(ms)) => ms.into_iter().for_each(deliver),

@@ -12,7 +12,8 @@
 //!
 //! Modules: `process` (the child: spawn, SIGTERM then SIGKILL, reaping),
 //! `connection` (JSON-RPC requests, answers, cancellation, what the server sends on
-//! its own), `stdio` and `http` (the transports), `session` (one start: handshake
+//! its own), `stdio`, `http` and `http_legacy` (the transports; the last the
+//! 2024-11-05 HTTP+SSE fallback), `session` (one start: handshake
 //! and listing), `tools` (tool entries as operations: names, bounded schemas,
 //! hints), `result` (a `tools/call` result as an output), `server` (calls), and
 //! `supervisor` (restart with backoff, relisting); `error` says why.
@@ -20,6 +21,7 @@
 mod connection;
 mod error;
 mod http;
+mod http_legacy;
 mod process;
 mod result;
 mod server;
