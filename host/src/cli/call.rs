@@ -51,7 +51,10 @@ async fn call(tool: &str, input: Value, config: &Config, signals: Signals, appro
         Ok(request) => request,
         Err(e) => return fail_json(&e.to_json()),
     };
-    let answer = match race(hub.invoke(request, ctx), signals.received()).await {
+    let answer = race(hub.invoke(request, ctx), signals.received()).await;
+    // The [[mcp_servers]] it started: stopped and reaped before the process ends.
+    hub.stop_mcp_servers().await;
+    let answer = match answer {
         Race::First(answer) => answer,
         Race::Second(()) => {
             cancel.cancel();

@@ -289,11 +289,10 @@ impl Registry {
         self.ops.len()
     }
 
-    /// Whether a plugin of the first load is still compiling, or an MCP server is
-    /// starting.
+    /// Whether a plugin of the first load is still compiling. MCP servers do not
+    /// count: one restarting must not make `/health?ready` refuse the replica.
     pub(super) fn is_loading(&self) -> bool {
         self.plugins.iter().any(|p| p.state == PluginStatus::Loading)
-            || self.servers.iter().any(|s| s.state == PluginStatus::Loading)
     }
 
     /// Whether `tool` (`namespace.op`) belongs to a plugin that is still loading

@@ -408,3 +408,32 @@ async fn serve_stops_its_stdio_servers_before_it_exits() {
     // Stopped and reaped by the hub before it exited: no process, not even a zombie.
     assert!(!proc_dir.exists(), "the stdio server outlived the hub");
 }
+
+#[test]
+fn wasmhub_call_runs_a_servers_tool_and_leaves_no_process() {
+    let dir = plugins(&[], &[]);
+    let data = Scratch::new("mcp-cli");
+    let pids = data.path("pids");
+    let entry = format!(
+        "mcp_servers=[{{name = \"fake\", transport = \"stdio\", command = \"sh\", args = [\"-c\", \"echo $$ >> {} && exec python3 {}\"], env_allow = [\"PATH\"]}}]",
+        pids.display(),
+        script()
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wasmhub"))
+        .args(["call", "fake.echo", r#"{"text": "from the cli"}"#, "--plugins"])
+        .arg(&dir.0)
+        .arg("--data")
+        .arg(&data.0)
+        .args(["--set", &entry])
+        .output()
+        .expect("run wasmhub call");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let result: Value = serde_json::from_slice(&out.stdout).expect("stdout is the result JSON");
+    assert_eq!(result, json!({"text": "from the cli"}));
+    // The server (sh exec'd into python3, same pid) was stopped and reaped.
+    let pid = std::fs::read_to_string(&pids).unwrap();
+    assert!(
+        !std::path::Path::new(&format!("/proc/{}", pid.trim())).exists(),
+        "pid {pid} outlived the call"
+    );
+}
