@@ -336,6 +336,16 @@ async fn the_agent_loop_and_a_plugins_nested_call_reach_a_servers_tool() {
             .then_some(())
     })
     .await;
+    // The server's instructions join the plugins' in the agent's system prompt.
+    let instructions = hub
+        .app
+        .hub
+        .instructions(&hub.app.hub.local_operator())
+        .unwrap_or_default();
+    assert!(
+        instructions.contains("## fake\nUse fake.echo to repeat text."),
+        "{instructions}"
+    );
     // The scripted model calls the server's tool directly, and through a plugin's
     // nested host.call.
     upstream.push(tool_step(
@@ -352,6 +362,8 @@ async fn the_agent_loop_and_a_plugins_nested_call_reach_a_servers_tool() {
     upstream.push(text_step("Done."));
     let chunks =
         chunks(post_chat(hub.addr, &submit("chat-mcp", vec![user("u1", "Echo and add.")])).await).await;
+    let system = upstream.requests()[0].json()["messages"][0]["content"].to_string();
+    assert!(system.contains("Use fake.echo to repeat text."), "{system}");
     let output = chunks
         .iter()
         .find_map(|c| match c {
