@@ -24,6 +24,8 @@ use tokio::sync::mpsc;
 
 /// Where and how to reach the server.
 pub(super) struct Endpoint {
+    /// The server's name, for the log.
+    pub(super) server: String,
     tls: bool,
     host: String,
     port: u16,
@@ -143,6 +145,7 @@ fn endpoint(config: &McpServerConfig) -> Result<Endpoint, StartError> {
         headers.insert(name, value);
     }
     Ok(Endpoint {
+        server: config.name.clone(),
         tls,
         host,
         port,

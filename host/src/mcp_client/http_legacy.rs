@@ -60,7 +60,10 @@ pub(super) async fn fall_back(out: &HttpOut, conn: &Weak<Connection>, body: Byte
             "the endpoint {target:?} is not a path on the same server"
         ))
     })?;
-    crate::info!("mcp client: the server speaks the legacy HTTP+SSE transport; posting to its endpoint");
+    crate::info!(
+        "mcp server {}: speaks the legacy HTTP+SSE transport; posting to its endpoint",
+        out.endpoint.server
+    );
     set_target(&out.negotiated, target.clone());
     post(out, &target, body).await
 }
