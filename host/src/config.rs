@@ -30,7 +30,9 @@ pub use distribution::{
 };
 pub use error::ConfigError;
 pub use issuers::IssuerConfig;
-pub use limits::Limits;
+pub use limits::{
+    CallCaps, CpuLimits, Limits, LoadLimits, PoolLimits, ShareLimits, TreeLimits, ValidationLimits,
+};
 pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
 pub use oauth::OAuthConfig;
 pub use storage::{StorageBackend, StorageConfig};
