@@ -32,7 +32,7 @@ pub use error::ConfigError;
 pub use issuers::IssuerConfig;
 pub use limits::Limits;
 pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
-pub use oauth::OAuthConfig;
+pub use oauth::{OAuthConfig, SCOPE_NAMES};
 pub use storage::{StorageBackend, StorageConfig};
 
 /// The whole configuration, after defaults and overrides.

@@ -7,6 +7,10 @@
 use super::IssuerConfig;
 use serde::Deserialize;
 
+/// The OAuth scopes the hub knows, by wire name (`crate::hub::Scope` is named by
+/// these; config keys that list scopes are checked against them).
+pub const SCOPE_NAMES: [&str; 3] = ["hub:tools", "chat", "operator"];
+
 /// The `[oauth]` section.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -285,7 +285,7 @@ impl MetadataDocs {
         let private = self.policy.private;
         http_client::get_document(
             &url,
-            |ip| private || http_client::is_public(ip),
+            |ip| http_client::document_address(ip, private),
             self.policy.max_bytes,
         )
         .await
