@@ -18,6 +18,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { assert, checks, env } from "../lib/checks.mjs";
+import { listAndCall } from "./four_tools.mjs";
 
 const MCP_URL = env("MCP_URL");
 const ISSUER = env("ISSUER");
@@ -76,11 +77,7 @@ await check("an RS256 token for the hub's resource: the MCP SDK client lists the
     requestInit: { headers: { authorization: `Bearer ${rs256}` } },
   });
   await client.connect(transport);
-  const names = (await client.listTools()).tools.map((t) => t.name).sort();
-  assert(JSON.stringify(names) === JSON.stringify(["hub_call", "hub_list", "hub_schema", "hub_search"]), names);
-  const out = await client.callTool({ name: "hub_call", arguments: { calls: [{ tool: "calc.eval", input: { expression: "6*7" } }] } });
-  const text = out.content.map((c) => c.text || "").join("");
-  assert(text.includes("42"), text);
+  await listAndCall(client);
   await client.close();
 });
 // The hub had the key set by then; a refetch for an unknown kid is allowed

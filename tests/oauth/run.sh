@@ -17,6 +17,9 @@
 #     `alice`, the TypeScript SDK calling calc.eval with one; scopes narrowing;
 #     another resource, expired, tampered, `alg: none` and an unmapped client
 #     refused with their reasons; a key rotation fetched again (idp_tokens.mjs);
+#   - browser-based clients (cors_browser.mjs): a page on another loopback origin
+#     in Chromium reads the metadata, registers, gets the token endpoint's error
+#     and revokes with fetch() (CORS), and cannot read the consent form's answer;
 #   - the audit: the three clients' calls recorded under `alice` with each client's id.
 # Tokens issued by one replica and accepted by another (PostgreSQL) are the e2e
 # test oauth_flow::a_token_issued_on_one_replica_works_on_another.
@@ -111,6 +114,11 @@ echo "--- oidc-provider (an external authorization server)"
 MCP_URL="$hub/mcp" ISSUER="$issuer" IDP_SECRET="$idp_secret" OTHER_RESOURCE="$other_resource" \
     REFETCH_SECS="$refetch_secs" "$node" "$here/idp_tokens.mjs" | tee "$work/idp.out" || true
 count "$work/idp.out"
+
+echo "--- a browser-based client on another origin (CORS)"
+HUB_URL="$hub" CORS_CALLBACK="http://127.0.0.1:$(free_port)/callback" \
+    "$node" "$here/cors_browser.mjs" | tee "$work/cors.out" || true
+count "$work/cors.out"
 
 echo "--- the audit names the principal and each client"
 if curl -fsS -H "authorization: Bearer oauth-suite-ops" "$hub/api/calls?limit=50" >"$work/calls.json" &&
