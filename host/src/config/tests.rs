@@ -276,6 +276,14 @@ fn oauth_is_off_by_default_and_its_mistakes_name_the_key() {
             "oauth.code_secs",
         ),
         (
+            &format!("{token}[oauth]\npublic_url = \"https://h\"\nmax_redirect_uris = 0\n"),
+            "oauth.max_redirect_uris must be greater than 0",
+        ),
+        (
+            &format!("{token}[oauth]\npublic_url = \"https://h\"\nclient_metadata_max_cached = 0\n"),
+            "oauth.client_metadata_max_cached must be greater than 0",
+        ),
+        (
             &format!("{token}[oauth]\npublic_url = \"https://h\"\naccess_token_secs = 0\n"),
             "oauth.access_token_secs",
         ),
