@@ -79,6 +79,16 @@ mod tests {
     }
 
     #[test]
+    fn a_document_comes_from_a_public_address_unless_private_ones_are_allowed() {
+        for s in ["127.0.0.1", "10.1.2.3", "169.254.169.254", "::1", "fe80::1"] {
+            assert!(!document_address(ip(s), false), "{s}");
+            assert!(document_address(ip(s), true), "{s}");
+        }
+        assert!(document_address(ip("1.1.1.1"), false));
+        assert!(document_address(ip("1.1.1.1"), true));
+    }
+
+    #[test]
     fn private_and_special_addresses_are_not_public() {
         for s in [
             "127.0.0.1",

@@ -205,10 +205,13 @@ mod tests {
             assert!(matches!(err, FetchError::Address(_)), "{url}: {err}");
             assert!(err.to_string().contains("allow_private"), "{err}");
         }
-        // Allowed: the address passes and the fetch goes on (nothing listens on
-        // port 9 of loopback, so it ends at the connection).
+        // Allowed: the address passes and the fetch goes on (to whatever port 9
+        // of loopback answers, most likely nothing).
         fetch.private = true;
         let err = fetch.get("http://127.0.0.1:9/jwks").await.unwrap_err();
-        assert!(matches!(err, FetchError::Connect(_)), "{err}");
+        assert!(
+            !matches!(err, FetchError::Address(_) | FetchError::BadUrl),
+            "{err}"
+        );
     }
 }
