@@ -34,7 +34,7 @@ pub use limits::{
     CallCaps, CpuLimits, Limits, LoadLimits, PoolLimits, ShareLimits, TreeLimits, ValidationLimits,
 };
 pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
-pub use oauth::OAuthConfig;
+pub use oauth::{OAuthConfig, SCOPE_NAMES};
 pub use storage::{StorageBackend, StorageConfig};
 
 /// The whole configuration, after defaults and overrides.
