@@ -137,68 +137,31 @@ impl std::error::Error for DocError {
     }
 }
 
-/// Where a document lives.
-#[derive(Debug, PartialEq, Eq)]
-struct Location<'u> {
-    tls: bool,
-    host: &'u str,
-    port: u16,
-    /// Authority as written (the `Host` header).
-    authority: &'u str,
-    /// Path and query.
-    target: &'u str,
-}
-
 /// Whether `client_id` looks like a metadata document URL at all (the others are
 /// registered ids).
 pub(crate) fn is_url(client_id: &str) -> bool {
     client_id.starts_with("https://") || client_id.starts_with("http://")
 }
 
-fn locate<'u>(url: &'u str, policy: &DocPolicy) -> Result<Location<'u>, DocError> {
-    let (tls, rest) = if let Some(rest) = url.strip_prefix("https://") {
-        (true, rest)
-    } else if let Some(rest) = url.strip_prefix("http://").filter(|_| policy.http) {
-        (false, rest)
-    } else {
-        return Err(DocError::BadUrl("it must be an https URL"));
-    };
-    if url.contains('#') || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(DocError::BadUrl("no fragment, spaces or control characters"));
+/// Where the document of `url` is: a document URL (`DocumentUrl::parse`) that
+/// also has a path, and no spaces, control characters or dot segments (the URL is
+/// the client's id, compared as written).
+fn locate<'u>(url: &'u str, policy: &DocPolicy) -> Result<DocumentUrl<'u>, DocError> {
+    let located = DocumentUrl::parse(url, policy.http).map_err(|p| DocError::BadUrl(p.rule()))?;
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(DocError::BadUrl("no spaces or control characters"));
     }
-    let end = rest.find('/').ok_or(DocError::BadUrl("it needs a path"))?;
-    let (authority, target) = rest.split_at(end);
-    if target == "/" || target.starts_with("/?") {
+    if located.target == "/" || located.target.starts_with("/?") {
         return Err(DocError::BadUrl("it needs a path"));
     }
-    if target.split(['/', '?']).any(|seg| seg == "." || seg == "..") {
+    if located
+        .target
+        .split(['/', '?'])
+        .any(|seg| seg == "." || seg == "..")
+    {
         return Err(DocError::BadUrl("no . or .. path segments"));
     }
-    if authority.contains('@') || authority.is_empty() {
-        return Err(DocError::BadUrl("a host without user info"));
-    }
-    let default = if tls { 443 } else { 80 };
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(v6) => {
-            let (h, tail) = v6.split_once(']').ok_or(DocError::BadUrl("a bad IPv6 literal"))?;
-            (h, tail.strip_prefix(':'))
-        }
-        None => match authority.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        },
-    };
-    let port = match port {
-        Some(p) => p.parse().map_err(|_| DocError::BadUrl("a bad port"))?,
-        None => default,
-    };
-    Ok(Location {
-        tls,
-        host,
-        port,
-        authority,
-        target,
-    })
+    Ok(located)
 }
 
 /// The document's fields the hub reads.
@@ -299,17 +262,10 @@ impl MetadataDocs {
         cache.insert(url.to_string(), (Instant::now(), client.clone()));
     }
 
-    async fn fetch(&self, to: &Location<'_>) -> Result<Bytes, DocError> {
-        let url = DocumentUrl {
-            tls: to.tls,
-            host: to.host,
-            port: to.port,
-            authority: to.authority,
-            target: to.target,
-        };
+    async fn fetch(&self, to: &DocumentUrl<'_>) -> Result<Bytes, DocError> {
         let private = self.policy.private;
         http_client::get_document(
-            &url,
+            to,
             |ip| http_client::document_address(ip, private),
             self.policy.max_bytes,
         )

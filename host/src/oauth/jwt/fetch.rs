@@ -84,53 +84,10 @@ pub(crate) struct HttpFetch {
     pub(crate) timeout: Duration,
 }
 
-struct Target<'u> {
-    tls: bool,
-    host: &'u str,
-    port: u16,
-    authority: &'u str,
-    path: &'u str,
-}
-
-fn target(url: &str, http: bool) -> Result<Target<'_>, FetchError> {
-    let (tls, rest) = match (url.strip_prefix("https://"), url.strip_prefix("http://")) {
-        (Some(rest), _) => (true, rest),
-        (None, Some(rest)) if http => (false, rest),
-        _ => return Err(FetchError::BadUrl),
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    if authority.is_empty() || authority.contains('@') || url.contains('#') {
-        return Err(FetchError::BadUrl);
-    }
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(v6) => {
-            let (h, tail) = v6.split_once(']').ok_or(FetchError::BadUrl)?;
-            (h, tail.strip_prefix(':'))
-        }
-        None => match authority.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        },
-    };
-    let port = match port {
-        Some(p) => p.parse().map_err(|_| FetchError::BadUrl)?,
-        None if tls => 443,
-        None => 80,
-    };
-    let path = if path.is_empty() { "/" } else { path };
-    Ok(Target {
-        tls,
-        host,
-        port,
-        authority,
-        path,
-    })
-}
-
 #[async_trait::async_trait]
 impl Fetch for HttpFetch {
     async fn get(&self, url: &str) -> Result<Bytes, FetchError> {
-        let to = target(url, self.http)?;
+        let to = DocumentUrl::parse(url, self.http).map_err(|_| FetchError::BadUrl)?;
         tokio::time::timeout(self.timeout, self.fetch(&to))
             .await
             .map_err(|_| FetchError::Timeout { after: self.timeout })?
@@ -138,17 +95,10 @@ impl Fetch for HttpFetch {
 }
 
 impl HttpFetch {
-    async fn fetch(&self, to: &Target<'_>) -> Result<Bytes, FetchError> {
-        let url = DocumentUrl {
-            tls: to.tls,
-            host: to.host,
-            port: to.port,
-            authority: to.authority,
-            target: to.path,
-        };
+    async fn fetch(&self, to: &DocumentUrl<'_>) -> Result<Bytes, FetchError> {
         let private = self.private;
         http_client::get_document(
-            &url,
+            to,
             |ip| http_client::document_address(ip, private),
             self.max_bytes,
         )
@@ -168,29 +118,6 @@ impl HttpFetch {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_https_unless_http_is_allowed() {
-        assert!(matches!(
-            target("http://127.0.0.1:9/jwks", false),
-            Err(FetchError::BadUrl)
-        ));
-        let t = target("http://127.0.0.1:9/jwks", true).unwrap();
-        assert!(!t.tls && t.host == "127.0.0.1" && t.port == 9 && t.path == "/jwks");
-        let t = target("https://id.example.com", false).unwrap();
-        assert!(t.tls && t.port == 443 && t.path == "/" && t.authority == "id.example.com");
-        let t = target("https://[::1]:8443/k?x=1", false).unwrap();
-        assert!(t.host == "::1" && t.port == 8443 && t.path == "/k?x=1");
-        for bad in [
-            "ftp://x/",
-            "https://",
-            "https://u@x/",
-            "https://x/#f",
-            "https://x:port/",
-        ] {
-            assert!(matches!(target(bad, true), Err(FetchError::BadUrl)), "{bad}");
-        }
-    }
 
     #[tokio::test]
     async fn a_private_address_is_refused_unless_allowed() {
