@@ -22,7 +22,7 @@
 #     and revokes with fetch() (CORS), and cannot read the consent form's answer;
 #   - the audit: the three clients' calls recorded under `alice` with each client's id.
 # Tokens issued by one replica and accepted by another (PostgreSQL) are the e2e
-# test oauth_flow::a_token_issued_on_one_replica_works_on_another.
+# test oauth_clients::a_token_issued_on_one_replica_works_on_another.
 # The shared preamble (tests/lib/suite.sh): the test build and calc, Chromium, the
 # npm packages from package-lock.json with their pinned Node, the Python ones
 # (tests/mcp/requirements.lock) in ${WASMHUB_CACHE:-~/.cache/wasmhub}/oauth-venv,
