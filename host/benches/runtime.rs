@@ -117,7 +117,7 @@ fn main() {
     rt.block_on(async {
         let limits = Limits::default();
         let runtime = Runtime::new(&limits, None).unwrap();
-        println!("allocator: {:?}, epoch tick {:?}", runtime.allocator(), wasmhub::runtime::epoch_tick(&limits));
+        println!("allocator: {:?}, epoch tick {:?}", runtime.allocator(), wasmhub::runtime::epoch_tick(&limits.cpu));
         let plugin = runtime.load(&guest("adversary")).await.unwrap();
 
         for _ in 0..2_000 {

@@ -31,10 +31,12 @@ pub use distribution::{
 };
 pub use error::ConfigError;
 pub use issuers::IssuerConfig;
-pub use limits::Limits;
+pub use limits::{
+    CallCaps, CpuLimits, Limits, LoadLimits, PoolLimits, ShareLimits, TreeLimits, ValidationLimits,
+};
 pub use mcp_servers::{HintOverride, McpServerConfig, McpTransport};
 pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
-pub use oauth::OAuthConfig;
+pub use oauth::{OAuthConfig, SCOPE_NAMES};
 pub use storage::{StorageBackend, StorageConfig};
 
 /// The whole configuration, after defaults and overrides.

@@ -37,6 +37,27 @@ pub(crate) fn file_names(dir: &Path) -> Vec<String> {
     names
 }
 
+/// `host/tests/fixtures/NAME`, found from the folder cargo runs the tests in
+/// (a build shared by two checkouts must not read the other one's files).
+pub(crate) fn fixture(name: &str) -> PathBuf {
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo test sets CARGO_MANIFEST_DIR");
+    Path::new(&manifest).join("tests/fixtures").join(name)
+}
+
+/// Copies `from` into `to`, folders and all.
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);

@@ -10,9 +10,19 @@
 #   - the Python MCP SDK (2.x) `OAuthClientProvider` (py_client.py): the same flow,
 #     the SDK checking `state` and `iss` (RFC 9207), signing in with a code the
 #     operator created in the console (console_code.mjs, Chromium);
-#   - the audit: both calls recorded under `alice` with each client's id.
+#   - a real external authorization server, oidc-provider (idp.mjs, pinned in
+#     package.json), in `[[oauth.issuers]]` on loopback http (allow_private,
+#     allow_http): its JWT access tokens for the hub's resource (client_credentials
+#     with a resource indicator; RS256, ES256, EdDSA) accepted and mapped to
+#     `alice`, the TypeScript SDK calling calc.eval with one; scopes narrowing;
+#     another resource, expired, tampered, `alg: none` and an unmapped client
+#     refused with their reasons; a key rotation fetched again (idp_tokens.mjs);
+#   - browser-based clients (cors_browser.mjs): a page on another loopback origin
+#     in Chromium reads the metadata, registers, gets the token endpoint's error
+#     and revokes with fetch() (CORS), and cannot read the consent form's answer;
+#   - the audit: the three clients' calls recorded under `alice` with each client's id.
 # Tokens issued by one replica and accepted by another (PostgreSQL) are the e2e
-# test oauth_flow::a_token_issued_on_one_replica_works_on_another.
+# test oauth_clients::a_token_issued_on_one_replica_works_on_another.
 # The shared preamble (tests/lib/suite.sh): the test build and calc, Chromium, the
 # npm packages from package-lock.json with their pinned Node, the Python ones
 # (tests/mcp/requirements.lock) in ${WASMHUB_CACHE:-~/.cache/wasmhub}/oauth-venv,
@@ -32,6 +42,14 @@ suite_work
 
 port="$(free_port)"
 hub="http://127.0.0.1:$port"
+idp_secret="oauth-suite-idp-secret"
+other_resource="https://other.example/api"
+mkdir "$work/idp"
+HUB_RESOURCE="$hub/mcp" OTHER_RESOURCE="$other_resource" IDP_SECRET="$idp_secret" \
+    start_upstream "$node" "$work/idp" "$here/idp.mjs"
+pids+=("$upstream_pid")
+issuer="$upstream"
+refetch_secs=1
 mkdir "$work/plugins"
 cp "$plugins/calc.wasm" "$work/plugins/"
 printf 'oauth-suite-alice\n' >"$work/alice.secret"
@@ -55,6 +73,19 @@ operator = true
 [oauth]
 public_url = "$hub"
 builtin = true
+
+[[oauth.issuers]]
+issuer = "$issuer"
+allow_private = true
+allow_http = true
+skew_secs = 0
+refetch_secs = $refetch_secs
+
+[oauth.issuers.principals]
+"hub-agent" = "alice"
+"hub-agent-es" = "alice"
+"hub-agent-ed" = "alice"
+"hub-short" = "alice"
 TOML
 "$bin" serve --config "$work/wasmhub.toml" >"$work/hub.log" 2>&1 &
 pids+=($!)
@@ -79,9 +110,19 @@ MCP_URL="$hub/mcp" SIGNIN_CODE="$console_code" PY_CALLBACK="http://127.0.0.1:$(f
     "$python" "$here/py_client.py" | tee "$work/py.out" || true
 count "$work/py.out"
 
+echo "--- oidc-provider (an external authorization server)"
+MCP_URL="$hub/mcp" ISSUER="$issuer" IDP_SECRET="$idp_secret" OTHER_RESOURCE="$other_resource" \
+    REFETCH_SECS="$refetch_secs" "$node" "$here/idp_tokens.mjs" | tee "$work/idp.out" || true
+count "$work/idp.out"
+
+echo "--- a browser-based client on another origin (CORS)"
+HUB_URL="$hub" CORS_CALLBACK="http://127.0.0.1:$(free_port)/callback" \
+    "$node" "$here/cors_browser.mjs" | tee "$work/cors.out" || true
+count "$work/cors.out"
+
 echo "--- the audit names the principal and each client"
 if curl -fsS -H "authorization: Bearer oauth-suite-ops" "$hub/api/calls?limit=50" >"$work/calls.json" &&
-    python3 - "$work/calls.json" "$work/ts.out" "$work/py.out" <<'PY'; then
+    python3 - "$work/calls.json" "$work/ts.out" "$work/py.out" "$work/idp.out" <<'PY'; then
 import json, sys
 calls = json.load(open(sys.argv[1]))["calls"]
 clients = []
@@ -99,7 +140,7 @@ else
     echo "not ok - audit: the calls are not recorded with principal and client"
     failed=$((failed + 1))
 fi
-if grep -q 'wh_at_\|wh_rt_\|wh_ac_\|wh_si_\|oauth-suite-alice' "$work/hub.log"; then
+if grep -q 'wh_at_\|wh_rt_\|wh_ac_\|wh_si_\|oauth-suite-alice\|eyJ' "$work/hub.log"; then
     echo "not ok - the hub log holds a secret"
     failed=$((failed + 1))
 else

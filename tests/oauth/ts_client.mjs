@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { approve } from "./consent.mjs";
 import { assert, checks, env } from "../lib/checks.mjs";
+import { listAndCall } from "./four_tools.mjs";
 
 const MCP_URL = env("MCP_URL");
 const SIGNIN_CODE = env("SIGNIN_CODE");
@@ -103,11 +104,7 @@ await check("finishAuth trades the code (PKCE) for tokens, then connect, list th
   await t.finishAuth(callbackUrl.searchParams.get("code"));
   assert(provider.saved?.access_token && provider.saved?.refresh_token, "no tokens saved");
   await client.connect(t);
-  const names = (await client.listTools()).tools.map((t) => t.name).sort();
-  assert(JSON.stringify(names) === JSON.stringify(["hub_call", "hub_list", "hub_schema", "hub_search"]), names);
-  const out = await client.callTool({ name: "hub_call", arguments: { calls: [{ tool: "calc.eval", input: { expression: "6*7" } }] } });
-  const text = out.content.map((c) => c.text || "").join("");
-  assert(text.includes("42"), text);
+  await listAndCall(client);
 });
 await client.close();
 

@@ -3,6 +3,7 @@
 //! to a `[[tokens]]` entry's name, whose policy then applies as it is (the
 //! token's operator flag included); the checks are `crate::oauth::jwt`'s.
 
+use super::oauth::SCOPE_NAMES;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -42,11 +43,22 @@ pub struct IssuerConfig {
     /// Longest wait for one, in milliseconds.
     #[serde(default = "default_timeout")]
     pub timeout_ms: u64,
-    /// Plain http to loopback addresses (a local identity provider, for tests).
+    /// Fetch the metadata and key set from private, loopback and link-local
+    /// addresses too (an identity provider inside the operator's network).
+    #[serde(default)]
+    pub allow_private: bool,
+    /// Plain http URLs (a local identity provider, for tests; needs `allow_private`,
+    /// so plain http never reaches a public address).
     #[serde(default)]
     pub allow_http: bool,
+    /// The scopes of a token that carries no `scope` or `scp` claim.
+    #[serde(default = "default_scopes")]
+    pub default_scopes: Vec<String>,
 }
 
+fn default_scopes() -> Vec<String> {
+    vec!["hub:tools".into(), "chat".into()]
+}
 fn default_claim() -> String {
     "sub".into()
 }
@@ -77,16 +89,33 @@ impl IssuerConfig {
         };
         if !scheme_ok(&self.issuer) {
             return Some(format!(
-                "{} {:?} must be an https URL (http only with allow_http, for loopback)",
+                "{} {:?} must be an https URL (http only with allow_http)",
                 key("issuer"),
                 self.issuer
             ));
         }
         if !self.jwks_uri.is_empty() && !scheme_ok(&self.jwks_uri) {
             return Some(format!(
-                "{} {:?} must be an https URL (http only with allow_http, for loopback)",
+                "{} {:?} must be an https URL (http only with allow_http)",
                 key("jwks_uri"),
                 self.jwks_uri
+            ));
+        }
+        if self.allow_http && !self.allow_private {
+            return Some(format!(
+                "{} needs {}: plain http is for an issuer on loopback or a private network",
+                key("allow_http"),
+                key("allow_private")
+            ));
+        }
+        if let Some(name) = self
+            .default_scopes
+            .iter()
+            .find(|s| !SCOPE_NAMES.contains(&s.as_str()))
+        {
+            return Some(format!(
+                "{}: unknown scope {name:?}: this hub knows hub:tools, chat and operator",
+                key("default_scopes")
             ));
         }
         if self.principal_claim.is_empty() {

@@ -1,13 +1,39 @@
 //! `[limits]`: the operator's global caps on every call (a plugin's manifest may
 //! ask for less, never for more), the shares and budgets that keep one plugin or
 //! one token from starving the others, and their checks.
+//!
+//! The TOML keeps one flat table (`[limits] memory_mb = 64`, the brief's
+//! contract); the code sees it in groups by what each controls, and each consumer
+//! takes only its group: the per-call caps the runtime clamps manifests to, the
+//! call tree's bounds, validation, the instance pool, the shares of slots, the CPU
+//! scheduler, and plugin loading.
 
 use serde::Deserialize;
 
-/// Global caps. A plugin's manifest may ask for less, never for more.
+/// Global caps, grouped. Read from the flat `[limits]` table.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(from = "LimitKeys")]
 pub struct Limits {
+    /// What one call may use; a manifest may ask for less.
+    pub call: CallCaps,
+    /// Nesting and fan-out of one call tree.
+    pub tree: TreeLimits,
+    /// Input and output validation.
+    pub validation: ValidationLimits,
+    /// The instance pool every call's instance comes from.
+    pub pool: PoolLimits,
+    /// The shares of instance slots one plugin or one token may hold.
+    pub shares: ShareLimits,
+    /// The epoch scheduler and the low-priority threads.
+    pub cpu: CpuLimits,
+    /// Loading plugins.
+    pub load: LoadLimits,
+}
+
+/// The per-call caps (`runtime::EffectiveLimits` clamps a manifest's requests to
+/// them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallCaps {
     /// Linear memory per call instance, in MiB.
     pub memory_mb: u64,
     /// Wall-clock deadline of one call, in milliseconds (host calls included).
@@ -18,6 +44,21 @@ pub struct Limits {
     pub log_kb: u64,
     /// Bytes of JSON input one call may receive, in KiB.
     pub input_kb: u64,
+    /// Most lines one call may put into the hub log; the rest are counted in one
+    /// summary line.
+    pub log_lines: u32,
+    /// Longest plugin-provided text (an error message, a description) kept, in
+    /// KiB; longer text is cut with a marker.
+    pub plugin_text_kb: u64,
+    /// Most outgoing HTTP requests one call may have open at once.
+    pub max_http_concurrent: u32,
+    /// Most outgoing HTTP requests one call may make in total.
+    pub max_http_requests: u32,
+}
+
+/// Bounds on one call tree (`hub::graph`) and one `hub_call` batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeLimits {
     /// Deepest chain of nested plugin -> hub calls.
     pub max_call_depth: u32,
     /// Most calls in one `hub_call` batch.
@@ -26,13 +67,29 @@ pub struct Limits {
     pub max_fanout: u32,
     /// Most calls in one call tree: a top-level call and all its nested calls.
     pub max_calls_per_request: u32,
+}
+
+/// How inputs and outputs are checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidationLimits {
     /// Most schema violations reported for one input; the rest are counted.
     pub max_violations: usize,
     /// Inputs of at least this many KiB are validated on the blocking pool, off
     /// the async workers.
-    pub validate_blocking_kb: u64,
-    /// Largest `.wasm` file the loader compiles, in MiB (compiling has no timeout).
-    pub max_plugin_mb: u64,
+    pub blocking_kb: u64,
+}
+
+impl ValidationLimits {
+    /// `blocking_kb` in bytes: inputs, outputs and request bodies this large are
+    /// parsed and checked on the low-priority blocking pool.
+    pub fn blocking_bytes(&self) -> usize {
+        (self.blocking_kb as usize).saturating_mul(1024)
+    }
+}
+
+/// The pooling allocator's slots and the memory of all instances together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolLimits {
     /// Most plugin instances alive at once (the pooling allocator's slots).
     pub max_instances: u32,
     /// Freed instance slots kept warm (their plugin's memory image still mapped,
@@ -41,52 +98,102 @@ pub struct Limits {
     /// Pages of linear memory a warm slot keeps resident, in KiB (zeroed in place
     /// instead of returned to the kernel and faulted in again by the next call).
     pub warm_slot_kb: u64,
-    /// Share of `max_instances` one plugin's calls may hold at once, in percent.
-    pub plugin_share_percent: u32,
-    /// Share of `max_instances` one token's calls may hold at once, in percent.
-    pub caller_share_percent: u32,
-    /// Share of the async workers one token's guests may run on at once, in
-    /// percent; unset: `caller_share_percent`.
-    pub caller_cpu_share_percent: Option<u32>,
+    /// Linear memory of all running plugin instances together, in MiB: an
+    /// instance that would go past it is not created (or not grown).
+    pub memory_budget_mb: u64,
+}
+
+/// The shares of `pool.max_instances` (`hub::schedule`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareLimits {
+    /// Share of the instance slots one plugin's calls may hold at once, in percent.
+    pub plugin_percent: u32,
+    /// Share of the instance slots one token's calls may hold at once, in percent.
+    pub caller_percent: u32,
     /// Longest a call waits for an instance slot of its shares, in milliseconds.
     pub queue_ms: u64,
-    /// The epoch tick, in microseconds: how often a running guest yields its worker
-    /// thread and every token's CPU tickets are topped up (`runtime::cpu`).
+}
+
+/// The CPU scheduler (`runtime::cpu`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuLimits {
+    /// Share of the async workers one token's guests may run on at once, in
+    /// percent (`limits.caller_cpu_share_percent`, unset: the slot share).
+    pub caller_percent: u32,
+    /// The epoch tick, in microseconds: how often a running guest yields its
+    /// worker thread and every token's CPU tickets are topped up.
     pub epoch_tick_us: u64,
-    /// Nice value (0-19) added to the threads that run busy tokens' calls and
-    /// large parses and validations (`runtime::cpu`); 0 runs them on the workers.
+    /// Nice value (0-19) of the threads that run busy tokens' calls and large
+    /// parses and validations; 0 runs them on the workers.
     pub busy_nice: u32,
-    /// How long a token stays busy after one of its calls ran past its first epoch
-    /// tick, in milliseconds.
+    /// How long a token stays busy after one of its calls ran past its first
+    /// epoch tick, in milliseconds.
     pub busy_ms: u64,
-    /// Whether large parses and validations run at `SCHED_IDLE` (with
-    /// `busy_nice` above 0): only on cores nothing else wants.
+    /// Whether large parses and validations run at `SCHED_IDLE` (with `busy_nice`
+    /// above 0): only on cores nothing else wants.
     pub validate_sched_idle: bool,
+}
+
+/// Loading plugins (`runtime::loader`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadLimits {
+    /// Largest `.wasm` file the loader compiles, in MiB (compiling has no timeout).
+    pub max_plugin_mb: u64,
     /// Longest time a plugin's instantiation and `list()` may take at load, in
     /// milliseconds (the plugin's own `timeout_ms` if shorter).
-    pub load_timeout_ms: u64,
+    pub timeout_ms: u64,
     /// Longest a call to an operation of a plugin that is still loading after the
     /// hub started waits for that load, in milliseconds (never past the call's
     /// parent's deadline); then it fails with `timeout`.
-    pub load_wait_ms: u64,
-    /// Most outgoing HTTP requests one call may have open at once.
-    pub max_http_concurrent: u32,
-    /// Most outgoing HTTP requests one call may make in total.
-    pub max_http_requests: u32,
-    /// Most lines one call may put into the hub log (`host.log` and the host's lines
-    /// about the call); the rest are counted in one summary line.
-    pub log_lines: u32,
-    /// Longest plugin-provided text (an error message, a description) kept, in KiB;
-    /// longer text is cut with a marker.
-    pub plugin_text_kb: u64,
-    /// Linear memory of all running plugin instances together, in MiB: an instance
-    /// that would go past it is not created (or not grown).
-    pub memory_budget_mb: u64,
+    pub wait_ms: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
+        LimitKeys::default().into()
+    }
+}
+
+/// The `[limits]` table as the operator writes it: flat, each key documented in
+/// the README.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct LimitKeys {
+    memory_mb: u64,
+    timeout_ms: u64,
+    output_kb: u64,
+    log_kb: u64,
+    input_kb: u64,
+    max_call_depth: u32,
+    max_batch: usize,
+    max_fanout: u32,
+    max_calls_per_request: u32,
+    max_violations: usize,
+    validate_blocking_kb: u64,
+    max_plugin_mb: u64,
+    max_instances: u32,
+    warm_slots: u32,
+    warm_slot_kb: u64,
+    plugin_share_percent: u32,
+    caller_share_percent: u32,
+    caller_cpu_share_percent: Option<u32>,
+    queue_ms: u64,
+    epoch_tick_us: u64,
+    busy_nice: u32,
+    busy_ms: u64,
+    validate_sched_idle: bool,
+    load_timeout_ms: u64,
+    load_wait_ms: u64,
+    max_http_concurrent: u32,
+    max_http_requests: u32,
+    log_lines: u32,
+    plugin_text_kb: u64,
+    memory_budget_mb: u64,
+}
+
+impl Default for LimitKeys {
+    fn default() -> Self {
+        LimitKeys {
             memory_mb: 64,
             timeout_ms: 10_000,
             output_kb: 1024,
@@ -121,49 +228,98 @@ impl Default for Limits {
     }
 }
 
-impl Limits {
-    /// `validate_blocking_kb` in bytes: inputs, outputs and request bodies this
-    /// large are parsed and checked on the low-priority blocking pool.
-    pub fn validate_blocking_bytes(&self) -> usize {
-        (self.validate_blocking_kb as usize).saturating_mul(1024)
+impl From<LimitKeys> for Limits {
+    fn from(k: LimitKeys) -> Limits {
+        Limits {
+            call: CallCaps {
+                memory_mb: k.memory_mb,
+                timeout_ms: k.timeout_ms,
+                output_kb: k.output_kb,
+                log_kb: k.log_kb,
+                input_kb: k.input_kb,
+                log_lines: k.log_lines,
+                plugin_text_kb: k.plugin_text_kb,
+                max_http_concurrent: k.max_http_concurrent,
+                max_http_requests: k.max_http_requests,
+            },
+            tree: TreeLimits {
+                max_call_depth: k.max_call_depth,
+                max_batch: k.max_batch,
+                max_fanout: k.max_fanout,
+                max_calls_per_request: k.max_calls_per_request,
+            },
+            validation: ValidationLimits {
+                max_violations: k.max_violations,
+                blocking_kb: k.validate_blocking_kb,
+            },
+            pool: PoolLimits {
+                max_instances: k.max_instances,
+                warm_slots: k.warm_slots,
+                warm_slot_kb: k.warm_slot_kb,
+                memory_budget_mb: k.memory_budget_mb,
+            },
+            shares: ShareLimits {
+                plugin_percent: k.plugin_share_percent,
+                caller_percent: k.caller_share_percent,
+                queue_ms: k.queue_ms,
+            },
+            cpu: CpuLimits {
+                caller_percent: k.caller_cpu_share_percent.unwrap_or(k.caller_share_percent),
+                epoch_tick_us: k.epoch_tick_us,
+                busy_nice: k.busy_nice,
+                busy_ms: k.busy_ms,
+                validate_sched_idle: k.validate_sched_idle,
+            },
+            load: LoadLimits {
+                max_plugin_mb: k.max_plugin_mb,
+                timeout_ms: k.load_timeout_ms,
+                wait_ms: k.load_wait_ms,
+            },
+        }
     }
+}
 
+impl Limits {
     /// The first value out of range, said with its key.
     pub(super) fn problem(&self) -> Option<String> {
-        let l = self;
         for (key, value) in [
-            ("limits.memory_mb", l.memory_mb),
-            ("limits.timeout_ms", l.timeout_ms),
-            ("limits.output_kb", l.output_kb),
-            ("limits.input_kb", l.input_kb),
-            ("limits.max_plugin_mb", l.max_plugin_mb),
+            ("limits.memory_mb", self.call.memory_mb),
+            ("limits.timeout_ms", self.call.timeout_ms),
+            ("limits.output_kb", self.call.output_kb),
+            ("limits.input_kb", self.call.input_kb),
+            ("limits.max_plugin_mb", self.load.max_plugin_mb),
         ] {
             if value == 0 {
                 return Some(format!("{key} must be greater than 0"));
             }
         }
-        if !(100..=100_000).contains(&l.epoch_tick_us) {
+        let cpu = &self.cpu;
+        if !(100..=100_000).contains(&cpu.epoch_tick_us) {
             return Some(format!(
                 "limits.epoch_tick_us must be between 100 and 100000 (it is {})",
-                l.epoch_tick_us
+                cpu.epoch_tick_us
             ));
         }
-        if l.busy_ms == 0 {
+        if cpu.busy_ms == 0 {
             return Some("limits.busy_ms must be greater than 0".into());
         }
-        if l.busy_nice > 19 {
+        if cpu.busy_nice > 19 {
             return Some(format!(
                 "limits.busy_nice must be between 0 and 19 (it is {})",
-                l.busy_nice
+                cpu.busy_nice
             ));
         }
-        if l.max_batch == 0 || l.max_instances == 0 {
+        if self.tree.max_batch == 0 || self.pool.max_instances == 0 {
             return Some("limits.max_batch and limits.max_instances must be greater than 0".into());
         }
-        if let Some(percent) = l.caller_cpu_share_percent.filter(|p| !(1..=100).contains(p)) {
-            return Some(format!(
-                "limits.caller_cpu_share_percent must be between 1 and 100 (it is {percent})"
-            ));
+        for (key, percent) in [
+            ("limits.plugin_share_percent", self.shares.plugin_percent),
+            ("limits.caller_share_percent", self.shares.caller_percent),
+            ("limits.caller_cpu_share_percent", cpu.caller_percent),
+        ] {
+            if !(1..=100).contains(&percent) {
+                return Some(format!("{key} must be between 1 and 100 (it is {percent})"));
+            }
         }
         None
     }

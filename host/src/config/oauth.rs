@@ -7,6 +7,10 @@
 use super::IssuerConfig;
 use serde::Deserialize;
 
+/// The OAuth scopes the hub knows, by wire name (`crate::hub::Scope` is named by
+/// these; config keys that list scopes are checked against them).
+pub const SCOPE_NAMES: [&str; 3] = ["hub:tools", "chat", "operator"];
+
 /// The `[oauth]` section.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -32,6 +36,12 @@ pub struct OAuthConfig {
     pub max_unused_clients: u64,
     /// How long a registered client may stay unused before it is forgotten, in seconds.
     pub unused_client_secs: u64,
+    /// Most redirect URIs one client registers.
+    pub max_redirect_uris: usize,
+    /// Longest redirect URI a client registers, in bytes.
+    pub max_redirect_uri_bytes: usize,
+    /// Longest client name, in characters (a metadata document's is cut to it).
+    pub max_client_name_chars: usize,
     /// Whether a client may be an https URL naming its client ID metadata document.
     pub client_metadata_documents: bool,
     /// Fetch metadata documents from private, loopback and link-local addresses too.
@@ -44,6 +54,8 @@ pub struct OAuthConfig {
     pub client_metadata_timeout_ms: u64,
     /// How long a fetched metadata document is used before it is fetched again, in seconds.
     pub client_metadata_cache_secs: u64,
+    /// Most metadata documents this replica keeps cached at once.
+    pub client_metadata_max_cached: usize,
     /// External identity providers whose JWT access tokens are accepted.
     pub issuers: Vec<IssuerConfig>,
 }
@@ -60,12 +72,16 @@ impl Default for OAuthConfig {
             registrations_per_minute: 20,
             max_unused_clients: 1000,
             unused_client_secs: 86_400,
+            max_redirect_uris: 10,
+            max_redirect_uri_bytes: 2000,
+            max_client_name_chars: 200,
             client_metadata_documents: true,
             client_metadata_private: false,
             client_metadata_http: false,
             client_metadata_max_kb: 5,
             client_metadata_timeout_ms: 5000,
             client_metadata_cache_secs: 300,
+            client_metadata_max_cached: 1000,
             issuers: Vec::new(),
         }
     }
@@ -118,6 +134,13 @@ impl OAuthConfig {
             ));
         }
         for (key, value) in [
+            ("oauth.max_redirect_uris", self.max_redirect_uris as u64),
+            ("oauth.max_redirect_uri_bytes", self.max_redirect_uri_bytes as u64),
+            ("oauth.max_client_name_chars", self.max_client_name_chars as u64),
+            (
+                "oauth.client_metadata_max_cached",
+                self.client_metadata_max_cached as u64,
+            ),
             ("oauth.access_token_secs", self.access_token_secs),
             ("oauth.refresh_token_secs", self.refresh_token_secs),
             ("oauth.signin_code_secs", self.signin_code_secs),

@@ -8,7 +8,7 @@ fn defaults_apply_to_an_empty_file() {
     let c = Config::parse("", Path::new("w.toml")).unwrap();
     assert_eq!(c.listen.to_string(), "127.0.0.1:8787");
     assert_eq!(c.agent.max_steps, 10);
-    assert_eq!(c.limits.memory_mb, 64);
+    assert_eq!(c.limits.call.memory_mb, 64);
 }
 
 #[test]
@@ -64,7 +64,7 @@ fn set_overrides_any_key_after_the_file() {
         ],
     )
     .unwrap();
-    assert_eq!(c.limits.memory_mb, 128);
+    assert_eq!(c.limits.call.memory_mb, 128);
     assert_eq!(c.agent.max_steps, 4, "keys not overridden keep the file's value");
     assert_eq!(c.agent.model.as_deref(), Some("openai/gpt-4o"));
     assert_eq!(c.server.allowed_hosts, ["hub.internal"]);
@@ -224,7 +224,7 @@ fn the_readme_model_examples_load() {
 fn the_epoch_tick_is_bounded_and_the_error_names_the_key() {
     let c = Config::parse("[limits]\nepoch_tick_us = 500\n", Path::new("w.toml")).unwrap();
     assert_eq!(
-        crate::runtime::epoch_tick(&c.limits),
+        crate::runtime::epoch_tick(&c.limits.cpu),
         std::time::Duration::from_micros(500)
     );
     for bad in [0, 99, 100_001] {
@@ -241,12 +241,65 @@ fn the_epoch_tick_is_bounded_and_the_error_names_the_key() {
 #[test]
 fn the_warm_slot_keys_parse() {
     let c = with_overrides("[limits]\nwarm_slots = 4\nwarm_slot_kb = 256\n", &[]).unwrap();
-    assert_eq!((c.limits.warm_slots, c.limits.warm_slot_kb), (4, 256));
+    assert_eq!((c.limits.pool.warm_slots, c.limits.pool.warm_slot_kb), (4, 256));
     let d = Config::default();
-    assert_eq!((d.limits.warm_slots, d.limits.warm_slot_kb), (64, 1024));
+    assert_eq!((d.limits.pool.warm_slots, d.limits.pool.warm_slot_kb), (64, 1024));
     // Zero is allowed for both: no warm slots, nothing kept resident.
     let z = with_overrides("", &["limits.warm_slots=0", "limits.warm_slot_kb=0"]).unwrap();
-    assert_eq!((z.limits.warm_slots, z.limits.warm_slot_kb), (0, 0));
+    assert_eq!((z.limits.pool.warm_slots, z.limits.pool.warm_slot_kb), (0, 0));
+}
+
+#[test]
+fn the_flat_limits_table_lands_in_its_groups() {
+    let c = with_overrides(
+        "[limits]\nmax_fanout = 7\nvalidate_blocking_kb = 8\nload_wait_ms = 9\nqueue_ms = 10\n",
+        &[],
+    )
+    .unwrap();
+    let l = &c.limits;
+    assert_eq!(
+        (
+            l.tree.max_fanout,
+            l.validation.blocking_bytes(),
+            l.load.wait_ms,
+            l.shares.queue_ms
+        ),
+        (7, 8 * 1024, 9, 10)
+    );
+}
+
+#[test]
+fn the_cpu_share_has_its_own_key_and_the_slot_share_stands_for_it_unset() {
+    let unset = with_overrides("[limits]\ncaller_share_percent = 40\n", &[]).unwrap();
+    assert_eq!(
+        (
+            unset.limits.shares.caller_percent,
+            unset.limits.cpu.caller_percent
+        ),
+        (40, 40)
+    );
+    let set = with_overrides(
+        "[limits]\ncaller_share_percent = 40\ncaller_cpu_share_percent = 25\n",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        (set.limits.shares.caller_percent, set.limits.cpu.caller_percent),
+        (40, 25)
+    );
+    for (key, bad) in [
+        ("caller_cpu_share_percent", 0),
+        ("caller_share_percent", 101),
+        ("plugin_share_percent", 0),
+    ] {
+        let err = with_overrides(&format!("[limits]\n{key} = {bad}\n"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("limits.{key} must be between 1 and 100 (it is {bad})")),
+            "{err}"
+        );
+    }
 }
 
 #[test]
@@ -274,6 +327,14 @@ fn oauth_is_off_by_default_and_its_mistakes_name_the_key() {
         (
             &format!("{token}[oauth]\npublic_url = \"https://h\"\ncode_secs = 61\n"),
             "oauth.code_secs",
+        ),
+        (
+            &format!("{token}[oauth]\npublic_url = \"https://h\"\nmax_redirect_uris = 0\n"),
+            "oauth.max_redirect_uris must be greater than 0",
+        ),
+        (
+            &format!("{token}[oauth]\npublic_url = \"https://h\"\nclient_metadata_max_cached = 0\n"),
+            "oauth.client_metadata_max_cached must be greater than 0",
         ),
         (
             &format!("{token}[oauth]\npublic_url = \"https://h\"\naccess_token_secs = 0\n"),
@@ -326,6 +387,18 @@ fn oauth_is_off_by_default_and_its_mistakes_name_the_key() {
             "oauth.issuers[1].issuer names the same issuer",
         ),
         (
+            &format!(
+                "{token}[oauth]\npublic_url = \"https://h\"\n[[oauth.issuers]]\nissuer = \"http://127.0.0.1:9\"\nallow_http = true\n[oauth.issuers.principals]\nu1 = \"alice\"\n"
+            ),
+            "oauth.issuers[0].allow_http needs oauth.issuers[0].allow_private",
+        ),
+        (
+            &format!(
+                "{token}[oauth]\npublic_url = \"https://h\"\n[[oauth.issuers]]\nissuer = \"https://id\"\ndefault_scopes = [\"hub:tools\", \"admin\"]\n[oauth.issuers.principals]\nu1 = \"alice\"\n"
+            ),
+            "oauth.issuers[0].default_scopes: unknown scope \"admin\"",
+        ),
+        (
             &format!("{token}[oauth]\npublic_url = \"https://h\"\nclient_metadata_http = true\n"),
             "oauth.client_metadata_http needs oauth.client_metadata_private",
         ),
@@ -338,13 +411,15 @@ fn oauth_is_off_by_default_and_its_mistakes_name_the_key() {
 #[test]
 fn an_external_issuer_maps_a_claim_to_token_names() {
     let text = "[[tokens]]\nname = \"alice\"\nsecret_env = \"X\"\n[oauth]\npublic_url = \"https://h\"\n\
-        [[oauth.issuers]]\nissuer = \"http://127.0.0.1:9\"\nallow_http = true\nprincipal_claim = \"email\"\n\
+        [[oauth.issuers]]\nissuer = \"http://127.0.0.1:9\"\nallow_private = true\nallow_http = true\nprincipal_claim = \"email\"\n\
         [oauth.issuers.principals]\n\"alice@example.com\" = \"alice\"\n";
     let c = Config::parse(text, Path::new("w.toml")).unwrap();
     let i = &c.oauth.issuers[0];
     assert_eq!(i.principals["alice@example.com"], "alice");
     assert_eq!((i.skew_secs, i.refetch_secs, i.jwks_cache_secs), (60, 60, 3600));
     assert!(i.jwks_uri.is_empty() && i.audience.is_empty());
+    assert!(i.allow_private && i.allow_http);
+    assert_eq!(i.default_scopes, ["hub:tools", "chat"]);
 }
 
 #[test]

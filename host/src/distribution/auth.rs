@@ -53,7 +53,7 @@ impl Credentials {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(ConfigFileError {
                 path,
-                why: e.to_string(),
+                why: ConfigFileProblem::Read(e),
             }),
         }
     }
@@ -65,16 +65,40 @@ pub struct ConfigFileError {
     /// The file.
     pub path: PathBuf,
     /// What is wrong with it.
-    pub why: String,
+    pub why: ConfigFileProblem,
+}
+
+/// What is wrong with a Docker config file.
+#[derive(Debug)]
+pub enum ConfigFileProblem {
+    /// It cannot be read.
+    Read(std::io::Error),
+    /// It is not the JSON of a Docker config.
+    NotJson(serde_json::Error),
+    /// The `auth` of this `auths` key is not base64 of `user:password`.
+    BadAuth(String),
 }
 
 impl std::fmt::Display for ConfigFileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "registry credentials in {}: {}", self.path.display(), self.why)
+        write!(f, "registry credentials in {}: ", self.path.display())?;
+        match &self.why {
+            ConfigFileProblem::Read(e) => e.fmt(f),
+            ConfigFileProblem::NotJson(e) => e.fmt(f),
+            ConfigFileProblem::BadAuth(key) => write!(f, "auths.{key:?}.auth is not base64 of user:password"),
+        }
     }
 }
 
-impl std::error::Error for ConfigFileError {}
+impl std::error::Error for ConfigFileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.why {
+            ConfigFileProblem::Read(e) => Some(e),
+            ConfigFileProblem::NotJson(e) => Some(e),
+            ConfigFileProblem::BadAuth(_) => None,
+        }
+    }
+}
 
 fn docker_config_path() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("DOCKER_CONFIG") {
@@ -98,8 +122,8 @@ struct DockerAuth {
 
 /// The entry of `registry` in a Docker config file's `auths` (keys may carry a
 /// scheme and a path, as `docker login` writes for Docker Hub).
-fn from_docker_config(bytes: &[u8], registry: &str) -> Result<Option<Credentials>, String> {
-    let config: DockerConfig = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+fn from_docker_config(bytes: &[u8], registry: &str) -> Result<Option<Credentials>, ConfigFileProblem> {
+    let config: DockerConfig = serde_json::from_slice(bytes).map_err(ConfigFileProblem::NotJson)?;
     let entry = config.auths.iter().find(|(key, _)| {
         let key = key.trim_start_matches("https://").trim_start_matches("http://");
         key.split('/').next() == Some(registry)
@@ -108,10 +132,10 @@ fn from_docker_config(bytes: &[u8], registry: &str) -> Result<Option<Credentials
     if let Some(encoded) = &auth.auth {
         let decoded = crate::base64::decode(encoded)
             .and_then(|b| String::from_utf8(b).ok())
-            .ok_or_else(|| format!("auths.{key:?}.auth is not base64 of user:password"))?;
+            .ok_or_else(|| ConfigFileProblem::BadAuth(key.clone()))?;
         let (username, password) = decoded
             .split_once(':')
-            .ok_or_else(|| format!("auths.{key:?}.auth is not base64 of user:password"))?;
+            .ok_or_else(|| ConfigFileProblem::BadAuth(key.clone()))?;
         return Ok(Some(Credentials {
             username: username.into(),
             password: password.into(),
@@ -249,7 +273,13 @@ mod tests {
         assert_eq!(c.username, "u");
         assert_eq!(from_docker_config(config, "none.example").unwrap(), None);
         let bad = br#"{"auths": {"x": {"auth": "!!"}}}"#;
-        assert!(from_docker_config(bad, "x").unwrap_err().contains("not base64"));
+        assert!(
+            matches!(from_docker_config(bad, "x").unwrap_err(), ConfigFileProblem::BadAuth(key) if key == "x")
+        );
+        assert!(matches!(
+            from_docker_config(b"{", "x").unwrap_err(),
+            ConfigFileProblem::NotJson(_)
+        ));
         assert_eq!(token_from(br#"{"access_token":"t1"}"#).as_deref(), Some("t1"));
         assert_eq!(token_from(br#"{"token":""}"#), None);
     }

@@ -18,7 +18,7 @@ mod push;
 mod reference;
 mod registry;
 
-pub use auth::{ConfigFileError, Credentials, PASSWORD_ENV, USERNAME_ENV};
+pub use auth::{ConfigFileError, ConfigFileProblem, Credentials, PASSWORD_ENV, USERNAME_ENV};
 pub use manifest::{PLUGIN_TOML_LAYER, SIGNATURE_LAYER, WASM_CONFIG, WASM_LAYER, signature_tag};
 pub use pull::{Pull, Pulled, sync};
 pub use push::{Pushed, push};

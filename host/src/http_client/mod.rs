@@ -9,7 +9,8 @@
 //!
 //! - `tls`: the shared client configuration and server-name rules;
 //! - `stream`: [`Stream`], plain TCP or TLS behind one type;
-//! - `public`: [`is_public`], which resolved addresses are public;
+//! - `public`: [`is_public`], which resolved addresses are public, and
+//!   [`document_address`], which a fetched document may come from;
 //! - `document`: [`get_document`], one small JSON document by GET, its addresses
 //!   checked by the caller's rule and its size bounded.
 
@@ -19,7 +20,7 @@ mod stream;
 mod tls;
 
 pub(crate) use document::{DocumentError, DocumentUrl, get_document};
-pub(crate) use public::is_public;
+pub(crate) use public::{document_address, is_public};
 
 pub(crate) use stream::Stream;
 

@@ -1,9 +1,18 @@
 //! Which addresses are ordinary public unicast ones: the one check every caller
 //! with an outbound policy applies to resolved addresses before dialing (plugins'
 //! wasi:http requests in `runtime::net`, OAuth client metadata documents in
-//! `oauth::cimd`). The policy of when to apply it stays with the callers.
+//! `oauth::cimd`, identity providers' documents in `oauth::jwt`). The policy of
+//! when to apply it stays with the callers; [`document_address`] is the one rule
+//! for documents fetched on the operator's say-so.
 
 use std::net::{IpAddr, Ipv4Addr};
+
+/// Whether a document (a client's metadata, an identity provider's keys) may be
+/// fetched from `ip`: a public address, or any address when the operator allowed
+/// private ones (`private`: loopback, private and link-local networks too).
+pub(crate) fn document_address(ip: IpAddr, private: bool) -> bool {
+    private || is_public(ip)
+}
 
 /// Whether `ip` is an ordinary public unicast address. Everything a caller could
 /// use to reach the host itself or its internal network is excluded.
@@ -67,6 +76,16 @@ mod tests {
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_document_comes_from_a_public_address_unless_private_ones_are_allowed() {
+        for s in ["127.0.0.1", "10.1.2.3", "169.254.169.254", "::1", "fe80::1"] {
+            assert!(!document_address(ip(s), false), "{s}");
+            assert!(document_address(ip(s), true), "{s}");
+        }
+        assert!(document_address(ip("1.1.1.1"), false));
+        assert!(document_address(ip("1.1.1.1"), true));
     }
 
     #[test]

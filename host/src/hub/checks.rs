@@ -5,7 +5,7 @@
 use super::error::{CallError, ErrorCode};
 use super::registry::OpRef;
 use super::validate;
-use crate::config::Limits;
+use crate::config::ValidationLimits;
 use crate::runtime::{CpuShares, Operation};
 use serde_json::Value;
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// at a time (`runtime::CpuShares`), so one client posting huge invalid inputs
 /// cannot take every core.
 pub(super) struct Checker<'a> {
-    pub limits: &'a Limits,
+    pub limits: &'a ValidationLimits,
     pub cpu: &'a CpuShares,
     pub tenant: &'a Arc<str>,
 }
@@ -25,7 +25,7 @@ pub(super) struct Checker<'a> {
 /// every request sharing the async worker.
 pub(super) async fn check_input(op: &OpRef, input: Value, who: &Checker<'_>) -> Result<Value, CallError> {
     let max = who.limits.max_violations;
-    let large = who.limits.validate_blocking_bytes();
+    let large = who.limits.blocking_bytes();
     let (valid, (violations, unlisted)) =
         on_pool_if(approx_len(&input, large) >= large, op, who, move |operation| {
             let found =
@@ -53,7 +53,7 @@ pub(super) async fn check_input(op: &OpRef, input: Value, who: &Checker<'_>) -> 
 /// the blocking pool when large, as inputs are); a mismatch is the plugin's bug,
 /// not the caller's.
 pub(super) async fn check_output(op: &OpRef, json: String, who: &Checker<'_>) -> Result<Value, CallError> {
-    let large = json.len() >= who.limits.validate_blocking_bytes();
+    let large = json.len() >= who.limits.blocking_bytes();
     let tool = op.tool.clone();
     on_pool_if(large, op, who, move |operation| {
         parse_output(&tool, operation, &json)

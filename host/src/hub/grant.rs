@@ -23,11 +23,7 @@ impl Scope {
 
     /// The wire name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::HubTools => "hub:tools",
-            Scope::Chat => "chat",
-            Scope::Operator => "operator",
-        }
+        crate::config::SCOPE_NAMES[self as usize]
     }
 
     fn bit(self) -> u8 {
@@ -72,6 +68,15 @@ impl Scopes {
                     .find(|s| s.as_str() == name)
                     .ok_or_else(|| UnknownScope(name.to_string()))
             })
+            .collect()
+    }
+
+    /// The scopes among `names` the hub knows, the others ignored (an external
+    /// issuer's token carries its own scopes too, like `openid` or `email`).
+    pub fn known<'a>(names: impl IntoIterator<Item = &'a str>) -> Scopes {
+        names
+            .into_iter()
+            .filter_map(|name| Scope::ALL.into_iter().find(|s| s.as_str() == name))
             .collect()
     }
 
@@ -227,6 +232,11 @@ mod tests {
         // Case matters (RFC 6749: scope tokens are case-sensitive).
         assert!(Scopes::parse("CHAT").is_err());
         assert_eq!(Scopes::all().to_string(), "hub:tools chat operator");
+        assert_eq!(
+            Scopes::known(["openid", "chat", "email", "CHAT"]).to_string(),
+            "chat"
+        );
+        assert!(Scopes::known([]).is_empty());
         assert_eq!(
             Scopes::all().without(Scope::Operator).to_string(),
             "hub:tools chat"

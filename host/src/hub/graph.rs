@@ -7,7 +7,7 @@ use super::auth::Caller;
 use super::cancel::CancelToken;
 use super::error::{CallError, ErrorCode, Limit};
 use super::registry::Registry;
-use crate::config::Limits;
+use crate::config::TreeLimits;
 use crate::runtime::Deadline;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -33,7 +33,7 @@ pub(super) struct Frame {
 }
 
 /// The chain of a nested call to `tool` from `parent`, or why it may not run.
-pub(super) fn check_graph(parent: &Frame, tool: &str, limits: &Limits) -> Result<Vec<String>, CallError> {
+pub(super) fn check_graph(parent: &Frame, tool: &str, limits: &TreeLimits) -> Result<Vec<String>, CallError> {
     let mut chain = parent.chain.clone();
     chain.push(tool.to_string());
     if parent.chain.iter().any(|t| t == tool) {
@@ -106,16 +106,21 @@ mod tests {
 
     #[test]
     fn cycles_are_cut_naming_the_chain() {
-        let e = check_graph(&frame(&["a.x", "b.y"]), "a.x", &Limits::default()).unwrap_err();
+        let e = check_graph(
+            &frame(&["a.x", "b.y"]),
+            "a.x",
+            &crate::config::Limits::default().tree,
+        )
+        .unwrap_err();
         assert_eq!(e.code, ErrorCode::CallLimit);
         assert!(e.message.contains("a.x -> b.y -> a.x"), "{}", e.message);
     }
 
     #[test]
     fn depth_is_bounded() {
-        let limits = Limits {
+        let limits = TreeLimits {
             max_call_depth: 2,
-            ..Limits::default()
+            ..crate::config::Limits::default().tree
         };
         assert_eq!(
             check_graph(&frame(&["a.a", "b.b"]), "c.c", &limits).unwrap(),
@@ -131,9 +136,9 @@ mod tests {
 
     #[test]
     fn fan_out_is_bounded_per_call() {
-        let limits = Limits {
+        let limits = TreeLimits {
             max_fanout: 3,
-            ..Limits::default()
+            ..crate::config::Limits::default().tree
         };
         let parent = frame(&["a.a"]);
         for _ in 0..3 {
@@ -145,9 +150,9 @@ mod tests {
 
     #[test]
     fn the_whole_call_tree_shares_one_call_budget() {
-        let limits = Limits {
+        let limits = TreeLimits {
             max_calls_per_request: 4,
-            ..Limits::default()
+            ..crate::config::Limits::default().tree
         };
         let top = frame(&["a.a"]);
         // Two children of the top call, each with a child of its own: 1 + 2 + 2 > 4.

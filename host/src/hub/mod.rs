@@ -134,10 +134,12 @@ impl Hub {
             accounting::Accounting::start(accounting::store::open(&backend).await?, &config.accounting)
                 .map_err(HubError::Accounting)?;
         let core = Arc::new(Core {
-            limits: config.limits.clone(),
+            tree: config.limits.tree.clone(),
+            validation: config.limits.validation.clone(),
+            load_wait_ms: config.limits.load.wait_ms,
             cpu: runtime.cpu_shares().clone(),
             approvals: approval::Approvals::new(config),
-            scheduler: schedule::Scheduler::new(&config.limits),
+            scheduler: schedule::Scheduler::new(config.limits.pool.max_instances, &config.limits.shares),
             audit,
             accounting: Arc::new(accounting),
             metrics: Default::default(),
@@ -341,7 +343,7 @@ impl Hub {
                     approved_by: ctx.approved_by.as_deref(),
                     session: ctx.session.as_ref(),
                 };
-                answers::call(&scope, self.core.limits.max_batch, args, ctx.progress.as_ref()).await
+                answers::call(&scope, self.core.tree.max_batch, args, ctx.progress.as_ref()).await
             }
         }
     }

@@ -196,15 +196,14 @@ async fn execute(
     recorder: &mut CallRecorder<'_>,
 ) -> Result<Value, CallError> {
     let started = std::time::Instant::now();
-    let limits = &scope.core.limits;
     let chain = match parent {
-        Some(p) => check_graph(p, &op.tool, limits)?,
+        Some(p) => check_graph(p, &op.tool, &scope.core.tree)?,
         None => vec![op.tool.clone()],
     };
     check_allowed(scope.caller, &op.tool)?;
     let tenant: Arc<str> = scope.caller.name().into();
     let checker = Checker {
-        limits,
+        limits: &scope.core.validation,
         cpu: &scope.core.cpu,
         tenant: &tenant,
     };
@@ -338,7 +337,7 @@ async fn wait_for_plugin(
     parent: Option<&Frame>,
     tool: &str,
 ) -> Result<Arc<Registry>, CallError> {
-    let wait_ms = scope.core.limits.load_wait_ms;
+    let wait_ms = scope.core.load_wait_ms;
     let mut until = Instant::now() + Duration::from_millis(wait_ms);
     if let Some(parent) = parent {
         until = until.min(parent.deadline.at());

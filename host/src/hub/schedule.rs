@@ -10,7 +10,7 @@
 //! plugins folder.
 
 use super::error::{CallError, Limit};
-use crate::config::Limits;
+use crate::config::ShareLimits;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,19 +36,20 @@ pub(crate) struct Slot {
 }
 
 impl Scheduler {
-    pub(super) fn new(limits: &Limits) -> Scheduler {
-        let pool_size = limits.max_instances.max(1);
+    /// Shares of a pool of `pool_size` slots (`limits.max_instances`).
+    pub(super) fn new(pool_size: u32, shares: &ShareLimits) -> Scheduler {
+        let pool_size = pool_size.max(1);
         let share = |percent: u32| {
             let percent = percent.clamp(1, 100);
             let slots = (u64::from(pool_size) * u64::from(percent)).div_ceil(100) as u32;
             (slots, percent)
         };
         Scheduler {
-            queue: Duration::from_millis(limits.queue_ms),
+            queue: Duration::from_millis(shares.queue_ms),
             pool: Arc::new(Semaphore::new(pool_size as usize)),
             pool_size,
-            plugin_cap: share(limits.plugin_share_percent),
-            caller_cap: share(limits.caller_share_percent),
+            plugin_cap: share(shares.plugin_percent),
+            caller_cap: share(shares.caller_percent),
             plugins: Mutex::default(),
             callers: Mutex::default(),
         }
@@ -128,13 +129,14 @@ mod tests {
     use super::*;
 
     fn scheduler(plugin_share: u32, caller_share: u32) -> Scheduler {
-        Scheduler::new(&Limits {
-            max_instances: 4,
-            plugin_share_percent: plugin_share,
-            caller_share_percent: caller_share,
-            queue_ms: 100,
-            ..Limits::default()
-        })
+        Scheduler::new(
+            4,
+            &ShareLimits {
+                plugin_percent: plugin_share,
+                caller_percent: caller_share,
+                queue_ms: 100,
+            },
+        )
     }
 
     fn far() -> Instant {

@@ -12,13 +12,18 @@ use super::cancel::CancelToken;
 use super::metrics::Metrics;
 use super::registry::Registry;
 use super::schedule::Scheduler;
-use crate::config::Limits;
+use crate::config::{TreeLimits, ValidationLimits};
 use crate::runtime::CpuShares;
 use std::sync::Arc;
 
 /// What every call needs from the hub, shared with nested calls and batch tasks.
 pub(crate) struct Core {
-    pub limits: Limits,
+    /// The call tree's bounds (`hub::graph`) and the batch size.
+    pub tree: TreeLimits,
+    /// The schema checks' bounds (`hub::checks`).
+    pub validation: ValidationLimits,
+    /// How long a call waits for its plugin's first load (`limits.load_wait_ms`).
+    pub load_wait_ms: u64,
     /// Each tenant's CPU share (the runtime's), for large validations.
     pub cpu: Arc<CpuShares>,
     pub approvals: Approvals,

@@ -19,13 +19,13 @@ use super::error::ErrorCode;
 use crate::config::{AccountingConfig, AuditConfig};
 use crate::storage::{Backend, Storage};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The sessions whose sums the fixture keeps.
 const SESSIONS: [&str; 3] = ["sess_a", "sess_b", "sess_none"];
 
 fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/records")
+    crate::test_dir::fixture("records")
 }
 
 fn call_records() -> Vec<CallRecord> {
@@ -229,25 +229,11 @@ async fn write_fixture() {
     std::fs::write(out.join("expected.json"), text + "\n").unwrap();
 }
 
-/// Copies `from` into `to`, folders and all.
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_previous_releases_records_read_back() {
     let fixture = fixture_dir();
     let dir = crate::test_dir::TempDir::new("stored_records");
-    copy_dir(&fixture.join("data"), dir.path());
+    crate::test_dir::copy_tree(&fixture.join("data"), dir.path());
     let storage = Storage::open(dir.path()).unwrap();
     let read = read_back(&storage).await;
     let expected: Value =

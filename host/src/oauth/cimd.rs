@@ -8,7 +8,7 @@
 //! within `oauth.client_metadata_timeout_ms`, and cached for
 //! `oauth.client_metadata_cache_secs`.
 
-use super::client::ClientInfo;
+use super::client::{Bounds, ClientInfo};
 use super::redirect::{self, BadRedirect};
 use crate::http_client::{self, ConnectError, DocumentError, DocumentUrl};
 use bytes::Bytes;
@@ -19,9 +19,6 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Most documents cached at once.
-const MAX_CACHED: usize = 1000;
-
 /// The fetch policy, from `[oauth]`.
 #[derive(Debug, Clone)]
 pub(crate) struct DocPolicy {
@@ -31,6 +28,10 @@ pub(crate) struct DocPolicy {
     pub max_bytes: usize,
     pub timeout: Duration,
     pub cache_for: Duration,
+    /// Most documents cached at once (`oauth.client_metadata_max_cached`).
+    pub max_cached: usize,
+    /// What a document may list, as for a registration.
+    pub bounds: Bounds,
 }
 
 impl DocPolicy {
@@ -42,6 +43,8 @@ impl DocPolicy {
             max_bytes: (c.client_metadata_max_kb as usize).saturating_mul(1024),
             timeout: Duration::from_millis(c.client_metadata_timeout_ms),
             cache_for: Duration::from_secs(c.client_metadata_cache_secs),
+            max_cached: c.client_metadata_max_cached,
+            bounds: Bounds::from_config(c),
         }
     }
 }
@@ -73,6 +76,10 @@ pub(crate) enum DocError {
     Redirect(BadRedirect),
     /// It lists no redirect URI.
     NoRedirectUris,
+    /// It lists more redirect URIs than `oauth.max_redirect_uris`.
+    TooManyRedirectUris { max: usize },
+    /// A redirect URI is longer than `oauth.max_redirect_uri_bytes`.
+    LongRedirectUri { max_bytes: usize },
     /// `oauth.client_metadata_documents` is off.
     Disabled,
 }
@@ -103,6 +110,13 @@ impl std::fmt::Display for DocError {
             DocError::OtherClientId => f.write_str("its client_id is not the URL it was fetched from"),
             DocError::Redirect(e) => e.fmt(f),
             DocError::NoRedirectUris => f.write_str("it lists no redirect_uris"),
+            DocError::TooManyRedirectUris { max } => {
+                write!(f, "it lists more than {max} redirect_uris (oauth.max_redirect_uris)")
+            }
+            DocError::LongRedirectUri { max_bytes } => write!(
+                f,
+                "a redirect URI is longer than {max_bytes} bytes (oauth.max_redirect_uri_bytes)"
+            ),
             DocError::Disabled => f.write_str(
                 "this hub accepts no client metadata documents (oauth.client_metadata_documents); register instead",
             ),
@@ -123,68 +137,31 @@ impl std::error::Error for DocError {
     }
 }
 
-/// Where a document lives.
-#[derive(Debug, PartialEq, Eq)]
-struct Location<'u> {
-    tls: bool,
-    host: &'u str,
-    port: u16,
-    /// Authority as written (the `Host` header).
-    authority: &'u str,
-    /// Path and query.
-    target: &'u str,
-}
-
 /// Whether `client_id` looks like a metadata document URL at all (the others are
 /// registered ids).
 pub(crate) fn is_url(client_id: &str) -> bool {
     client_id.starts_with("https://") || client_id.starts_with("http://")
 }
 
-fn locate<'u>(url: &'u str, policy: &DocPolicy) -> Result<Location<'u>, DocError> {
-    let (tls, rest) = if let Some(rest) = url.strip_prefix("https://") {
-        (true, rest)
-    } else if let Some(rest) = url.strip_prefix("http://").filter(|_| policy.http) {
-        (false, rest)
-    } else {
-        return Err(DocError::BadUrl("it must be an https URL"));
-    };
-    if url.contains('#') || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(DocError::BadUrl("no fragment, spaces or control characters"));
+/// Where the document of `url` is: a document URL (`DocumentUrl::parse`) that
+/// also has a path, and no spaces, control characters or dot segments (the URL is
+/// the client's id, compared as written).
+fn locate<'u>(url: &'u str, policy: &DocPolicy) -> Result<DocumentUrl<'u>, DocError> {
+    let located = DocumentUrl::parse(url, policy.http).map_err(|p| DocError::BadUrl(p.rule()))?;
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(DocError::BadUrl("no spaces or control characters"));
     }
-    let end = rest.find('/').ok_or(DocError::BadUrl("it needs a path"))?;
-    let (authority, target) = rest.split_at(end);
-    if target == "/" || target.starts_with("/?") {
+    if located.target == "/" || located.target.starts_with("/?") {
         return Err(DocError::BadUrl("it needs a path"));
     }
-    if target.split(['/', '?']).any(|seg| seg == "." || seg == "..") {
+    if located
+        .target
+        .split(['/', '?'])
+        .any(|seg| seg == "." || seg == "..")
+    {
         return Err(DocError::BadUrl("no . or .. path segments"));
     }
-    if authority.contains('@') || authority.is_empty() {
-        return Err(DocError::BadUrl("a host without user info"));
-    }
-    let default = if tls { 443 } else { 80 };
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(v6) => {
-            let (h, tail) = v6.split_once(']').ok_or(DocError::BadUrl("a bad IPv6 literal"))?;
-            (h, tail.strip_prefix(':'))
-        }
-        None => match authority.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        },
-    };
-    let port = match port {
-        Some(p) => p.parse().map_err(|_| DocError::BadUrl("a bad port"))?,
-        None => default,
-    };
-    Ok(Location {
-        tls,
-        host,
-        port,
-        authority,
-        target,
-    })
+    Ok(located)
 }
 
 /// The document's fields the hub reads.
@@ -197,8 +174,9 @@ struct Document {
     redirect_uris: Vec<String>,
 }
 
-/// The client a document fetched from `url` describes.
-fn client_of(url: &str, body: &[u8]) -> Result<ClientInfo, DocError> {
+/// The client a document fetched from `url` describes, within `bounds` (a name
+/// longer than the bound is cut, as it is only shown).
+fn client_of(url: &str, body: &[u8], bounds: Bounds) -> Result<ClientInfo, DocError> {
     let doc: Document = serde_json::from_slice(body).map_err(DocError::Json)?;
     if doc.client_id != url {
         return Err(DocError::OtherClientId);
@@ -206,7 +184,17 @@ fn client_of(url: &str, body: &[u8]) -> Result<ClientInfo, DocError> {
     if doc.redirect_uris.is_empty() {
         return Err(DocError::NoRedirectUris);
     }
+    if doc.redirect_uris.len() > bounds.redirect_uris {
+        return Err(DocError::TooManyRedirectUris {
+            max: bounds.redirect_uris,
+        });
+    }
     for uri in &doc.redirect_uris {
+        if uri.len() > bounds.uri_bytes {
+            return Err(DocError::LongRedirectUri {
+                max_bytes: bounds.uri_bytes,
+            });
+        }
         redirect::check_registrable(uri).map_err(DocError::Redirect)?;
     }
     let name: String = doc
@@ -214,7 +202,7 @@ fn client_of(url: &str, body: &[u8]) -> Result<ClientInfo, DocError> {
         .unwrap_or_default()
         .chars()
         .filter(|c| !c.is_control())
-        .take(200)
+        .take(bounds.name_chars)
         .collect();
     Ok(ClientInfo {
         client_id: doc.client_id,
@@ -252,7 +240,7 @@ impl MetadataDocs {
             .map_err(|_| DocError::Timeout {
                 after: self.policy.timeout,
             })??;
-        let client = client_of(url, &body)?;
+        let client = client_of(url, &body, self.policy.bounds)?;
         self.remember(url, &client);
         Ok(client)
     }
@@ -267,25 +255,18 @@ impl MetadataDocs {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         let ttl = self.policy.cache_for;
         cache.retain(|_, (at, _)| at.elapsed() < ttl);
-        if cache.len() >= MAX_CACHED {
+        if cache.len() >= self.policy.max_cached {
             // Still full of fresh entries: start over rather than grow without bound.
             cache.clear();
         }
         cache.insert(url.to_string(), (Instant::now(), client.clone()));
     }
 
-    async fn fetch(&self, to: &Location<'_>) -> Result<Bytes, DocError> {
-        let url = DocumentUrl {
-            tls: to.tls,
-            host: to.host,
-            port: to.port,
-            authority: to.authority,
-            target: to.target,
-        };
+    async fn fetch(&self, to: &DocumentUrl<'_>) -> Result<Bytes, DocError> {
         let private = self.policy.private;
         http_client::get_document(
-            &url,
-            |ip| private || http_client::is_public(ip),
+            to,
+            |ip| http_client::document_address(ip, private),
             self.policy.max_bytes,
         )
         .await
@@ -344,6 +325,8 @@ mod tests {
     #[test]
     fn a_document_must_name_itself_and_registrable_redirects() {
         let url = "https://app.example/client.json";
+        let bounds = policy(false).bounds;
+        let client_of = |url: &str, body: &[u8]| client_of(url, body, bounds);
         let ok = client_of(
             url,
             br#"{"client_id": "https://app.example/client.json", "client_name": "App\u0007", "redirect_uris": ["https://app.example/cb"]}"#,
@@ -361,6 +344,47 @@ mod tests {
         let bad = client_of(url, br#"{"client_id": "https://app.example/client.json", "redirect_uris": ["http://evil.example/cb"]}"#);
         assert!(matches!(bad, Err(DocError::Redirect(_))));
         assert!(matches!(client_of(url, b"[]"), Err(DocError::Json(_))));
+    }
+
+    #[test]
+    fn a_document_is_held_to_the_registration_bounds() {
+        let url = "https://app.example/client.json";
+        let bounds = Bounds {
+            redirect_uris: 2,
+            uri_bytes: 30,
+            name_chars: 3,
+        };
+        let doc = |name: &str, uris: &[&str]| {
+            serde_json::json!({"client_id": url, "client_name": name, "redirect_uris": uris}).to_string()
+        };
+        let ok = client_of(
+            url,
+            doc("Application", &["https://app.example/cb"]).as_bytes(),
+            bounds,
+        )
+        .unwrap();
+        assert_eq!(
+            ok.client_name, "App",
+            "a long name is cut to oauth.max_client_name_chars"
+        );
+        let many = doc(
+            "A",
+            &[
+                "https://a.example/1",
+                "https://a.example/2",
+                "https://a.example/3",
+            ],
+        );
+        let err = client_of(url, many.as_bytes(), bounds).unwrap_err();
+        assert!(matches!(err, DocError::TooManyRedirectUris { max: 2 }), "{err}");
+        assert!(err.to_string().contains("oauth.max_redirect_uris"), "{err}");
+        let long = doc("A", &["https://app.example/a-rather-long-callback"]);
+        let err = client_of(url, long.as_bytes(), bounds).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("30 bytes (oauth.max_redirect_uri_bytes)"),
+            "{err}"
+        );
     }
 
     #[tokio::test]

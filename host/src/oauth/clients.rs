@@ -7,7 +7,7 @@
 //! (`oauth.unused_client_secs`).
 
 use super::cimd::{self, DocError, MetadataDocs};
-pub(crate) use super::client::ClientInfo;
+pub(crate) use super::client::{Bounds, ClientInfo};
 use super::redirect::{self, BadRedirect};
 use super::secret;
 use super::store::{GrantStore, Kind, Record};
@@ -16,12 +16,6 @@ use crate::storage::StorageError;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
-/// Most redirect URIs one client registers.
-const MAX_REDIRECT_URIS: usize = 10;
-/// Longest redirect URI, in bytes.
-const MAX_URI_BYTES: usize = 2000;
-/// Longest client name, in characters.
-const MAX_NAME_CHARS: usize = 200;
 /// How long expired records are kept (so "expired" is told from "unknown").
 const GRACE_MS: u64 = 86_400_000;
 
@@ -213,16 +207,19 @@ impl Clients {
 
     /// The metadata checked, as a client to store (its id new).
     fn checked(&self, m: Metadata) -> Result<ClientInfo, RegisterError> {
+        let bounds = self.settings.bounds;
         let uris = m.redirect_uris.unwrap_or_default();
-        if uris.is_empty() || uris.len() > MAX_REDIRECT_URIS {
+        if uris.is_empty() || uris.len() > bounds.redirect_uris {
             return Err(RegisterError::Metadata(format!(
-                "redirect_uris must list 1 to {MAX_REDIRECT_URIS} URIs"
+                "redirect_uris must list 1 to {} URIs (oauth.max_redirect_uris)",
+                bounds.redirect_uris
             )));
         }
         for uri in &uris {
-            if uri.len() > MAX_URI_BYTES {
+            if uri.len() > bounds.uri_bytes {
                 return Err(RegisterError::Metadata(format!(
-                    "a redirect URI is longer than {MAX_URI_BYTES} bytes"
+                    "a redirect URI is longer than {} bytes (oauth.max_redirect_uri_bytes)",
+                    bounds.uri_bytes
                 )));
             }
             redirect::check_registrable(uri).map_err(RegisterError::Redirect)?;
@@ -241,9 +238,10 @@ impl Clients {
         )?;
         allowed(&m.response_types, &["code"], "response_types")?;
         let name = m.client_name.unwrap_or_default();
-        if name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) {
+        if name.chars().count() > bounds.name_chars || name.chars().any(char::is_control) {
             return Err(RegisterError::Metadata(format!(
-                "client_name must be at most {MAX_NAME_CHARS} characters, without control characters"
+                "client_name must be at most {} characters (oauth.max_client_name_chars), without control characters",
+                bounds.name_chars
             )));
         }
         Ok(ClientInfo {

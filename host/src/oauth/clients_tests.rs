@@ -42,6 +42,38 @@ async fn registration_checks_the_metadata() {
 }
 
 #[tokio::test]
+async fn registration_bounds_are_the_configured_ones_and_named() {
+    let t = TestServer::tuned(|c| {
+        c.registrations_per_minute = 100;
+        c.max_redirect_uris = 2;
+        c.max_redirect_uri_bytes = 30;
+        c.max_client_name_chars = 4;
+    });
+    let clients = &t.server.clients;
+    let two =
+        json!({ "redirect_uris": ["https://a.example/1", "https://a.example/2"], "client_name": "Four" });
+    clients.register(metadata(two)).await.unwrap();
+    for (bad, says) in [
+        (
+            json!({ "redirect_uris": ["https://a.example/1", "https://a.example/2", "https://a.example/3"] }),
+            "1 to 2 URIs (oauth.max_redirect_uris)",
+        ),
+        (
+            json!({ "redirect_uris": ["https://a.example/a-rather-long-callback"] }),
+            "longer than 30 bytes (oauth.max_redirect_uri_bytes)",
+        ),
+        (
+            json!({ "redirect_uris": ["https://a.example/1"], "client_name": "Fives" }),
+            "at most 4 characters (oauth.max_client_name_chars)",
+        ),
+    ] {
+        let e = clients.register(metadata(bad.clone())).await.unwrap_err();
+        assert_eq!(e.code(), "invalid_client_metadata", "{bad}");
+        assert!(e.to_string().contains(says), "{bad}: {e}");
+    }
+}
+
+#[tokio::test]
 async fn registrations_are_rate_limited_per_minute() {
     let t = TestServer::new();
     let clients = &t.server.clients;

@@ -81,7 +81,7 @@ pub(crate) struct TokenPair {
 
 /// Why the token endpoint refuses a grant (RFC 6749 §5.2).
 #[derive(Debug)]
-pub(crate) enum GrantError {
+pub(crate) enum RedeemError {
     /// `invalid_grant`: the code or refresh token is unknown, expired, spent,
     /// revoked, or was issued to another client or redirect URI.
     InvalidGrant(&'static str),
@@ -95,43 +95,43 @@ pub(crate) enum GrantError {
     Storage(StorageError),
 }
 
-impl GrantError {
+impl RedeemError {
     /// The OAuth error code.
     pub(crate) fn code(&self) -> &'static str {
         match self {
-            GrantError::InvalidGrant(_) | GrantError::Pkce(_) => "invalid_grant",
-            GrantError::InvalidScope(_) => "invalid_scope",
-            GrantError::InvalidTarget => "invalid_target",
-            GrantError::Storage(_) => "server_error",
+            RedeemError::InvalidGrant(_) | RedeemError::Pkce(_) => "invalid_grant",
+            RedeemError::InvalidScope(_) => "invalid_scope",
+            RedeemError::InvalidTarget => "invalid_target",
+            RedeemError::Storage(_) => "server_error",
         }
     }
 }
 
-impl std::fmt::Display for GrantError {
+impl std::fmt::Display for RedeemError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            GrantError::InvalidGrant(why) => f.write_str(why),
-            GrantError::Pkce(e) => e.fmt(f),
-            GrantError::InvalidScope(why) => f.write_str(why),
-            GrantError::InvalidTarget => f.write_str("the resource is not the one this grant is for"),
-            GrantError::Storage(_) => f.write_str("the authorization server's storage failed"),
+            RedeemError::InvalidGrant(why) => f.write_str(why),
+            RedeemError::Pkce(e) => e.fmt(f),
+            RedeemError::InvalidScope(why) => f.write_str(why),
+            RedeemError::InvalidTarget => f.write_str("the resource is not the one this grant is for"),
+            RedeemError::Storage(_) => f.write_str("the authorization server's storage failed"),
         }
     }
 }
 
-impl std::error::Error for GrantError {
+impl std::error::Error for RedeemError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            GrantError::Pkce(e) => Some(e),
-            GrantError::Storage(e) => Some(e),
+            RedeemError::Pkce(e) => Some(e),
+            RedeemError::Storage(e) => Some(e),
             _ => None,
         }
     }
 }
 
-impl From<StorageError> for GrantError {
+impl From<StorageError> for RedeemError {
     fn from(e: StorageError) -> Self {
-        GrantError::Storage(e)
+        RedeemError::Storage(e)
     }
 }
 
@@ -194,42 +194,42 @@ impl Issuer {
     /// Redeems `code` for a token pair: once, before it expires, by the client it
     /// was issued to, with the same redirect URI and a verifier proving the PKCE
     /// challenge. A second redemption revokes what the first one got.
-    pub(crate) async fn redeem_code(&self, r: Redemption<'_>) -> Result<TokenPair, GrantError> {
+    pub(crate) async fn redeem_code(&self, r: Redemption<'_>) -> Result<TokenPair, RedeemError> {
         let grant: CodeGrant = match self.store.spend(Kind::Code, &secret::digest(r.code)).await? {
-            Spend::Missing => return Err(GrantError::InvalidGrant("unknown authorization code")),
+            Spend::Missing => return Err(RedeemError::InvalidGrant("unknown authorization code")),
             Spend::Replayed(r) => {
                 let grant: CodeGrant = decode(&r)?;
                 self.revoke_family(&grant.issued.family).await?;
-                return Err(GrantError::InvalidGrant(
+                return Err(RedeemError::InvalidGrant(
                     "the authorization code was already used: the tokens it granted are revoked",
                 ));
             }
             Spend::Fresh(r) if r.expires_ms <= self.now() => {
-                return Err(GrantError::InvalidGrant("the authorization code expired"));
+                return Err(RedeemError::InvalidGrant("the authorization code expired"));
             }
             Spend::Fresh(r) => decode(&r)?,
         };
         if grant.issued.client_id != r.client_id {
-            return Err(GrantError::InvalidGrant(
+            return Err(RedeemError::InvalidGrant(
                 "the authorization code was issued to another client",
             ));
         }
         match r.redirect_uri {
             Some(uri) if uri != grant.redirect_uri => {
-                return Err(GrantError::InvalidGrant(
+                return Err(RedeemError::InvalidGrant(
                     "redirect_uri differs from the authorization request's",
                 ));
             }
             None if grant.redirect_named => {
-                return Err(GrantError::InvalidGrant(
+                return Err(RedeemError::InvalidGrant(
                     "redirect_uri is required: the authorization request named one",
                 ));
             }
             Some(_) | None => {}
         }
-        pkce::verify(r.verifier, &grant.challenge).map_err(GrantError::Pkce)?;
+        pkce::verify(r.verifier, &grant.challenge).map_err(RedeemError::Pkce)?;
         if r.resource.is_some_and(|res| res != grant.issued.resource) {
-            return Err(GrantError::InvalidTarget);
+            return Err(RedeemError::InvalidTarget);
         }
         Ok(self.issue_pair(&grant.issued).await?)
     }
@@ -242,13 +242,13 @@ impl Issuer {
         client_id: &str,
         scope: Option<Scopes>,
         resource: Option<&str>,
-    ) -> Result<TokenPair, GrantError> {
+    ) -> Result<TokenPair, RedeemError> {
         let mut issued: Issued = match self
             .store
             .spend(Kind::Refresh, &secret::digest(refresh_token))
             .await?
         {
-            Spend::Missing => return Err(GrantError::InvalidGrant("unknown refresh token")),
+            Spend::Missing => return Err(RedeemError::InvalidGrant("unknown refresh token")),
             Spend::Replayed(r) => {
                 let issued: Issued = decode(&r)?;
                 self.revoke_family(&issued.family).await?;
@@ -257,30 +257,30 @@ impl Issuer {
                     issued.principal,
                     issued.client_id
                 );
-                return Err(GrantError::InvalidGrant(
+                return Err(RedeemError::InvalidGrant(
                     "the refresh token was already used: every token of its grant is revoked",
                 ));
             }
             Spend::Fresh(r) if r.expires_ms <= self.now() => {
-                return Err(GrantError::InvalidGrant("the refresh token expired"));
+                return Err(RedeemError::InvalidGrant("the refresh token expired"));
             }
             Spend::Fresh(r) => decode(&r)?,
         };
         if issued.client_id != client_id {
-            return Err(GrantError::InvalidGrant(
+            return Err(RedeemError::InvalidGrant(
                 "the refresh token was issued to another client",
             ));
         }
         if self.family_revoked(&issued.family).await? {
-            return Err(GrantError::InvalidGrant("the refresh token was revoked"));
+            return Err(RedeemError::InvalidGrant("the refresh token was revoked"));
         }
         if resource.is_some_and(|r| r != issued.resource) {
-            return Err(GrantError::InvalidTarget);
+            return Err(RedeemError::InvalidTarget);
         }
         if let Some(asked) = scope {
             let granted = Scopes::parse(&issued.scopes).unwrap_or_default();
             if asked.and(granted) != asked {
-                return Err(GrantError::InvalidScope(format!(
+                return Err(RedeemError::InvalidScope(format!(
                     "a refresh may only narrow the scopes granted ({granted})"
                 )));
             }

@@ -73,7 +73,7 @@ async fn verify(t: &TestServer, token: &str, resource: Resource) -> Result<Grant
         .expect("an access token")
 }
 
-fn is_invalid_grant(e: GrantError, needle: &str) {
+fn is_invalid_grant(e: RedeemError, needle: &str) {
     assert_eq!(e.code(), "invalid_grant", "{e}");
     assert!(e.to_string().contains(needle), "{e}");
 }
@@ -149,7 +149,7 @@ async fn a_code_is_bound_to_its_client_redirect_verifier_and_resource() {
         .redeem_code(redeem(&c, "client_1", Some(REDIRECT), wrong, None))
         .await
         .unwrap_err();
-    assert!(matches!(e, GrantError::Pkce(pkce::PkceError::Mismatch)), "{e}");
+    assert!(matches!(e, RedeemError::Pkce(pkce::PkceError::Mismatch)), "{e}");
     let c = code(&t, "hub:tools").await;
     let e = issuer
         .redeem_code(redeem(

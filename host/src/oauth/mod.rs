@@ -52,6 +52,8 @@ pub(crate) struct Settings {
     pub unused_client_ms: u64,
     pub registrations_per_minute: u32,
     pub max_unused_clients: u64,
+    /// What a client may register.
+    pub bounds: clients::Bounds,
     /// How client ID metadata documents are fetched.
     pub docs: cimd::DocPolicy,
 }
@@ -68,6 +70,7 @@ impl Settings {
             unused_client_ms: ms(c.unused_client_secs),
             registrations_per_minute: c.registrations_per_minute,
             max_unused_clients: c.max_unused_clients,
+            bounds: clients::Bounds::from_config(c),
             docs: cimd::DocPolicy::from_config(c),
         }
     }

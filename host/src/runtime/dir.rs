@@ -11,11 +11,18 @@
 //! slow writer pauses longer than a tick, the half file is rejected and reloaded
 //! when it changes again.
 //!
+//! Each load runs as a task of its own and lands when it is done: a plugin whose
+//! load is slow (a compile, a `list()` that spins until `limits.load_timeout_ms`)
+//! delays no other plugin's load or reload, and the folder keeps being watched
+//! meanwhile. A plugin that changes while it loads is loaded again once that load
+//! has landed.
+//!
 //! In-flight calls hold their `Arc<Plugin>` and finish on the version they started
 //! with. Dotfiles (editors' and atomic writers' temporaries) are ignored.
 
 use super::lock::{LOCK_FILE, LockFile};
 use super::{LoadError, Plugin, Runtime, RuntimeError};
+use crate::race::{Race, race};
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -150,6 +157,14 @@ struct Loaded {
     fingerprint: Fingerprint,
 }
 
+/// One finished load.
+struct Landed {
+    name: String,
+    path: PathBuf,
+    fingerprint: Fingerprint,
+    state: PluginState,
+}
+
 struct Watcher {
     runtime: Runtime,
     dir: PathBuf,
@@ -162,6 +177,13 @@ struct Watcher {
     /// Plugins of the first load not loaded yet, published as `Loading` (empty
     /// once the first load is done, and always with [`PluginDir::start`]).
     first_load: BTreeMap<String, PathBuf>,
+    /// The loads in flight, one task each (dropping the watcher aborts them).
+    loads: tokio::task::JoinSet<Landed>,
+    /// The plugins being loaded: their changes wait until the load lands.
+    loading: BTreeSet<String>,
+    /// Plugins whose load in flight began before `plugins.lock` changed: loaded
+    /// again when it lands.
+    recheck: BTreeSet<String>,
     entries: Arc<Mutex<Vec<PluginEntry>>>,
     on_change: OnChange,
 }
@@ -246,6 +268,9 @@ impl Watcher {
             loaded: BTreeMap::new(),
             pending: BTreeMap::new(),
             first_load: BTreeMap::new(),
+            loads: tokio::task::JoinSet::new(),
+            loading: BTreeSet::new(),
+            recheck: BTreeSet::new(),
             entries: Arc::new(Mutex::new(Vec::new())),
             on_change,
         };
@@ -257,7 +282,18 @@ impl Watcher {
     async fn first_load(&mut self, found: Found) {
         let started = Instant::now();
         crate::info!("plugins: loading {} from {}", found.len(), self.dir.display());
-        self.reload(found.into_iter().collect()).await;
+        for (name, (path, fingerprint)) in found {
+            self.start_load(name, path, fingerprint);
+        }
+        while let Some(landed) = self.next_landed().await {
+            let first = self.first_load.contains_key(&landed.name);
+            self.land(landed);
+            // During a background first load each plugin is callable once it is
+            // ready; the last one is published with the whole set below.
+            if first && !self.first_load.is_empty() {
+                self.publish();
+            }
+        }
         self.publish();
         let active = self
             .loaded
@@ -277,67 +313,112 @@ impl Watcher {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tick.tick().await;
         loop {
-            tick.tick().await;
-            self.poll().await;
-        }
-    }
-
-    /// Loads `files` in parallel and records each transition.
-    async fn reload(&mut self, files: Vec<(String, (PathBuf, Fingerprint))>) {
-        let mut tasks = tokio::task::JoinSet::new();
-        for (name, (path, fingerprint)) in files {
-            let (runtime, lock) = (self.runtime.clone(), self.lock.clone());
-            tasks.spawn(async move {
-                let result = match &lock {
-                    Some(lock) => runtime.load_locked(&path, lock).await,
-                    None => runtime.load(&path).await,
-                };
-                (name, path, fingerprint, PluginState::from_load(result))
-            });
-        }
-        while let Some(joined) = tasks.join_next().await {
-            let Ok((name, path, fingerprint, state)) = joined else {
-                continue;
+            let landing = async {
+                match self.next_landed().await {
+                    Some(landed) => landed,
+                    None => std::future::pending().await,
+                }
             };
-            let verb = if self.loaded.contains_key(&name) {
-                "reloaded, "
-            } else {
-                ""
-            };
-            match &state {
-                PluginState::Rejected { .. } => crate::warn!("plugin {name}: {verb}{}", state.describe()),
-                _ => crate::info!("plugin {name}: {verb}{}", state.describe()),
-            }
-            let first = self.first_load.remove(&name).is_some();
-            self.loaded.insert(
-                name.clone(),
-                Loaded {
-                    entry: PluginEntry { name, path, state },
-                    fingerprint,
-                },
-            );
-            // During a background first load each plugin is callable once it is ready;
-            // the last one is published with the whole set by `first_load`.
-            if first && !self.first_load.is_empty() {
-                self.publish();
+            match race(landing, tick.tick()).await {
+                Race::First(landed) => {
+                    self.land(landed);
+                    self.publish();
+                }
+                Race::Second(_) => {
+                    if self.poll() {
+                        self.publish();
+                    }
+                }
             }
         }
     }
 
-    /// One tick: reload what changed and stayed stable since the previous tick.
-    async fn poll(&mut self) {
+    /// Starts loading `name` in a task of its own.
+    fn start_load(&mut self, name: String, path: PathBuf, fingerprint: Fingerprint) {
+        let (runtime, lock) = (self.runtime.clone(), self.lock.clone());
+        self.loading.insert(name.clone());
+        self.loads.spawn(async move {
+            let result = match &lock {
+                Some(lock) => runtime.load_locked(&path, lock).await,
+                None => runtime.load(&path).await,
+            };
+            let state = PluginState::from_load(result);
+            Landed {
+                name,
+                path,
+                fingerprint,
+                state,
+            }
+        });
+    }
+
+    /// The next load to finish; `None` when none is in flight. A load task that
+    /// panicked is logged and skipped (its plugin is loaded again at its next change).
+    async fn next_landed(&mut self) -> Option<Landed> {
+        loop {
+            match self.loads.join_next().await? {
+                Ok(landed) => return Some(landed),
+                Err(e) => crate::warn!("plugins: a load task failed: {e}"),
+            }
+        }
+    }
+
+    /// Records a finished load (and starts it again if `plugins.lock` changed
+    /// while it ran).
+    fn land(&mut self, landed: Landed) {
+        let Landed {
+            name,
+            path,
+            fingerprint,
+            state,
+        } = landed;
+        self.loading.remove(&name);
+        let verb = if self.loaded.contains_key(&name) {
+            "reloaded, "
+        } else {
+            ""
+        };
+        match &state {
+            PluginState::Rejected { .. } => crate::warn!("plugin {name}: {verb}{}", state.describe()),
+            _ => crate::info!("plugin {name}: {verb}{}", state.describe()),
+        }
+        self.first_load.remove(&name);
+        if self.recheck.remove(&name) {
+            self.start_load(name.clone(), path.clone(), fingerprint);
+        }
+        self.loaded.insert(
+            name.clone(),
+            Loaded {
+                entry: PluginEntry { name, path, state },
+                fingerprint,
+            },
+        );
+    }
+
+    /// One tick: starts loading what changed and stayed stable since the previous
+    /// tick (a plugin being loaded waits for its load to land); true when a
+    /// plugin was removed (the set must be published).
+    fn poll(&mut self) -> bool {
         let found = match scan(&self.dir) {
             Ok(found) => found,
             Err(e) => {
                 crate::warn!("plugins: cannot read {}: {e}", self.dir.display());
-                return;
+                return false;
             }
         };
         let lock_changed = self.refresh_lock();
+        if lock_changed {
+            self.recheck.extend(self.loading.iter().cloned());
+        }
+        self.changes(&found, lock_changed)
+    }
+
+    /// Acts on the difference between `found` and what is loaded.
+    fn changes(&mut self, found: &Found, lock_changed: bool) -> bool {
         let names: BTreeSet<String> = found.keys().chain(self.loaded.keys()).cloned().collect();
         let mut to_load = Vec::new();
         let mut removed = Vec::new();
-        for name in names {
+        for name in names.into_iter().filter(|n| !self.loading.contains(n)) {
             let now = found.get(&name).map(|(_, f)| *f);
             let current = self.loaded.get(&name).map(|l| l.fingerprint);
             if now == current {
@@ -358,15 +439,14 @@ impl Watcher {
                 None => removed.push(name),
             }
         }
-        if to_load.is_empty() && removed.is_empty() {
-            return;
+        for (name, (path, fingerprint)) in to_load {
+            self.start_load(name, path, fingerprint);
         }
-        for name in removed {
-            self.loaded.remove(&name);
+        for name in &removed {
+            self.loaded.remove(name);
             crate::info!("plugin {name}: removed");
         }
-        self.reload(to_load).await;
-        self.publish();
+        !removed.is_empty()
     }
 
     /// In locked mode, re-reads `plugins.lock` when it changed; returns whether it did

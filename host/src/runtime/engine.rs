@@ -2,7 +2,7 @@
 //! address space can be reserved, epoch interruption, no component-model async) and
 //! the epoch ticker thread that drives deadlines and yields.
 
-use crate::config::Limits;
+use crate::config::{CallCaps, CpuLimits, Limits, PoolLimits};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -14,8 +14,8 @@ use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAlloc
 /// are topped up. The check in the guest costs the same at any tick rate; a
 /// shorter tick bounds how long a request waits behind a spinning guest on its
 /// worker, for more wakeups of one sleeping thread.
-pub fn epoch_tick(limits: &Limits) -> Duration {
-    Duration::from_micros(limits.epoch_tick_us)
+pub fn epoch_tick(cpu: &CpuLimits) -> Duration {
+    Duration::from_micros(cpu.epoch_tick_us)
 }
 
 /// Linear-memory slots per instance slot: Rust components have 1-2 memories,
@@ -46,22 +46,23 @@ fn base_config() -> Config {
     config
 }
 
-fn pooling(limits: &Limits) -> PoolingAllocationConfig {
-    let instances = limits.max_instances;
+/// Pool slots for `pool.max_instances` instances of at most `call.memory_mb` each.
+fn pooling(pool_limits: &PoolLimits, call: &CallCaps) -> PoolingAllocationConfig {
+    let instances = pool_limits.max_instances;
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(instances)
         .total_core_instances(instances.saturating_mul(CORE_INSTANCES_PER_INSTANCE))
         .total_memories(instances.saturating_mul(MEMORIES_PER_INSTANCE))
         .total_tables(instances.saturating_mul(TABLES_PER_INSTANCE))
         .total_stacks(instances)
-        .max_memory_size(usize::try_from(limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX))
+        .max_memory_size(usize::try_from(call.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX))
         .table_keep_resident(16 << 10)
         .async_stack_keep_resident(16 << 10)
         // Warm slots let an instance reuse the memory image already mapped for its
         // plugin and the pages its last call faulted in; each costs up to
         // `warm_slot_kb` of resident memory while unused.
-        .max_unused_warm_slots(limits.warm_slots.min(instances));
-    let keep = usize::try_from(limits.warm_slot_kb.saturating_mul(1024)).unwrap_or(usize::MAX);
+        .max_unused_warm_slots(pool_limits.warm_slots.min(instances));
+    let keep = usize::try_from(pool_limits.warm_slot_kb.saturating_mul(1024)).unwrap_or(usize::MAX);
     // Resetting a freed slot: with Linux's PAGEMAP_SCAN (6.7+) wasmtime finds the
     // pages the call dirtied and memsets just those (up to `warm_slot_kb`), so the next call
     // neither faults them in again nor pays an madvise. Measured with
@@ -80,7 +81,10 @@ fn pooling(limits: &Limits) -> PoolingAllocationConfig {
 /// on-demand allocation (with a log line saying why).
 pub(super) fn build(limits: &Limits) -> Result<(Engine, Allocator), wasmtime::Error> {
     let mut config = base_config();
-    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling(limits)));
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling(
+        &limits.pool,
+        &limits.call,
+    )));
     match Engine::new(&config) {
         Ok(engine) => Ok((engine, Allocator::Pooling)),
         Err(e) => {

@@ -61,7 +61,7 @@ pub(super) async fn load(
     if !valid_plugin_name(&name) {
         err.problems.push(LoadProblem::BadName(name.clone()));
     }
-    let file = match read_wasm(path, inner.limits.max_plugin_mb, lock, &mut err.digest).await {
+    let file = match read_wasm(path, inner.load.max_plugin_mb, lock, &mut err.digest).await {
         Ok(file) => file,
         Err(problem) => return Err(with(err, problem)),
     };
@@ -109,10 +109,10 @@ pub(super) async fn load(
         runtime: inner.clone(),
         pre,
         sandbox,
-        max_instances: inner.limits.max_instances,
+        max_instances: inner.max_instances,
     });
     if verify == Verify::Examples {
-        let timeout = Duration::from_millis(inner.limits.load_timeout_ms);
+        let timeout = Duration::from_millis(inner.load.timeout_ms);
         let failures = verify::run(&plugin, ExampleScope::AtLoad, timeout)
             .await
             .failures();
@@ -241,7 +241,7 @@ async fn link(
 /// read now, limits clamped to the operator's caps; the notes say what was lowered
 /// or is missing.
 fn sandbox_spec(manifest: &Manifest, inner: &Inner) -> (SandboxSpec, Vec<String>) {
-    let (limits, mut notes) = EffectiveLimits::resolve(&manifest.limits, &inner.limits);
+    let (limits, mut notes) = EffectiveLimits::resolve(&manifest.limits, &inner.call);
     let mut env = Vec::new();
     for var in manifest.env_vars.iter().chain(&manifest.secrets) {
         match std::env::var(var) {
@@ -317,7 +317,7 @@ async fn list(
     sandbox: &SandboxSpec,
     name: &str,
 ) -> Result<Listing, ListError> {
-    let limit_ms = inner.limits.load_timeout_ms.min(sandbox.limits.timeout_ms);
+    let limit_ms = inner.load.timeout_ms.min(sandbox.limits.timeout_ms);
     let deadline = tokio::time::Instant::now() + Duration::from_millis(limit_ms);
     loop {
         match list_once(inner, pre, sandbox, name, deadline, limit_ms).await {

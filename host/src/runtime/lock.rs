@@ -149,7 +149,7 @@ impl LockFile {
     /// Pins every `.wasm` file currently in `dir`, each within the default
     /// `limits.max_plugin_mb` (see [`LockFile::from_dir_within`]).
     pub fn from_dir(dir: &Path) -> Result<LockFile, LockError> {
-        LockFile::from_dir_within(dir, crate::config::Limits::default().max_plugin_mb)
+        LockFile::from_dir_within(dir, crate::config::Limits::default().load.max_plugin_mb)
     }
 
     /// Pins every `.wasm` file currently in `dir`; a file larger than

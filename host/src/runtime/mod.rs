@@ -72,7 +72,7 @@ pub use types::{
 };
 pub use verify::{ExampleError, ExampleFailure, ExampleOutcome, ExampleReport, ExampleReports, ExampleScope};
 
-use crate::config::Limits;
+use crate::config::{CallCaps, Limits, LoadLimits};
 use loader::Verify;
 use std::fmt;
 use std::path::Path;
@@ -126,13 +126,18 @@ impl std::error::Error for RuntimeError {
 struct Inner {
     engine: wasmtime::Engine,
     linker: wasmtime::component::Linker<sandbox::CallState>,
-    limits: Limits,
+    /// The per-call caps manifests are clamped to.
+    call: CallCaps,
+    /// Plugin loading's bounds.
+    load: LoadLimits,
+    /// The pool's size (`limits.max_instances`).
+    max_instances: u32,
     cache: Option<cache::CompiledCache>,
     allocator: Allocator,
     /// Linear memory of all running instances together (`limits.memory_budget_mb`).
     memory: Arc<budget::MemoryBudget>,
     /// Each tenant's CPU share (`limits.caller_cpu_share_percent`, else
-    /// `caller_share_percent`, of the workers).
+    /// `caller_share_percent`, of the workers: `CpuLimits::caller_percent`).
     cpu: Arc<CpuShares>,
     /// Which signatures plugins need (`[trust]`).
     trust: TrustPolicy,
@@ -176,21 +181,23 @@ impl Runtime {
                 None
             }
         });
-        let cpu = Arc::new(CpuShares::new(async_workers(), limits));
-        let ticker = engine::Ticker::start(engine.clone(), cpu.clone(), epoch_tick(limits))
+        let cpu = Arc::new(CpuShares::new(async_workers(), &limits.cpu));
+        let ticker = engine::Ticker::start(engine.clone(), cpu.clone(), epoch_tick(&limits.cpu))
             .map_err(RuntimeError::Ticker)?;
         crate::debug!(
             "runtime: {allocator:?} allocator, epoch tick {:?}",
-            epoch_tick(limits)
+            epoch_tick(&limits.cpu)
         );
         Ok(Runtime {
             inner: Arc::new(Inner {
                 engine,
                 linker,
-                limits: limits.clone(),
+                call: limits.call.clone(),
+                load: limits.load.clone(),
+                max_instances: limits.pool.max_instances,
                 cache,
                 allocator,
-                memory: budget::MemoryBudget::new(limits.memory_budget_mb),
+                memory: budget::MemoryBudget::new(limits.pool.memory_budget_mb),
                 cpu,
                 trust,
                 _ticker: ticker,
@@ -219,7 +226,7 @@ impl Runtime {
     /// Runs the examples of `plugin` in `scope` through the sandbox, one after
     /// another, all within `limits.load_timeout_ms`; one report per example.
     pub async fn run_examples(&self, plugin: &Plugin, scope: ExampleScope) -> ExampleReports {
-        let within = std::time::Duration::from_millis(self.inner.limits.load_timeout_ms);
+        let within = std::time::Duration::from_millis(self.inner.load.timeout_ms);
         verify::run(plugin, scope, within).await
     }
 
@@ -237,11 +244,6 @@ impl Runtime {
     /// `limits.memory_budget_mb`).
     pub fn memory_in_use(&self) -> usize {
         self.inner.memory.used_bytes()
-    }
-
-    /// The operator's global caps this runtime enforces.
-    pub fn limits(&self) -> &Limits {
-        &self.inner.limits
     }
 
     /// Identifies compiled-code compatibility (wasmtime version, engine settings,
@@ -281,7 +283,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// use); a FIFO or a device is refused, never read, and a file larger than the
 /// default `limits.max_plugin_mb` is refused after reading at most that much.
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    match file::read_all_regular(path, crate::config::Limits::default().max_plugin_mb) {
+    match file::read_all_regular(path, crate::config::Limits::default().load.max_plugin_mb) {
         Ok(bytes) => Ok(cache::sha256_hex(&bytes)),
         Err(file::ReadError::Io(e)) => Err(e),
         Err(e) => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)),

@@ -24,7 +24,7 @@ pub(crate) fn list(app: &App, caller: &Caller) -> Resp {
 /// The body of `POST /api/approvals/{id}`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Decision {
+struct DecisionBody {
     approved: bool,
     #[serde(default)]
     reason: Option<String>,
@@ -39,7 +39,7 @@ pub(crate) async fn decide(app: &App, req: Request<Incoming>, caller: &Caller, i
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    let decision: Decision = match serde_json::from_slice(&body) {
+    let decision: DecisionBody = match serde_json::from_slice(&body) {
         Ok(d) => d,
         Err(e) => return BodyError::Json(e).into_response(),
     };

@@ -27,7 +27,7 @@ pub(crate) struct BodyParser<'a> {
 impl App {
     /// The body parser of this hub's configuration.
     pub(crate) fn body_parser(&self) -> BodyParser<'_> {
-        let large = self.config.limits.validate_blocking_bytes();
+        let large = self.config.limits.validation.blocking_bytes();
         BodyParser {
             max_body: (self.config.server.max_body_kb as usize).saturating_mul(1024),
             offload: Some((self.hub.runtime().cpu_shares(), large)),

@@ -43,7 +43,7 @@ async fn a_call_tree_is_cut_at_the_per_request_call_budget() {
         &[],
     );
     std::fs::write(dir.path("c.toml"), gate.grant()).unwrap();
-    let h = hub(&dir, |c| c.limits.max_calls_per_request = 30).await;
+    let h = hub(&dir, |c| c.limits.tree.max_calls_per_request = 30).await;
     // a fans out to 10 b's, each fanning out to 10 c's: 111 calls, each level within
     // max_fanout and max_call_depth; only the tree's budget stops it. Each c is a GET
     // of the gate, so the tree waits at its first c until the gate opens.
@@ -84,7 +84,7 @@ async fn a_call_tree_is_cut_at_the_per_request_call_budget() {
 #[tokio::test]
 async fn a_large_input_with_many_violations_gets_a_capped_error_list() {
     let dir = plugins(&[], &["calc"]);
-    let h = hub(&dir, |c| c.limits.max_violations = 5).await;
+    let h = hub(&dir, |c| c.limits.validation.max_violations = 5).await;
     // About 150 KiB: over validate_blocking_kb, so it is validated on the blocking pool.
     let mut input: Map<String, Value> = (0..8000).map(|i| (format!("field_{i:05}"), json!(i))).collect();
     input.insert("expression".into(), json!("1 + 1"));
@@ -145,9 +145,10 @@ async fn batch(h: &crate::support::hub::TestHub, calls: &[(&str, Value)]) -> Vec
 async fn one_plugin_cannot_take_the_instance_pool_from_the_others() {
     let dir = plugins(&[("adversary", "a"), ("adversary", "b")], &[]);
     let h = hub(&dir, |c| {
-        c.limits.max_instances = 4;
-        c.limits.caller_share_percent = 100;
-        c.limits.queue_ms = 100;
+        c.limits.pool.max_instances = 4;
+        c.limits.shares.caller_percent = 100;
+        c.limits.cpu.caller_percent = 100;
+        c.limits.shares.queue_ms = 100;
     })
     .await;
     let slow = || ("a.slow", json!({"ms": 3000}));
@@ -176,9 +177,9 @@ async fn one_plugin_cannot_take_the_instance_pool_from_the_others() {
 async fn a_call_over_its_share_queues_briefly_instead_of_failing() {
     let dir = plugins(&[("adversary", "a")], &[]);
     let h = hub(&dir, |c| {
-        c.limits.max_instances = 4;
-        c.limits.plugin_share_percent = 25;
-        c.limits.queue_ms = 8000;
+        c.limits.pool.max_instances = 4;
+        c.limits.shares.plugin_percent = 25;
+        c.limits.shares.queue_ms = 8000;
     })
     .await;
     let quick = || ("a.slow", json!({"ms": 200}));
@@ -190,7 +191,7 @@ async fn a_call_over_its_share_queues_briefly_instead_of_failing() {
 #[tokio::test]
 async fn the_memory_budget_error_names_its_key() {
     let dir = plugins(&[("flood", "f"), ("adversary", "a")], &[]);
-    let h = hub(&dir, |c| c.limits.memory_budget_mb = 24).await;
+    let h = hub(&dir, |c| c.limits.pool.memory_budget_mb = 24).await;
     // Two calls of 16 MiB each at once: the first to grow fits in the 24 MiB budget,
     // the other is refused (the first holds its memory long enough for that).
     let hold = json!({"tool": "f.hold", "input": {"mb": 16, "ms": 3000}});
@@ -296,10 +297,10 @@ async fn release(gate: &Gate, held: Vec<tokio::task::JoinHandle<Value>>) {
 async fn one_token_cannot_take_the_instance_pool_from_the_others() {
     let gate = Gate::start().await;
     let (_dir, s) = two_tokens(&gate, |l| {
-        l.max_instances = 4;
-        l.caller_share_percent = 50;
-        l.plugin_share_percent = 100;
-        l.queue_ms = 100;
+        l.pool.max_instances = 4;
+        l.shares.caller_percent = 50;
+        l.shares.plugin_percent = 100;
+        l.shares.queue_ms = 100;
     })
     .await;
     // ci fills its share (2 of the 4 slots) with calls that wait at the gate.
@@ -335,10 +336,10 @@ async fn one_token_cannot_take_the_instance_pool_from_the_others() {
 async fn the_whole_pool_bounds_the_tokens_together() {
     let gate = Gate::start().await;
     let (_dir, s) = two_tokens(&gate, |l| {
-        l.max_instances = 3;
-        l.caller_share_percent = 50;
-        l.plugin_share_percent = 100;
-        l.queue_ms = 100;
+        l.pool.max_instances = 3;
+        l.shares.caller_percent = 50;
+        l.shares.plugin_percent = 100;
+        l.shares.queue_ms = 100;
     })
     .await;
     // Each token's share is 2 of the 3 slots: ci takes 2, web 1, and the pool is full.
@@ -454,9 +455,9 @@ async fn low_priority_calls(addr: SocketAddr) -> u64 {
 async fn a_busy_tokens_next_calls_run_at_low_priority_and_other_tokens_calls_do_not() {
     let gate = Gate::start().await;
     let (_dir, s) = two_tokens(&gate, |l| {
-        l.timeout_ms = 300;
+        l.call.timeout_ms = 300;
         // Busy for the whole test, however slow the machine.
-        l.busy_ms = 600_000;
+        l.cpu.busy_ms = 600_000;
     })
     .await;
     let echo = |x: i64| json!({"tool": "a.echo", "input": {"x": x}});

@@ -58,7 +58,7 @@ async fn a_cycle_is_cut_with_call_limit_naming_the_chain() {
 #[tokio::test]
 async fn depth_is_bounded_by_max_call_depth() {
     let dir = plugins(&[("adversary", "a"), ("adversary", "b"), ("adversary", "c")], &[]);
-    let h = hub(&dir, |c| c.limits.max_call_depth = 1).await;
+    let h = hub(&dir, |c| c.limits.tree.max_call_depth = 1).await;
     let r = h
         .call(
             "a.nested",
@@ -109,7 +109,7 @@ async fn nested_calls_use_the_original_callers_allowlist() {
 #[tokio::test]
 async fn a_slow_call_times_out_and_a_child_never_outlives_its_parent() {
     let dir = plugins(&[("adversary", "a"), ("adversary", "b")], &[]);
-    let h = hub(&dir, |c| c.limits.timeout_ms = 400).await;
+    let h = hub(&dir, |c| c.limits.call.timeout_ms = 400).await;
     let started = Instant::now();
     let r = h.call("a.slow", json!({"ms": 10_000})).await;
     assert_eq!(code(&r), "timeout", "{r}");
@@ -236,7 +236,7 @@ async fn a_batch_runs_concurrently_and_keeps_order_whatever_fails() {
 #[tokio::test]
 async fn batches_over_the_limit_are_refused_whole() {
     let dir = plugins(&[("adversary", "a")], &[]);
-    let h = hub(&dir, |c| c.limits.max_batch = 2).await;
+    let h = hub(&dir, |c| c.limits.tree.max_batch = 2).await;
     let calls: Vec<Value> = (0..3).map(|_| json!({"tool": "a.noop"})).collect();
     let err = h
         .hub

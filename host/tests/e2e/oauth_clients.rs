@@ -2,9 +2,12 @@
 //! its metadata document (fetched once from loopback, then cached; refused by
 //! default for http and for private addresses, without a redirect), and (feature
 //! `postgres`) a token issued by one replica accepted by another, whose refresh
-//! replay on the first revokes it on the second.
+//! replay on the first revokes it on the second; browser clients calling the
+//! discovery, registration, token and revocation endpoints from another origin
+//! (CORS), but not the consent page.
 
 use crate::support::oauth::*;
+use http::Method;
 use serde_json::json;
 #[cfg(feature = "postgres")]
 use {
@@ -136,4 +139,115 @@ async fn a_client_id_metadata_document_names_the_client() {
         1,
         "nothing fetched for refused URLs"
     );
+}
+
+#[tokio::test]
+async fn browser_clients_may_call_discovery_registration_token_and_revoke_cross_origin_but_not_the_consent_page()
+ {
+    let (on, _dir, _plugins) = hub(|_| {}).await;
+    let addr = on.addr;
+    let origin = ("origin", "http://127.0.0.1:6274");
+    for (path, method, asked) in [
+        (
+            "/.well-known/oauth-protected-resource/mcp",
+            "GET",
+            "mcp-protocol-version",
+        ),
+        (
+            "/.well-known/oauth-protected-resource",
+            "GET",
+            "mcp-protocol-version",
+        ),
+        (
+            "/.well-known/oauth-authorization-server",
+            "GET",
+            "mcp-protocol-version",
+        ),
+        ("/oauth/register", "POST", "content-type"),
+        ("/oauth/token", "POST", "content-type"),
+        ("/oauth/revoke", "POST", "content-type"),
+    ] {
+        let headers = [
+            origin,
+            ("access-control-request-method", method),
+            ("access-control-request-headers", asked),
+        ];
+        let pre = send(addr, Method::OPTIONS, path, "", &headers).await;
+        assert_eq!(pre.status, 204, "{path}");
+        assert_eq!(pre.header("access-control-allow-origin"), Some("*"), "{path}");
+        assert_eq!(pre.header("access-control-allow-methods"), Some(method), "{path}");
+        assert_eq!(
+            pre.header("access-control-allow-headers"),
+            Some("authorization, content-type, mcp-protocol-version"),
+            "{path}"
+        );
+        assert_eq!(pre.header("access-control-max-age"), Some("600"), "{path}");
+        assert_eq!(pre.header("access-control-allow-credentials"), None, "{path}");
+    }
+    // The actual requests: answers (errors too) readable from any origin.
+    let body = json!({"client_name": "Browser", "redirect_uris": [REGISTERED], "token_endpoint_auth_method": "none"});
+    let json_type = ("content-type", "application/json");
+    let reg = send(
+        addr,
+        Method::POST,
+        "/oauth/register",
+        &body.to_string(),
+        &[origin, json_type],
+    )
+    .await;
+    assert_eq!(reg.status, 201);
+    assert_eq!(reg.header("access-control-allow-origin"), Some("*"));
+    assert_eq!(reg.header("access-control-expose-headers"), Some("retry-after"));
+    let form_type = ("content-type", "application/x-www-form-urlencoded");
+    let bad = form(&[("grant_type", "authorization_code"), ("code", "wh_ac_nope")]);
+    let token = send(addr, Method::POST, "/oauth/token", &bad, &[origin, form_type]).await;
+    assert_eq!(token.status, 401, "no client_id: invalid_client");
+    assert_eq!(token.header("access-control-allow-origin"), Some("*"));
+    let revoke = send(
+        addr,
+        Method::POST,
+        "/oauth/revoke",
+        "token=wh_at_nope",
+        &[origin, form_type],
+    )
+    .await;
+    assert_eq!(revoke.status, 200);
+    assert_eq!(revoke.header("access-control-allow-origin"), Some("*"));
+    let meta = send(
+        addr,
+        Method::GET,
+        "/.well-known/oauth-authorization-server",
+        "",
+        &[origin],
+    )
+    .await;
+    assert_eq!(meta.header("access-control-allow-origin"), Some("*"));
+    // The consent page and its form stay same-origin: no preflight, no CORS headers.
+    let pre = send(
+        addr,
+        Method::OPTIONS,
+        "/oauth/authorize",
+        "",
+        &[origin, ("access-control-request-method", "POST")],
+    )
+    .await;
+    assert_eq!(pre.status, 405);
+    assert_eq!(pre.header("access-control-allow-origin"), None);
+    let client = client_id(addr).await;
+    let page = authorize_page(addr, &client, REDIRECT, "hub:tools").await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("access-control-allow-origin"), None);
+    let decide = send(
+        addr,
+        Method::POST,
+        "/oauth/authorize",
+        "csrf=x",
+        &[origin, form_type],
+    )
+    .await;
+    assert_eq!(decide.header("access-control-allow-origin"), None);
+    // With the builtin server off, its routes (and their preflights) do not exist.
+    let (off, _dir2, _plugins2) = hub(|c| c.oauth.builtin = false).await;
+    let pre = send(off.addr, Method::OPTIONS, "/oauth/token", "", &[origin]).await;
+    assert_eq!(pre.status, 404);
 }

@@ -3,7 +3,8 @@
 //! ES256 and EdDSA access tokens, and the hub accepts them mapped to a principal
 //! (a `hub_call` over `/mcp` recorded under it, a REST call), and refuses another
 //! audience, an expired or tampered token, `alg: none` and an unknown subject (403)
-//! with the exact `error_description`.
+//! with the exact `error_description`, and a token whose scope claim lacks the
+//! route's scope (403 `insufficient_scope`).
 
 use crate::support::oauth::*;
 use crate::support::upstream::{Reply, Upstream};
@@ -136,7 +137,9 @@ async fn tokens_of_an_external_issuer_are_verified_mapped_and_refused_with_reaso
         jwks_cache_secs: 3600,
         max_kb: 64,
         timeout_ms: 5000,
+        allow_private: true,
         allow_http: true,
+        default_scopes: vec!["hub:tools".into(), "chat".into()],
     };
     let (hub, _dir, _plugins) = hub(|c| {
         c.oauth.builtin = false;
@@ -237,6 +240,16 @@ async fn tokens_of_an_external_issuer_are_verified_mapped_and_refused_with_reaso
             )
         );
     }
+    // A token's scope claim narrows it: `chat` alone is not enough for /mcp.
+    let mut chat_only = claims(&issuer, "alice@example.com", &mcp);
+    chat_only["scope"] = json!("openid chat");
+    let resp = mcp_initialize(addr, &keys.sign("ES256", &chat_only)).await;
+    assert_eq!(resp.status, 403);
+    assert_eq!(
+        challenge(&resp),
+        "Bearer error=\"insufficient_scope\", \
+         resource_metadata=\"https://hub.example/.well-known/oauth-protected-resource/mcp\", scope=\"hub:tools\""
+    );
     // Discovery and the key set were fetched once; refusals did not refetch
     // (every kid was known).
     let fetched: Vec<String> = idp.requests().iter().map(|r| r.path.clone()).collect();

@@ -109,9 +109,10 @@ async fn a_list_that_never_returns_is_rejected_while_the_others_load() {
     s.plugin("spinlist", "spinner", None);
     s.plugin("flood", "flood", None);
     let rt = Runtime::new(
-        &Limits {
-            load_timeout_ms: 300,
-            ..limits()
+        &{
+            let mut l = limits();
+            l.load.timeout_ms = 300;
+            l
         },
         None,
     )
@@ -151,9 +152,10 @@ async fn burst(limits: Limits, count: u64, held: usize) -> Vec<Value> {
 
 #[tokio::test]
 async fn outgoing_http_requests_are_bounded_at_once_and_per_call() {
-    let at_once = Limits {
-        max_http_concurrent: 2,
-        ..limits()
+    let at_once = {
+        let mut l = limits();
+        l.call.max_http_concurrent = 2;
+        l
     };
     let results = burst(at_once, 4, 2).await;
     assert_eq!(
@@ -166,9 +168,10 @@ async fn outgoing_http_requests_are_bounded_at_once_and_per_call() {
         assert!(text.contains("limits.max_http_concurrent = 2"), "{text}");
     }
 
-    let in_total = Limits {
-        max_http_requests: 3,
-        ..limits()
+    let in_total = {
+        let mut l = limits();
+        l.call.max_http_requests = 3;
+        l
     };
     let results = burst(in_total, 5, 3).await;
     assert_eq!(
@@ -300,7 +303,7 @@ async fn a_one_megabyte_plugin_error_is_cut_at_the_runtime_boundary() {
     // What the client, the model and the audit log get is that bounded text. The
     // attack posts 1 MB errors back to back while a benign call answers among them.
     let dir = crate::support::hub::plugins(&[("flood", "flood"), ("adversary", "a")], &[]);
-    let h = crate::support::hub::hub(&dir, |c| c.limits.plugin_text_kb = 1).await;
+    let h = crate::support::hub::hub(&dir, |c| c.limits.call.plugin_text_kb = 1).await;
     let (stop, rounds) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
     let attack = {
         let (hub, stop, rounds) = (h.hub.clone(), stop.clone(), rounds.clone());
@@ -346,9 +349,10 @@ async fn a_one_megabyte_plugin_error_is_cut_at_the_runtime_boundary() {
 async fn instances_together_stay_within_the_memory_budget() {
     let s = Scratch::new("memory-budget");
     let wasm = s.plugin("flood", "flood", None);
-    let caps = Limits {
-        memory_budget_mb: 24,
-        ..limits()
+    let caps = {
+        let mut l = limits();
+        l.pool.memory_budget_mb = 24;
+        l
     };
     let rt = Runtime::new(&caps, None).unwrap();
     let plugin = rt.load(&wasm).await.unwrap();
@@ -380,10 +384,11 @@ async fn instances_together_stay_within_the_memory_budget() {
 async fn a_load_waits_for_the_memory_budget_then_is_rejected_naming_it() {
     let s = Scratch::new("memory-budget-load");
     let wasm = s.plugin("flood", "flood", None);
-    let caps = Limits {
-        memory_budget_mb: 22,
-        load_timeout_ms: 5_000,
-        ..limits()
+    let caps = {
+        let mut l = limits();
+        l.pool.memory_budget_mb = 22;
+        l.load.timeout_ms = 5_000;
+        l
     };
     let rt = Runtime::new(&caps, None).unwrap();
     let plugin = rt.load(&wasm).await.unwrap();
@@ -407,10 +412,11 @@ async fn a_load_waits_for_the_memory_budget_then_is_rejected_naming_it() {
     assert!(holder.is_finished());
 
     // A budget no instance fits in: the load is rejected once its time is up.
-    let none = Limits {
-        memory_budget_mb: 0,
-        load_timeout_ms: 200,
-        ..limits()
+    let none = {
+        let mut l = limits();
+        l.pool.memory_budget_mb = 0;
+        l.load.timeout_ms = 200;
+        l
     };
     let problems = Runtime::new(&none, None)
         .unwrap()

@@ -2,7 +2,6 @@
 //! never stops the others from loading.
 
 use crate::support::runtime::*;
-use wasmhub::config::Limits;
 use wasmhub::runtime::{LoadProblem, Runtime};
 
 async fn problems(rt: &Runtime, path: &std::path::Path) -> Vec<LoadProblem> {
@@ -135,9 +134,10 @@ async fn names_size_and_manifests_are_checked() {
     );
 
     let tiny = Runtime::new(
-        &Limits {
-            max_plugin_mb: 0,
-            ..limits()
+        &{
+            let mut l = limits();
+            l.load.max_plugin_mb = 0;
+            l
         },
         None,
     )
@@ -171,7 +171,7 @@ async fn manifest_limits_are_clamped_to_the_operators_caps() {
         Some("[limits]\nmemory_mb = 4096\ntimeout_ms = 100\n"),
     );
     let p = runtime().load(&wasm).await.unwrap();
-    assert_eq!(p.limits().memory_mb, limits().memory_mb);
+    assert_eq!(p.limits().memory_mb, limits().call.memory_mb);
     assert_eq!(p.limits().timeout_ms, 100);
     assert!(
         p.notes().iter().any(|n| n.contains("memory_mb = 4096")),

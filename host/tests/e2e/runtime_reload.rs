@@ -360,3 +360,46 @@ async fn code_mapped_from_the_cache_is_given_back_after_the_load_and_mapped_agai
         );
     }
 }
+
+/// A load that never ends (a `list()` that spins, under a load time limit longer
+/// than the tests' patience) holds up no other plugin: one dropped into the folder
+/// beside it becomes active, and is reloaded when it changes, while the spinner is
+/// still loading (absent from every set published meanwhile).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_load_that_never_ends_delays_no_other_plugin() {
+    let s = Scratch::new("isolated-loads");
+    let mut caps = limits();
+    // A load's limit is the lower of these two.
+    caps.load.timeout_ms = 600_000;
+    caps.call.timeout_ms = 600_000;
+    let rt = Runtime::new(&caps, None).unwrap();
+    let published = Published::default();
+    let _dir = PluginDir::start(rt, s.0.clone(), None, published.callback())
+        .await
+        .unwrap();
+    assert_eq!(published.last(), []);
+    // Both files appear at the same tick, so their loads start together.
+    s.plugin("spinlist", "spinner", None);
+    s.plugin("adversary", "alpha", None);
+    let seen = published
+        .wait_for("alpha active beside the spinner's endless load", |set| {
+            has(set, "alpha", "active")
+        })
+        .await;
+    assert_eq!(
+        seen,
+        [("alpha".to_string(), "active".to_string())],
+        "the spinner is still loading"
+    );
+
+    // A change to alpha is picked up while the spinner's load goes on.
+    let before = published.count();
+    std::fs::write(s.path("alpha.toml"), "deprecated = true\n").unwrap();
+    let seen = published
+        .wait_for("alpha reloaded as deprecated", |set| {
+            has(set, "alpha", "deprecated")
+        })
+        .await;
+    assert_eq!(seen, [("alpha".to_string(), "deprecated".to_string())]);
+    assert!(published.count() > before);
+}

@@ -23,7 +23,7 @@ async fn hub_with_provider() -> (Upstream, Hub) {
         providers: vec![hub::provider("up", &up.base_url(), &["gpt-*"], "max_retries = 0")],
         ..Config::default()
     };
-    config.limits.validate_blocking_kb = 1;
+    config.limits.validation.blocking_kb = 1;
     (up, hub::start_with(config).await)
 }
 

@@ -19,6 +19,8 @@ mod lease;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod sled;
+#[cfg(test)]
+mod stored_sessions_tests;
 
 use super::message::{Role, UiMessage, json_len};
 use crate::hub::StoredUsage;

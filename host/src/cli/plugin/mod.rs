@@ -330,7 +330,7 @@ fn print_plugin(plugin: &Plugin) {
 /// `limits.max_plugin_mb` of `./wasmhub.toml` (the default without one).
 pub fn lock(dir: &Path) -> ExitCode {
     let max_plugin_mb = match crate::config::Config::load(None) {
-        Ok(config) => config.limits.max_plugin_mb,
+        Ok(config) => config.limits.load.max_plugin_mb,
         Err(e) => {
             eprintln!("wasmhub plugin lock: {e}");
             return ExitCode::from(1);

@@ -56,6 +56,18 @@ impl Claims {
         }
     }
 
+    /// The scope names the token carries: RFC 9068's space-separated `scope`, or
+    /// `scp` (a string or an array of them, as some providers write it); `None`
+    /// when it has neither claim.
+    pub(crate) fn scopes(&self) -> Option<Vec<&str>> {
+        let names = match self.all.get("scope") {
+            Some(_) => self.strings("scope"),
+            None if self.all.contains_key("scp") => self.strings("scp"),
+            None => return None,
+        };
+        Some(names.into_iter().flat_map(str::split_whitespace).collect())
+    }
+
     /// A NumericDate claim in Unix milliseconds (fractions allowed, as RFC 7519
     /// says); an error when present and not a non-negative number.
     fn seconds(&self, name: &'static str) -> Result<Option<u64>, JwtError> {

@@ -1,8 +1,11 @@
-//! Issuer documents (metadata, key sets) over the outbound HTTP client: https
-//! only, to public addresses (the ones dialed are the ones checked, so DNS cannot
-//! change its answer in between), at most `max_bytes` within `timeout`. An issuer
-//! entry may allow plain http, for a local identity provider in tests: then only
-//! to loopback addresses, so no token-signing key ever travels in the clear.
+//! Issuer documents (metadata, key sets) over the outbound HTTP client: https to
+//! public addresses (the ones dialed are the ones checked, so DNS cannot change
+//! its answer in between), at most `max_bytes` within `timeout`. The rule is the
+//! client metadata documents' (`http_client::document_address`): an issuer entry
+//! may allow private, loopback and link-local addresses (`allow_private`, an
+//! identity provider inside the operator's network), and then plain http too
+//! (`allow_http`, a local provider in tests), so plain http never reaches a
+//! public address.
 
 use crate::http_client::{self, ConnectError, DocumentError, DocumentUrl};
 use bytes::Bytes;
@@ -42,11 +45,14 @@ pub(crate) enum FetchError {
 impl fmt::Display for FetchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FetchError::BadUrl => f.write_str("not an https URL with a host"),
-            FetchError::Resolve(e) => write!(f, "its host does not resolve: {e}"),
-            FetchError::Address(ip) => {
-                write!(f, "its host resolves to {ip}, which the issuer's policy refuses")
+            FetchError::BadUrl => {
+                f.write_str("not an https URL with a host (http only with the issuer's allow_http)")
             }
+            FetchError::Resolve(e) => write!(f, "its host does not resolve: {e}"),
+            FetchError::Address(ip) => write!(
+                f,
+                "its host resolves to {ip}, not a public address (the issuer's allow_private)"
+            ),
             FetchError::Connect(e) => write!(f, "cannot connect: {e}"),
             FetchError::Http(e) => write!(f, "the request failed: {e}"),
             FetchError::Status(s) => write!(f, "it answered {s}"),
@@ -70,59 +76,18 @@ impl std::error::Error for FetchError {
 /// The network [`Fetch`].
 #[derive(Debug, Clone)]
 pub(crate) struct HttpFetch {
-    /// Plain http to loopback allowed (local testing).
-    pub(crate) loopback_http: bool,
+    /// Plain http URLs allowed (the config makes sure `private` is too).
+    pub(crate) http: bool,
+    /// Private, loopback and link-local addresses allowed.
+    pub(crate) private: bool,
     pub(crate) max_bytes: usize,
     pub(crate) timeout: Duration,
-}
-
-struct Target<'u> {
-    tls: bool,
-    host: &'u str,
-    port: u16,
-    authority: &'u str,
-    path: &'u str,
-}
-
-fn target(url: &str, loopback_http: bool) -> Result<Target<'_>, FetchError> {
-    let (tls, rest) = match (url.strip_prefix("https://"), url.strip_prefix("http://")) {
-        (Some(rest), _) => (true, rest),
-        (None, Some(rest)) if loopback_http => (false, rest),
-        _ => return Err(FetchError::BadUrl),
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    if authority.is_empty() || authority.contains('@') || url.contains('#') {
-        return Err(FetchError::BadUrl);
-    }
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(v6) => {
-            let (h, tail) = v6.split_once(']').ok_or(FetchError::BadUrl)?;
-            (h, tail.strip_prefix(':'))
-        }
-        None => match authority.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        },
-    };
-    let port = match port {
-        Some(p) => p.parse().map_err(|_| FetchError::BadUrl)?,
-        None if tls => 443,
-        None => 80,
-    };
-    let path = if path.is_empty() { "/" } else { path };
-    Ok(Target {
-        tls,
-        host,
-        port,
-        authority,
-        path,
-    })
 }
 
 #[async_trait::async_trait]
 impl Fetch for HttpFetch {
     async fn get(&self, url: &str) -> Result<Bytes, FetchError> {
-        let to = target(url, self.loopback_http)?;
+        let to = DocumentUrl::parse(url, self.http).map_err(|_| FetchError::BadUrl)?;
         tokio::time::timeout(self.timeout, self.fetch(&to))
             .await
             .map_err(|_| FetchError::Timeout { after: self.timeout })?
@@ -130,34 +95,23 @@ impl Fetch for HttpFetch {
 }
 
 impl HttpFetch {
-    async fn fetch(&self, to: &Target<'_>) -> Result<Bytes, FetchError> {
-        let url = DocumentUrl {
-            tls: to.tls,
-            host: to.host,
-            port: to.port,
-            authority: to.authority,
-            target: to.path,
-        };
-        // https to public addresses; plain http (when allowed) to loopback only.
-        let tls = to.tls;
-        let allowed = |ip: IpAddr| {
-            if tls {
-                http_client::is_public(ip)
-            } else {
-                ip.is_loopback()
-            }
-        };
-        http_client::get_document(&url, allowed, self.max_bytes)
-            .await
-            .map_err(|e| match e {
-                DocumentError::Target => FetchError::BadUrl,
-                DocumentError::Resolve(e) => FetchError::Resolve(e),
-                DocumentError::Refused(ip) => FetchError::Address(ip),
-                DocumentError::Connect(e) => FetchError::Connect(e),
-                DocumentError::Http(e) => FetchError::Http(e),
-                DocumentError::Status(s) => FetchError::Status(s),
-                DocumentError::TooLarge { max_bytes } => FetchError::TooLarge { max_bytes },
-            })
+    async fn fetch(&self, to: &DocumentUrl<'_>) -> Result<Bytes, FetchError> {
+        let private = self.private;
+        http_client::get_document(
+            to,
+            |ip| http_client::document_address(ip, private),
+            self.max_bytes,
+        )
+        .await
+        .map_err(|e| match e {
+            DocumentError::Target => FetchError::BadUrl,
+            DocumentError::Resolve(e) => FetchError::Resolve(e),
+            DocumentError::Refused(ip) => FetchError::Address(ip),
+            DocumentError::Connect(e) => FetchError::Connect(e),
+            DocumentError::Http(e) => FetchError::Http(e),
+            DocumentError::Status(s) => FetchError::Status(s),
+            DocumentError::TooLarge { max_bytes } => FetchError::TooLarge { max_bytes },
+        })
     }
 }
 
@@ -165,39 +119,25 @@ impl HttpFetch {
 mod tests {
     use super::*;
 
-    #[test]
-    fn only_https_unless_loopback_http_is_allowed() {
-        assert!(matches!(
-            target("http://127.0.0.1:9/jwks", false),
-            Err(FetchError::BadUrl)
-        ));
-        let t = target("http://127.0.0.1:9/jwks", true).unwrap();
-        assert!(!t.tls && t.host == "127.0.0.1" && t.port == 9 && t.path == "/jwks");
-        let t = target("https://id.example.com", false).unwrap();
-        assert!(t.tls && t.port == 443 && t.path == "/" && t.authority == "id.example.com");
-        let t = target("https://[::1]:8443/k?x=1", false).unwrap();
-        assert!(t.host == "::1" && t.port == 8443 && t.path == "/k?x=1");
-        for bad in [
-            "ftp://x/",
-            "https://",
-            "https://u@x/",
-            "https://x/#f",
-            "https://x:port/",
-        ] {
-            assert!(matches!(target(bad, true), Err(FetchError::BadUrl)), "{bad}");
-        }
-    }
-
     #[tokio::test]
-    async fn https_to_a_private_address_is_refused() {
-        let fetch = HttpFetch {
-            loopback_http: false,
+    async fn a_private_address_is_refused_unless_allowed() {
+        let mut fetch = HttpFetch {
+            http: true,
+            private: false,
             max_bytes: 1024,
             timeout: Duration::from_secs(5),
         };
-        let err = fetch.get("https://127.0.0.1:9/jwks").await.unwrap_err();
+        for url in ["https://127.0.0.1:9/jwks", "http://10.0.0.1:9/jwks"] {
+            let err = fetch.get(url).await.unwrap_err();
+            assert!(matches!(err, FetchError::Address(_)), "{url}: {err}");
+            assert!(err.to_string().contains("allow_private"), "{err}");
+        }
+        // Allowed: the address passes and the fetch goes on (to whatever port 9
+        // of loopback answers, most likely nothing).
+        fetch.private = true;
+        let err = fetch.get("http://127.0.0.1:9/jwks").await.unwrap_err();
         assert!(
-            matches!(err, FetchError::Address(ip) if ip.is_loopback()),
+            !matches!(err, FetchError::Address(_) | FetchError::BadUrl),
             "{err}"
         );
     }

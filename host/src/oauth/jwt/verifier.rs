@@ -2,7 +2,9 @@
 //! shaped like a JWT is this verifier's; its `iss` picks the configured issuer,
 //! whose keys (fetched and cached) verify it, its claims are checked for the
 //! resource, and the configured claim maps it to a `[[tokens]]` name whose policy
-//! then applies. Key fetch failures are logged here and refuse the token.
+//! then applies, narrowed to the token's scopes (its `scope` or `scp` claim, else
+//! the issuer's `default_scopes`). Key fetch failures are logged here and refuse
+//! the token.
 
 use super::{Compact, Expect, HttpFetch, IssuerKeys, JwtError, KeyPolicy, Lookup, looks_like_jwt};
 use crate::config::{IssuerConfig, OAuthConfig};
@@ -33,7 +35,8 @@ impl JwtIssuers {
                 config,
                 |c| {
                     Arc::new(HttpFetch {
-                        loopback_http: c.allow_http,
+                        http: c.allow_http,
+                        private: c.allow_private,
                         max_bytes: (c.max_kb as usize).saturating_mul(1024),
                         timeout: Duration::from_millis(c.timeout_ms),
                     })
@@ -121,11 +124,16 @@ impl JwtIssuers {
             .string("client_id")
             .or_else(|| compact.claims.string("azp"))
             .unwrap_or(&issuer.config.issuer);
+        // The token's scopes the hub knows, or the issuer's default for a token
+        // without a scope claim; the principal's policy narrows them further.
+        let scopes = match compact.claims.scopes() {
+            Some(names) => Scopes::known(names),
+            None => Scopes::known(issuer.config.default_scopes.iter().map(String::as_str)),
+        };
         Ok(Grant {
             principal: principal.clone(),
             client_id: client_id.to_string(),
-            // The principal's token policy decides; operator rights included.
-            scopes: Scopes::all(),
+            scopes,
         })
     }
 }

@@ -31,7 +31,9 @@ fn issuers(signer: &Signer, tune: impl FnOnce(&mut IssuerConfig)) -> JwtIssuers 
         jwks_cache_secs: 3600,
         max_kb: 64,
         timeout_ms: 1000,
+        allow_private: false,
         allow_http: false,
+        default_scopes: vec!["hub:tools".into(), "chat".into()],
     };
     tune(&mut entry);
     let config = OAuthConfig {
@@ -108,4 +110,32 @@ async fn a_group_claim_and_a_configured_audience() {
         v.verify(&signer.token("k", resource_aud), Resource::Mcp).await,
         Some(Err(Rejection::WrongAudience))
     );
+}
+
+#[tokio::test]
+async fn the_scopes_are_the_tokens_known_ones_or_the_issuers_default() {
+    async fn scopes_of(v: &JwtIssuers, signer: &Signer, c: serde_json::Value) -> String {
+        let token = signer.token("k", c);
+        let grant = v.verify(&token, Resource::Mcp).await.unwrap().unwrap();
+        grant.scopes.to_string()
+    }
+    let signer = Signer::ed();
+    let v = issuers(&signer, |_| {});
+    let mut c = claims();
+    c["scope"] = json!("openid hub:tools email");
+    assert_eq!(scopes_of(&v, &signer, c).await, "hub:tools");
+    let mut c = claims();
+    c["scp"] = json!(["chat", "operator", "User.Read"]);
+    assert_eq!(scopes_of(&v, &signer, c).await, "chat operator");
+    let mut c = claims();
+    c["scp"] = json!("hub:tools chat");
+    assert_eq!(scopes_of(&v, &signer, c).await, "hub:tools chat");
+    // A scope claim naming none of the hub's scopes grants nothing.
+    let mut c = claims();
+    c["scope"] = json!("openid");
+    assert_eq!(scopes_of(&v, &signer, c).await, "");
+    // No claim: the issuer's default.
+    assert_eq!(scopes_of(&v, &signer, claims()).await, "hub:tools chat");
+    let v = issuers(&signer, |c| c.default_scopes = vec!["operator".into()]);
+    assert_eq!(scopes_of(&v, &signer, claims()).await, "operator");
 }

@@ -37,7 +37,7 @@ mod running;
 pub(crate) use background::Offloaded;
 pub(super) use running::{Running, inside_a_call};
 
-use crate::config::Limits;
+use crate::config::CpuLimits;
 use background::Background;
 use running::RunSlots;
 use std::collections::HashMap;
@@ -81,10 +81,8 @@ struct Tenant {
 impl CpuShares {
     /// `limits.caller_cpu_share_percent` (else `caller_share_percent`) of
     /// `workers` per tenant, at least one.
-    pub(super) fn new(workers: usize, limits: &Limits) -> CpuShares {
-        let percent = limits
-            .caller_cpu_share_percent
-            .unwrap_or(limits.caller_share_percent);
+    pub(super) fn new(workers: usize, limits: &CpuLimits) -> CpuShares {
+        let percent = limits.caller_percent;
         let per_tenant = (workers * percent as usize / 100).max(1);
         CpuShares {
             per_tenant,
@@ -262,9 +260,9 @@ mod tests {
 
     /// Shares of `percent` of `workers`, the other limits at their defaults.
     fn shares_of(workers: usize, percent: u32) -> CpuShares {
-        let limits = Limits {
-            caller_share_percent: percent,
-            ..Limits::default()
+        let limits = CpuLimits {
+            caller_percent: percent,
+            ..crate::config::Limits::default().cpu
         };
         CpuShares::new(workers, &limits)
     }
@@ -275,13 +273,7 @@ mod tests {
         assert_eq!(shares_of(8, 50).per_tenant(), 4);
         assert_eq!(shares_of(1, 10).per_tenant(), 1);
         assert_eq!(shares_of(4, 100).per_tenant(), 4);
-        // The CPU share has its own key; unset, the slot share stands for it.
-        let limits = Limits {
-            caller_share_percent: 50,
-            caller_cpu_share_percent: Some(25),
-            ..Limits::default()
-        };
-        assert_eq!(CpuShares::new(8, &limits).per_tenant(), 2);
+        assert_eq!(shares_of(8, 25).per_tenant(), 2);
     }
 
     #[tokio::test]

@@ -1,7 +1,7 @@
 //! The limits in a manifest: what it asks for, and what a plugin's calls run under
 //! once the requests are clamped to the operator's global caps.
 
-use crate::config::Limits;
+use crate::config::CallCaps;
 
 /// Limits a manifest asks for; `None` = the operator's global cap.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub struct EffectiveLimits {
 
 impl EffectiveLimits {
     /// Clamps `requests` to `caps`; the notes say which requests were lowered.
-    pub fn resolve(requests: &LimitRequests, caps: &Limits) -> (EffectiveLimits, Vec<String>) {
+    pub fn resolve(requests: &LimitRequests, caps: &CallCaps) -> (EffectiveLimits, Vec<String>) {
         let mut notes = Vec::new();
         let mut clamp = |key: &str, asked: Option<u64>, cap: u64| match asked {
             Some(v) if v > cap => {
@@ -98,7 +98,7 @@ mod tests {
 
     #[test]
     fn limits_are_clamped_to_caps() {
-        let caps = Limits::default();
+        let caps = crate::config::Limits::default().call;
         let asked = LimitRequests {
             memory_mb: Some(10_000),
             timeout_ms: Some(50),

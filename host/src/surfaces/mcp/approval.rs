@@ -41,16 +41,16 @@ pub(crate) struct Elicitor {
 
 /// What a client declared at `initialize` (or in `_meta`) that matters here.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct ClientInfo {
+pub(crate) struct McpClient {
     /// `clientInfo.name`, or `unknown`.
     pub name: String,
     /// It declared the `elicitation` capability (form mode).
     pub elicitation: bool,
 }
 
-impl ClientInfo {
+impl McpClient {
     /// From `clientInfo` and `capabilities` objects (either may be absent).
-    pub(crate) fn read(info: Option<&Value>, capabilities: Option<&Value>) -> ClientInfo {
+    pub(crate) fn read(info: Option<&Value>, capabilities: Option<&Value>) -> McpClient {
         let name = info
             .and_then(|i| i.get("name"))
             .and_then(Value::as_str)
@@ -64,7 +64,7 @@ impl ClientInfo {
                     Some(form) => form.is_object(),
                     None => e.is_object() && e.get("url").is_none(),
                 });
-        ClientInfo {
+        McpClient {
             name: name.chars().take(100).collect(),
             elicitation,
         }
@@ -173,12 +173,12 @@ mod tests {
 
     #[test]
     fn capabilities_declare_form_elicitation() {
-        let read = |caps: Value| ClientInfo::read(Some(&json!({"name": "c"})), Some(&caps)).elicitation;
+        let read = |caps: Value| McpClient::read(Some(&json!({"name": "c"})), Some(&caps)).elicitation;
         assert!(read(json!({"elicitation": {}})));
         assert!(read(json!({"elicitation": {"form": {}}})));
         assert!(read(json!({"elicitation": {"form": {}, "url": {}}})));
         assert!(!read(json!({"elicitation": {"url": {}}})));
         assert!(!read(json!({"sampling": {}})));
-        assert_eq!(ClientInfo::read(None, None).name, "unknown");
+        assert_eq!(McpClient::read(None, None).name, "unknown");
     }
 }

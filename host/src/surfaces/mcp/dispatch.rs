@@ -10,7 +10,7 @@
 //! `outputSchema`; tool-level failures are results with `isError: true`, while an
 //! unknown tool name is a JSON-RPC -32602 error.
 
-use super::approval::{self, ClientInfo, Elicitor};
+use super::approval::{self, Elicitor, McpClient};
 use super::backend::{
     ApprovalNeed, BackendCall, ClientApproval, InvokeError, McpBackend, ProgressSink, ToolOutput, ToolSpec,
 };
@@ -244,7 +244,7 @@ impl Dispatcher {
     async fn call(&self, req: Request, ctx: CallCtx) -> Result<Value, RpcError> {
         let tool = self.call_target(&req)?;
         let meta = req.meta();
-        let client = ClientInfo::read(
+        let client = McpClient::read(
             meta.and_then(|m| m.get(revision::META_CLIENT_INFO)),
             meta.and_then(|m| m.get(revision::META_CLIENT_CAPABILITIES)),
         );
@@ -366,7 +366,7 @@ impl Dispatcher {
         caller: &Caller,
         tool: &str,
         arguments: &Value,
-        client: &ClientInfo,
+        client: &McpClient,
     ) -> Result<ClientApproval, RpcError> {
         let state = state.and_then(Value::as_str).ok_or_else(|| {
             RpcError::invalid_params(

@@ -73,7 +73,7 @@ impl Job {
 
 /// What every request of the POST shares.
 #[derive(Clone)]
-pub(crate) struct Scope {
+pub(crate) struct PostScope {
     pub dispatcher: Arc<Dispatcher>,
     pub revision: Revision,
     pub caller: Caller,
@@ -122,7 +122,12 @@ fn elicitor(route: &AskRoute, tx: mpsc::Sender<Bytes>) -> Elicitor {
 /// The HTTP status for a JSON answer carrying `error_code`.
 pub(crate) type StatusFor = fn(i64) -> StatusCode;
 
-async fn run(scope: Scope, job: Job, progress: Option<ProgressSink>, elicitor: Option<Elicitor>) -> Value {
+async fn run(
+    scope: PostScope,
+    job: Job,
+    progress: Option<ProgressSink>,
+    elicitor: Option<Elicitor>,
+) -> Value {
     let Job {
         req,
         cancel,
@@ -144,7 +149,7 @@ async fn run(scope: Scope, job: Job, progress: Option<ProgressSink>, elicitor: O
 
 /// Answers one request as `application/json`; the status comes from `status_for`
 /// when the answer is an error and arrives within [`COMMIT_AFTER`].
-pub(crate) async fn json_single(scope: &Scope, job: Job, status_for: StatusFor) -> Resp {
+pub(crate) async fn json_single(scope: &PostScope, job: Job, status_for: StatusFor) -> Resp {
     let cancel = job.cancel.clone();
     let mut call = Box::pin(run(scope.clone(), job, None, None));
     let answer = match tokio::time::timeout(COMMIT_AFTER, &mut call).await {
@@ -160,7 +165,7 @@ pub(crate) async fn json_single(scope: &Scope, job: Job, status_for: StatusFor) 
 
 /// Answers a batch as one `application/json` array, in order; the requests run
 /// concurrently. A batch of only notifications gets 202.
-pub(crate) async fn json_batch(scope: &Scope, items: Vec<Item>) -> Resp {
+pub(crate) async fn json_batch(scope: &PostScope, items: Vec<Item>) -> Resp {
     let mut pending = Vec::with_capacity(items.len());
     for item in items {
         pending.push(match item {
@@ -196,7 +201,7 @@ pub(crate) async fn json_batch(scope: &Scope, items: Vec<Item>) -> Resp {
 
 /// Answers as `text/event-stream`: progress notifications while the requests run,
 /// then each response as it completes. The stream ends after the last response.
-pub(crate) fn sse(scope: Scope, items: Vec<Item>, extra: &[(&'static str, String)]) -> Resp {
+pub(crate) fn sse(scope: PostScope, items: Vec<Item>, extra: &[(&'static str, String)]) -> Resp {
     let (body_tx, body) = Body::channel(STREAM_FRAMES);
     let (frame_tx, mut frame_rx) = mpsc::channel::<Bytes>(STREAM_FRAMES);
     let mut tokens = Vec::new();

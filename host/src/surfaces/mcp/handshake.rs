@@ -6,8 +6,8 @@
 //! the revisions that had them. Method errors travel in a 200 response.
 
 use super::McpState;
-use super::approval::ClientInfo;
-use super::exchange::{self, AskRoute, Item, Job, Scope};
+use super::approval::McpClient;
+use super::exchange::{self, AskRoute, Item, Job, PostScope};
 use super::headers::{McpHeaders, SESSION_HEADER};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
 use super::method::McpMethod;
@@ -75,7 +75,7 @@ struct NamedSession<'h> {
     /// The version negotiated by its `initialize`.
     version: &'static str,
     /// What its client declared at `initialize`.
-    client: ClientInfo,
+    client: McpClient,
 }
 
 /// The session `Mcp-Session-Id` names (404 when unknown, expired or another
@@ -193,7 +193,7 @@ async fn answer_handshake(
     };
     let asks = ask.is_some() && requests().any(|r| state.dispatcher.needs_approval(r, &caller));
     let sse = h.wants_sse(requests()) || asks;
-    let scope = Scope {
+    let scope = PostScope {
         dispatcher: state.dispatcher.clone(),
         revision: Revision::Handshake,
         caller,
@@ -218,7 +218,7 @@ async fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders<'_>, r: Re
         Err(e) => return error(StatusCode::BAD_REQUEST, &r.id, e),
     };
     let params = r.params_object();
-    let client = ClientInfo::read(
+    let client = McpClient::read(
         params.and_then(|p| p.get("clientInfo")),
         params.and_then(|p| p.get("capabilities")),
     );
@@ -228,7 +228,7 @@ async fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders<'_>, r: Re
     };
     let answer = jsonrpc::result_response(&r.id, state.dispatcher.initialize_result(version, caller));
     if !h.accepts_json {
-        let scope = Scope {
+        let scope = PostScope {
             dispatcher: state.dispatcher.clone(),
             revision: Revision::Handshake,
             caller: caller.clone(),

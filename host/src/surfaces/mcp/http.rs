@@ -21,7 +21,7 @@
 //! client accepts only SSE; with `application/json` otherwise.
 
 use super::McpState;
-use super::exchange::{self, Item, Job, Scope};
+use super::exchange::{self, Item, Job, PostScope};
 use super::handshake;
 use super::headers::{McpHeaders, SESSION_HEADER};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
@@ -267,7 +267,7 @@ async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
     if let Err(e) = state.dispatcher.preflight(Revision::Stateless, &req) {
         return bad(&req.id, e);
     }
-    let scope = Scope {
+    let scope = PostScope {
         dispatcher: state.dispatcher.clone(),
         revision: Revision::Stateless,
         caller,

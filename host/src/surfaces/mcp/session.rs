@@ -14,7 +14,7 @@
 //! request runs to its end (or its question to its timeout); closing or evicting
 //! a session cancels what runs for it on the replica that did it.
 
-use super::approval::ClientInfo;
+use super::approval::McpClient;
 use super::store::{McpSessionStore, StoredSession};
 use crate::hub::cancel::CancelToken;
 use crate::storage::StorageError;
@@ -52,7 +52,7 @@ impl Local {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct LiveSession {
     pub version: &'static str,
-    pub client: ClientInfo,
+    pub client: McpClient,
 }
 
 /// The session table: the shared store and what this replica runs. Cheap to
@@ -83,7 +83,7 @@ impl SessionTable {
         &self,
         caller: &str,
         version: &'static str,
-        client: ClientInfo,
+        client: McpClient,
     ) -> Result<String, StorageError> {
         let id = crate::ids::new_id("mcp");
         let session = StoredSession {
@@ -265,7 +265,7 @@ mod tests {
     }
 
     async fn open(t: &SessionTable, caller: &str) -> String {
-        t.open_for(caller, "2025-11-25", ClientInfo::default())
+        t.open_for(caller, "2025-11-25", McpClient::default())
             .await
             .unwrap()
     }
@@ -304,7 +304,7 @@ mod tests {
             t.touch(&id, "alice").await.unwrap(),
             Some(LiveSession {
                 version: "2025-11-25",
-                client: ClientInfo::default(),
+                client: McpClient::default(),
             })
         );
         assert_eq!(
@@ -346,7 +346,7 @@ mod tests {
         let session = || StoredSession {
             caller: "c".into(),
             version: "2025-11-25",
-            client: ClientInfo::default(),
+            client: McpClient::default(),
         };
         store.open_at("idle", session(), start);
         for n in 0..20 {

@@ -11,7 +11,7 @@
 //! declared `elicitation` at `initialize` is asked to approve the calls the policy
 //! asks about: an `elicitation/create` request on stdout, its response on stdin.
 
-use super::approval::{ClientInfo, Elicitor};
+use super::approval::{Elicitor, McpClient};
 use super::backend::progress_notifier;
 use super::dispatch::{CallCtx, Dispatcher};
 use super::jsonrpc::{self, Message, Payload, Request, RpcError};
@@ -41,7 +41,7 @@ struct Conn {
     /// The handshake-era version negotiated by `initialize`, if any.
     version: Option<&'static str>,
     /// What the client declared at `initialize`.
-    client: ClientInfo,
+    client: McpClient,
     in_flight: InFlightMap,
     asks: AskMap,
     next_ask: Arc<AtomicU64>,
@@ -66,7 +66,7 @@ where
         dispatcher,
         caller,
         version: None,
-        client: ClientInfo::default(),
+        client: McpClient::default(),
         in_flight: Arc::default(),
         asks: Arc::default(),
         next_ask: Arc::new(AtomicU64::new(1)),
@@ -198,7 +198,7 @@ impl Conn {
         };
         self.version = Some(version);
         let params = r.params_object();
-        self.client = ClientInfo::read(
+        self.client = McpClient::read(
             params.and_then(|p| p.get("clientInfo")),
             params.and_then(|p| p.get("capabilities")),
         );

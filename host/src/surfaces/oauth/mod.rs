@@ -6,14 +6,17 @@
 //! | `GET /.well-known/oauth-protected-resource[/mcp]` | anyone: RFC 9728 metadata of the API root / of `/mcp` |
 //! | `GET /.well-known/oauth-authorization-server` | anyone (builtin): RFC 8414 metadata |
 //! | `POST /oauth/register` | anyone (builtin), rate limited: RFC 7591 |
-//! | `GET`/`POST /oauth/authorize` | a person in a browser (builtin): sign-in and consent |
+//! | `GET`/`POST /oauth/authorize` | a person in a browser (builtin): sign-in and consent, same-origin only |
 //! | `POST /oauth/token`, `POST /oauth/revoke` | registered clients (builtin) |
+//! | `OPTIONS` of the discovery, register, token and revoke routes | anyone: CORS preflight |
 //! | `POST /api/oauth/signin-codes` | operators (builtin): one-time sign-in codes |
 //!
 //! - `form`: parameters; `page`: the consent page; `authorize`: the code flow;
-//!   `token`: the token, revocation, registration and sign-in code endpoints.
+//!   `token`: the token, revocation, registration and sign-in code endpoints;
+//!   `cors`: which of them browser clients may call from another origin.
 
 mod authorize;
+mod cors;
 mod form;
 mod page;
 mod token;
@@ -25,7 +28,7 @@ use crate::hub::TokenVerifier;
 use crate::hub::{Caller, Hub, Resource, Scope};
 use crate::oauth::{AuthServer, JwtIssuers};
 use crate::storage::{Backend, StorageError};
-use http::{HeaderValue, Method, Request, StatusCode, header};
+use http::{Method, Request, StatusCode};
 use hyper::body::Incoming;
 use serde_json::json;
 use std::sync::Arc;
@@ -80,6 +83,8 @@ impl OAuthState {
 enum Endpoint {
     /// Served whenever `[oauth]` is on.
     ResourceMetadata(Resource),
+    /// A CORS preflight of the resource metadata.
+    ResourcePreflight,
     /// Served only by the builtin authorization server.
     Builtin(Builtin),
 }
@@ -87,6 +92,8 @@ enum Endpoint {
 /// The builtin authorization server's routes.
 enum Builtin {
     ServerMetadata,
+    /// A CORS preflight of a route taking this method.
+    Preflight(&'static str),
     AuthorizePage,
     /// A POST, answered from its body.
     Post(Posted),
@@ -108,7 +115,12 @@ fn classify(method: &Method, segments: &[&str]) -> Result<Endpoint, Option<&'sta
         (Method::GET, [".well-known", "oauth-protected-resource", "mcp"]) => {
             Ok(E::ResourceMetadata(Resource::Mcp))
         }
+        (Method::OPTIONS, [".well-known", "oauth-protected-resource"])
+        | (Method::OPTIONS, [".well-known", "oauth-protected-resource", "mcp"]) => Ok(E::ResourcePreflight),
         (Method::GET, [".well-known", "oauth-authorization-server"]) => Ok(E::Builtin(B::ServerMetadata)),
+        (Method::OPTIONS, [".well-known", "oauth-authorization-server"]) => {
+            Ok(E::Builtin(B::Preflight("GET")))
+        }
         (_, [".well-known", ..]) => Err(Some("GET")),
         (Method::POST, ["oauth", "register"]) => Ok(E::Builtin(B::Post(Posted::Register))),
         (Method::GET, ["oauth", "authorize"]) => Ok(E::Builtin(B::AuthorizePage)),
@@ -116,6 +128,8 @@ fn classify(method: &Method, segments: &[&str]) -> Result<Endpoint, Option<&'sta
         (_, ["oauth", "authorize"]) => Err(Some("GET, POST")),
         (Method::POST, ["oauth", "token"]) => Ok(E::Builtin(B::Post(Posted::Token))),
         (Method::POST, ["oauth", "revoke"]) => Ok(E::Builtin(B::Post(Posted::Revoke))),
+        // Not /oauth/authorize: its preflight gets 405 without CORS headers.
+        (Method::OPTIONS, ["oauth", "register" | "token" | "revoke"]) => Ok(E::Builtin(B::Preflight("POST"))),
         (_, ["oauth", "register" | "token" | "revoke"]) => Err(Some("POST")),
         _ => Err(None),
     }
@@ -137,6 +151,7 @@ pub(crate) async fn handle(app: &App, req: Request<Incoming>, segments: &[&str])
         Endpoint::ResourceMetadata(resource) => {
             return resource_metadata(base, &state.servers, resource);
         }
+        Endpoint::ResourcePreflight => return cors::preflight("GET"),
         Endpoint::Builtin(route) => route,
     };
     let Some(server) = &state.server else {
@@ -144,9 +159,21 @@ pub(crate) async fn handle(app: &App, req: Request<Incoming>, segments: &[&str])
     };
     let posted = match route {
         Builtin::ServerMetadata => return server_metadata(base, server.settings.docs.enabled),
+        Builtin::Preflight(method) => return cors::preflight(method),
         Builtin::AuthorizePage => return authorize::page(server, req.uri().query(), req.headers()).await,
         Builtin::Post(posted) => posted,
     };
+    // Browser clients call every POST route but the consent form from their own origin.
+    let cross_origin = !matches!(posted, Posted::AuthorizeDecide);
+    let resp = post(app, server, req, posted).await;
+    match cross_origin {
+        true => cors::any_origin(resp),
+        false => resp,
+    }
+}
+
+/// Answers a POST route of the builtin server from its body.
+async fn post(app: &App, server: &AuthServer, req: Request<Incoming>, posted: Posted) -> Resp {
     let (parts, body) = req.into_parts();
     let bytes = match app.body_parser().read(body).await {
         Ok(b) => b,
@@ -177,7 +204,7 @@ pub(crate) async fn signin_code(app: &App, req: Request<Incoming>, caller: &Call
 /// RFC 9728 metadata of `resource`.
 fn resource_metadata(base: &str, servers: &[String], resource: Resource) -> Resp {
     let scopes: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
-    public(respond::json(
+    cors::any_origin(respond::json(
         StatusCode::OK,
         &json!({
             "resource": format!("{base}{}", resource.suffix()),
@@ -192,7 +219,7 @@ fn resource_metadata(base: &str, servers: &[String], resource: Resource) -> Resp
 /// RFC 8414 metadata of the built-in server.
 fn server_metadata(base: &str, documents: bool) -> Resp {
     let scopes: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
-    public(respond::json(
+    cors::any_origin(respond::json(
         StatusCode::OK,
         &json!({
             "issuer": base,
@@ -211,13 +238,4 @@ fn server_metadata(base: &str, documents: bool) -> Resp {
             "client_id_metadata_document_supported": documents,
         }),
     ))
-}
-
-/// Discovery documents are public and read by browser-based clients from other
-/// origins (RFC 9728 and RFC 8414 say nothing against CORS; the MCP Inspector
-/// needs it).
-fn public(mut resp: Resp) -> Resp {
-    resp.headers_mut()
-        .insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-    resp
 }

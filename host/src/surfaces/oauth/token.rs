@@ -8,7 +8,7 @@ use super::form::Params;
 use crate::hub::{Caller, Hub, Scopes};
 use crate::oauth::AuthServer;
 use crate::oauth::clients::{LookupError, Metadata, RegisterError};
-use crate::oauth::grants::{GrantError, Redemption};
+use crate::oauth::grants::{RedeemError, Redemption};
 use crate::surfaces::respond::{self, Resp};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
@@ -111,7 +111,7 @@ pub(super) async fn token(server: &AuthServer, headers: &HeaderMap, body: &str) 
     };
     match answer {
         Ok(pair) => no_store(respond::json(StatusCode::OK, &pair)),
-        Err(GrantError::Storage(e)) => storage_failed(&e),
+        Err(RedeemError::Storage(e)) => storage_failed(&e),
         Err(e) => {
             crate::info!("oauth: token request of client {client_id} refused: {e}");
             oauth_error(StatusCode::BAD_REQUEST, e.code(), &e.to_string())

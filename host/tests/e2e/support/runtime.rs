@@ -93,9 +93,10 @@ pub fn process_scratch(tag: &str) -> PathBuf {
 
 /// Caps used by most tests: the defaults with a short time limit.
 pub fn limits() -> Limits {
-    Limits {
-        timeout_ms: 5_000,
-        ..Limits::default()
+    {
+        let mut l = Limits::default();
+        l.call.timeout_ms = 5_000;
+        l
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::SessionLimits;
 use super::{McpSessionStore, StoredSession};
-use crate::surfaces::mcp::approval::ClientInfo;
+use crate::surfaces::mcp::approval::McpClient;
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;
@@ -17,7 +17,7 @@ fn session(caller: &str) -> StoredSession {
     StoredSession {
         caller: caller.into(),
         version: "2025-06-18",
-        client: ClientInfo {
+        client: McpClient {
             name: "inspector".into(),
             elicitation: true,
         },

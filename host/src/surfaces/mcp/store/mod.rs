@@ -22,7 +22,7 @@ pub(crate) mod postgres;
 
 pub(crate) use memory::MemorySessions;
 
-use super::approval::ClientInfo;
+use super::approval::McpClient;
 use crate::storage::{Backend, StorageError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,7 +72,7 @@ pub(crate) struct StoredSession {
     /// The version negotiated by its `initialize`.
     pub version: &'static str,
     /// What its client declared at `initialize`.
-    pub client: ClientInfo,
+    pub client: McpClient,
 }
 
 /// The session table shared by the replicas. Bounded (`server.mcp_max_sessions`)

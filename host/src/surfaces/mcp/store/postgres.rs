@@ -10,7 +10,7 @@
 use super::SessionLimits;
 use super::{McpSessionStore, StoredSession};
 use crate::storage::{Postgres, StorageError};
-use crate::surfaces::mcp::approval::ClientInfo;
+use crate::surfaces::mcp::approval::McpClient;
 use crate::surfaces::mcp::revision;
 
 /// The schema, one step per version (`Postgres::migrate`).
@@ -132,7 +132,7 @@ impl McpSessionStore for PgMcpSessions {
         Ok(Some(StoredSession {
             caller: caller.to_string(),
             version,
-            client: ClientInfo {
+            client: McpClient {
                 name: row.get(1),
                 elicitation: row.get(2),
             },
