@@ -17,6 +17,7 @@ mod issuers;
 mod limits;
 mod models;
 mod oauth;
+mod secrets;
 mod storage;
 #[cfg(test)]
 mod tests;
@@ -33,6 +34,7 @@ pub use issuers::IssuerConfig;
 pub use limits::Limits;
 pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
 pub use oauth::OAuthConfig;
+pub use secrets::{PluginSettings, SecretRef, SecretsConfig};
 pub use storage::{StorageBackend, StorageConfig};
 
 /// The whole configuration, after defaults and overrides.
@@ -75,6 +77,11 @@ pub struct Config {
     pub storage: StorageConfig,
     /// OAuth 2.1 for remote clients (`[oauth]`); off without `public_url`.
     pub oauth: OAuthConfig,
+    /// The key plugin secrets are sealed with (`[secrets]`).
+    pub secrets: SecretsConfig,
+    /// Per-plugin settings (`[plugin.NAME]`): configuration values, secret
+    /// references, `allow_reveal`.
+    pub plugin: std::collections::BTreeMap<String, PluginSettings>,
 }
 
 impl Default for Config {
@@ -97,6 +104,8 @@ impl Default for Config {
             accounting: AccountingConfig::default(),
             storage: StorageConfig::default(),
             oauth: OAuthConfig::default(),
+            secrets: SecretsConfig::default(),
+            plugin: Default::default(),
         }
     }
 }
@@ -535,6 +544,8 @@ impl Config {
             .or_else(|| self.concurrency.mismatch())
             .or_else(|| self.accounting.mismatch())
             .or_else(|| self.storage.mismatch())
+            .or_else(|| self.secrets.mismatch())
+            .or_else(|| secrets::mismatch(&self.plugin))
             .or_else(|| {
                 let names: Vec<&str> = self.tokens.iter().map(|t| t.name.as_str()).collect();
                 self.oauth.mismatch(&names)

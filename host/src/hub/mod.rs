@@ -65,7 +65,7 @@ pub use registry::{PluginCounts, PluginInfo, PluginLimits, PluginStatus};
 pub use search::{SearchDoc, SearchIndex};
 
 use crate::config::Config;
-use crate::runtime::{LockFile, OnChange, PluginDir, PluginEntry, Runtime};
+use crate::runtime::{LockFile, OnChange, PluginDir, PluginEntry, Runtime, RuntimeError, Secrets};
 use crate::storage::Backend;
 use approval::Verdict;
 use auth::Authenticator;
@@ -178,10 +178,14 @@ impl Hub {
         config: &Config,
         backend: Backend,
     ) -> Result<(Arc<Hub>, Runtime, OnChange), HubError> {
-        let runtime = Runtime::with_trust(
+        let store = crate::runtime::secrets::store::open(&backend).await?;
+        let secrets = Secrets::new(Some(store), &config.secrets, config.plugin.clone())
+            .map_err(RuntimeError::Settings)?;
+        let runtime = Runtime::with_secrets(
             &config.limits,
             Some(&config.data_dir.join("compiled")),
             &config.trust,
+            secrets,
         )?;
         // Compiled artifacts used to live in the store's `compiled` table; they are
         // files now (`runtime::cache`), and the old table only takes space.

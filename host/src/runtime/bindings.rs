@@ -303,7 +303,8 @@ macro_rules! host_interface {
                             ErrorCode::MemoryLimit => C::MemoryLimit,
                             ErrorCode::OutputLimit => C::OutputLimit,
                             ErrorCode::Trap => C::Trap,
-                            ErrorCode::PluginError => C::PluginError,
+                            // The released WIT enums have no missing-secret code.
+                            ErrorCode::PluginError | ErrorCode::MissingSecret => C::PluginError,
                             ErrorCode::Cancelled => C::Cancelled,
                             ErrorCode::CallLimit => C::CallLimit,
                             // The released WIT enums have no approval codes.

@@ -147,6 +147,11 @@ impl Plugin {
     pub fn imports(&self) -> &[String] {
         &self.imports
     }
+    /// Its configuration as the guest reads it: each `[config.NAME]` with the
+    /// operator's value or the default (configuration is not secret).
+    pub fn config(&self) -> &[(String, String)] {
+        &self.sandbox.config
+    }
     /// Load-time remarks that did not reject the plugin (a clamped limit, a granted
     /// environment variable that is not set).
     pub fn notes(&self) -> &[String] {
@@ -204,6 +209,11 @@ impl Plugin {
         let log_overflow = || CallFailure::OutputLimit {
             limit_bytes: limits.log_bytes() as u64,
         };
+        // A secret the call needed and did not get decides its outcome, whatever the
+        // guest made of the refused request.
+        if let Some((secret, reason)) = state.secrets.missing_secret() {
+            return Err(CallFailure::MissingSecret { secret, reason });
+        }
         match result {
             Err(_elapsed) => Err(CallFailure::Timeout { limit_ms }),
             Ok(Err(e)) => {

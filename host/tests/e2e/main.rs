@@ -38,6 +38,8 @@ mod runtime_cli;
 mod runtime_loader;
 mod runtime_network;
 mod runtime_reload;
+mod runtime_secrets;
+mod secret_cli;
 mod support;
 mod surface_limits;
 mod surface_requests;

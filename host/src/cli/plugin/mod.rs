@@ -194,8 +194,9 @@ pub fn describe(plugin: &Plugin) -> Value {
                 "host": d.host.display().to_string(), "guest": d.guest, "writable": d.writable,
             })).collect::<Vec<_>>(),
             "env": m.env_vars,
-            "secrets": m.secrets,
+            "secrets": m.env_secrets,
         },
+        "config": plugin.config().iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
         "notes": plugin.notes(),
         "provenance": provenance(plugin.path(), Some(plugin)),
         "operations": plugin.operations().iter().map(|o| json!({

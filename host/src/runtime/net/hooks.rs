@@ -3,6 +3,7 @@
 //! shared [`crate::http_client`] with every timeout clamped to the call's deadline.
 
 use super::super::budget::{HttpBudget, LogBudget, call_log};
+use super::super::secrets::CallSecrets;
 use super::policy::{NetPolicy, Target, public_only};
 use crate::http_client::{self, ConnectError, Connection};
 use crate::logging::Level;
@@ -27,6 +28,8 @@ pub(crate) struct NetHooks {
     pub call_id: Arc<str>,
     pub log: Arc<LogBudget>,
     pub http: Arc<HttpBudget>,
+    /// The plugin's secrets, injected into requests to their declared hosts.
+    pub secrets: Arc<CallSecrets>,
 }
 
 type IoFuture = Box<dyn Future<Output = Result<(), HttpError>> + Send>;
@@ -44,6 +47,7 @@ impl WasiHttpHooks for NetHooks {
         let admitted = self.policy.check(request.uri()).map(|t| (t, self.http.start()));
         let (plugin, call_id, deadline) = (self.plugin.clone(), self.call_id.clone(), self.deadline);
         let log = self.log.clone();
+        let secrets = self.secrets.clone();
         Box::new(async move {
             let (target, permit) = match admitted {
                 Ok((target, Ok(permit))) => (target, permit),
@@ -64,7 +68,7 @@ impl WasiHttpHooks for NetHooks {
                     return Err(HttpError::HttpRequestDenied);
                 }
             };
-            let result = send(target, request, options, deadline, &log).await;
+            let result = send(target, request, options, deadline, &log, &secrets).await;
             match result {
                 Ok((response, io)) => {
                     let io: IoFuture = Box::new(async move {
@@ -127,8 +131,12 @@ async fn send(
     options: Option<RequestOptions>,
     deadline: Instant,
     log: &LogBudget,
+    secrets: &CallSecrets,
 ) -> SendResult {
     let addrs = resolve(&target, deadline, log).await?;
+    // After the grant and address checks: only a request that will go to the
+    // declared destination gets its headers.
+    super::inject::inject(&target, request.headers_mut(), secrets).await?;
     let connect_by = Instant::now() + clamp(options.and_then(|o| o.connect_timeout), deadline);
     let tcp = tokio::time::timeout_at(connect_by, http_client::connect_tcp(addrs))
         .await
