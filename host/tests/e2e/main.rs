@@ -39,6 +39,7 @@ mod runtime_loader;
 mod runtime_network;
 mod runtime_reload;
 mod runtime_secrets;
+mod secret_api;
 mod secret_cli;
 mod support;
 mod surface_limits;

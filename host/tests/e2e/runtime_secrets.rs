@@ -15,7 +15,7 @@ use wasmhub::storage::Backend;
 
 /// A loopback server sending each request head (lowercased) into the channel;
 /// answers 200 `ok`, or 302 to `redirect` when given.
-async fn recording_server(redirect: Option<String>) -> (u16, mpsc::UnboundedReceiver<String>) {
+pub(crate) async fn recording_server(redirect: Option<String>) -> (u16, mpsc::UnboundedReceiver<String>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let (tx, rx) = mpsc::unbounded_channel();
