@@ -353,5 +353,6 @@ pub(super) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<CallS
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     v0_1::Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
     v0_2::Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+    super::config_store::add_to_linker(&mut linker)?;
     Ok(linker)
 }

@@ -9,6 +9,7 @@
 //! - `bindings`: every WIT version served (0.1.0, 0.2.0) behind one surface, and
 //!   the host side of `wasmhub:plugin/host`;
 //! - `sandbox`, `capture`, `net`: what one call may touch;
+//! - `config_store`: `wasi:config/store`, a plugin's own configuration;
 //! - `cpu`: each tenant's CPU share for calls that run past an epoch tick;
 //! - `budget`: per-call budgets (hub-log lines, outgoing HTTP requests) and the
 //!   bound on plugin-provided text;
@@ -30,6 +31,7 @@ mod budget;
 mod cache;
 mod capture;
 mod code_pages;
+mod config_store;
 mod cpu;
 mod dir;
 mod engine;
@@ -50,6 +52,7 @@ mod types;
 mod verify;
 
 pub use bindings::{WIT_SOURCES, WitVersion};
+pub use config_store::WASI_CONFIG_WIT;
 pub use cpu::CpuShares;
 pub use dir::{OnChange, PluginDir, PluginEntry, PluginState};
 pub use engine::{Allocator, epoch_tick};

@@ -108,6 +108,8 @@ pub(super) struct CallState {
     pub gate: TickGate,
     /// The secrets this call used or missed; shared with the HTTP hooks.
     pub secrets: Arc<CallSecrets>,
+    /// The plugin's configuration, for `wasi:config/store`.
+    pub config: Arc<Vec<(String, String)>>,
 }
 
 /// Why a sandbox could not be set up: a granted directory cannot be opened (it
@@ -198,6 +200,7 @@ impl CallState {
             log,
             gate,
             secrets,
+            config: spec.config.clone(),
         })
     }
 }

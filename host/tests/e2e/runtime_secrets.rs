@@ -227,3 +227,67 @@ async fn a_file_reference_is_read_at_each_call() {
             .contains("authorization: bearer rotated-in-the-file\r\n")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wasi_config_gives_a_plugin_its_own_keys_only() {
+    let s = Scratch::new("config-store");
+    let settings = |units: &str| PluginSettings {
+        config: BTreeMap::from([
+            ("units".to_string(), serde_json::json!(units)),
+            ("retries".to_string(), serde_json::json!(3)),
+        ]),
+        secrets: BTreeMap::from([(
+            "API_KEY".to_string(),
+            "env:WASMHUB_TEST_CONFIG_SECRET".to_string(),
+        )]),
+        ..PluginSettings::default()
+    };
+    let (runtime, _) = runtime_with(
+        &s,
+        BTreeMap::from([
+            ("one".to_string(), settings("imperial")),
+            ("two".to_string(), PluginSettings::default()),
+        ]),
+    )
+    .await;
+    let one = "[config.units]\ntype = \"string\"\ndefault = \"metric\"\n\
+               [config.retries]\ntype = \"integer\"\nrequired = true\n\
+               [secrets.API_KEY]\nreveal = true\n";
+    let two = "[config.units]\ntype = \"string\"\ndefault = \"metric\"\n[config.depth]\ntype = \"number\"\ndefault = 1.5\n";
+    let p1 = runtime
+        .load(&s.plugin("configreader", "one", Some(one)))
+        .await
+        .unwrap();
+    let p2 = runtime
+        .load(&s.plugin("configreader", "two", Some(two)))
+        .await
+        .unwrap();
+    let ask = r#"{"keys":["units","retries","depth","API_KEY","WASMHUB_TEST_CONFIG_SECRET"]}"#;
+    let out: serde_json::Value =
+        serde_json::from_str(&p1.call("read", ask, inv()).await.unwrap().json).unwrap();
+    assert_eq!(
+        out,
+        serde_json::json!({
+            "all": [["retries", "3"], ["units", "imperial"]],
+            "get": { "units": "imperial", "retries": "3", "depth": null, "API_KEY": null, "WASMHUB_TEST_CONFIG_SECRET": null }
+        })
+    );
+    let out: serde_json::Value =
+        serde_json::from_str(&p2.call("read", ask, inv()).await.unwrap().json).unwrap();
+    assert_eq!(
+        out["all"],
+        serde_json::json!([["depth", "1.5"], ["units", "metric"]])
+    );
+    assert_eq!(out["get"]["retries"], serde_json::Value::Null);
+
+    // A required key without a value, or a value of the wrong type, rejects the plugin.
+    let err = runtime
+        .load(&s.plugin("configreader", "three", Some(one)))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("[config.retries] is required: set plugin.three.config.retries"),
+        "{err}"
+    );
+}
