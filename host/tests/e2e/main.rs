@@ -38,6 +38,7 @@ mod runtime_cli;
 mod runtime_loader;
 mod runtime_network;
 mod runtime_reload;
+mod runtime_reveal;
 mod runtime_secrets;
 mod secret_api;
 mod secret_cli;

@@ -41,7 +41,10 @@ pub(crate) async fn recording_server(redirect: Option<String>) -> (u16, mpsc::Un
 }
 
 /// A runtime whose secrets are sealed in a temporary store under a key file in `s`.
-async fn runtime_with(s: &Scratch, settings: BTreeMap<String, PluginSettings>) -> (Runtime, Arc<Secrets>) {
+pub(crate) async fn runtime_with(
+    s: &Scratch,
+    settings: BTreeMap<String, PluginSettings>,
+) -> (Runtime, Arc<Secrets>) {
     let key = s.path("secrets.key");
     std::fs::write(&key, SealKey::generate_hex()).unwrap();
     let config = SecretsConfig {

@@ -67,13 +67,15 @@ mod tests {
                 read("plugin.wit"),
                 read("0.1.0/plugin.wit"),
                 read("deps/config/store.wit"),
+                read("0.2.0/plugin.wit"),
             )
         });
         let _ = std::fs::remove_dir_all(&dir);
-        let (count, top, old, config) = written.unwrap();
-        assert_eq!(count, 3);
+        let (count, top, old, config, previous) = written.unwrap();
+        assert_eq!(count, 4);
+        assert!(previous.contains("package wasmhub:plugin@0.2.0;"), "{previous}");
         assert!(config.contains("package wasi:config@0.2.0-draft;"), "{config}");
-        assert!(top.contains("package wasmhub:plugin@0.2.0;"), "{top}");
+        assert!(top.contains("package wasmhub:plugin@0.3.0;"), "{top}");
         assert!(old.contains("package wasmhub:plugin@0.1.0;"), "{old}");
         assert_eq!(WIT_SOURCES[0].0, WitVersion::ALL[0]);
     }

@@ -248,13 +248,13 @@ pub fn scaffold(name: &str, dest_dir: &Path, lang: Lang) -> Result<Scaffolded, S
 }
 
 /// A project's files: its `template`, the `sdk` vendored beside it, and the WIT
-/// contract it binds against (the newest version served) at `wit_path`.
+/// contract it binds against (the version the SDKs bind, `WitVersion::SDK`) at `wit_path`.
 fn with_sdk(
     template: &[TemplateFile],
     sdk: &[TemplateFile],
     wit_path: &'static str,
 ) -> Vec<(&'static str, String)> {
-    let wit = (wit_path, crate::runtime::WIT_SOURCES[0].1);
+    let wit = (wit_path, crate::runtime::WitVersion::SDK.source());
     template
         .iter()
         .chain(sdk)

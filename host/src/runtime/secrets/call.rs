@@ -4,6 +4,7 @@
 //! have, which fails the call with `missing_secret`).
 
 use super::super::manifest::{InjectRule, Manifest, SecretUse};
+use super::scrub::Scrubber;
 use super::{Secret, Secrets};
 use std::sync::{Arc, Mutex};
 
@@ -12,6 +13,7 @@ use std::sync::{Arc, Mutex};
 pub(crate) struct SecretNeeds {
     plugin: Arc<str>,
     inject: Vec<(String, InjectRule)>,
+    reveal: Vec<String>,
     secrets: Arc<Secrets>,
 }
 
@@ -25,14 +27,19 @@ pub(crate) struct Injection {
 impl SecretNeeds {
     pub(crate) fn new(plugin: &str, manifest: &Manifest, secrets: Arc<Secrets>) -> Arc<SecretNeeds> {
         let mut inject = Vec::new();
+        let mut reveal = Vec::new();
         for decl in &manifest.secrets {
-            if let SecretUse::Inject(rules) = &decl.use_ {
-                inject.extend(rules.iter().map(|r| (decl.name.clone(), r.clone())));
+            match &decl.use_ {
+                SecretUse::Inject(rules) => {
+                    inject.extend(rules.iter().map(|r| (decl.name.clone(), r.clone())));
+                }
+                SecretUse::Reveal => reveal.push(decl.name.clone()),
             }
         }
         Arc::new(SecretNeeds {
             plugin: plugin.into(),
             inject,
+            reveal,
             secrets,
         })
     }
@@ -94,6 +101,37 @@ impl CallSecrets {
         };
         self.missing(name, why);
         None
+    }
+
+    /// `host.reveal-secret` (WIT 0.3.0): the value of a `reveal = true` secret when
+    /// the operator allows it; the error says why not (an unset value also marks
+    /// the call `missing_secret`).
+    pub(crate) async fn reveal(&self, name: &str) -> Result<String, String> {
+        let plugin = &self.needs.plugin;
+        if !self.needs.reveal.iter().any(|n| n == name) {
+            return Err(format!(
+                "{plugin} declares no [secrets.{name}] with reveal = true: only those can be revealed"
+            ));
+        }
+        let allowed = self
+            .needs
+            .secrets
+            .settings(plugin)
+            .is_some_and(|s| s.allow_reveal);
+        if !allowed {
+            return Err(format!(
+                "the operator does not allow {plugin} to read its secrets (allow_reveal in [plugin.{plugin}])"
+            ));
+        }
+        match self.get(name).await {
+            Some(value) => Ok(value.expose().to_string()),
+            None => Err(format!("the secret {plugin}/{name} is missing")),
+        }
+    }
+
+    /// What scrubs the values this call used from what leaves it.
+    pub(crate) fn scrubber(&self) -> Scrubber {
+        Scrubber::new(&self.state.lock().expect("call secrets lock").used)
     }
 
     /// Records that the call needed `name` and could not have it.

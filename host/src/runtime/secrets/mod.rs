@@ -9,16 +9,20 @@
 //!
 //! - `call`: a plugin's needs at call time (which header goes where) and one
 //!   call's use of them (values used, the secret it missed);
+//! - `scrub`: every recognised form of a used value out of what leaves a call;
 //! - `seal`: AES-256-GCM under the operator's key, versioned;
 //! - `store`: [`SecretStore`] (sled, PostgreSQL) of sealed values;
 //! - `settings`: `[plugin.NAME]` against the manifests (config values, names).
 
 pub(super) mod call;
+mod scrub;
 mod seal;
 pub(super) mod settings;
 pub mod store;
 
 pub(crate) use call::{CallSecrets, SecretNeeds};
+pub(crate) use scrub::Scrubber;
+pub use scrub::WINDOW as SCRUB_WINDOW;
 pub use seal::{KeyError, SealKey, UnsealError};
 pub use settings::{SettingsError, SettingsProblem};
 pub use store::{Sealed, SecretStore, StoredName};
