@@ -181,6 +181,22 @@ pub(super) enum PluginError {
     Failed(String),
 }
 
+/// Instantiates `pre` (of version `$v`) in `store` and runs `op` on `input`, timing
+/// both stages.
+macro_rules! run_call {
+    ($v:ident, $pre:expr, $store:expr, $op:expr, $input:expr) => {{
+        let started = Instant::now();
+        let plugin = $pre.instantiate_async(&mut *$store).await?;
+        let started = timing::record(Stage::Instantiate, started);
+        let out = plugin
+            .wasmhub_plugin_operations()
+            .call_call(&mut *$store, $op, $input)
+            .await?;
+        timing::record(Stage::Guest, started);
+        out.map_err(|e| plugin_error!($v, e))
+    }};
+}
+
 /// A component linked against the host, ready to instantiate once per call.
 #[derive(Clone)]
 pub(super) enum PluginPre {
@@ -251,39 +267,9 @@ impl PluginPre {
         input: &str,
     ) -> wasmtime::Result<Result<String, PluginError>> {
         Ok(match self {
-            PluginPre::V0_1(pre) => {
-                let started = Instant::now();
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                let started = timing::record(Stage::Instantiate, started);
-                let out = plugin
-                    .wasmhub_plugin_operations()
-                    .call_call(&mut *store, op, input)
-                    .await?;
-                timing::record(Stage::Guest, started);
-                out.map_err(|e| plugin_error!(v0_1, e))
-            }
-            PluginPre::V0_2(pre) => {
-                let started = Instant::now();
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                let started = timing::record(Stage::Instantiate, started);
-                let out = plugin
-                    .wasmhub_plugin_operations()
-                    .call_call(&mut *store, op, input)
-                    .await?;
-                timing::record(Stage::Guest, started);
-                out.map_err(|e| plugin_error!(v0_2, e))
-            }
-            PluginPre::V0_3(pre) => {
-                let started = Instant::now();
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                let started = timing::record(Stage::Instantiate, started);
-                let out = plugin
-                    .wasmhub_plugin_operations()
-                    .call_call(&mut *store, op, input)
-                    .await?;
-                timing::record(Stage::Guest, started);
-                out.map_err(|e| plugin_error!(v0_3, e))
-            }
+            PluginPre::V0_1(pre) => run_call!(v0_1, pre, store, op, input),
+            PluginPre::V0_2(pre) => run_call!(v0_2, pre, store, op, input),
+            PluginPre::V0_3(pre) => run_call!(v0_3, pre, store, op, input),
         })
     }
 }

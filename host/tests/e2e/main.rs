@@ -41,6 +41,7 @@ mod runtime_reload;
 mod runtime_reveal;
 mod runtime_secrets;
 mod secret_api;
+mod secret_binary;
 mod secret_cli;
 mod support;
 mod surface_limits;
