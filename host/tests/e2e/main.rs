@@ -42,6 +42,7 @@ mod runtime_reveal;
 mod runtime_secrets;
 mod secret_api;
 mod secret_binary;
+mod secret_chat;
 mod secret_cli;
 mod support;
 mod surface_limits;
