@@ -181,6 +181,21 @@ pub(super) enum PluginError {
     Failed(String),
 }
 
+/// Instantiates `pre` (of version `$v`, 0.2.0 or later) in `store` and asks it for
+/// its instructions and operations.
+macro_rules! list_with_instructions {
+    ($v:ident, $pre:expr, $store:expr) => {{
+        let plugin = $pre.instantiate_async(&mut *$store).await?;
+        let ops = plugin.wasmhub_plugin_operations();
+        let instructions = ops.call_instructions(&mut *$store).await?;
+        let specs = ops.call_list(&mut *$store).await?;
+        Ok(Listing {
+            instructions,
+            specs: specs.into_iter().map(|s| spec!($v, s)).collect(),
+        })
+    }};
+}
+
 /// Instantiates `pre` (of version `$v`) in `store` and runs `op` on `input`, timing
 /// both stages.
 macro_rules! run_call {
@@ -236,26 +251,8 @@ impl PluginPre {
                     specs: specs.into_iter().map(v0_1_spec).collect(),
                 })
             }
-            PluginPre::V0_2(pre) => {
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                let ops = plugin.wasmhub_plugin_operations();
-                let instructions = ops.call_instructions(&mut *store).await?;
-                let specs = ops.call_list(&mut *store).await?;
-                Ok(Listing {
-                    instructions,
-                    specs: specs.into_iter().map(|s| spec!(v0_2, s)).collect(),
-                })
-            }
-            PluginPre::V0_3(pre) => {
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                let ops = plugin.wasmhub_plugin_operations();
-                let instructions = ops.call_instructions(&mut *store).await?;
-                let specs = ops.call_list(&mut *store).await?;
-                Ok(Listing {
-                    instructions,
-                    specs: specs.into_iter().map(|s| spec!(v0_3, s)).collect(),
-                })
-            }
+            PluginPre::V0_2(pre) => list_with_instructions!(v0_2, pre, store),
+            PluginPre::V0_3(pre) => list_with_instructions!(v0_3, pre, store),
         }
     }
 
