@@ -13,9 +13,6 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Largest value read from stdin.
-const MAX_VALUE_BYTES: u64 = 64 * 1024;
-
 /// What to do.
 pub(super) enum Command<'a> {
     /// Seal stdin as `plugin`'s `name`.
@@ -60,7 +57,7 @@ pub(super) fn run(command: Command<'_>, config: &Config) -> ExitCode {
         return fail(&e);
     }
     let value = match &command {
-        Command::Set { plugin, name } => match read_value(plugin, name) {
+        Command::Set { plugin, name } => match read_value(plugin, name, config.secrets.max_value_kb) {
             Ok(value) => Some(value),
             Err(e) => return fail(&e),
         },
@@ -87,7 +84,8 @@ fn check_names(plugin: &str, name: &str) -> Result<(), String> {
 }
 
 /// The value on stdin, one trailing newline dropped.
-fn read_value(plugin: &str, name: &str) -> Result<String, String> {
+fn read_value(plugin: &str, name: &str, max_kb: u64) -> Result<String, String> {
+    let max_bytes = max_kb.saturating_mul(1024);
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         eprintln!("the value of {plugin}/{name}, then Enter and Ctrl-D (it is not echoed to any log):");
@@ -95,12 +93,12 @@ fn read_value(plugin: &str, name: &str) -> Result<String, String> {
     let mut bytes = Vec::new();
     stdin
         .lock()
-        .take(MAX_VALUE_BYTES + 1)
+        .take(max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read stdin: {e}"))?;
-    if bytes.len() as u64 > MAX_VALUE_BYTES {
+    if bytes.len() as u64 > max_bytes {
         return Err(format!(
-            "the value on stdin is larger than {MAX_VALUE_BYTES} bytes"
+            "the value on stdin is larger than {max_kb} KiB (secrets.max_value_kb)"
         ));
     }
     let value = String::from_utf8(bytes).map_err(|_| "the value on stdin is not UTF-8 text".to_string())?;

@@ -8,14 +8,27 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// `[secrets]`: where the sealing key comes from.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// `[secrets]`: where the sealing key comes from, and how large a value may be.
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SecretsConfig {
     /// A file holding the 32-byte key as 64 hex digits (`wasmhub secret keygen`).
     pub key_file: Option<PathBuf>,
     /// An environment variable holding the key as 64 hex digits.
     pub key_env: Option<String>,
+    /// Largest secret value, in KiB: set by the CLI or the API, or read from a
+    /// `file:` reference (1 to 1024).
+    pub max_value_kb: u64,
+}
+
+impl Default for SecretsConfig {
+    fn default() -> Self {
+        SecretsConfig {
+            key_file: None,
+            key_env: None,
+            max_value_kb: 64,
+        }
+    }
 }
 
 /// `[plugin.NAME]`: one plugin's settings.
@@ -69,6 +82,10 @@ impl SecretsConfig {
         match (&self.key_file, &self.key_env) {
             (Some(_), Some(_)) => Some("secrets: set one of key_file or key_env, not both".into()),
             (None, Some(var)) if var.is_empty() => Some("secrets.key_env must not be empty".into()),
+            _ if !(1..=1024).contains(&self.max_value_kb) => Some(format!(
+                "secrets.max_value_kb must be between 1 and 1024; it is {}",
+                self.max_value_kb
+            )),
             _ => None,
         }
     }

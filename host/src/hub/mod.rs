@@ -60,7 +60,7 @@ pub use meta_tools::{
     CallArgs, ListArgs, MetaTool, MetaToolKind, MetaToolRequest, OperationCall, SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT, SchemaArgs, SearchArgs, meta_tools,
 };
-pub use needs::{ConfigNeed, MAX_SECRET_BYTES, SecretAdminError, SecretNeed, plugin_needs};
+pub use needs::{ConfigNeed, SecretAdminError, SecretNeed, plugin_needs};
 pub use protocol::{ProgressEvent, ProgressFn};
 pub use quota::{QuotaExceeded, QuotaKind, QuotaLimit, StorageQuota, StoredUsage};
 pub use registry::{PluginCounts, PluginInfo, PluginLimits, PluginStatus};

@@ -11,9 +11,6 @@ use crate::storage::StorageError;
 use serde::Serialize;
 use std::fmt;
 
-/// Largest secret value the API takes, in bytes.
-pub const MAX_SECRET_BYTES: usize = 64 * 1024;
-
 /// One declared secret of a plugin.
 #[derive(Debug, Clone, Serialize)]
 pub struct SecretNeed {
@@ -101,8 +98,8 @@ pub enum SecretAdminError {
         /// The secret's name.
         name: String,
     },
-    /// The value is empty or larger than [`MAX_SECRET_BYTES`].
-    BadValue,
+    /// The value is empty.
+    Empty,
     /// Sealing or storing failed (no key, the storage).
     Secret(SecretError),
 }
@@ -114,10 +111,7 @@ impl fmt::Display for SecretAdminError {
             SecretAdminError::Undeclared { plugin, name } => {
                 write!(f, "no loaded plugin {plugin:?} declares a secret {name:?}")
             }
-            SecretAdminError::BadValue => write!(
-                f,
-                "the value must be a non-empty string of at most {MAX_SECRET_BYTES} bytes"
-            ),
+            SecretAdminError::Empty => f.write_str("the value must not be empty"),
             SecretAdminError::Secret(e) => write!(f, "{e}"),
         }
     }
@@ -160,8 +154,8 @@ impl Hub {
         value: &str,
     ) -> Result<(), SecretAdminError> {
         self.check_declared(caller, plugin, name)?;
-        if value.is_empty() || value.len() > MAX_SECRET_BYTES {
-            return Err(SecretAdminError::BadValue);
+        if value.is_empty() {
+            return Err(SecretAdminError::Empty);
         }
         let now = crate::clock::now_ms();
         self.runtime

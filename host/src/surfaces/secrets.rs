@@ -6,7 +6,7 @@
 
 use super::App;
 use super::respond::{self, Resp};
-use crate::hub::{Caller, MAX_SECRET_BYTES, SecretAdminError};
+use crate::hub::{Caller, SecretAdminError};
 use crate::runtime::secrets::SecretError;
 use http::{Request, StatusCode};
 use hyper::body::Incoming;
@@ -27,7 +27,9 @@ pub(crate) async fn set(
     plugin: &str,
     name: &str,
 ) -> Resp {
-    let body = match respond::read_body(req.into_body(), MAX_SECRET_BYTES + 1024).await {
+    // The value's limit (secrets.max_value_kb), JSON escaping aside, plus the wrapping.
+    let limit = app.hub.runtime().secrets().max_value_bytes() * 2 + 1024;
+    let body = match respond::read_body(req.into_body(), limit).await {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
@@ -59,7 +61,9 @@ fn refused(e: &SecretAdminError) -> Resp {
     let (status, code) = match e {
         SecretAdminError::NotOperator => (StatusCode::FORBIDDEN, "forbidden"),
         SecretAdminError::Undeclared { .. } => (StatusCode::NOT_FOUND, "not_found"),
-        SecretAdminError::BadValue => (StatusCode::BAD_REQUEST, "invalid_input"),
+        SecretAdminError::Empty | SecretAdminError::Secret(SecretError::TooLarge { .. }) => {
+            (StatusCode::BAD_REQUEST, "invalid_input")
+        }
         SecretAdminError::Secret(SecretError::Key(_)) => (StatusCode::SERVICE_UNAVAILABLE, "no_secrets_key"),
         SecretAdminError::Secret(_) => (StatusCode::INTERNAL_SERVER_ERROR, "storage_error"),
     };

@@ -50,6 +50,7 @@ pub(crate) async fn runtime_with(
     let config = SecretsConfig {
         key_file: Some(key),
         key_env: None,
+        ..SecretsConfig::default()
     };
     let backend = Backend::temporary().unwrap();
     let store = store::open(&backend).await.unwrap();

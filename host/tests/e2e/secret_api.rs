@@ -41,6 +41,7 @@ fn configure(dir: &Scratch, config: &mut Config) {
     config.secrets = SecretsConfig {
         key_file: Some(dir.path("secrets.key")),
         key_env: None,
+        ..SecretsConfig::default()
     };
     let token = |name: &str, operator: bool| TokenConfig {
         name: name.into(),
@@ -135,6 +136,12 @@ async fn operators_set_secrets_the_api_shows_what_is_unset_and_calls_use_them() 
     assert_eq!(status, 404);
     let (status, body) = put(s.addr, path, "", OPS.unwrap()).await;
     assert_eq!(status, 400, "{body}");
+    let (status, body) = put(s.addr, path, &"x".repeat(64 * 1024 + 1), OPS.unwrap()).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains("secrets.max_value_kb") && !body.contains("xxxxxxxx"),
+        "{body}"
+    );
 
     let (status, body) = put(s.addr, path, "wk-secret-value-1", OPS.unwrap()).await;
     assert_eq!(status, 204, "{body}");

@@ -21,6 +21,7 @@ async fn a_revealed_value_reaches_neither_the_model_nor_the_session() {
         c.secrets = SecretsConfig {
             key_file: Some(key_file),
             key_env: None,
+            ..SecretsConfig::default()
         };
         c.plugin.insert(
             "revealer".into(),

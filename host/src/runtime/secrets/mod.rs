@@ -33,9 +33,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-/// Largest secret read from a `file:` reference.
-const MAX_SECRET_FILE: u64 = 64 * 1024;
-
 /// A secret's value. Never printed: `Debug` shows its length only.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
@@ -73,6 +70,11 @@ pub enum SecretError {
     NotText,
     /// This hub was built without a secret store (`plugin check`, tests).
     NoStore,
+    /// The value is larger than `secrets.max_value_kb`.
+    TooLarge {
+        /// `secrets.max_value_kb`.
+        limit_kb: u64,
+    },
 }
 
 impl fmt::Display for SecretError {
@@ -84,6 +86,12 @@ impl fmt::Display for SecretError {
             SecretError::Reference { reference, source } => write!(f, "{reference}: {source}"),
             SecretError::NotText => f.write_str("the value is not UTF-8 text"),
             SecretError::NoStore => f.write_str("no secret store is open here"),
+            SecretError::TooLarge { limit_kb } => {
+                write!(
+                    f,
+                    "the value is larger than {limit_kb} KiB (secrets.max_value_kb)"
+                )
+            }
         }
     }
 }
@@ -95,7 +103,7 @@ impl std::error::Error for SecretError {
             SecretError::Storage(e) => Some(e),
             SecretError::Unseal(e) => Some(e),
             SecretError::Reference { source, .. } => Some(source),
-            SecretError::NotText | SecretError::NoStore => None,
+            SecretError::NotText | SecretError::NoStore | SecretError::TooLarge { .. } => None,
         }
     }
 }
@@ -122,6 +130,8 @@ pub enum SecretSource {
 /// and the operator's `[plugin.NAME]` tables.
 pub struct Secrets {
     store: Option<Arc<dyn SecretStore>>,
+    /// `secrets.max_value_kb`.
+    max_value_kb: u64,
     key: Result<Arc<SealKey>, Arc<KeyError>>,
     settings: BTreeMap<String, PluginSettings>,
 }
@@ -146,6 +156,7 @@ impl Secrets {
     pub fn none() -> Secrets {
         Secrets {
             store: None,
+            max_value_kb: SecretsConfig::default().max_value_kb,
             key: Err(Arc::new(KeyError::NotConfigured)),
             settings: BTreeMap::new(),
         }
@@ -162,6 +173,7 @@ impl Secrets {
         settings::check_names(&settings)?;
         Ok(Secrets {
             store,
+            max_value_kb: config.max_value_kb,
             key: SealKey::from_config(config).map(Arc::new).map_err(Arc::new),
             settings,
         })
@@ -176,7 +188,7 @@ impl Secrets {
     /// unsealed; `None` when it is set nowhere.
     pub async fn get(&self, plugin: &str, name: &str) -> Result<Option<Secret>, SecretError> {
         if let Some(reference) = self.reference(plugin, name) {
-            return read_reference(&reference).map(Some);
+            return read_reference(&reference, self.max_value_kb).map(Some);
         }
         let Some(store) = &self.store else { return Ok(None) };
         let Some(sealed) = store.get(plugin, name).await.map_err(SecretError::Storage)? else {
@@ -215,6 +227,11 @@ impl Secrets {
 
     /// Seals `value` and stores it as `plugin`'s secret `name`.
     pub async fn set(&self, plugin: &str, name: &str, value: &str, now_ms: u64) -> Result<(), SecretError> {
+        if value.len() > self.max_value_bytes() {
+            return Err(SecretError::TooLarge {
+                limit_kb: self.max_value_kb,
+            });
+        }
         let key = self.key.as_ref().map_err(|e| SecretError::Key(e.clone()))?;
         let store = self.store()?;
         let sealed = Sealed {
@@ -225,6 +242,11 @@ impl Secrets {
             .put(plugin, name, &sealed)
             .await
             .map_err(SecretError::Storage)
+    }
+
+    /// `secrets.max_value_kb` in bytes: the largest value taken.
+    pub fn max_value_bytes(&self) -> usize {
+        (self.max_value_kb as usize).saturating_mul(1024)
     }
 
     /// The store (for listing and removing); an error when there is none.
@@ -239,7 +261,7 @@ impl Secrets {
 }
 
 /// The value a reference names, now.
-fn read_reference(reference: &SecretRef) -> Result<Secret, SecretError> {
+fn read_reference(reference: &SecretRef, max_kb: u64) -> Result<Secret, SecretError> {
     let fail = |source| SecretError::Reference {
         reference: reference.to_string(),
         source,
@@ -258,8 +280,13 @@ fn read_reference(reference: &SecretRef) -> Result<Secret, SecretError> {
             ))
         }),
         SecretRef::File(path) => {
-            let bytes = super::file::read_capped(path, MAX_SECRET_FILE)
-                .map_err(|e| fail(std::io::Error::other(e)))?;
+            let bytes = match super::file::read_capped(path, max_kb.saturating_mul(1024)) {
+                Ok(bytes) => bytes,
+                Err(super::file::ReadError::TooLarge { .. }) => {
+                    return Err(SecretError::TooLarge { limit_kb: max_kb });
+                }
+                Err(e) => return Err(fail(std::io::Error::other(e))),
+            };
             let text = String::from_utf8(bytes).map_err(|_| SecretError::NotText)?;
             Ok(Secret(without_newline(text)))
         }

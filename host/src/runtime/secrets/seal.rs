@@ -253,6 +253,7 @@ mod tests {
         let config = SecretsConfig {
             key_file: Some(path.clone()),
             key_env: None,
+            ..SecretsConfig::default()
         };
         assert!(SealKey::from_config(&config).is_ok());
         std::fs::write(&path, "abc").unwrap();
@@ -271,6 +272,7 @@ mod tests {
         let unset = SecretsConfig {
             key_file: None,
             key_env: Some("WASMHUB_TEST_SURELY_UNSET_KEY".into()),
+            ..SecretsConfig::default()
         };
         let err = SealKey::from_config(&unset).unwrap_err().to_string();
         assert!(err.contains("WASMHUB_TEST_SURELY_UNSET_KEY"), "{err}");
