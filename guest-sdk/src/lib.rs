@@ -131,6 +131,7 @@
 extern crate self as wasmhub_guest;
 
 mod check;
+pub mod config;
 mod error;
 mod example;
 pub mod host;
@@ -422,6 +423,25 @@ mod tests {
             .call_value("negate", &json!({"items": [5]}))
             .unwrap();
         assert_eq!(out, Value::from(vec![-5]));
+    }
+
+    /// The copy of `wasi:config/store` is the repository's too.
+    #[test]
+    fn the_config_wit_copy_is_the_repository_one() {
+        let crate_dir = std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo test sets CARGO_MANIFEST_DIR"),
+        );
+        let repository = crate_dir.join("../wit/wasi-config/store.wit");
+        if !repository.is_file() {
+            eprintln!("note: not comparing wit-config/store.wit: built outside the wasmhub repository");
+            return;
+        }
+        let copy =
+            std::fs::read(crate_dir.join("wit-config/store.wit")).expect("the SDK's wit-config/store.wit");
+        assert!(
+            copy == std::fs::read(repository).unwrap(),
+            "guest-sdk/wit-config/store.wit differs from wit/wasi-config/store.wit: copy it again"
+        );
     }
 
     /// The SDK carries its own copy of the contract so that it builds from its

@@ -18,6 +18,7 @@ mod limits;
 mod mcp_servers;
 mod models;
 mod oauth;
+mod secrets;
 mod storage;
 #[cfg(test)]
 mod tests;
@@ -37,6 +38,7 @@ pub use limits::{
 pub use mcp_servers::{HintOverride, McpServerConfig, McpTransport};
 pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
 pub use oauth::{OAuthConfig, SCOPE_NAMES};
+pub use secrets::{PluginSettings, SecretRef, SecretsConfig};
 pub use storage::{StorageBackend, StorageConfig};
 
 /// The whole configuration, after defaults and overrides.
@@ -81,6 +83,11 @@ pub struct Config {
     pub oauth: OAuthConfig,
     /// External MCP servers whose tools become operations (`[[mcp_servers]]`).
     pub mcp_servers: Vec<McpServerConfig>,
+    /// The key plugin secrets are sealed with (`[secrets]`).
+    pub secrets: SecretsConfig,
+    /// Per-plugin settings (`[plugin.NAME]`): configuration values, secret
+    /// references, `allow_reveal`.
+    pub plugin: std::collections::BTreeMap<String, PluginSettings>,
 }
 
 impl Default for Config {
@@ -104,6 +111,8 @@ impl Default for Config {
             storage: StorageConfig::default(),
             oauth: OAuthConfig::default(),
             mcp_servers: Vec::new(),
+            secrets: SecretsConfig::default(),
+            plugin: Default::default(),
         }
     }
 }
@@ -543,6 +552,8 @@ impl Config {
             .or_else(|| self.accounting.mismatch())
             .or_else(|| self.storage.mismatch())
             .or_else(|| mcp_servers::mismatch(&self.mcp_servers))
+            .or_else(|| self.secrets.mismatch())
+            .or_else(|| secrets::mismatch(&self.plugin))
             .or_else(|| {
                 let names: Vec<&str> = self.tokens.iter().map(|t| t.name.as_str()).collect();
                 self.oauth.mismatch(&names)

@@ -3,7 +3,8 @@
 # of the checkout but a copy of the built `wasmhub` binary, for Rust, Python and
 # JavaScript: `wasmhub plugin new NAME --lang L`, the project's own unit tests, its
 # one documented build command, `plugin check`, `plugin test` (every example through
-# the sandbox) and `wasmhub call` of the scaffolded operation. Also packages the Rust
+# the sandbox), `plugin inspect` of the scaffold's manifest (one secret, one
+# configuration key) and `wasmhub call` of the scaffolded operation. Also packages the Rust
 # SDK crate in isolation (`cargo package`, which builds the packaged crate alone).
 #
 # Toolchains come from the registries, pinned by the scaffolds themselves
@@ -47,11 +48,18 @@ expect_call() {
     grep -q "$want" <<<"$out"
 }
 
-# `plugin check` and `plugin test` say what they ran; both must name the plugin.
+# `plugin check` and `plugin test` say what they ran; both must name the plugin. The
+# scaffold's manifest (beside the component) declares a secret and a configuration
+# key: `plugin inspect` names the secret as unset and the key with its default.
 check_and_test() {
     local wasm=$1 name=$2
     wasmhub plugin check "$wasm" | tee /dev/stderr | grep -q "ok: plugin $name (wasmhub:plugin@0.2.0)"
     wasmhub plugin test "$wasm" | tee /dev/stderr | grep -Eq "^$name: [1-9][0-9]* passed, 0 failed$"
+    local inspected
+    inspected="$(wasmhub plugin inspect "$wasm" --data "$work/data-$name")"
+    echo "$inspected"
+    grep -q "API_KEY: UNSET: wasmhub secret set $name API_KEY; injected into api.example.com" <<<"$inspected"
+    grep -q 'separator (string) = ""' <<<"$inspected"
 }
 
 cd "$work"
@@ -63,6 +71,7 @@ step "rust: cargo build --release --target wasm32-wasip2" \
     bash -c "cd rs-demo && cargo build --quiet --release --target wasm32-wasip2"
 # Cargo names the artifact after the crate (rs_demo); the plugin name is the file stem.
 cp "$CARGO_TARGET_DIR/wasm32-wasip2/release/rs_demo.wasm" "$work/plugins/rs-demo.wasm" 2>/dev/null || true
+cp rs-demo/rs-demo.toml "$work/plugins/" 2>/dev/null || true
 step "rust: plugin check + plugin test" check_and_test "$work/plugins/rs-demo.wasm" rs-demo
 step "rust: wasmhub call rs-demo.repeat" expect_call rs-demo.repeat '"ababab"'
 
@@ -71,7 +80,7 @@ step "python: plugin new" wasmhub plugin new py-demo --lang python
 step "python: unit tests" bash -c "cd py-demo && python3 -m unittest"
 step "python: python3 build.py" bash -c "cd py-demo && python3 build.py"
 step "python: plugin check + plugin test" check_and_test py-demo/py-demo.wasm py-demo
-cp py-demo/py-demo.wasm "$work/plugins/" 2>/dev/null || true
+cp py-demo/py-demo.wasm py-demo/py-demo.toml "$work/plugins/" 2>/dev/null || true
 step "python: wasmhub call py-demo.repeat" expect_call py-demo.repeat '"ababab"'
 
 # --- JavaScript ------------------------------------------------------------------
@@ -79,7 +88,7 @@ step "js: plugin new" wasmhub plugin new js-demo --lang js
 step "js: npm install && npm run build" bash -c "cd js-demo && npm install --no-audit --no-fund && npm run build"
 step "js: unit tests" bash -c "cd js-demo && npm test"
 step "js: plugin check + plugin test" check_and_test js-demo/js-demo.wasm js-demo
-cp js-demo/js-demo.wasm "$work/plugins/" 2>/dev/null || true
+cp js-demo/js-demo.wasm js-demo/js-demo.toml "$work/plugins/" 2>/dev/null || true
 step "js: wasmhub call js-demo.repeat" expect_call js-demo.repeat '"ababab"'
 
 # --- The Rust SDK as a package ---------------------------------------------------

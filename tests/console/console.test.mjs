@@ -323,6 +323,43 @@ test("with tokens: the page needs one, takes it from the fragment, and a non-ope
   }
 });
 
+test("with tokens: the weather plugin's secret shows unset; an operator sets it with the form, a non-operator cannot, and the value is never shown", async () => {
+  const value = `wk-console-${Date.now()}`;
+  const row = '#secrets tr[data-secret="weather/WEATHER_API_KEY"]';
+  const ci = await tokensPage(CI);
+  const ops = await tokensPage(OPS);
+  try {
+    await ci.waitForSelector(row, WAIT);
+    assert.match(await ci.locator(`${row} td`).nth(3).textContent(), /UNSET/);
+    assert.match(await ci.locator("#config-out").textContent(), /^$/);
+    // A non-operator's Set is refused and the field is cleared.
+    await ci.fill(`${row} input[type=password]`, value);
+    await ci.click(`${row} button:text("Set")`);
+    await ci.waitForFunction((r) => /not an operator/.test(document.querySelector(r).textContent), row, WAIT);
+    assert.equal(await ci.inputValue(`${row} input[type=password]`), "");
+
+    await ops.waitForSelector(row, WAIT);
+    await ops.fill(`${row} input[type=password]`, value);
+    await ops.click(`${row} button:text("Set")`);
+    await ops.waitForFunction((r) => /^set /.test(document.querySelector(r).querySelectorAll("td")[3].textContent), row, WAIT);
+    // Every other page sees it set at its next refresh; no page holds the value.
+    await ci.click("#refresh");
+    await ci.waitForFunction((r) => /^set /.test(document.querySelector(r).querySelectorAll("td")[3].textContent), row, WAIT);
+    for (const p of [ci, ops]) assert.doesNotMatch(await p.content(), new RegExp(value));
+    const api = await fetch(`${TOKENS_HUB}/api/plugins`, { headers: { authorization: `Bearer ${CI}` } });
+    const listed = await api.text();
+    assert.match(listed, /"source":"stored"/);
+    assert.doesNotMatch(listed, new RegExp(value));
+
+    // Remove: unset again.
+    await ops.click(`${row} button:text("Remove")`);
+    await ops.waitForFunction((r) => /UNSET/.test(document.querySelector(r).querySelectorAll("td")[3].textContent), row, WAIT);
+  } finally {
+    await ci.close();
+    await ops.close();
+  }
+});
+
 test("with tokens: a non-operator sees only its own calls, sessions and accounting; an operator sees every principal's", async () => {
   const stamp = Date.now();
   const sessions = { ci: `console-ci-${stamp}`, ops: `console-ops-${stamp}` };

@@ -49,7 +49,9 @@ pids+=("$upstream_pid")
 
 # The hub with tokens.
 mkdir -p "$work/tokens/plugins"
-cp "$work/open/plugins/broken.wasm" "$plugins/calc.wasm" "$work/tokens/plugins/"
+cp "$work/open/plugins/broken.wasm" "$plugins/calc.wasm" "$plugins/weather.wasm" "$plugins/weather.toml" \
+    "$work/tokens/plugins/"
+"$bin" secret keygen "$work/tokens/secrets.key" 2>/dev/null
 printf 'ci-secret-123' >"$work/tokens/ci.secret"
 printf 'ops-secret-456' >"$work/tokens/ops.secret"
 tokens_port="$(free_port)"
@@ -75,6 +77,9 @@ max_retries = 0
 
 [agent]
 model = "scripted/scripted-1"
+
+[secrets]
+key_file = "$work/tokens/secrets.key"
 TOML
 "$bin" serve --config "$work/tokens/wasmhub.toml" --plugins "$work/tokens/plugins" \
     --data "$work/tokens/data" >"$work/tokens.log" 2>&1 &

@@ -9,6 +9,7 @@ pub mod mcp;
 mod oauth;
 pub mod plugin;
 pub mod scaffold;
+mod secret;
 pub mod serve;
 mod signals;
 
@@ -38,6 +39,8 @@ Commands:
   plugin keygen         make an Ed25519 signing key
   plugin sign FILE      sign a plugin (FILE.sig) with --key KEY
   oauth code NAME       a one-time sign-in code for principal NAME, from the running hub
+  secret set|list|rm    plugin secrets, sealed in the hub's storage (value from stdin)
+  secret keygen FILE    make the key secrets are sealed with
 
 Run `wasmhub <command> --help` for its options.
 ";
@@ -65,6 +68,7 @@ pub fn main(argv: Vec<String>) -> ExitCode {
         "call" => call_command(rest),
         "plugin" => plugin_command(rest),
         "oauth" => oauth_command(rest),
+        "secret" => secret_command(rest),
         "-h" | "--help" | "help" => {
             print!("{HELP}");
             Ok(ExitCode::SUCCESS)
@@ -191,6 +195,47 @@ fn oauth_command(argv: &[String]) -> Result<ExitCode, UsageError> {
     let url = oauth::hub_url(&config, args.value("hub"));
     let token = std::env::var(args.value("token-env").unwrap_or("WASMHUB_TOKEN")).ok();
     Ok(oauth::code(&url, principal, token.as_deref()))
+}
+
+const SECRET_HELP: &str = "\
+Usage: wasmhub secret <set|list|rm|keygen> ...
+
+  secret set PLUGIN NAME     seal the value on stdin (never an argument) as PLUGIN's secret NAME;
+                             the next call uses it, on every replica
+  secret list [PLUGIN]       names, set or unset, since when or from where; never values
+  secret rm PLUGIN NAME      remove a stored value
+  secret keygen FILE         write a new sealing key to FILE (0600; never overwrites)
+The key: secrets.key_file or secrets.key_env. The storage: [storage] (the data folder's embedded
+database, which a running hub holds: stop it first, or use the console; or PostgreSQL).";
+
+fn secret_command(argv: &[String]) -> Result<ExitCode, UsageError> {
+    let args = Args::parse(argv, &CONFIG_FLAGS, &["help"])?;
+    if args.switch("help") {
+        println!("{SECRET_HELP}\n\nOptions:\n{CONFIG_FLAGS_HELP}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let positional: Vec<&str> = args.positional.iter().map(String::as_str).collect();
+    let command = match positional.as_slice() {
+        ["keygen", file] => return Ok(secret::keygen(std::path::Path::new(file))),
+        ["set", plugin, name] => secret::Command::Set { plugin, name },
+        ["rm", plugin, name] => secret::Command::Remove { plugin, name },
+        ["list"] => secret::Command::List { plugin: None },
+        ["list", plugin] => secret::Command::List { plugin: Some(plugin) },
+        ["set", _, _, _, ..] => {
+            return Err(UsageError(
+                "secret set takes the value from stdin, never as an argument: printf %s \"$KEY\" | wasmhub secret set PLUGIN NAME".into(),
+            ));
+        }
+        _ => return Err(UsageError(format!("expected a subcommand\n{SECRET_HELP}"))),
+    };
+    let config = match load_config(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("wasmhub secret: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    Ok(secret::run(command, &config))
 }
 
 fn call_command(argv: &[String]) -> Result<ExitCode, UsageError> {

@@ -39,6 +39,7 @@ pub mod grant;
 mod graph;
 mod meta_tools;
 mod metrics;
+mod needs;
 mod state;
 pub(crate) use metrics::escape as escape_label;
 mod protocol;
@@ -61,6 +62,7 @@ pub use meta_tools::{
     CallArgs, ListArgs, MetaTool, MetaToolKind, MetaToolRequest, OperationCall, SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT, SchemaArgs, SearchArgs, meta_tools,
 };
+pub use needs::{ConfigNeed, SecretAdminError, SecretNeed, plugin_needs};
 pub use protocol::{ProgressEvent, ProgressFn};
 pub use quota::{QuotaExceeded, QuotaKind, QuotaLimit, StorageQuota, StoredUsage};
 pub use registry::{PluginCounts, PluginInfo, PluginLimits, PluginStatus, ServerInfo};
@@ -68,7 +70,7 @@ pub use search::{SearchDoc, SearchIndex};
 
 use crate::config::Config;
 use crate::mcp_client::{McpServers, ServerEntry};
-use crate::runtime::{LockFile, OnChange, PluginDir, PluginEntry, Runtime};
+use crate::runtime::{LockFile, OnChange, PluginDir, PluginEntry, Runtime, RuntimeError, Secrets};
 use crate::storage::Backend;
 use approval::Verdict;
 use auth::Authenticator;
@@ -189,10 +191,14 @@ impl Hub {
         config: &Config,
         backend: Backend,
     ) -> Result<(Arc<Hub>, Runtime, OnChange), HubError> {
-        let runtime = Runtime::with_trust(
+        let store = crate::runtime::secrets::store::open(&backend).await?;
+        let secrets = Secrets::new(Some(store), &config.secrets, config.plugin.clone())
+            .map_err(RuntimeError::Settings)?;
+        let runtime = Runtime::with_secrets(
             &config.limits,
             Some(&config.data_dir.join("compiled")),
             &config.trust,
+            secrets,
         )?;
         // Compiled artifacts used to live in the store's `compiled` table; they are
         // files now (`runtime::cache`), and the old table only takes space.

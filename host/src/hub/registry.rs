@@ -112,6 +112,10 @@ pub struct PluginInfo {
     /// The key id of the trusted key whose signature was verified at load (`[trust]`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signer: Option<String>,
+    /// The secrets its manifest declares (names and where each value is, never values).
+    pub secrets: Vec<super::SecretNeed>,
+    /// The configuration keys its manifest declares, with the values in effect.
+    pub config: Vec<super::ConfigNeed>,
 }
 
 /// The limits a loaded plugin's calls run under (its manifest's, clamped to the
@@ -332,6 +336,8 @@ fn unloaded(entry: &PluginEntry, state: PluginStatus, digest: Option<String>) ->
         wit_version: None,
         instructions: false,
         signer: None,
+        secrets: Vec::new(),
+        config: Vec::new(),
     }
 }
 
@@ -351,6 +357,7 @@ fn describe(entry: &PluginEntry, ops: &mut HashMap<String, OpRef>) -> PluginInfo
     let deprecated = state == PluginStatus::Deprecated;
     let operations = register(&Source::Plugin(plugin.clone()), deprecated, ops);
     let l = plugin.limits();
+    let (secrets, config) = super::needs::plugin_needs(plugin);
     PluginInfo {
         name: entry.name.clone(),
         path: entry.path.display().to_string(),
@@ -368,6 +375,8 @@ fn describe(entry: &PluginEntry, ops: &mut HashMap<String, OpRef>) -> PluginInfo
         wit_version: Some(plugin.wit_version()),
         instructions: plugin.instructions().is_some(),
         signer: plugin.signer().map(str::to_string),
+        secrets,
+        config,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Generated bindings for every version of the `wasmhub:plugin` world the host
-//! serves (0.1.0 from `wit/0.1.0/`, 0.2.0 from `wit/`), the host side of their
-//! `host` interface (`log` to the hub log, `call` to the hub's call protocol), the
+//! serves (0.1.0 from `wit/0.1.0/`, 0.2.0 from `wit/`, 0.3.0 from `wit/0.3.0/`),
+//! the host side of their `host` interface (`log` to the hub log, `call` to the
+//! hub's call protocol, 0.3.0's `reveal-secret` to the plugin's secrets), the
 //! one `Linker` every plugin is instantiated against, and [`PluginPre`]: a linked
 //! component of either version behind one version-neutral surface, so nothing else
 //! in the runtime knows which version a plugin targets.
@@ -29,6 +30,19 @@ mod v0_2 {
         world: "plugin",
         path: "../wit",
         imports: { "wasmhub:plugin/host.call": async, default: trappable },
+        exports: { default: async },
+    });
+}
+
+mod v0_3 {
+    wasmtime::component::bindgen!({
+        world: "plugin",
+        path: "../wit/0.3.0",
+        imports: {
+            "wasmhub:plugin/host.call": async,
+            "wasmhub:plugin/host.reveal-secret": async,
+            default: trappable,
+        },
         exports: { default: async },
     });
 }
@@ -62,6 +76,7 @@ macro_rules! hints {
 /// The WIT sources of every version served, newest first, as `(version, text)`
 /// (`wasmhub plugin wit` writes them out).
 pub const WIT_SOURCES: &[(WitVersion, &str)] = &[
+    (WitVersion::V0_3, include_str!("../../../wit/0.3.0/plugin.wit")),
     (WitVersion::V0_2, include_str!("../../../wit/plugin.wit")),
     (WitVersion::V0_1, include_str!("../../../wit/0.1.0/plugin.wit")),
 ];
@@ -75,17 +90,35 @@ pub enum WitVersion {
     /// `wasmhub:plugin@0.2.0`: adds operation examples and plugin instructions.
     #[serde(rename = "0.2.0")]
     V0_2,
+    /// `wasmhub:plugin@0.3.0`: adds `host.reveal-secret`.
+    #[serde(rename = "0.3.0")]
+    V0_3,
 }
 
 impl WitVersion {
+    /// The version the bundled SDKs (`guest-sdk`, `guest-sdk-py`, `guest-sdk-js`)
+    /// bind, and so the one `plugin new` vendors: 0.2.0 (0.3.0's
+    /// `host.reveal-secret` is reached through the raw bindings until they move).
+    pub const SDK: WitVersion = WitVersion::V0_2;
+
+    /// The WIT text of this version.
+    pub fn source(self) -> &'static str {
+        WIT_SOURCES
+            .iter()
+            .find(|(v, _)| *v == self)
+            .map(|(_, text)| *text)
+            .expect("every version has its source")
+    }
+
     /// Every version served, newest first.
-    pub const ALL: [WitVersion; 2] = [WitVersion::V0_2, WitVersion::V0_1];
+    pub const ALL: [WitVersion; 3] = [WitVersion::V0_3, WitVersion::V0_2, WitVersion::V0_1];
 
     /// The version number, `0.2.0`.
     pub fn as_str(self) -> &'static str {
         match self {
             WitVersion::V0_1 => "0.1.0",
             WitVersion::V0_2 => "0.2.0",
+            WitVersion::V0_3 => "0.3.0",
         }
     }
 
@@ -94,6 +127,7 @@ impl WitVersion {
         match self {
             WitVersion::V0_1 => "wasmhub:plugin/operations@0.1.0",
             WitVersion::V0_2 => "wasmhub:plugin/operations@0.2.0",
+            WitVersion::V0_3 => "wasmhub:plugin/operations@0.3.0",
         }
     }
 
@@ -147,11 +181,43 @@ pub(super) enum PluginError {
     Failed(String),
 }
 
+/// Instantiates `pre` (of version `$v`, 0.2.0 or later) in `store` and asks it for
+/// its instructions and operations.
+macro_rules! list_with_instructions {
+    ($v:ident, $pre:expr, $store:expr) => {{
+        let plugin = $pre.instantiate_async(&mut *$store).await?;
+        let ops = plugin.wasmhub_plugin_operations();
+        let instructions = ops.call_instructions(&mut *$store).await?;
+        let specs = ops.call_list(&mut *$store).await?;
+        Ok(Listing {
+            instructions,
+            specs: specs.into_iter().map(|s| spec!($v, s)).collect(),
+        })
+    }};
+}
+
+/// Instantiates `pre` (of version `$v`) in `store` and runs `op` on `input`, timing
+/// both stages.
+macro_rules! run_call {
+    ($v:ident, $pre:expr, $store:expr, $op:expr, $input:expr) => {{
+        let started = Instant::now();
+        let plugin = $pre.instantiate_async(&mut *$store).await?;
+        let started = timing::record(Stage::Instantiate, started);
+        let out = plugin
+            .wasmhub_plugin_operations()
+            .call_call(&mut *$store, $op, $input)
+            .await?;
+        timing::record(Stage::Guest, started);
+        out.map_err(|e| plugin_error!($v, e))
+    }};
+}
+
 /// A component linked against the host, ready to instantiate once per call.
 #[derive(Clone)]
 pub(super) enum PluginPre {
     V0_1(v0_1::PluginPre<CallState>),
     V0_2(v0_2::PluginPre<CallState>),
+    V0_3(v0_3::PluginPre<CallState>),
 }
 
 impl PluginPre {
@@ -160,6 +226,7 @@ impl PluginPre {
         Ok(match version {
             WitVersion::V0_1 => PluginPre::V0_1(v0_1::PluginPre::new(pre)?),
             WitVersion::V0_2 => PluginPre::V0_2(v0_2::PluginPre::new(pre)?),
+            WitVersion::V0_3 => PluginPre::V0_3(v0_3::PluginPre::new(pre)?),
         })
     }
 
@@ -168,6 +235,7 @@ impl PluginPre {
         match self {
             PluginPre::V0_1(_) => WitVersion::V0_1,
             PluginPre::V0_2(_) => WitVersion::V0_2,
+            PluginPre::V0_3(_) => WitVersion::V0_3,
         }
     }
 
@@ -183,16 +251,8 @@ impl PluginPre {
                     specs: specs.into_iter().map(v0_1_spec).collect(),
                 })
             }
-            PluginPre::V0_2(pre) => {
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                let ops = plugin.wasmhub_plugin_operations();
-                let instructions = ops.call_instructions(&mut *store).await?;
-                let specs = ops.call_list(&mut *store).await?;
-                Ok(Listing {
-                    instructions,
-                    specs: specs.into_iter().map(v0_2_spec).collect(),
-                })
-            }
+            PluginPre::V0_2(pre) => list_with_instructions!(v0_2, pre, store),
+            PluginPre::V0_3(pre) => list_with_instructions!(v0_3, pre, store),
         }
     }
 
@@ -204,28 +264,9 @@ impl PluginPre {
         input: &str,
     ) -> wasmtime::Result<Result<String, PluginError>> {
         Ok(match self {
-            PluginPre::V0_1(pre) => {
-                let started = Instant::now();
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                let started = timing::record(Stage::Instantiate, started);
-                let out = plugin
-                    .wasmhub_plugin_operations()
-                    .call_call(&mut *store, op, input)
-                    .await?;
-                timing::record(Stage::Guest, started);
-                out.map_err(|e| plugin_error!(v0_1, e))
-            }
-            PluginPre::V0_2(pre) => {
-                let started = Instant::now();
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                let started = timing::record(Stage::Instantiate, started);
-                let out = plugin
-                    .wasmhub_plugin_operations()
-                    .call_call(&mut *store, op, input)
-                    .await?;
-                timing::record(Stage::Guest, started);
-                out.map_err(|e| plugin_error!(v0_2, e))
-            }
+            PluginPre::V0_1(pre) => run_call!(v0_1, pre, store, op, input),
+            PluginPre::V0_2(pre) => run_call!(v0_2, pre, store, op, input),
+            PluginPre::V0_3(pre) => run_call!(v0_3, pre, store, op, input),
         })
     }
 }
@@ -241,29 +282,34 @@ fn v0_1_spec(s: v0_1::exports::wasmhub::plugin::operations::OperationSpec) -> Op
     }
 }
 
-fn v0_2_spec(s: v0_2::exports::wasmhub::plugin::operations::OperationSpec) -> OperationSpec {
-    OperationSpec {
-        hints: hints!(v0_2, s.hints),
-        name: s.name,
-        description: s.description,
-        input_schema: s.input_schema,
-        output_schema: s.output_schema,
-        examples: s
-            .examples
-            .into_iter()
-            .map(|e| ExampleSpec {
-                description: e.description,
-                input: e.input,
-                output: e.output,
-            })
-            .collect(),
-    }
+/// The version-neutral [`OperationSpec`] of a 0.2.0-or-later generated spec.
+macro_rules! spec {
+    ($v:ident, $s:expr) => {{
+        let s: $v::exports::wasmhub::plugin::operations::OperationSpec = $s;
+        OperationSpec {
+            hints: hints!($v, s.hints),
+            name: s.name,
+            description: s.description,
+            input_schema: s.input_schema,
+            output_schema: s.output_schema,
+            examples: s
+                .examples
+                .into_iter()
+                .map(|e| ExampleSpec {
+                    description: e.description,
+                    input: e.input,
+                    output: e.output,
+                })
+                .collect(),
+        }
+    }};
 }
+use spec;
 
 /// The host side of one version's `host` interface; every version shares the same
 /// behaviour ([`CallState::host_log`] and the call's nested-call router).
 macro_rules! host_interface {
-    ($v:ident) => {
+    ($v:ident $(, $reveal:ident)?) => {
         impl $v::wasmhub::plugin::types::Host for CallState {}
 
         impl $v::wasmhub::plugin::host::Host for CallState {
@@ -291,6 +337,8 @@ macro_rules! host_interface {
                 input_json: String,
             ) -> Result<String, $v::wasmhub::plugin::types::CallError> {
                 use $v::wasmhub::plugin::types::{CallError, CallErrorCode as C};
+                // A secret the call used goes no further than the call.
+                let input_json = self.secrets.scrubber().json(&input_json);
                 self.nested
                     .call(tool, input_json)
                     .await
@@ -303,7 +351,8 @@ macro_rules! host_interface {
                             ErrorCode::MemoryLimit => C::MemoryLimit,
                             ErrorCode::OutputLimit => C::OutputLimit,
                             ErrorCode::Trap => C::Trap,
-                            ErrorCode::PluginError => C::PluginError,
+                            // The released WIT enums have no missing-secret code.
+                            ErrorCode::PluginError | ErrorCode::MissingSecret => C::PluginError,
                             ErrorCode::Cancelled => C::Cancelled,
                             ErrorCode::CallLimit => C::CallLimit,
                             // The released WIT enums have no approval codes.
@@ -312,18 +361,25 @@ macro_rules! host_interface {
                         message: e.message,
                     })
             }
+            $(
+                async fn $reveal(&mut self, name: String) -> Result<String, String> {
+                    self.secrets.clone().reveal(&name).await
+                }
+            )?
         }
     };
 }
 
 host_interface!(v0_1);
 host_interface!(v0_2);
+host_interface!(v0_3, reveal_secret);
 
 impl CallState {
     /// `host.log`: one line in the hub log, tagged with the plugin and the call,
     /// bounded so a plugin cannot write megabytes into it in one line; the line
     /// counts against the call's `limits.log_lines`.
     fn host_log(&mut self, level: crate::logging::Level, message: &str) {
+        let message = &self.secrets.scrubber().text(message);
         call_log!(
             self.log,
             level,
@@ -352,5 +408,7 @@ pub(super) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<CallS
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     v0_1::Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
     v0_2::Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+    v0_3::Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+    super::config_store::add_to_linker(&mut linker)?;
     Ok(linker)
 }

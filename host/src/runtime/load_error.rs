@@ -81,6 +81,8 @@ pub enum LoadProblem {
     },
     /// `operations.list` failed.
     List(ListError),
+    /// The operator's `[plugin.NAME]` settings do not fit the manifest.
+    Settings(super::secrets::SettingsProblem),
     /// An operation spec breaks a rule.
     Operation {
         /// The operation's name as the plugin listed it.
@@ -144,6 +146,7 @@ impl fmt::Display for LoadProblem {
             LoadProblem::Link(e) => write!(f, "cannot be linked: {}", link_message(e)),
             LoadProblem::Manifest { path, problem } => write!(f, "manifest: {}: {problem}", path.display()),
             LoadProblem::List(e) => write!(f, "operations.list failed: {e}"),
+            LoadProblem::Settings(e) => write!(f, "{e}"),
             LoadProblem::Operation { op, problem } => write!(f, "operation {op:?}: {problem}"),
             LoadProblem::Verification(e) => write!(f, "verification failed: {e}"),
             LoadProblem::Trust(e) => write!(f, "trust: {e}"),
@@ -167,6 +170,7 @@ impl Error for LoadProblem {
             LoadProblem::Link(e) => Some(e.as_ref()),
             LoadProblem::Manifest { problem, .. } => Some(problem),
             LoadProblem::List(e) => Some(e),
+            LoadProblem::Settings(e) => Some(e),
             LoadProblem::Operation { problem, .. } => Some(problem),
             LoadProblem::Verification(e) => Some(e.as_ref()),
             LoadProblem::Trust(e) => Some(e),

@@ -18,6 +18,8 @@ use super::net::NetPolicy;
 use super::operations::{self, MAX_INSTRUCTIONS_BYTES};
 use super::plugin::Plugin;
 use super::sandbox::{CallState, SandboxSpec, new_store};
+use super::secrets::SecretNeeds;
+use super::secrets::settings::effective_config;
 use super::types::NoNestedCalls;
 use super::verify::{self, ExampleScope};
 use std::path::{Path, PathBuf};
@@ -79,7 +81,15 @@ pub(super) async fn load(
         return Err(err);
     }
 
-    let (sandbox, notes) = sandbox_spec(&manifest, inner);
+    let config = match effective_config(&name, &manifest, inner.secrets.settings(&name)) {
+        Ok(config) => config,
+        Err(problems) => {
+            err.problems
+                .extend(problems.into_iter().map(LoadProblem::Settings));
+            return Err(err);
+        }
+    };
+    let (sandbox, notes) = sandbox_spec(&name, &manifest, config, inner);
     let listing = match list(inner, &pre, &sandbox, &name).await {
         Ok(listing) => listing,
         Err(e) => return Err(with(err, LoadProblem::List(e))),
@@ -240,10 +250,15 @@ async fn link(
 /// What the plugin's calls are granted: the manifest's grants, environment values
 /// read now, limits clamped to the operator's caps; the notes say what was lowered
 /// or is missing.
-fn sandbox_spec(manifest: &Manifest, inner: &Inner) -> (SandboxSpec, Vec<String>) {
+fn sandbox_spec(
+    name: &str,
+    manifest: &Manifest,
+    config: Vec<(String, String)>,
+    inner: &Inner,
+) -> (SandboxSpec, Vec<String>) {
     let (limits, mut notes) = EffectiveLimits::resolve(&manifest.limits, &inner.call);
     let mut env = Vec::new();
-    for var in manifest.env_vars.iter().chain(&manifest.secrets) {
+    for var in manifest.env_vars.iter().chain(&manifest.env_secrets) {
         match std::env::var(var) {
             Ok(value) => env.push((var.clone(), value)),
             Err(_) => notes.push(format!(
@@ -253,6 +268,8 @@ fn sandbox_spec(manifest: &Manifest, inner: &Inner) -> (SandboxSpec, Vec<String>
     }
     let sandbox = SandboxSpec {
         env,
+        config: Arc::new(config),
+        needs: SecretNeeds::new(name, manifest, inner.secrets.clone()),
         dirs: manifest.dirs.clone(),
         net: Arc::new(NetPolicy::new(manifest.network.clone())),
         limits,

@@ -9,11 +9,15 @@
 //! - `bindings`: every WIT version served (0.1.0, 0.2.0) behind one surface, and
 //!   the host side of `wasmhub:plugin/host`;
 //! - `sandbox`, `capture`, `net`: what one call may touch;
+//! - `config_store`: `wasi:config/store`, a plugin's own configuration;
 //! - `cpu`: each tenant's CPU share for calls that run past an epoch tick;
 //! - `budget`: per-call budgets (hub-log lines, outgoing HTTP requests) and the
 //!   bound on plugin-provided text;
 //! - `file`: reading plugin files (regular files only, size capped while reading);
-//! - `manifest`: `NAME.toml` grants and limits;
+//! - `manifest`: `NAME.toml` grants, limits, and the secrets and configuration
+//!   a plugin needs;
+//! - `secrets`: the operator's values for those: sealed secrets (store, key,
+//!   references) and `[plugin.NAME]` settings;
 //! - `loader`, `load_error`, `operations`: loading, why a load failed, checking
 //!   the listed operations;
 //! - `verify`: running the operations' examples (at load, and `plugin test`);
@@ -27,6 +31,7 @@ mod budget;
 mod cache;
 mod capture;
 mod code_pages;
+mod config_store;
 mod cpu;
 mod dir;
 mod engine;
@@ -41,12 +46,14 @@ mod operation_problem;
 mod operations;
 mod plugin;
 mod sandbox;
+pub mod secrets;
 mod trust;
 mod types;
 mod verify;
 
 pub use bindings::{WIT_SOURCES, WitVersion};
 pub(crate) use budget::bounded as bounded_text;
+pub use config_store::WASI_CONFIG_WIT;
 pub use cpu::CpuShares;
 pub use dir::{OnChange, PluginDir, PluginEntry, PluginState};
 pub use engine::{Allocator, epoch_tick};
@@ -55,13 +62,15 @@ pub use load_error::{CompileError, ListError, LoadError, LoadProblem};
 pub use loader::{manifest_path, plugin_name};
 pub use lock::{LOCK_FILE, LockError, LockFile, Source};
 pub use manifest::{
-    DirGrant, EffectiveLimits, GrantError, HostGrant, LimitRequests, Manifest, ManifestError, ManifestProblem,
+    ConfigDecl, ConfigType, DirGrant, EffectiveLimits, GrantError, HostGrant, InjectRule, LimitRequests,
+    Manifest, ManifestError, ManifestProblem, SecretDecl, SecretUse, is_config_name, is_env_name,
 };
 pub use names::{valid_operation_name, valid_plugin_name};
 pub use operation_problem::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, OperationProblem, SchemaRole};
 pub use operations::{MAX_INSTRUCTIONS_BYTES, compile_value as compile_schema};
 pub use plugin::{Example, Operation, Plugin};
 pub use sandbox::SandboxError;
+pub use secrets::Secrets;
 pub use trust::{
     MAX_SIGNATURE_BYTES, SIGNATURE_FORMAT, Signature, SigningKey, SigningKeyError, TrustPolicy, TrustProblem,
     key_id, signature_path,
@@ -89,6 +98,8 @@ pub enum RuntimeError {
     Ticker(std::io::Error),
     /// A `[trust]` key is not a public key (or key id).
     Trust(trust::TrustKeyError),
+    /// A `[plugin.NAME]` table names no possible plugin or configuration key.
+    Settings(secrets::SettingsError),
     /// The plugins folder cannot be read.
     PluginDir {
         /// The plugins folder.
@@ -105,6 +116,7 @@ impl fmt::Display for RuntimeError {
             RuntimeError::Linker(e) => write!(f, "cannot link the host interfaces: {e}"),
             RuntimeError::Ticker(e) => write!(f, "cannot start the epoch ticker thread: {e}"),
             RuntimeError::Trust(e) => write!(f, "[trust]: {e}"),
+            RuntimeError::Settings(e) => write!(f, "{e}"),
             RuntimeError::PluginDir { path, source } => {
                 write!(f, "cannot read the plugins folder {}: {source}", path.display())
             }
@@ -118,6 +130,7 @@ impl std::error::Error for RuntimeError {
             RuntimeError::Engine(e) | RuntimeError::Linker(e) => Some(e.as_ref()),
             RuntimeError::Ticker(e) | RuntimeError::PluginDir { source: e, .. } => Some(e),
             RuntimeError::Trust(e) => Some(e),
+            RuntimeError::Settings(e) => Some(e),
         }
     }
 }
@@ -141,6 +154,8 @@ struct Inner {
     cpu: Arc<CpuShares>,
     /// Which signatures plugins need (`[trust]`).
     trust: TrustPolicy,
+    /// The operator's secrets and `[plugin.NAME]` settings.
+    secrets: Arc<Secrets>,
     _ticker: engine::Ticker,
 }
 
@@ -167,6 +182,17 @@ impl Runtime {
         limits: &Limits,
         cache_dir: Option<&Path>,
         trust: &crate::config::TrustConfig,
+    ) -> Result<Runtime, RuntimeError> {
+        Runtime::with_secrets(limits, cache_dir, trust, Secrets::none())
+    }
+
+    /// [`Runtime::with_trust`] whose plugins get the operator's `secrets` and
+    /// `[plugin.NAME]` settings (a plugin's configuration is checked at its load).
+    pub fn with_secrets(
+        limits: &Limits,
+        cache_dir: Option<&Path>,
+        trust: &crate::config::TrustConfig,
+        secrets: Secrets,
     ) -> Result<Runtime, RuntimeError> {
         let trust = TrustPolicy::new(trust).map_err(RuntimeError::Trust)?;
         let (engine, allocator) = engine::build(limits).map_err(RuntimeError::Engine)?;
@@ -200,6 +226,7 @@ impl Runtime {
                 memory: budget::MemoryBudget::new(limits.pool.memory_budget_mb),
                 cpu,
                 trust,
+                secrets: Arc::new(secrets),
                 _ticker: ticker,
             }),
         })
@@ -228,6 +255,11 @@ impl Runtime {
     pub async fn run_examples(&self, plugin: &Plugin, scope: ExampleScope) -> ExampleReports {
         let within = std::time::Duration::from_millis(self.inner.load.timeout_ms);
         verify::run(plugin, scope, within).await
+    }
+
+    /// The operator's secrets and `[plugin.NAME]` settings.
+    pub fn secrets(&self) -> &Arc<Secrets> {
+        &self.inner.secrets
     }
 
     /// Each tenant's CPU share; the hub bounds large validations with it too.

@@ -8,6 +8,7 @@ use super::budget::bounded;
 use super::cpu::TickGate;
 use super::manifest::{EffectiveLimits, Manifest};
 use super::sandbox::{CallState, SandboxSpec, new_store};
+use super::secrets::Scrubber;
 use super::types::{CallFailure, CallOutput, ErrorCode, Hints, Invocation, TrapKind};
 use crate::timing::{self, Stage};
 use std::path::{Path, PathBuf};
@@ -147,6 +148,11 @@ impl Plugin {
     pub fn imports(&self) -> &[String] {
         &self.imports
     }
+    /// Its configuration as the guest reads it: each `[config.NAME]` with the
+    /// operator's value or the default (configuration is not secret).
+    pub fn config(&self) -> &[(String, String)] {
+        &self.sandbox.config
+    }
     /// Load-time remarks that did not reject the plugin (a clamped limit, a granted
     /// environment variable that is not set).
     pub fn notes(&self) -> &[String] {
@@ -184,6 +190,7 @@ impl Plugin {
         let (store, result) = self.run_guest(store, gate, op, input_json, deadline).await?;
         let started = std::time::Instant::now();
         let outcome = self.outcome(&store, result, limit_ms);
+        let outcome = scrubbed(outcome, &store.data().secrets.scrubber());
         drop(store);
         timing::record(Stage::Teardown, started);
         outcome
@@ -204,6 +211,11 @@ impl Plugin {
         let log_overflow = || CallFailure::OutputLimit {
             limit_bytes: limits.log_bytes() as u64,
         };
+        // A secret the call needed and did not get decides its outcome, whatever the
+        // guest made of the refused request.
+        if let Some((secret, reason)) = state.secrets.missing_secret() {
+            return Err(CallFailure::MissingSecret { secret, reason });
+        }
         match result {
             Err(_elapsed) => Err(CallFailure::Timeout { limit_ms }),
             Ok(Err(e)) => {
@@ -239,6 +251,32 @@ impl Plugin {
             }),
             Ok(Ok(Ok(json))) => Ok(CallOutput { json, logs: logs() }),
         }
+    }
+}
+
+/// `outcome` without any secret value the call used: its output, captured logs
+/// and error message (`[redacted:NAME]`).
+fn scrubbed(
+    outcome: Result<CallOutput, CallFailure>,
+    scrubber: &Scrubber,
+) -> Result<CallOutput, CallFailure> {
+    if scrubber.is_empty() {
+        return outcome;
+    }
+    match outcome {
+        Ok(out) => Ok(CallOutput {
+            json: scrubber.json(&out.json),
+            logs: scrubber.text(&out.logs),
+        }),
+        Err(CallFailure::Plugin { code, message }) => Err(CallFailure::Plugin {
+            code,
+            message: scrubber.text(&message),
+        }),
+        Err(CallFailure::Trap { kind, message }) => Err(CallFailure::Trap {
+            kind,
+            message: scrubber.text(&message),
+        }),
+        Err(other) => Err(other),
     }
 }
 

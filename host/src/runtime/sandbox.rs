@@ -10,6 +10,7 @@ use super::capture::CapturePipe;
 use super::cpu::TickGate;
 use super::manifest::{DirGrant, EffectiveLimits};
 use super::net::{NetHooks, NetPolicy};
+use super::secrets::{CallSecrets, SecretNeeds};
 use super::types::NestedCalls;
 use std::sync::Arc;
 use wasmtime::component::ResourceTable;
@@ -27,8 +28,13 @@ const MAX_HANDLES: usize = 10_000;
 
 /// What a plugin's calls are granted, resolved once at load so a call only copies it.
 pub(super) struct SandboxSpec {
-    /// Environment variables and secrets, with values read at load time.
+    /// Environment variables and `[env] secrets`, with values read at load time.
     pub env: Vec<(String, String)>,
+    /// The plugin's configuration (`[config.NAME]` with the operator's values),
+    /// as `wasi:config/store` gives it.
+    pub config: Arc<Vec<(String, String)>>,
+    /// Its `[secrets.NAME]`: injected into requests, or revealed.
+    pub needs: Arc<SecretNeeds>,
     pub dirs: Vec<DirGrant>,
     pub net: Arc<NetPolicy>,
     pub limits: EffectiveLimits,
@@ -100,6 +106,10 @@ pub(super) struct CallState {
     pub log: Arc<LogBudget>,
     /// Its tenant's CPU tickets (see `cpu`), spent at every epoch tick after the first.
     pub gate: TickGate,
+    /// The secrets this call used or missed; shared with the HTTP hooks.
+    pub secrets: Arc<CallSecrets>,
+    /// The plugin's configuration, for `wasi:config/store`.
+    pub config: Arc<Vec<(String, String)>>,
 }
 
 /// Why a sandbox could not be set up: a granted directory cannot be opened (it
@@ -162,6 +172,7 @@ impl CallState {
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
         let log = Arc::new(LogBudget::new(spec.limits.log_lines));
+        let secrets = CallSecrets::new(spec.needs.clone());
         Ok(CallState {
             wasi: wasi.build(),
             table,
@@ -173,6 +184,7 @@ impl CallState {
                 call_id: call_id.clone(),
                 log: log.clone(),
                 http: HttpBudget::new(spec.limits.max_http_concurrent, spec.limits.max_http_requests),
+                secrets: secrets.clone(),
             },
             limiter: MemoryLimiter {
                 max_bytes: spec.limits.memory_bytes(),
@@ -187,6 +199,8 @@ impl CallState {
             nested,
             log,
             gate,
+            secrets,
+            config: spec.config.clone(),
         })
     }
 }

@@ -44,6 +44,9 @@ pub enum ErrorCode {
     ApprovalRequired,
     /// `"approval_denied"`: a person was asked and said no.
     ApprovalDenied,
+    /// `"missing_secret"`: a secret the call needs (`plugin/NAME`) has no value
+    /// (or its value cannot be read); the operator sets it with `wasmhub secret set`.
+    MissingSecret,
 }
 
 impl ErrorCode {
@@ -62,6 +65,7 @@ impl ErrorCode {
             ErrorCode::CallLimit => "call_limit",
             ErrorCode::ApprovalRequired => "approval_required",
             ErrorCode::ApprovalDenied => "approval_denied",
+            ErrorCode::MissingSecret => "missing_secret",
         }
     }
 }
@@ -279,6 +283,13 @@ pub enum CallFailure {
         /// What happened, for the caller (never a secret).
         message: String,
     },
+    /// A secret the call needed has no value, or its value cannot be read.
+    MissingSecret {
+        /// `plugin/NAME`.
+        secret: String,
+        /// Why (never the value): unset, or what failed reading it.
+        reason: String,
+    },
 }
 
 impl CallFailure {
@@ -293,6 +304,7 @@ impl CallFailure {
             CallFailure::Plugin { code, .. } | CallFailure::Source { code, .. } => *code,
             CallFailure::UnknownOperation(_) => ErrorCode::NotFound,
             CallFailure::Busy { .. } | CallFailure::MemoryBudget { .. } => ErrorCode::CallLimit,
+            CallFailure::MissingSecret { .. } => ErrorCode::MissingSecret,
         }
     }
 }
@@ -331,6 +343,11 @@ impl fmt::Display for CallFailure {
                 f,
                 "the plugin instances running now use the hub's memory budget of {budget_mb} MiB \
                  (limits.memory_budget_mb); retry shortly"
+            ),
+            CallFailure::MissingSecret { secret, reason } => write!(
+                f,
+                "the secret {secret} is missing ({reason}); an operator sets it with `wasmhub secret set {}`",
+                secret.replacen('/', " ", 1)
             ),
         }
     }

@@ -26,6 +26,7 @@ pub(crate) mod query;
 pub(crate) mod respond;
 pub(crate) mod rest;
 pub(crate) mod router;
+pub(crate) mod secrets;
 pub(crate) mod server;
 pub(crate) mod step_accounting;
 pub(crate) mod watched;

@@ -82,10 +82,14 @@ async fn read_request(
         .map_err(BodyError::Json)
 }
 
-/// `GET /api/plugins`: every plugin with its state, reason, operations, digest and
-/// capabilities.
-pub(crate) fn plugins(app: &App) -> Resp {
-    respond::json(StatusCode::OK, &json!({ "plugins": app.hub.plugins() }))
+/// `GET /api/plugins`: every plugin with its state, reason, operations, digest,
+/// capabilities, and the secrets (where each value is, never a value) and
+/// configuration its manifest declares.
+pub(crate) async fn plugins(app: &App) -> Resp {
+    match app.hub.plugins_with_needs().await {
+        Ok(plugins) => respond::json(StatusCode::OK, &json!({ "plugins": plugins })),
+        Err(e) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "storage_error", e.to_string()),
+    }
 }
 
 /// `GET /api/mcp-servers`: every configured MCP server with its transport, target

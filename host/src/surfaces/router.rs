@@ -17,6 +17,7 @@ use super::oauth;
 use super::openai_proxy;
 use super::respond::{self, Resp};
 use super::rest;
+use super::secrets;
 use crate::hub::{Caller, MetaToolKind, Scope};
 use crate::timing::{self, Stage};
 use http::{Method, Request};
@@ -46,6 +47,8 @@ enum Guarded<'p> {
     MetaTool(MetaToolKind),
     Plugins,
     McpServers,
+    SetSecret(&'p str, &'p str),
+    RemoveSecret(&'p str, &'p str),
     Calls,
     Accounting,
     Approvals,
@@ -78,7 +81,7 @@ impl Guarded<'_> {
             | G::Approvals
             | G::DecideApproval(_) => Scope::HubTools,
             G::Console => Scope::HubTools,
-            G::SignInCode => Scope::Operator,
+            G::SignInCode | G::SetSecret(..) | G::RemoveSecret(..) => Scope::Operator,
             G::ChatCompletions
             | G::Models
             | G::UiChatCompletions
@@ -112,6 +115,11 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
         (Method::GET, ["api", "plugins"]) => guarded(G::Plugins),
         (Method::GET, ["api", "mcp-servers"]) => guarded(G::McpServers),
         (_, ["api", "plugins" | "mcp-servers"]) => Route::MethodNotAllowed("GET"),
+        (Method::PUT, ["api", "plugins", plugin, "secrets", name]) => guarded(G::SetSecret(plugin, name)),
+        (Method::DELETE, ["api", "plugins", plugin, "secrets", name]) => {
+            guarded(G::RemoveSecret(plugin, name))
+        }
+        (_, ["api", "plugins", _, "secrets", _]) => Route::MethodNotAllowed("PUT, DELETE"),
         (Method::GET, ["api", "calls"]) => guarded(G::Calls),
         (_, ["api", "calls"]) => Route::MethodNotAllowed("GET"),
         (Method::GET, ["api", "accounting"]) => guarded(G::Accounting),
@@ -185,8 +193,10 @@ async fn dispatch(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Re
 async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Guarded<'_>) -> Resp {
     match to {
         Guarded::MetaTool(kind) => rest::meta_tool(app, req, caller, kind).await,
-        Guarded::Plugins => rest::plugins(app),
+        Guarded::Plugins => rest::plugins(app).await,
         Guarded::McpServers => rest::mcp_servers(app),
+        Guarded::SetSecret(plugin, name) => secrets::set(app, req, &caller, plugin, name).await,
+        Guarded::RemoveSecret(plugin, name) => secrets::remove(app, &caller, plugin, name).await,
         Guarded::Calls => rest::calls(app, &req, &caller).await,
         Guarded::Accounting => rest::accounting(app, &req, &caller).await,
         Guarded::Approvals => approvals::list(app, &caller),

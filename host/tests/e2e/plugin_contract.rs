@@ -255,14 +255,20 @@ fn plugin_wit_writes_the_contract_the_binary_serves() {
     let (code, out) = wasmhub(&["plugin", "wit", "--out", out_dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");
     let repo = crate::support::runtime::repo_root();
-    for file in ["plugin.wit", "0.1.0/plugin.wit"] {
+    // The newest (0.3.0) at the top, each older one in its folder, wasi:config in deps/.
+    for (written, source) in [
+        ("plugin.wit", "0.3.0/plugin.wit"),
+        ("0.2.0/plugin.wit", "plugin.wit"),
+        ("0.1.0/plugin.wit", "0.1.0/plugin.wit"),
+        ("deps/config/store.wit", "wasi-config/store.wit"),
+    ] {
         assert_eq!(
-            std::fs::read_to_string(out_dir.join(file)).unwrap(),
-            std::fs::read_to_string(repo.join("wit").join(file)).unwrap(),
-            "{file}"
+            std::fs::read_to_string(out_dir.join(written)).unwrap(),
+            std::fs::read_to_string(repo.join("wit").join(source)).unwrap(),
+            "{written}"
         );
     }
     let (code, printed) = wasmhub(&["plugin", "wit"]);
     assert_eq!(code, 0);
-    assert!(printed.contains("package wasmhub:plugin@0.2.0;"), "{printed}");
+    assert!(printed.contains("package wasmhub:plugin@0.3.0;"), "{printed}");
 }

@@ -75,7 +75,9 @@ async fn a_component_of_another_world_names_what_it_exports() {
     );
     let text = err.to_string();
     assert!(
-        text.contains("exports none of wasmhub:plugin/operations@0.2.0, wasmhub:plugin/operations@0.1.0"),
+        text.contains(
+            "exports none of wasmhub:plugin/operations@0.3.0, wasmhub:plugin/operations@0.2.0, wasmhub:plugin/operations@0.1.0"
+        ),
         "{text}"
     );
     assert!(text.contains("example:greeter/greet@1.0.0"), "{text}");

@@ -108,7 +108,8 @@ async fn adding_replacing_and_removing_plugins_takes_effect_without_restart() {
         has(
             &set,
             "alpha",
-            "rejected: exports none of wasmhub:plugin/operations@0.2.0, wasmhub:plugin/operations@0.1.0"
+            "rejected: exports none of wasmhub:plugin/operations@0.3.0, wasmhub:plugin/operations@0.2.0, \
+             wasmhub:plugin/operations@0.1.0"
         ),
         "{set:?}"
     );

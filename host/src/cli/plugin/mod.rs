@@ -20,7 +20,10 @@ pub(crate) use test::test;
 pub(crate) use wit::wit;
 
 use crate::config::Limits;
-use crate::runtime::{LOCK_FILE, LoadError, LockFile, Plugin, Runtime, RuntimeError};
+use crate::hub::{SecretNeed, plugin_needs};
+use crate::logging::Rfc3339;
+use crate::runtime::secrets::SecretSource;
+use crate::runtime::{LOCK_FILE, LoadError, LockFile, Plugin, Runtime, RuntimeError, Secrets};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::ExitCode;
@@ -65,6 +68,54 @@ fn load_trusting(
     trust: &crate::config::TrustConfig,
 ) -> Result<Result<Arc<Plugin>, LoadError>, StartError> {
     with_runtime_trusting(trust, |runtime| async move { runtime.load(path).await })
+}
+
+/// What `inspect` loads: the plugin under the configuration's `[trust]` and
+/// `[plugin.NAME]`, and with its declared secrets' sources read from the
+/// configured storage (`Err` says why they could not be: a running hub holds
+/// the embedded data folder).
+type Inspected = (Result<Arc<Plugin>, LoadError>, Result<Vec<SecretNeed>, String>);
+
+fn load_inspected(path: &Path, config: &crate::config::Config) -> Result<Inspected, StartError> {
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(StartError::AsyncRuntime)?;
+    tokio.block_on(async {
+        let store = match crate::storage::Backend::open(config).await {
+            Ok(backend) => crate::runtime::secrets::store::open(&backend)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        let secrets = Secrets::new(
+            store.as_ref().ok().cloned(),
+            &config.secrets,
+            config.plugin.clone(),
+        )
+        .map_err(|e| StartError::Runtime(RuntimeError::Settings(e)))?;
+        let runtime = Runtime::with_secrets(&Limits::default(), None, &config.trust, secrets)
+            .map_err(StartError::Runtime)?;
+        let loaded = runtime.load(path).await;
+        let needs = match (&loaded, store) {
+            (Ok(plugin), Ok(_)) => {
+                let (mut needs, _) = plugin_needs(plugin);
+                let names: Vec<&str> = needs.iter().map(|n| n.name.as_str()).collect();
+                match runtime.secrets().sources(plugin.name(), &names).await {
+                    Ok(sources) => {
+                        for (need, source) in needs.iter_mut().zip(sources) {
+                            need.source = Some(source);
+                        }
+                        Ok(needs)
+                    }
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+            (_, Err(e)) => Err(e),
+            (Err(_), Ok(_)) => Ok(Vec::new()),
+        };
+        Ok((loaded, needs))
+    })
 }
 
 /// Where the plugin at `path` came from and who signed it: the source recorded in
@@ -194,8 +245,9 @@ pub fn describe(plugin: &Plugin) -> Value {
                 "host": d.host.display().to_string(), "guest": d.guest, "writable": d.writable,
             })).collect::<Vec<_>>(),
             "env": m.env_vars,
-            "secrets": m.secrets,
+            "secrets": m.env_secrets,
         },
+        "config": plugin.config().iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
         "notes": plugin.notes(),
         "provenance": provenance(plugin.path(), Some(plugin)),
         "operations": plugin.operations().iter().map(|o| json!({
@@ -211,12 +263,15 @@ pub fn describe(plugin: &Plugin) -> Value {
 
 /// `wasmhub plugin inspect FILE [--json]`, under the configuration's `[trust]`.
 pub fn inspect(path: &Path, as_json: bool, config: &crate::config::Config) -> ExitCode {
-    let plugin = match load_trusting(path, &config.trust) {
+    let (loaded, needs) = match load_inspected(path, config) {
+        Ok(inspected) => inspected,
         Err(e) => {
             eprintln!("wasmhub plugin inspect: {e}");
             return ExitCode::from(2);
         }
-        Ok(Err(e)) => {
+    };
+    let plugin = match loaded {
+        Err(e) => {
             if as_json {
                 let problems: Vec<String> = e.problems.iter().map(|p| p.to_string()).collect();
                 println!(
@@ -236,17 +291,57 @@ pub fn inspect(path: &Path, as_json: bool, config: &crate::config::Config) -> Ex
             }
             return ExitCode::from(1);
         }
-        Ok(Ok(p)) => p,
+        Ok(p) => p,
     };
     if as_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&describe(&plugin)).unwrap_or_default()
-        );
+        let mut described = describe(&plugin);
+        described["secrets"] = match &needs {
+            Ok(needs) => json!(needs),
+            Err(why) => json!({ "unknown": why }),
+        };
+        println!("{}", serde_json::to_string_pretty(&described).unwrap_or_default());
         return ExitCode::SUCCESS;
     }
     print_plugin(&plugin);
+    print_needs(&plugin, &needs);
     ExitCode::SUCCESS
+}
+
+/// `inspect`'s `secrets:` and `config:` lines: what the operator supplies.
+fn print_needs(plugin: &Plugin, needs: &Result<Vec<SecretNeed>, String>) {
+    let (declared, config) = plugin_needs(plugin);
+    if !declared.is_empty() {
+        println!("secrets:");
+    }
+    for need in &declared {
+        let state = match needs {
+            Ok(needs) => match needs
+                .iter()
+                .find(|n| n.name == need.name)
+                .and_then(|n| n.source.clone())
+            {
+                Some(SecretSource::Stored { updated_ms }) => format!("set (stored {})", Rfc3339(updated_ms)),
+                Some(SecretSource::Reference { reference }) => format!("set (from {reference})"),
+                _ => format!("UNSET: wasmhub secret set {} {}", plugin.name(), need.name),
+            },
+            Err(why) => format!("unknown ({why})"),
+        };
+        let how = match need.use_ {
+            "inject" => format!("injected into {}", need.hosts.join(", ")),
+            _ => "revealed to the plugin (needs plugin.NAME.allow_reveal)".into(),
+        };
+        println!("  {}: {state}; {how}; {}", need.name, need.description);
+    }
+    if !config.is_empty() {
+        println!("config:");
+    }
+    for c in &config {
+        let value = c
+            .value
+            .as_deref()
+            .map_or("(not set)".to_string(), |v| format!("= {v:?}"));
+        println!("  {} ({}) {value}; {}", c.name, c.ty, c.description);
+    }
 }
 
 /// `inspect`'s `source:` and `signer:` lines.

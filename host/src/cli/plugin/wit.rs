@@ -1,10 +1,11 @@
 //! `wasmhub plugin wit [--out DIR]`: the contract travels with the binary. Prints
 //! the newest `wasmhub:plugin` WIT package, or writes every version served into
 //! DIR (`DIR/plugin.wit` the newest, `DIR/<version>/plugin.wit` each older one,
-//! which WIT tools reading DIR as a package ignore), so any toolchain can bind
-//! against exactly what this hub serves.
+//! which WIT tools reading DIR as a package ignore) and `DIR/deps/config/store.wit`
+//! (`wasi:config/store`, which a plugin may import for its configuration), so any
+//! toolchain can bind against exactly what this hub serves.
 
-use crate::runtime::WIT_SOURCES;
+use crate::runtime::{WASI_CONFIG_WIT, WIT_SOURCES};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -42,6 +43,12 @@ fn write_all(dir: &Path) -> Result<Vec<PathBuf>, (PathBuf, std::io::Error)> {
             .map_err(|e| (file.clone(), e))?;
         written.push(file);
     }
+    let folder = dir.join("deps/config");
+    let file = folder.join("store.wit");
+    std::fs::create_dir_all(&folder)
+        .and_then(|()| std::fs::write(&file, WASI_CONFIG_WIT))
+        .map_err(|e| (file.clone(), e))?;
+    written.push(file);
     Ok(written)
 }
 
@@ -55,12 +62,20 @@ mod tests {
         let dir = std::env::temp_dir().join(crate::ids::new_id("wasmhub-wit-"));
         let written = write_all(&dir).map(|files| {
             let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
-            (files.len(), read("plugin.wit"), read("0.1.0/plugin.wit"))
+            (
+                files.len(),
+                read("plugin.wit"),
+                read("0.1.0/plugin.wit"),
+                read("deps/config/store.wit"),
+                read("0.2.0/plugin.wit"),
+            )
         });
         let _ = std::fs::remove_dir_all(&dir);
-        let (count, top, old) = written.unwrap();
-        assert_eq!(count, 2);
-        assert!(top.contains("package wasmhub:plugin@0.2.0;"), "{top}");
+        let (count, top, old, config, previous) = written.unwrap();
+        assert_eq!(count, 4);
+        assert!(previous.contains("package wasmhub:plugin@0.2.0;"), "{previous}");
+        assert!(config.contains("package wasi:config@0.2.0-draft;"), "{config}");
+        assert!(top.contains("package wasmhub:plugin@0.3.0;"), "{top}");
         assert!(old.contains("package wasmhub:plugin@0.1.0;"), "{old}");
         assert_eq!(WIT_SOURCES[0].0, WitVersion::ALL[0]);
     }

@@ -228,7 +228,8 @@ pub fn scaffold(name: &str, dest_dir: &Path, lang: Lang) -> Result<Scaffolded, S
     let next_steps = format!("{build_steps}\nwasmhub plugin check {wasm}\nwasmhub plugin test {wasm}");
     let mut written = Vec::new();
     for (relative, contents) in files {
-        let path = root.join(relative);
+        // A path may name the plugin too (`{{name}}.toml`).
+        let path = root.join(fill(relative, name));
         let result = path
             .parent()
             .map_or(Ok(()), fs::create_dir_all)
@@ -247,18 +248,43 @@ pub fn scaffold(name: &str, dest_dir: &Path, lang: Lang) -> Result<Scaffolded, S
     })
 }
 
-/// A project's files: its `template`, the `sdk` vendored beside it, and the WIT
-/// contract it binds against (the newest version served) at `wit_path`.
+/// The capability manifest every scaffold writes as `NAME.toml`: one secret the hub
+/// injects (the plugin never holds it) and one configuration key.
+pub(super) const MANIFEST: &str = r#"# Capability manifest: copy it beside the built {{name}}.wasm in the hub's plugins
+# folder. Without it the plugin is pure compute: no network, no files, no environment.
+
+[network]
+allow = ["api.example.com"]                # the only host the plugin may reach
+
+# A secret the operator supplies (`wasmhub secret set {{name}} API_KEY`, value on
+# stdin). The hub adds it as a header to requests to the host below, after its
+# network checks; the plugin never sees it, and a request elsewhere carries nothing.
+[secrets.API_KEY]
+description = "the api.example.com key"
+inject = { host = "api.example.com", header = "Authorization", format = "Bearer {}" }
+
+# Configuration the operator may set ([plugin.{{name}}] config = { separator = "-" }
+# in the hub's TOML); the plugin reads it through wasi:config/store.
+[config.separator]
+type = "string"
+default = ""
+description = "what repeat puts between the copies when the input gives no separator"
+"#;
+
+/// A project's files: its `template`, the `sdk` vendored beside it, the WIT
+/// contract it binds against (the version the SDKs bind, `WitVersion::SDK`) at
+/// `wit_path`, and its capability manifest `NAME.toml` ([`MANIFEST`]).
 fn with_sdk(
     template: &[TemplateFile],
     sdk: &[TemplateFile],
     wit_path: &'static str,
 ) -> Vec<(&'static str, String)> {
-    let wit = (wit_path, crate::runtime::WIT_SOURCES[0].1);
+    let wit = (wit_path, crate::runtime::WitVersion::SDK.source());
+    let manifest = ("{{name}}.toml", MANIFEST);
     template
         .iter()
         .chain(sdk)
-        .chain(std::iter::once(&wit))
+        .chain([&wit, &manifest])
         .map(|(path, text)| (*path, text.to_string()))
         .collect()
 }

@@ -18,6 +18,7 @@ macro_rules! sdk_source {
 /// The SDK's sources (every file of `guest-sdk/src/`; a unit test keeps the list whole).
 pub(super) const SDK_SOURCES: &[TemplateFile] = &[
     sdk_source!("check.rs"),
+    sdk_source!("config.rs"),
     sdk_source!("error.rs"),
     sdk_source!("example.rs"),
     sdk_source!("host.rs"),
@@ -43,6 +44,10 @@ const WORKSPACE_KEYS: &[(&str, &str)] = &[
 pub(super) fn files() -> Vec<(&'static str, String)> {
     let mut files = super::with_sdk(TEMPLATE, SDK_SOURCES, "wasmhub-guest/wit/plugin.wit");
     files.push(("wasmhub-guest/Cargo.toml", standalone_manifest()));
+    files.push((
+        "wasmhub-guest/wit-config/store.wit",
+        crate::runtime::WASI_CONFIG_WIT.to_string(),
+    ));
     files
 }
 
@@ -145,8 +150,12 @@ wasmhub call {{name}}.repeat '{"text": "ab", "times": 3}' --plugins PLUGINS_DIR
 ```
 
 The component runs in a deny-by-default sandbox: to reach the network, read a
-directory or see environment variables, put a capability manifest `{{name}}.toml`
-beside `{{name}}.wasm` (see the hub's README).
+directory or see environment variables, copy the capability manifest `{{name}}.toml`
+beside `{{name}}.wasm` (see the hub's README). It shows a secret the hub injects into
+requests to one host (the plugin never holds it; the operator sets it with
+`wasmhub secret set {{name}} API_KEY`) and a configuration key, `separator`, which
+`repeat` reads with `wasmhub_guest::config::get` when the input gives none (the
+operator sets it in `[plugin.{{name}}] config` of the hub's TOML).
 "#;
 
 const LIB_RS: &str = r##"//! A wasmhub plugin. Add an operation: write a function from an input struct to an
@@ -183,7 +192,12 @@ pub fn repeat(input: RepeatInput) -> Result<RepeatOutput, Error> {
     if !(1..=100).contains(&input.times) {
         return Err(Error::invalid_input("times must be between 1 and 100"));
     }
-    let separator = input.separator.unwrap_or_default();
+    // The operator's `separator` ([config.separator] in {{name}}.toml) when the
+    // input gives none; natively (`cargo test`) there is no configuration.
+    let separator = match input.separator {
+        Some(separator) => separator,
+        None => wasmhub_guest::config::get("separator").ok().flatten().unwrap_or_default(),
+    };
     let copies = vec![input.text.as_str(); input.times as usize];
     let result = copies.join(&separator);
     if result.len() > MAX_OUTPUT {

@@ -62,6 +62,12 @@ fn writes_a_standalone_rust_crate_with_the_sdk_vendored() {
         assert!(files.iter().any(|w| w == f), "{f} in {files:?}");
     }
     assert!(files.iter().any(|w| w == "wasmhub-guest/wit/plugin.wit"));
+    assert!(files.iter().any(|w| w == "wasmhub-guest/wit-config/store.wit"));
+    // The manifest shows one injected secret and one configuration key, and is valid.
+    let manifest = root.join("my-tool.toml");
+    let parsed = crate::runtime::Manifest::load(&manifest).unwrap();
+    assert_eq!(parsed.secrets[0].name, "API_KEY");
+    assert_eq!(parsed.config[0].name, "separator");
     let cargo = fs::read_to_string(root.join("Cargo.toml")).unwrap();
     assert!(cargo.contains("name = \"my-tool\""));
     assert!(cargo.contains("wasmhub-guest = { path = \"wasmhub-guest\" }"));

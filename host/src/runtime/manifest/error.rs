@@ -117,6 +117,15 @@ pub enum ManifestProblem {
         /// The rejected name.
         name: String,
     },
+    /// A `[secrets.NAME]` or `[config.NAME]` entry is not valid.
+    Need {
+        /// Where the value is in the manifest.
+        line: Line,
+        /// The dotted key (`secrets.API_KEY.inject.host`).
+        key: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// `limits.{key} = 0`.
     ZeroLimit {
         /// Where the value is in the manifest.
@@ -162,6 +171,7 @@ impl fmt::Display for ManifestProblem {
                 "{line}: env.{key}[{index}] {name:?} is not an environment variable name \
                  ([A-Za-z_][A-Za-z0-9_]*)"
             ),
+            ManifestProblem::Need { line, key, message } => write!(f, "{line}: {key}: {message}"),
             ManifestProblem::ZeroLimit { line, key } => {
                 write!(f, "{line}: limits.{key} must be greater than 0")
             }
@@ -179,6 +189,7 @@ impl std::error::Error for ManifestProblem {
             ManifestProblem::NotADirectory { .. }
             | ManifestProblem::GuestPath { .. }
             | ManifestProblem::EnvName { .. }
+            | ManifestProblem::Need { .. }
             | ManifestProblem::ZeroLimit { .. } => None,
         }
     }

@@ -110,6 +110,18 @@ impl HostGrant {
         Ok(HostGrant { host, port, ip: None })
     }
 
+    /// Whether this grant names `host:port` (host lowercase, without brackets): a
+    /// name matches only that name, an IP literal only that address, and a grant
+    /// without a port only the scheme's `default_port`.
+    pub fn covers(&self, host: &str, port: u16, default_port: u16) -> bool {
+        let same_host = match (self.ip, host.parse::<IpAddr>().ok()) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => self.host == host,
+            _ => false,
+        };
+        same_host && self.port.unwrap_or(default_port) == port
+    }
+
     fn ip(ip: IpAddr, port: Option<u16>) -> HostGrant {
         HostGrant {
             host: ip.to_string(),

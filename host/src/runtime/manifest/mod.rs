@@ -5,21 +5,26 @@
 //! No manifest means pure compute: no network, no directories, no environment.
 //!
 //! - `grants`: outbound hosts and preopened directories;
+//! - `needs`: the secrets (`[secrets.NAME]`) and configuration (`[config.NAME]`)
+//!   the operator supplies;
 //! - `limits`: requested and effective limits;
 //! - `error`: what is wrong with a manifest, one problem per value.
 
 mod error;
 mod grants;
 mod limits;
+mod needs;
 
 use error::Line;
 pub use error::{ManifestError, ManifestProblem};
 pub use grants::{DirGrant, GrantError, HostGrant};
 pub use limits::{EffectiveLimits, LimitRequests};
+pub use needs::{ConfigDecl, ConfigType, InjectRule, SecretDecl, SecretUse, is_config_name};
 
 use super::file::ReadError;
 use crate::toml::Document;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Largest manifest read, in bytes (a manifest is a few lines).
@@ -39,8 +44,13 @@ pub struct Manifest {
     pub dirs: Vec<DirGrant>,
     /// Environment variables copied by name.
     pub env_vars: Vec<String>,
-    /// Environment variables copied by name whose values are never shown.
-    pub secrets: Vec<String>,
+    /// Environment variables copied by name whose values are never shown
+    /// (`[env] secrets`: the hub's own environment, shared by every plugin asking).
+    pub env_secrets: Vec<String>,
+    /// Secrets the operator supplies per plugin (`[secrets.NAME]`), by name.
+    pub secrets: Vec<SecretDecl>,
+    /// Configuration keys the operator may set per plugin (`[config.NAME]`), by name.
+    pub config: Vec<ConfigDecl>,
     /// Limits the manifest asks for (before clamping).
     pub limits: LimitRequests,
 }
@@ -54,6 +64,10 @@ struct RawManifest {
     dirs: Vec<RawDir>,
     env: Option<RawEnv>,
     limits: Option<RawLimits>,
+    #[serde(default)]
+    secrets: BTreeMap<String, needs::RawSecret>,
+    #[serde(default)]
+    config: BTreeMap<String, needs::RawConfig>,
 }
 
 #[derive(Deserialize)]
@@ -89,7 +103,8 @@ struct RawLimits {
     log_kb: Option<u64>,
 }
 
-fn is_env_name(name: &str) -> bool {
+/// `[A-Za-z_][A-Za-z0-9_]*`: an environment variable's or a secret's name.
+pub fn is_env_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
@@ -234,7 +249,7 @@ impl Manifest {
         };
         let network = check.network(raw.network.map(|n| n.allow).unwrap_or_default());
         let dirs = check.dirs(&raw.dirs, path.parent().unwrap_or(Path::new(".")));
-        let (env_vars, secrets) = match raw.env {
+        let (env_vars, env_secrets) = match raw.env {
             Some(env) => (
                 check.env_names("vars", env.vars),
                 check.env_names("secrets", env.secrets),
@@ -242,6 +257,8 @@ impl Manifest {
             None => (Vec::new(), Vec::new()),
         };
         let limits = raw.limits.map(|l| check.limits(l)).unwrap_or_default();
+        let secrets = check.secrets(raw.secrets, &network);
+        let config = check.config(raw.config);
         if !check.problems.is_empty() {
             return Err(fail(check.problems));
         }
@@ -251,7 +268,9 @@ impl Manifest {
             network,
             dirs,
             env_vars,
+            env_secrets,
             secrets,
+            config,
             limits,
         })
     }
@@ -277,8 +296,26 @@ impl Manifest {
         for v in &self.env_vars {
             lines.push(format!("env: {v}"));
         }
-        for v in &self.secrets {
-            lines.push(format!("secret: {v}"));
+        for v in &self.env_secrets {
+            lines.push(format!("secret: {v} (from the hub's environment)"));
+        }
+        for s in &self.secrets {
+            match &s.use_ {
+                SecretUse::Inject(rules) => {
+                    for rule in rules {
+                        lines.push(format!("secret: {} injected into {rule}", s.name));
+                    }
+                }
+                SecretUse::Reveal => lines.push(format!("secret: {} revealed to the plugin", s.name)),
+            }
+        }
+        for c in &self.config {
+            let need = match (&c.default, c.required) {
+                (Some(d), _) => format!("default {d}"),
+                (None, true) => "required".into(),
+                (None, false) => "optional".into(),
+            };
+            lines.push(format!("config: {} ({}, {need})", c.name, c.ty.as_str()));
         }
         if lines.is_empty() {
             lines.push("no grants".into());
@@ -319,7 +356,7 @@ mod tests {
         assert_eq!(m.network[2].to_string(), "[::1]:9");
         assert!(!m.dirs[0].writable);
         assert_eq!(m.env_vars, ["LANG"]);
-        assert_eq!(m.secrets, ["API_KEY"]);
+        assert_eq!(m.env_secrets, ["API_KEY"]);
         assert_eq!(m.limits.memory_mb, Some(32));
     }
 

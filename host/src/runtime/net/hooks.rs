@@ -3,6 +3,7 @@
 //! shared [`crate::http_client`] with every timeout clamped to the call's deadline.
 
 use super::super::budget::{HttpBudget, LogBudget, call_log};
+use super::super::secrets::{CallSecrets, Scrubber};
 use super::policy::{NetPolicy, Target, public_only};
 use crate::http_client::{self, ConnectError, Connection};
 use crate::logging::Level;
@@ -27,6 +28,8 @@ pub(crate) struct NetHooks {
     pub call_id: Arc<str>,
     pub log: Arc<LogBudget>,
     pub http: Arc<HttpBudget>,
+    /// The plugin's secrets, injected into requests to their declared hosts.
+    pub secrets: Arc<CallSecrets>,
 }
 
 type IoFuture = Box<dyn Future<Output = Result<(), HttpError>> + Send>;
@@ -39,11 +42,23 @@ impl WasiHttpHooks for NetHooks {
         options: Option<RequestOptions>,
         _fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> Box<dyn Future<Output = SendResult> + Send> {
+        let (plugin, call_id, deadline) = (self.plugin.clone(), self.call_id.clone(), self.deadline);
+        let log = self.log.clone();
+        // A value the call was given (revealed, or echoed back to it) never leaves
+        // in a URL or a header.
+        let scrubber = self.secrets.scrubber();
+        if carries(&scrubber, &request) {
+            call_log!(
+                log,
+                Level::Warn,
+                "plugin {plugin} call {call_id}: HTTP request refused: its URL or a header carries a secret of the call"
+            );
+            return Box::new(async { Err(HttpError::HttpRequestDenied) });
+        }
         // Admitted now, when the guest calls `handle`, so requests it has not
         // polled yet count as open too; the permit lives as long as the connection.
         let admitted = self.policy.check(request.uri()).map(|t| (t, self.http.start()));
-        let (plugin, call_id, deadline) = (self.plugin.clone(), self.call_id.clone(), self.deadline);
-        let log = self.log.clone();
+        let secrets = self.secrets.clone();
         Box::new(async move {
             let (target, permit) = match admitted {
                 Ok((target, Ok(permit))) => (target, permit),
@@ -56,6 +71,7 @@ impl WasiHttpHooks for NetHooks {
                     return Err(HttpError::InternalError(Some(limit.to_string())));
                 }
                 Err(reason) => {
+                    let reason = scrubber.text(&reason.to_string());
                     call_log!(
                         log,
                         Level::Warn,
@@ -64,7 +80,7 @@ impl WasiHttpHooks for NetHooks {
                     return Err(HttpError::HttpRequestDenied);
                 }
             };
-            let result = send(target, request, options, deadline, &log).await;
+            let result = send(target, request, options, deadline, &log, &secrets).await;
             match result {
                 Ok((response, io)) => {
                     let io: IoFuture = Box::new(async move {
@@ -84,6 +100,16 @@ impl WasiHttpHooks for NetHooks {
             }
         })
     }
+}
+
+/// Whether the URL or a header of `request` holds a value `scrubber` recognises.
+fn carries(scrubber: &Scrubber, request: &http::Request<WasiBody>) -> bool {
+    !scrubber.is_empty()
+        && (scrubber.finds(&request.uri().to_string())
+            || request
+                .headers()
+                .values()
+                .any(|v| scrubber.finds(&String::from_utf8_lossy(v.as_bytes()))))
 }
 
 /// Resolves `target` and keeps the addresses the policy allows.
@@ -127,8 +153,12 @@ async fn send(
     options: Option<RequestOptions>,
     deadline: Instant,
     log: &LogBudget,
+    secrets: &CallSecrets,
 ) -> SendResult {
     let addrs = resolve(&target, deadline, log).await?;
+    // After the grant and address checks: only a request that will go to the
+    // declared destination gets its headers.
+    super::inject::inject(&target, request.headers_mut(), secrets).await?;
     let connect_by = Instant::now() + clamp(options.and_then(|o| o.connect_timeout), deadline);
     let tcp = tokio::time::timeout_at(connect_by, http_client::connect_tcp(addrs))
         .await

@@ -6,7 +6,9 @@
 //! 2. resolves the host itself and drops private, loopback, link-local,
 //!    unique-local, ... addresses unless the grant is that IP literal
 //!    (`destination IP prohibited`);
-//! 3. connects to an address it checked, so a second DNS answer cannot rebind the
+//! 3. adds the headers of the plugin's `[secrets.NAME]` whose `inject` host is
+//!    the request's host and port (`inject`), replacing any the guest set;
+//! 4. connects to an address it checked, so a second DNS answer cannot rebind the
 //!    request to an internal address (wasi-http's `default_send_request` would
 //!    resolve again), and clamps every timeout to the call's deadline.
 //!
@@ -15,10 +17,12 @@
 //! Raw sockets are never granted (see `sandbox.rs`).
 //!
 //! - `policy`: the decisions (grants, public addresses), no I/O;
+//! - `inject`: the secrets' headers for one request;
 //! - `hooks`: the wasi:http send hook that applies them and makes the request
 //!   through [`crate::http_client`].
 
 mod hooks;
+mod inject;
 mod policy;
 
 pub(super) use hooks::NetHooks;

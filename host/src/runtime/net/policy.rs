@@ -21,15 +21,7 @@ impl NetPolicy {
     /// The grant covering `host:port` (host lowercase, without brackets); a grant
     /// without a port covers only the scheme's default port.
     pub(crate) fn grant_for(&self, host: &str, port: u16, default_port: u16) -> Option<&HostGrant> {
-        let ip = host.parse::<IpAddr>().ok();
-        self.grants.iter().find(|g| {
-            let same_host = match (g.ip, ip) {
-                (Some(a), Some(b)) => a == b,
-                (None, None) => g.host == host,
-                _ => false,
-            };
-            same_host && g.port.unwrap_or(default_port) == port
-        })
+        self.grants.iter().find(|g| g.covers(host, port, default_port))
     }
 }
 

@@ -6,7 +6,9 @@
 //! calls (`/api/calls`), chat sessions (`/api/sessions`), accounting records
 //! (`/api/accounting`), each with its principal, pending approvals
 //! (`/api/approvals`) and the figures of `/metrics`, and creates OAuth sign-in
-//! codes (`/api/oauth/signin-codes`, operators). Plugin-, model- and
+//! codes (`/api/oauth/signin-codes`, operators), and shows each plugin's declared
+//! secrets and configuration with a form to set or remove a secret
+//! (`PUT`/`DELETE /api/plugins/{plugin}/secrets/{name}`, operators). Plugin-, model- and
 //! client-provided text is only ever set as text.
 
 use crate::surfaces::respond::{self, Resp};
@@ -39,6 +41,7 @@ mod tests {
             "/api/oauth/signin-codes",
             "/api/sessions",
             "/api/accounting?",
+            "/secrets/",
             "/metrics",
             "wasmhub_calls_total",
             "wasmhub_call_duration_seconds_bucket",

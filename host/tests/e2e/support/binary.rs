@@ -36,6 +36,14 @@ impl Stderr {
         &self.seen
     }
 
+    /// Every line, once the child has exited and its stderr closed.
+    pub fn until_closed(&mut self) -> &[String] {
+        while let Ok(line) = self.lines.recv() {
+            self.seen.push(line);
+        }
+        &self.seen
+    }
+
     /// Like [`Stderr::wait_for`], but also finds a line read before.
     pub fn saw_or_wait_for(&mut self, needle: &str, timeout: Duration) -> String {
         match self.seen.iter().find(|line| line.contains(needle)) {
@@ -112,7 +120,13 @@ impl Drop for Served {
 /// Starts `wasmhub serve` (log level info) on 127.0.0.1:0 over `plugins` and `data`,
 /// with `--set` overrides `sets`, and waits until it has loaded its plugins.
 pub fn serve(plugins: &Path, data: &Path, sets: &[&str]) -> Served {
+    serve_with_env(plugins, data, sets, &[])
+}
+
+/// [`serve`] with extra environment variables.
+pub fn serve_with_env(plugins: &Path, data: &Path, sets: &[&str], env: &[(&str, &str)]) -> Served {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_wasmhub"));
+    cmd.envs(env.iter().copied());
     cmd.env("WASMHUB_LOG", "info")
         .args(["serve", "--listen", "127.0.0.1:0", "--plugins"])
         .arg(plugins)

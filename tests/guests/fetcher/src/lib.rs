@@ -1,5 +1,6 @@
 //! Test guest: imports wasi:http and GETs a URL, so tests can check the network
-//! policy (granted host, rebinding to a private address, no grant at all).
+//! policy (granted host, rebinding to a private address, no grant at all) and
+//! secret injection (headers the guest sets itself, a redirect it follows).
 
 wit_bindgen::generate!({ world: "plugin", path: "../../../wit/0.1.0" });
 
@@ -20,7 +21,7 @@ fn http_error(e: ErrorCode) -> Error {
     }
 }
 
-fn get(url: &str) -> Result<(u16, String), Error> {
+fn get(url: &str, headers: &[(String, String)]) -> Result<(u16, String, Option<String>), Error> {
     let (scheme, rest) = match url.split_once("://") {
         Some(("http", rest)) => (Scheme::Http, rest),
         Some(("https", rest)) => (Scheme::Https, rest),
@@ -30,7 +31,13 @@ fn get(url: &str) -> Result<(u16, String), Error> {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
-    let request = OutgoingRequest::new(Fields::new());
+    let fields = Fields::new();
+    for (name, value) in headers {
+        fields
+            .append(name, &value.as_bytes().to_vec())
+            .map_err(|e| Error::InvalidInput(format!("header {name}: {e:?}")))?;
+    }
+    let request = OutgoingRequest::new(fields);
     request.set_scheme(Some(&scheme)).map_err(|()| Error::Failed("scheme".into()))?;
     request.set_authority(Some(authority)).map_err(|()| Error::Failed("authority".into()))?;
     request.set_path_with_query(Some(path)).map_err(|()| Error::Failed("path".into()))?;
@@ -42,6 +49,11 @@ fn get(url: &str) -> Result<(u16, String), Error> {
         _ => return Err(Error::Failed("response future failed".into())),
     };
     let status = response.status();
+    let location = response
+        .headers()
+        .get("location")
+        .first()
+        .map(|v| String::from_utf8_lossy(v).into_owned());
     let body = response.consume().map_err(|()| Error::Failed("body".into()))?;
     let stream = body.stream().map_err(|()| Error::Failed("stream".into()))?;
     let mut bytes = Vec::new();
@@ -54,15 +66,17 @@ fn get(url: &str) -> Result<(u16, String), Error> {
             }
         }
     }
-    Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
+    Ok((status, String::from_utf8_lossy(&bytes).into_owned(), location))
 }
 
 impl Guest for Fetcher {
     fn list() -> Vec<OperationSpec> {
         vec![OperationSpec {
             name: "get".into(),
-            description: "GETs `url` and returns the status and body.".into(),
-            input_schema: r#"{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}"#.into(),
+            description: "GETs `url` (with `headers`; following one redirect with `follow`) and returns the \
+                          status and body."
+                .into(),
+            input_schema: r#"{"type":"object","properties":{"url":{"type":"string"},"headers":{"type":"object","additionalProperties":{"type":"string"}},"follow":{"type":"boolean"}},"required":["url"]}"#.into(),
             output_schema: None,
             hints: Hints::READ_ONLY | Hints::OPEN_WORLD,
         }]
@@ -72,7 +86,17 @@ impl Guest for Fetcher {
         let input: Value =
             serde_json::from_str(&input_json).map_err(|e| Error::InvalidInput(e.to_string()))?;
         let url = input.get("url").and_then(Value::as_str).unwrap_or("");
-        let (status, body) = get(url)?;
+        let headers: Vec<(String, String)> = input
+            .get("headers")
+            .and_then(Value::as_object)
+            .map(|h| h.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string())).collect())
+            .unwrap_or_default();
+        let (mut status, mut body, location) = get(url, &headers)?;
+        if input.get("follow").and_then(Value::as_bool) == Some(true)
+            && let Some(next) = location
+        {
+            (status, body, _) = get(&next, &headers)?;
+        }
         Ok(json!({ "status": status, "body": body }).to_string())
     }
 }
