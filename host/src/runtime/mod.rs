@@ -47,7 +47,10 @@ mod verify;
 
 pub use bindings::{WIT_SOURCES, WitVersion};
 pub use cpu::CpuShares;
-pub use dir::{OnChange, PluginDir, PluginEntry, PluginState};
+pub use dir::{
+    OnChange, POLL_INTERVAL as FOLDER_POLL_INTERVAL, PluginDir, PluginEntry, PluginState, Stamp as FileStamp,
+    stamp as file_stamp,
+};
 pub use engine::{Allocator, epoch_tick};
 pub use file::FileKind;
 pub use load_error::{CompileError, ListError, LoadError, LoadProblem};

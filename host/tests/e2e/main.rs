@@ -2,6 +2,7 @@
 //! so the host crate is linked once.
 
 mod accounting;
+mod agent_profiles;
 mod anthropic_messages;
 mod chat_approvals;
 mod chat_crash;

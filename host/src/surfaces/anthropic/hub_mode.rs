@@ -61,6 +61,8 @@ pub(crate) fn chat_request(body: &Value, model: &str) -> Result<ChatRequest, Req
         trigger: Trigger::SubmitMessage,
         message_id: None,
         model: Some(model.to_string()),
+        agent: None,
+        sampling: Default::default(),
     })
 }
 
