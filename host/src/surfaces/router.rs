@@ -5,6 +5,7 @@
 //! surface, to read `x-api-key` and answer in Anthropic's error shape).
 
 use super::App;
+use super::agents;
 use super::anthropic;
 use super::approvals;
 use super::auth;
@@ -52,6 +53,8 @@ enum Guarded<'p> {
     Console,
     ChatCompletions,
     Models,
+    /// `POST /v1/agents/{name}`.
+    Agent(&'p str),
     UiChatCompletions,
     Chat,
     ResumeChat(&'p str),
@@ -76,6 +79,7 @@ impl Guarded<'_> {
             G::SignInCode => Scope::Operator,
             G::ChatCompletions
             | G::Models
+            | G::Agent(_)
             | G::UiChatCompletions
             | G::Chat
             | G::ResumeChat(_)
@@ -120,6 +124,8 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
         (_, ["v1", "messages"]) => Route::MethodNotAllowed("POST"),
         (Method::GET, ["v1", "models"]) => guarded(G::Models),
         (_, ["v1", "models"]) => Route::MethodNotAllowed("GET"),
+        (Method::POST, ["v1", "agents", name]) => guarded(G::Agent(name)),
+        (_, ["v1", "agents", _]) => Route::MethodNotAllowed("POST"),
         (Method::POST, ["api", "ui", "chat", "completions"]) => guarded(G::UiChatCompletions),
         (_, ["api", "ui", "chat", "completions"]) => Route::MethodNotAllowed("POST"),
         (Method::GET, [""]) => Route::ChatPage,
@@ -187,6 +193,7 @@ async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Gua
         Guarded::Console => console::page(),
         Guarded::ChatCompletions => openai_proxy::chat_completions(app, req, &caller).await,
         Guarded::Models => openai_proxy::models(app).await,
+        Guarded::Agent(name) => agents::rest::run(app, req, caller, name).await,
         Guarded::UiChatCompletions => openai_proxy::ui_chat_completions(app, req, &caller).await,
         Guarded::Chat => chat::post_chat(app, req, caller).await,
         Guarded::ResumeChat(id) => chat::resume(app, &caller, id).await,

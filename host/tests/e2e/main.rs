@@ -3,6 +3,7 @@
 
 mod accounting;
 mod agent_profiles;
+mod agent_surfaces;
 mod anthropic_messages;
 mod chat_approvals;
 mod chat_crash;
