@@ -174,6 +174,11 @@ pub struct ProviderConfig {
     /// `parallel_tool_calls` the agent loop sends with its tools (else none is sent).
     #[serde(default)]
     pub parallel_tool_calls: Option<bool>,
+    /// Whether the provider takes `response_format: {type: "json_schema"}`: an
+    /// agent asked for JSON output sends its schema that way (else it is told
+    /// the schema in a message).
+    #[serde(default)]
+    pub json_schema: bool,
     /// Settings of some of this provider's models, over the provider's own.
     #[serde(default)]
     pub model_settings: Vec<ModelSettings>,
@@ -389,6 +394,7 @@ impl Config {
             context_buffer: None,
             tool_choice: None,
             parallel_tool_calls: None,
+            json_schema: false,
             model_settings: Vec::new(),
         });
     }

@@ -12,6 +12,7 @@
 //!   the answers against the approvals the hub issued;
 //! - [`profiles`]: the agents (`[agent]`, `[[agents]]`, the agents folder) a turn
 //!   runs as, and their sampling parameters;
+//! - [`structured`]: a final answer as JSON satisfying a schema;
 //! - [`run`]: the loop itself; [`context_guard`]: the context guard, whose activations
 //!   [`guard_metrics`] counts; [`prompt`]: the default system prompt; [`usage`]:
 //!   each step reported to the accounting.
@@ -41,6 +42,7 @@ mod queue;
 mod run;
 mod sink;
 mod store;
+mod structured;
 mod tool_result;
 mod usage;
 
@@ -53,6 +55,7 @@ pub use queue::QueueFull;
 pub use store::{
     Conflict, IssuedApproval, Lease, SaveOutcome, SaveRequest, Session, SessionInfo, SessionStore,
 };
+pub use structured::{JsonOutput, SchemaError, check_schema};
 
 use crate::config::Config;
 use crate::hub::{Caller, Hub, QuotaExceeded};
@@ -325,6 +328,7 @@ impl Agent {
             live: live.clone(),
             profile,
             sampling,
+            output: req.output.clone(),
         };
         let agent = self.clone();
         tokio::spawn(async move {

@@ -55,6 +55,8 @@ pub struct ChatRequest {
     pub agent: Option<String>,
     /// Sampling parameters the request sets, over the agent's.
     pub sampling: super::profiles::Sampling,
+    /// The final answer must be JSON (satisfying a schema, if any).
+    pub output: Option<super::structured::JsonOutput>,
     /// Who approves the calls the approval policy asks about.
     pub approvals: Approver,
 }
@@ -240,6 +242,7 @@ mod tests {
             model: None,
             agent: None,
             sampling: Default::default(),
+            output: None,
         }
     }
 

@@ -170,6 +170,10 @@ pub struct AgentProfileConfig {
     /// The system prompt (a Markdown profile's body instead).
     #[serde(default)]
     pub system_prompt: Option<String>,
+    /// The JSON Schema a JSON answer (`format: "json"`) must satisfy when the
+    /// request brings none.
+    #[serde(default)]
+    pub output_schema: Option<serde_json::Value>,
 }
 
 /// `model`: one name, or a fallback chain.
@@ -272,6 +276,11 @@ impl AgentProfileConfig {
             && allow.iter().any(|p| p.trim().is_empty())
         {
             return Some(("allow", "a pattern is empty".into()));
+        }
+        if let Some(schema) = &self.output_schema
+            && let Err(e) = jsonschema::validator_for(schema)
+        {
+            return Some(("output_schema", format!("not a valid JSON Schema: {e}")));
         }
         sampling_problem(self.temperature, self.top_p, self.max_output_tokens, limits)
     }

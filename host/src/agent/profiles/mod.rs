@@ -51,6 +51,8 @@ pub struct Profile {
     pub sampling: Sampling,
     /// The system prompt (the built-in one when none is configured).
     pub system_prompt: String,
+    /// The schema of a JSON answer when the request brings none.
+    pub output_schema: Option<serde_json::Value>,
     /// Where it was defined.
     pub source: ProfileSource,
 }
@@ -70,6 +72,7 @@ impl Profile {
                 max_output_tokens: agent.max_output_tokens,
             },
             system_prompt: prompt::system_prompt(agent.system_prompt.as_deref()).to_string(),
+            output_schema: None,
             source: ProfileSource::AgentSection,
         }
     }
@@ -95,6 +98,7 @@ impl Profile {
                 .as_deref()
                 .filter(|p| !p.trim().is_empty())
                 .map_or_else(|| base.system_prompt.clone(), str::to_string),
+            output_schema: config.output_schema.clone(),
             source,
         }
     }

@@ -36,6 +36,7 @@ use super::profiles::{Profile, Sampling};
 use super::prompt;
 use super::sink::TurnSink;
 use super::store::{SaveOutcome, SaveRequest, SessionInfo, SessionStore};
+use super::structured::JsonOutput;
 use super::tool_result::{ToolResult, result_chunk};
 use super::usage;
 use crate::hub::{CallContext, Caller, Hub, MetaToolRequest};
@@ -85,6 +86,8 @@ pub(crate) struct Turn {
     pub profile: Arc<Profile>,
     /// What is sent as temperature, top_p and max_tokens.
     pub sampling: Sampling,
+    /// The final answer must be JSON (`agent::structured`).
+    pub output: Option<JsonOutput>,
 }
 
 /// How a turn ended (the hub's own reason; `messageMetadata.finishReason`).
@@ -183,13 +186,17 @@ impl Runner<'_> {
                 ..StepOptions::default()
             };
             let started = std::time::Instant::now();
-            let step = self.env.llm.run_step_chain(
-                &self.turn.targets,
-                &body,
-                Route::apply_tool_settings,
-                opts,
-                &mut self.sink,
-            );
+            let output = self.turn.output.clone();
+            let prepare = move |route: &Route, body: &mut Value| {
+                route.apply_tool_settings(body);
+                if let Some(output) = &output {
+                    output.prepare(route, body);
+                }
+            };
+            let step = self
+                .env
+                .llm
+                .run_step_chain(&self.turn.targets, &body, prepare, opts, &mut self.sink);
             let Ok(summary) = step.await else {
                 return Outcome::Aborted;
             };

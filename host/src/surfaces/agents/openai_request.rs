@@ -92,6 +92,7 @@ pub(crate) fn chat_request(body: &Value, agent: &str) -> Result<ChatRequest, Req
         model: None,
         agent: Some(agent.to_string()),
         sampling,
+        output: None,
     })
 }
 

@@ -1,17 +1,21 @@
 //! `POST /v1/agents/{name}`: one task for an agent, over plain JSON.
 //!
-//! The body is `{input, stream?, temperature?, top_p?, max_output_tokens?}`
-//! (`input`: the task, a string). The answer is `{agent, output, finishReason,
-//! usage}` (`output`: the agent's final text; `finishReason` the turn's own:
-//! `stop` or `max-steps`), or with `stream: true` the turn as an AI SDK UI message
-//! stream (the same chunks as `/api/chat`). An unknown agent is 404
+//! The body is `{input, format?, schema?, stream?, temperature?, top_p?,
+//! max_output_tokens?}` (`input`: the task, a string). The answer is `{agent,
+//! output, finishReason, usage, corrections}` (`output`: the agent's final text,
+//! or with `format: "json"` its answer as JSON satisfying `schema`, else the
+//! profile's `output_schema`; `finishReason` the turn's own: `stop` or
+//! `max-steps`), or with `stream: true` the turn as an AI SDK UI message stream
+//! (the same chunks as `/api/chat`). A JSON answer that breaks its schema is sent
+//! back once with the violations (`agent::structured`, `corrections: 1`), then
+//! fails with 502 `invalid_output` listing them. An unknown agent is 404
 //! `agent_not_found`; a failed turn 502 `agent_failed` with its message.
 
 use super::turn::{Added, AnswerSink, Collected, OneOff};
-use crate::agent::{Approver, ChatRequest, Sampling, Trigger, UiMessage};
+use crate::agent::{AgentError, Approver, ChatRequest, JsonOutput, Sampling, Trigger, UiMessage};
 use crate::config::is_agent_name;
 use crate::hub::Caller;
-use crate::llm::{Closed, SseSink, UiChunk, UiSink};
+use crate::llm::{Closed, SseSink, UiChunk, UiSink, Usage};
 use crate::surfaces::App;
 use crate::surfaces::body::Body;
 use crate::surfaces::respond::{self, Resp};
@@ -24,11 +28,22 @@ use std::sync::Arc;
 const STREAM_FRAMES: usize = 16;
 
 /// The keys the body may have.
-const KEYS: [&str; 5] = ["input", "stream", "temperature", "top_p", "max_output_tokens"];
+const KEYS: [&str; 7] = [
+    "input",
+    "format",
+    "schema",
+    "stream",
+    "temperature",
+    "top_p",
+    "max_output_tokens",
+];
 
 /// A checked body.
 struct Task {
     input: String,
+    /// `format: "json"`: the answer must be JSON.
+    json: bool,
+    schema: Option<Value>,
     stream: bool,
     sampling: Sampling,
 }
@@ -37,7 +52,7 @@ fn invalid(message: String) -> Resp {
     respond::error(StatusCode::BAD_REQUEST, "invalid_request", message)
 }
 
-/// Reads `{input, stream?, temperature?, top_p?, max_output_tokens?}`.
+/// Reads `{input, format?, schema?, stream?, temperature?, top_p?, max_output_tokens?}`.
 fn task_of(value: Value) -> Result<Task, Resp> {
     let Value::Object(obj) = value else {
         return Err(invalid("the request body must be a JSON object".into()));
@@ -52,25 +67,94 @@ fn task_of(value: Value) -> Result<Task, Resp> {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
         _ => return Err(invalid("\"input\" (the task) must be a non-empty string".into())),
     };
+    let json = match obj.get("format") {
+        None | Some(Value::Null) => false,
+        Some(Value::String(f)) if f == "text" => false,
+        Some(Value::String(f)) if f == "json" => true,
+        Some(_) => return Err(invalid("\"format\" must be \"text\" or \"json\"".into())),
+    };
+    let schema = obj.get("schema").filter(|s| !s.is_null()).cloned();
+    if schema.is_some() && !json {
+        return Err(invalid("\"schema\" goes with \"format\": \"json\"".into()));
+    }
     let stream = match obj.get("stream") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(invalid("\"stream\" must be a boolean".into())),
     };
+    if stream && json {
+        return Err(invalid(
+            "\"stream\": a JSON answer is checked whole before it is sent; leave out stream or format".into(),
+        ));
+    }
     let sampling = super::sampling_of(&Value::Object(obj), &["max_output_tokens"])
         .map_err(|e| invalid(e.to_string()))?;
     Ok(Task {
         input,
+        json,
+        schema,
         stream,
         sampling,
     })
 }
 
+/// A message of the task's conversation.
+fn message(id: &str, role: &str, text: &str) -> UiMessage {
+    let parts = match role {
+        "assistant" => json!([{ "type": "step-start" }, { "type": "text", "text": text, "state": "done" }]),
+        _ => json!([{ "type": "text", "text": text }]),
+    };
+    serde_json::from_value(json!({ "id": id, "role": role, "parts": parts })).expect("a text message")
+}
+
+/// What every turn of one request shares.
+struct Run<'a> {
+    app: &'a Arc<App>,
+    caller: &'a Caller,
+    agent: &'a str,
+    sampling: Sampling,
+    output: Option<JsonOutput>,
+}
+
+impl Run<'_> {
+    fn chat(&self, messages: Vec<UiMessage>) -> ChatRequest {
+        ChatRequest {
+            // Nobody to ask: calls wait for an operator, as REST calls do.
+            approvals: Approver::Operator,
+            session_id: crate::ids::new_id("agent"),
+            messages,
+            trigger: Trigger::SubmitMessage,
+            message_id: None,
+            model: None,
+            agent: Some(self.agent.to_string()),
+            sampling: self.sampling,
+            output: self.output.clone(),
+        }
+    }
+
+    /// One turn over `messages`, collected.
+    async fn collect(&self, messages: Vec<UiMessage>) -> Result<Collected, Resp> {
+        let one = OneOff::start(self.app, self.chat(messages), self.caller.clone())
+            .await
+            .map_err(super::completion::agent_error)?;
+        let mut answer = RestAnswer::default();
+        one.collect(&mut answer).await;
+        match answer.answer.error {
+            Some(error) => Err(respond::error(StatusCode::BAD_GATEWAY, "agent_failed", error)),
+            None => Ok(answer.answer),
+        }
+    }
+}
+
 /// `POST /v1/agents/{name}`.
 pub(crate) async fn run(app: &Arc<App>, req: Request<Incoming>, caller: Caller, name: &str) -> Resp {
-    if !is_agent_name(name) || super::agent_named(app, name).is_none() {
-        return super::completion::agent_error(crate::agent::AgentError::UnknownAgent(name.to_string()));
-    }
+    let profile = match is_agent_name(name)
+        .then(|| app.agent.profiles().get(name).cloned())
+        .flatten()
+    {
+        Some(profile) => profile,
+        None => return super::completion::agent_error(AgentError::UnknownAgent(name.to_string())),
+    };
     let bodies = app.body_parser();
     let bytes = match bodies.read(req.into_body()).await {
         Ok(bytes) => bytes,
@@ -90,23 +174,26 @@ pub(crate) async fn run(app: &Arc<App>, req: Request<Incoming>, caller: Caller, 
         Ok(task) => task,
         Err(resp) => return resp,
     };
-    let message = json!({ "id": "task", "role": "user", "parts": [{ "type": "text", "text": task.input }] });
-    let chat = ChatRequest {
-        // Nobody to ask: calls wait for an operator, as REST calls do.
-        approvals: Approver::Operator,
-        session_id: crate::ids::new_id("agent"),
-        messages: vec![serde_json::from_value::<UiMessage>(message).expect("a text message")],
-        trigger: Trigger::SubmitMessage,
-        message_id: None,
-        model: None,
-        agent: Some(name.to_string()),
+    let output = match task.json {
+        false => None,
+        true => match JsonOutput::new(task.schema.clone().or_else(|| profile.output_schema.clone())) {
+            Ok(output) => Some(output),
+            Err(e) => return invalid(e.to_string()),
+        },
+    };
+    let run = Run {
+        app,
+        caller: &caller,
+        agent: name,
         sampling: task.sampling,
+        output,
     };
-    let one = match OneOff::start(app, chat, caller).await {
-        Ok(one) => one,
-        Err(e) => return super::completion::agent_error(e),
-    };
+    let first = vec![message("task", "user", &task.input)];
     if task.stream {
+        let one = match OneOff::start(app, run.chat(first), caller.clone()).await {
+            Ok(one) => one,
+            Err(e) => return super::completion::agent_error(e),
+        };
         let (tx, body) = Body::channel(STREAM_FRAMES);
         one.stream(UiStream {
             out: SseSink::new(tx),
@@ -114,9 +201,73 @@ pub(crate) async fn run(app: &Arc<App>, req: Request<Incoming>, caller: Caller, 
         });
         return respond::sse(body, true);
     }
-    let mut answer = RestAnswer::default();
-    one.collect(&mut answer).await;
-    answer.into_response(name)
+    match structured(&run, first, &task.input).await {
+        Ok(resp) | Err(resp) => resp,
+    }
+}
+
+/// Runs the task; a JSON answer that breaks its schema gets one correction round,
+/// then `invalid_output` with the violations.
+async fn structured(run: &Run<'_>, first: Vec<UiMessage>, input: &str) -> Result<Resp, Resp> {
+    let answer = run.collect(first).await?;
+    let Some(output) = &run.output else {
+        return Ok(answered(
+            run.agent,
+            Value::String(answer.text.clone()),
+            &answer,
+            answer.usage,
+            0,
+        ));
+    };
+    let found = match output.check(&answer.text) {
+        Ok(value) => return Ok(answered(run.agent, value, &answer, answer.usage, 0)),
+        Err(found) => found,
+    };
+    let again = vec![
+        message("task", "user", input),
+        message("answer", "assistant", &answer.text),
+        message("correction", "user", &output.correction(&found)),
+    ];
+    let corrected = run.collect(again).await?;
+    let usage = match (answer.usage, corrected.usage) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    };
+    match output.check(&corrected.text) {
+        Ok(value) => Ok(answered(run.agent, value, &corrected, usage, 1)),
+        Err(found) => {
+            let summary: Vec<String> = found
+                .iter()
+                .map(|v| format!("{}: {}", v.path, v.message))
+                .collect();
+            let mut body = respond::error_body(
+                "invalid_output",
+                format!(
+                    "the agent's answer is not valid JSON output after one correction: {}",
+                    summary.join("; ")
+                ),
+            );
+            body["error"]["violations"] = serde_json::to_value(&found).expect("violations serialize");
+            Err(respond::json(StatusCode::BAD_GATEWAY, &body))
+        }
+    }
+}
+
+/// The answer's body: `{agent, output, finishReason, usage, corrections}`.
+fn answered(agent: &str, output: Value, answer: &Collected, usage: Option<Usage>, corrections: u32) -> Resp {
+    let mut body = Map::new();
+    body.insert("agent".into(), Value::String(agent.to_string()));
+    body.insert("output".into(), output);
+    body.insert(
+        "finishReason".into(),
+        Value::String(answer.outcome.clone().unwrap_or_else(|| "stop".into())),
+    );
+    body.insert(
+        "usage".into(),
+        serde_json::to_value(usage).expect("usage serializes"),
+    );
+    body.insert("corrections".into(), Value::from(corrections));
+    respond::json(StatusCode::OK, &Value::Object(body))
 }
 
 /// A collected answer.
@@ -124,26 +275,6 @@ pub(crate) async fn run(app: &Arc<App>, req: Request<Incoming>, caller: Caller, 
 struct RestAnswer {
     answer: Collected,
     ended: bool,
-}
-
-impl RestAnswer {
-    fn into_response(self, agent: &str) -> Resp {
-        if let Some(error) = self.answer.error {
-            return respond::error(StatusCode::BAD_GATEWAY, "agent_failed", error);
-        }
-        let mut body = Map::new();
-        body.insert("agent".into(), Value::String(agent.to_string()));
-        body.insert("output".into(), Value::String(self.answer.text));
-        body.insert(
-            "finishReason".into(),
-            Value::String(self.answer.outcome.unwrap_or_else(|| "stop".into())),
-        );
-        body.insert(
-            "usage".into(),
-            serde_json::to_value(self.answer.usage).expect("usage serializes"),
-        );
-        respond::json(StatusCode::OK, &Value::Object(body))
-    }
 }
 
 impl UiSink for RestAnswer {
@@ -226,10 +357,16 @@ mod tests {
             .unwrap();
         assert_eq!((ok.input.as_str(), ok.stream), ("sum 2 and 3", false));
         assert_eq!(ok.sampling.max_output_tokens, Some(20));
+        let json = task_of(json!({"input": "x", "format": "json", "schema": {"type": "object"}}))
+            .ok()
+            .unwrap();
+        assert!(json.json && json.schema.is_some());
         for body in [
             json!({"input": ""}),
             json!({"input": "x", "format": "xml"}),
             json!({"input": "x", "stream": 1}),
+            json!({"input": "x", "format": "json", "stream": true}),
+            json!({"input": "x", "schema": {}}),
             json!([]),
         ] {
             assert!(task_of(body).is_err());

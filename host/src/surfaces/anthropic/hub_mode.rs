@@ -63,6 +63,7 @@ pub(crate) fn chat_request(body: &Value, model: &str) -> Result<ChatRequest, Req
         model: Some(model.to_string()),
         agent: None,
         sampling: Default::default(),
+        output: None,
     })
 }
 

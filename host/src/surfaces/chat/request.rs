@@ -127,6 +127,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<ChatRequest, ChatRequestError> {
         model,
         agent,
         sampling: Default::default(),
+        output: None,
     })
 }
 
