@@ -72,6 +72,11 @@ max_retries = 0
 
 [agent]
 model = "scripted/scripted-1"
+
+# An agent for the console's Agents panel.
+[[agents]]
+name = "poet"
+temperature = 0.4
 TOML
 "$bin" serve --config "$work/tokens/wasmhub.toml" --plugins "$work/tokens/plugins" \
     --data "$work/tokens/data" >"$work/tokens.log" 2>&1 &

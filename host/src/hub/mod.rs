@@ -88,6 +88,8 @@ pub struct CallContext {
     pub approved_by: Option<String>,
     /// The chat session the invocation's calls are accounted to (agent turns).
     pub session: Option<Arc<str>>,
+    /// The named agent whose turn makes the calls (recorded with them).
+    pub agent: Option<Arc<str>>,
 }
 
 impl CallContext {
@@ -99,6 +101,7 @@ impl CallContext {
             progress: None,
             approved_by: None,
             session: None,
+            agent: None,
         }
     }
 }
@@ -293,6 +296,7 @@ impl Hub {
                     cancel: &ctx.cancel,
                     approved_by: ctx.approved_by.as_deref(),
                     session: ctx.session.as_ref(),
+                    agent: ctx.agent.as_ref(),
                 };
                 answers::call(&scope, self.core.limits.max_batch, args, ctx.progress.as_ref()).await
             }

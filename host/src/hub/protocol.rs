@@ -101,6 +101,7 @@ pub(crate) async fn call_batch(
         );
         let approved_by = scope.approved_by.map(str::to_string);
         let session = scope.session.cloned();
+        let agent = scope.agent.cloned();
         tasks.spawn(async move {
             let started = std::time::Instant::now();
             let scope = CallScope {
@@ -110,6 +111,7 @@ pub(crate) async fn call_batch(
                 cancel: &cancel,
                 approved_by: approved_by.as_deref(),
                 session: session.as_ref(),
+                agent: agent.as_ref(),
             };
             let result = call(&scope, &tool, Value::Object(input)).await;
             (index, result, started)
@@ -152,6 +154,7 @@ async fn run(
         client: scope.caller.client(),
         parent: parent.map(|p| p.id.as_str()),
         session: scope.session,
+        agent: scope.agent,
     };
     let mut recorder = CallRecorder::start(scope.core, origin, &input);
     let (loaded, still_loading) = match scope.registry.get(tool) {
@@ -243,6 +246,7 @@ async fn execute(
         caller: scope.caller.clone(),
         approved_by: scope.approved_by.map(str::to_string),
         session: scope.session.cloned(),
+        agent: scope.agent.cloned(),
         registry: scope.registry.clone(),
         nested: AtomicU32::new(0),
         // The top-level call is the tree's first.
@@ -417,6 +421,7 @@ impl NestedCalls for NestedCaller {
                 cancel: &frame.cancel,
                 approved_by: frame.approved_by.as_deref(),
                 session: frame.session.as_ref(),
+                agent: frame.agent.as_ref(),
             };
             match run(&scope, Some(&frame), &tool, input).await {
                 Ok(output) => Ok(output.to_string()),

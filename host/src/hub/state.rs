@@ -45,4 +45,6 @@ pub(crate) struct CallScope<'a> {
     pub approved_by: Option<&'a str>,
     /// The chat session the calls are accounted to.
     pub session: Option<&'a Arc<str>>,
+    /// The named agent whose turn makes the calls.
+    pub agent: Option<&'a Arc<str>>,
 }

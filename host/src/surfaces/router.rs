@@ -55,6 +55,8 @@ enum Guarded<'p> {
     Models,
     /// `POST /v1/agents/{name}`.
     Agent(&'p str),
+    /// `GET /api/agents`.
+    Agents,
     UiChatCompletions,
     Chat,
     ResumeChat(&'p str),
@@ -80,6 +82,7 @@ impl Guarded<'_> {
             G::ChatCompletions
             | G::Models
             | G::Agent(_)
+            | G::Agents
             | G::UiChatCompletions
             | G::Chat
             | G::ResumeChat(_)
@@ -126,6 +129,8 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
         (_, ["v1", "models"]) => Route::MethodNotAllowed("GET"),
         (Method::POST, ["v1", "agents", name]) => guarded(G::Agent(name)),
         (_, ["v1", "agents", _]) => Route::MethodNotAllowed("POST"),
+        (Method::GET, ["api", "agents"]) => guarded(G::Agents),
+        (_, ["api", "agents"]) => Route::MethodNotAllowed("GET"),
         (Method::POST, ["api", "ui", "chat", "completions"]) => guarded(G::UiChatCompletions),
         (_, ["api", "ui", "chat", "completions"]) => Route::MethodNotAllowed("POST"),
         (Method::GET, [""]) => Route::ChatPage,
@@ -194,6 +199,7 @@ async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Gua
         Guarded::ChatCompletions => openai_proxy::chat_completions(app, req, &caller).await,
         Guarded::Models => openai_proxy::models(app).await,
         Guarded::Agent(name) => agents::rest::run(app, req, caller, name).await,
+        Guarded::Agents => agents::list(app, &caller),
         Guarded::UiChatCompletions => openai_proxy::ui_chat_completions(app, req, &caller).await,
         Guarded::Chat => chat::post_chat(app, req, caller).await,
         Guarded::ResumeChat(id) => chat::resume(app, &caller, id).await,

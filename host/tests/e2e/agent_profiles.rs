@@ -128,6 +128,25 @@ async fn the_agents_folder_is_followed_and_a_broken_file_is_left_out() {
         if seen == expected { Ok(()) } else { Err(seen) }
     })
     .await;
+    // GET /api/agents: the default profile first, the sources, the files left out.
+    let listed = crate::support::client::send(hub.addr, http::Method::GET, "/api/agents", None, &[])
+        .await
+        .json()
+        .await;
+    let names: Vec<&str> = listed["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["default", "helper", "later", "writer"], "{listed}");
+    assert_eq!(listed["agents"][2]["source"], "file");
+    assert_eq!(listed["agents"][2]["temperature"], 0.7);
+    assert_eq!(listed["agents"][3]["source"], "config");
+    assert_eq!(
+        listed["rejected"][0]["file"],
+        json!(dir.path("broken.md").display().to_string())
+    );
     // The new profile runs with its own sampling.
     upstream.push(text_step("Done."));
     let mut body = submit("profile-6", vec![user("u1", "go")]);

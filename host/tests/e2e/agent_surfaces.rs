@@ -120,6 +120,33 @@ async fn chat_completions_with_an_agents_name_run_the_loop() {
     let sent = tool_result_sent(&upstream);
     assert_eq!(sent["results"][0]["result"]["decimal"], "42", "{sent}");
     no_sessions_left(&hub).await;
+    // Accounting and audit name the agent.
+    let calls = client::send(hub.addr, http::Method::GET, "/api/calls", None, &[])
+        .await
+        .json()
+        .await;
+    let call = calls["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["tool"] == "calc.eval")
+        .cloned();
+    assert_eq!(
+        call.map(|c| c["agent"].clone()),
+        Some(json!("calculator")),
+        "{calls}"
+    );
+    let page = client::send(hub.addr, http::Method::GET, "/api/accounting", None, &[])
+        .await
+        .json()
+        .await;
+    let records = page["records"].as_array().unwrap();
+    let kinds: Vec<&str> = records
+        .iter()
+        .filter(|r| r["agent"] == "calculator")
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["model_step", "tool_call", "model_step"], "{page}");
 }
 
 #[tokio::test]
@@ -273,4 +300,21 @@ async fn the_rest_route_answers_the_final_text_or_streams_the_turn() {
     let (_, meta) = crate::support::chat::finish(&chunks);
     assert_eq!(meta["agent"], "calculator");
     no_sessions_left(&hub).await;
+}
+
+#[tokio::test]
+async fn an_agent_calls_only_what_its_allow_and_its_caller_both_allow() {
+    let upstream = Upstream::start().await;
+    let texter = AgentProfileConfig {
+        name: "texter".into(),
+        allow: Some(vec!["text.*".into()]),
+        ..calculator()
+    };
+    let hub = hub_alone(&upstream, plugins(&[]), |c| c.agents = vec![texter]).await;
+    script(&upstream);
+    let resp = client::post(hub.addr, "/v1/agents/texter", &json!({"input": "6*7?"})).await;
+    assert_eq!(resp.status, 200);
+    let sent = tool_result_sent(&upstream);
+    assert_eq!(sent["results"][0]["ok"], false, "{sent}");
+    assert_eq!(sent["results"][0]["error"]["code"], "forbidden", "{sent}");
 }

@@ -340,6 +340,11 @@ impl Runner<'_> {
             message: &self.turn.assistant.id,
             caller: self.turn.caller.name(),
             client: self.turn.caller.client(),
+            agent: self
+                .turn
+                .profile
+                .is_named()
+                .then_some(self.turn.profile.name.as_str()),
         }
     }
 

@@ -3,7 +3,8 @@
 //! names an agent answered by the agent loop (Chat Completions here, in
 //! [`completion`]; Messages in `surfaces::anthropic`), and the REST route
 //! `POST /v1/agents/{name}` ([`rest`]). Every one of them runs a one-off turn
-//! ([`turn`]) in a session deleted when it ends.
+//! ([`turn`]) in a session deleted when it ends. `GET /api/agents` ([`list`])
+//! shows the profiles (the console's Agents panel).
 
 pub(crate) mod completion;
 mod openai_request;
@@ -88,6 +89,39 @@ pub(crate) fn sampling_of(body: &Value, max_keys: &[&'static str]) -> Result<Sam
         top_p: number("top_p")?,
         max_output_tokens,
     })
+}
+
+/// `GET /api/agents`: every agent profile (the default one first) with what it
+/// runs as; an operator also sees the agents folder's files that were left out,
+/// and why.
+pub(crate) fn list(app: &App, caller: &crate::hub::Caller) -> super::respond::Resp {
+    let set = app.agent.profiles();
+    let agents: Vec<Value> = std::iter::once(set.default_profile())
+        .chain(set.named())
+        .map(|p| {
+            let (source, file) = match &p.source {
+                crate::agent::ProfileSource::AgentSection => ("agent_section", None),
+                crate::agent::ProfileSource::Config => ("config", None),
+                crate::agent::ProfileSource::File(path) => ("file", Some(path.display().to_string())),
+            };
+            json!({
+                "name": p.name, "description": p.description, "default": !p.is_named(),
+                "source": source, "file": file, "models": p.models, "allow": p.allow,
+                "maxSteps": p.max_steps, "temperature": p.sampling.temperature, "topP": p.sampling.top_p,
+                "maxOutputTokens": p.sampling.max_output_tokens, "outputSchema": p.output_schema,
+            })
+        })
+        .collect();
+    let mut body = json!({ "agents": agents });
+    if caller.is_operator() {
+        let rejected: Vec<Value> = set
+            .rejected()
+            .iter()
+            .map(|e| json!({ "file": e.file.display().to_string(), "problem": e.problem }))
+            .collect();
+        body["rejected"] = Value::Array(rejected);
+    }
+    super::respond::json(http::StatusCode::OK, &body)
 }
 
 #[cfg(test)]
