@@ -13,6 +13,9 @@
 //! - [`profiles`]: the agents (`[agent]`, `[[agents]]`, the agents folder) a turn
 //!   runs as, and their sampling parameters;
 //! - [`structured`]: a final answer as JSON satisfying a schema;
+//! - [`task`]: one task run to its final answer (the REST route, sub-agents),
+//!   [`answer`] what its chunks amount to; [`subagents`]: the agents as the hub's
+//!   `agents.NAME` operations;
 //! - [`run`]: the loop itself; [`context_guard`]: the context guard, whose activations
 //!   [`guard_metrics`] counts; [`prompt`]: the default system prompt; [`usage`]:
 //!   each step reported to the accounting.
@@ -26,6 +29,7 @@
 //! HTTP surfaces.
 
 mod access;
+mod answer;
 mod approval;
 mod builder;
 mod bus;
@@ -43,19 +47,25 @@ mod run;
 mod sink;
 mod store;
 mod structured;
+mod subagents;
+mod task;
 mod tool_result;
 mod usage;
 
+pub use answer::{Added, Collected};
 pub use bus::{TurnBus, Watch};
 pub use live::{Busy, LiveTurn, LiveTurns, Subscription, TurnLimits};
 pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};
 pub use plan::{Approver, ChatRequest, PlanError, Trigger};
-pub use profiles::{Profile, ProfileError, ProfileSet, ProfileSource, Profiles, Sampling, SamplingError};
+pub use profiles::{
+    OnProfiles, Profile, ProfileError, ProfileSet, ProfileSource, Profiles, Sampling, SamplingError,
+};
 pub use queue::QueueFull;
 pub use store::{
     Conflict, IssuedApproval, Lease, SaveOutcome, SaveRequest, Session, SessionInfo, SessionStore,
 };
 pub use structured::{JsonOutput, SchemaError, check_schema};
+pub use task::{Task, TaskAnswer, TaskError};
 
 use crate::config::Config;
 use crate::hub::{Caller, Hub, QuotaExceeded};
@@ -219,21 +229,30 @@ impl Agent {
         llm: Arc<Llm>,
         hub: Arc<Hub>,
         backend: &Backend,
-    ) -> Result<Agent, StorageError> {
+    ) -> Result<Arc<Agent>, StorageError> {
         let sessions = store::open(backend).await?;
         let owner = crate::ids::replica_id();
         let ttl = Duration::from_secs(config.storage.lease_secs);
         let agent = &config.agent;
+        let published = Arc::downgrade(&hub);
         let env = TurnEnv {
             llm,
-            hub,
+            hub: hub.clone(),
             sessions: sessions.clone(),
             tools: Arc::new(openai_tools()),
             context_window: agent.context_window,
             guard: Default::default(),
         };
-        let profiles = Profiles::start(config);
-        Ok(Agent {
+        // The named agents are the hub's `agents.NAME` operations, kept current.
+        let profiles = Profiles::start(
+            config,
+            Box::new(move |set: &ProfileSet| {
+                if let Some(hub) = published.upgrade() {
+                    subagents::publish(&hub, set);
+                }
+            }),
+        );
+        let agent = Arc::new(Agent {
             env,
             profiles,
             bus: bus::open(backend, owner, ttl, turn_limits(agent)).await?,
@@ -243,7 +262,9 @@ impl Agent {
                 ttl,
             },
             queue: queue::TurnQueue::new(agent.queued_turns),
-        })
+        });
+        subagents::register(&hub, &agent);
+        Ok(agent)
     }
 
     /// The agent's metrics in Prometheus text format (the context guard's).
@@ -329,6 +350,7 @@ impl Agent {
             profile,
             sampling,
             output: req.output.clone(),
+            parent: req.parent.clone(),
         };
         let agent = self.clone();
         tokio::spawn(async move {

@@ -57,6 +57,8 @@ pub struct ChatRequest {
     pub sampling: super::profiles::Sampling,
     /// The final answer must be JSON (satisfying a schema, if any).
     pub output: Option<super::structured::JsonOutput>,
+    /// The call a sub-agent's turn runs inside (`hub::agent_calls`).
+    pub parent: Option<crate::hub::agent_calls::ParentCall>,
     /// Who approves the calls the approval policy asks about.
     pub approvals: Approver,
 }
@@ -243,6 +245,7 @@ mod tests {
             agent: None,
             sampling: Default::default(),
             output: None,
+            parent: None,
         }
     }
 

@@ -69,6 +69,9 @@ pub struct Limits {
     /// hub started waits for that load, in milliseconds (never past the call's
     /// parent's deadline); then it fails with `timeout`.
     pub load_wait_ms: u64,
+    /// Longest a call to an agent (`agents.NAME`, a sub-agent's whole run) may
+    /// take, in milliseconds (never past its parent's deadline); then `timeout`.
+    pub agent_timeout_ms: u64,
     /// Most outgoing HTTP requests one call may have open at once.
     pub max_http_concurrent: u32,
     /// Most outgoing HTTP requests one call may make in total.
@@ -112,6 +115,7 @@ impl Default for Limits {
             validate_sched_idle: true,
             load_timeout_ms: 10_000,
             load_wait_ms: 5_000,
+            agent_timeout_ms: 300_000,
             max_http_concurrent: 16,
             max_http_requests: 256,
             log_lines: 100,
@@ -134,6 +138,7 @@ impl Limits {
         for (key, value) in [
             ("limits.memory_mb", l.memory_mb),
             ("limits.timeout_ms", l.timeout_ms),
+            ("limits.agent_timeout_ms", l.agent_timeout_ms),
             ("limits.output_kb", l.output_kb),
             ("limits.input_kb", l.input_kb),
             ("limits.max_plugin_mb", l.max_plugin_mb),

@@ -8,7 +8,9 @@
 //! `hub_call` batch are data in that output, never a `ToolError`.
 //!
 //! - `meta_tools`: the four definitions and requests; `answers`: what each one
-//!   returns; `registry`: the operation snapshot;
+//!   returns; `registry`: the operation snapshot; `agent_calls`: the agents as
+//!   operations `agents.NAME`, run by the agent layer through a runner it
+//!   registers (the hub never imports the agent);
 //! - `search`: BM25F ranking and "did you mean"; `validate`: schema violations;
 //!   `checks`: a call's input and output against its schemas;
 //! - `state`: the hub's state ([`Core`]) and what a call runs under
@@ -27,6 +29,7 @@
 //!   activations), stored in record logs (embedded backend) or PostgreSQL.
 
 pub mod accounting;
+pub mod agent_calls;
 mod answers;
 mod approval;
 pub(crate) mod audit;
@@ -63,6 +66,7 @@ pub use protocol::{ProgressEvent, ProgressFn};
 pub use quota::{QuotaExceeded, QuotaKind, QuotaLimit, StorageQuota, StoredUsage};
 pub use registry::{PluginCounts, PluginInfo, PluginLimits, PluginStatus};
 pub use search::{SearchDoc, SearchIndex};
+pub use validate::Violation;
 
 use crate::config::Config;
 use crate::runtime::{LockFile, OnChange, PluginDir, PluginEntry, Runtime};
@@ -90,6 +94,9 @@ pub struct CallContext {
     pub session: Option<Arc<str>>,
     /// The named agent whose turn makes the calls (recorded with them).
     pub agent: Option<Arc<str>>,
+    /// The call whose children the calls are: a sub-agent's turn runs inside
+    /// its `agents.NAME` call (`hub::agent_calls`).
+    pub parent: Option<agent_calls::ParentCall>,
 }
 
 impl CallContext {
@@ -102,6 +109,7 @@ impl CallContext {
             approved_by: None,
             session: None,
             agent: None,
+            parent: None,
         }
     }
 }
@@ -138,6 +146,8 @@ impl Hub {
             accounting: Arc::new(accounting),
             metrics: Default::default(),
             registry: tokio::sync::watch::Sender::new(Arc::new(Registry::empty())),
+            agents: std::sync::RwLock::new(Arc::new(agent_calls::AgentSet::new(Vec::new()))),
+            agent_runner: std::sync::OnceLock::new(),
         });
         let oauth_base = config.oauth.enabled().then(|| config.oauth.base().into());
         Ok(Arc::new(Hub {
@@ -222,6 +232,21 @@ impl Hub {
         self.core.registry.send_replace(registry);
     }
 
+    /// Makes `runner` run the calls to `agents.NAME`, once (`false` when a runner
+    /// was registered already).
+    pub fn register_agents(&self, runner: Arc<dyn agent_calls::AgentRunner>) -> bool {
+        self.core.agent_runner.set(runner).is_ok()
+    }
+
+    /// The agents callable as `agents.NAME` from now on (replacing the last set).
+    pub fn publish_agents(&self, agents: Vec<agent_calls::AgentOperation>) {
+        *self
+            .core
+            .agents
+            .write()
+            .expect("the agents lock is never poisoned") = Arc::new(agent_calls::AgentSet::new(agents));
+    }
+
     /// Resolves once no plugin of the first load is `loading` any more (at once
     /// after [`Hub::start`]).
     pub async fn loaded(&self) {
@@ -285,9 +310,11 @@ impl Hub {
         let registry = self.snapshot();
         let caller = &ctx.caller;
         match request {
-            MetaToolRequest::List(args) => Ok(answers::list(&registry, caller, &args)),
-            MetaToolRequest::Search(args) => Ok(answers::search(&registry, caller, &args)),
-            MetaToolRequest::Schema(args) => answers::schema(&registry, caller, &args),
+            MetaToolRequest::List(args) => Ok(answers::list(&registry, &self.core.agents(), caller, &args)),
+            MetaToolRequest::Search(args) => {
+                Ok(answers::search(&registry, &self.core.agents(), caller, &args))
+            }
+            MetaToolRequest::Schema(args) => answers::schema(&registry, &self.core.agents(), caller, &args),
             MetaToolRequest::Call(args) => {
                 let scope = CallScope {
                     core: &self.core,
@@ -297,6 +324,7 @@ impl Hub {
                     approved_by: ctx.approved_by.as_deref(),
                     session: ctx.session.as_ref(),
                     agent: ctx.agent.as_ref(),
+                    parent: ctx.parent.as_ref().map(|p| &p.0),
                 };
                 answers::call(&scope, self.core.limits.max_batch, args, ctx.progress.as_ref()).await
             }

@@ -44,6 +44,9 @@ pub enum ErrorCode {
     ApprovalRequired,
     /// `"approval_denied"`: a person was asked and said no.
     ApprovalDenied,
+    /// `"invalid_output"`: an agent's JSON answer broke its schema even after a
+    /// correction round (`violations` say how).
+    InvalidOutput,
 }
 
 impl ErrorCode {
@@ -62,6 +65,7 @@ impl ErrorCode {
             ErrorCode::CallLimit => "call_limit",
             ErrorCode::ApprovalRequired => "approval_required",
             ErrorCode::ApprovalDenied => "approval_denied",
+            ErrorCode::InvalidOutput => "invalid_output",
         }
     }
 }
@@ -361,6 +365,7 @@ mod tests {
             ErrorCode::CallLimit,
             ErrorCode::ApprovalRequired,
             ErrorCode::ApprovalDenied,
+            ErrorCode::InvalidOutput,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

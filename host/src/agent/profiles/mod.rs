@@ -228,17 +228,21 @@ impl Sources {
     }
 }
 
+/// Called with the new set whenever the profiles change (and once at start).
+pub type OnProfiles = Box<dyn Fn(&ProfileSet) + Send + Sync>;
+
 /// The profiles in force, replaced as the agents folder changes.
 pub struct Profiles {
     current: RwLock<Arc<ProfileSet>>,
     sources: Sources,
+    on_change: OnProfiles,
 }
 
 impl Profiles {
     /// The profiles of `config`, the agents folder read now and then followed on a
     /// task of its own, which ends once the profiles are dropped. Call it on a
     /// tokio runtime.
-    pub fn start(config: &Config) -> Arc<Profiles> {
+    pub fn start(config: &Config, on_change: OnProfiles) -> Arc<Profiles> {
         let sources = Sources {
             default: Arc::new(Profile::default_of(&config.agent)),
             configured: config.agents.clone(),
@@ -248,10 +252,12 @@ impl Profiles {
         let found = watch::scan(&sources.dir);
         let set = sources.build(watch::read(&found));
         log_set(&set, &sources.dir);
+        on_change(&set);
         let dir = sources.dir.clone();
         let profiles = Arc::new(Profiles {
             current: RwLock::new(Arc::new(set)),
             sources,
+            on_change,
         });
         watch::spawn(Arc::downgrade(&profiles), dir, found);
         profiles
@@ -274,6 +280,7 @@ impl Profiles {
     fn reload(&self, files: Vec<(PathBuf, std::io::Result<String>)>) {
         let set = self.sources.build(files);
         log_set(&set, &self.sources.dir);
+        (self.on_change)(&set);
         *self.current.write().expect("the profiles lock is never poisoned") = Arc::new(set);
     }
 }

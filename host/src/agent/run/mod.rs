@@ -88,6 +88,9 @@ pub(crate) struct Turn {
     pub sampling: Sampling,
     /// The final answer must be JSON (`agent::structured`).
     pub output: Option<JsonOutput>,
+    /// The `agents.NAME` call a sub-agent's turn runs inside: its calls are that
+    /// call's children.
+    pub parent: Option<crate::hub::agent_calls::ParentCall>,
 }
 
 /// How a turn ended (the hub's own reason; `messageMetadata.finishReason`).

@@ -93,6 +93,7 @@ impl Runner<'_> {
                 .profile
                 .is_named()
                 .then(|| self.turn.profile.name.as_str().into()),
+            parent: self.turn.parent.clone(),
         };
         tasks.spawn(async move {
             let answer = match MetaToolRequest::parse(&name, input) {

@@ -12,8 +12,9 @@
 //! steps, in `usage` and `GET /api/accounting`.
 
 use super::openai_request;
-use super::turn::{Added, AnswerSink, Collected, OneOff};
+use super::turn::{AnswerSink, OneOff};
 use crate::agent::AgentError;
+use crate::agent::{Added, Collected};
 use crate::hub::Caller;
 use crate::llm::{Closed, SseSink, UiChunk, UiSink};
 use crate::surfaces::App;

@@ -93,6 +93,7 @@ pub(crate) fn chat_request(body: &Value, agent: &str) -> Result<ChatRequest, Req
         agent: Some(agent.to_string()),
         sampling,
         output: None,
+        parent: None,
     })
 }
 

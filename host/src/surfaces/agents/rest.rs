@@ -11,11 +11,13 @@
 //! fails with 502 `invalid_output` listing them. An unknown agent is 404
 //! `agent_not_found`; a failed turn 502 `agent_failed` with its message.
 
-use super::turn::{Added, AnswerSink, Collected, OneOff};
-use crate::agent::{AgentError, Approver, ChatRequest, JsonOutput, Sampling, Trigger, UiMessage};
+use super::turn::{AnswerSink, OneOff};
+use crate::agent::{
+    AgentError, Approver, ChatRequest, JsonOutput, Sampling, Task, TaskAnswer, TaskError, Trigger, UiMessage,
+};
 use crate::config::is_agent_name;
 use crate::hub::Caller;
-use crate::llm::{Closed, SseSink, UiChunk, UiSink, Usage};
+use crate::llm::{Closed, SseSink, UiChunk, UiSink};
 use crate::surfaces::App;
 use crate::surfaces::body::Body;
 use crate::surfaces::respond::{self, Resp};
@@ -39,7 +41,7 @@ const KEYS: [&str; 7] = [
 ];
 
 /// A checked body.
-struct Task {
+struct TaskBody {
     input: String,
     /// `format: "json"`: the answer must be JSON.
     json: bool,
@@ -53,7 +55,7 @@ fn invalid(message: String) -> Resp {
 }
 
 /// Reads `{input, format?, schema?, stream?, temperature?, top_p?, max_output_tokens?}`.
-fn task_of(value: Value) -> Result<Task, Resp> {
+fn task_of(value: Value) -> Result<TaskBody, Resp> {
     let Value::Object(obj) = value else {
         return Err(invalid("the request body must be a JSON object".into()));
     };
@@ -89,61 +91,13 @@ fn task_of(value: Value) -> Result<Task, Resp> {
     }
     let sampling = super::sampling_of(&Value::Object(obj), &["max_output_tokens"])
         .map_err(|e| invalid(e.to_string()))?;
-    Ok(Task {
+    Ok(TaskBody {
         input,
         json,
         schema,
         stream,
         sampling,
     })
-}
-
-/// A message of the task's conversation.
-fn message(id: &str, role: &str, text: &str) -> UiMessage {
-    let parts = match role {
-        "assistant" => json!([{ "type": "step-start" }, { "type": "text", "text": text, "state": "done" }]),
-        _ => json!([{ "type": "text", "text": text }]),
-    };
-    serde_json::from_value(json!({ "id": id, "role": role, "parts": parts })).expect("a text message")
-}
-
-/// What every turn of one request shares.
-struct Run<'a> {
-    app: &'a Arc<App>,
-    caller: &'a Caller,
-    agent: &'a str,
-    sampling: Sampling,
-    output: Option<JsonOutput>,
-}
-
-impl Run<'_> {
-    fn chat(&self, messages: Vec<UiMessage>) -> ChatRequest {
-        ChatRequest {
-            // Nobody to ask: calls wait for an operator, as REST calls do.
-            approvals: Approver::Operator,
-            session_id: crate::ids::new_id("agent"),
-            messages,
-            trigger: Trigger::SubmitMessage,
-            message_id: None,
-            model: None,
-            agent: Some(self.agent.to_string()),
-            sampling: self.sampling,
-            output: self.output.clone(),
-        }
-    }
-
-    /// One turn over `messages`, collected.
-    async fn collect(&self, messages: Vec<UiMessage>) -> Result<Collected, Resp> {
-        let one = OneOff::start(self.app, self.chat(messages), self.caller.clone())
-            .await
-            .map_err(super::completion::agent_error)?;
-        let mut answer = RestAnswer::default();
-        one.collect(&mut answer).await;
-        match answer.answer.error {
-            Some(error) => Err(respond::error(StatusCode::BAD_GATEWAY, "agent_failed", error)),
-            None => Ok(answer.answer),
-        }
-    }
 }
 
 /// `POST /v1/agents/{name}`.
@@ -181,131 +135,73 @@ pub(crate) async fn run(app: &Arc<App>, req: Request<Incoming>, caller: Caller, 
             Err(e) => return invalid(e.to_string()),
         },
     };
-    let run = Run {
-        app,
-        caller: &caller,
-        agent: name,
+    if task.stream {
+        return stream(app, caller, name, task).await;
+    }
+    let job = Task {
+        agent: name.to_string(),
+        input: task.input,
         sampling: task.sampling,
         output,
+        parent: None,
+        cancel: None,
     };
-    let first = vec![message("task", "user", &task.input)];
-    if task.stream {
-        let one = match OneOff::start(app, run.chat(first), caller.clone()).await {
-            Ok(one) => one,
-            Err(e) => return super::completion::agent_error(e),
-        };
-        let (tx, body) = Body::channel(STREAM_FRAMES);
-        one.stream(UiStream {
-            out: SseSink::new(tx),
-            ended: false,
-        });
-        return respond::sse(body, true);
-    }
-    match structured(&run, first, &task.input).await {
-        Ok(resp) | Err(resp) => resp,
+    match app.agent.run_task(job, caller).await {
+        Ok(answer) => answered(name, answer),
+        Err(TaskError::Start(e)) => super::completion::agent_error(e),
+        Err(TaskError::Failed(error)) => respond::error(StatusCode::BAD_GATEWAY, "agent_failed", error),
+        Err(e @ TaskError::InvalidOutput(_)) => {
+            let message = e.to_string();
+            let TaskError::InvalidOutput(found) = e else {
+                unreachable!("matched above")
+            };
+            let mut body = respond::error_body("invalid_output", message);
+            body["error"]["violations"] = serde_json::to_value(&found).expect("violations serialize");
+            respond::json(StatusCode::BAD_GATEWAY, &body)
+        }
     }
 }
 
-/// Runs the task; a JSON answer that breaks its schema gets one correction round,
-/// then `invalid_output` with the violations.
-async fn structured(run: &Run<'_>, first: Vec<UiMessage>, input: &str) -> Result<Resp, Resp> {
-    let answer = run.collect(first).await?;
-    let Some(output) = &run.output else {
-        return Ok(answered(
-            run.agent,
-            Value::String(answer.text.clone()),
-            &answer,
-            answer.usage,
-            0,
-        ));
+/// The task's turn as a UI message stream.
+async fn stream(app: &Arc<App>, caller: Caller, name: &str, task: TaskBody) -> Resp {
+    let message = json!({ "id": "task", "role": "user", "parts": [{ "type": "text", "text": task.input }] });
+    let chat = ChatRequest {
+        // Nobody to ask: calls wait for an operator, as REST calls do.
+        approvals: Approver::Operator,
+        session_id: crate::ids::new_id("agent"),
+        messages: vec![serde_json::from_value::<UiMessage>(message).expect("a text message")],
+        trigger: Trigger::SubmitMessage,
+        message_id: None,
+        model: None,
+        agent: Some(name.to_string()),
+        sampling: task.sampling,
+        output: None,
+        parent: None,
     };
-    let found = match output.check(&answer.text) {
-        Ok(value) => return Ok(answered(run.agent, value, &answer, answer.usage, 0)),
-        Err(found) => found,
+    let one = match OneOff::start(app, chat, caller).await {
+        Ok(one) => one,
+        Err(e) => return super::completion::agent_error(e),
     };
-    let again = vec![
-        message("task", "user", input),
-        message("answer", "assistant", &answer.text),
-        message("correction", "user", &output.correction(&found)),
-    ];
-    let corrected = run.collect(again).await?;
-    let usage = match (answer.usage, corrected.usage) {
-        (Some(a), Some(b)) => Some(a + b),
-        (a, b) => a.or(b),
-    };
-    match output.check(&corrected.text) {
-        Ok(value) => Ok(answered(run.agent, value, &corrected, usage, 1)),
-        Err(found) => {
-            let summary: Vec<String> = found
-                .iter()
-                .map(|v| format!("{}: {}", v.path, v.message))
-                .collect();
-            let mut body = respond::error_body(
-                "invalid_output",
-                format!(
-                    "the agent's answer is not valid JSON output after one correction: {}",
-                    summary.join("; ")
-                ),
-            );
-            body["error"]["violations"] = serde_json::to_value(&found).expect("violations serialize");
-            Err(respond::json(StatusCode::BAD_GATEWAY, &body))
-        }
-    }
+    let (tx, body) = Body::channel(STREAM_FRAMES);
+    one.stream(UiStream {
+        out: SseSink::new(tx),
+        ended: false,
+    });
+    respond::sse(body, true)
 }
 
 /// The answer's body: `{agent, output, finishReason, usage, corrections}`.
-fn answered(agent: &str, output: Value, answer: &Collected, usage: Option<Usage>, corrections: u32) -> Resp {
+fn answered(agent: &str, answer: TaskAnswer) -> Resp {
     let mut body = Map::new();
     body.insert("agent".into(), Value::String(agent.to_string()));
-    body.insert("output".into(), output);
-    body.insert(
-        "finishReason".into(),
-        Value::String(answer.outcome.clone().unwrap_or_else(|| "stop".into())),
-    );
+    body.insert("output".into(), answer.output);
+    body.insert("finishReason".into(), Value::String(answer.outcome));
     body.insert(
         "usage".into(),
-        serde_json::to_value(usage).expect("usage serializes"),
+        serde_json::to_value(answer.usage).expect("usage serializes"),
     );
-    body.insert("corrections".into(), Value::from(corrections));
+    body.insert("corrections".into(), Value::from(answer.corrections));
     respond::json(StatusCode::OK, &Value::Object(body))
-}
-
-/// A collected answer.
-#[derive(Default)]
-struct RestAnswer {
-    answer: Collected,
-    ended: bool,
-}
-
-impl UiSink for RestAnswer {
-    async fn send(&mut self, chunks: &[UiChunk]) -> Result<(), Closed> {
-        for c in chunks {
-            if matches!(self.answer.apply(c), Some(Added::Finished | Added::Failed)) {
-                self.ended = true;
-            }
-        }
-        Ok(())
-    }
-
-    async fn keepalive(&mut self) -> Result<(), Closed> {
-        Ok(())
-    }
-
-    async fn closed(&self) {
-        // Nothing says a non-streamed request's client left; the provider's
-        // timeouts bound the wait.
-        std::future::pending().await
-    }
-}
-
-impl AnswerSink for RestAnswer {
-    async fn begin(&mut self) -> Result<(), Closed> {
-        Ok(())
-    }
-
-    fn is_ended(&self) -> bool {
-        self.ended
-    }
 }
 
 /// The turn's UI chunks as they are, then `[DONE]`.

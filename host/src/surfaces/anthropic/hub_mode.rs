@@ -65,6 +65,7 @@ pub(crate) fn chat_request(body: &Value, model: &str) -> Result<ChatRequest, Req
         agent: None,
         sampling: Default::default(),
         output: None,
+        parent: None,
     })
 }
 

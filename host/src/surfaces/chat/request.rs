@@ -128,6 +128,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<ChatRequest, ChatRequestError> {
         agent,
         sampling: Default::default(),
         output: None,
+        parent: None,
     })
 }
 
