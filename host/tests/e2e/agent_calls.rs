@@ -165,3 +165,46 @@ async fn stopping_the_parent_turn_cancels_the_sub_agent_and_its_calls() {
     assert_eq!(slow.parent.as_deref(), Some(delegated.id.as_str()));
     drop(chunks(resp).await);
 }
+
+#[tokio::test]
+async fn an_agent_calling_itself_is_a_call_cycle() {
+    let upstream = Upstream::start().await;
+    let hub = hub_alone(&upstream, plugins(&[]), |c| {
+        c.agents = vec![agent("looper", "Loops")]
+    })
+    .await;
+    let args = call_args(json!([{"tool": "agents.looper", "input": {"task": "again"}}]));
+    upstream.push(tool_step(None, &[("l1", "hub_call", args)]));
+    upstream.push(text_step("I cannot call myself."));
+    let out = hub_call(
+        hub.addr,
+        json!([{"tool": "agents.looper", "input": {"task": "loop"}}]),
+    )
+    .await;
+    assert_eq!(
+        out["results"][0]["result"]["output"], "I cannot call myself.",
+        "{out}"
+    );
+    let second = upstream.requests()[1].json();
+    let tool = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    let result: Value = serde_json::from_str(tool["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["results"][0]["error"]["code"], "call_limit", "{result}");
+    assert!(
+        result["results"][0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("call cycle: agents.looper -> agents.looper"),
+        "{result}"
+    );
+    assert_eq!(
+        upstream.requests().len(),
+        2,
+        "the inner call never reached a model"
+    );
+}
