@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 mod accounting;
+mod agents;
 mod approvals;
 mod concurrency;
 mod distribution;
@@ -24,6 +25,10 @@ mod storage;
 mod tests;
 
 pub use accounting::{AccountingConfig, ModelPrice};
+pub use agents::{
+    AGENT_NAME_RULE, AgentConfig, AgentProfileConfig, DEFAULT_AGENT, ModelChoice, SamplingLimits,
+    is_agent_name, sampling_problem,
+};
 pub use approvals::{ApprovalAction, ApprovalRule, ApprovalsConfig, TokenApprovals};
 pub use concurrency::ConcurrencyConfig;
 pub use distribution::{
@@ -59,8 +64,13 @@ pub struct Config {
     pub providers: Vec<ProviderConfig>,
     /// Model names resolved to ordered `provider/model` targets (fallback chains).
     pub models: Vec<ModelConfig>,
-    /// The hub's own agent loop.
+    /// The hub's own agent loop (and the default agent profile).
     pub agent: AgentConfig,
+    /// Named agent profiles (`[[agents]]`).
+    pub agents: Vec<AgentProfileConfig>,
+    /// Folder of Markdown agent profiles (`NAME.md`), watched like the plugins
+    /// folder; a missing folder holds none.
+    pub agents_dir: PathBuf,
     /// Client bearer tokens. None configured = loopback clients only.
     pub tokens: Vec<TokenConfig>,
     /// Audit log of calls.
@@ -100,6 +110,8 @@ impl Default for Config {
             providers: Vec::new(),
             models: Vec::new(),
             agent: AgentConfig::default(),
+            agents: Vec::new(),
+            agents_dir: PathBuf::from("agents"),
             tokens: Vec::new(),
             audit: AuditConfig::default(),
             server: ServerConfig::default(),
@@ -178,60 +190,14 @@ pub struct ProviderConfig {
     /// `parallel_tool_calls` the agent loop sends with its tools (else none is sent).
     #[serde(default)]
     pub parallel_tool_calls: Option<bool>,
+    /// Whether the provider takes `response_format: {type: "json_schema"}`: an
+    /// agent asked for JSON output sends its schema that way (else it is told
+    /// the schema in a message).
+    #[serde(default)]
+    pub json_schema: bool,
     /// Settings of some of this provider's models, over the provider's own.
     #[serde(default)]
     pub model_settings: Vec<ModelSettings>,
-}
-
-/// The hub's agent loop.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct AgentConfig {
-    /// Model used when a chat request names none (`provider/model` or a pattern match).
-    pub model: Option<String>,
-    /// Most model steps in one turn.
-    pub max_steps: u32,
-    /// System prompt put before every conversation.
-    pub system_prompt: Option<String>,
-    /// Context window in tokens of models whose provider sets none, for the context
-    /// guard.
-    pub context_window: u64,
-    /// How long a turn goes on once its last client left (a reload, a network
-    /// blip) before it is stopped; a client that comes back in that time follows
-    /// it. 0: stopped when the last client leaves.
-    pub detached_turn_secs: u64,
-    /// The most KiB of stream chunks a live turn keeps so a reconnecting client
-    /// gets them as they were sent; a longer turn resumes from its message state
-    /// plus the live chunks (so a turn is never buffered whole).
-    pub resume_buffer_kb: usize,
-    /// The most KiB of a turn's stream a connected client may be behind (reading
-    /// slowly) before its stream ends with an error saying so; it may reconnect,
-    /// which resumes it. At least `resume_buffer_kb`.
-    pub lagging_watcher_kb: usize,
-    /// Requests that may wait, per session, for the turn running in it to end
-    /// (FIFO); past it, 409. 0: a request while a turn runs is refused at once.
-    pub queued_turns: usize,
-}
-
-impl Default for AgentConfig {
-    fn default() -> Self {
-        AgentConfig {
-            model: None,
-            max_steps: 10,
-            system_prompt: None,
-            context_window: 131_072,
-            // Long enough for a reload, a flaky network or a laptop lid, short enough
-            // that an abandoned turn does not spend model tokens for long.
-            detached_turn_secs: 120,
-            // A typical answer is replayed exactly; a 1 MB tail covers minutes of
-            // tokens for a client that reads slowly before it is told it fell behind.
-            resume_buffer_kb: 1024,
-            // A client rendering a long answer (the AI SDK rebuilds the message
-            // per chunk) falls behind a fast model by megabytes before it catches up.
-            lagging_watcher_kb: 16384,
-            queued_turns: 4,
-        }
-    }
 }
 
 /// Malformed upstream chunks in a row a provider may send before its stream is an
@@ -444,6 +410,7 @@ impl Config {
             context_buffer: None,
             tool_choice: None,
             parallel_tool_calls: None,
+            json_schema: false,
             model_settings: Vec::new(),
         });
     }
@@ -508,34 +475,8 @@ impl Config {
         if let Some(problem) = self.limits.problem() {
             return Some(problem);
         }
-        if self.agent.max_steps == 0 {
-            return Some("agent.max_steps must be greater than 0".into());
-        }
-        if self.agent.detached_turn_secs > 86_400 {
-            return Some(format!(
-                "agent.detached_turn_secs must be at most 86400 (a day); it is {}",
-                self.agent.detached_turn_secs
-            ));
-        }
-        if !(1..=1_048_576).contains(&self.agent.resume_buffer_kb) {
-            return Some(format!(
-                "agent.resume_buffer_kb must be between 1 and 1048576 (1 GiB); it is {}",
-                self.agent.resume_buffer_kb
-            ));
-        }
-        if self.agent.lagging_watcher_kb < self.agent.resume_buffer_kb
-            || self.agent.lagging_watcher_kb > 1_048_576
-        {
-            return Some(format!(
-                "agent.lagging_watcher_kb must be between agent.resume_buffer_kb ({}) and 1048576 (1 GiB); it is {}",
-                self.agent.resume_buffer_kb, self.agent.lagging_watcher_kb
-            ));
-        }
-        if self.agent.queued_turns > 1000 {
-            return Some(format!(
-                "agent.queued_turns must be at most 1000; it is {}",
-                self.agent.queued_turns
-            ));
+        if let Some(message) = self.agent.mismatch(&self.agents) {
+            return Some(message);
         }
         if self.server.mcp_max_sessions == 0 || self.server.mcp_session_idle_minutes == 0 {
             return Some(

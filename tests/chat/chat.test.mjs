@@ -15,6 +15,7 @@ import { deltas, firstWords, held, queuedTurns, readChunks, release, settled, un
 
 const HUB = process.env.HUB_URL;
 assert.ok(HUB, "HUB_URL must name the running hub");
+const UPSTREAM = process.env.UPSTREAM_URL;
 
 function makeChat(lib, id, messages = [], body = undefined) {
   class Chat extends lib.AbstractChat {
@@ -193,6 +194,30 @@ for (const [name, lib] of [["ai6", ai6], ["ai7", ai7]]) {
     const saved = (await stored(id)).messages[1];
     assert.equal(text(saved), "You're welcome.");
     assert.ok(!JSON.stringify(saved).includes("Partial"), JSON.stringify(saved));
+  });
+}
+
+for (const [name, lib] of [["ai6", ai6], ["ai7", ai7]]) {
+  test(`${name}: the transport's body picks an agent, whose prompt and sampling reach the provider`, async () => {
+    const id = `agent-${name}-${Date.now()}`;
+    const chat = makeChat(lib, id, [], { agent: "poet" });
+    await chat.sendMessage({ text: `Thanks, ${id}!` });
+    assert.equal(chat.status, "ready", chat.error?.message);
+    const a = chat.messages[1];
+    assert.equal(a.metadata.agent, "poet", JSON.stringify(a.metadata));
+    assert.equal(text(a), "You're welcome.");
+    const requests = await (await fetch(`${UPSTREAM}/requests`)).json();
+    const sent = requests.findLast((r) => JSON.stringify(r.messages).includes(id));
+    assert.ok(sent, "the upstream got the agent's request");
+    assert.equal(sent.temperature, 0.4);
+    assert.match(sent.messages[0].content, /^You answer in verse\./);
+    const unknown = await fetch(`${HUB}/api/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id: `${id}-x`, agent: "nobody", messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "hi" }] }] }),
+    });
+    assert.equal(unknown.status, 404);
+    assert.equal((await unknown.json()).error.code, "agent_not_found");
   });
 }
 

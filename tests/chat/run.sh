@@ -56,6 +56,13 @@ targets = ["scripted/broken", "backup/scripted-1"]
 model = "scripted/scripted-1"
 # Small, so the 2 MB answer's reconnect is replayed from the message.
 resume_buffer_kb = 256
+
+# The agent a useChat transport picks with body: { agent: "poet" }.
+[[agents]]
+name = "poet"
+description = "Answers in verse"
+temperature = 0.4
+system_prompt = "You answer in verse."
 TOML
 
 # Only the plugins the conversations use: fewer to compile at start-up.

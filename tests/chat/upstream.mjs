@@ -34,7 +34,8 @@
 // Fallback: a request for the model "broken" streams the start of an answer and of a
 // tool call, then cuts the connection (a target failing mid-stream).
 //
-// Every request body is recorded so tests can check what the hub sent.
+// Every request body is recorded so tests can check what the hub sent; `GET
+// /v1/requests` lists them (oldest first) for a test in another process.
 
 import http from "node:http";
 
@@ -229,6 +230,11 @@ export function start({ delayMs = 0 } = {}) {
     if (req.method === "GET" && req.url === "/v1/held") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify([...waiting]));
+      return;
+    }
+    if (req.method === "GET" && req.url === "/v1/requests") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(requests));
       return;
     }
     if (req.method === "GET" && req.url === "/v1/models") {

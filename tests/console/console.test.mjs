@@ -442,3 +442,26 @@ test("with tokens: a non-operator sees only its own calls, sessions and accounti
     await p.close();
   }
 });
+
+test("agents: each agent with its source and sampling, and its last run from the accounting records", async () => {
+  const r = await fetch(`${TOKENS_HUB}/v1/agents/poet`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${OPS}`, "content-type": "application/json" },
+    body: JSON.stringify({ input: "Thanks, poet!" }),
+  });
+  assert.equal(r.status, 200, await r.clone().text());
+  assert.equal((await r.json()).output, "You're welcome.");
+  const p = await tokensPage(OPS);
+  try {
+    const row = p.locator('#agents tr.agent[data-agent="poet"]');
+    await row.locator("td.last-run.time").waitFor(WAIT);
+    assert.equal(await row.locator(".source").textContent(), "config");
+    assert.equal(await row.locator(".models").textContent(), "scripted/scripted-1");
+    assert.match(await row.locator(".sampling").textContent(), /^temperature 0\.4; \d+ steps$/);
+    assert.match(await row.locator(".last-run .note").textContent(), /^ops/);
+    assert.equal(await p.locator('#agents tr.agent[data-agent="default"]').count(), 1);
+    assert.equal(await p.locator("#agents-count").textContent(), "2");
+  } finally {
+    await p.close();
+  }
+});

@@ -80,6 +80,11 @@ model = "scripted/scripted-1"
 
 [secrets]
 key_file = "$work/tokens/secrets.key"
+
+# An agent for the console's Agents panel.
+[[agents]]
+name = "poet"
+temperature = 0.4
 TOML
 "$bin" serve --config "$work/tokens/wasmhub.toml" --plugins "$work/tokens/plugins" \
     --data "$work/tokens/data" >"$work/tokens.log" 2>&1 &

@@ -160,6 +160,25 @@ command = "$servers_python"
 args = ["$here/fastmcp_server.py"]
 restart_min_ms = 100
 EOF
+# The agents hub: an agent behind a scripted model (agent_upstream.mjs), for
+# py_agents.py.
+start_upstream "$node" "$work" "$here/agent_upstream.mjs"
+pids+=("$upstream_pid")
+cat > "$work/agents.toml" <<EOF
+plugins_dir = "$work/plugins-approvals"
+data_dir = "$work/data-agents"
+
+[[providers]]
+name = "scripted"
+base_url = "$upstream"
+models = ["*"]
+max_retries = 0
+
+[[agents]]
+name = "adder"
+description = "Adds numbers and answers with their sum"
+model = "scripted/m"
+EOF
 
 start_hub() { # config port log
     WASMHUB_LOG=warn "$bin" serve --config "$1" --listen "127.0.0.1:$2" >"$3" 2>&1 &
@@ -180,6 +199,9 @@ wait_health "http://127.0.0.1:$port_tokens" "$work/hub-tokens.log"
 wait_health "http://127.0.0.1:$port_open" "$work/hub-open.log"
 wait_health "http://127.0.0.1:$port_approvals" "$work/hub-approvals.log"
 wait_health "http://127.0.0.1:$port_servers" "$work/hub-servers.log" mcp-test-secret-servers
+port_agents="$(free_port)"
+start_hub "$work/agents.toml" "$port_agents" "$work/hub-agents.log"
+wait_health "http://127.0.0.1:$port_agents" "$work/hub-agents.log"
 
 passed=0
 failed=0
@@ -245,6 +267,8 @@ echo "--- @modelcontextprotocol/sdk client (Streamable HTTP and stdio)"
 run_client ts-sdk "$node" "$here/sdk_client.mjs"
 echo "--- Python mcp client (auto and legacy modes)"
 run_client py-sdk "$python" "$here/py_client.py"
+echo "--- Python mcp client calling an agent (agents.NAME) with a JSON schema"
+AGENTS_URL="http://127.0.0.1:$port_agents/mcp" run_client py-agents "$python" "$here/py_agents.py"
 echo "--- Python mcp client as two tenants of one hub"
 run_client py-tenants "$python" "$here/py_tenants.py"
 echo "--- Python mcp client over stdio, starting from an empty data folder"

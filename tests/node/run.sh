@@ -6,7 +6,9 @@
 # mode) against the wasmhub binary
 # (${WASMHUB_BIN:-target/debug/wasmhub}) with a scripted upstream that replays the
 # recorded provider streams; unfinished.test.mjs reads cut, torn and stalled upstream
-# answers and a SIGTERM mid-answer through every surface with each of those clients.
+# answers and a SIGTERM mid-answer through every surface with each of those clients;
+# agents.test.mjs chats with an agent (issue 35) through the openai (Node, Python
+# via py_agents.py) and Anthropic clients.
 # Everything listens on 127.0.0.1 only; each test file
 # starts and stops its own upstream and hub. Exits non-zero when a test fails.
 set -euo pipefail
@@ -42,4 +44,4 @@ export WASMHUB_PLUGINS="$plugins"
 python_venv "$cache/node-venv" "$here/requirements.lock"
 export WASMHUB_PYTHON_OPENAI="$python"
 
-exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs unfinished.test.mjs
+exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs unfinished.test.mjs agents.test.mjs

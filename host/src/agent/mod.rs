@@ -10,6 +10,12 @@
 //! - [`builder`] and [`sink`]: the assistant message built from the streamed chunks;
 //! - [`approval`]: tool calls that wait for the user's approval, and checking
 //!   the answers against the approvals the hub issued;
+//! - [`profiles`]: the agents (`[agent]`, `[[agents]]`, the agents folder) a turn
+//!   runs as, and their sampling parameters;
+//! - [`structured`]: a final answer as JSON satisfying a schema;
+//! - [`task`]: one task run to its final answer (the REST route, sub-agents),
+//!   [`answer`] what its chunks amount to; [`subagents`]: the agents as the hub's
+//!   `agents.NAME` operations;
 //! - [`run`]: the loop itself; [`context_guard`]: the context guard, whose activations
 //!   [`guard_metrics`] counts; [`prompt`]: the default system prompt; [`usage`]:
 //!   each step reported to the accounting.
@@ -23,6 +29,7 @@
 //! HTTP surfaces.
 
 mod access;
+mod answer;
 mod approval;
 mod builder;
 mod bus;
@@ -33,22 +40,32 @@ mod lease;
 mod live;
 mod message;
 mod plan;
+mod profiles;
 mod prompt;
 mod queue;
 mod run;
 mod sink;
 mod store;
+mod structured;
+mod subagents;
+mod task;
 mod tool_result;
 mod usage;
 
+pub use answer::{Added, Collected};
 pub use bus::{TurnBus, Watch};
 pub use live::{Busy, LiveTurn, LiveTurns, Subscription, TurnLimits};
 pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};
 pub use plan::{Approver, ChatRequest, PlanError, Trigger};
+pub use profiles::{
+    OnProfiles, Profile, ProfileError, ProfileSet, ProfileSource, Profiles, Sampling, SamplingError,
+};
 pub use queue::QueueFull;
 pub use store::{
     Conflict, IssuedApproval, Lease, SaveOutcome, SaveRequest, Session, SessionInfo, SessionStore,
 };
+pub use structured::{JsonOutput, SchemaError, check_schema};
+pub use task::{Task, TaskAnswer, TaskError};
 
 use crate::config::Config;
 use crate::hub::{Caller, Hub, QuotaExceeded};
@@ -96,6 +113,10 @@ pub enum AgentError {
     /// A turn runs in the session and `agent.queued_turns` requests already wait
     /// for it (409).
     QueueFull(QueueFull),
+    /// The request names an agent there is no profile of (404).
+    UnknownAgent(String),
+    /// A requested sampling parameter is outside the operator's limits (400).
+    Sampling(SamplingError),
 }
 
 impl std::fmt::Display for AgentError {
@@ -122,6 +143,11 @@ impl std::fmt::Display for AgentError {
             ),
             AgentError::Quota(e) => e.fmt(f),
             AgentError::QueueFull(e) => e.fmt(f),
+            AgentError::UnknownAgent(name) => write!(
+                f,
+                "no agent named {name:?}; GET /v1/models lists the agents (owned_by \"wasmhub-agent\")"
+            ),
+            AgentError::Sampling(e) => e.fmt(f),
             AgentError::NotOperator(name) => write!(
                 f,
                 "{name:?} is not an operator: only operators hand sessions over"
@@ -138,7 +164,9 @@ impl std::error::Error for AgentError {
             AgentError::Storage(e) => Some(e),
             AgentError::Quota(e) => Some(e),
             AgentError::QueueFull(e) => Some(e),
-            AgentError::Invalid(_)
+            AgentError::Sampling(e) => Some(e),
+            AgentError::UnknownAgent(_)
+            | AgentError::Invalid(_)
             | AgentError::Busy(_)
             | AgentError::NoModel
             | AgentError::Approval(_)
@@ -162,7 +190,7 @@ const LEASE_RETRY: Duration = Duration::from_millis(200);
 /// The agent: sessions, turns in progress, and what a turn needs.
 pub struct Agent {
     env: TurnEnv,
-    default_model: Option<String>,
+    profiles: Arc<Profiles>,
     bus: Arc<dyn TurnBus>,
     leases: Leases,
     queue: queue::TurnQueue,
@@ -201,24 +229,32 @@ impl Agent {
         llm: Arc<Llm>,
         hub: Arc<Hub>,
         backend: &Backend,
-    ) -> Result<Agent, StorageError> {
+    ) -> Result<Arc<Agent>, StorageError> {
         let sessions = store::open(backend).await?;
         let owner = crate::ids::replica_id();
         let ttl = Duration::from_secs(config.storage.lease_secs);
         let agent = &config.agent;
+        let published = Arc::downgrade(&hub);
         let env = TurnEnv {
             llm,
-            hub,
+            hub: hub.clone(),
             sessions: sessions.clone(),
             tools: Arc::new(openai_tools()),
-            system_prompt: prompt::system_prompt(agent.system_prompt.as_deref()).to_string(),
-            max_steps: agent.max_steps.max(1),
             context_window: agent.context_window,
             guard: Default::default(),
         };
-        Ok(Agent {
+        // The named agents are the hub's `agents.NAME` operations, kept current.
+        let profiles = Profiles::start(
+            config,
+            Box::new(move |set: &ProfileSet| {
+                if let Some(hub) = published.upgrade() {
+                    subagents::publish(&hub, set);
+                }
+            }),
+        );
+        let agent = Arc::new(Agent {
             env,
-            default_model: agent.model.clone(),
+            profiles,
             bus: bus::open(backend, owner, ttl, turn_limits(agent)).await?,
             leases: Leases {
                 store: sessions,
@@ -226,7 +262,9 @@ impl Agent {
                 ttl,
             },
             queue: queue::TurnQueue::new(agent.queued_turns),
-        })
+        });
+        subagents::register(&hub, &agent);
+        Ok(agent)
     }
 
     /// The agent's metrics in Prometheus text format (the context guard's).
@@ -238,6 +276,11 @@ impl Agent {
         );
         text.push_str(&format!("wasmhub_chat_queued_turns {}\n", self.queue.waiting()));
         text
+    }
+
+    /// The agent profiles in force now.
+    pub fn profiles(&self) -> Arc<ProfileSet> {
+        self.profiles.current()
     }
 
     /// The stored conversations.
@@ -252,13 +295,14 @@ impl Agent {
         req: ChatRequest,
         caller: Caller,
     ) -> Result<Subscription, AgentError> {
-        let model = req
-            .model
-            .clone()
-            .or_else(|| self.default_model.clone())
-            .ok_or(AgentError::NoModel)?;
-        let targets = self.env.llm.targets(&model).map_err(AgentError::Route)?;
+        let (profile, sampling) = self.profile_of(&req)?;
+        let (model, targets) = self.targets(&req, &profile)?;
         crate::llm::check_keys(&targets).map_err(AgentError::ProviderKey)?;
+        // The agent calls what both its caller and its profile allow.
+        let caller = match &profile.allow {
+            Some(patterns) => caller.within(patterns),
+            None => caller,
+        };
         // Before the lease: another principal's busy session must answer as a
         // missing one, not as busy.
         access::owned_by(self.env.sessions.info(&req.session_id).await?.as_ref(), &caller)?;
@@ -303,6 +347,10 @@ impl Agent {
             caller,
             approvals: req.approvals,
             live: live.clone(),
+            profile,
+            sampling,
+            output: req.output.clone(),
+            parent: req.parent.clone(),
         };
         let agent = self.clone();
         tokio::spawn(async move {
@@ -318,6 +366,44 @@ impl Agent {
             agent.bus.finish(&live);
         });
         Ok(subscription)
+    }
+
+    /// The profile `req` names (the default one when it names none) and the
+    /// sampling parameters of its turn: the request's over the profile's.
+    fn profile_of(&self, req: &ChatRequest) -> Result<(Arc<Profile>, Sampling), AgentError> {
+        let set = self.profiles.current();
+        let profile = match &req.agent {
+            None => set.default_profile(),
+            Some(name) => set
+                .get(name)
+                .ok_or_else(|| AgentError::UnknownAgent(name.clone()))?,
+        };
+        let sampling = profile
+            .sampling
+            .with(&req.sampling, self.profiles.limits())
+            .map_err(AgentError::Sampling)?;
+        Ok((profile.clone(), sampling))
+    }
+
+    /// The model the turn names (the request's, else the profile's) and its
+    /// targets: a profile's list of models is one chain, each name's targets in turn.
+    fn targets(
+        &self,
+        req: &ChatRequest,
+        profile: &Profile,
+    ) -> Result<(String, Vec<crate::llm::Route>), AgentError> {
+        let names = match &req.model {
+            Some(model) => std::slice::from_ref(model),
+            None => profile.models.as_slice(),
+        };
+        let Some(first) = names.first() else {
+            return Err(AgentError::NoModel);
+        };
+        let mut targets = Vec::new();
+        for name in names {
+            targets.extend(self.env.llm.targets(name).map_err(AgentError::Route)?);
+        }
+        Ok((first.clone(), targets))
     }
 
     /// The session's lease, once the turn running in it (if any) and the requests

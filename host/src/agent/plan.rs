@@ -49,8 +49,16 @@ pub struct ChatRequest {
     pub trigger: Trigger,
     /// The edited message of a `submit-message` edit (`messageId`).
     pub message_id: Option<String>,
-    /// The model to use; `None` falls back to `[agent] model`.
+    /// The model to use; `None`: the agent's (else `[agent] model`).
     pub model: Option<String>,
+    /// The agent profile the turn runs as; `None`: the default one (`[agent]`).
+    pub agent: Option<String>,
+    /// Sampling parameters the request sets, over the agent's.
+    pub sampling: super::profiles::Sampling,
+    /// The final answer must be JSON (satisfying a schema, if any).
+    pub output: Option<super::structured::JsonOutput>,
+    /// The call a sub-agent's turn runs inside (`hub::agent_calls`).
+    pub parent: Option<crate::hub::agent_calls::ParentCall>,
     /// Who approves the calls the approval policy asks about.
     pub approvals: Approver,
 }
@@ -234,6 +242,10 @@ mod tests {
             trigger,
             message_id: message_id.map(str::to_string),
             model: None,
+            agent: None,
+            sampling: Default::default(),
+            output: None,
+            parent: None,
         }
     }
 

@@ -21,12 +21,14 @@ pub(super) struct Ledger<'a> {
     pub caller: &'a str,
     /// The OAuth client of its grant.
     pub client: Option<&'a str>,
+    /// The named agent the turn runs as.
+    pub agent: Option<&'a str>,
 }
 
 impl Ledger<'_> {
     fn account(&self, entry: Entry) {
         self.accounting
-            .account(Some(self.session), self.caller, self.client, entry);
+            .account(Some(self.session), self.caller, self.client, self.agent, entry);
     }
 }
 

@@ -92,11 +92,9 @@ async fn start(config: Config, options: ServeFlags, signals: super::signals::Sig
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(prune_compiled_cache(hub.clone()));
-    let agent = Arc::new(
-        crate::agent::Agent::new(&config, llm.clone(), hub.clone(), &backend)
-            .await
-            .map_err(|e| e.to_string())?,
-    );
+    let agent = crate::agent::Agent::new(&config, llm.clone(), hub.clone(), &backend)
+        .await
+        .map_err(|e| e.to_string())?;
     let mcp = crate::surfaces::mcp::McpState::open(hub.clone(), &config.server, &backend)
         .await
         .map_err(|e| e.to_string())?;

@@ -38,6 +38,10 @@ pub struct CallCaps {
     pub memory_mb: u64,
     /// Wall-clock deadline of one call, in milliseconds (host calls included).
     pub timeout_ms: u64,
+    /// Longest a call to an agent (`agents.NAME`, a sub-agent's whole run) may
+    /// take, in milliseconds (never past its parent's deadline); then `timeout`.
+    /// Not a plugin's: a manifest cannot ask for it.
+    pub agent_timeout_ms: u64,
     /// Bytes of JSON output one call may return, in KiB.
     pub output_kb: u64,
     /// Bytes of stdout + stderr one call may write (captured, bounded), in KiB.
@@ -184,6 +188,7 @@ struct LimitKeys {
     validate_sched_idle: bool,
     load_timeout_ms: u64,
     load_wait_ms: u64,
+    agent_timeout_ms: u64,
     max_http_concurrent: u32,
     max_http_requests: u32,
     log_lines: u32,
@@ -219,6 +224,7 @@ impl Default for LimitKeys {
             validate_sched_idle: true,
             load_timeout_ms: 10_000,
             load_wait_ms: 5_000,
+            agent_timeout_ms: 300_000,
             max_http_concurrent: 16,
             max_http_requests: 256,
             log_lines: 100,
@@ -234,6 +240,7 @@ impl From<LimitKeys> for Limits {
             call: CallCaps {
                 memory_mb: k.memory_mb,
                 timeout_ms: k.timeout_ms,
+                agent_timeout_ms: k.agent_timeout_ms,
                 output_kb: k.output_kb,
                 log_kb: k.log_kb,
                 input_kb: k.input_kb,
@@ -285,6 +292,7 @@ impl Limits {
         for (key, value) in [
             ("limits.memory_mb", self.call.memory_mb),
             ("limits.timeout_ms", self.call.timeout_ms),
+            ("limits.agent_timeout_ms", self.call.agent_timeout_ms),
             ("limits.output_kb", self.call.output_kb),
             ("limits.input_kb", self.call.input_kb),
             ("limits.max_plugin_mb", self.load.max_plugin_mb),

@@ -1,10 +1,12 @@
 //! The answers of the four meta-tools: what `hub_list`, `hub_search`, `hub_schema`
-//! and `hub_call` return to one caller, from one registry snapshot. The [`Hub`]
-//! facade picks the snapshot and the caller; the shapes are the output schemas in
-//! `meta_tools`.
+//! and `hub_call` return to one caller, from one registry snapshot and the agents
+//! published (`agents.NAME`, `hub::agent_calls`), listed after the plugins'
+//! operations. The [`Hub`] facade picks the snapshot and the caller; the shapes are
+//! the output schemas in `meta_tools`.
 //!
 //! [`Hub`]: super::Hub
 
+use super::agent_calls::{self, AgentSet};
 use super::auth::Caller;
 use super::error::ToolError;
 use super::meta_tools::{CallArgs, ListArgs, SEARCH_DEFAULT_LIMIT, SchemaArgs, SearchArgs};
@@ -17,9 +19,9 @@ use serde_json::{Map, Value, json};
 /// `hub_list`: the operations `caller` may call, in name order, and the
 /// instructions of the plugins they belong to (plugin name → text, sorted), for the
 /// plugins that give any.
-pub(crate) fn list(registry: &Registry, caller: &Caller, args: &ListArgs) -> Value {
+pub(crate) fn list(registry: &Registry, agents: &AgentSet, caller: &Caller, args: &ListArgs) -> Value {
     let mut instructions = Map::new();
-    let operations: Vec<Value> = callable(registry, caller, args.namespace.as_deref())
+    let mut operations: Vec<Value> = callable(registry, caller, args.namespace.as_deref())
         .inspect(|op| {
             if let Some(text) = op.source.instructions() {
                 instructions.insert(op.source.name().to_string(), json!(text));
@@ -27,6 +29,10 @@ pub(crate) fn list(registry: &Registry, caller: &Caller, args: &ListArgs) -> Val
         })
         .map(entry)
         .collect();
+    operations.extend(
+        callable_agents(agents, caller, args.namespace.as_deref())
+            .map(|(tool, a)| json!({ "tool": tool, "description": a.description })),
+    );
     let mut out = json!({ "operations": operations });
     if !instructions.is_empty() {
         out["instructions"] = Value::Object(instructions);
@@ -36,30 +42,67 @@ pub(crate) fn list(registry: &Registry, caller: &Caller, args: &ListArgs) -> Val
 
 /// `hub_search`: the best matches `caller` may call, or everything visible in name
 /// order when there is no query.
-pub(crate) fn search(registry: &Registry, caller: &Caller, args: &SearchArgs) -> Value {
+pub(crate) fn search(registry: &Registry, agents: &AgentSet, caller: &Caller, args: &SearchArgs) -> Value {
     let q = args.q.trim();
     let namespace = args.namespace.as_deref();
     let limit = args.limit.unwrap_or(SEARCH_DEFAULT_LIMIT);
     let result = |op: &OpRef, score: f32| json!({ "tool": op.tool, "description": op.operation().description, "score": (score * 1000.0).round() / 1000.0 });
+    let agent = |tool: &str, description: &str, score: f32| json!({ "tool": tool, "description": description, "score": (score * 1000.0).round() / 1000.0 });
     let results: Vec<Value> = if q.is_empty() {
         callable(registry, caller, namespace)
-            .take(limit)
             .map(|op| result(op, 0.0))
+            .chain(
+                callable_agents(agents, caller, namespace).map(|(tool, a)| agent(tool, &a.description, 0.0)),
+            )
+            .take(limit)
             .collect()
     } else {
+        // The plugins' and the agents' hits, best first (each index scores its own).
         let index = &registry.index;
-        index
+        let mut hits: Vec<(f32, Value)> = index
             .search(q, namespace, limit, |doc| caller.may_call(index.tool(doc)))
             .into_iter()
-            .map(|hit| result(registry.visible_at(hit.doc), hit.score))
-            .collect()
+            .map(|hit| (hit.score, result(registry.visible_at(hit.doc), hit.score)))
+            .collect();
+        let own = &agents.index;
+        hits.extend(
+            own.search(q, namespace, limit, |doc| caller.may_call(own.tool(doc)))
+                .into_iter()
+                .map(|hit| {
+                    (
+                        hit.score,
+                        agent(own.tool(hit.doc), &agents.ops[hit.doc].description, hit.score),
+                    )
+                }),
+        );
+        hits.sort_by(|a, b| b.0.total_cmp(&a.0));
+        hits.into_iter().take(limit).map(|(_, v)| v).collect()
     };
     json!({ "results": results })
 }
 
 /// `hub_schema`: an operation's description and schemas, if `caller` may call it.
-pub(crate) fn schema(registry: &Registry, caller: &Caller, args: &SchemaArgs) -> Result<Value, ToolError> {
+pub(crate) fn schema(
+    registry: &Registry,
+    agents: &AgentSet,
+    caller: &Caller,
+    args: &SchemaArgs,
+) -> Result<Value, ToolError> {
     let tool = args.tool.as_str();
+    if registry.get(tool).is_none()
+        && let Some(a) = agents.get(tool)
+    {
+        if !caller.may_call(tool) {
+            return Err(ToolError::Forbidden {
+                tool: tool.to_string(),
+                caller: caller.name().to_string(),
+            });
+        }
+        return Ok(json!({
+            "tool": tool, "description": a.description,
+            "inputSchema": agent_calls::input_schema(), "outputSchema": agent_calls::output_schema(),
+        }));
+    }
     let Some(op) = registry.get(tool) else {
         let suggestions = search::suggest(tool, registry.tool_names().filter(|t| caller.may_call(t)));
         return Err(ToolError::NotFound {
@@ -140,6 +183,18 @@ fn entry(op: &OpRef) -> Value {
 }
 
 /// Visible operations `caller` may call, in name order, optionally one namespace.
+/// The agents `caller` may call, in `namespace` (`agents`) or any.
+fn callable_agents<'a>(
+    agents: &'a AgentSet,
+    caller: &'a Caller,
+    namespace: Option<&'a str>,
+) -> impl Iterator<Item = (&'a str, &'a agent_calls::AgentOperation)> {
+    let shown = namespace.is_none_or(|ns| ns == agent_calls::NAMESPACE);
+    agents
+        .tools()
+        .filter(move |(tool, _)| shown && caller.may_call(tool))
+}
+
 fn callable<'a>(
     registry: &'a Registry,
     caller: &'a Caller,

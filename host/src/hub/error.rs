@@ -6,7 +6,7 @@
 //! Codes are the runtime's [`ErrorCode`] (the WIT `call-error-code` enum), so a
 //! plugin's nested call, a REST client and an MCP client all see the same strings.
 
-use super::auth::TokenError;
+use super::auth::{Caller, TokenError};
 use super::validate::Violation;
 use crate::runtime::{CallFailure, RuntimeError};
 use crate::storage::StorageError;
@@ -322,6 +322,25 @@ impl From<StorageError> for HubError {
     fn from(e: StorageError) -> Self {
         HubError::Storage(e)
     }
+}
+
+/// Refuses a call the caller's allowlist does not cover.
+pub(super) fn check_allowed(caller: &Caller, tool: &str) -> Result<(), CallError> {
+    if caller.may_call(tool) {
+        return Ok(());
+    }
+    Err(CallError::new(
+        ErrorCode::Forbidden,
+        format!("the token {:?} is not allowed to call {tool}", caller.name()),
+    ))
+}
+
+/// The error of a call that was cancelled.
+pub(super) fn cancelled() -> CallError {
+    CallError::new(
+        ErrorCode::Cancelled,
+        "the call was cancelled (its parent call or the client's request ended)",
+    )
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ pub(super) struct Frame {
     pub(super) approved_by: Option<String>,
     /// The chat session the tree's calls are accounted to.
     pub(super) session: Option<Arc<str>>,
+    /// The named agent whose turn made the tree's first call.
+    pub(super) agent: Option<Arc<str>>,
     pub(super) registry: Arc<Registry>,
     /// Nested calls made so far (bounded by `limits.max_fanout`).
     pub(super) nested: AtomicU32,
@@ -98,6 +100,7 @@ mod tests {
             caller: Caller::local(Arc::new(crate::hub::StorageQuota::unlimited())),
             approved_by: None,
             session: None,
+            agent: None,
             registry: Arc::new(Registry::empty()),
             nested: AtomicU32::new(0),
             tree_calls: Arc::new(AtomicU32::new(1)),

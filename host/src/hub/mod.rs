@@ -9,7 +9,9 @@
 //!
 //! - `meta_tools`: the four definitions and requests; `answers`: what each one
 //!   returns; `registry`: the operation snapshot; `source`: where an operation
-//!   comes from (a Wasm plugin or an external MCP server's tools);
+//!   comes from (a Wasm plugin or an external MCP server's tools); `agent_calls`:
+//!   the agents as operations `agents.NAME`, run by the agent layer through a runner it
+//!   registers (the hub never imports the agent);
 //! - `search`: BM25F ranking and "did you mean"; `validate`: schema violations;
 //!   `checks`: a call's input and output against its schemas;
 //! - `state`: the hub's state ([`Core`]) and what a call runs under
@@ -28,6 +30,7 @@
 //!   activations), stored in record logs (embedded backend) or PostgreSQL.
 
 pub mod accounting;
+pub mod agent_calls;
 mod answers;
 mod approval;
 pub(crate) mod audit;
@@ -67,6 +70,7 @@ pub use protocol::{ProgressEvent, ProgressFn};
 pub use quota::{QuotaExceeded, QuotaKind, QuotaLimit, StorageQuota, StoredUsage};
 pub use registry::{PluginCounts, PluginInfo, PluginLimits, PluginStatus, ServerInfo};
 pub use search::{SearchDoc, SearchIndex};
+pub use validate::Violation;
 
 use crate::config::Config;
 use crate::mcp_client::{McpServers, ServerEntry};
@@ -93,6 +97,11 @@ pub struct CallContext {
     pub approved_by: Option<String>,
     /// The chat session the invocation's calls are accounted to (agent turns).
     pub session: Option<Arc<str>>,
+    /// The named agent whose turn makes the calls (recorded with them).
+    pub agent: Option<Arc<str>>,
+    /// The call whose children the calls are: a sub-agent's turn runs inside
+    /// its `agents.NAME` call (`hub::agent_calls`).
+    pub parent: Option<agent_calls::ParentCall>,
 }
 
 impl CallContext {
@@ -104,6 +113,8 @@ impl CallContext {
             progress: None,
             approved_by: None,
             session: None,
+            agent: None,
+            parent: None,
         }
     }
 }
@@ -139,6 +150,7 @@ impl Hub {
             tree: config.limits.tree.clone(),
             validation: config.limits.validation.clone(),
             load_wait_ms: config.limits.load.wait_ms,
+            agent_timeout_ms: config.limits.call.agent_timeout_ms,
             cpu: runtime.cpu_shares().clone(),
             approvals: approval::Approvals::new(config),
             scheduler: schedule::Scheduler::new(config.limits.pool.max_instances, &config.limits.shares),
@@ -146,6 +158,8 @@ impl Hub {
             accounting: Arc::new(accounting),
             metrics: Default::default(),
             registry: tokio::sync::watch::Sender::new(Arc::new(Registry::empty())),
+            agents: std::sync::RwLock::new(Arc::new(agent_calls::AgentSet::new(Vec::new()))),
+            agent_runner: std::sync::OnceLock::new(),
         });
         let oauth_base = config.oauth.enabled().then(|| config.oauth.base().into());
         Ok(Arc::new(Hub {
@@ -274,6 +288,21 @@ impl Hub {
         }
     }
 
+    /// Makes `runner` run the calls to `agents.NAME`, once (`false` when a runner
+    /// was registered already).
+    pub fn register_agents(&self, runner: Arc<dyn agent_calls::AgentRunner>) -> bool {
+        self.core.agent_runner.set(runner).is_ok()
+    }
+
+    /// The agents callable as `agents.NAME` from now on (replacing the last set).
+    pub fn publish_agents(&self, agents: Vec<agent_calls::AgentOperation>) {
+        *self
+            .core
+            .agents
+            .write()
+            .expect("the agents lock is never poisoned") = Arc::new(agent_calls::AgentSet::new(agents));
+    }
+
     /// Resolves once no plugin of the first load is `loading` any more (at once
     /// after [`Hub::start`]).
     pub async fn loaded(&self) {
@@ -337,9 +366,11 @@ impl Hub {
         let registry = self.snapshot();
         let caller = &ctx.caller;
         match request {
-            MetaToolRequest::List(args) => Ok(answers::list(&registry, caller, &args)),
-            MetaToolRequest::Search(args) => Ok(answers::search(&registry, caller, &args)),
-            MetaToolRequest::Schema(args) => answers::schema(&registry, caller, &args),
+            MetaToolRequest::List(args) => Ok(answers::list(&registry, &self.core.agents(), caller, &args)),
+            MetaToolRequest::Search(args) => {
+                Ok(answers::search(&registry, &self.core.agents(), caller, &args))
+            }
+            MetaToolRequest::Schema(args) => answers::schema(&registry, &self.core.agents(), caller, &args),
             MetaToolRequest::Call(args) => {
                 let scope = CallScope {
                     core: &self.core,
@@ -348,6 +379,8 @@ impl Hub {
                     cancel: &ctx.cancel,
                     approved_by: ctx.approved_by.as_deref(),
                     session: ctx.session.as_ref(),
+                    agent: ctx.agent.as_ref(),
+                    parent: ctx.parent.as_ref().map(|p| &p.0),
                 };
                 answers::call(&scope, self.core.tree.max_batch, args, ctx.progress.as_ref()).await
             }

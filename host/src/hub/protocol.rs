@@ -15,12 +15,11 @@
 
 use super::approval;
 use super::audit::CallOutcome;
-use super::auth::Caller;
 use super::state::{CallScope, Core};
 
 use super::checks::{Checker, check_input, check_output};
-use super::error::{CallError, ErrorCode, Limit, did_you_mean};
-use super::graph::{Frame, check_graph};
+use super::error::{CallError, ErrorCode, Limit, cancelled, did_you_mean};
+use super::graph::Frame;
 use super::meta_tools::OperationCall;
 use super::records::{CallOrigin, CallRecorder};
 use super::registry::{OpRef, Registry};
@@ -34,7 +33,6 @@ use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -58,7 +56,7 @@ pub type ProgressFn = Arc<dyn Fn(ProgressEvent) + Send + Sync>;
 
 /// Runs one top-level call.
 pub(crate) async fn call(scope: &CallScope<'_>, tool: &str, input: Value) -> Result<Value, CallError> {
-    run(scope, None, tool, input).await
+    run(scope, scope.parent.map(|p| &**p), tool, input).await
 }
 
 /// Runs the calls of a batch concurrently (one task each, aborted if this future
@@ -101,6 +99,8 @@ pub(crate) async fn call_batch(
         );
         let approved_by = scope.approved_by.map(str::to_string);
         let session = scope.session.cloned();
+        let agent = scope.agent.cloned();
+        let parent = scope.parent.cloned();
         tasks.spawn(async move {
             let started = std::time::Instant::now();
             let scope = CallScope {
@@ -110,6 +110,8 @@ pub(crate) async fn call_batch(
                 cancel: &cancel,
                 approved_by: approved_by.as_deref(),
                 session: session.as_ref(),
+                agent: agent.as_ref(),
+                parent: parent.as_ref(),
             };
             let result = call(&scope, &tool, Value::Object(input)).await;
             (index, result, started)
@@ -152,6 +154,7 @@ async fn run(
         client: scope.caller.client(),
         parent: parent.map(|p| p.id.as_str()),
         session: scope.session,
+        agent: scope.agent,
     };
     let mut recorder = CallRecorder::start(scope.core, origin, &input);
     let (loaded, still_loading) = match scope.registry.get(tool) {
@@ -173,6 +176,10 @@ async fn run(
     recorder.known = op.is_some();
     let result = match (op, still_loading) {
         (_, Some(still_loading)) => Err(still_loading),
+        (None, _) if scope.core.agents().get(tool).is_some() => {
+            recorder.known = true;
+            super::agent_calls::execute::execute(scope, parent, tool, input, &mut recorder).await
+        }
         (None, _) => Err(not_found(scope, tool)),
         (Some(op), _) => execute(scope, parent, op, input, &mut recorder).await,
     };
@@ -196,11 +203,7 @@ async fn execute(
     recorder: &mut CallRecorder<'_>,
 ) -> Result<Value, CallError> {
     let started = std::time::Instant::now();
-    let chain = match parent {
-        Some(p) => check_graph(p, &op.tool, &scope.core.tree)?,
-        None => vec![op.tool.clone()],
-    };
-    check_allowed(scope.caller, &op.tool)?;
+    let chain = scope.admit(parent, &op.tool)?;
     let tenant: Arc<str> = scope.caller.name().into();
     let checker = Checker {
         limits: &scope.core.validation,
@@ -234,19 +237,14 @@ async fn execute(
         Race::First(slot) => slot?,
         Race::Second(()) => return Err(cancelled()),
     };
-    let frame = Frame {
-        id: recorder.id.clone(),
+    let frame = scope.frame(
+        parent,
+        recorder.id.clone(),
         chain,
         deadline,
-        cancel: cancel.clone(),
-        caller: scope.caller.clone(),
-        approved_by: scope.approved_by.map(str::to_string),
-        session: scope.session.cloned(),
-        registry: scope.registry.clone(),
-        nested: AtomicU32::new(0),
-        // The top-level call is the tree's first.
-        tree_calls: parent.map_or_else(|| Arc::new(AtomicU32::new(1)), |p| p.tree_calls.clone()),
-    };
+        cancel.clone(),
+        scope.agent.cloned(),
+    );
     let invocation = invocation(scope, frame, tenant.clone());
     timing::record(Stage::Checks, started);
     // Dropping the call future stops the guest at its next epoch tick.
@@ -301,17 +299,6 @@ async fn approve(
 /// `approvals.wait_secs` only).
 fn far_future() -> Instant {
     Instant::now() + Duration::from_secs(365 * 24 * 3600)
-}
-
-/// Refuses a call the caller's allowlist does not cover.
-fn check_allowed(caller: &Caller, tool: &str) -> Result<(), CallError> {
-    if caller.may_call(tool) {
-        return Ok(());
-    }
-    Err(CallError::new(
-        ErrorCode::Forbidden,
-        format!("the token {:?} is not allowed to call {tool}", caller.name()),
-    ))
 }
 
 /// What the runtime gets for one call: its id, its deadline, and the way back in
@@ -377,13 +364,6 @@ fn not_found(scope: &CallScope<'_>, tool: &str) -> CallError {
     e
 }
 
-fn cancelled() -> CallError {
-    CallError::new(
-        ErrorCode::Cancelled,
-        "the call was cancelled (its parent call or the client's request ended)",
-    )
-}
-
 fn failure_error(tool: &str, failure: CallFailure) -> CallError {
     let message = match &failure {
         CallFailure::Plugin { message, .. } => format!("{tool}: {message}"),
@@ -423,6 +403,8 @@ impl NestedCalls for NestedCaller {
                 cancel: &frame.cancel,
                 approved_by: frame.approved_by.as_deref(),
                 session: frame.session.as_ref(),
+                agent: frame.agent.as_ref(),
+                parent: None,
             };
             match run(&scope, Some(&frame), &tool, input).await {
                 Ok(output) => Ok(output.to_string()),

@@ -30,6 +30,7 @@ fn fixture_dir() -> PathBuf {
 
 fn call_records() -> Vec<CallRecord> {
     let ok = CallRecord {
+        agent: None,
         id: "call_ok".into(),
         tool: "calc.eval".into(),
         caller: "local".into(),
@@ -44,6 +45,7 @@ fn call_records() -> Vec<CallRecord> {
         approval: None,
     };
     let nested = CallRecord {
+        agent: None,
         id: "call_nested".into(),
         tool: "text.upper".into(),
         caller: "alice".into(),
@@ -61,6 +63,7 @@ fn call_records() -> Vec<CallRecord> {
         approval: None,
     };
     let approved = CallRecord {
+        agent: None,
         id: "call_approved".into(),
         tool: "fs.write".into(),
         caller: "bob".into(),
@@ -82,6 +85,7 @@ fn call_records() -> Vec<CallRecord> {
         }),
     };
     let summary = CallRecord {
+        agent: None,
         id: "audit_gap".into(),
         tool: "hub.audit".into(),
         caller: "hub".into(),
@@ -103,6 +107,7 @@ fn call_records() -> Vec<CallRecord> {
 
 fn accounting_records() -> Vec<AccountingRecord> {
     let record = |time_ms, session: Option<&str>, caller: &str, entry| AccountingRecord {
+        agent: None,
         id: 0,
         time_ms,
         session: session.map(str::to_string),

@@ -357,6 +357,8 @@ macro_rules! host_interface {
                             ErrorCode::CallLimit => C::CallLimit,
                             // The released WIT enums have no approval codes.
                             ErrorCode::ApprovalRequired | ErrorCode::ApprovalDenied => C::Forbidden,
+                            // Nor one for an agent's invalid JSON answer.
+                            ErrorCode::InvalidOutput => C::PluginError,
                         },
                         message: e.message,
                     })

@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How often the folder is scanned.
-pub(super) const POLL_INTERVAL: Duration = Duration::from_millis(250);
+/// How often the folder is scanned (and the agents folder, `agent::profiles`).
+pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
 
 /// One plugin of the folder and its state.
 #[derive(Clone, Debug)]
@@ -100,7 +100,7 @@ impl PluginState {
 pub type OnChange = Arc<dyn Fn(Vec<PluginEntry>) + Send + Sync>;
 
 /// What identifies one version of a file: (size, mtime ns, inode).
-type Stamp = (u64, i128, u64);
+pub type Stamp = (u64, i128, u64);
 
 /// What identifies one version of a plugin: its `.wasm`, its manifest and its
 /// signature file.
@@ -111,7 +111,8 @@ struct Fingerprint {
     signature: Option<Stamp>,
 }
 
-fn stamp(path: &Path) -> Option<Stamp> {
+/// The stamp of the file at `path`; `None` for a folder or a missing file.
+pub fn stamp(path: &Path) -> Option<Stamp> {
     let m = std::fs::metadata(path).ok()?;
     // FIFOs, devices and sockets are kept, so the loader rejects them by name and
     // type (it never reads them); folders named `x.wasm` are not plugins.

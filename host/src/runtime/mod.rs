@@ -55,7 +55,10 @@ pub use bindings::{WIT_SOURCES, WitVersion};
 pub(crate) use budget::bounded as bounded_text;
 pub use config_store::WASI_CONFIG_WIT;
 pub use cpu::CpuShares;
-pub use dir::{OnChange, PluginDir, PluginEntry, PluginState};
+pub use dir::{
+    OnChange, POLL_INTERVAL as FOLDER_POLL_INTERVAL, PluginDir, PluginEntry, PluginState, Stamp as FileStamp,
+    stamp as file_stamp,
+};
 pub use engine::{Allocator, epoch_tick};
 pub use file::FileKind;
 pub use load_error::{CompileError, ListError, LoadError, LoadProblem};

@@ -47,6 +47,9 @@ pub enum ErrorCode {
     /// `"missing_secret"`: a secret the call needs (`plugin/NAME`) has no value
     /// (or its value cannot be read); the operator sets it with `wasmhub secret set`.
     MissingSecret,
+    /// `"invalid_output"`: an agent's JSON answer broke its schema even after a
+    /// correction round (`violations` say how).
+    InvalidOutput,
 }
 
 impl ErrorCode {
@@ -66,6 +69,7 @@ impl ErrorCode {
             ErrorCode::ApprovalRequired => "approval_required",
             ErrorCode::ApprovalDenied => "approval_denied",
             ErrorCode::MissingSecret => "missing_secret",
+            ErrorCode::InvalidOutput => "invalid_output",
         }
     }
 }
@@ -387,6 +391,7 @@ mod tests {
             ErrorCode::CallLimit,
             ErrorCode::ApprovalRequired,
             ErrorCode::ApprovalDenied,
+            ErrorCode::InvalidOutput,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

@@ -1,5 +1,6 @@
 //! The HTTP surfaces clients talk to: the listener and router, request guards,
 //! authentication, and each API (REST meta-tools, MCP, the OpenAI proxy, the
+//! agents on the chat APIs and `/v1/agents/{name}`, the
 //! UI-stream and chat endpoints, the chat page, the operator console, metrics,
 //! OAuth discovery and the built-in authorization server). Surfaces call the hub and the LLM client;
 //! nothing below them calls back up.
@@ -9,6 +10,7 @@
 // boxing it would only add an allocation on the path that ends the request.
 #![allow(clippy::result_large_err)]
 
+pub(crate) mod agents;
 pub(crate) mod anthropic;
 pub(crate) mod approvals;
 pub(crate) mod auth;

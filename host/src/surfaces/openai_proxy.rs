@@ -52,11 +52,23 @@ const RELAYED_HEADERS: [&str; 4] = [
     "openai-processing-ms",
 ];
 
-/// `POST /v1/chat/completions`.
+/// `POST /v1/chat/completions`: relayed to the model's provider, or answered by
+/// the agent loop when `model` names an agent (`surfaces::agents::completion`).
 pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>, caller: &Caller) -> Resp {
     let (parts, body) = req.into_parts();
-    let (targets, value) = match read_request(app, caller, body).await {
-        Ok(ok) => ok,
+    let value = match read_body(app, caller, body).await {
+        Ok(value) => value,
+        Err(resp) => return resp,
+    };
+    let agent = openai::requested_model(&value)
+        .ok()
+        .and_then(|model| super::agents::agent_named(app, model));
+    if let Some(agent) = agent {
+        let answer = super::agents::completion::answer(app, &value, &agent, caller);
+        return app.limits.serve(Surface::Proxy, answer).await;
+    }
+    let targets = match resolve(app, &value) {
+        Ok(targets) => targets,
         Err(resp) => return resp,
     };
     app.limits
@@ -176,8 +188,12 @@ async fn relay_stream(
 /// (one step, `start` .. `finish`, then `[DONE]`).
 pub(crate) async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>, caller: &Caller) -> Resp {
     let (_parts, body) = req.into_parts();
-    let (targets, mut value) = match read_request(app, caller, body).await {
-        Ok(ok) => ok,
+    let mut value = match read_body(app, caller, body).await {
+        Ok(value) => value,
+        Err(resp) => return resp,
+    };
+    let targets = match resolve(app, &value) {
+        Ok(targets) => targets,
         Err(resp) => return resp,
     };
     openai::prepare_stream_body(&mut value, &targets[0].model);
@@ -221,31 +237,36 @@ fn usage_in(data: &[u8]) -> Option<Usage> {
     serde_json::from_slice::<openai::ChatChunk>(data).ok()?.usage()
 }
 
-/// `GET /v1/models`.
+/// `GET /v1/models`: the named agents (`owned_by: "wasmhub-agent"`), then the
+/// providers' models.
 pub(crate) async fn models(app: &Arc<App>) -> Resp {
     if app.llm.providers().is_empty() {
         return route_error(RouteError::NoProviders);
     }
-    respond::json(StatusCode::OK, &app.llm.list_models().await)
+    respond::json(StatusCode::OK, &super::agents::model_list(app).await)
 }
 
-/// Reads and checks the body and resolves its model to its targets (keys included:
-/// when no target has its key, a 503 before anything is sent upstream).
-async fn read_request(app: &Arc<App>, caller: &Caller, body: Incoming) -> Result<(Vec<Route>, Value), Resp> {
+/// Reads the body as JSON.
+async fn read_body(app: &Arc<App>, caller: &Caller, body: Incoming) -> Result<Value, Resp> {
     let bodies = app.body_parser();
     let bytes = bodies.read(body).await.map_err(|e| e.into_response())?;
     let parsed = bodies
         .parse(caller.name(), bytes, |b| serde_json::from_slice::<Value>(b))
         .await
         .map_err(|e| e.into_response())?;
-    let value = parsed.map_err(|e| {
+    parsed.map_err(|e| {
         respond::error(
             StatusCode::BAD_REQUEST,
             "invalid_json",
             format!("request body is not valid JSON: {e}"),
         )
-    })?;
-    let model = openai::requested_model(&value)
+    })
+}
+
+/// Resolves the body's model to its targets (keys included: when no target has
+/// its key, a 503 before anything is sent upstream).
+fn resolve(app: &Arc<App>, value: &Value) -> Result<Vec<Route>, Resp> {
+    let model = openai::requested_model(value)
         .map_err(|BadRequest(m)| respond::error(StatusCode::BAD_REQUEST, "invalid_request", m))?;
     let targets = app.llm.targets(model).map_err(route_error)?;
     if let Err(e) = crate::llm::check_keys(&targets) {
@@ -255,7 +276,7 @@ async fn read_request(app: &Arc<App>, caller: &Caller, body: Incoming) -> Result
             e.to_string(),
         ));
     }
-    Ok((targets, value))
+    Ok(targets)
 }
 
 fn route_error(e: RouteError) -> Resp {

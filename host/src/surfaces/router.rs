@@ -5,6 +5,7 @@
 //! surface, to read `x-api-key` and answer in Anthropic's error shape).
 
 use super::App;
+use super::agents;
 use super::anthropic;
 use super::approvals;
 use super::auth;
@@ -56,6 +57,10 @@ enum Guarded<'p> {
     Console,
     ChatCompletions,
     Models,
+    /// `POST /v1/agents/{name}`.
+    Agent(&'p str),
+    /// `GET /api/agents`.
+    Agents,
     UiChatCompletions,
     Chat,
     ResumeChat(&'p str),
@@ -84,6 +89,8 @@ impl Guarded<'_> {
             G::SignInCode | G::SetSecret(..) | G::RemoveSecret(..) => Scope::Operator,
             G::ChatCompletions
             | G::Models
+            | G::Agent(_)
+            | G::Agents
             | G::UiChatCompletions
             | G::Chat
             | G::ResumeChat(_)
@@ -134,6 +141,10 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
         (_, ["v1", "messages"]) => Route::MethodNotAllowed("POST"),
         (Method::GET, ["v1", "models"]) => guarded(G::Models),
         (_, ["v1", "models"]) => Route::MethodNotAllowed("GET"),
+        (Method::POST, ["v1", "agents", name]) => guarded(G::Agent(name)),
+        (_, ["v1", "agents", _]) => Route::MethodNotAllowed("POST"),
+        (Method::GET, ["api", "agents"]) => guarded(G::Agents),
+        (_, ["api", "agents"]) => Route::MethodNotAllowed("GET"),
         (Method::POST, ["api", "ui", "chat", "completions"]) => guarded(G::UiChatCompletions),
         (_, ["api", "ui", "chat", "completions"]) => Route::MethodNotAllowed("POST"),
         (Method::GET, [""]) => Route::ChatPage,
@@ -204,6 +215,8 @@ async fn guarded(app: &Arc<App>, req: Request<Incoming>, caller: Caller, to: Gua
         Guarded::Console => console::page(),
         Guarded::ChatCompletions => openai_proxy::chat_completions(app, req, &caller).await,
         Guarded::Models => openai_proxy::models(app).await,
+        Guarded::Agent(name) => agents::rest::run(app, req, caller, name).await,
+        Guarded::Agents => agents::list(app, &caller),
         Guarded::UiChatCompletions => openai_proxy::ui_chat_completions(app, req, &caller).await,
         Guarded::Chat => chat::post_chat(app, req, caller).await,
         Guarded::ResumeChat(id) => chat::resume(app, &caller, id).await,

@@ -37,6 +37,6 @@ impl StepAccounting {
         );
         let client = self.client.as_deref();
         self.accounting
-            .account(None, &self.caller, client, Entry::ModelStep(step));
+            .account(None, &self.caller, client, None, Entry::ModelStep(step));
     }
 }

@@ -2,6 +2,10 @@
 //! so the host crate is linked once.
 
 mod accounting;
+mod agent_calls;
+mod agent_output;
+mod agent_profiles;
+mod agent_surfaces;
 mod anthropic_messages;
 mod chat_approvals;
 mod chat_crash;

@@ -32,9 +32,11 @@ use super::guard_metrics::GuardMetrics;
 use super::live::LiveTurn;
 use super::message::{Part, ToolState, UiMessage};
 use super::plan::Approver;
+use super::profiles::{Profile, Sampling};
 use super::prompt;
 use super::sink::TurnSink;
 use super::store::{SaveOutcome, SaveRequest, SessionInfo, SessionStore};
+use super::structured::JsonOutput;
 use super::tool_result::{ToolResult, result_chunk};
 use super::usage;
 use crate::hub::{CallContext, Caller, Hub, MetaToolRequest};
@@ -59,8 +61,6 @@ pub(crate) struct TurnEnv {
     pub sessions: Arc<dyn SessionStore>,
     /// The OpenAI `tools` array of the four meta-tools.
     pub tools: Arc<Value>,
-    pub system_prompt: String,
-    pub max_steps: u32,
     /// The window of targets whose provider names none.
     pub context_window: u64,
     /// The context guard's activations and the tokens left, for `/metrics`.
@@ -82,6 +82,15 @@ pub(crate) struct Turn {
     /// Who approves the calls the policy asks about.
     pub approvals: Approver,
     pub live: Arc<LiveTurn>,
+    /// The agent the turn runs as: its prompt and step limit.
+    pub profile: Arc<Profile>,
+    /// What is sent as temperature, top_p and max_tokens.
+    pub sampling: Sampling,
+    /// The final answer must be JSON (`agent::structured`).
+    pub output: Option<JsonOutput>,
+    /// The `agents.NAME` call a sub-agent's turn runs inside: its calls are that
+    /// call's children.
+    pub parent: Option<crate::hub::agent_calls::ParentCall>,
 }
 
 /// How a turn ended (the hub's own reason; `messageMetadata.finishReason`).
@@ -158,8 +167,9 @@ impl Runner<'_> {
             message_metadata: Some(json!({ "model": self.turn.model, "sessionId": self.turn.session.id })),
         }]);
         let mut budget = Budget::new(ContextLimits::of(&self.turn.targets[0], self.env.context_window));
+        let profile = self.turn.profile.clone();
         let system = prompt::with_instructions(
-            &self.env.system_prompt,
+            &profile.system_prompt,
             self.env.hub.instructions(&self.turn.caller),
         );
         if self.has_answered_approvals()
@@ -167,8 +177,9 @@ impl Runner<'_> {
         {
             return end;
         }
-        for step in 0..self.env.max_steps {
-            let last = step + 1 == self.env.max_steps;
+        let max_steps = self.turn.profile.max_steps;
+        for step in 0..max_steps {
+            let last = step + 1 == max_steps;
             let (body, estimate) = self.request(&system, last);
             let opts = StepOptions {
                 emit_start: false,
@@ -178,13 +189,17 @@ impl Runner<'_> {
                 ..StepOptions::default()
             };
             let started = std::time::Instant::now();
-            let step = self.env.llm.run_step_chain(
-                &self.turn.targets,
-                &body,
-                Route::apply_tool_settings,
-                opts,
-                &mut self.sink,
-            );
+            let output = self.turn.output.clone();
+            let prepare = move |route: &Route, body: &mut Value| {
+                route.apply_tool_settings(body);
+                if let Some(output) = &output {
+                    output.prepare(route, body);
+                }
+            };
+            let step = self
+                .env
+                .llm
+                .run_step_chain(&self.turn.targets, &body, prepare, opts, &mut self.sink);
             let Ok(summary) = step.await else {
                 return Outcome::Aborted;
             };
@@ -240,8 +255,9 @@ impl Runner<'_> {
         }
         if last {
             let not_run = format!(
-                "not run: the turn reached its step limit ([agent] max_steps = {})",
-                self.env.max_steps
+                "not run: the turn reached its step limit ({} = {})",
+                self.turn.profile.max_steps_key(),
+                self.turn.profile.max_steps
             );
             for call in summary.tool_calls.iter().filter(|c| c.arguments.is_ok()) {
                 self.sink.emit(&[UiChunk::ToolOutputError {
@@ -273,6 +289,9 @@ impl Runner<'_> {
         } else {
             json!({ "messages": messages, "tools": &*self.env.tools })
         };
+        if let Value::Object(obj) = &mut body {
+            self.turn.sampling.apply(obj);
+        }
         prepare_stream_body(&mut body, &self.turn.targets[0].model);
         (body, estimate)
     }
@@ -324,12 +343,20 @@ impl Runner<'_> {
             message: &self.turn.assistant.id,
             caller: self.turn.caller.name(),
             client: self.turn.caller.client(),
+            agent: self
+                .turn
+                .profile
+                .is_named()
+                .then_some(self.turn.profile.name.as_str()),
         }
     }
 
     fn metadata(&self, outcome: Outcome) -> Value {
         let mut meta = Map::new();
         meta.insert("model".into(), Value::String(self.turn.model.clone()));
+        if self.turn.profile.is_named() {
+            meta.insert("agent".into(), Value::String(self.turn.profile.name.clone()));
+        }
         let route = self.answered.as_ref().unwrap_or(&self.turn.targets[0]);
         meta.insert(
             "provider".into(),

@@ -88,6 +88,12 @@ impl Runner<'_> {
             progress: None,
             approved_by,
             session: Some(self.turn.session.id.as_str().into()),
+            agent: self
+                .turn
+                .profile
+                .is_named()
+                .then(|| self.turn.profile.name.as_str().into()),
+            parent: self.turn.parent.clone(),
         };
         tasks.spawn(async move {
             let answer = match MetaToolRequest::parse(&name, input) {

@@ -145,6 +145,7 @@ impl Accounting {
         session: Option<&str>,
         caller: &str,
         client: Option<&str>,
+        agent: Option<&str>,
         mut entry: Entry,
     ) {
         if let Entry::ModelStep(step) = &mut entry {
@@ -156,6 +157,7 @@ impl Accounting {
             session: session.map(str::to_string),
             caller: caller.to_string(),
             client: client.map(str::to_string),
+            agent: agent.map(str::to_string),
             entry,
         });
     }

@@ -23,6 +23,9 @@ pub struct AccountingRecord {
     /// The OAuth client of a grant's tool call (`None` otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// The named agent whose turn the step or call belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// What was accounted.
     #[serde(flatten)]
     pub entry: Entry,

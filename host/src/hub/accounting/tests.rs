@@ -110,7 +110,7 @@ fn sessions_sum_steps_calls_and_cost_and_the_jsonl_file_gets_every_record() {
             step,
             ..measured
         };
-        log.account(Some("s1"), "local", None, Entry::ModelStep(step));
+        log.account(Some("s1"), "local", None, None, Entry::ModelStep(step));
     }
     log.record(call(Some("s1"), 1, 5));
     log.record(call(Some("s2"), 2, 5));
@@ -157,7 +157,7 @@ fn a_context_guard_activation_is_a_record_of_its_own_kind_outside_the_sums() {
         limit_tokens: 7168,
         remaining_tokens: 18,
     };
-    log.account(Some("s1"), "local", None, Entry::ContextGuard(guard));
+    log.account(Some("s1"), "local", None, None, Entry::ContextGuard(guard));
     let page = log.page(Since::Start, 10, &Visible::All).unwrap();
     let mut json = serde_json::to_value(&page.records[0]).unwrap();
     assert!(json["time_ms"].as_u64().unwrap() > 0, "{json}");

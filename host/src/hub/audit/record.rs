@@ -23,6 +23,9 @@ pub struct CallRecord {
     /// The call that made this one through `host.call`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// The named agent whose turn made the call (`agent::profiles`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// Start, in milliseconds since the Unix epoch.
     pub started_ms: u64,
     /// Wall time of the call, in microseconds.

@@ -59,6 +59,7 @@ impl Unwritten {
     /// call started and lasts until the last one started.
     pub(super) fn summary(&self) -> CallRecord {
         CallRecord {
+            agent: None,
             id: crate::ids::new_id("audit"),
             tool: SUMMARY_TOOL.into(),
             caller: "hub".into(),

@@ -138,6 +138,14 @@ impl Caller {
         &self.allowlist
     }
 
+    /// The same principal, calling only what both its allowlist and `patterns`
+    /// allow (an agent profile's `allow`).
+    pub fn within(&self, patterns: &[String]) -> Caller {
+        let mut narrowed = self.clone();
+        narrowed.allowlist = self.allowlist.and(patterns);
+        narrowed
+    }
+
     /// Whether this caller may call `tool` (`plugin.operation`).
     pub fn may_call(&self, tool: &str) -> bool {
         self.allowlist.allows(tool)
@@ -178,6 +186,8 @@ pub struct Credentials<'a> {
 #[derive(Clone, Debug)]
 pub struct Allowlist {
     patterns: Arc<[String]>,
+    /// Patterns a tool must match too (an agent profile's narrowing).
+    also: Option<Arc<Allowlist>>,
 }
 
 impl Allowlist {
@@ -185,7 +195,15 @@ impl Allowlist {
     pub fn new(patterns: &[String]) -> Allowlist {
         Allowlist {
             patterns: patterns.iter().map(|p| p.trim().to_string()).collect(),
+            also: None,
         }
+    }
+
+    /// The tools both this allowlist and `patterns` allow.
+    pub fn and(&self, patterns: &[String]) -> Allowlist {
+        let mut narrower = Allowlist::new(patterns);
+        narrower.also = Some(Arc::new(self.clone()));
+        narrower
     }
 
     /// The allowlist that allows every operation (`*`).
@@ -198,9 +216,11 @@ impl Allowlist {
         self.patterns
             .iter()
             .any(|p| glob_match(p.as_bytes(), tool.as_bytes()))
+            && self.also.as_ref().is_none_or(|also| also.allows(tool))
     }
 
-    /// The patterns, trimmed, in configuration order.
+    /// Its own patterns, trimmed, in configuration order (not those of an
+    /// allowlist it narrows).
     pub fn patterns(&self) -> &[String] {
         &self.patterns
     }

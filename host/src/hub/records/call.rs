@@ -29,6 +29,8 @@ pub(in crate::hub) struct CallOrigin<'a> {
     pub parent: Option<&'a str>,
     /// The chat session it is accounted to.
     pub session: Option<&'a Arc<str>>,
+    /// The named agent whose turn made it.
+    pub agent: Option<&'a Arc<str>>,
 }
 
 /// One call's metrics and records, written once.
@@ -89,6 +91,7 @@ impl<'a> CallRecorder<'a> {
             origin.session.map(|s| &**s),
             origin.caller,
             origin.client,
+            origin.agent.map(|a| &**a),
             Entry::ToolCall(ToolCall {
                 call_id: self.id.clone(),
                 parent: origin.parent.map(str::to_string),
@@ -105,6 +108,7 @@ impl<'a> CallRecorder<'a> {
             caller: origin.caller.to_string(),
             client: origin.client.map(str::to_string),
             parent: origin.parent.map(str::to_string),
+            agent: origin.agent.map(|a| a.to_string()),
             started_ms: self.started_ms,
             duration_us: elapsed_us,
             input_bytes: self.input_bytes,

@@ -1,6 +1,7 @@
 //! Hub-tools mode: a Messages request without `tools` that sends
-//! `x-wasmhub-tools: hub` is answered by the agent loop, which offers the model the
-//! four meta-tools and runs them. This module turns the request into the agent's
+//! `x-wasmhub-tools: hub`, or whose `model` names an agent, is answered by the
+//! agent loop (the default agent, or that one), which offers the model the four
+//! meta-tools and runs them. This module turns the request into the agent's
 //! `ChatRequest` (Anthropic messages → UI messages, in a fresh session).
 //!
 //! - `system` → a leading system message (after the hub's own prompt);
@@ -61,6 +62,10 @@ pub(crate) fn chat_request(body: &Value, model: &str) -> Result<ChatRequest, Req
         trigger: Trigger::SubmitMessage,
         message_id: None,
         model: Some(model.to_string()),
+        agent: None,
+        sampling: Default::default(),
+        output: None,
+        parent: None,
     })
 }
 

@@ -6,9 +6,10 @@
 //! chat-completions body, the upstream always streams, and its chunks go through
 //! the shared transformer (`llm::transform`) into UI chunks, which [`events`]
 //! turns into Anthropic's event sequence, streamed ([`sink`]) or folded into one
-//! message. With `x-wasmhub-tools: hub` and no `tools`, the agent loop answers
-//! instead ([`hub_mode`]): the model gets the hub's four meta-tools and the hub
-//! runs them.
+//! message. With `x-wasmhub-tools: hub` and no `tools`, or a `model` that names
+//! an agent (`surfaces::agents`), the agent loop answers instead ([`hub_mode`],
+//! a one-off turn of `surfaces::agents::turn`): the model gets the hub's four
+//! meta-tools and the hub runs them.
 //!
 //! Auth: `x-api-key` or `Authorization: Bearer`, either holding one of the hub's
 //! tokens (the same decision as every surface, `surfaces::auth`). Errors use
@@ -23,14 +24,15 @@ mod request;
 mod sink;
 
 use super::App;
+use super::agents::turn::OneOff;
 use super::auth;
 use super::body::Body;
 use super::limit::{self, Surface};
 use super::respond::{self, BodyError, Resp};
 use super::step_accounting::StepAccounting;
-use crate::agent::{AgentError, Subscription};
+use crate::agent::AgentError;
 use crate::hub::{Caller, Resource, Scope};
-use crate::llm::stream::{SseSink, keepalive_while, transform_events};
+use crate::llm::stream::{SseSink, transform_events};
 use crate::llm::upstream::{self, UpstreamError};
 use crate::llm::{Response, Route, RouteError, StepOptions, StepSummary, StepTransformer, UiSink};
 use error::ApiError;
@@ -95,7 +97,8 @@ pub(crate) async fn messages(app: &Arc<App>, req: Request<Incoming>, peer: Socke
         Ok(Err(e)) => return ApiError::invalid(e.to_string()).into_response(),
         Err(e) => return body_error(e).into_response(),
     };
-    let mode = match tool_mode(&parts.headers, &checked) {
+    let agent = super::agents::agent_named(app, &checked.model);
+    let mode = match tool_mode(&parts.headers, &checked, agent.as_deref()) {
         Ok(mode) => mode,
         Err(e) => return e.into_response(),
     };
@@ -110,7 +113,7 @@ pub(crate) async fn messages(app: &Arc<App>, req: Request<Incoming>, peer: Socke
     };
     let result = match mode {
         ToolMode::Client => forward(app, &value, &checked, &caller).await,
-        ToolMode::Hub => run_agent(app, &value, &checked, caller).await,
+        ToolMode::Hub => run_agent(app, &value, &checked, agent, caller).await,
     };
     limit::held(result.unwrap_or_else(ApiError::into_response), permit)
 }
@@ -119,9 +122,18 @@ fn body_error(e: BodyError) -> ApiError {
     ApiError::new(e.status(), e.to_string())
 }
 
-/// Who runs the tools: the hub when `x-wasmhub-tools: hub` asks for it (then the
-/// request may not bring tools of its own), else the client.
-fn tool_mode(headers: &HeaderMap, checked: &Checked) -> Result<ToolMode, ApiError> {
+/// Who runs the tools: the hub when `model` names an agent or `x-wasmhub-tools:
+/// hub` asks for it (then the request may not bring tools of its own), else the
+/// client.
+fn tool_mode(headers: &HeaderMap, checked: &Checked, agent: Option<&str>) -> Result<ToolMode, ApiError> {
+    if let Some(agent) = agent {
+        if checked.has_tools {
+            return Err(ApiError::invalid(format!(
+                "tools: the agent {agent:?} runs the hub's tools itself; send no tools of your own"
+            )));
+        }
+        return Ok(ToolMode::Hub);
+    }
     let Some(value) = headers.get(hub_mode::HEADER) else {
         return Ok(ToolMode::Client);
     };
@@ -214,76 +226,41 @@ fn collected(sink: AnthropicSink) -> Result<Resp, ApiError> {
     }
 }
 
-/// Hub tools: a turn of the agent loop in a session of its own, deleted after.
+/// Hub tools: a turn of the agent loop (the agent `model` names, else the default
+/// one) in a session of its own, deleted after. The request's `max_tokens`,
+/// `temperature` and `top_p` go over the agent's within the operator's limits.
 async fn run_agent(
     app: &Arc<App>,
     value: &Value,
     checked: &Checked,
+    agent: Option<String>,
     caller: Caller,
 ) -> Result<Resp, ApiError> {
-    let chat = hub_mode::chat_request(value, &checked.model).map_err(|e| ApiError::invalid(e.to_string()))?;
-    let session = chat.session_id.clone();
-    let sub = app.agent.start(chat, caller.clone()).await.map_err(agent_error)?;
-    // The Messages API cannot resume: the turn stops when its client leaves (a
-    // non-streamed request's future dropped, or a stream's client gone).
-    sub.turn().end_with_clients();
+    let mut chat =
+        hub_mode::chat_request(value, &checked.model).map_err(|e| ApiError::invalid(e.to_string()))?;
+    chat.sampling =
+        super::agents::sampling_of(value, &["max_tokens"]).map_err(|e| ApiError::invalid(e.to_string()))?;
+    if let Some(agent) = agent {
+        chat.model = None;
+        chat.agent = Some(agent);
+    }
+    let one = OneOff::start(app, chat, caller).await.map_err(agent_error)?;
     if !checked.stream {
         let mut sink = AnthropicSink::collect(ToolMode::Hub, &checked.model);
-        let _ = relay_turn(sub, &mut sink).await;
-        forget(app, &caller, &session).await;
+        one.collect(&mut sink).await;
         return collected(sink);
     }
     let (tx, body) = Body::channel(STREAM_FRAMES);
-    let mut sink = AnthropicSink::stream(ToolMode::Hub, &checked.model, SseSink::new(tx));
-    let app = app.clone();
-    tokio::spawn(async move {
-        if let Err(left) = relay_turn(sub, &mut sink).await {
-            // The client left: dropping its subscription stops the turn; let it
-            // wind down before its session can go.
-            let turn = left.0.turn().clone();
-            drop(left);
-            let mut watcher = turn.subscribe();
-            while watcher.next_batch().await.is_some() {}
-        }
-        forget(&app, &caller, &session).await;
-    });
+    one.stream(AnthropicSink::stream(
+        ToolMode::Hub,
+        &checked.model,
+        SseSink::new(tx),
+    ));
     Ok(respond::sse(body, false))
 }
 
-/// The client left while a turn was relayed; holds its subscription.
-struct Left(Subscription);
-
-/// Relays a turn's chunks into `sink` until the turn ends.
-async fn relay_turn(mut sub: Subscription, sink: &mut AnthropicSink) -> Result<(), Left> {
-    if sink.begin().await.is_err() {
-        return Err(Left(sub));
-    }
-    loop {
-        match keepalive_while(sink, super::chat::KEEPALIVE, sub.next_batch()).await {
-            Err(_closed) => return Err(Left(sub)),
-            Ok(None) => return Ok(()),
-            Ok(Some(batch)) => {
-                if sink.send(&batch).await.is_err() {
-                    return Err(Left(sub));
-                }
-                if sink.is_ended() {
-                    // An `error` ends the answer; the turn's last chunks add nothing.
-                    while sub.next_batch().await.is_some() {}
-                    return Ok(());
-                }
-            }
-        }
-    }
-}
-
-/// Deletes the turn's session (the Messages API keeps no conversation).
-async fn forget(app: &App, caller: &Caller, session: &str) {
-    if let Err(e) = app.agent.delete_session(caller, session).await {
-        crate::warn!("anthropic surface: cannot delete the session {session} of a finished turn: {e}");
-    }
-}
-
-/// `GET /v1/models` for Anthropic clients: the same models as the OpenAI list.
+/// `GET /v1/models` for Anthropic clients: the same agents and models as the
+/// OpenAI list.
 pub(crate) async fn models(app: &Arc<App>, req: &Request<Incoming>, peer: SocketAddr) -> Resp {
     if let Err(refused) = authenticate(app, req.headers(), peer).await {
         return refused;
@@ -291,7 +268,7 @@ pub(crate) async fn models(app: &Arc<App>, req: &Request<Incoming>, peer: Socket
     if app.llm.providers().is_empty() {
         return route_error(RouteError::NoProviders).into_response();
     }
-    let list = app.llm.list_models().await;
+    let list = super::agents::model_list(app).await;
     let empty = Vec::new();
     let data: Vec<Value> = list["data"]
         .as_array()

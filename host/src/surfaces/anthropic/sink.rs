@@ -92,6 +92,16 @@ impl AnthropicSink {
     }
 }
 
+impl crate::surfaces::agents::turn::AnswerSink for AnthropicSink {
+    async fn begin(&mut self) -> Result<(), Closed> {
+        AnthropicSink::begin(self).await
+    }
+
+    fn is_ended(&self) -> bool {
+        AnthropicSink::is_ended(self)
+    }
+}
+
 impl UiSink for AnthropicSink {
     async fn send(&mut self, chunks: &[UiChunk]) -> Result<(), Closed> {
         for c in chunks {

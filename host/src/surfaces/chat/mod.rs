@@ -66,6 +66,8 @@ pub(crate) fn agent_status(e: &AgentError) -> (StatusCode, &'static str) {
         AgentError::Quota(_) => (StatusCode::FORBIDDEN, "quota_exceeded"),
         AgentError::NotOperator(_) => (StatusCode::FORBIDDEN, "forbidden"),
         AgentError::QueueFull(_) => (StatusCode::CONFLICT, "turn_queue_full"),
+        AgentError::UnknownAgent(_) => (StatusCode::NOT_FOUND, "agent_not_found"),
+        AgentError::Sampling(_) => (StatusCode::BAD_REQUEST, "sampling_out_of_range"),
     }
 }
 

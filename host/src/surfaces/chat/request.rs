@@ -1,5 +1,5 @@
 //! Reading the `DefaultChatTransport` request body of `POST /api/chat`:
-//! `{ id, messages, trigger, messageId?, model?, ...extra }`.
+//! `{ id, messages, trigger, messageId?, model?, agent?, ...extra }`.
 //!
 //! Unknown extra keys are accepted (the transport merges the application's `body`
 //! option into the request); the known ones are checked with messages that name the
@@ -22,6 +22,8 @@ pub(crate) enum ChatRequestError {
     UnknownTrigger(String),
     InvalidMessageId,
     InvalidModel,
+    /// `agent` is not an agent name.
+    InvalidAgent,
     MissingMessages,
     MessagesNotAnArray,
     /// `messages[index]` is not a UI message.
@@ -48,6 +50,11 @@ impl std::fmt::Display for ChatRequestError {
             ),
             ChatRequestError::InvalidMessageId => f.write_str("\"messageId\" must be a message id string"),
             ChatRequestError::InvalidModel => f.write_str("\"model\" must be a non-empty string"),
+            ChatRequestError::InvalidAgent => write!(
+                f,
+                "\"agent\" must be an agent's name ({})",
+                crate::config::AGENT_NAME_RULE
+            ),
             ChatRequestError::MissingMessages => f.write_str("\"messages\" is required"),
             ChatRequestError::MessagesNotAnArray => {
                 f.write_str("\"messages\" must be an array of UI messages")
@@ -94,6 +101,11 @@ pub(crate) fn parse(body: &[u8]) -> Result<ChatRequest, ChatRequestError> {
         Some(Value::String(m)) if !m.trim().is_empty() => Some(m),
         Some(_) => return Err(ChatRequestError::InvalidModel),
     };
+    let agent = match obj.remove("agent") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(a)) if crate::config::is_agent_name(&a) => Some(a),
+        Some(_) => return Err(ChatRequestError::InvalidAgent),
+    };
     let messages = match obj.remove("messages") {
         Some(Value::Array(items)) => items
             .into_iter()
@@ -113,6 +125,10 @@ pub(crate) fn parse(body: &[u8]) -> Result<ChatRequest, ChatRequestError> {
         trigger,
         message_id,
         model,
+        agent,
+        sampling: Default::default(),
+        output: None,
+        parent: None,
     })
 }
 
@@ -124,7 +140,7 @@ mod tests {
     fn the_transport_body_parses_with_extra_keys() {
         let r = parse(
             br#"{"id":"c1","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hi"}]}],
-                "trigger":"regenerate-message","messageId":"a1","model":"p/m","temperature":0}"#,
+                "trigger":"regenerate-message","messageId":"a1","model":"p/m","temperature":0,"agent":"writer"}"#,
         )
         .unwrap();
         assert_eq!(
@@ -137,6 +153,7 @@ mod tests {
             ("c1", Trigger::RegenerateMessage, Some("a1"), Some("p/m"))
         );
         assert_eq!(r.messages.len(), 1);
+        assert_eq!(r.agent.as_deref(), Some("writer"));
     }
 
     #[test]
@@ -153,6 +170,10 @@ mod tests {
             ),
             (br#"{"id":"c","messages":[],"model":""}"#, "model"),
             (br#"{"id":"c","messages":[],"messageId":5}"#, "messageId"),
+            (
+                br#"{"id":"c","messages":[],"agent":"No Such"}"#,
+                "\"agent\" must be",
+            ),
             (b"{", "not valid JSON"),
         ] {
             let e = parse(body).unwrap_err().to_string();

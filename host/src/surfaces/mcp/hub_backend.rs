@@ -142,6 +142,8 @@ impl McpBackend for HubBackend {
                 progress: call.progress.map(progress_fn),
                 approved_by: call.approval.filter(|a| a.approved).map(|a| a.by),
                 session: None,
+                agent: None,
+                parent: None,
             };
             let answer = match request {
                 Ok(MetaToolRequest::Call(args)) if args.calls.is_empty() && !declined.is_empty() => {

@@ -102,11 +102,9 @@ pub async fn start_on(mut config: Config, backend: Backend) -> Hub {
     let (hub, plugins) = wasmhub::hub::Hub::start(&config, backend.clone(), None)
         .await
         .expect("the hub");
-    let agent = Arc::new(
-        wasmhub::agent::Agent::new(&config, llm.clone(), hub.clone(), &backend)
-            .await
-            .expect("the agent"),
-    );
+    let agent = wasmhub::agent::Agent::new(&config, llm.clone(), hub.clone(), &backend)
+        .await
+        .expect("the agent");
     let mcp = wasmhub::surfaces::McpState::open(hub.clone(), &config.server, &backend)
         .await
         .expect("the MCP state");

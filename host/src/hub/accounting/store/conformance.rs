@@ -10,6 +10,7 @@ use std::sync::Arc;
 /// A tool-call record (also the fixture of `accounting::tests`).
 pub(crate) fn call(session: Option<&str>, n: u64, time_ms: u64) -> AccountingRecord {
     AccountingRecord {
+        agent: None,
         id: 0,
         time_ms,
         session: session.map(str::to_string),
@@ -29,6 +30,7 @@ pub(crate) fn call(session: Option<&str>, n: u64, time_ms: u64) -> AccountingRec
 
 fn step(session: &str, tokens: u64, cost: Option<f64>) -> AccountingRecord {
     AccountingRecord {
+        agent: None,
         id: 0,
         time_ms: 1,
         session: Some(session.into()),

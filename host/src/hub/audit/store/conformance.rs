@@ -10,6 +10,7 @@ use std::sync::Arc;
 /// A successful call record (also the fixture of `audit::tests`).
 pub(crate) fn record(id: String, started_ms: u64) -> CallRecord {
     CallRecord {
+        agent: None,
         id,
         tool: "text.slugify".into(),
         caller: "local".into(),
