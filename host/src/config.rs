@@ -43,7 +43,7 @@ pub use limits::{
 pub use mcp_servers::{HintOverride, McpServerConfig, McpTransport};
 pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
 pub use oauth::{OAuthConfig, SCOPE_NAMES};
-pub use secrets::{PluginSettings, SecretRef, SecretsConfig};
+pub use secrets::{PluginSettings, SecretsConfig};
 pub use storage::{StorageBackend, StorageConfig};
 
 /// The whole configuration, after defaults and overrides.

@@ -1,21 +1,21 @@
-//! Secret references in configuration values: `env:VAR` (the hub's environment
-//! variable), `file:/path` (a file's text, trailing newline dropped), or a literal
-//! value. Parsed when the configuration is checked (so a malformed reference is a
-//! configuration error), resolved only where the value is used, at that moment (an
-//! MCP server's env and headers, when it starts). Neither a parse error nor a
-//! resolve error ever contains the value itself; the resolved text is a
-//! [`Secret`], whose `Debug` does not print it.
+//! Secret references in configuration, and resolved secret values. A reference is
+//! `env:VAR` (the hub's environment variable), `file:/path` (a file's text, one
+//! trailing newline dropped: a Kubernetes secret volume) or, where a literal is
+//! allowed (an MCP server's env and headers), the value as written. References
+//! are parsed when the configuration is checked (a malformed one is a
+//! configuration error) and read only where the value is used, at that moment:
+//! an MCP server's env and headers when it starts, a plugin's
+//! `[plugin.NAME.secrets]` at every call that needs one (so a rotated file or
+//! variable is used by the next). No error and no `Debug` output ever holds a
+//! value: [`Secret`] prints its length only.
 
 use std::fmt;
-use std::path::PathBuf;
-
-/// Largest secret file read, in bytes.
-const MAX_FILE_BYTES: u64 = 64 * 1024;
+use std::path::{Path, PathBuf};
 
 /// Where a configured value comes from.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) enum SecretRef {
-    /// The value as written.
+    /// The value as written (only where literals are allowed).
     Literal(String),
     /// `env:VAR`.
     Env(String),
@@ -33,13 +33,29 @@ impl fmt::Debug for SecretRef {
     }
 }
 
-/// A resolved value, kept out of `Debug` output.
+/// The reference as configured (`env:VAR`, `file:/path`); never a literal's value.
+impl fmt::Display for SecretRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SecretRef::Literal(_) => f.write_str("a literal value"),
+            SecretRef::Env(var) => write!(f, "env:{var}"),
+            SecretRef::File(path) => write!(f, "file:{}", path.display()),
+        }
+    }
+}
+
+/// A secret's value. Never printed: `Debug` shows its length only.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Secret(String);
 
 impl Secret {
+    /// A value read elsewhere (a sealed value opened, a value piped in).
+    pub(crate) fn new(value: String) -> Secret {
+        Secret(value)
+    }
+
     /// The value, for the one place that hands it on (a child's environment, a
-    /// request header).
+    /// request header, a guest that may reveal it).
     pub(crate) fn expose(&self) -> &str {
         &self.0
     }
@@ -47,7 +63,7 @@ impl Secret {
 
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(..)")
+        write!(f, "Secret({} bytes)", self.0.len())
     }
 }
 
@@ -55,7 +71,8 @@ impl fmt::Debug for Secret {
 /// a value.
 #[derive(Debug)]
 pub(crate) enum SecretError {
-    /// `env:` with no variable name, or `file:` with a relative or empty path.
+    /// `env:` without a variable name (`[A-Za-z_][A-Za-z0-9_]*`), `file:` with a
+    /// relative or empty path, or a literal where only references are allowed.
     Malformed(&'static str),
     /// The variable is not set (or not Unicode).
     EnvMissing {
@@ -71,8 +88,15 @@ pub(crate) enum SecretError {
         /// Why.
         source: std::io::Error,
     },
-    /// The file is larger than 64 KiB.
+    /// The file is larger than the caller's bound.
     FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The bound, in bytes.
+        max_bytes: u64,
+    },
+    /// The file is not UTF-8 text.
+    NotText {
         /// The file.
         path: PathBuf,
     },
@@ -82,16 +106,22 @@ impl fmt::Display for SecretError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SecretError::Malformed(why) => f.write_str(why),
-            SecretError::EnvMissing { var, .. } => write!(f, "environment variable {var} is not set"),
+            SecretError::EnvMissing { var, source } => match source {
+                std::env::VarError::NotPresent => write!(f, "environment variable {var} is not set"),
+                std::env::VarError::NotUnicode(_) => write!(f, "environment variable {var} is not UTF-8"),
+            },
             SecretError::File { path, source } => {
                 write!(f, "cannot read the secret file {}: {source}", path.display())
             }
-            SecretError::FileTooLarge { path } => write!(
+            SecretError::FileTooLarge { path, max_bytes } => write!(
                 f,
                 "the secret file {} is larger than {} KiB",
                 path.display(),
-                MAX_FILE_BYTES / 1024
+                max_bytes / 1024
             ),
+            SecretError::NotText { path } => {
+                write!(f, "the secret file {} is not UTF-8 text", path.display())
+            }
         }
     }
 }
@@ -101,7 +131,7 @@ impl std::error::Error for SecretError {
         match self {
             SecretError::EnvMissing { source, .. } => Some(source),
             SecretError::File { source, .. } => Some(source),
-            SecretError::Malformed(_) | SecretError::FileTooLarge { .. } => None,
+            _ => None,
         }
     }
 }
@@ -110,8 +140,13 @@ impl SecretRef {
     /// Reads a configured value: `env:VAR`, `file:/absolute/path` or a literal.
     pub(crate) fn parse(value: &str) -> Result<SecretRef, SecretError> {
         if let Some(var) = value.strip_prefix("env:") {
-            if var.is_empty() || var.contains('=') || var.contains('\0') {
-                return Err(SecretError::Malformed("env: needs a variable name (env:NAME)"));
+            let mut bytes = var.bytes();
+            let named = matches!(bytes.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')
+                && bytes.all(|c| c.is_ascii_alphanumeric() || c == b'_');
+            if !named {
+                return Err(SecretError::Malformed(
+                    "env: needs a variable name of letters, digits and _ (env:NAME)",
+                ));
             }
             return Ok(SecretRef::Env(var.to_string()));
         }
@@ -127,9 +162,20 @@ impl SecretRef {
         Ok(SecretRef::Literal(value.to_string()))
     }
 
-    /// The value now: the variable's, or the file's text without its trailing
-    /// newline, or the literal.
-    pub(crate) fn resolve(&self) -> Result<Secret, SecretError> {
+    /// Reads a reference where a literal is not allowed (a plugin's secrets in the
+    /// hub's TOML: a value itself is sealed with `wasmhub secret set` instead).
+    pub(crate) fn parse_reference(value: &str) -> Result<SecretRef, SecretError> {
+        match SecretRef::parse(value)? {
+            SecretRef::Literal(_) => Err(SecretError::Malformed(
+                "a secret here is a reference, env:VARIABLE or file:/absolute/path",
+            )),
+            reference => Ok(reference),
+        }
+    }
+
+    /// The value now: the variable's, the file's text (at most `max_bytes`)
+    /// without its trailing newline, or the literal.
+    pub(crate) fn resolve(&self, max_bytes: u64) -> Result<Secret, SecretError> {
         match self {
             SecretRef::Literal(v) => Ok(Secret(v.clone())),
             SecretRef::Env(var) => std::env::var(var)
@@ -138,28 +184,41 @@ impl SecretRef {
                     var: var.clone(),
                     source,
                 }),
-            SecretRef::File(path) => read_file(path).map(Secret),
+            SecretRef::File(path) => read_file(path, max_bytes).map(|text| Secret(without_newline(text))),
         }
     }
 }
 
-fn read_file(path: &std::path::Path) -> Result<String, SecretError> {
+/// `text` without one trailing newline (`\n` or `\r\n`): how a file or a piped
+/// value usually ends, never part of a key.
+pub(crate) fn without_newline(mut text: String) -> String {
+    if text.ends_with('\n') {
+        text.pop();
+        if text.ends_with('\r') {
+            text.pop();
+        }
+    }
+    text
+}
+
+fn read_file(path: &Path, max_bytes: u64) -> Result<String, SecretError> {
     use std::io::Read;
     let error = |source| SecretError::File {
         path: path.to_owned(),
         source,
     };
     let file = std::fs::File::open(path).map_err(error)?;
-    let mut text = String::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(error)?;
-    if text.len() as u64 > MAX_FILE_BYTES {
+    let mut bytes = Vec::new();
+    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(error)?;
+    if bytes.len() as u64 > max_bytes {
         return Err(SecretError::FileTooLarge {
             path: path.to_owned(),
+            max_bytes,
         });
     }
-    Ok(text.trim_end_matches(['\n', '\r']).to_string())
+    String::from_utf8(bytes).map_err(|_| SecretError::NotText {
+        path: path.to_owned(),
+    })
 }
 
 #[cfg(test)]
@@ -172,24 +231,46 @@ mod tests {
             SecretRef::parse("plain").unwrap(),
             SecretRef::Literal("plain".into())
         );
-        assert!(SecretRef::parse("env:").is_err());
-        assert!(SecretRef::parse("file:relative").is_err());
+        assert_eq!(
+            SecretRef::parse("env:API_KEY").unwrap(),
+            SecretRef::Env("API_KEY".into())
+        );
+        for bad in ["env:", "env:A-B", "file:relative"] {
+            assert!(SecretRef::parse(bad).is_err(), "{bad}");
+        }
+        assert!(SecretRef::parse_reference("plain value").is_err());
+        assert_eq!(
+            SecretRef::parse_reference("file:/run/secrets/k").unwrap(),
+            SecretRef::File("/run/secrets/k".into())
+        );
         let dir = crate::test_dir::TempDir::new("secret-ref");
         let path = dir.path().join("s");
-        std::fs::write(&path, "hunter2\n").unwrap();
+        std::fs::write(&path, "hunter2\r\n").unwrap();
         let r = SecretRef::parse(&format!("file:{}", path.display())).unwrap();
-        let secret = r.resolve().unwrap();
+        let secret = r.resolve(1024).unwrap();
         assert_eq!(secret.expose(), "hunter2");
         assert!(!format!("{secret:?}").contains("hunter2"));
         assert!(!format!("{:?}", SecretRef::parse("hunter2").unwrap()).contains("hunter2"));
+        assert!(
+            !SecretRef::parse("hunter2")
+                .unwrap()
+                .to_string()
+                .contains("hunter2")
+        );
+        assert!(matches!(
+            r.resolve(4),
+            Err(SecretError::FileTooLarge { max_bytes: 4, .. })
+        ));
         let missing = SecretRef::Env("WASMHUB_SURELY_UNSET_VAR".into())
-            .resolve()
+            .resolve(1024)
             .unwrap_err();
         assert_eq!(
             missing.to_string(),
             "environment variable WASMHUB_SURELY_UNSET_VAR is not set"
         );
-        let gone = SecretRef::File(dir.path().join("none")).resolve().unwrap_err();
+        let gone = SecretRef::File(dir.path().join("none"))
+            .resolve(1024)
+            .unwrap_err();
         assert!(
             gone.to_string().starts_with("cannot read the secret file"),
             "{gone}"

@@ -6,8 +6,9 @@
 
 use crate::config::Config;
 use crate::logging::Rfc3339;
-use crate::runtime::secrets::{SealKey, SecretSource, without_newline};
+use crate::runtime::secrets::{SealKey, SecretSource};
 use crate::runtime::{Manifest, SecretUse, Secrets, is_env_name, valid_plugin_name};
+use crate::secret_ref::without_newline;
 use crate::storage::Backend;
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;

@@ -122,6 +122,15 @@ pub struct McpServerConfig {
     /// Per tool (its name on the server): hints that replace its annotations.
     #[serde(default)]
     pub hints: BTreeMap<String, HintOverride>,
+    /// Largest `file:` secret read for its env or headers, in bytes: the hub's
+    /// `secrets.max_value_kb`, set when the configuration is read (not a key of
+    /// its own).
+    #[serde(skip, default = "default_secret_max_bytes")]
+    pub secret_max_bytes: u64,
+}
+
+fn default_secret_max_bytes() -> u64 {
+    super::SecretsConfig::default().max_value_kb * 1024
 }
 
 fn yes() -> bool {

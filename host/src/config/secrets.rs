@@ -44,38 +44,6 @@ pub struct PluginSettings {
     pub secrets: BTreeMap<String, String>,
 }
 
-/// Where an operator-supplied secret is read from, per call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SecretRef {
-    /// The hub's environment variable of that name.
-    Env(String),
-    /// The file's contents (one trailing newline dropped), e.g. a Kubernetes secret volume.
-    File(PathBuf),
-}
-
-impl SecretRef {
-    /// `env:VAR` or `file:/absolute/path`.
-    pub fn parse(text: &str) -> Option<SecretRef> {
-        if let Some(var) = text.strip_prefix("env:") {
-            let mut b = var.bytes();
-            let ok = matches!(b.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')
-                && b.all(|c| c.is_ascii_alphanumeric() || c == b'_');
-            return ok.then(|| SecretRef::Env(var.to_string()));
-        }
-        let path = PathBuf::from(text.strip_prefix("file:")?);
-        path.is_absolute().then_some(SecretRef::File(path))
-    }
-}
-
-impl std::fmt::Display for SecretRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SecretRef::Env(var) => write!(f, "env:{var}"),
-            SecretRef::File(path) => write!(f, "file:{}", path.display()),
-        }
-    }
-}
-
 impl SecretsConfig {
     /// The first problem with `[secrets]`.
     pub(super) fn mismatch(&self) -> Option<String> {
@@ -95,13 +63,14 @@ impl SecretsConfig {
 /// and configuration keys are the runtime's to check, against the plugins).
 pub(super) fn mismatch(plugins: &BTreeMap<String, PluginSettings>) -> Option<String> {
     plugins.iter().find_map(|(name, settings)| {
-        let (secret, reference) = settings
-            .secrets
-            .iter()
-            .find(|(_, reference)| SecretRef::parse(reference).is_none())?;
+        // The text is not repeated: it may be a value pasted where a reference goes.
+        let (secret, problem) = settings.secrets.iter().find_map(|(secret, reference)| {
+            crate::secret_ref::SecretRef::parse_reference(reference)
+                .err()
+                .map(|e| (secret, e))
+        })?;
         Some(format!(
-            "plugin.{name}.secrets.{secret}: {reference:?} must be env:VARIABLE or file:/absolute/path \
-             (store a value itself with `wasmhub secret set {name} {secret}`)"
+            "plugin.{name}.secrets.{secret}: {problem} (store a value itself with `wasmhub secret set {name} {secret}`)"
         ))
     })
 }
@@ -111,18 +80,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn references_parse_strictly() {
-        assert_eq!(
-            SecretRef::parse("env:API_KEY"),
-            Some(SecretRef::Env("API_KEY".into()))
+    fn a_plugins_secret_must_be_a_reference_named_with_its_key() {
+        let mut plugins = BTreeMap::new();
+        let mut settings = PluginSettings::default();
+        settings
+            .secrets
+            .insert("API_KEY".into(), "env:WEATHER_KEY".into());
+        plugins.insert("weather".to_string(), settings.clone());
+        assert_eq!(mismatch(&plugins), None);
+        settings.secrets.insert("API_KEY".into(), "the key itself".into());
+        plugins.insert("weather".to_string(), settings);
+        let problem = mismatch(&plugins).unwrap();
+        assert!(
+            problem.starts_with("plugin.weather.secrets.API_KEY: "),
+            "{problem}"
         );
-        assert_eq!(
-            SecretRef::parse("file:/run/secrets/k"),
-            Some(SecretRef::File("/run/secrets/k".into()))
-        );
-        assert_eq!(SecretRef::parse("env:"), None);
-        assert_eq!(SecretRef::parse("env:A-B"), None);
-        assert_eq!(SecretRef::parse("file:relative"), None);
-        assert_eq!(SecretRef::parse("plain value"), None);
+        assert!(!problem.contains("the key itself"), "{problem}");
     }
 }

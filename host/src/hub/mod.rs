@@ -224,8 +224,12 @@ impl Hub {
         let hub = Hub::new(config, runtime.clone(), backend).await?;
         if !config.mcp_servers.is_empty() {
             let weak = Arc::downgrade(&hub);
+            let mut configs = config.mcp_servers.clone();
+            for server in &mut configs {
+                server.secret_max_bytes = config.secrets.max_value_kb.saturating_mul(1024);
+            }
             let servers = McpServers::start(
-                &config.mcp_servers,
+                &configs,
                 Arc::new(move |entries| {
                     if let Some(hub) = weak.upgrade() {
                         hub.apply_servers(entries);

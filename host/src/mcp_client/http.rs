@@ -134,7 +134,7 @@ fn endpoint(config: &McpServerConfig) -> Result<Endpoint, StartError> {
     for (name, value) in &config.headers {
         let key = format!("headers.{name}");
         let secret = SecretRef::parse(value)
-            .and_then(|r| r.resolve())
+            .and_then(|r| r.resolve(config.secret_max_bytes))
             .map_err(|source| StartError::Secret {
                 key: key.clone(),
                 source,

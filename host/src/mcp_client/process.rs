@@ -79,7 +79,7 @@ pub(super) fn spawn(config: &McpServerConfig) -> Result<Child, StartError> {
     }
     for (name, value) in &config.env {
         let secret = SecretRef::parse(value)
-            .and_then(|r| r.resolve())
+            .and_then(|r| r.resolve(config.secret_max_bytes))
             .map_err(|source| StartError::Secret {
                 key: format!("env.{name}"),
                 source,

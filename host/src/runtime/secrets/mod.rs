@@ -27,28 +27,13 @@ pub use seal::{KeyError, SealKey, UnsealError};
 pub use settings::{SettingsError, SettingsProblem};
 pub use store::{Sealed, SecretStore, StoredName};
 
-use crate::config::{PluginSettings, SecretRef, SecretsConfig};
+use crate::config::{PluginSettings, SecretsConfig};
+pub(crate) use crate::secret_ref::Secret;
+use crate::secret_ref::SecretRef;
 use crate::storage::StorageError;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
-
-/// A secret's value. Never printed: `Debug` shows its length only.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// The value.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Secret({} bytes)", self.0.len())
-    }
-}
 
 /// Why a secret could not be read. No variant holds a value.
 #[derive(Debug)]
@@ -63,7 +48,7 @@ pub enum SecretError {
     Reference {
         /// The reference as configured.
         reference: String,
-        /// Why it could not be read.
+        /// Why it could not be read (a `secret_ref::SecretError` inside).
         source: std::io::Error,
     },
     /// The value is not UTF-8 text.
@@ -186,7 +171,7 @@ impl Secrets {
 
     /// `plugin`'s secret `name` now: its reference read, else its stored value
     /// unsealed; `None` when it is set nowhere.
-    pub async fn get(&self, plugin: &str, name: &str) -> Result<Option<Secret>, SecretError> {
+    pub(crate) async fn get(&self, plugin: &str, name: &str) -> Result<Option<Secret>, SecretError> {
         if let Some(reference) = self.reference(plugin, name) {
             return read_reference(&reference, self.max_value_kb).map(Some);
         }
@@ -199,7 +184,7 @@ impl Secrets {
             .open(plugin, name, &sealed.bytes)
             .map_err(SecretError::Unseal)?;
         String::from_utf8(plain)
-            .map(|v| Some(Secret(v)))
+            .map(|v| Some(Secret::new(v)))
             .map_err(|_| SecretError::NotText)
     }
 
@@ -256,51 +241,19 @@ impl Secrets {
 
     fn reference(&self, plugin: &str, name: &str) -> Option<SecretRef> {
         let text = self.settings.get(plugin)?.secrets.get(name)?;
-        SecretRef::parse(text)
+        SecretRef::parse_reference(text).ok()
     }
 }
 
-/// The value a reference names, now.
+/// The value a reference names, now (a file at most `secrets.max_value_kb`).
 fn read_reference(reference: &SecretRef, max_kb: u64) -> Result<Secret, SecretError> {
-    let fail = |source| SecretError::Reference {
-        reference: reference.to_string(),
-        source,
-    };
-    match reference {
-        SecretRef::Env(var) => std::env::var(var).map(Secret).map_err(|e| {
-            fail(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!(
-                    "the environment variable is {}",
-                    match e {
-                        std::env::VarError::NotPresent => "not set",
-                        std::env::VarError::NotUnicode(_) => "not UTF-8",
-                    }
-                ),
-            ))
-        }),
-        SecretRef::File(path) => {
-            let bytes = match super::file::read_capped(path, max_kb.saturating_mul(1024)) {
-                Ok(bytes) => bytes,
-                Err(super::file::ReadError::TooLarge { .. }) => {
-                    return Err(SecretError::TooLarge { limit_kb: max_kb });
-                }
-                Err(e) => return Err(fail(std::io::Error::other(e))),
-            };
-            let text = String::from_utf8(bytes).map_err(|_| SecretError::NotText)?;
-            Ok(Secret(without_newline(text)))
-        }
-    }
-}
-
-/// `text` without one trailing newline (`\n` or `\r\n`): how a file or a piped
-/// value usually ends, never part of a key.
-pub fn without_newline(mut text: String) -> String {
-    if text.ends_with('\n') {
-        text.pop();
-        if text.ends_with('\r') {
-            text.pop();
-        }
-    }
-    text
+    reference
+        .resolve(max_kb.saturating_mul(1024))
+        .map_err(|e| match e {
+            crate::secret_ref::SecretError::FileTooLarge { .. } => SecretError::TooLarge { limit_kb: max_kb },
+            e => SecretError::Reference {
+                reference: reference.to_string(),
+                source: std::io::Error::other(e),
+            },
+        })
 }

@@ -187,7 +187,7 @@ mod tests {
     use super::*;
 
     fn scrubber(value: &str) -> Scrubber {
-        Scrubber::new(&[("SIGN".to_string(), Secret(value.to_string()))])
+        Scrubber::new(&[("SIGN".to_string(), Secret::new(value.to_string()))])
     }
 
     #[test]
