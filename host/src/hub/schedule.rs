@@ -290,15 +290,17 @@ impl Books {
         self.plugins.get(plugin).copied().unwrap_or(0)
     }
 
+    /// `plugin`'s use of `caller`'s share, made on first use (looked up first:
+    /// a busy hub takes slots for the same names over and over).
     fn use_of(&mut self, caller: &str, plugin: &str) -> &mut Use {
-        let of_caller = self.callers.entry(caller.to_string()).or_default();
-        of_caller.plugins.entry(plugin.to_string()).or_default()
+        let of_caller = entry(&mut self.callers, caller);
+        entry(&mut of_caller.plugins, plugin)
     }
 
     fn take(&mut self, plugin: &str, caller: &str) {
         self.pool += 1;
-        *self.plugins.entry(plugin.to_string()).or_default() += 1;
-        self.callers.entry(caller.to_string()).or_default().held += 1;
+        *entry(&mut self.plugins, plugin) += 1;
+        entry(&mut self.callers, caller).held += 1;
         self.use_of(caller, plugin).held += 1;
     }
 
@@ -318,6 +320,14 @@ impl Books {
             self.callers.remove(caller);
         }
     }
+}
+
+/// The entry of `name` in `map`, made (a name allocated) only when missing.
+fn entry<'a, T: Default>(map: &'a mut HashMap<String, T>, name: &str) -> &'a mut T {
+    if !map.contains_key(name) {
+        map.insert(name.to_string(), T::default());
+    }
+    map.get_mut(name).expect("inserted above")
 }
 
 /// A call counted as waiting for a slot until dropped (it got one, gave up, or was

@@ -249,6 +249,17 @@ async fn call_as(addr: SocketAddr, token: &str, tool: &str, input: Value) -> Val
     out["results"][0].take()
 }
 
+/// The message of a call refused with `call_limit` naming `key`.
+fn call_limit<'a>(result: &'a Value, key: &str) -> &'a str {
+    let error = &result["error"];
+    assert_eq!(
+        (&error["code"], &error["limit"]),
+        (&json!("call_limit"), &json!(key)),
+        "{result}"
+    );
+    error["message"].as_str().unwrap()
+}
+
 /// The HTTP server with tokens `ci` and `web` (both allowed everything), plugin `a`
 /// (the adversary) and plugin `f` (flood, allowed to reach `gate`).
 async fn two_tokens(gate: &Gate, configure: impl FnOnce(&mut Limits)) -> (Scratch, Server) {
@@ -311,13 +322,7 @@ async fn one_token_cannot_take_the_instance_pool_from_the_others() {
     in_flight_at(s.addr, 2).await;
     // Its next call waits 100 ms for a slot of its share, then is refused naming it.
     let refused = call_as(s.addr, CI, "a.echo", json!({"x": 1})).await;
-    let error = &refused["error"];
-    assert_eq!(
-        (&error["code"], &error["limit"]),
-        (&json!("call_limit"), &json!("limits.caller_share_percent")),
-        "{refused}"
-    );
-    let message = error["message"].as_str().unwrap();
+    let message = call_limit(&refused, "limits.caller_share_percent");
     assert!(
         message.contains("the token \"ci\" already runs 2 calls")
             && message.contains("limits.caller_share_percent = 50% of 4 slots"),
@@ -353,13 +358,7 @@ async fn one_plugin_holding_its_tokens_slots_leaves_room_for_the_tokens_other_pl
     in_flight_at(s.addr, 3).await;
     let input = json!({"authority": gate.authority(), "count": 1});
     let refused = call_as(s.addr, CI, "f.burst", input).await;
-    let error = &refused["error"];
-    assert_eq!(
-        (&error["code"], &error["limit"]),
-        (&json!("call_limit"), &json!("limits.caller_plugin_share_percent")),
-        "{refused}"
-    );
-    let message = error["message"].as_str().unwrap();
+    let message = call_limit(&refused, "limits.caller_plugin_share_percent");
     assert!(
         message.contains("the plugin \"f\" within token \"ci\"")
             && message.contains("limits.caller_reserve_percent = 25%"),
