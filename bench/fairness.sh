@@ -38,6 +38,7 @@
 #   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub;
 #   EPOCH_TICK_US=N runs the hub with limits.epoch_tick_us = N;
 #   BUSY_NICE=N with limits.busy_nice = N (0: busy tokens' work at normal priority).
+#   SCENARIOS="idle same-spin" runs only those (idle first: the ratios need it).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -193,7 +194,7 @@ measure() {
     done
 }
 
-scenarios=(idle pool-slow pool-spin big-input same-slow same-spin same-input)
+read -r -a scenarios <<<"${SCENARIOS:-idle pool-slow pool-spin big-input same-slow same-spin same-input}"
 echo "benign calc.eval \"1+1\" via POST /api/hub/call, 1 connection, ${duration}s per measurement, $rounds rounds," \
     "$(nproc) cores shared with the clients (attackers at nice $attack_nice), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq 1 "$rounds"); do

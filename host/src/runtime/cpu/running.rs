@@ -12,8 +12,9 @@
 //!
 //! Within a tenant, each plugin's calls wait in a [`Line`] of their own once
 //! starving, and a slot given back while some wait goes to the lines in turn
-//! (round-robin), so one plugin's hundred spinning calls take every other slot at
-//! most, not all of them. A call of a plugin that runs nothing at the moment and
+//! (round-robin; until a waiter of the line whose turn it is takes it, no other
+//! starving waiter may), so one plugin's hundred spinning calls take every other
+//! slot at most, not all of them. A call of a plugin that runs nothing at the moment and
 //! finds no slot starves at once rather than after a tick: a benign call beside a
 //! spinning plugin waits for the next slot given back, not for a tick and then for
 //! every spinner queued before it. A plugin alone still has all the tenant's slots
@@ -38,11 +39,16 @@ pub(crate) struct RunSlots {
     freed: Arc<Notify>,
     /// Each plugin's line, and the next to be woken when starving waiters wait.
     lines: Mutex<(Vec<Arc<Line>>, usize)>,
+    /// The line whose turn it is (its id + 1; 0: none): until one of its starving
+    /// waiters takes the slot given back for it, no other starving waiter may.
+    owed: AtomicUsize,
 }
 
 /// One plugin's calls within a tenant: the slots they hold and their starving
 /// waiters, woken when the tenant's turn comes to this line.
 pub(crate) struct Line {
+    /// 1 + its index in the tenant's lines.
+    id: usize,
     taken: AtomicUsize,
     starving: AtomicUsize,
     freed_starving: Arc<Notify>,
@@ -56,21 +62,20 @@ impl RunSlots {
             starving: AtomicUsize::new(0),
             freed: Arc::new(Notify::new()),
             lines: Mutex::new((Vec::new(), 0)),
+            owed: AtomicUsize::new(0),
         }
     }
 
     /// A new plugin's line (one per plugin the tenant calls).
     pub(crate) fn line(&self) -> Arc<Line> {
+        let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
         let line = Arc::new(Line {
+            id: lines.0.len() + 1,
             taken: AtomicUsize::new(0),
             starving: AtomicUsize::new(0),
             freed_starving: Arc::new(Notify::new()),
         });
-        self.lines
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .0
-            .push(line.clone());
+        lines.0.push(line.clone());
         line
     }
 
@@ -78,6 +83,10 @@ impl RunSlots {
     /// starving waiter is owed one.
     fn try_take(&self, line: &Line, starving: bool) -> bool {
         if !starving && self.starving.load(Ordering::SeqCst) > 0 {
+            return false;
+        }
+        let owed = self.owed.load(Ordering::SeqCst);
+        if starving && owed != 0 && owed != line.id {
             return false;
         }
         // SeqCst here and in `give_back`: each writes one counter and then reads the
@@ -90,6 +99,12 @@ impl RunSlots {
             .is_ok();
         if taken {
             line.taken.fetch_add(1, Ordering::SeqCst);
+            if starving {
+                // Its line's turn is used.
+                let _ = self
+                    .owed
+                    .compare_exchange(line.id, 0, Ordering::SeqCst, Ordering::SeqCst);
+            }
         }
         taken
     }
@@ -121,11 +136,13 @@ impl RunSlots {
         for i in 0..count {
             let at = (*next + i) % count;
             if all[at].starving.load(Ordering::SeqCst) > 0 {
+                self.owed.store(all[at].id, Ordering::SeqCst);
                 all[at].freed_starving.notify_one();
                 *next = at + 1;
                 return true;
             }
         }
+        self.owed.store(0, Ordering::SeqCst);
         false
     }
 }
@@ -384,6 +401,10 @@ mod tests {
         // That poll's end hands the slot to b's line, ahead of a's other waiters.
         let woken = [benign.woken(), waiting_a[1].woken(), waiting_a[2].woken()];
         assert_eq!(woken, [true, false, false]);
+        // It is b's turn: a call of a that starves at once (a runs nothing now)
+        // does not take the slot first.
+        let mut late = Call::new(&slots, &a, &clock);
+        assert!(!late.poll());
         assert!(benign.poll(), "b's call ran second, not fourth");
         // And back to a's line.
         assert!(waiting_a[1].woken() && !waiting_a[2].woken());
