@@ -114,6 +114,13 @@ pub struct ShareLimits {
     pub plugin_percent: u32,
     /// Share of the instance slots one token's calls may hold at once, in percent.
     pub caller_percent: u32,
+    /// Share of its token's slots one plugin holds without borrowing, in percent:
+    /// past it, the plugin takes a slot only while none of the token's other
+    /// plugins waits for one.
+    pub caller_plugin_percent: u32,
+    /// Share of a token's slots a plugin past its part leaves free for the
+    /// token's other plugins, in percent (0: borrowers may fill the share).
+    pub caller_reserve_percent: u32,
     /// Longest a call waits for an instance slot of its shares, in milliseconds.
     pub queue_ms: u64,
 }
@@ -180,6 +187,8 @@ struct LimitKeys {
     warm_slot_kb: u64,
     plugin_share_percent: u32,
     caller_share_percent: u32,
+    caller_plugin_share_percent: u32,
+    caller_reserve_percent: u32,
     caller_cpu_share_percent: Option<u32>,
     queue_ms: u64,
     epoch_tick_us: u64,
@@ -216,6 +225,8 @@ impl Default for LimitKeys {
             warm_slot_kb: 1024,
             plugin_share_percent: 50,
             caller_share_percent: 50,
+            caller_plugin_share_percent: 50,
+            caller_reserve_percent: 10,
             caller_cpu_share_percent: None,
             queue_ms: 1000,
             epoch_tick_us: 2000,
@@ -268,6 +279,8 @@ impl From<LimitKeys> for Limits {
             shares: ShareLimits {
                 plugin_percent: k.plugin_share_percent,
                 caller_percent: k.caller_share_percent,
+                caller_plugin_percent: k.caller_plugin_share_percent,
+                caller_reserve_percent: k.caller_reserve_percent,
                 queue_ms: k.queue_ms,
             },
             cpu: CpuLimits {
@@ -323,11 +336,21 @@ impl Limits {
         for (key, percent) in [
             ("limits.plugin_share_percent", self.shares.plugin_percent),
             ("limits.caller_share_percent", self.shares.caller_percent),
+            (
+                "limits.caller_plugin_share_percent",
+                self.shares.caller_plugin_percent,
+            ),
             ("limits.caller_cpu_share_percent", cpu.caller_percent),
         ] {
             if !(1..=100).contains(&percent) {
                 return Some(format!("{key} must be between 1 and 100 (it is {percent})"));
             }
+        }
+        if self.shares.caller_reserve_percent > 99 {
+            return Some(format!(
+                "limits.caller_reserve_percent must be between 0 and 99 (it is {})",
+                self.shares.caller_reserve_percent
+            ));
         }
         None
     }

@@ -116,6 +116,10 @@ pub enum Limit {
     /// One token's calls hold its share of the instance pool.
     #[serde(rename = "limits.caller_share_percent")]
     CallerShare,
+    /// One plugin's calls hold their part of their token's share while the token's
+    /// other plugins wait, or all but the token's reserve.
+    #[serde(rename = "limits.caller_plugin_share_percent")]
+    CallerPluginShare,
     /// Every slot of the instance pool is busy.
     #[serde(rename = "limits.max_instances")]
     Instances,
@@ -133,6 +137,7 @@ impl Limit {
             Limit::CallsPerRequest => "limits.max_calls_per_request",
             Limit::PluginShare => "limits.plugin_share_percent",
             Limit::CallerShare => "limits.caller_share_percent",
+            Limit::CallerPluginShare => "limits.caller_plugin_share_percent",
             Limit::Instances => "limits.max_instances",
             Limit::MemoryBudget => "limits.memory_budget_mb",
         }

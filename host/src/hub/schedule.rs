@@ -1,127 +1,352 @@
-//! Fair shares of the instance pool: every call (nested ones included) takes a slot
-//! of its caller's share, of its plugin's share and of the pool before it runs, so
-//! one plugin or one token cannot hold every slot while the others fail.
+//! Fair shares of the instance pool, in levels: principal (token) → plugin within
+//! the principal → call. Every call (nested ones included) takes one slot before it
+//! runs, counted against its token, its plugin within that token, its plugin across
+//! tokens and the pool, so one plugin cannot take its token's share from the
+//! token's other plugins, and one token or one plugin cannot take the pool.
 //!
-//! A share is a percentage of `limits.max_instances` (`limits.plugin_share_percent`,
-//! `limits.caller_share_percent`). A call over a share, or finding the pool full,
-//! waits for a slot for at most `limits.queue_ms` (never past its deadline), then
-//! fails with `call_limit` naming the bound it waited on. Shares are kept per plugin
-//! namespace and per token name: both sets are bounded by the configuration and the
-//! plugins folder.
+//! - Between tokens: each token holds at most `limits.caller_share_percent` of
+//!   `limits.max_instances` (a fixed cap, so what one token gets never depends on
+//!   when the others arrive), and each plugin across all tokens at most
+//!   `limits.plugin_share_percent`.
+//! - Within a token, work-conserving: a plugin holds up to its *part*,
+//!   `limits.caller_plugin_share_percent` of its token's slots, whenever the token
+//!   has room. Past its part it *borrows*: it may take a slot only while none of
+//!   the token's other plugins waits for one (and could use it), and only while
+//!   `limits.caller_reserve_percent` of the token's slots (at least one) stay free.
+//!   So a plugin alone uses all but the reserve; a newcomer always finds the
+//!   reserve free, and while it waits, every slot a borrower frees goes to it, up
+//!   to its own part. Nothing is taken back from a running call.
+//!
+//! A call that cannot take a slot waits for one for at most `limits.queue_ms`
+//! (never past its deadline; every freed slot wakes the waiters to check again),
+//! then fails with `call_limit` naming the level and key it waited on, checked from
+//! the token's share outwards. The books keep only tokens and plugins with calls
+//! running or waiting.
 
 use super::error::{CallError, Limit};
 use crate::config::ShareLimits;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 /// Slots of the pool and of each share.
-pub(crate) struct Scheduler {
+pub(crate) struct Scheduler(Arc<Shares>);
+
+/// The scheduler's sizes and books, shared with the slots it gave out.
+struct Shares {
     queue: Duration,
-    pool: Arc<Semaphore>,
     pool_size: u32,
-    /// Slots of one plugin's share, and the configured percentage they come from.
+    /// Slots of one plugin's share across tokens, and the configured percentage.
     plugin_cap: (u32, u32),
     /// Slots of one token's share, and the configured percentage.
     caller_cap: (u32, u32),
-    plugins: Mutex<HashMap<String, Arc<Semaphore>>>,
-    callers: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Slots of a token's share one plugin holds without borrowing, and the percentage.
+    part: (u32, u32),
+    /// Slots of a token's share a borrowing plugin leaves free, and the percentage.
+    reserve: (u32, u32),
+    books: Mutex<Books>,
+    /// Wakes every waiter when a slot is freed.
+    freed: Notify,
 }
 
-/// The slots a running call holds; dropping it frees them.
+/// Who holds and who waits for slots now.
+#[derive(Default)]
+struct Books {
+    pool: u32,
+    /// Slots each plugin holds, across tokens.
+    plugins: HashMap<String, u32>,
+    callers: HashMap<String, Caller>,
+}
+
+/// One token's slots, and its plugins' slots and waiting calls.
+#[derive(Default)]
+struct Caller {
+    held: u32,
+    plugins: HashMap<String, Use>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Use {
+    held: u32,
+    waiting: u32,
+}
+
+/// Why a call cannot take a slot now (the level it waits at).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    Caller,
+    Plugin,
+    /// Past its part of the token's share while the token's other plugins wait.
+    PluginInCaller {
+        others_waiting: bool,
+    },
+    Pool,
+}
+
+/// The slot a running call holds; dropping it frees it.
 pub(crate) struct Slot {
-    _held: [OwnedSemaphorePermit; 3],
+    shares: Arc<Shares>,
+    plugin: String,
+    caller: String,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.shares.release(&self.plugin, &self.caller);
+    }
+}
+
+/// `percent` of `of` slots, rounded up, and the percentage (at most 100).
+fn share(of: u32, percent: u32) -> (u32, u32) {
+    let percent = percent.min(100);
+    ((u64::from(of) * u64::from(percent)).div_ceil(100) as u32, percent)
 }
 
 impl Scheduler {
     /// Shares of a pool of `pool_size` slots (`limits.max_instances`).
-    pub(super) fn new(pool_size: u32, shares: &ShareLimits) -> Scheduler {
+    pub(super) fn new(pool_size: u32, limits: &ShareLimits) -> Scheduler {
         let pool_size = pool_size.max(1);
-        let share = |percent: u32| {
-            let percent = percent.clamp(1, 100);
-            let slots = (u64::from(pool_size) * u64::from(percent)).div_ceil(100) as u32;
-            (slots, percent)
-        };
-        Scheduler {
-            queue: Duration::from_millis(shares.queue_ms),
-            pool: Arc::new(Semaphore::new(pool_size as usize)),
+        let at_least_one = |percent: u32| share(pool_size, percent.max(1));
+        let caller_cap = at_least_one(limits.caller_percent);
+        Scheduler(Arc::new(Shares {
+            queue: Duration::from_millis(limits.queue_ms),
             pool_size,
-            plugin_cap: share(shares.plugin_percent),
-            caller_cap: share(shares.caller_percent),
-            plugins: Mutex::default(),
-            callers: Mutex::default(),
-        }
+            plugin_cap: at_least_one(limits.plugin_percent),
+            caller_cap,
+            part: share(caller_cap.0, limits.caller_plugin_percent.max(1)),
+            reserve: share(caller_cap.0, limits.caller_reserve_percent),
+            books: Mutex::default(),
+            freed: Notify::new(),
+        }))
     }
 
-    /// Waits (boundedly, never past `deadline`) for a slot of `caller`'s share, of
-    /// `plugin`'s share and of the pool, in that order.
+    /// Waits (boundedly, never past `deadline`) until `plugin`'s call for `caller`
+    /// may take a slot at every level, and takes it.
     pub(super) async fn admit(
         &self,
         plugin: &str,
         caller: &str,
         deadline: Instant,
     ) -> Result<Slot, CallError> {
-        let until = deadline.min(Instant::now() + self.queue);
-        let caller_slot = self
-            .acquire(share(&self.callers, caller, self.caller_cap.0), until)
-            .await
-            .ok_or_else(|| self.refused(Limit::CallerShare, caller))?;
-        let plugin_slot = self
-            .acquire(share(&self.plugins, plugin, self.plugin_cap.0), until)
-            .await
-            .ok_or_else(|| self.refused(Limit::PluginShare, plugin))?;
-        let pool_slot = self
-            .acquire(self.pool.clone(), until)
-            .await
-            .ok_or_else(|| self.refused(Limit::Instances, plugin))?;
-        Ok(Slot {
-            _held: [caller_slot, plugin_slot, pool_slot],
-        })
-    }
-
-    async fn acquire(&self, slots: Arc<Semaphore>, until: Instant) -> Option<OwnedSemaphorePermit> {
-        match tokio::time::timeout_at(until, slots.acquire_owned()).await {
-            Ok(permit) => permit.ok(),
-            Err(_elapsed) => None,
+        let shares = &self.0;
+        let until = deadline.min(Instant::now() + shares.queue);
+        let mut waiting: Option<Waiting<'_>> = None;
+        loop {
+            // Registered before the check, so a slot freed after it wakes us.
+            let freed = shares.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            let wait = {
+                let mut books = shares.lock();
+                match shares.check(&books, plugin, caller) {
+                    None => {
+                        books.take(plugin, caller);
+                        return Ok(Slot {
+                            shares: self.0.clone(),
+                            plugin: plugin.to_string(),
+                            caller: caller.to_string(),
+                        });
+                    }
+                    Some(wait) => {
+                        if waiting.is_none() {
+                            books.use_of(caller, plugin).waiting += 1;
+                            waiting = Some(Waiting {
+                                shares,
+                                plugin,
+                                caller,
+                            });
+                        }
+                        wait
+                    }
+                }
+            };
+            if tokio::time::timeout_at(until, freed).await.is_err() {
+                return Err(shares.refused(wait, plugin, caller));
+            }
         }
     }
+}
 
-    /// The error of a call that waited its time for a slot of `limit` (`who` is
-    /// the token or plugin whose share was full).
-    fn refused(&self, limit: Limit, who: &str) -> CallError {
-        let waited = self.queue.as_millis();
-        let share = match limit {
-            Limit::CallerShare => Some(("token", self.caller_cap)),
-            Limit::PluginShare => Some(("plugin", self.plugin_cap)),
-            _ => None,
-        };
-        let message = match share {
-            Some((kind, (cap, percent))) => format!(
-                "the {kind} {who:?} already runs {cap} calls at once, its share of the instance pool ({} = {percent}% of {} slots); waited up to {waited} ms (limits.queue_ms) for one to finish; retry shortly",
-                limit.key(),
-                self.pool_size
+impl Shares {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Books> {
+        self.books.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Where `plugin`'s call for `caller` must wait now, from the token's share
+    /// outwards; `None`: it may take a slot.
+    fn check(&self, books: &Books, plugin: &str, caller: &str) -> Option<Wait> {
+        let of_caller = books.callers.get(caller);
+        let caller_held = of_caller.map_or(0, |c| c.held);
+        if caller_held >= self.caller_cap.0 {
+            return Some(Wait::Caller);
+        }
+        if books.held_by(plugin) >= self.plugin_cap.0 {
+            return Some(Wait::Plugin);
+        }
+        let mine = of_caller
+            .and_then(|c| c.plugins.get(plugin))
+            .map_or(0, |u| u.held);
+        if mine >= self.part.0 {
+            // Borrowing: only while no other plugin of the token waits within its
+            // part (and could run), and the reserve stays free.
+            let others_waiting = of_caller.is_some_and(|c| {
+                c.plugins.iter().any(|(other, u)| {
+                    other != plugin
+                        && u.waiting > 0
+                        && u.held < self.part.0
+                        && books.held_by(other) < self.plugin_cap.0
+                })
+            });
+            if others_waiting || caller_held + self.reserve.0 >= self.caller_cap.0 {
+                return Some(Wait::PluginInCaller { others_waiting });
+            }
+        }
+        if books.pool >= self.pool_size {
+            return Some(Wait::Pool);
+        }
+        None
+    }
+
+    fn release(&self, plugin: &str, caller: &str) {
+        {
+            let mut books = self.lock();
+            books.pool -= 1;
+            if let Some(held) = books.plugins.get_mut(plugin) {
+                *held -= 1;
+                if *held == 0 {
+                    books.plugins.remove(plugin);
+                }
+            }
+            if let Some(of_caller) = books.callers.get_mut(caller) {
+                of_caller.held -= 1;
+            }
+            books.use_of(caller, plugin).held -= 1;
+            books.forget_idle(caller, plugin);
+        }
+        self.freed.notify_waiters();
+    }
+
+    /// The error of a call that waited its time at `wait`.
+    fn refused(&self, wait: Wait, plugin: &str, caller: &str) -> CallError {
+        let waited = format!(
+            "waited up to {} ms (limits.queue_ms) for one to finish; retry shortly",
+            self.queue.as_millis()
+        );
+        let pool = self.pool_size;
+        let (limit, message) = match wait {
+            Wait::Caller => (
+                Limit::CallerShare,
+                format!(
+                    "the token {caller:?} already runs {} calls at once, its share of the instance pool ({} = {}% of {pool} slots); {waited}",
+                    self.caller_cap.0,
+                    Limit::CallerShare.key(),
+                    self.caller_cap.1
+                ),
             ),
-            None => format!(
-                "all {} plugin instance slots ({}) are busy; waited up to {waited} ms (limits.queue_ms) for one; retry shortly",
-                self.pool_size,
-                limit.key()
+            Wait::Plugin => (
+                Limit::PluginShare,
+                format!(
+                    "the plugin {plugin:?} already runs {} calls at once, its share of the instance pool ({} = {}% of {pool} slots); {waited}",
+                    self.plugin_cap.0,
+                    Limit::PluginShare.key(),
+                    self.plugin_cap.1
+                ),
+            ),
+            Wait::PluginInCaller { others_waiting } => {
+                let why = match others_waiting {
+                    true => "and the token's other plugins are waiting for slots".to_string(),
+                    false => format!(
+                        "and may borrow only while {} of the token's slots stay free for its other plugins (limits.caller_reserve_percent = {}%)",
+                        self.reserve.0, self.reserve.1
+                    ),
+                };
+                (
+                    Limit::CallerPluginShare,
+                    format!(
+                        "the plugin {plugin:?} within token {caller:?} already runs at least {} calls at once, its part of the token's {} slots ({} = {}%), {why}; {waited}",
+                        self.part.0,
+                        self.caller_cap.0,
+                        Limit::CallerPluginShare.key(),
+                        self.part.1
+                    ),
+                )
+            }
+            Wait::Pool => (
+                Limit::Instances,
+                format!(
+                    "all {pool} plugin instance slots ({}) are busy; {waited}",
+                    Limit::Instances.key()
+                ),
             ),
         };
         CallError::limit(limit, message)
     }
 }
 
-/// The slots of `name`'s share, made on first use.
-fn share(shares: &Mutex<HashMap<String, Arc<Semaphore>>>, name: &str, cap: u32) -> Arc<Semaphore> {
-    let mut shares = shares.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(slots) = shares.get(name) {
-        return slots.clone();
+impl Books {
+    fn held_by(&self, plugin: &str) -> u32 {
+        self.plugins.get(plugin).copied().unwrap_or(0)
     }
-    let slots = Arc::new(Semaphore::new(cap as usize));
-    shares.insert(name.to_string(), slots.clone());
-    slots
+
+    /// `plugin`'s use of `caller`'s share, made on first use (looked up first:
+    /// a busy hub takes slots for the same names over and over).
+    fn use_of(&mut self, caller: &str, plugin: &str) -> &mut Use {
+        let of_caller = entry(&mut self.callers, caller);
+        entry(&mut of_caller.plugins, plugin)
+    }
+
+    fn take(&mut self, plugin: &str, caller: &str) {
+        self.pool += 1;
+        *entry(&mut self.plugins, plugin) += 1;
+        entry(&mut self.callers, caller).held += 1;
+        self.use_of(caller, plugin).held += 1;
+    }
+
+    /// Drops the entries of a plugin and token with nothing held or waiting.
+    fn forget_idle(&mut self, caller: &str, plugin: &str) {
+        let Some(of_caller) = self.callers.get_mut(caller) else {
+            return;
+        };
+        if of_caller
+            .plugins
+            .get(plugin)
+            .is_some_and(|u| u.held == 0 && u.waiting == 0)
+        {
+            of_caller.plugins.remove(plugin);
+        }
+        if of_caller.plugins.is_empty() {
+            self.callers.remove(caller);
+        }
+    }
+}
+
+/// The entry of `name` in `map`, made (a name allocated) only when missing.
+fn entry<'a, T: Default>(map: &'a mut HashMap<String, T>, name: &str) -> &'a mut T {
+    if !map.contains_key(name) {
+        map.insert(name.to_string(), T::default());
+    }
+    map.get_mut(name).expect("inserted above")
+}
+
+/// A call counted as waiting for a slot until dropped (it got one, gave up, or was
+/// cancelled): the token's borrowing plugins then may take slots again.
+struct Waiting<'a> {
+    shares: &'a Shares,
+    plugin: &'a str,
+    caller: &'a str,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        {
+            let mut books = self.shares.lock();
+            books.use_of(self.caller, self.plugin).waiting -= 1;
+            books.forget_idle(self.caller, self.plugin);
+        }
+        self.shares.freed.notify_waiters();
+    }
 }
 
 #[cfg(test)]
@@ -129,14 +354,41 @@ mod tests {
     use super::*;
 
     fn scheduler(plugin_share: u32, caller_share: u32) -> Scheduler {
+        within_tokens(4, plugin_share, caller_share, 50, 10)
+    }
+
+    /// A pool of `pool` slots, shares in percent.
+    fn within_tokens(pool: u32, plugin: u32, caller: u32, part: u32, reserve: u32) -> Scheduler {
         Scheduler::new(
-            4,
+            pool,
             &ShareLimits {
-                plugin_percent: plugin_share,
-                caller_percent: caller_share,
+                plugin_percent: plugin,
+                caller_percent: caller,
+                caller_plugin_percent: part,
+                caller_reserve_percent: reserve,
                 queue_ms: 100,
             },
         )
+    }
+
+    /// `n` slots for `plugin`'s calls of `caller`, each admitted at once.
+    async fn hold(s: &Scheduler, plugin: &str, caller: &str, n: usize) -> Vec<Slot> {
+        let mut held = Vec::new();
+        for _ in 0..n {
+            held.push(s.admit(plugin, caller, far()).await.unwrap());
+        }
+        held
+    }
+
+    /// Why `plugin`'s next call of `caller` is refused (the limit and the message).
+    async fn refused(s: &Scheduler, plugin: &str, caller: &str, deadline: Instant) -> (Limit, String) {
+        let e = s.admit(plugin, caller, deadline).await.err().expect("refused");
+        (e.limit.expect("a limit"), e.message)
+    }
+
+    /// Lets every spawned task run until it waits (time is paused: no timing).
+    async fn settle() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
 
     fn far() -> Instant {
@@ -197,5 +449,96 @@ mod tests {
         let soon = started + Duration::from_millis(10);
         assert!(s.admit("a", "ci", soon).await.is_err());
         assert_eq!(started.elapsed(), Duration::from_millis(10));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_plugin_alone_borrows_all_but_its_tokens_reserve() {
+        // The token's 8 slots: a part of 4 per plugin, 2 kept free by borrowers.
+        let s = within_tokens(8, 100, 100, 50, 25);
+        let _calc = hold(&s, "calc", "ci", 6).await;
+        let (limit, message) = refused(&s, "calc", "ci", far()).await;
+        assert_eq!(limit, Limit::CallerPluginShare);
+        assert!(
+            message.contains("the plugin \"calc\" within token \"ci\" already runs at least 4 calls")
+                && message.contains("limits.caller_plugin_share_percent = 50%")
+                && message.contains("2 of the token's slots stay free")
+                && message.contains("limits.caller_reserve_percent = 25%"),
+            "{message}"
+        );
+        // A newcomer of the same token finds the reserve free.
+        let _echo = hold(&s, "echo", "ci", 2).await;
+        assert_eq!(refused(&s, "echo", "ci", far()).await.0, Limit::CallerShare);
+        // Another token's calls find the pool full.
+        assert_eq!(refused(&s, "calc", "web", far()).await.0, Limit::Instances);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_borrower_yields_the_freed_slots_to_a_waiting_plugin_of_its_token() {
+        // One token may take the whole pool of 4; a plugin's part is 2, no reserve.
+        let s = Arc::new(within_tokens(4, 100, 100, 50, 0));
+        let mut calc = hold(&s, "calc", "ci", 4).await;
+        let admit = |plugin: &'static str| {
+            let s = s.clone();
+            tokio::spawn(async move { s.admit(plugin, "ci", far()).await })
+        };
+        let echo = [admit("echo"), admit("echo")];
+        settle().await;
+        let more_calc = admit("calc");
+        settle().await;
+        // Two of calc's calls end: both slots go to echo, not to calc's newer call.
+        calc.truncate(2);
+        settle().await;
+        let [first, second] = echo;
+        let _echo = [first.await.unwrap().unwrap(), second.await.unwrap().unwrap()];
+        assert!(
+            !more_calc.is_finished(),
+            "calc borrows past its part only when echo waits for nothing"
+        );
+        // With nobody else waiting, calc borrows again.
+        calc.pop();
+        more_calc.await.unwrap().unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_borrower_is_refused_while_a_plugin_of_its_token_waits() {
+        let s = Arc::new(within_tokens(4, 100, 100, 50, 0));
+        // ci's calc holds its part, web holds the rest of the pool.
+        let _calc = hold(&s, "calc", "ci", 2).await;
+        let mut web = hold(&s, "text", "web", 2).await;
+        let echo = {
+            let s = s.clone();
+            tokio::spawn(async move { s.admit("echo", "ci", far()).await })
+        };
+        settle().await;
+        // (A deadline before echo's wait ends.)
+        let soon = Instant::now() + Duration::from_millis(10);
+        let (limit, message) = refused(&s, "calc", "ci", soon).await;
+        assert_eq!(limit, Limit::CallerPluginShare);
+        assert!(message.contains("other plugins are waiting"), "{message}");
+        // A slot freed goes to echo; once echo waits no more, calc may borrow again.
+        web.pop();
+        echo.await.unwrap().unwrap();
+        web.pop();
+        s.admit("calc", "ci", far()).await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_waiter_that_gives_up_no_longer_holds_borrowers_back() {
+        let s = Arc::new(within_tokens(4, 100, 100, 50, 0));
+        let _calc = hold(&s, "calc", "ci", 2).await;
+        let _web = hold(&s, "text", "web", 2).await;
+        let echo = {
+            let s = s.clone();
+            tokio::spawn(async move { s.admit("echo", "ci", far()).await })
+        };
+        settle().await;
+        echo.abort();
+        assert!(echo.await.err().is_some_and(|e| e.is_cancelled()));
+        assert!(
+            !s.0.lock().callers["ci"].plugins.contains_key("echo"),
+            "forgotten"
+        );
+        // Only the pool (full) stops calc now.
+        assert_eq!(refused(&s, "calc", "ci", far()).await.0, Limit::Instances);
     }
 }

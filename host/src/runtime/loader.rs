@@ -365,7 +365,7 @@ async fn list_once(
         Arc::new(NoNestedCalls),
         // Loads share one tenant's CPU share: a plugin spinning in list() cannot
         // crowd out the calls of the plugins already loaded.
-        inner.cpu.gate(&Arc::from("load")),
+        inner.cpu.gate(&Arc::from("load"), &Arc::from(name)),
     )
     .map_err(ListError::Sandbox)?;
     let mut store = new_store(&inner.engine, state, &sandbox.limits);

@@ -178,7 +178,7 @@ impl Plugin {
             inv.call_id.into(),
             deadline,
             inv.nested,
-            self.runtime.cpu.gate(&inv.tenant),
+            self.runtime.cpu.gate(&inv.tenant, &self.name_arc),
         )
         .map_err(|e| CallFailure::Plugin {
             code: ErrorCode::PluginError,

@@ -249,6 +249,17 @@ async fn call_as(addr: SocketAddr, token: &str, tool: &str, input: Value) -> Val
     out["results"][0].take()
 }
 
+/// The message of a call refused with `call_limit` naming `key`.
+fn call_limit<'a>(result: &'a Value, key: &str) -> &'a str {
+    let error = &result["error"];
+    assert_eq!(
+        (&error["code"], &error["limit"]),
+        (&json!("call_limit"), &json!(key)),
+        "{result}"
+    );
+    error["message"].as_str().unwrap()
+}
+
 /// The HTTP server with tokens `ci` and `web` (both allowed everything), plugin `a`
 /// (the adversary) and plugin `f` (flood, allowed to reach `gate`).
 async fn two_tokens(gate: &Gate, configure: impl FnOnce(&mut Limits)) -> (Scratch, Server) {
@@ -300,6 +311,8 @@ async fn one_token_cannot_take_the_instance_pool_from_the_others() {
         l.pool.max_instances = 4;
         l.shares.caller_percent = 50;
         l.shares.plugin_percent = 100;
+        // One plugin may take its token's whole share (this is about tokens).
+        l.shares.caller_plugin_percent = 100;
         l.shares.queue_ms = 100;
     })
     .await;
@@ -309,13 +322,7 @@ async fn one_token_cannot_take_the_instance_pool_from_the_others() {
     in_flight_at(s.addr, 2).await;
     // Its next call waits 100 ms for a slot of its share, then is refused naming it.
     let refused = call_as(s.addr, CI, "a.echo", json!({"x": 1})).await;
-    let error = &refused["error"];
-    assert_eq!(
-        (&error["code"], &error["limit"]),
-        (&json!("call_limit"), &json!("limits.caller_share_percent")),
-        "{refused}"
-    );
-    let message = error["message"].as_str().unwrap();
+    let message = call_limit(&refused, "limits.caller_share_percent");
     assert!(
         message.contains("the token \"ci\" already runs 2 calls")
             && message.contains("limits.caller_share_percent = 50% of 4 slots"),
@@ -333,12 +340,48 @@ async fn one_token_cannot_take_the_instance_pool_from_the_others() {
 }
 
 #[tokio::test]
+async fn one_plugin_holding_its_tokens_slots_leaves_room_for_the_tokens_other_plugins() {
+    let gate = Gate::start().await;
+    let (_dir, s) = two_tokens(&gate, |l| {
+        l.pool.max_instances = 8;
+        l.shares.caller_percent = 50;
+        l.shares.plugin_percent = 100;
+        l.shares.caller_plugin_percent = 50;
+        l.shares.caller_reserve_percent = 25;
+        l.shares.queue_ms = 100;
+    })
+    .await;
+    // ci's share is 4 slots: f holds its part (2) and borrows one more, leaving
+    // the reserve (1) free; its fourth call waits, then is refused naming the level.
+    let held: Vec<_> = (0..3).map(|_| held_call(s.addr, CI, &gate)).collect();
+    gate.holds(3).await;
+    in_flight_at(s.addr, 3).await;
+    let input = json!({"authority": gate.authority(), "count": 1});
+    let refused = call_as(s.addr, CI, "f.burst", input).await;
+    let message = call_limit(&refused, "limits.caller_plugin_share_percent");
+    assert!(
+        message.contains("the plugin \"f\" within token \"ci\"")
+            && message.contains("limits.caller_reserve_percent = 25%"),
+        "{message}"
+    );
+    // Another plugin of the same token answers meanwhile (the whole share went to
+    // f's calls before, and this was refused with limits.caller_share_percent).
+    let benign = call_as(s.addr, CI, "a.echo", json!({"x": 1})).await;
+    assert_eq!(benign["result"], json!({"x": 1}), "{benign}");
+    assert!(held.iter().all(|c| !c.is_finished()), "f's calls ended early");
+    assert_eq!(in_flight_now(s.addr).await, 3, "f's calls are in flight");
+    release(&gate, held).await;
+}
+
+#[tokio::test]
 async fn the_whole_pool_bounds_the_tokens_together() {
     let gate = Gate::start().await;
     let (_dir, s) = two_tokens(&gate, |l| {
         l.pool.max_instances = 3;
         l.shares.caller_percent = 50;
         l.shares.plugin_percent = 100;
+        // One plugin may take its token's whole share (this is about tokens).
+        l.shares.caller_plugin_percent = 100;
         l.shares.queue_ms = 100;
     })
     .await;

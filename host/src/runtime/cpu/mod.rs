@@ -27,9 +27,16 @@
 //! blocking pool (`hub::checks`), the other CPU-heavy work a client can cause
 //! before a plugin runs.
 //!
-//! A tenant whose calls ran past their first tick within `limits.busy_ms` is
-//! *busy*: its new calls, and every large parse and validation, run on
-//! low-priority threads ([`background`]), so the kernel too prefers the others.
+//! Within a tenant, each plugin it calls has a part ([`Part`]): its calls wait for
+//! running permits in a line of their own, and the lines take turns
+//! ([`running`]), so one plugin's spinning calls do not keep a benign call of
+//! another plugin of the same token waiting behind all of them; one plugin alone
+//! still has the tenant's whole share.
+//!
+//! A plugin whose calls for a tenant ran past their first tick within
+//! `limits.busy_ms` is *busy* for that tenant: its new calls run on low-priority
+//! threads ([`background`]), so the kernel too prefers the others (the tenant's
+//! other plugins included); every large parse and validation runs there too.
 
 mod background;
 mod running;
@@ -39,7 +46,7 @@ pub(super) use running::{Running, inside_a_call};
 
 use crate::config::CpuLimits;
 use background::Background;
-use running::RunSlots;
+use running::{Line, RunSlots};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,7 +73,6 @@ pub struct CpuShares {
 }
 
 /// One tenant's share.
-#[derive(Clone)]
 struct Tenant {
     /// Ticks its busy calls may still run this tick (topped up every tick).
     ticks: Arc<Semaphore>,
@@ -74,6 +80,14 @@ struct Tenant {
     validations: Arc<Semaphore>,
     /// Polls of its calls running at once (guest code on a worker).
     running: Arc<RunSlots>,
+    /// Each plugin it calls: its line for running slots and when it overran.
+    plugins: HashMap<Arc<str>, Part>,
+}
+
+/// One plugin's part of a tenant's share.
+#[derive(Clone)]
+struct Part {
+    line: Arc<Line>,
     /// The last tick one of its calls ran past its first tick ([`NEVER`]).
     overran: Arc<AtomicU64>,
 }
@@ -102,28 +116,34 @@ impl CpuShares {
         self.per_tenant
     }
 
-    /// `tenant`'s share (tenants are the configured tokens and a few internal
-    /// names, so the map stays small).
-    fn of(&self, tenant: &Arc<str>) -> Tenant {
+    /// `f` of `tenant`'s share (tenants are the configured tokens and a few
+    /// internal names, their parts the plugins they call, so the maps stay small).
+    fn with<T>(&self, tenant: &Arc<str>, f: impl FnOnce(&mut Tenant) -> T) -> T {
         let mut tenants = self.tenants.lock().unwrap_or_else(|e| e.into_inner());
-        tenants
-            .entry(tenant.clone())
-            .or_insert_with(|| Tenant {
-                ticks: Arc::new(Semaphore::new(self.per_tenant)),
-                validations: Arc::new(Semaphore::new(self.per_tenant)),
-                running: Arc::new(RunSlots::new(self.per_tenant)),
-                overran: Arc::new(AtomicU64::new(NEVER)),
-            })
-            .clone()
+        let tenant = tenants.entry(tenant.clone()).or_insert_with(|| Tenant {
+            ticks: Arc::new(Semaphore::new(self.per_tenant)),
+            validations: Arc::new(Semaphore::new(self.per_tenant)),
+            running: Arc::new(RunSlots::new(self.per_tenant)),
+            plugins: HashMap::new(),
+        });
+        f(tenant)
     }
 
-    /// The ticket gate of `tenant`, for one call's epoch callback.
-    pub(super) fn gate(&self, tenant: &Arc<str>) -> TickGate {
-        let tenant = self.of(tenant);
+    /// The ticket gate of `plugin`'s call for `tenant`, for its epoch callback.
+    pub(super) fn gate(&self, tenant: &Arc<str>, plugin: &Arc<str>) -> TickGate {
+        let (ticks, running, part) = self.with(tenant, |t| {
+            let running = &t.running;
+            let part = t.plugins.entry(plugin.clone()).or_insert_with(|| Part {
+                line: running.line(),
+                overran: Arc::new(AtomicU64::new(NEVER)),
+            });
+            (t.ticks.clone(), t.running.clone(), part.clone())
+        });
         TickGate {
-            ticks: tenant.ticks,
-            running: tenant.running,
-            overran: tenant.overran,
+            ticks,
+            running,
+            line: part.line,
+            overran: part.overran,
             busy_ticks: self.busy_ticks,
             started: Arc::new(AtomicU64::new(self.clock.load(Ordering::Relaxed))),
             clock: self.clock.clone(),
@@ -165,7 +185,7 @@ impl CpuShares {
 
     /// Waits for one of `tenant`'s validation permits; given back when dropped.
     async fn validation(&self, tenant: &Arc<str>) -> OwnedSemaphorePermit {
-        let permits = self.of(tenant).validations;
+        let permits = self.with(tenant, |t| t.validations.clone());
         permits
             .acquire_owned()
             .await
@@ -190,6 +210,9 @@ impl CpuShares {
 pub(super) struct TickGate {
     ticks: Arc<Semaphore>,
     running: Arc<RunSlots>,
+    /// Its plugin's line for the tenant's running slots.
+    line: Arc<Line>,
+    /// When its plugin's calls for the tenant last ran past their first tick.
     overran: Arc<AtomicU64>,
     busy_ticks: u64,
     /// The tick the call started running at: made with the gate, moved to when
@@ -245,7 +268,7 @@ impl TickGate {
     pub(super) fn running<F: Future>(&self, call: F) -> Running<F> {
         Running::new(
             call,
-            self.running.clone(),
+            (self.running.clone(), self.line.clone()),
             self.started.clone(),
             self.clock.clone(),
         )
@@ -280,32 +303,32 @@ mod tests {
     async fn busy_calls_of_one_tenant_wait_for_the_next_tick_and_others_do_not() {
         let shares = shares_of(2, 50);
         let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
-        shares.gate(&a).pass().await;
+        shares.gate(&a, &Arc::from("p")).pass().await;
         // `a`'s ticket for this tick is spent: its next busy call waits...
-        let waiting = tokio::spawn(shares.gate(&a).pass());
+        let waiting = tokio::spawn(shares.gate(&a, &Arc::from("p")).pass());
         tokio::task::yield_now().await;
         assert!(!waiting.is_finished());
         // ...while `b` passes at once, and may validate.
-        shares.gate(&b).pass().await;
+        shares.gate(&b, &Arc::from("p")).pass().await;
         let _permit = shares.validation(&b).await;
         // The next tick tops `a` up: the waiting call runs on.
         shares.refill();
         waiting.await.unwrap();
         // At a tick, a ticket left is spent at once; none left, the call must wait.
         shares.refill();
-        assert!(shares.gate(&a).try_pass());
-        assert!(!shares.gate(&a).try_pass());
+        assert!(shares.gate(&a, &Arc::from("p")).try_pass());
+        assert!(!shares.gate(&a, &Arc::from("p")).try_pass());
         // A refill never gives more than the share.
         shares.refill();
         shares.refill();
-        assert_eq!(shares.of(&a).ticks.available_permits(), 1);
+        assert_eq!(shares.with(&a, |t| t.ticks.available_permits()), 1);
     }
 
     #[test]
     fn a_tenant_is_busy_for_busy_ms_after_a_call_ran_past_its_first_tick() {
         let shares = shares_of(2, 50);
         let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
-        let (gate_a, gate_b) = (shares.gate(&a), shares.gate(&b));
+        let (gate_a, gate_b) = (shares.gate(&a, &Arc::from("p")), shares.gate(&b, &Arc::from("p")));
         assert!(!gate_a.busy() && !gate_b.busy());
         // Within its first tick a call makes its tenant nothing.
         assert_eq!(gate_a.first_tick_left(), FREE_TICKS);
@@ -315,7 +338,9 @@ mod tests {
         }
         assert_eq!(gate_a.first_tick_left(), 0);
         // Now every call of `a`, new ones too, is busy; `b`'s are not.
-        assert!(gate_a.busy() && shares.gate(&a).busy());
+        assert!(gate_a.busy() && shares.gate(&a, &Arc::from("p")).busy());
+        // Its other plugins' calls are not.
+        assert!(!shares.gate(&a, &Arc::from("q")).busy());
         assert!(!gate_b.busy());
         for _ in 0..shares.busy_ticks {
             shares.refill();
@@ -326,7 +351,7 @@ mod tests {
             shares.busy_ticks
         );
         shares.refill();
-        assert!(!shares.gate(&a).busy());
+        assert!(!shares.gate(&a, &Arc::from("p")).busy());
         assert_eq!(shares.busy_ticks, 500);
     }
 
@@ -349,7 +374,7 @@ mod tests {
     fn at_most_a_share_of_one_tenants_calls_run_at_once_and_nested_calls_run_inside() {
         let shares = Arc::new(shares_of(2, 50));
         let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
-        let (gate_a, gate_b) = (shares.gate(&a), shares.gate(&b));
+        let (gate_a, gate_b) = (shares.gate(&a, &Arc::from("p")), shares.gate(&b, &Arc::from("p")));
         let outer = gate_a.clone().running(std::future::poll_fn(move |cx| {
             // While this poll of `a` runs, another of `a`'s calls on another worker
             // waits without being polled; `b`'s runs.
@@ -382,7 +407,7 @@ mod tests {
     #[test]
     fn the_free_first_tick_counts_from_when_a_call_starts_running() {
         let shares = shares_of(2, 50);
-        let gate = shares.gate(&Arc::from("a"));
+        let gate = shares.gate(&Arc::from("a"), &Arc::from("p"));
         assert_eq!(gate.first_tick_left(), FREE_TICKS);
         for _ in 0..5 {
             shares.refill();

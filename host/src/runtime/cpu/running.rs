@@ -9,12 +9,22 @@
 //! tick is *starving*: then no newcomer takes a slot before it (else a busy
 //! tenant's unlucky calls waited 100 ms and more behind its newer ones). Waiting
 //! is only ever within one tenant, so the tenants' shares stay as they were.
+//!
+//! Within a tenant, each plugin's calls wait in a [`Line`] of their own once
+//! starving, and a slot given back while some wait goes to the lines in turn
+//! (round-robin; until a waiter of the line whose turn it is takes it, no other
+//! starving waiter may), so one plugin's hundred spinning calls take every other
+//! slot at most, not all of them. A call of a plugin that runs nothing at the moment and
+//! finds no slot starves at once rather than after a tick: a benign call beside a
+//! spinning plugin waits for the next slot given back, not for a tick and then for
+//! every spinner queued before it. A plugin alone still has all the tenant's slots
+//! (work-conserving), and with one plugin nothing changes: its line is the only one.
 
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use tokio::sync::Notify;
 use tokio::sync::futures::OwnedNotified;
@@ -27,7 +37,20 @@ pub(crate) struct RunSlots {
     starving: AtomicUsize,
     /// Wakes one waiter whenever a slot is given back.
     freed: Arc<Notify>,
-    /// The same for starving waiters, who are woken first.
+    /// Each plugin's line, and the next to be woken when starving waiters wait.
+    lines: Mutex<(Vec<Arc<Line>>, usize)>,
+    /// The line whose turn it is (its id + 1; 0: none): until one of its starving
+    /// waiters takes the slot given back for it, no other starving waiter may.
+    owed: AtomicUsize,
+}
+
+/// One plugin's calls within a tenant: the slots they hold and their starving
+/// waiters, woken when the tenant's turn comes to this line.
+pub(crate) struct Line {
+    /// 1 + its index in the tenant's lines.
+    id: usize,
+    taken: AtomicUsize,
+    starving: AtomicUsize,
     freed_starving: Arc<Notify>,
 }
 
@@ -38,32 +61,89 @@ impl RunSlots {
             taken: AtomicUsize::new(0),
             starving: AtomicUsize::new(0),
             freed: Arc::new(Notify::new()),
-            freed_starving: Arc::new(Notify::new()),
+            lines: Mutex::new((Vec::new(), 0)),
+            owed: AtomicUsize::new(0),
         }
     }
 
-    /// Takes a slot if one is free and, unless `starving` itself, no starving
-    /// waiter is owed one.
-    fn try_take(&self, starving: bool) -> bool {
+    /// A new plugin's line (one per plugin the tenant calls).
+    pub(crate) fn line(&self) -> Arc<Line> {
+        let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        let line = Arc::new(Line {
+            id: lines.0.len() + 1,
+            taken: AtomicUsize::new(0),
+            starving: AtomicUsize::new(0),
+            freed_starving: Arc::new(Notify::new()),
+        });
+        lines.0.push(line.clone());
+        line
+    }
+
+    /// Takes a slot for `line` if one is free and, unless `starving` itself, no
+    /// starving waiter is owed one.
+    fn try_take(&self, line: &Line, starving: bool) -> bool {
         if !starving && self.starving.load(Ordering::SeqCst) > 0 {
+            return false;
+        }
+        let owed = self.owed.load(Ordering::SeqCst);
+        if starving && owed != 0 && owed != line.id {
             return false;
         }
         // SeqCst here and in `give_back`: each writes one counter and then reads the
         // other, which weaker orderings let both read stale.
-        self.taken
+        let taken = self
+            .taken
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
                 (n < self.limit).then_some(n + 1)
             })
-            .is_ok()
+            .is_ok();
+        if taken {
+            line.taken.fetch_add(1, Ordering::SeqCst);
+            if starving {
+                // Its line's turn is used.
+                let _ = self
+                    .owed
+                    .compare_exchange(line.id, 0, Ordering::SeqCst, Ordering::SeqCst);
+            }
+        }
+        taken
     }
 
-    fn give_back(&self) {
+    fn give_back(&self, line: &Line) {
+        line.taken.fetch_sub(1, Ordering::SeqCst);
         self.taken.fetch_sub(1, Ordering::SeqCst);
-        if self.starving.load(Ordering::SeqCst) > 0 {
-            self.freed_starving.notify_one();
-        } else {
+        if self.starving.load(Ordering::SeqCst) == 0 || !self.wake_next_line() {
             self.freed.notify_one();
         }
+    }
+
+    /// After a starving waiter left its line: newcomers held back for it may go,
+    /// and a slot given back while it was on its way (its line was woken for
+    /// it) goes to the next line.
+    fn left_the_line(&self) {
+        if self.starving.load(Ordering::SeqCst) > 0 && self.taken.load(Ordering::SeqCst) < self.limit {
+            self.wake_next_line();
+        }
+        self.freed.notify_one();
+    }
+
+    /// Wakes a starving waiter of the next line (round-robin) that has one;
+    /// `false`: none has (they took slots meanwhile).
+    fn wake_next_line(&self) -> bool {
+        let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        let (all, next) = &mut *lines;
+        let count = all.len();
+        for i in 0..count {
+            let at = (*next + i) % count;
+            if all[at].starving.load(Ordering::SeqCst) > 0 {
+                self.owed.store(all[at].id, Ordering::SeqCst);
+                all[at].freed_starving.notify_one();
+                *next = at + 1;
+                return true;
+            }
+        }
+        self.owed.store(0, Ordering::SeqCst);
+        false
     }
 }
 
@@ -83,6 +163,8 @@ pub(crate) fn inside_a_call() -> bool {
 pub(in crate::runtime) struct Running<F> {
     call: Pin<Box<F>>,
     slots: Arc<RunSlots>,
+    /// Its plugin's line within the tenant.
+    line: Arc<Line>,
     /// Registered for the next slot given back, while none was free.
     waiting: Option<Pin<Box<OwnedNotified>>>,
     /// The gate's start tick, until the first slot restarts it.
@@ -96,10 +178,16 @@ pub(in crate::runtime) struct Running<F> {
 }
 
 impl<F: Future> Running<F> {
-    pub(super) fn new(call: F, slots: Arc<RunSlots>, started: Arc<AtomicU64>, clock: Arc<AtomicU64>) -> Self {
+    pub(super) fn new(
+        call: F,
+        (slots, line): (Arc<RunSlots>, Arc<Line>),
+        started: Arc<AtomicU64>,
+        clock: Arc<AtomicU64>,
+    ) -> Self {
         Running {
             call: Box::pin(call),
             slots,
+            line,
             waiting: None,
             started: Some(started),
             clock,
@@ -114,21 +202,23 @@ impl<F: Future> Running<F> {
             let now = self.clock.load(Ordering::Relaxed);
             let began = *self.wait_began.get_or_insert(now);
             if !self.starving && now > began + 1 {
-                self.starving = true;
-                self.slots.starving.fetch_add(1, Ordering::SeqCst);
-                // From now on it waits in the starving line.
-                self.waiting = None;
+                self.start_starving();
             }
-            if self.slots.try_take(self.starving) {
+            if self.slots.try_take(&self.line, self.starving) {
                 self.stop_waiting();
                 return Poll::Ready(());
+            }
+            if !self.starving && self.line.taken.load(Ordering::SeqCst) == 0 {
+                // Its plugin runs nothing: it waits for its plugin's turn now.
+                self.start_starving();
+                continue;
             }
             match &mut self.waiting {
                 None => {
                     // Registered before the second try, so a slot given back in
                     // between wakes us.
                     let line = match self.starving {
-                        true => &self.slots.freed_starving,
+                        true => &self.line.freed_starving,
                         false => &self.slots.freed,
                     };
                     let mut notified = Box::pin(line.clone().notified_owned());
@@ -143,14 +233,32 @@ impl<F: Future> Running<F> {
         }
     }
 
+    /// From now on it waits in its plugin's starving line.
+    fn start_starving(&mut self) {
+        self.starving = true;
+        self.line.starving.fetch_add(1, Ordering::SeqCst);
+        self.slots.starving.fetch_add(1, Ordering::SeqCst);
+        self.unregister();
+    }
+
+    /// Drops its registration, consuming a wake-up it may have had: dropped
+    /// unconsumed, tokio passes it on to the line's next waiter, out of turn. (A
+    /// call dropped while waiting does pass it on, so the slot is not lost.)
+    fn unregister(&mut self) {
+        if let Some(mut notified) = self.waiting.take() {
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            let _ = notified.as_mut().poll(&mut cx);
+        }
+    }
+
     /// Leaves the line (a slot was taken, or the call was dropped).
     fn stop_waiting(&mut self) {
-        self.waiting = None;
+        self.unregister();
         self.wait_began = None;
         if std::mem::take(&mut self.starving) {
+            self.line.starving.fetch_sub(1, Ordering::SeqCst);
             self.slots.starving.fetch_sub(1, Ordering::SeqCst);
-            // Newcomers held back for this waiter may go now.
-            self.slots.freed.notify_one();
+            self.slots.left_the_line();
         }
     }
 }
@@ -158,8 +266,9 @@ impl<F: Future> Running<F> {
 impl<F> Drop for Running<F> {
     fn drop(&mut self) {
         if self.starving {
+            self.line.starving.fetch_sub(1, Ordering::SeqCst);
             self.slots.starving.fetch_sub(1, Ordering::SeqCst);
-            self.slots.freed.notify_one();
+            self.slots.left_the_line();
         }
     }
 }
@@ -178,7 +287,7 @@ impl<F: Future> Future for Running<F> {
         if let Some(started) = this.started.take() {
             started.store(this.clock.load(Ordering::Relaxed), Ordering::Relaxed);
         }
-        let held = Held::start(&this.slots);
+        let held = Held::start(&this.slots, &this.line);
         let result = this.call.as_mut().poll(cx);
         drop(held);
         result
@@ -187,18 +296,130 @@ impl<F: Future> Future for Running<F> {
 
 /// Marks this thread's poll as holding a slot until dropped (also on a panic),
 /// then gives the slot back.
-struct Held<'a>(&'a RunSlots);
+struct Held<'a>(&'a RunSlots, &'a Line);
 
 impl<'a> Held<'a> {
-    fn start(slots: &'a RunSlots) -> Held<'a> {
+    fn start(slots: &'a RunSlots, line: &'a Line) -> Held<'a> {
         HOLDING.set(true);
-        Held(slots)
+        Held(slots, line)
     }
 }
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
         HOLDING.set(false);
-        self.0.give_back();
+        self.0.give_back(self.1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::task::{Wake, Waker};
+
+    /// A waker that records being woken.
+    struct Flag(AtomicBool);
+
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// A guest that never ends, counting its polls.
+    struct Spin(Arc<AtomicUsize>);
+
+    impl Future for Spin {
+        type Output = ();
+
+        fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Poll::Pending
+        }
+    }
+
+    /// One call of a plugin: counts its polls (each on a running slot), never ends.
+    struct Call {
+        run: Pin<Box<Running<Spin>>>,
+        ran: Arc<AtomicUsize>,
+        woken: Arc<Flag>,
+    }
+
+    impl Call {
+        fn new(slots: &Arc<RunSlots>, line: &Arc<Line>, clock: &Arc<AtomicU64>) -> Call {
+            let ran = Arc::new(AtomicUsize::new(0));
+            let started = Arc::new(AtomicU64::new(0));
+            let line = (slots.clone(), line.clone());
+            let run = Running::new(Spin(ran.clone()), line, started, clock.clone());
+            Call {
+                run: Box::pin(run),
+                ran,
+                woken: Arc::new(Flag(AtomicBool::new(false))),
+            }
+        }
+
+        /// Polls it once; whether it ran (held a slot for that poll).
+        fn poll(&mut self) -> bool {
+            self.woken.0.store(false, Ordering::SeqCst);
+            let before = self.ran.load(Ordering::SeqCst);
+            let waker = Waker::from(self.woken.clone());
+            assert!(
+                self.run
+                    .as_mut()
+                    .poll(&mut Context::from_waker(&waker))
+                    .is_pending()
+            );
+            self.ran.load(Ordering::SeqCst) > before
+        }
+
+        fn woken(&self) -> bool {
+            self.woken.0.load(Ordering::SeqCst)
+        }
+    }
+
+    #[test]
+    fn slots_given_back_go_to_each_plugins_line_in_turn() {
+        // One running slot; plugin a's poll holds it.
+        let (slots, clock) = (Arc::new(RunSlots::new(1)), Arc::new(AtomicU64::new(0)));
+        let (a, b) = (slots.line(), slots.line());
+        assert!(slots.try_take(&a, false));
+        // Three more calls of a wait, and after a whole tick they are starving.
+        let mut waiting_a: Vec<Call> = (0..3).map(|_| Call::new(&slots, &a, &clock)).collect();
+        assert!(waiting_a.iter_mut().all(|c| !c.poll()));
+        clock.store(2, Ordering::SeqCst);
+        assert!(waiting_a.iter_mut().all(|c| !c.poll()));
+        assert_eq!(a.starving.load(Ordering::SeqCst), 3);
+        // A call of b, which runs nothing, waits in b's line at once.
+        let mut benign = Call::new(&slots, &b, &clock);
+        assert!(!benign.poll());
+        assert_eq!(b.starving.load(Ordering::SeqCst), 1);
+        // a's poll ends: the slot goes to a's line (its turn), to its oldest waiter.
+        slots.give_back(&a);
+        assert!(waiting_a[0].woken() && !benign.woken());
+        assert!(waiting_a[0].poll(), "a's first waiter ran");
+        // That poll's end hands the slot to b's line, ahead of a's other waiters.
+        let woken = [benign.woken(), waiting_a[1].woken(), waiting_a[2].woken()];
+        assert_eq!(woken, [true, false, false]);
+        // It is b's turn: a call of a that starves at once (a runs nothing now)
+        // does not take the slot first.
+        let mut late = Call::new(&slots, &a, &clock);
+        assert!(!late.poll());
+        assert!(benign.poll(), "b's call ran second, not fourth");
+        // And back to a's line.
+        assert!(waiting_a[1].woken() && !waiting_a[2].woken());
+        assert!(waiting_a[1].poll());
+    }
+
+    #[test]
+    fn a_plugin_alone_has_all_its_tenants_slots() {
+        let (slots, clock) = (Arc::new(RunSlots::new(2)), Arc::new(AtomicU64::new(0)));
+        let (a, _idle) = (slots.line(), slots.line());
+        assert!(slots.try_take(&a, false) && slots.try_take(&a, false));
+        assert!(!slots.try_take(&a, false), "the tenant's two slots are taken");
+        let mut third = Call::new(&slots, &a, &clock);
+        assert!(!third.poll());
+        slots.give_back(&a);
+        assert!(third.woken() && third.poll());
     }
 }
