@@ -23,7 +23,7 @@ pub mod store;
 pub(crate) use call::{CallSecrets, SecretNeeds};
 pub(crate) use scrub::Scrubber;
 pub use scrub::WINDOW as SCRUB_WINDOW;
-pub use seal::{KeyError, SealKey, UnsealError};
+pub use seal::{SealKey, SealKeyError, UnsealError};
 pub use settings::{SettingsError, SettingsProblem};
 pub use store::{Sealed, SecretStore, StoredName};
 
@@ -39,7 +39,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub enum SecretError {
     /// A stored value needs the key, and there is none.
-    Key(Arc<KeyError>),
+    Key(Arc<SealKeyError>),
     /// The storage failed.
     Storage(StorageError),
     /// The stored value does not open.
@@ -117,7 +117,7 @@ pub struct Secrets {
     store: Option<Arc<dyn SecretStore>>,
     /// `secrets.max_value_kb`.
     max_value_kb: u64,
-    key: Result<Arc<SealKey>, Arc<KeyError>>,
+    key: Result<Arc<SealKey>, Arc<SealKeyError>>,
     settings: BTreeMap<String, PluginSettings>,
 }
 
@@ -142,7 +142,7 @@ impl Secrets {
         Secrets {
             store: None,
             max_value_kb: SecretsConfig::default().max_value_kb,
-            key: Err(Arc::new(KeyError::NotConfigured)),
+            key: Err(Arc::new(SealKeyError::NotConfigured)),
             settings: BTreeMap::new(),
         }
     }

@@ -36,7 +36,7 @@ impl fmt::Debug for SealKey {
 
 /// Why there is no usable key.
 #[derive(Debug)]
-pub enum KeyError {
+pub enum SealKeyError {
     /// `[secrets]` names neither `key_file` nor `key_env`.
     NotConfigured,
     /// `secrets.key_env` names a variable that is not set.
@@ -52,31 +52,31 @@ pub enum KeyError {
     Malformed(String),
 }
 
-impl fmt::Display for KeyError {
+impl fmt::Display for SealKeyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            KeyError::NotConfigured => f.write_str(
+            SealKeyError::NotConfigured => f.write_str(
                 "no key to seal secrets with: set secrets.key_file (make one with `wasmhub secret keygen FILE`) \
                  or secrets.key_env in the hub's configuration",
             ),
-            KeyError::EnvUnset(var) => {
+            SealKeyError::EnvUnset(var) => {
                 write!(f, "secrets.key_env names {var}, which is not set in the environment")
             }
-            KeyError::File { path, source } => write!(
+            SealKeyError::File { path, source } => write!(
                 f,
                 "secrets.key_file {}: {source} (make a key with `wasmhub secret keygen {}`)",
                 path.display(),
                 path.display()
             ),
-            KeyError::Malformed(from) => write!(f, "{from}: the key must be 64 hex digits (32 bytes)"),
+            SealKeyError::Malformed(from) => write!(f, "{from}: the key must be 64 hex digits (32 bytes)"),
         }
     }
 }
 
-impl std::error::Error for KeyError {
+impl std::error::Error for SealKeyError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            KeyError::File { source, .. } => Some(source),
+            SealKeyError::File { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -110,27 +110,27 @@ impl std::error::Error for UnsealError {}
 
 impl SealKey {
     /// The configured key: read from `key_file` or `key_env` now.
-    pub fn from_config(config: &SecretsConfig) -> Result<SealKey, KeyError> {
+    pub fn from_config(config: &SecretsConfig) -> Result<SealKey, SealKeyError> {
         let (text, from) = match (&config.key_file, &config.key_env) {
             (Some(path), _) => {
                 let bytes =
-                    super::super::file::read_capped(path, MAX_KEY_FILE).map_err(|e| KeyError::File {
+                    super::super::file::read_capped(path, MAX_KEY_FILE).map_err(|e| SealKeyError::File {
                         path: path.clone(),
                         source: std::io::Error::other(e),
                     })?;
                 let text = String::from_utf8(bytes)
-                    .map_err(|_| KeyError::Malformed(format!("secrets.key_file {}", path.display())))?;
+                    .map_err(|_| SealKeyError::Malformed(format!("secrets.key_file {}", path.display())))?;
                 (text, format!("secrets.key_file {}", path.display()))
             }
             (None, Some(var)) => (
-                std::env::var(var).map_err(|_| KeyError::EnvUnset(var.clone()))?,
+                std::env::var(var).map_err(|_| SealKeyError::EnvUnset(var.clone()))?,
                 format!("secrets.key_env {var}"),
             ),
-            (None, None) => return Err(KeyError::NotConfigured),
+            (None, None) => return Err(SealKeyError::NotConfigured),
         };
         let bytes =
-            crate::config::decode_hex(text.trim()).ok_or_else(|| KeyError::Malformed(from.clone()))?;
-        let bytes: [u8; 32] = bytes.try_into().map_err(|_| KeyError::Malformed(from))?;
+            crate::config::decode_hex(text.trim()).ok_or_else(|| SealKeyError::Malformed(from.clone()))?;
+        let bytes: [u8; 32] = bytes.try_into().map_err(|_| SealKeyError::Malformed(from))?;
         Ok(SealKey::from_bytes(&bytes))
     }
 
