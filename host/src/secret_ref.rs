@@ -201,21 +201,24 @@ pub(crate) fn without_newline(mut text: String) -> String {
     text
 }
 
+/// The file's text: regular files only (a FIFO or a device is refused by type,
+/// never read), at most `max_bytes` (`runtime::read_capped`, the plugin loader's
+/// reader).
 fn read_file(path: &Path, max_bytes: u64) -> Result<String, SecretError> {
-    use std::io::Read;
-    let error = |source| SecretError::File {
-        path: path.to_owned(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(error)?;
-    let mut bytes = Vec::new();
-    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(error)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(SecretError::FileTooLarge {
+    let bytes = crate::runtime::read_capped(path, max_bytes).map_err(|e| match e {
+        crate::runtime::ReadError::TooLarge { .. } => SecretError::FileTooLarge {
             path: path.to_owned(),
             max_bytes,
-        });
-    }
+        },
+        crate::runtime::ReadError::Io(source) => SecretError::File {
+            path: path.to_owned(),
+            source,
+        },
+        not_regular => SecretError::File {
+            path: path.to_owned(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, not_regular),
+        },
+    })?;
     String::from_utf8(bytes).map_err(|_| SecretError::NotText {
         path: path.to_owned(),
     })

@@ -123,7 +123,7 @@ pub(super) fn read_all_regular(path: &Path, max_plugin_mb: u64) -> Result<Vec<u8
 
 /// The bytes of the regular file `path`, refusing it past `cap` bytes (at most
 /// `cap + 1` bytes are read to find out).
-pub(super) fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::new();
     open_regular(path)?
         .take(cap.saturating_add(1))

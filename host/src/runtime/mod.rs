@@ -61,6 +61,7 @@ pub use dir::{
 };
 pub use engine::{Allocator, epoch_tick};
 pub use file::FileKind;
+pub(crate) use file::{ReadError, read_capped};
 pub use load_error::{CompileError, ListError, LoadError, LoadProblem};
 pub use loader::{manifest_path, plugin_name};
 pub use lock::{LOCK_FILE, LockError, LockFile, Source};
