@@ -40,8 +40,17 @@ pub(crate) fn file_names(dir: &Path) -> Vec<String> {
 /// `host/tests/fixtures/NAME`, found from the folder cargo runs the tests in
 /// (a build shared by two checkouts must not read the other one's files).
 pub(crate) fn fixture(name: &str) -> PathBuf {
-    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo test sets CARGO_MANIFEST_DIR");
-    Path::new(&manifest).join("tests/fixtures").join(name)
+    manifest_dir().join("tests/fixtures").join(name)
+}
+
+/// `path` in this repository (relative to its root), found the same way.
+pub(crate) fn repo_path(path: &str) -> PathBuf {
+    manifest_dir().join("..").join(path)
+}
+
+/// The host crate's folder, as cargo says when it runs the tests.
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo test sets CARGO_MANIFEST_DIR"))
 }
 
 /// Copies `from` into `to`, folders and all.

@@ -133,7 +133,7 @@ fn writes_a_js_project_with_the_sdk_and_the_wit() {
 
 /// The files a `FILES` list of this repository names, one per line.
 fn listed(path: &str) -> Vec<String> {
-    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)).unwrap();
+    let text = fs::read_to_string(crate::test_dir::repo_path(path)).unwrap();
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
@@ -154,7 +154,7 @@ fn sources(dir: &str, ext: &str) -> Vec<String> {
             }
         }
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
+    let root = crate::test_dir::repo_path(dir);
     let mut names = Vec::new();
     walk(&root, &root, ext, &mut names);
     names.sort();

@@ -19,7 +19,7 @@ fn agree(text: &str) -> bool {
 
 #[test]
 fn recorded_chunks_take_the_fast_path_with_the_same_result() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/openai-streams");
+    let dir = crate::test_dir::repo_path("tests/fixtures/openai-streams");
     let mut lines = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();

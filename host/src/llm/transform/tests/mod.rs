@@ -12,10 +12,11 @@ use serde_json::json;
 mod deviations;
 mod recorded;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/openai-streams/");
-
 pub(super) fn fixture(name: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(format!("{FIXTURES}{name}.chunks.txt")).unwrap();
+    let text = std::fs::read_to_string(crate::test_dir::repo_path(&format!(
+        "tests/fixtures/openai-streams/{name}.chunks.txt"
+    )))
+    .unwrap();
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(str::to_string)
