@@ -103,7 +103,7 @@ if [[ ${#python_plugins[@]} -gt 0 ]]; then
         digest="$( {
             echo "componentize-py $COMPONENTIZE_PY_VERSION"
             find "$dir" "$SDK_PY/wasmhub_plugin" -name '*.py' ! -name 'test_*' -print0 | sort -z | xargs -0 sha256sum
-            sha256sum "$ROOT"/wit/*.wit
+            sha256sum "$ROOT"/wit/*.wit "$ROOT"/wit/deps/*/*.wit
         } | sed "s|$ROOT/||" | sha256sum | cut -d' ' -f1)"
         if [[ -f "$wasm" && -f "$stamp" && "$(cat "$stamp")" == "$digest" ]]; then
             log "$name: sources unchanged, reusing $wasm"
@@ -164,7 +164,7 @@ if [[ ${#js_plugins[@]} -gt 0 ]]; then
             find "$dir" -path "$dir/node_modules" -prune -o -type f \( -name '*.js' -o -name 'package*.json' \) \
                 ! -name '*.test.*' -print0 | sort -z | xargs -0 sha256sum
             (cd "$ROOT/guest-sdk-js" && xargs sha256sum < FILES)
-            sha256sum "$ROOT"/wit/*.wit
+            sha256sum "$ROOT"/wit/*.wit "$ROOT"/wit/deps/*/*.wit
         } | sed "s|$ROOT/||" | sha256sum | cut -d' ' -f1)"
         if [[ -f "$wasm" && -f "$stamp" && "$(cat "$stamp")" == "$digest" ]]; then
             log "$name: sources unchanged, reusing $wasm"

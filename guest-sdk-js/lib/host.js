@@ -1,5 +1,5 @@
-// The SDK's side of the `wasmhub:plugin/host@0.2.0` import: `log` and `call`,
-// reached through whatever `bindHost` was given.
+// The SDK's side of the `wasmhub:plugin/host@0.3.0` import: `log`, `call` and
+// `revealSecret`, reached through whatever `bindHost` was given.
 //
 // The import itself lives only in the component entry (`component.js`), which
 // calls `bindHost` with the real bindings; this module never imports it, so the
@@ -14,9 +14,9 @@ const LEVELS = new Set(["trace", "debug", "info", "warn", "error"]);
 let boundHost = null;
 
 /**
- * Binds the host import (an object with `log(level, message)` and
- * `call(tool, inputJson)` as componentize-js provides it). Returns the previous
- * binding so a test can restore it.
+ * Binds the host import (an object with `log(level, message)`,
+ * `call(tool, inputJson)` and `revealSecret(name)` as componentize-js provides it).
+ * Returns the previous binding so a test can restore it.
  */
 export function bindHost(host) {
   const previous = boundHost;
@@ -64,4 +64,21 @@ export function call(tool, input) {
     throw e;
   }
   return parse(output);
+}
+
+/**
+ * The value of this plugin's secret `name`, declared `reveal = true` in its manifest
+ * (`[secrets.NAME]`) and allowed by the operator (`allow_reveal`). Most plugins never
+ * need it: an `inject` secret is added by the hub to requests to its declared host.
+ * The hub scrubs a revealed value from everything the call returns or logs. Throws
+ * Failed saying why there is none (not declared for reveal, not allowed, unset).
+ */
+export function revealSecret(name) {
+  if (!boundHost) throw new Failed(`secret ${name}: no host is bound (outside a component, bind one with bindHost)`);
+  try {
+    return boundHost.revealSecret(name);
+  } catch (e) {
+    const why = e && Object.prototype.hasOwnProperty.call(e, "payload") ? e.payload : e;
+    throw new Failed(`secret ${name}: ${why}`);
+  }
 }

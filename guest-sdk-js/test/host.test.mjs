@@ -1,7 +1,7 @@
 // The host wrapper: log and call through a bound (here fake) host import.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { bindHost, log, call, CallError, Failed } from "../index.js";
+import { bindHost, log, call, revealSecret, CallError, Failed } from "../index.js";
 
 /** A fake of what componentize-js binds: records calls, answers from `reply`. */
 function fakeHost(reply) {
@@ -67,4 +67,18 @@ test("without a host, call fails clearly", () => {
   withHost(null, () => {
     assert.throws(() => call("x.y", {}), /cannot call x.y: no host is bound/);
   });
+});
+
+test("revealSecret returns the host's value and turns a refusal into Failed", () => {
+  const host = {
+    revealSecret: (name) => {
+      if (name === "signing_key") return "s3cret";
+      throw Object.assign(new Error("component error"), { payload: "not declared with reveal = true" });
+    },
+  };
+  withHost(host, () => {
+    assert.equal(revealSecret("signing_key"), "s3cret");
+    assert.throws(() => revealSecret("other"), (e) => e instanceof Failed && e.message === "secret other: not declared with reveal = true");
+  });
+  assert.throws(() => revealSecret("signing_key"), /secret signing_key: no host is bound/);
 });

@@ -6,9 +6,9 @@ the input into them and encodes the result; the docstring is what a model reads.
 """
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Optional
 
-from wasmhub_plugin import InvalidInput, Plugin, example
+from wasmhub_plugin import InvalidInput, Plugin, config, example
 
 plugin = Plugin()
 
@@ -23,17 +23,23 @@ class Repeated:
 
 @plugin.operation(
     hints=["read_only", "idempotent"],
+    # Examples give every input that configuration could change: the hub runs them
+    # at load with the operator's configuration.
     examples=[
-        example("Repeats a word three times", {"text": "hi", "times": 3}, {"text": "hi hi hi", "length": 8}),
+        example("Repeats a word three times", {"text": "hi", "times": 3, "separator": " "}, {"text": "hi hi hi", "length": 8}),
         example("Joins with a custom separator", {"text": "ab", "times": 2, "separator": "-"}, {"text": "ab-ab", "length": 5}),
     ],
 )
 def repeat(
     text: Annotated[str, "The text to repeat."],
     times: Annotated[int, "How many copies (1 to 100).", {"minimum": 1, "maximum": 100}] = 2,
-    separator: Annotated[str, "Put between copies."] = " ",
+    separator: Annotated[Optional[str], "Put between copies (default: the operator's `separator`, else nothing)."] = None,
 ) -> Repeated:
-    """Repeat a text a number of times, joined by a separator (a space by default)."""
+    """Repeat a text a number of times, joined by a separator."""
+    if separator is None:
+        # The operator's `separator` ([config.separator] in {{name}}.toml); in plain
+        # Python nothing is configured.
+        separator = config.get_str("separator") or ""
     out = separator.join([text] * times)
     if len(out) > MAX_OUTPUT_CHARS:
         raise InvalidInput(f"the result would be {len(out)} characters; the limit is {MAX_OUTPUT_CHARS}: use a shorter text or fewer times")

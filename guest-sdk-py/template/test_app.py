@@ -3,6 +3,7 @@ No component and no hub needed; `plugin.invoke` runs an operation the way the hu
 call does (JSON in, decoded into the type hints, JSON out)."""
 
 import unittest
+from unittest import mock
 
 import app
 from wasmhub_plugin import InvalidInput
@@ -13,7 +14,11 @@ class RepeatTest(unittest.TestCase):
         self.assertEqual(app.plugin.check_examples(), 2)
 
     def test_defaults(self):
-        self.assertEqual(app.plugin.invoke("repeat", {"text": "ok"}), {"text": "ok ok", "length": 5})
+        self.assertEqual(app.plugin.invoke("repeat", {"text": "ok"}), {"text": "okok", "length": 4})
+
+    def test_the_operators_separator_when_the_input_gives_none(self):
+        with mock.patch.object(app.config, "get_str", lambda key: {"separator": "+"}[key]):
+            self.assertEqual(app.plugin.invoke("repeat", {"text": "ok"}), {"text": "ok+ok", "length": 5})
 
     def test_the_function_is_plain_python(self):
         self.assertEqual(app.repeat("x", 3, ""), app.Repeated("xxx", 3))

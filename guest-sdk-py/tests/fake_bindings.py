@@ -1,5 +1,6 @@
 """Stand-ins for the modules componentize-py generates (`wit_world`,
-`componentize_py_types`), shaped like its 0.25.1 output for wit/plugin.wit, so the
+`componentize_py_types`), shaped like its 0.25.1 output for wit/plugin.wit (with
+`wasi:config/store`, which its world imports), so the
 WIT-facing code runs under plain CPython. `installed()` puts them in sys.modules for
 the duration of a `with` block."""
 
@@ -76,6 +77,7 @@ class Host:
     def __init__(self):
         self.logs = []
         self.answers = {}
+        self.secrets = {}
 
     def log(self, level, message):
         self.logs.append((level, message))
@@ -86,10 +88,38 @@ class Host:
             raise Err(answer)
         return answer(input_json)
 
+    def reveal_secret(self, name):
+        if name not in self.secrets:
+            raise Err(f"{name} is not declared with reveal = true")
+        return self.secrets[name]
+
+
+@dataclass
+class Error_Upstream:
+    value: str
+
+
+class Store:
+    """Plays `wit_world.imports.store` (`wasi:config/store`): answers from `values`;
+    a key in `failing` raises the store's error."""
+
+    def __init__(self):
+        self.values = {}
+        self.failing = set()
+
+    def get(self, key):
+        if key in self.failing:
+            raise Err(Error_Upstream("the store is down"))
+        return self.values.get(key)
+
+    def get_all(self):
+        return list(self.values.items())
+
 
 @contextlib.contextmanager
 def installed():
     host = Host()
+    store = Store()
     types = pytypes.SimpleNamespace(
         Hints=Hints,
         Example=Example,
@@ -102,15 +132,16 @@ def installed():
     modules = {
         "componentize_py_types": pytypes.SimpleNamespace(Err=Err),
         "wit_world": pytypes.SimpleNamespace(),
-        "wit_world.imports": pytypes.SimpleNamespace(types=types, host=host),
+        "wit_world.imports": pytypes.SimpleNamespace(types=types, host=host, store=store),
         "wit_world.imports.types": types,
         "wit_world.imports.host": host,
+        "wit_world.imports.store": store,
         "wit_world.exports": pytypes.SimpleNamespace(Operations=ExportsBase),
     }
     saved = {k: sys.modules.get(k) for k in modules}
     sys.modules.update(modules)
     try:
-        yield types, host
+        yield types, host, store
     finally:
         for k, v in saved.items():
             if v is None:

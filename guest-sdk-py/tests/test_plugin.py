@@ -19,8 +19,10 @@ from wasmhub_plugin import (
     NotFound,
     Plugin,
     call,
+    config,
     example,
     log,
+    reveal_secret,
 )
 
 
@@ -58,7 +60,7 @@ def make_plugin():
 
 class SpecsTest(unittest.TestCase):
     def test_list_gives_wit_specs(self):
-        with fake_bindings.installed() as (types, _):
+        with fake_bindings.installed() as (types, _, _):
             ops = make_plugin().exports()()
             self.assertIsInstance(ops, fake_bindings.ExportsBase)
             specs = ops.list()
@@ -233,7 +235,7 @@ class DecoratorErrorsTest(unittest.TestCase):
 
 class HostTest(unittest.TestCase):
     def test_log_through_the_host(self):
-        with fake_bindings.installed() as (types, host):
+        with fake_bindings.installed() as (types, host, _):
             log("warn", "careful")
         self.assertEqual(host.logs, [(types.LogLevel.WARN, "careful")])
         with self.assertRaisesRegex(ValueError, "log level must be one of"):
@@ -246,13 +248,13 @@ class HostTest(unittest.TestCase):
         self.assertEqual(err.getvalue(), "[info] hello\n")
 
     def test_call_encodes_input_and_parses_output(self):
-        with fake_bindings.installed() as (types, host):
+        with fake_bindings.installed() as (types, host, _):
             host.answers["calc.eval"] = lambda text: json.dumps({"echo": json.loads(text)})
             out = call("calc.eval", {"n": 2**63 - 1, "s": Sum(1)})
         self.assertEqual(out, {"echo": {"n": 9223372036854775807, "s": {"sum": 1}}})
 
     def test_call_errors_carry_the_hub_code(self):
-        with fake_bindings.installed() as (types, host):
+        with fake_bindings.installed() as (types, host, _):
             host.answers["calc.eval"] = types.CallError(types.CallErrorCode.INVALID_INPUT, "bad expression")
             with self.assertRaises(CallError) as ctx:
                 call("calc.eval", {})
@@ -262,6 +264,56 @@ class HostTest(unittest.TestCase):
     def test_call_outside_a_component_says_so(self):
         with self.assertRaisesRegex(RuntimeError, "needs the hub"):
             call("calc.eval", {})
+
+    def test_reveal_secret_returns_the_value_or_says_why_not(self):
+        with fake_bindings.installed() as (_, host, _):
+            host.secrets["signing_key"] = "s3cret"
+            self.assertEqual(reveal_secret("signing_key"), "s3cret")
+            with self.assertRaises(Failed) as ctx:
+                reveal_secret("other")
+        self.assertEqual(ctx.exception.message, "secret other: other is not declared with reveal = true")
+        with self.assertRaisesRegex(RuntimeError, "needs the hub"):
+            reveal_secret("signing_key")
+
+
+class ConfigTest(unittest.TestCase):
+    def test_outside_a_component_every_key_is_unset(self):
+        self.assertIsNone(config.get("retries"))
+        self.assertIsNone(config.get_int("retries"))
+        self.assertEqual(config.get_all(), {})
+
+    def test_each_getter_parses_its_type(self):
+        with fake_bindings.installed() as (_, _, store):
+            store.values.update(name="x", retries="3", big="9223372036854775809", ratio="0.25", verbose="false")
+            got = (
+                config.get_str("name"),
+                config.get_int("retries"),
+                config.get_int("big"),
+                config.get_float("ratio"),
+                config.get_bool("verbose"),
+                config.get("missing"),
+                config.get_all()["retries"],
+            )
+        self.assertEqual(got, ("x", 3, 9223372036854775809, 0.25, False, None, "3"))
+
+    def test_a_wrong_value_names_the_key_and_the_text(self):
+        with fake_bindings.installed() as (_, _, store):
+            store.values.update(retries="three", verbose="yes", ratio="1.2.3")
+            for getter, key, kind in (
+                (config.get_int, "retries", "an integer"),
+                (config.get_bool, "verbose", "a boolean"),
+                (config.get_float, "ratio", "a number"),
+            ):
+                with self.assertRaises(Failed) as ctx:
+                    getter(key)
+                self.assertEqual(ctx.exception.message, f"configuration {key} = {store.values[key]!r} is not {kind}")
+
+    def test_a_store_error_names_the_key(self):
+        with fake_bindings.installed() as (_, _, store):
+            store.failing.add("retries")
+            with self.assertRaises(Failed) as ctx:
+                config.get("retries")
+        self.assertEqual(ctx.exception.message, "configuration retries: upstream: the store is down")
 
 
 if __name__ == "__main__":

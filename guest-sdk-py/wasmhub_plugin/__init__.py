@@ -19,7 +19,8 @@ component, so everything here runs under plain CPython too.
 """
 
 from .errors import CallError, Failed, Forbidden, InvalidInput, NotFound, PluginError
-from .host import call, log
+from . import config
+from .host import call, log, reveal_secret
 from .operation import Example, Spec, example
 from .plugin import Plugin, json_equal
 from .schema import WIDE_INTEGER_NOTE
@@ -36,9 +37,11 @@ __all__ = [
     "Spec",
     "WIDE_INTEGER_NOTE",
     "call",
+    "config",
     "example",
     "json_equal",
     "log",
+    "reveal_secret",
 ]
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -1,16 +1,18 @@
-"""What a plugin asks of the hub: `log` a line and `call` another operation.
+"""What a plugin asks of the hub: `log` a line, `call` another operation and
+`reveal_secret` (one of its own secrets declared `reveal = true`).
 
-Both wrap the WIT `host` import. The generated bindings (`wit_world`) exist only inside
+All wrap the WIT `host` import. The generated bindings (`wit_world`) exist only inside
 a component, so they are imported on use (`plugin.exports()` has loaded them at build
 time, which componentize-py needs); outside one (plain Python, unit tests) `log`
-writes to stderr and `call` raises, since no hub is there to answer; patch it in tests.
+writes to stderr and `call` and `reveal_secret` raise, since no hub is there to
+answer; patch them in tests.
 """
 
 import json
 import sys
 
 from . import codec
-from .errors import CallError
+from .errors import CallError, Failed
 
 LEVELS = ("trace", "debug", "info", "warn", "error")
 
@@ -44,3 +46,24 @@ def call(tool, input):
     except Err as e:
         raise CallError(tool, e.value.code.name.lower(), e.value.message) from None
     return json.loads(output)
+
+
+def reveal_secret(name):
+    """The value of this plugin's secret `name`, declared `reveal = true` in its
+    manifest (`[secrets.NAME]`) and allowed by the operator (`allow_reveal`). Most
+    plugins never need it: an `inject` secret is added by the hub to requests to its
+    declared host. The hub scrubs a revealed value from everything the call returns or
+    logs. Raises Failed saying why there is none (not declared for reveal, not
+    allowed, unset)."""
+    try:
+        from componentize_py_types import Err
+        from wit_world.imports import host
+    except ImportError:
+        raise RuntimeError(
+            f"reveal_secret({name!r}) needs the hub: it works inside a component; in unit "
+            "tests, patch the `reveal_secret` your module imported"
+        ) from None
+    try:
+        return host.reveal_secret(name)
+    except Err as e:
+        raise Failed(f"secret {name}: {e.value}") from None

@@ -4,7 +4,8 @@
 //! The hub gives a plugin only its own keys, as text; [`get_as`] parses one.
 //!
 //! Secrets are not configuration: a secret declared with `inject` is added by the
-//! hub to requests to its declared host, and the plugin never holds it.
+//! hub to requests to its declared host, and the plugin never holds it; the rare one
+//! declared `reveal = true` is read with [`crate::secret::reveal`].
 //!
 //! Like [`crate::host`], these only work inside a component run by the hub; in a
 //! native build they say so with an error.
@@ -13,21 +14,12 @@ use std::str::FromStr;
 
 use crate::Error;
 
-#[cfg(target_arch = "wasm32")]
-mod bindings {
-    wit_bindgen::generate!({
-        path: "wit-config",
-        world: "imports",
-        runtime_path: "wasmhub_guest::__private::wit_bindgen::rt",
-    });
-}
-
 /// The value of configuration key `key`; `None` when it has neither a value nor a
 /// default.
 pub fn get(key: &str) -> Result<Option<String>, Error> {
     #[cfg(target_arch = "wasm32")]
     {
-        bindings::wasi::config::store::get(key)
+        crate::bindings::wasi::config::store::get(key)
             .map_err(|e| Error::failed(format!("configuration {key}: {e:?}")))
     }
     #[cfg(not(target_arch = "wasm32"))]
@@ -49,7 +41,8 @@ pub fn get_as<T: FromStr>(key: &str) -> Result<Option<T>, Error> {
 pub fn get_all() -> Result<Vec<(String, String)>, Error> {
     #[cfg(target_arch = "wasm32")]
     {
-        bindings::wasi::config::store::get_all().map_err(|e| Error::failed(format!("configuration: {e:?}")))
+        crate::bindings::wasi::config::store::get_all()
+            .map_err(|e| Error::failed(format!("configuration: {e:?}")))
     }
     #[cfg(not(target_arch = "wasm32"))]
     {

@@ -1,4 +1,4 @@
-//! Worked examples of an operation (WIT 0.2.0 `example`): what they are, the rules
+//! Worked examples of an operation (WIT `example`, since 0.2.0): what they are, the rules
 //! the host holds them to, and how an actual output is compared with the expected
 //! one. The host shows examples to models beside the schema and runs them when it
 //! loads the plugin; [`Plugin::check`](crate::Plugin::check) runs them natively first,

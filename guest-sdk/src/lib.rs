@@ -1,6 +1,6 @@
 //! # wasmhub-guest: write wasmhub plugins in Rust
 //!
-//! A plugin is a WebAssembly component of the `wasmhub:plugin@0.2.0` world. With this
+//! A plugin is a WebAssembly component of the `wasmhub:plugin@0.3.0` world. With this
 //! crate its author writes plain functions from a serde input type to a serde output
 //! type; the SDK derives both JSON Schemas (schemars, draft 2020-12, descriptions from
 //! doc comments), decodes and encodes JSON, maps errors onto the WIT `error` variant
@@ -124,9 +124,10 @@
 //!
 //! ## The contract
 //!
-//! The crate carries its own copy of the WIT, `wit/plugin.wit`, so that it builds on
-//! its own (from crates.io, or vendored); in the wasmhub repository a unit test keeps
-//! it identical to the repository's `wit/plugin.wit`.
+//! The crate carries its own copy of the WIT, `wit/plugin.wit` (`wasmhub:plugin@0.3.0`)
+//! and `wit/deps/config/store.wit` (`wasi:config/store`, which the world imports), so
+//! that it builds on its own (from crates.io, or vendored); in the wasmhub repository
+//! a unit test keeps both identical to the repository's `wit/`.
 
 extern crate self as wasmhub_guest;
 
@@ -137,6 +138,7 @@ mod example;
 pub mod host;
 mod operation;
 pub mod schema;
+pub mod secret;
 
 /// The generated WIT bindings of the `plugin` world (this crate's `wit/plugin.wit`).
 #[doc(hidden)]
@@ -146,6 +148,8 @@ pub mod bindings {
         world: "plugin",
         pub_export_macro: true,
         export_macro_name: "__export_plugin_world",
+        // `wasi:config/store`, which the world imports, lives in `wit/deps/`.
+        generate_all,
         default_bindings_module: "wasmhub_guest::bindings",
         runtime_path: "wasmhub_guest::__private::wit_bindgen::rt",
         bitflags_path: "wasmhub_guest::__private::wit_bindgen::rt::bitflags",
@@ -334,7 +338,7 @@ macro_rules! export_plugin {
 
         // Only a wasm component exports the world: a native cdylib (built by `cargo
         // test` for `crate-type = ["cdylib", ...]`) cannot carry symbol names such as
-        // `wasmhub:plugin/operations@0.2.0#list` through the linker's version script.
+        // `wasmhub:plugin/operations@0.3.0#list` through the linker's version script.
         #[cfg(target_arch = "wasm32")]
         $crate::__private::export!(__WasmhubExports with_types_in $crate::bindings);
 
@@ -425,25 +429,6 @@ mod tests {
         assert_eq!(out, Value::from(vec![-5]));
     }
 
-    /// The copy of `wasi:config/store` is the repository's too.
-    #[test]
-    fn the_config_wit_copy_is_the_repository_one() {
-        let crate_dir = std::path::PathBuf::from(
-            std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo test sets CARGO_MANIFEST_DIR"),
-        );
-        let repository = crate_dir.join("../wit/wasi-config/store.wit");
-        if !repository.is_file() {
-            eprintln!("note: not comparing wit-config/store.wit: built outside the wasmhub repository");
-            return;
-        }
-        let copy =
-            std::fs::read(crate_dir.join("wit-config/store.wit")).expect("the SDK's wit-config/store.wit");
-        assert!(
-            copy == std::fs::read(repository).unwrap(),
-            "guest-sdk/wit-config/store.wit differs from wit/wasi-config/store.wit: copy it again"
-        );
-    }
-
     /// The SDK carries its own copy of the contract so that it builds from its
     /// packaged crate; inside the repository the copy must be the contract itself.
     #[test]
@@ -453,22 +438,23 @@ mod tests {
         let crate_dir = std::path::PathBuf::from(
             std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo test sets CARGO_MANIFEST_DIR"),
         );
-        let copy = std::fs::read(crate_dir.join("wit/plugin.wit")).expect("the SDK's wit/plugin.wit");
         let repository_wit = crate_dir.join("../wit");
         if !repository_wit.is_dir() {
             eprintln!(
-                "note: not comparing wit/plugin.wit with the repository's: {} does not exist \
+                "note: not comparing wit/ with the repository's: {} does not exist \
                  (the crate is built outside the wasmhub repository)",
                 repository_wit.display()
             );
             return;
         }
-        let contract =
-            std::fs::read(repository_wit.join("plugin.wit")).expect("the repository's wit/plugin.wit");
-        assert!(
-            copy == contract,
-            "guest-sdk/wit/plugin.wit differs from wit/plugin.wit: copy it again \
-             (cp wit/plugin.wit guest-sdk/wit/plugin.wit)"
-        );
+        for file in ["plugin.wit", "deps/config/store.wit"] {
+            let copy = std::fs::read(crate_dir.join("wit").join(file)).expect("the SDK's copy");
+            let contract = std::fs::read(repository_wit.join(file)).expect("the repository's file");
+            assert!(
+                copy == contract,
+                "guest-sdk/wit/{file} differs from wit/{file}: copy it again \
+                 (cp wit/{file} guest-sdk/wit/{file})"
+            );
+        }
     }
 }

@@ -4,7 +4,9 @@
 # JavaScript: `wasmhub plugin new NAME --lang L`, the project's own unit tests, its
 # one documented build command, `plugin check`, `plugin test` (every example through
 # the sandbox), `plugin inspect` of the scaffold's manifest (one secret, one
-# configuration key) and `wasmhub call` of the scaffolded operation. Also packages the Rust
+# configuration key), `wasmhub call` of the scaffolded operation, the operator's
+# configuration read through each SDK, and a secret declared `reveal = true` read
+# through each SDK's accessor (the hub scrubbing the value). Also packages the Rust
 # SDK crate in isolation (`cargo package`, which builds the packaged crate alone).
 #
 # Toolchains come from the registries, pinned by the scaffolds themselves
@@ -53,7 +55,7 @@ expect_call() {
 # key: `plugin inspect` names the secret as unset and the key with its default.
 check_and_test() {
     local wasm=$1 name=$2
-    wasmhub plugin check "$wasm" | tee /dev/stderr | grep -q "ok: plugin $name (wasmhub:plugin@0.2.0)"
+    wasmhub plugin check "$wasm" | tee /dev/stderr | grep -q "ok: plugin $name (wasmhub:plugin@0.3.0)"
     wasmhub plugin test "$wasm" | tee /dev/stderr | grep -Eq "^$name: [1-9][0-9]* passed, 0 failed$"
     local inspected
     inspected="$(wasmhub plugin inspect "$wasm" --data "$work/data-$name")"
@@ -90,6 +92,83 @@ step "js: unit tests" bash -c "cd js-demo && npm test"
 step "js: plugin check + plugin test" check_and_test js-demo/js-demo.wasm js-demo
 cp js-demo/js-demo.wasm js-demo/js-demo.toml "$work/plugins/" 2>/dev/null || true
 step "js: wasmhub call js-demo.repeat" expect_call js-demo.repeat '"ababab"'
+
+# --- Configuration and revealed secrets, through each SDK ------------------------
+# The operator's configuration reaches each language's operation through its SDK
+# (`[plugin.NAME] config`: repeat without a separator joins with it). A signer per
+# language (tests/authoring/signer/, over a fresh scaffold) declares a secret with
+# `reveal = true`; the operator allows it and sets the value through stdin; `sign`
+# reads it with its SDK's accessor and answers its length and last 4 characters,
+# and the value itself, which the hub scrubs.
+signing_key="sk-test-0123456789abcdef"
+operator="$work/operator.toml"
+{
+    echo "plugins_dir = \"$work/plugins\""
+    echo "data_dir = \"$work/data\""
+    echo "[secrets]"
+    echo "key_file = \"$work/secrets.key\""
+    for name in rs-demo py-demo js-demo; do
+        printf '[plugin.%s]\nconfig = { separator = "+" }\n' "$name"
+    done
+    for name in rs-signer py-signer js-signer; do
+        printf '[plugin.%s]\nallow_reveal = true\n' "$name"
+    done
+} >"$operator"
+
+expect_configured() {
+    local tool=$1 want=$2 out
+    out="$(cd "$work" && wasmhub call "$tool" '{"text": "ab", "times": 3}' --config "$operator")"
+    echo "$out"
+    grep -q "$want" <<<"$out"
+}
+step "rust: the operator's separator through wasmhub_guest::config" expect_configured rs-demo.repeat '"ab+ab+ab"'
+step "python: the operator's separator through wasmhub_plugin.config" expect_configured py-demo.repeat '"ab+ab+ab"'
+step "js: the operator's separator through config.getString" expect_configured js-demo.repeat '"ab+ab+ab"'
+
+# A signer project: the scaffold with its operation file replaced (and its tests of
+# the scaffold's operation removed: Rust's are in the replaced file), the reveal
+# secret added to its manifest.
+new_signer() {
+    local name=$1 lang=$2 source=$3 dest=$4 tests=${5:-}
+    wasmhub plugin new "$name" --lang "$lang"
+    cp "$root/tests/authoring/signer/$source" "$name/$dest"
+    if [ -n "$tests" ]; then rm "$name/$tests"; fi
+    printf '\n[secrets.SIGNING_KEY]\ndescription = "the key sign reads"\nreveal = true\n' >>"$name/$name.toml"
+}
+build_rs_signer() {
+    new_signer rs-signer rust lib.rs src/lib.rs
+    (cd rs-signer && cargo build --quiet --release --target wasm32-wasip2)
+    cp "$CARGO_TARGET_DIR/wasm32-wasip2/release/rs_signer.wasm" "$work/plugins/rs-signer.wasm"
+    cp rs-signer/rs-signer.toml "$work/plugins/"
+}
+build_py_signer() {
+    new_signer py-signer python app.py app.py test_app.py
+    (cd py-signer && python3 build.py)
+    cp py-signer/py-signer.wasm py-signer/py-signer.toml "$work/plugins/"
+}
+build_js_signer() {
+    new_signer js-signer js plugin.js plugin.js plugin.test.mjs
+    (cd js-signer && npm install --no-audit --no-fund && npm run build)
+    cp js-signer/js-signer.wasm js-signer/js-signer.toml "$work/plugins/"
+}
+step "rust: signer built" build_rs_signer
+step "python: signer built" build_py_signer
+step "js: signer built" build_js_signer
+step "secret keygen" wasmhub secret keygen "$work/secrets.key"
+
+expect_signed() {
+    local name=$1 out
+    printf %s "$signing_key" | wasmhub secret set --config "$operator" "$name" SIGNING_KEY
+    out="$(cd "$work" && wasmhub call "$name.sign" '{}' --config "$operator")"
+    echo "$out"
+    grep -q '"length": *24' <<<"$out"
+    grep -q '"last4": *"cdef"' <<<"$out"
+    grep -q '"echo": *"\[redacted:SIGNING_KEY\]"' <<<"$out"
+    if grep -q "0123456789abcdef" <<<"$out"; then return 1; fi
+}
+step "rust: wasmhub_guest::secret::reveal" expect_signed rs-signer
+step "python: reveal_secret" expect_signed py-signer
+step "js: revealSecret" expect_signed js-signer
 
 # --- The Rust SDK as a package ---------------------------------------------------
 # `cargo package` builds the packaged crate on its own: nothing it needs may live

@@ -1,5 +1,5 @@
 //! Generated bindings for every version of the `wasmhub:plugin` world the host
-//! serves (0.1.0 from `wit/0.1.0/`, 0.2.0 from `wit/`, 0.3.0 from `wit/0.3.0/`),
+//! serves (0.1.0 from `wit/0.1.0/`, 0.2.0 from `wit/0.2.0/`, 0.3.0 from `wit/`),
 //! the host side of their `host` interface (`log` to the hub log, `call` to the
 //! hub's call protocol, 0.3.0's `reveal-secret` to the plugin's secrets), the
 //! one `Linker` every plugin is instantiated against, and [`PluginPre`]: a linked
@@ -28,7 +28,7 @@ mod v0_1 {
 mod v0_2 {
     wasmtime::component::bindgen!({
         world: "plugin",
-        path: "../wit",
+        path: "../wit/0.2.0",
         imports: { "wasmhub:plugin/host.call": async, default: trappable },
         exports: { default: async },
     });
@@ -37,7 +37,10 @@ mod v0_2 {
 mod v0_3 {
     wasmtime::component::bindgen!({
         world: "plugin",
-        path: "../wit/0.3.0",
+        path: "../wit",
+        // 0.3.0's world imports `wasi:config/store`: the one implementation in
+        // `config_store`, linked once for every version.
+        with: { "wasi:config/store": crate::runtime::config_store::store },
         imports: {
             "wasmhub:plugin/host.call": async,
             "wasmhub:plugin/host.reveal-secret": async,
@@ -76,8 +79,8 @@ macro_rules! hints {
 /// The WIT sources of every version served, newest first, as `(version, text)`
 /// (`wasmhub plugin wit` writes them out).
 pub const WIT_SOURCES: &[(WitVersion, &str)] = &[
-    (WitVersion::V0_3, include_str!("../../../wit/0.3.0/plugin.wit")),
-    (WitVersion::V0_2, include_str!("../../../wit/plugin.wit")),
+    (WitVersion::V0_3, include_str!("../../../wit/plugin.wit")),
+    (WitVersion::V0_2, include_str!("../../../wit/0.2.0/plugin.wit")),
     (WitVersion::V0_1, include_str!("../../../wit/0.1.0/plugin.wit")),
 ];
 
@@ -90,16 +93,16 @@ pub enum WitVersion {
     /// `wasmhub:plugin@0.2.0`: adds operation examples and plugin instructions.
     #[serde(rename = "0.2.0")]
     V0_2,
-    /// `wasmhub:plugin@0.3.0`: adds `host.reveal-secret`.
+    /// `wasmhub:plugin@0.3.0`: adds `host.reveal-secret` and `wasi:config/store` in
+    /// the world.
     #[serde(rename = "0.3.0")]
     V0_3,
 }
 
 impl WitVersion {
     /// The version the bundled SDKs (`guest-sdk`, `guest-sdk-py`, `guest-sdk-js`)
-    /// bind, and so the one `plugin new` vendors: 0.2.0 (0.3.0's
-    /// `host.reveal-secret` is reached through the raw bindings until they move).
-    pub const SDK: WitVersion = WitVersion::V0_2;
+    /// bind, and so the one `plugin new` vendors.
+    pub const SDK: WitVersion = WitVersion::V0_3;
 
     /// The WIT text of this version.
     pub fn source(self) -> &'static str {
@@ -410,7 +413,9 @@ pub(super) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<CallS
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     v0_1::Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
     v0_2::Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
-    v0_3::Plugin::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+    // The world's `wasi:config/store` is `config_store`'s, added just below.
+    v0_3::wasmhub::plugin::types::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+    v0_3::wasmhub::plugin::host::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
     super::config_store::add_to_linker(&mut linker)?;
     Ok(linker)
 }

@@ -7,18 +7,22 @@ use super::sandbox::CallState;
 
 /// The `wasi:config@0.2.0-draft` WIT package served (`plugin wit --out` writes it
 /// to `deps/config/store.wit`, where WIT tools find a dependency).
-pub const WASI_CONFIG_WIT: &str = include_str!("../../../wit/wasi-config/store.wit");
+pub const WASI_CONFIG_WIT: &str = include_str!("../../../wit/deps/config/store.wit");
 use wasmtime::component::{HasSelf, Linker};
 
 mod bindings {
     wasmtime::component::bindgen!({
         world: "imports",
-        path: "../wit/wasi-config",
+        path: "../wit/deps/config",
         imports: { default: trappable },
     });
 }
 
-use bindings::wasi::config::store::{Error, Host};
+/// The generated `wasi:config/store` interface, which 0.3.0's plugin world reuses
+/// (its bindgen `with` re-exports it as `pub`, so it must be `pub` here too).
+#[allow(unreachable_pub)]
+pub use bindings::wasi::config::store;
+use store::{Error, Host};
 
 impl Host for CallState {
     fn get(&mut self, key: String) -> wasmtime::Result<Result<Option<String>, Error>> {

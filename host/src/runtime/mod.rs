@@ -6,7 +6,7 @@
 //! [`Plugin::call`]; everything about wasmtime stays in this module.
 //!
 //! - `engine`: engine configuration and the epoch ticker;
-//! - `bindings`: every WIT version served (0.1.0, 0.2.0) behind one surface, and
+//! - `bindings`: every WIT version served (0.1.0, 0.2.0, 0.3.0) behind one surface, and
 //!   the host side of `wasmhub:plugin/host`;
 //! - `sandbox`, `capture`, `net`: what one call may touch;
 //! - `config_store`: `wasi:config/store`, a plugin's own configuration;

@@ -1,4 +1,4 @@
-//! WIT `wasmhub:plugin@0.2.0` beside 0.1.0: both served by one hub; operation
+//! WIT `wasmhub:plugin@0.3.0` (the SDKs'), 0.2.0 and 0.1.0: all served by one hub; operation
 //! examples in `hub_schema`, run at load (a wrong one rejects its plugin, except
 //! for `destructive`/`open-world` operations) and by `wasmhub plugin test`; plugin
 //! instructions in `hub_list`, the agent's system prompt and MCP `initialize`;
@@ -42,7 +42,7 @@ async fn plugins_of_both_wit_versions_are_served_side_by_side() {
     let list = resp.json().await["plugins"].take();
     assert_eq!(plugin_state(&list, "adversary")["wit_version"], "0.1.0", "{list}");
     assert_eq!(plugin_state(&list, "examples")["wit_version"], "0.2.0", "{list}");
-    assert_eq!(plugin_state(&list, "calc")["wit_version"], "0.2.0", "{list}");
+    assert_eq!(plugin_state(&list, "calc")["wit_version"], "0.3.0", "{list}");
     assert_eq!(plugin_state(&list, "examples")["instructions"], true);
 
     // A wrong example rejects its plugin, naming the example and the difference;
@@ -255,17 +255,18 @@ fn plugin_wit_writes_the_contract_the_binary_serves() {
     let (code, out) = wasmhub(&["plugin", "wit", "--out", out_dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");
     let repo = crate::support::runtime::repo_root();
-    // The newest (0.3.0) at the top, each older one in its folder, wasi:config in deps/.
-    for (written, source) in [
-        ("plugin.wit", "0.3.0/plugin.wit"),
-        ("0.2.0/plugin.wit", "plugin.wit"),
-        ("0.1.0/plugin.wit", "0.1.0/plugin.wit"),
-        ("deps/config/store.wit", "wasi-config/store.wit"),
+    // The binary writes the repository's own `wit/` layout: the newest (0.3.0) at the
+    // top, each older one in its folder, wasi:config in deps/.
+    for file in [
+        "plugin.wit",
+        "0.2.0/plugin.wit",
+        "0.1.0/plugin.wit",
+        "deps/config/store.wit",
     ] {
         assert_eq!(
-            std::fs::read_to_string(out_dir.join(written)).unwrap(),
-            std::fs::read_to_string(repo.join("wit").join(source)).unwrap(),
-            "{written}"
+            std::fs::read_to_string(out_dir.join(file)).unwrap(),
+            std::fs::read_to_string(repo.join("wit").join(file)).unwrap(),
+            "{file}"
         );
     }
     let (code, printed) = wasmhub(&["plugin", "wit"]);

@@ -26,6 +26,7 @@ pub(super) const TEMPLATE: &[TemplateFile] = &[
 pub(super) const SDK: &[TemplateFile] = &[
     embedded!("wasmhub-plugin/package.json", "package.json"),
     embedded!("wasmhub-plugin/index.js", "index.js"),
+    embedded!("wasmhub-plugin/lib/config.js", "lib/config.js"),
     embedded!("wasmhub-plugin/lib/errors.js", "lib/errors.js"),
     embedded!("wasmhub-plugin/lib/examples.js", "lib/examples.js"),
     embedded!("wasmhub-plugin/lib/host.js", "lib/host.js"),
@@ -36,7 +37,11 @@ pub(super) const SDK: &[TemplateFile] = &[
 
 /// Every file of a new JavaScript plugin project.
 pub(super) fn files() -> Vec<(&'static str, String)> {
-    super::with_sdk(TEMPLATE, SDK, "wit/plugin.wit")
+    let wit = super::WitPaths {
+        contract: "wit/plugin.wit",
+        config: "wit/deps/config/store.wit",
+    };
+    super::with_sdk(TEMPLATE, SDK, wit)
 }
 
 /// How to build and unit-test it, one command per line.

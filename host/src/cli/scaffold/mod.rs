@@ -271,20 +271,26 @@ default = ""
 description = "what repeat puts between the copies when the input gives no separator"
 "#;
 
+/// Where a project keeps its WIT: the `wasmhub:plugin` contract, and the
+/// `wasi:config/store` package its world imports (in `deps/`, where WIT tools find a
+/// dependency).
+pub(super) struct WitPaths {
+    pub contract: &'static str,
+    pub config: &'static str,
+}
+
 /// A project's files: its `template`, the `sdk` vendored beside it, the WIT
-/// contract it binds against (the version the SDKs bind, `WitVersion::SDK`) at
-/// `wit_path`, and its capability manifest `NAME.toml` ([`MANIFEST`]).
-fn with_sdk(
-    template: &[TemplateFile],
-    sdk: &[TemplateFile],
-    wit_path: &'static str,
-) -> Vec<(&'static str, String)> {
-    let wit = (wit_path, crate::runtime::WitVersion::SDK.source());
+/// contract it binds against (the version the SDKs bind, `WitVersion::SDK`) and the
+/// `wasi:config` package at `wit`, and its capability manifest `NAME.toml`
+/// ([`MANIFEST`]).
+fn with_sdk(template: &[TemplateFile], sdk: &[TemplateFile], wit: WitPaths) -> Vec<(&'static str, String)> {
+    let contract = (wit.contract, crate::runtime::WitVersion::SDK.source());
+    let config = (wit.config, crate::runtime::WASI_CONFIG_WIT);
     let manifest = ("{{name}}.toml", MANIFEST);
     template
         .iter()
         .chain(sdk)
-        .chain([&wit, &manifest])
+        .chain([&contract, &config, &manifest])
         .map(|(path, text)| (*path, text.to_string()))
         .collect()
 }

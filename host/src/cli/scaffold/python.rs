@@ -26,6 +26,7 @@ pub(super) const SDK: &[TemplateFile] = &[
     embedded!("wasmhub_plugin/__init__.py", "wasmhub_plugin/__init__.py"),
     embedded!("wasmhub_plugin/_types.py", "wasmhub_plugin/_types.py"),
     embedded!("wasmhub_plugin/codec.py", "wasmhub_plugin/codec.py"),
+    embedded!("wasmhub_plugin/config.py", "wasmhub_plugin/config.py"),
     embedded!("wasmhub_plugin/errors.py", "wasmhub_plugin/errors.py"),
     embedded!("wasmhub_plugin/host.py", "wasmhub_plugin/host.py"),
     embedded!("wasmhub_plugin/operation.py", "wasmhub_plugin/operation.py"),
@@ -35,7 +36,11 @@ pub(super) const SDK: &[TemplateFile] = &[
 
 /// Every file of a new Python plugin project.
 pub(super) fn files() -> Vec<(&'static str, String)> {
-    super::with_sdk(TEMPLATE, SDK, "wit/plugin.wit")
+    let wit = super::WitPaths {
+        contract: "wit/plugin.wit",
+        config: "wit/deps/config/store.wit",
+    };
+    super::with_sdk(TEMPLATE, SDK, wit)
 }
 
 /// How to build and unit-test it, one command per line.

@@ -26,6 +26,7 @@ pub(super) const SDK_SOURCES: &[TemplateFile] = &[
     sdk_source!("operation.rs"),
     sdk_source!("operation/tests.rs"),
     sdk_source!("schema.rs"),
+    sdk_source!("secret.rs"),
 ];
 
 /// The SDK's manifest; its `*.workspace = true` keys are filled in by
@@ -42,12 +43,12 @@ const WORKSPACE_KEYS: &[(&str, &str)] = &[
 
 /// Every file of a new Rust plugin crate.
 pub(super) fn files() -> Vec<(&'static str, String)> {
-    let mut files = super::with_sdk(TEMPLATE, SDK_SOURCES, "wasmhub-guest/wit/plugin.wit");
+    let wit = super::WitPaths {
+        contract: "wasmhub-guest/wit/plugin.wit",
+        config: "wasmhub-guest/wit/deps/config/store.wit",
+    };
+    let mut files = super::with_sdk(TEMPLATE, SDK_SOURCES, wit);
     files.push(("wasmhub-guest/Cargo.toml", standalone_manifest()));
-    files.push((
-        "wasmhub-guest/wit-config/store.wit",
-        crate::runtime::WASI_CONFIG_WIT.to_string(),
-    ));
     files
 }
 
@@ -210,7 +211,9 @@ wasmhub_guest::export_plugin! {
     instructions: "Texts are repeated exactly, separator only between the copies.",
     /// Repeat a text a number of times, optionally with a separator between the copies.
     #[hints(read_only, idempotent)]
-    #[example("Repeats a text three times", {"text": "ab", "times": 3} => {"result": "ababab"})]
+    // Examples give every input that configuration could change: the hub runs them
+    // at load with the operator's configuration.
+    #[example("Repeats a text three times", {"text": "ab", "times": 3, "separator": ""} => {"result": "ababab"})]
     #[example("Puts the separator between the copies", {"text": "ab", "times": 2, "separator": "-"} => {"result": "ab-ab"})]
     repeat => repeat,
 }

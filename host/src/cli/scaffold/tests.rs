@@ -62,7 +62,11 @@ fn writes_a_standalone_rust_crate_with_the_sdk_vendored() {
         assert!(files.iter().any(|w| w == f), "{f} in {files:?}");
     }
     assert!(files.iter().any(|w| w == "wasmhub-guest/wit/plugin.wit"));
-    assert!(files.iter().any(|w| w == "wasmhub-guest/wit-config/store.wit"));
+    assert!(
+        files
+            .iter()
+            .any(|w| w == "wasmhub-guest/wit/deps/config/store.wit")
+    );
     // The manifest shows one injected secret and one configuration key, and is valid.
     let manifest = root.join("my-tool.toml");
     let parsed = crate::runtime::Manifest::load(&manifest).unwrap();
@@ -105,11 +109,13 @@ fn writes_a_python_project_with_the_sdk_and_the_wit() {
         "test_app.py",
         "wasmhub_plugin/__init__.py",
         "wit/plugin.wit",
+        "wit/deps/config/store.wit",
     ] {
         assert!(files.iter().any(|w| w == f), "{f} in {files:?}");
     }
     let wit = fs::read_to_string(root.join("wit/plugin.wit")).unwrap();
-    assert!(wit.contains("package wasmhub:plugin@0.2.0;"));
+    assert!(wit.contains("package wasmhub:plugin@0.3.0;"));
+    assert!(wit.contains("import wasi:config/store@0.2.0-draft;"));
     for f in &files {
         let text = fs::read_to_string(root.join(f)).unwrap();
         assert!(!text.contains("{{name"), "{f} still has a placeholder");
@@ -120,7 +126,12 @@ fn writes_a_python_project_with_the_sdk_and_the_wit() {
 fn writes_a_js_project_with_the_sdk_and_the_wit() {
     let tmp = temp_dir("js");
     let (root, files) = written(&tmp, "my-tool", Lang::Js);
-    for f in ["package.json", "plugin.js", "wit/plugin.wit"] {
+    for f in [
+        "package.json",
+        "plugin.js",
+        "wit/plugin.wit",
+        "wit/deps/config/store.wit",
+    ] {
         assert!(files.iter().any(|w| w == f), "{f} in {files:?}");
     }
     assert!(

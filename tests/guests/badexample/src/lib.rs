@@ -2,7 +2,7 @@
 //! example expects triple. The hub must reject it at load with `verification
 //! failed: …` naming the example and the difference.
 
-wit_bindgen::generate!({ world: "plugin", path: "../../../wit" });
+wit_bindgen::generate!({ world: "plugin", path: "../../../wit/0.2.0" });
 
 use exports::wasmhub::plugin::operations::{Error, Guest, OperationSpec};
 use wasmhub::plugin::types::{Example, Hints};

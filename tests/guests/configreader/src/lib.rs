@@ -8,7 +8,7 @@ wit_bindgen::generate!({
                include wasmhub:plugin/plugin@0.2.0;
                import wasi:config/store@0.2.0-draft;
              }",
-    path: ["../../../wit", "../../../wit/wasi-config"],
+    path: ["../../../wit/0.2.0", "../../../wit/deps/config"],
     world: "test:configreader/plugin",
     generate_all,
 });

@@ -3,7 +3,7 @@
 //! whose example is wrong. The hub must load it (examples of destructive
 //! operations never run at load) while `wasmhub plugin test` reports `wipe`.
 
-wit_bindgen::generate!({ world: "plugin", path: "../../../wit" });
+wit_bindgen::generate!({ world: "plugin", path: "../../../wit/0.2.0" });
 
 use exports::wasmhub::plugin::operations::{Error, Guest, OperationSpec};
 use wasmhub::plugin::types::{Example, Hints};

@@ -4,7 +4,7 @@
 //! through `host.log`, as the input of a nested call, and in the URL of a request.
 //! `length` is the honest use: it says how long the value is.
 
-wit_bindgen::generate!({ world: "plugin", path: "../../../wit/0.3.0" });
+wit_bindgen::generate!({ world: "plugin", path: "../../../wit", generate_all });
 
 use exports::wasmhub::plugin::operations::{Error, Guest, OperationSpec};
 use serde_json::{Value, json};
