@@ -5,6 +5,7 @@
 
 mod args;
 pub mod call;
+mod hub_api;
 pub mod mcp;
 mod oauth;
 pub mod plugin;
@@ -192,7 +193,7 @@ fn oauth_command(argv: &[String]) -> Result<ExitCode, UsageError> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    let url = oauth::hub_url(&config, args.value("hub"));
+    let url = hub_api::hub_url(&config, args.value("hub"));
     let token = std::env::var(args.value("token-env").unwrap_or("WASMHUB_TOKEN")).ok();
     Ok(oauth::code(&url, principal, token.as_deref()))
 }
@@ -206,12 +207,19 @@ Usage: wasmhub secret <set|list|rm|keygen> ...
   secret rm PLUGIN NAME      remove a stored value
   secret keygen FILE         write a new sealing key to FILE (0600; never overwrites)
 The key: secrets.key_file or secrets.key_env. The storage: [storage] (the data folder's embedded
-database, which a running hub holds: stop it first, or use the console; or PostgreSQL).";
+database, which a running hub holds; or PostgreSQL). With --hub, set, rm and list go through
+a running hub's API instead (an operator token; the hub holds the key).
+
+Options:
+  --hub URL         a running hub (set, rm, list): its URL, e.g. http://127.0.0.1:8787
+  --token-env VAR   the environment variable holding an operator token (default WASMHUB_TOKEN)";
 
 fn secret_command(argv: &[String]) -> Result<ExitCode, UsageError> {
-    let args = Args::parse(argv, &CONFIG_FLAGS, &["help"])?;
+    let mut with_value = CONFIG_FLAGS.to_vec();
+    with_value.extend(["hub", "token-env"]);
+    let args = Args::parse(argv, &with_value, &["help"])?;
     if args.switch("help") {
-        println!("{SECRET_HELP}\n\nOptions:\n{CONFIG_FLAGS_HELP}");
+        println!("{SECRET_HELP}\n{CONFIG_FLAGS_HELP}");
         return Ok(ExitCode::SUCCESS);
     }
     let positional: Vec<&str> = args.positional.iter().map(String::as_str).collect();
@@ -235,7 +243,12 @@ fn secret_command(argv: &[String]) -> Result<ExitCode, UsageError> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    Ok(secret::run(command, &config))
+    let token = std::env::var(args.value("token-env").unwrap_or("WASMHUB_TOKEN")).ok();
+    let hub = args.value("hub").map(|flag| secret::Hub {
+        url: hub_api::hub_url(&config, Some(flag)),
+        token: token.as_deref(),
+    });
+    Ok(secret::run(command, &config, hub))
 }
 
 fn call_command(argv: &[String]) -> Result<ExitCode, UsageError> {

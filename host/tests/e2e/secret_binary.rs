@@ -68,6 +68,15 @@ async fn weather_api() -> (u16, mpsc::Receiver<String>) {
 
 /// Runs `wasmhub ARGS --config CONFIG` with `stdin`, returning success and stderr.
 fn wasmhub(config: &std::path::Path, args: &[&str], stdin: &str) -> (bool, String) {
+    let out = run(config, args, stdin);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs `wasmhub ARGS --config CONFIG` with `stdin` to its end.
+fn run(config: &std::path::Path, args: &[&str], stdin: &str) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_wasmhub"))
         .args(args)
         .arg("--config")
@@ -78,11 +87,7 @@ fn wasmhub(config: &std::path::Path, args: &[&str], stdin: &str) -> (bool, Strin
         .spawn()
         .unwrap();
     child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    child.wait_with_output().unwrap()
 }
 
 async fn call(addr: SocketAddr, tool: &str, input: Value) -> Value {
@@ -257,4 +262,83 @@ async fn the_example_plugin_calls_its_api_with_the_injected_key_and_nothing_keep
             assert!(!holds(bytes, secret), "{} holds {secret}", path.display());
         }
     }
+}
+
+/// With the embedded backend a running hub holds the data folder: `secret set`
+/// says so and points to `--hub`, which sets, lists and removes the value through
+/// the hub's API; the next call uses it, and after `rm` the call fails naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_hubs_secrets_are_set_listed_and_removed_through_its_api() {
+    let (port, seen) = weather_api().await;
+    let s = Scratch::new("secret-hub");
+    let plugins = s.path("plugins");
+    let data = s.path("data");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(example("weather"), plugins.join("weather.wasm")).unwrap();
+    let shipped = std::fs::read_to_string(example("weather").with_extension("toml")).unwrap();
+    std::fs::write(
+        plugins.join("weather.toml"),
+        shipped.replace("api.weatherapi.com", &format!("127.0.0.1:{port}")),
+    )
+    .unwrap();
+    let key = s.path("secrets.key");
+    let config = s.path("wasmhub.toml");
+    std::fs::write(
+        &config,
+        format!("plugins_dir = {plugins:?}\ndata_dir = {data:?}\n[secrets]\nkey_file = {key:?}\n"),
+    )
+    .unwrap();
+    let (ok, err) = wasmhub(&config, &["secret", "keygen", key.to_str().unwrap()], "");
+    assert!(ok, "{err}");
+    let url = format!("http://127.0.0.1:{port}");
+    let mut hub = serve_with_env(
+        &plugins,
+        &data,
+        &[&format!("secrets.key_file={:?}", key.display().to_string())],
+        &[("WEATHER_API_URL", &url)],
+    );
+    let hub_url = format!("http://{}", hub.addr);
+    let set = ["secret", "set", "weather", "WEATHER_API_KEY"];
+
+    let (ok, err) = wasmhub(&config, &set, WEATHER_KEY);
+    assert!(!ok && err.contains("use --hub URL"), "{err}");
+
+    let (ok, err) = wasmhub(&config, &[&set[..], &["--hub", &hub_url]].concat(), WEATHER_KEY);
+    assert!(ok && err.contains("set weather/WEATHER_API_KEY through"), "{err}");
+    let out = call(hub.addr, "weather.current", json!({ "place": "Lyon" })).await;
+    assert_eq!(out["ok"], true, "{out}");
+    let head = seen.recv().unwrap();
+    assert!(
+        head.to_ascii_lowercase().contains(&format!("key: {WEATHER_KEY}")),
+        "{head}"
+    );
+
+    let list = run(&config, &["secret", "list", "weather", "--hub", &hub_url], "");
+    let listed = String::from_utf8_lossy(&list.stdout).into_owned();
+    assert!(list.status.success(), "{listed}");
+    assert!(listed.starts_with("weather/WEATHER_API_KEY"), "{listed}");
+    assert!(listed.contains(" set    stored 20"), "{listed}");
+    assert!(!listed.contains(WEATHER_KEY), "{listed}");
+
+    // A secret the plugin does not declare: the hub's own refusal, with its status.
+    let (ok, err) = wasmhub(
+        &config,
+        &["secret", "set", "weather", "OTHER", "--hub", &hub_url],
+        "x",
+    );
+    assert!(!ok && err.contains("the hub answered 404"), "{err}");
+
+    let (ok, err) = wasmhub(
+        &config,
+        &["secret", "rm", "weather", "WEATHER_API_KEY", "--hub", &hub_url],
+        "",
+    );
+    assert!(ok && err.contains("removed weather/WEATHER_API_KEY"), "{err}");
+    let list = run(&config, &["secret", "list", "--hub", &hub_url], "");
+    let listed = String::from_utf8_lossy(&list.stdout).into_owned();
+    assert!(listed.contains(" unset  declared; injected into"), "{listed}");
+    let out = call(hub.addr, "weather.current", json!({ "place": "Lyon" })).await;
+    assert_eq!(out["error"]["code"], "missing_secret", "{out}");
+    hub.child.kill().unwrap();
+    hub.child.wait().unwrap();
 }

@@ -2,7 +2,12 @@
 //! the hub's storage (the data folder's embedded database, or the PostgreSQL
 //! database every replica shares). A value is read from stdin only, never from
 //! the command line (which other users and shell history see); `list` shows
-//! names, whether each is set and since when, never a value.
+//! names, whether each is set and since when, never a value. With `--hub URL`
+//! (`remote`) the same commands go through a running hub's API instead.
+
+mod remote;
+
+pub(super) use remote::Hub;
 
 use crate::config::Config;
 use crate::logging::Rfc3339;
@@ -47,8 +52,8 @@ pub(super) fn keygen(path: &Path) -> ExitCode {
     }
 }
 
-/// Runs `command` against the configured storage.
-pub(super) fn run(command: Command<'_>, config: &Config) -> ExitCode {
+/// Runs `command` against the configured storage, or through `hub` when given.
+pub(super) fn run(command: Command<'_>, config: &Config, hub: Option<Hub<'_>>) -> ExitCode {
     let names_ok = match &command {
         Command::Set { plugin, name } | Command::Remove { plugin, name } => check_names(plugin, name),
         Command::List { plugin: Some(plugin) } => check_names(plugin, "X"),
@@ -57,6 +62,9 @@ pub(super) fn run(command: Command<'_>, config: &Config) -> ExitCode {
     if let Err(e) = names_ok {
         return fail(&e);
     }
+    if let Some(hub) = hub {
+        return block_on(remote::execute(command, &hub, config.secrets.max_value_kb));
+    }
     let value = match &command {
         Command::Set { plugin, name } => match read_value(plugin, name, config.secrets.max_value_kb) {
             Ok(value) => Some(value),
@@ -64,11 +72,16 @@ pub(super) fn run(command: Command<'_>, config: &Config) -> ExitCode {
         },
         _ => None,
     };
+    block_on(execute(command, value, config))
+}
+
+/// Runs `work` to its end on a runtime of its own.
+fn block_on(work: impl std::future::Future<Output = Result<(), String>>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    match runtime.block_on(execute(command, value, config)) {
+    match runtime.block_on(work) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e),
     }
@@ -116,7 +129,7 @@ async fn open(config: &Config) -> Result<Secrets, String> {
     let backend = Backend::open(config).await.map_err(|e| {
         format!(
             "cannot open the hub's storage: {e} (with the embedded backend, a running hub holds the data \
-             folder: stop it, or set the secret from the console)"
+             folder: use --hub URL with an operator token, the console, or stop the hub)"
         )
     })?;
     let store = crate::runtime::secrets::store::open(&backend)
