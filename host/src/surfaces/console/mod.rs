@@ -1,5 +1,6 @@
-//! `GET /console`: the operator console, one self-contained HTML file compiled into
-//! the binary (no build step, no CDN, no framework). It is behind the same bearer
+//! `GET /console`: the operator console, one self-contained HTML page compiled into
+//! the binary (no build step, no CDN, no framework), kept in `page/` as its markup,
+//! its stylesheet and its script in five parts, joined here in a fixed order. It is behind the same bearer
 //! check as the API, and everything it shows comes from the authenticated API with
 //! the page's token: plugins (`/api/plugins`), MCP servers (`/api/mcp-servers`), operations with their schemas and a
 //! form to try each (`/api/hub/list`, `/api/hub/schema`, `/api/hub/call`), recent
@@ -13,8 +14,22 @@
 
 use crate::surfaces::respond::{self, Resp};
 
-/// The page, embedded at compile time.
-pub(crate) const PAGE: &str = include_str!("page.html");
+/// The page, embedded at compile time: the script's parts share one scope, in this
+/// order (each part's first lines say what it owns).
+pub(crate) const PAGE: &str = concat!(
+    include_str!("page/head.html"),
+    "<style>\n",
+    include_str!("page/style.css"),
+    "</style>\n</head>\n",
+    include_str!("page/body.html"),
+    "<script>\n",
+    include_str!("page/base.js"),
+    include_str!("page/inventory.js"),
+    include_str!("page/activity.js"),
+    include_str!("page/metrics.js"),
+    include_str!("page/main.js"),
+    "</script>\n</body>\n</html>\n",
+);
 
 /// The page response. `no-store`: it is served only to authenticated callers, so
 /// no cache keeps it for the next one.
