@@ -465,3 +465,37 @@ test("agents: each agent with its source and sampling, and its last run from the
     await p.close();
   }
 });
+
+test("a browser MCP client on another origin: its preflighted JSON-RPC reaches /mcp and its script reads the session id", async () => {
+  // The same hub under another loopback name is another origin (the Origin check
+  // accepts loopback names), as the MCP Inspector's direct mode is at localhost:6274.
+  const otherOrigin = HUB.replace("127.0.0.1", "localhost");
+  const other = await context.newPage();
+  watch(other);
+  await other.goto(`${otherOrigin}/health`);
+  const seen = await other.evaluate(async (hub) => {
+    const headers = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+    };
+    const post = (body, session) =>
+      fetch(`${hub}/mcp`, { method: "POST", headers: session ? { ...headers, "mcp-session-id": session } : headers, body: JSON.stringify(body) });
+    const init = await post({
+      jsonrpc: "2.0", id: 1, method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "browser-client", version: "1.0.0" } },
+    });
+    const session = init.headers.get("mcp-session-id");
+    const initText = await init.text();
+    await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session);
+    const list = await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, session);
+    return { origin: location.origin, status: init.status, session, initText, listStatus: list.status, listText: await list.text() };
+  }, HUB);
+  await other.close();
+  assert.notEqual(seen.origin, new URL(HUB).origin);
+  assert.equal(seen.status, 200, seen.initText);
+  assert.ok(seen.session, "the script read Mcp-Session-Id");
+  assert.match(seen.initText, /"serverInfo"/);
+  assert.equal(seen.listStatus, 200, seen.listText);
+  for (const tool of ["hub_list", "hub_search", "hub_schema", "hub_call"]) assert.match(seen.listText, new RegExp(`"${tool}"`));
+});

@@ -17,6 +17,7 @@ pub(crate) mod auth;
 pub(crate) mod body;
 pub(crate) mod chat;
 pub(crate) mod console;
+pub(crate) mod cors;
 pub(crate) mod guard;
 pub(crate) mod limit;
 pub(crate) mod mcp;

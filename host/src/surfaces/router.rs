@@ -11,6 +11,7 @@ use super::approvals;
 use super::auth;
 use super::chat;
 use super::console;
+use super::cors;
 use super::guard;
 use super::mcp;
 use super::metrics;
@@ -31,6 +32,8 @@ enum Route<'p> {
     Health,
     Metrics,
     Mcp,
+    /// `OPTIONS /mcp`: anyone the guard lets in (CORS preflight).
+    McpPreflight,
     /// `POST /v1/messages`: the Anthropic surface (authenticates itself).
     AnthropicMessages,
     ChatPage,
@@ -113,6 +116,8 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
         (Method::POST, ["api", "oauth", "signin-codes"]) => guarded(G::SignInCode),
         (_, ["api", "oauth", "signin-codes"]) => Route::MethodNotAllowed("POST"),
         (Method::GET, ["metrics"]) => Route::Metrics,
+        // Browser clients (the Inspector's direct mode) preflight their JSON posts.
+        (Method::OPTIONS, ["mcp"]) => Route::McpPreflight,
         (_, ["mcp"]) => Route::Mcp,
         (_, ["metrics"]) => Route::MethodNotAllowed("GET"),
         (Method::POST, ["api", "hub", route]) if let Some(kind) = MetaToolKind::from_route(route) => {
@@ -184,7 +189,11 @@ async fn dispatch(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Re
     match classify(req.method(), &segments) {
         Route::Health => metrics::health(&app, req.uri().query()),
         Route::Metrics => metrics::metrics(&app),
-        Route::Mcp => mcp::http::handle(&app.mcp, &app.limits, &app.body_parser(), req, peer).await,
+        Route::Mcp => {
+            let resp = mcp::http::handle(&app.mcp, &app.limits, &app.body_parser(), req, peer).await;
+            cors::any_origin(resp)
+        }
+        Route::McpPreflight => cors::preflight("GET, POST, DELETE"),
         Route::AnthropicMessages => anthropic::messages(&app, req, peer).await,
         Route::ChatPage => chat::page::page(),
         Route::OAuth => oauth::handle(&app, req, &segments).await,

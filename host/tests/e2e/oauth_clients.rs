@@ -142,7 +142,7 @@ async fn a_client_id_metadata_document_names_the_client() {
 }
 
 #[tokio::test]
-async fn browser_clients_may_call_discovery_registration_token_and_revoke_cross_origin_but_not_the_consent_page()
+async fn browser_clients_may_call_mcp_discovery_registration_token_and_revoke_cross_origin_but_not_the_consent_page()
  {
     let (on, _dir, _plugins) = hub(|_| {}).await;
     let addr = on.addr;
@@ -166,6 +166,7 @@ async fn browser_clients_may_call_discovery_registration_token_and_revoke_cross_
         ("/oauth/register", "POST", "content-type"),
         ("/oauth/token", "POST", "content-type"),
         ("/oauth/revoke", "POST", "content-type"),
+        ("/mcp", "GET, POST, DELETE", "mcp-session-id"),
     ] {
         let headers = [
             origin,
@@ -178,7 +179,7 @@ async fn browser_clients_may_call_discovery_registration_token_and_revoke_cross_
         assert_eq!(pre.header("access-control-allow-methods"), Some(method), "{path}");
         assert_eq!(
             pre.header("access-control-allow-headers"),
-            Some("authorization, content-type, mcp-protocol-version"),
+            Some("authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id"),
             "{path}"
         );
         assert_eq!(pre.header("access-control-max-age"), Some("600"), "{path}");
@@ -197,7 +198,39 @@ async fn browser_clients_may_call_discovery_registration_token_and_revoke_cross_
     .await;
     assert_eq!(reg.status, 201);
     assert_eq!(reg.header("access-control-allow-origin"), Some("*"));
-    assert_eq!(reg.header("access-control-expose-headers"), Some("retry-after"));
+    assert_eq!(
+        reg.header("access-control-expose-headers"),
+        Some("mcp-session-id, mcp-protocol-version, www-authenticate, retry-after")
+    );
+    // /mcp without a token: the 401 and its WWW-Authenticate (where to find the
+    // authorization server) readable by the page's script.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+    let mcp = send(
+        addr,
+        Method::POST,
+        "/mcp",
+        &init.to_string(),
+        &[origin, ("content-type", "application/json")],
+    )
+    .await;
+    assert_eq!(mcp.status, 401);
+    assert!(
+        mcp.header("www-authenticate")
+            .is_some_and(|h| h.contains("resource_metadata"))
+    );
+    assert_eq!(mcp.header("access-control-allow-origin"), Some("*"));
+    // An origin the guard does not accept gets no further than 403, preflight or not.
+    let foreign = ("origin", "https://evil.example");
+    let pre = send(
+        addr,
+        Method::OPTIONS,
+        "/mcp",
+        "",
+        &[foreign, ("access-control-request-method", "POST")],
+    )
+    .await;
+    assert_eq!(pre.status, 403);
+    assert_eq!(pre.header("access-control-allow-origin"), None);
     let form_type = ("content-type", "application/x-www-form-urlencoded");
     let bad = form(&[("grant_type", "authorization_code"), ("code", "wh_ac_nope")]);
     let token = send(addr, Method::POST, "/oauth/token", &bad, &[origin, form_type]).await;

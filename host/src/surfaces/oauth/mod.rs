@@ -13,15 +13,14 @@
 //!
 //! - `form`: parameters; `page`: the consent page; `authorize`: the code flow;
 //!   `token`: the token, revocation, registration and sign-in code endpoints;
-//!   `cors`: which of them browser clients may call from another origin.
 
 mod authorize;
-mod cors;
 mod form;
 mod page;
 mod token;
 
 use super::App;
+use super::cors;
 use super::respond::{self, Resp};
 use crate::config::Config;
 use crate::hub::TokenVerifier;
