@@ -303,6 +303,11 @@ impl Agent {
             Some(patterns) => caller.within(patterns),
             None => caller,
         };
+        // ... under both their approval policies (a profile's only tightens).
+        let caller = match &profile.approvals {
+            Some(approvals) => caller.tightened(approvals.clone()),
+            None => caller,
+        };
         // Before the lease: another principal's busy session must answer as a
         // missing one, not as busy.
         access::owned_by(self.env.sessions.info(&req.session_id).await?.as_ref(), &caller)?;

@@ -2,6 +2,7 @@
 //! so the host crate is linked once.
 
 mod accounting;
+mod agent_approvals;
 mod agent_calls;
 mod agent_output;
 mod agent_profiles;

@@ -15,12 +15,14 @@
 
 pub(super) mod execute;
 
+use super::approval;
 use super::auth::Caller;
 use super::cancel::CancelToken;
 use super::error::{CallError, ErrorCode};
 use super::graph::Frame;
 use super::search::{SearchDoc, SearchIndex};
 use super::validate;
+use crate::runtime::Hints;
 use serde_json::{Value, json};
 use std::future::Future;
 use std::pin::Pin;
@@ -106,6 +108,26 @@ impl AgentSet {
     /// `(tool, operation)` of every agent.
     pub(crate) fn tools(&self) -> impl Iterator<Item = (&str, &AgentOperation)> {
         self.tools.iter().map(String::as_str).zip(&self.ops)
+    }
+}
+
+/// The hints of every `agents.NAME`, which the approval policy reads: open-world
+/// (it sends its task to a model provider) and not read-only (it may change
+/// things through its own calls, each of them checked by the policy as well). A
+/// rule by name (`agents.*`) makes an operator's word on calling agents explicit.
+pub const HINTS: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: true,
+};
+
+/// What the approval policy sees of the agent `op` (called as `tool`).
+pub(super) fn approval_operation<'a>(tool: &'a str, op: &'a AgentOperation) -> approval::Operation<'a> {
+    approval::Operation {
+        tool,
+        description: &op.description,
+        hints: HINTS,
     }
 }
 
