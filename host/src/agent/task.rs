@@ -1,6 +1,7 @@
 //! One task for an agent, run to its final answer: a turn in a session of its
-//! own (deleted at the end, so nothing of it stays but the answer), stopped when
-//! its caller's cancel token fires; with a JSON output, the answer checked and,
+//! own (deleted at the end, so nothing of it stays but the answer, also when the
+//! task's future is dropped mid-turn: `agent::temporary`), stopped when its
+//! caller's cancel token fires; with a JSON output, the answer checked and,
 //! once, sent back with its violations for a correction (`agent::structured`).
 //! `POST /v1/agents/{name}` and the `agents.NAME` operations (sub-agents) run
 //! their tasks through [`Agent::run_task`].
@@ -161,6 +162,8 @@ impl Agent {
         let session = chat.session_id.clone();
         let mut sub = self.start(chat, caller.clone()).await.map_err(TaskError::Start)?;
         let turn = sub.turn().clone();
+        // Deleted when the turn ends, even if this future is dropped before.
+        let temporary = self.temporary_session(caller, &session, &turn);
         let mut answer = Collected::default();
         let follow = async {
             while let Some(batch) = sub.next_batch().await {
@@ -178,12 +181,8 @@ impl Agent {
         };
         if stopped {
             turn.stop("the call that asked the agent was cancelled");
-            let mut watcher = turn.subscribe();
-            while watcher.next_batch().await.is_some() {}
         }
-        if let Err(e) = self.delete_session(caller, &session).await {
-            crate::warn!("agent task: cannot delete the session {session} of a finished turn: {e}");
-        }
+        temporary.finish().await;
         if stopped {
             return Err(TaskError::Failed(
                 "the agent's turn was stopped: its call was cancelled".into(),
