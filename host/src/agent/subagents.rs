@@ -45,7 +45,7 @@ impl AgentRunner for SubAgents {
             };
             let task = Task {
                 agent: name,
-                input: input.task,
+                messages: Task::messages_of(&input.task),
                 sampling: Sampling {
                     temperature: input.temperature,
                     top_p: input.top_p,

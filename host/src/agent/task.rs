@@ -21,8 +21,9 @@ use std::sync::Arc;
 pub struct Task {
     /// The agent.
     pub agent: String,
-    /// What to do.
-    pub input: String,
+    /// What to do: the conversation so far ([`Task::messages_of`] for one task
+    /// in words).
+    pub messages: Vec<UiMessage>,
     /// Sampling over the agent's.
     pub sampling: Sampling,
     /// The answer must be JSON (satisfying a schema, if any).
@@ -95,11 +96,17 @@ fn message(id: &str, role: &str, text: &str) -> UiMessage {
     serde_json::from_value(json!({ "id": id, "role": role, "parts": parts })).expect("a text message")
 }
 
+impl Task {
+    /// The conversation of a task given in words: one user message.
+    pub fn messages_of(input: &str) -> Vec<UiMessage> {
+        vec![message("task", "user", input)]
+    }
+}
+
 impl Agent {
     /// Runs `task` for `caller` to its final answer.
     pub async fn run_task(self: &Arc<Self>, task: Task, caller: Caller) -> Result<TaskAnswer, TaskError> {
-        let first = vec![message("task", "user", &task.input)];
-        let answer = self.task_turn(&task, first, &caller).await?;
+        let answer = self.task_turn(&task, task.messages.clone(), &caller).await?;
         let Some(output) = &task.output else {
             return Ok(TaskAnswer {
                 output: Value::String(answer.text),
@@ -119,11 +126,9 @@ impl Agent {
             }
             Err(found) => found,
         };
-        let again = vec![
-            message("task", "user", &task.input),
-            message("answer", "assistant", &answer.text),
-            message("correction", "user", &output.correction(&found)),
-        ];
+        let mut again = task.messages.clone();
+        again.push(message("answer", "assistant", &answer.text));
+        again.push(message("correction", "user", &output.correction(&found)));
         let corrected = self.task_turn(&task, again, &caller).await?;
         let usage = match (answer.usage, corrected.usage) {
             (Some(a), Some(b)) => Some(a + b),

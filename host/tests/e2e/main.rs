@@ -5,6 +5,7 @@ mod accounting;
 mod agent_approvals;
 mod agent_calls;
 mod agent_dropped;
+mod agent_json_surfaces;
 mod agent_output;
 mod agent_profiles;
 mod agent_surfaces;
