@@ -47,7 +47,8 @@ async fn the_meta_tools_list_search_and_describe_the_agents() {
         .await;
     assert_eq!(
         list["operations"],
-        json!([{"tool": "agents.calculator", "description": "Summarises long documents in plain words"}])
+        json!([{"tool": "agents.calculator", "description": "Summarises long documents in plain words",
+            "openWorld": true}])
     );
     let search = client::post(hub.addr, "/api/hub/search", &json!({"q": "summarise a document"}))
         .await
