@@ -2,14 +2,18 @@
 //! `[[agents]]`) tightens its caller's for every call its turn makes, a
 //! sub-agent's policy adds to its caller agent's, and a call to `agents.NAME` is
 //! itself checked by the approval policy (an operator can make invoking an agent
-//! ask, and approve it through `/api/approvals`).
+//! ask, and approve it through `/api/approvals`); a chat turn asks its user
+//! before it calls an agent its profile asks about.
 
-use crate::support::chat::{MODEL, call_args, hub_alone, plugins, text_step, tool_step};
+use crate::support::chat::{
+    MODEL, call_args, chunks, hub_alone, plugins, post_chat, submit, text_step, tool_step, user,
+};
 use crate::support::client;
 use crate::support::upstream::Upstream;
 use crate::support::wait;
 use serde_json::{Value, json};
 use wasmhub::config::{AgentProfileConfig, ApprovalAction, ApprovalRule, ModelChoice, TokenApprovals};
+use wasmhub::llm::UiChunk;
 
 fn agent(name: &str, deny: Option<&str>) -> AgentProfileConfig {
     AgentProfileConfig {
@@ -203,4 +207,37 @@ async fn calling_an_agent_is_checked_by_the_approval_policy() {
         json!({"output": "Helped.", "corrections": 0}),
         "{out}"
     );
+}
+
+#[tokio::test]
+async fn a_chat_turn_asks_its_user_before_calling_an_agent_its_profile_asks_about() {
+    let upstream = Upstream::start().await;
+    let hub = hub_alone(&upstream, plugins(&[]), |c| {
+        let mut guarded = agent("guarded", None);
+        guarded.approvals = Some(TokenApprovals {
+            open_world: Some(ApprovalAction::Ask),
+            ..TokenApprovals::default()
+        });
+        c.agents = vec![guarded, agent("helper", None)];
+    })
+    .await;
+    let args = call_args(json!([{"tool": "agents.helper", "input": {"task": "help"}}]));
+    upstream.push(tool_step(None, &[("g1", "hub_call", args)]));
+    let mut body = submit("chat-guarded", vec![user("u1", "get help")]);
+    body["agent"] = json!("guarded");
+    let seen = chunks(post_chat(hub.addr, &body).await).await;
+    let reasons: Vec<String> = seen
+        .iter()
+        .filter_map(|c| match c {
+            UiChunk::ToolApprovalRequest { reason, .. } => reason.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons.len(), 1, "{seen:?}");
+    assert!(
+        reasons[0]
+            .starts_with("agents.helper is open-world (agents[name=guarded].approvals.open_world = \"ask\")"),
+        "{reasons:?}"
+    );
+    assert_eq!(upstream.requests().len(), 1, "the helper did not run");
 }
