@@ -6,6 +6,12 @@
 // upstream's received bodies show the agent's prompt and sampling parameters (and
 // a request's override); the OpenAI answer carries only the agent's text, the
 // Anthropic one the hub's calls as mcp_tool_use/mcp_tool_result blocks.
+// Structured output through each SDK's own helper: openai's
+// `chat.completions.parse` with `zodResponseFormat` (response_format json_schema)
+// and the Anthropic SDK's `messages.parse` with `zodOutputFormat`
+// (output_config.format): the agent `adder` first answers prose, gets the
+// correction round, then valid JSON, which the SDK parses; `stubborn` never
+// complies and the SDKs raise invalid_output without retrying it.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -13,6 +19,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
+import { zodOutputFormat } from "@anthropic-ai/sdk/helpers/zod";
+import { zodResponseFormat } from "openai/helpers/zod";
+import { z } from "zod";
 import { startAnthropicUpstream } from "./lib/anthropic-upstream.mjs";
 import { startHub } from "./lib/hub.mjs";
 
@@ -30,7 +39,20 @@ const AGENT = [
   "top_p = 0.8",
   "max_output_tokens = 123",
   'system_prompt = "You compute exactly."',
+  "[[agents]]",
+  'name = "adder"',
+  'model = "up/adder"',
+  "[[agents]]",
+  'name = "stubborn"',
+  'model = "up/stubborn"',
 ];
+const Sum = z.object({ sum: z.number().int() });
+const addition = [{ role: "user", content: "Add 2 and 3." }];
+
+/** How many model requests a structured-output agent's script got so far. */
+function sentTo(script) {
+  return upstream.requests.filter((r) => r.body.model === script).length;
+}
 
 let upstream;
 let hub;
@@ -55,13 +77,15 @@ function firstStep() {
   return steps.at(-1).body;
 }
 
-test("the model list names the agent before the providers' models", async () => {
+test("the model list names the agents before the providers' models", async () => {
   const models = [];
   for await (const m of openai.models.list()) models.push(m);
-  assert.equal(models[0].id, "calculator");
-  assert.equal(models[0].owned_by, "wasmhub-agent");
+  const agents = ["adder", "calculator", "stubborn"];
+  assert.deepEqual(models.slice(0, 3).map((m) => m.id), agents, "the agents, by name");
+  assert.ok(models.slice(0, 3).every((m) => m.owned_by === "wasmhub-agent"));
+  assert.equal(models[3].id, "up/gpt-4o");
   const page = await anthropic.models.list();
-  assert.equal(page.data[0].id, "calculator");
+  assert.deepEqual(page.data.slice(0, 3).map((m) => m.id), agents);
 });
 
 test("openai (Node), not streamed: the agent's answer, its sampling upstream", async () => {
@@ -141,4 +165,56 @@ test("the Python openai client chats with the agent, streamed and not (py_agents
   assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
   assert.equal(lines.filter((l) => l.startsWith("ok - ")).length, 4, run.stdout);
   assert.equal(firstStep().top_p, 0.5, "the Python client's top_p reached the provider");
+});
+
+test("openai (Node) chat.completions.parse with zodResponseFormat: the corrected JSON, parsed", async () => {
+  const before = sentTo("adder");
+  const completion = await openai.chat.completions.parse({
+    model: "adder",
+    messages: addition,
+    response_format: zodResponseFormat(Sum, "sum"),
+  });
+  assert.deepEqual(completion.choices[0].message.parsed, { sum: 5 });
+  assert.equal(completion.choices[0].finish_reason, "stop");
+  const sent = upstream.requests.filter((r) => r.body.model === "adder").slice(before);
+  assert.equal(sent.length, 2, "the answer, then the correction round");
+  assert.match(sent[0].body.messages[0].content, /must satisfy this JSON Schema/);
+  assert.match(sent[1].body.messages.at(-1).content, /does not satisfy the required JSON output/);
+});
+
+test("openai (Node): an answer that never complies is invalid_output, not retried; JSON does not stream", async () => {
+  const retrying = new OpenAI({ baseURL: `${hub.url}/v1`, apiKey: TOKEN, maxRetries: 2 });
+  const before = sentTo("stubborn");
+  await assert.rejects(
+    retrying.chat.completions.parse({ model: "stubborn", messages: addition, response_format: zodResponseFormat(Sum, "sum") }),
+    (e) => e instanceof OpenAI.APIError && e.status === 502 && e.code === "invalid_output" && /\/sum/.test(e.message),
+  );
+  assert.equal(sentTo("stubborn") - before, 2, "one correction round, and the SDK did not send it again");
+  await assert.rejects(
+    openai.chat.completions.create({ model: "adder", messages: addition, stream: true, response_format: zodResponseFormat(Sum, "sum") }),
+    (e) => e instanceof OpenAI.BadRequestError && /cannot stream/.test(e.message),
+  );
+});
+
+test("Anthropic SDK messages.parse with zodOutputFormat: the corrected JSON, parsed", async () => {
+  const before = sentTo("adder");
+  const message = await anthropic.messages.parse({
+    model: "adder",
+    max_tokens: 100,
+    messages: addition,
+    output_config: { format: zodOutputFormat(Sum) },
+  });
+  assert.deepEqual(message.parsed_output, { sum: 5 });
+  assert.equal(message.stop_reason, "end_turn");
+  assert.equal(sentTo("adder") - before, 2, "the answer, then the correction round");
+});
+
+test("Anthropic SDK: an answer that never complies is a 502 naming the violation, not retried", async () => {
+  const retrying = new Anthropic({ baseURL: hub.url, apiKey: TOKEN, maxRetries: 2 });
+  const before = sentTo("stubborn");
+  await assert.rejects(
+    retrying.messages.parse({ model: "stubborn", max_tokens: 100, messages: addition, output_config: { format: zodOutputFormat(Sum) } }),
+    (e) => e instanceof Anthropic.InternalServerError && e.status === 502 && /\/sum/.test(e.message),
+  );
+  assert.equal(sentTo("stubborn") - before, 2);
 });

@@ -8,7 +8,8 @@
 # recorded provider streams; unfinished.test.mjs reads cut, torn and stalled upstream
 # answers and a SIGTERM mid-answer through every surface with each of those clients;
 # agents.test.mjs chats with an agent (issue 35) through the openai (Node, Python
-# via py_agents.py) and Anthropic clients.
+# via py_agents.py) and Anthropic clients, and gets structured output through
+# openai's chat.completions.parse and the Anthropic SDK's messages.parse.
 # Everything listens on 127.0.0.1 only; each test file
 # starts and stops its own upstream and hub. Exits non-zero when a test fails.
 set -euo pipefail

@@ -14,7 +14,8 @@
 //!   runs as, and their sampling parameters;
 //! - [`structured`]: a final answer as JSON satisfying a schema;
 //! - [`task`]: one task run to its final answer (the REST route, sub-agents),
-//!   [`answer`] what its chunks amount to; [`subagents`]: the agents as the hub's
+//!   [`answer`] what its chunks amount to; [`temporary`]: a one-off turn's
+//!   session, deleted when the turn ends even if its request went away; [`subagents`]: the agents as the hub's
 //!   `agents.NAME` operations;
 //! - [`run`]: the loop itself; [`context_guard`]: the context guard, whose activations
 //!   [`guard_metrics`] counts; [`prompt`]: the default system prompt; [`usage`]:
@@ -49,6 +50,7 @@ mod store;
 mod structured;
 mod subagents;
 mod task;
+mod temporary;
 mod tool_result;
 mod usage;
 
@@ -66,6 +68,7 @@ pub use store::{
 };
 pub use structured::{JsonOutput, SchemaError, check_schema};
 pub use task::{Task, TaskAnswer, TaskError};
+pub use temporary::TemporarySession;
 
 use crate::config::Config;
 use crate::hub::{Caller, Hub, QuotaExceeded};
@@ -301,6 +304,11 @@ impl Agent {
         // The agent calls what both its caller and its profile allow.
         let caller = match &profile.allow {
             Some(patterns) => caller.within(patterns),
+            None => caller,
+        };
+        // ... under both their approval policies (a profile's only tightens).
+        let caller = match &profile.approvals {
+            Some(approvals) => caller.tightened(approvals.clone()),
             None => caller,
         };
         // Before the lease: another principal's busy session must answer as a

@@ -4,14 +4,16 @@
 //! sub-agent runs its task in a context of its own (a fresh session, deleted
 //! after) as its caller's principal, within the caller's allowlist and its own
 //! profile's, its calls children of the `agents.NAME` call; only its final answer
-//! goes back: `{output, corrections}`.
+//! goes back: `{output, corrections}`. Sampling values of the call go over the
+//! profile's within the operator's limits (past them: `invalid_input` naming the
+//! limit).
 
 use super::profiles::ProfileSet;
 use super::structured::JsonOutput;
 use super::task::{Task, TaskError};
-use super::{Agent, AgentError, Sampling};
+use super::{Agent, AgentError, Sampling, SamplingError};
 use crate::hub::agent_calls::{AgentCall, AgentFuture, AgentInput, AgentOperation, AgentRunner};
-use crate::hub::{CallError, ErrorCode, Hub};
+use crate::hub::{CallError, ErrorCode, Hub, Limit, Violation};
 use serde_json::json;
 use std::sync::{Arc, Weak};
 
@@ -43,8 +45,12 @@ impl AgentRunner for SubAgents {
             };
             let task = Task {
                 agent: name,
-                input: input.task,
-                sampling: Sampling::default(),
+                messages: Task::messages_of(&input.task),
+                sampling: Sampling {
+                    temperature: input.temperature,
+                    top_p: input.top_p,
+                    max_output_tokens: input.max_output_tokens,
+                },
                 output,
                 parent: Some(call.parent),
                 cancel: Some(call.cancel),
@@ -59,6 +65,9 @@ impl AgentRunner for SubAgents {
 
 /// A task's failure as the call's error.
 fn call_error(e: TaskError) -> CallError {
+    if let TaskError::Start(AgentError::Sampling(e)) = &e {
+        return sampling_error(e);
+    }
     let code = match &e {
         TaskError::Start(AgentError::UnknownAgent(_)) => ErrorCode::NotFound,
         TaskError::Start(AgentError::Sampling(_) | AgentError::Invalid(_)) => ErrorCode::InvalidInput,
@@ -70,6 +79,25 @@ fn call_error(e: TaskError) -> CallError {
     if let TaskError::InvalidOutput(found) = e {
         error.violations = found;
     }
+    error
+}
+
+/// A sampling override past the operator's bounds: `invalid_input` with the
+/// field's violation and, where an operator's key bounds it, that `limit`.
+fn sampling_error(e: &SamplingError) -> CallError {
+    let mut error = CallError::new(
+        ErrorCode::InvalidInput,
+        format!("{e}; call again with a value within it, or leave {} out", e.field),
+    );
+    error.violations = vec![Violation {
+        path: format!("/{}", e.field),
+        message: e.why.clone(),
+    }];
+    error.limit = match e.field {
+        "temperature" => Some(Limit::AgentTemperature),
+        "max_output_tokens" => Some(Limit::AgentMaxOutputTokens),
+        _ => None,
+    };
     error
 }
 

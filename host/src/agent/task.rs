@@ -1,6 +1,7 @@
 //! One task for an agent, run to its final answer: a turn in a session of its
-//! own (deleted at the end, so nothing of it stays but the answer), stopped when
-//! its caller's cancel token fires; with a JSON output, the answer checked and,
+//! own (deleted at the end, so nothing of it stays but the answer, also when the
+//! task's future is dropped mid-turn: `agent::temporary`), stopped when its
+//! caller's cancel token fires; with a JSON output, the answer checked and,
 //! once, sent back with its violations for a correction (`agent::structured`).
 //! `POST /v1/agents/{name}` and the `agents.NAME` operations (sub-agents) run
 //! their tasks through [`Agent::run_task`].
@@ -20,8 +21,9 @@ use std::sync::Arc;
 pub struct Task {
     /// The agent.
     pub agent: String,
-    /// What to do.
-    pub input: String,
+    /// What to do: the conversation so far ([`Task::messages_of`] for one task
+    /// in words).
+    pub messages: Vec<UiMessage>,
     /// Sampling over the agent's.
     pub sampling: Sampling,
     /// The answer must be JSON (satisfying a schema, if any).
@@ -94,11 +96,17 @@ fn message(id: &str, role: &str, text: &str) -> UiMessage {
     serde_json::from_value(json!({ "id": id, "role": role, "parts": parts })).expect("a text message")
 }
 
+impl Task {
+    /// The conversation of a task given in words: one user message.
+    pub fn messages_of(input: &str) -> Vec<UiMessage> {
+        vec![message("task", "user", input)]
+    }
+}
+
 impl Agent {
     /// Runs `task` for `caller` to its final answer.
     pub async fn run_task(self: &Arc<Self>, task: Task, caller: Caller) -> Result<TaskAnswer, TaskError> {
-        let first = vec![message("task", "user", &task.input)];
-        let answer = self.task_turn(&task, first, &caller).await?;
+        let answer = self.task_turn(&task, task.messages.clone(), &caller).await?;
         let Some(output) = &task.output else {
             return Ok(TaskAnswer {
                 output: Value::String(answer.text),
@@ -118,11 +126,9 @@ impl Agent {
             }
             Err(found) => found,
         };
-        let again = vec![
-            message("task", "user", &task.input),
-            message("answer", "assistant", &answer.text),
-            message("correction", "user", &output.correction(&found)),
-        ];
+        let mut again = task.messages.clone();
+        again.push(message("answer", "assistant", &answer.text));
+        again.push(message("correction", "user", &output.correction(&found)));
         let corrected = self.task_turn(&task, again, &caller).await?;
         let usage = match (answer.usage, corrected.usage) {
             (Some(a), Some(b)) => Some(a + b),
@@ -161,6 +167,8 @@ impl Agent {
         let session = chat.session_id.clone();
         let mut sub = self.start(chat, caller.clone()).await.map_err(TaskError::Start)?;
         let turn = sub.turn().clone();
+        // Deleted when the turn ends, even if this future is dropped before.
+        let temporary = self.temporary_session(caller, &session, &turn);
         let mut answer = Collected::default();
         let follow = async {
             while let Some(batch) = sub.next_batch().await {
@@ -178,12 +186,8 @@ impl Agent {
         };
         if stopped {
             turn.stop("the call that asked the agent was cancelled");
-            let mut watcher = turn.subscribe();
-            while watcher.next_batch().await.is_some() {}
         }
-        if let Err(e) = self.delete_session(caller, &session).await {
-            crate::warn!("agent task: cannot delete the session {session} of a finished turn: {e}");
-        }
+        temporary.finish().await;
         if stopped {
             return Err(TaskError::Failed(
                 "the agent's turn was stopped: its call was cancelled".into(),

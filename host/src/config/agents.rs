@@ -5,6 +5,7 @@
 //! profile needs on its own; `agent::profiles` builds the set. `[agent]` is the
 //! default profile (named [`DEFAULT_AGENT`]) besides the loop's own settings.
 
+use super::TokenApprovals;
 use serde::Deserialize;
 
 /// The hub's agent loop.
@@ -167,6 +168,11 @@ pub struct AgentProfileConfig {
     /// Most tokens of one model answer (`max_tokens` upstream).
     #[serde(default)]
     pub max_output_tokens: Option<u64>,
+    /// Its own approval policy, in the tokens' vocabulary (`destructive`,
+    /// `open_world`, `writes`, `rules`): it only tightens its caller's (the token's
+    /// and `[approvals]`), and a sub-agent's adds to its caller's.
+    #[serde(default)]
+    pub approvals: Option<TokenApprovals>,
     /// The system prompt (a Markdown profile's body instead).
     #[serde(default)]
     pub system_prompt: Option<String>,
@@ -276,6 +282,18 @@ impl AgentProfileConfig {
             && allow.iter().any(|p| p.trim().is_empty())
         {
             return Some(("allow", "a pattern is empty".into()));
+        }
+        if let Some(approvals) = &self.approvals
+            && let Some((i, _)) = approvals
+                .rules
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.tools.is_empty() || r.tools.iter().any(|p| p.trim().is_empty()))
+        {
+            return Some((
+                "approvals",
+                format!("rules[{i}].tools: name at least one operation pattern, none empty"),
+            ));
         }
         if let Some(schema) = &self.output_schema
             && let Err(e) = jsonschema::validator_for(schema)

@@ -30,7 +30,7 @@ impl ApprovalAction {
 
 /// One rule: the operations it matches and what happens to them. Rules are
 /// checked in order, before the hint defaults; the first match decides.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApprovalRule {
     /// Operation patterns, as in a token's `allow`: `files.*`, `text.slugify`, `*`.
@@ -76,7 +76,7 @@ impl Default for ApprovalsConfig {
 /// A token's own policy (`[[tokens]]` `approvals = {...}`): what it sets replaces
 /// the global value for that token's calls; its rules are checked before the
 /// global ones.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TokenApprovals {
     /// Replaces `approvals.destructive` for this token.

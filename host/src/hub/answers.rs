@@ -31,7 +31,7 @@ pub(crate) fn list(registry: &Registry, agents: &AgentSet, caller: &Caller, args
         .collect();
     operations.extend(
         callable_agents(agents, caller, args.namespace.as_deref())
-            .map(|(tool, a)| json!({ "tool": tool, "description": a.description })),
+            .map(|(tool, a)| entry_of(tool, &a.description, &agent_calls::HINTS)),
     );
     let mut out = json!({ "operations": operations });
     if !instructions.is_empty() {
@@ -162,13 +162,17 @@ pub(crate) async fn call(
     Ok(json!({ "results": results }))
 }
 
-/// One `hub_list` entry: tool, description and the hints that hold.
+/// One `hub_list` entry of an operation.
 fn entry(op: &OpRef) -> Value {
     let operation = op.operation();
+    entry_of(&op.tool, &operation.description, &operation.hints)
+}
+
+/// One `hub_list` entry: tool, description and the hints that hold.
+fn entry_of(tool: &str, description: &str, hints: &crate::runtime::Hints) -> Value {
     let mut out = Map::new();
-    out.insert("tool".into(), json!(op.tool));
-    out.insert("description".into(), json!(operation.description));
-    let hints = &operation.hints;
+    out.insert("tool".into(), json!(tool));
+    out.insert("description".into(), json!(description));
     for (name, set) in [
         ("readOnly", hints.read_only),
         ("destructive", hints.destructive),

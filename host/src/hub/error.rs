@@ -30,7 +30,8 @@ pub struct CallError {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<String>,
     /// The configured limit the call hit (`call_limit` from the call graph or the
-    /// instance pool's shares only).
+    /// instance pool's shares; `invalid_input` for a sub-agent's sampling value
+    /// past the operator's bound).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<Limit>,
     /// The approval policy key that decided (`approval_required`, `approval_denied`).
@@ -126,6 +127,13 @@ pub enum Limit {
     /// The instances running at once use the whole `limits.memory_budget_mb`.
     #[serde(rename = "limits.memory_budget_mb")]
     MemoryBudget,
+    /// A sub-agent's `temperature` above `agent.temperature_limit` (`invalid_input`).
+    #[serde(rename = "agent.temperature_limit")]
+    AgentTemperature,
+    /// A sub-agent's `max_output_tokens` above `agent.max_output_tokens_limit`
+    /// (`invalid_input`).
+    #[serde(rename = "agent.max_output_tokens_limit")]
+    AgentMaxOutputTokens,
 }
 
 impl Limit {
@@ -140,6 +148,8 @@ impl Limit {
             Limit::CallerPluginShare => "limits.caller_plugin_share_percent",
             Limit::Instances => "limits.max_instances",
             Limit::MemoryBudget => "limits.memory_budget_mb",
+            Limit::AgentTemperature => "agent.temperature_limit",
+            Limit::AgentMaxOutputTokens => "agent.max_output_tokens_limit",
         }
     }
 }

@@ -57,7 +57,7 @@ pub(crate) mod validate;
 pub use accounting::{AccountingError, AccountingRecord, Page, SessionUsage, Since};
 pub use approval::{ApprovalAsk, ApprovalError, ApprovalRecord, DecideError, PendingApproval};
 pub use audit::{CallOutcome, CallRecord};
-pub use auth::{Allowlist, AuthError, Caller, Credentials, Visible};
+pub use auth::{Allowlist, AuthError, Caller, Credentials, ProfileApprovals, Visible};
 pub use cancel::CancelToken;
 pub use error::{CallError, ErrorCode, HubError, Limit, ToolError};
 pub use grant::{Grant, Rejection, Resource, Scope, Scopes, TokenVerifier};
@@ -416,11 +416,15 @@ impl Hub {
         tools: impl IntoIterator<Item = &'t str>,
     ) -> Vec<Option<ApprovalAsk>> {
         let registry = self.snapshot();
+        let agents = self.core.agents();
         tools
             .into_iter()
             .map(|tool| {
-                let op = registry.get(tool)?;
-                self.core.approvals.ask(caller.name(), op)
+                let op = match registry.get(tool) {
+                    Some(op) => approval::Operation::of(op),
+                    None => agent_calls::approval_operation(tool, agents.get(tool)?),
+                };
+                self.core.approvals.ask(caller, op)
             })
             .collect()
     }

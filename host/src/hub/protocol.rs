@@ -211,7 +211,7 @@ async fn execute(
         tenant: &tenant,
     };
     let input = check_input(op, input, &checker).await?;
-    approve(scope, parent, op, recorder).await?;
+    approve(scope, parent, approval::Operation::of(op), recorder).await?;
     let input_json = input.to_string();
     recorder.input_bytes = input_json.len() as u64;
     // Computed once: the runtime stops the call at it and nested calls inherit it.
@@ -273,16 +273,16 @@ async fn execute(
 
 /// The approval policy's word on the call (`hub::approval`); when a person was
 /// involved, the plugin's time limit counts from their yes, not from the request.
-async fn approve(
+pub(super) async fn approve(
     scope: &CallScope<'_>,
     parent: Option<&Frame>,
-    op: &OpRef,
+    op: approval::Operation<'_>,
     recorder: &mut CallRecorder<'_>,
 ) -> Result<(), CallError> {
     let asked = approval::Request {
         op,
         call_id: &recorder.id,
-        caller: scope.caller.name(),
+        caller: scope.caller,
         approved_by: scope.approved_by,
         cancel: scope.cancel,
         excerpt: recorder.excerpt(),

@@ -47,7 +47,8 @@ async fn the_meta_tools_list_search_and_describe_the_agents() {
         .await;
     assert_eq!(
         list["operations"],
-        json!([{"tool": "agents.calculator", "description": "Summarises long documents in plain words"}])
+        json!([{"tool": "agents.calculator", "description": "Summarises long documents in plain words",
+            "openWorld": true}])
     );
     let search = client::post(hub.addr, "/api/hub/search", &json!({"q": "summarise a document"}))
         .await
@@ -207,4 +208,69 @@ async fn an_agent_calling_itself_is_a_call_cycle() {
         2,
         "the inner call never reached a model"
     );
+}
+
+#[tokio::test]
+async fn a_sub_agents_sampling_is_overridden_by_its_call_within_the_limits() {
+    let upstream = Upstream::start().await;
+    let hub = hub_alone(&upstream, plugins(&[]), |c| {
+        c.agent.temperature_limit = 1.0;
+        c.agent.max_output_tokens_limit = 500;
+        c.agents = vec![AgentProfileConfig {
+            temperature: Some(0.9),
+            top_p: Some(0.8),
+            max_output_tokens: Some(400),
+            ..agent("writer", "Writes")
+        }];
+    })
+    .await;
+    upstream.push(text_step("Done."));
+    let input = json!({"task": "write", "temperature": 0.3, "top_p": 0.5, "max_output_tokens": 77});
+    let out = hub_call(hub.addr, json!([{"tool": "agents.writer", "input": input}])).await;
+    assert_eq!(out["results"][0]["result"]["output"], "Done.", "{out}");
+    let sent = upstream.requests()[0].json();
+    assert_eq!(
+        (&sent["temperature"], &sent["top_p"], &sent["max_tokens"]),
+        (&json!(0.3), &json!(0.5), &json!(77)),
+        "{sent}"
+    );
+    // Left out, the profile's own.
+    upstream.push(text_step("Done."));
+    hub_call(
+        hub.addr,
+        json!([{"tool": "agents.writer", "input": {"task": "write", "top_p": 0.25}}]),
+    )
+    .await;
+    let sent = upstream.requests()[1].json();
+    assert_eq!(
+        (&sent["temperature"], &sent["top_p"], &sent["max_tokens"]),
+        (&json!(0.9), &json!(0.25), &json!(400)),
+        "{sent}"
+    );
+    for (field, value, limit) in [
+        ("temperature", json!(1.5), "agent.temperature_limit"),
+        ("max_output_tokens", json!(501), "agent.max_output_tokens_limit"),
+    ] {
+        let mut input = json!({"task": "write"});
+        input[field] = value;
+        let out = hub_call(hub.addr, json!([{"tool": "agents.writer", "input": input}])).await;
+        let error = &out["results"][0]["error"];
+        assert_eq!(
+            (&error["code"], &error["limit"]),
+            (&json!("invalid_input"), &json!(limit)),
+            "{out}"
+        );
+        assert_eq!(error["violations"][0]["path"], format!("/{field}"), "{out}");
+        assert!(error["message"].as_str().unwrap().contains(limit), "{out}");
+    }
+    let out = hub_call(
+        hub.addr,
+        json!([{"tool": "agents.writer", "input": {"task": "write", "top_p": 0}}]),
+    )
+    .await;
+    assert_eq!(
+        out["results"][0]["error"]["violations"][0]["path"], "/top_p",
+        "{out}"
+    );
+    assert_eq!(upstream.requests().len(), 2, "no refused call reached the model");
 }

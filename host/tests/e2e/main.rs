@@ -2,7 +2,10 @@
 //! so the host crate is linked once.
 
 mod accounting;
+mod agent_approvals;
 mod agent_calls;
+mod agent_dropped;
+mod agent_json_surfaces;
 mod agent_output;
 mod agent_profiles;
 mod agent_surfaces;

@@ -8,6 +8,9 @@
 //                   answer quoting the result's decimal
 //   status:<code>   an OpenAI-shaped error with that status (retry-after: 120 on 429, longer than the hub waits itself)
 //   error-midstream two text chunks, then an error frame
+//   adder           structured output: first "The sum is 5." (not JSON); asked for a
+//                   correction (an assistant answer is in the conversation), {"sum": 5}
+//   stubborn        structured output that never complies: {"sum": "five"}
 // Every request is recorded (method, url, headers, parsed body).
 import http from "node:http";
 
@@ -49,6 +52,13 @@ function script(kind, messages) {
     }
     const args = JSON.stringify({ calls: [{ tool: "calc.eval", input: { expression: "6*7" } }] });
     return [call(0, { id: "call_h1", type: "function", function: { name: "hub_call", arguments: args } }), chunk({}, "tool_calls")];
+  }
+  if (kind === "adder") {
+    const corrected = messages.some((m) => m.role === "assistant");
+    return [chunk({ role: "assistant", content: corrected ? '{"sum": 5}' : "The sum is 5." }), chunk({}, "stop")];
+  }
+  if (kind === "stubborn") {
+    return [chunk({ role: "assistant", content: '{"sum": "five"}' }), chunk({}, "stop")];
   }
   return null;
 }

@@ -166,10 +166,32 @@ mod tests {
                 "+++\nmax_steps = 0\n+++\n",
                 "agents/a.md: max_steps: must be greater than 0",
             ),
+            (
+                "a",
+                "+++\napprovals = { rules = [{ tools = [], action = \"deny\" }] }\n+++\n",
+                "agents/a.md: approvals: rules[0].tools: name at least one operation pattern",
+            ),
+            (
+                "a",
+                "+++\napprovals = { writes = \"never\" }\n+++\n",
+                "agents/a.md: front matter: line 2",
+            ),
         ] {
             let e = read(name, text).unwrap_err();
             assert!(e.starts_with(expected), "{e}\nexpected: {expected}");
         }
+    }
+
+    #[test]
+    fn a_profile_has_an_approval_policy_in_the_tokens_vocabulary() {
+        let p = read(
+            "ops",
+            "+++\napprovals = { open_world = \"ask\", rules = [{ tools = [\"files.*\"], action = \"deny\" }] }\n+++\n",
+        )
+        .unwrap();
+        let approvals = p.approvals.unwrap();
+        assert_eq!(approvals.open_world, Some(crate::config::ApprovalAction::Ask));
+        assert_eq!(approvals.rules[0].tools, ["files.*"]);
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub use sampling::{Sampling, SamplingError};
 
 use super::prompt;
 use crate::config::{AgentConfig, AgentProfileConfig, Config, DEFAULT_AGENT, SamplingLimits};
+use crate::hub::ProfileApprovals;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -45,6 +46,8 @@ pub struct Profile {
     pub models: Vec<String>,
     /// Operation patterns it may call, within its caller's allowlist.
     pub allow: Option<Vec<String>>,
+    /// Its own approval policy, which tightens its caller's.
+    pub approvals: Option<ProfileApprovals>,
     /// Most model steps in one turn.
     pub max_steps: u32,
     /// The sampling parameters sent upstream.
@@ -65,6 +68,7 @@ impl Profile {
             description: "The hub's default agent ([agent])".into(),
             models: agent.model.iter().cloned().collect(),
             allow: None,
+            approvals: None,
             max_steps: agent.max_steps.max(1),
             sampling: Sampling {
                 temperature: agent.temperature,
@@ -87,6 +91,13 @@ impl Profile {
                 .as_ref()
                 .map_or_else(|| base.models.clone(), |m| m.names()),
             allow: config.allow.clone(),
+            approvals: config.approvals.clone().map(|policy| ProfileApprovals {
+                prefix: match &source {
+                    ProfileSource::File(path) => format!("{} approvals", path.display()),
+                    _ => format!("agents[name={}].approvals", config.name),
+                },
+                policy,
+            }),
             max_steps: config.max_steps.unwrap_or(base.max_steps),
             sampling: Sampling {
                 temperature: config.temperature.or(base.sampling.temperature),

@@ -3,9 +3,10 @@
 //! and the runner the agent layer registered, given the call's frame as the
 //! sub-agent's parent.
 
-use super::{AgentCall, NAMESPACE, ParentCall, checked};
+use super::{AgentCall, NAMESPACE, ParentCall, approval_operation, checked};
 use crate::hub::error::{CallError, ErrorCode, cancelled};
 use crate::hub::graph::Frame;
+use crate::hub::protocol::approve;
 use crate::hub::records::CallRecorder;
 use crate::hub::state::CallScope;
 use crate::race::{Race, race};
@@ -30,6 +31,14 @@ pub(in crate::hub) async fn execute(
             format!("{tool}: no agent runs in this process"),
         ));
     };
+    let agents = scope.core.agents();
+    let Some(agent) = agents.get(tool) else {
+        return Err(CallError::new(
+            ErrorCode::NotFound,
+            format!("no operation named {tool:?}: the agent is gone"),
+        ));
+    };
+    approve(scope, parent, approval_operation(tool, agent), recorder).await?;
     let name = tool
         .strip_prefix(&format!("{NAMESPACE}."))
         .unwrap_or(tool)

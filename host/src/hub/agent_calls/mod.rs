@@ -1,5 +1,6 @@
 //! Agents as operations: each named agent is the operation `agents.NAME` (input
-//! `{task, format?, schema?}`, output `{output, corrections}`), listed, searched,
+//! `{task, format?, schema?, temperature?, top_p?, max_output_tokens?}`, output
+//! `{output, corrections}`), listed, searched,
 //! described and called through the four meta-tools like a plugin's.
 //!
 //! The hub owns the seam and never sees the agent loop: the agent layer registers
@@ -15,12 +16,14 @@
 
 pub(super) mod execute;
 
+use super::approval;
 use super::auth::Caller;
 use super::cancel::CancelToken;
 use super::error::{CallError, ErrorCode};
 use super::graph::Frame;
 use super::search::{SearchDoc, SearchIndex};
 use super::validate;
+use crate::runtime::Hints;
 use serde_json::{Value, json};
 use std::future::Future;
 use std::pin::Pin;
@@ -67,6 +70,12 @@ pub struct AgentInput {
     pub json: bool,
     /// The schema a JSON answer must satisfy (else the agent's own).
     pub schema: Option<Value>,
+    /// Over the agent's sampling temperature (within `agent.temperature_limit`).
+    pub temperature: Option<f64>,
+    /// Over the agent's `top_p`.
+    pub top_p: Option<f64>,
+    /// Over the agent's answer token limit (within `agent.max_output_tokens_limit`).
+    pub max_output_tokens: Option<u64>,
 }
 
 /// A sub-agent's run: `{output, corrections}`, or why it failed.
@@ -109,6 +118,26 @@ impl AgentSet {
     }
 }
 
+/// The hints of every `agents.NAME`, which the approval policy reads: open-world
+/// (it sends its task to a model provider) and not read-only (it may change
+/// things through its own calls, each of them checked by the policy as well). A
+/// rule by name (`agents.*`) makes an operator's word on calling agents explicit.
+pub const HINTS: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: true,
+};
+
+/// What the approval policy sees of the agent `op` (called as `tool`).
+pub(super) fn approval_operation<'a>(tool: &'a str, op: &'a AgentOperation) -> approval::Operation<'a> {
+    approval::Operation {
+        tool,
+        description: &op.description,
+        hints: HINTS,
+    }
+}
+
 /// The input schema of every `agents.NAME`.
 pub fn input_schema() -> &'static Value {
     static SCHEMA: LazyLock<Value> = LazyLock::new(|| {
@@ -117,7 +146,10 @@ pub fn input_schema() -> &'static Value {
             "properties": {
                 "task": { "type": "string", "minLength": 1, "description": "What the agent should do, in words." },
                 "format": { "enum": ["text", "json"], "description": "\"json\": the answer is one JSON value (default \"text\")." },
-                "schema": { "type": "object", "description": "With format \"json\": the JSON Schema the answer must satisfy." }
+                "schema": { "type": "object", "description": "With format \"json\": the JSON Schema the answer must satisfy." },
+                "temperature": { "type": "number", "minimum": 0, "description": "Sampling temperature over the agent's own (at most the operator's agent.temperature_limit)." },
+                "top_p": { "type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "Nucleus sampling mass over the agent's own." },
+                "max_output_tokens": { "type": "integer", "minimum": 1, "description": "Most tokens of one model answer, over the agent's own (at most the operator's agent.max_output_tokens_limit)." }
             }
         })
     });
@@ -156,5 +188,8 @@ pub(super) fn checked(tool: &str, input: Value, max: usize) -> Result<AgentInput
         task: input["task"].as_str().unwrap_or_default().to_string(),
         json: input["format"] == "json",
         schema: input.get("schema").cloned(),
+        temperature: input.get("temperature").and_then(Value::as_f64),
+        top_p: input.get("top_p").and_then(Value::as_f64),
+        max_output_tokens: input.get("max_output_tokens").and_then(Value::as_u64),
     })
 }

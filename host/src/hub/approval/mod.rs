@@ -15,11 +15,12 @@ mod policy;
 pub(crate) use pending::Verdict;
 pub use pending::{DecideError, PendingApproval};
 
+use super::auth::Caller;
 use super::cancel::CancelToken;
 use super::error::CallError;
 use super::registry::OpRef;
 use crate::config::{ApprovalAction, Config};
-use crate::runtime::ErrorCode;
+use crate::runtime::{ErrorCode, Hints};
 use pending::{PendingApprovals, Waited};
 use policy::Policy;
 use serde::{Deserialize, Serialize};
@@ -63,15 +64,36 @@ impl Approvals {
     /// Whether `caller` calling `op` needs a person's approval first (the policy
     /// says `ask`); `None` when it may run, or when the policy denies it (the call
     /// itself then fails with `approval_required`).
-    pub(super) fn ask(&self, caller: &str, op: &OpRef) -> Option<ApprovalAsk> {
-        let operation = op.operation();
-        let decision = self.policy.decide(caller, &op.tool, &operation.hints);
+    pub(super) fn ask(&self, caller: &Caller, op: Operation<'_>) -> Option<ApprovalAsk> {
+        let decision = self.policy.decide_for(caller, op.tool, &op.hints);
         (decision.action == ApprovalAction::Ask).then(|| ApprovalAsk {
-            tool: op.tool.clone(),
-            description: operation.description.clone(),
-            hints: hint_names(&operation.hints),
+            tool: op.tool.to_string(),
+            description: op.description.to_string(),
+            hints: hint_names(&op.hints),
             policy: decision.key,
         })
+    }
+}
+
+/// What the policy looks at of an operation: a plugin's or an MCP server's
+/// (from the registry), or an agent's (`agents.NAME`).
+#[derive(Clone, Copy)]
+pub(super) struct Operation<'a> {
+    /// `plugin.operation`.
+    pub tool: &'a str,
+    pub description: &'a str,
+    pub hints: Hints,
+}
+
+impl<'a> Operation<'a> {
+    /// A registry operation's.
+    pub(super) fn of(op: &'a OpRef) -> Operation<'a> {
+        let operation = op.operation();
+        Operation {
+            tool: &op.tool,
+            description: &operation.description,
+            hints: operation.hints,
+        }
     }
 }
 
@@ -129,10 +151,10 @@ pub struct ApprovalRecord {
 
 /// What the call knows when it asks.
 pub(super) struct Request<'a> {
-    pub op: &'a OpRef,
+    pub op: Operation<'a>,
     pub call_id: &'a str,
-    /// The principal the call runs as.
-    pub caller: &'a str,
+    /// The principal the call runs as (with the agent profiles' policies it is under).
+    pub caller: &'a Caller,
     /// Who already approved every call of the invocation (`wasmhub call --approve`).
     pub approved_by: Option<&'a str>,
     /// Cancelling the call stops its wait.
@@ -151,9 +173,9 @@ impl Approvals {
         req: Request<'_>,
         record: &mut Option<ApprovalRecord>,
     ) -> Result<(), CallError> {
-        let tool = req.op.tool.as_str();
-        let hints = req.op.operation().hints;
-        let decision = self.policy.decide(req.caller, tool, &hints);
+        let tool = req.op.tool;
+        let hints = req.op.hints;
+        let decision = self.policy.decide_for(req.caller, tool, &hints);
         let key = decision.key.clone();
         match decision.action {
             ApprovalAction::Allow => Ok(()),
@@ -172,7 +194,7 @@ impl Approvals {
                     id: id.clone(),
                     call_id: req.call_id.to_string(),
                     tool: tool.to_string(),
-                    caller: req.caller.to_string(),
+                    caller: req.caller.name().to_string(),
                     input: req.excerpt,
                     hints: hint_names(&hints),
                     policy: key.clone(),

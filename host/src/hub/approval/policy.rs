@@ -6,8 +6,14 @@
 //! the token when it sets it, else from `[approvals]`. Hints are the plugin's word;
 //! an operator who does not trust them writes a rule by name, which no plugin or
 //! manifest can lower.
+//!
+//! An agent profile's own policy (`approvals` of `[[agents]]` or a profile file,
+//! carried by the [`Caller`] its turn runs as) only tightens: each one decides on
+//! its own keys alone (its rules, else its hint values that apply) and the
+//! strictest of those decisions and the caller's stands, so a profile's `allow`
+//! never lowers what the token or `[approvals]` says.
 
-use super::super::auth::Allowlist;
+use super::super::auth::{Allowlist, Caller};
 use crate::config::{ApprovalAction, ApprovalRule, ApprovalsConfig, TokenApprovals, TokenConfig};
 use crate::runtime::Hints;
 use std::collections::HashMap;
@@ -66,18 +72,27 @@ impl Policy {
         }
     }
 
+    /// The decision for `caller` calling `tool` with `hints`: its token's and the
+    /// global policy's, tightened by every agent profile policy it runs under.
+    pub(crate) fn decide_for(&self, caller: &Caller, tool: &str, hints: &Hints) -> Decision {
+        let mut decision = self.decide(caller.name(), tool, hints);
+        for profile in caller.profile_approvals() {
+            let level = token_level_at(profile.prefix.clone(), &profile.policy);
+            if let Some(own) = level.decide_alone(tool, hints)
+                && own.action > decision.action
+            {
+                decision = own;
+            }
+        }
+        decision
+    }
+
     /// The decision for `caller` (a token name) calling `tool` with `hints`.
     pub(crate) fn decide(&self, caller: &str, tool: &str, hints: &Hints) -> Decision {
         let token = self.tokens.get(caller);
         let levels = token.into_iter().chain(std::iter::once(&self.global));
-        for level in levels.clone() {
-            if let Some((i, (_, action))) = level.rules.iter().enumerate().find(|(_, (m, _))| m.allows(tool))
-            {
-                return Decision {
-                    action: *action,
-                    key: Some(format!("{}.rules[{i}]", level.prefix)),
-                };
-            }
+        if let Some(decision) = levels.clone().find_map(|level| level.rule(tool)) {
+            return decision;
         }
         type Value = fn(&Level) -> Option<ApprovalAction>;
         let applicable: [(bool, &str, Value); 3] = [
@@ -107,9 +122,46 @@ impl Policy {
     }
 }
 
+impl Level {
+    /// What its first rule matching `tool` says, if one does.
+    fn rule(&self, tool: &str) -> Option<Decision> {
+        let (i, (_, action)) = self.rules.iter().enumerate().find(|(_, (m, _))| m.allows(tool))?;
+        Some(Decision {
+            action: *action,
+            key: Some(format!("{}.rules[{i}]", self.prefix)),
+        })
+    }
+
+    /// What this level says by its own keys only: its first matching rule, else
+    /// the strictest of its hint values that apply; `None` when none does.
+    fn decide_alone(&self, tool: &str, hints: &Hints) -> Option<Decision> {
+        if let Some(decision) = self.rule(tool) {
+            return Some(decision);
+        }
+        [
+            (hints.destructive, "destructive", self.destructive),
+            (hints.open_world, "open_world", self.open_world),
+            (!hints.read_only, "writes", self.writes),
+        ]
+        .into_iter()
+        .filter_map(|(applies, name, action)| Some((name, action.filter(|_| applies)?)))
+        .fold(None, |best: Option<Decision>, (name, action)| match best {
+            Some(b) if b.action >= action => Some(b),
+            _ => Some(Decision {
+                action,
+                key: Some(format!("{}.{name}", self.prefix)),
+            }),
+        })
+    }
+}
+
 fn token_level(name: &str, approvals: &TokenApprovals) -> Level {
+    token_level_at(format!("tokens[name={name}].approvals"), approvals)
+}
+
+fn token_level_at(prefix: String, approvals: &TokenApprovals) -> Level {
     Level {
-        prefix: format!("tokens[name={name}].approvals"),
+        prefix,
         destructive: approvals.destructive,
         open_world: approvals.open_world,
         writes: approvals.writes,
@@ -232,6 +284,64 @@ mod tests {
         assert_eq!(
             p.decide("web", "db.drop", &hints(false, true, false)),
             decision(Ask, "approvals.destructive")
+        );
+    }
+
+    #[test]
+    fn a_profile_policy_only_tightens_the_callers() {
+        let ops = token(
+            "ops",
+            TokenApprovals {
+                destructive: Some(Allow),
+                ..TokenApprovals::default()
+            },
+        );
+        let p = Policy::new(&ApprovalsConfig::default(), &[ops]);
+        let profile = |policy: TokenApprovals| crate::hub::ProfileApprovals {
+            prefix: "agents[name=w].approvals".into(),
+            policy,
+        };
+        let caller = Caller::unchecked("ops", Allowlist::all()).tightened(profile(TokenApprovals {
+            open_world: Some(Ask),
+            destructive: Some(Allow),
+            rules: vec![ApprovalRule {
+                tools: vec!["calc.*".into()],
+                action: Deny,
+            }],
+            ..TokenApprovals::default()
+        }));
+        assert_eq!(
+            p.decide_for(&caller, "fetch.get", &hints(true, false, true)),
+            decision(Ask, "agents[name=w].approvals.open_world")
+        );
+        assert_eq!(
+            p.decide_for(&caller, "calc.eval", &hints(true, false, false)),
+            decision(Deny, "agents[name=w].approvals.rules[0]")
+        );
+        // Its allow does not lower the global `ask` of a token without its own.
+        let web = Caller::unchecked("web", Allowlist::all()).tightened(profile(TokenApprovals {
+            destructive: Some(Allow),
+            ..TokenApprovals::default()
+        }));
+        assert_eq!(
+            p.decide_for(&web, "db.drop", &hints(false, true, false)),
+            decision(Ask, "approvals.destructive")
+        );
+        // A sub-agent's profile adds to its caller's: both apply.
+        let nested = caller.tightened(crate::hub::ProfileApprovals {
+            prefix: "agents[name=sub].approvals".into(),
+            policy: TokenApprovals {
+                writes: Some(Deny),
+                ..TokenApprovals::default()
+            },
+        });
+        assert_eq!(
+            p.decide_for(&nested, "notes.add", &hints(false, false, true)),
+            decision(Deny, "agents[name=sub].approvals.writes")
+        );
+        assert_eq!(
+            p.decide_for(&nested, "fetch.get", &hints(true, false, true)),
+            decision(Ask, "agents[name=w].approvals.open_world")
         );
     }
 }

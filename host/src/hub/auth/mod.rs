@@ -11,7 +11,7 @@ use super::grant::{Grant, Rejection, Resource, Scope, Scopes, TokenVerifier};
 mod secret;
 
 use super::quota::StorageQuota;
-use crate::config::{LOCAL_PRINCIPAL, StorageConfig, TokenConfig};
+use crate::config::{LOCAL_PRINCIPAL, StorageConfig, TokenApprovals, TokenConfig};
 pub(crate) use secret::TokenError;
 use secret::{constant_time_eq, read_secret, sha256};
 use std::net::SocketAddr;
@@ -31,6 +31,20 @@ pub struct Caller {
     scopes: Scopes,
     /// The OAuth client the request came through, for a grant.
     client: Option<Arc<str>>,
+    /// Approval policies its calls must satisfy too (agent profiles'), outermost
+    /// first.
+    tightened: Arc<[ProfileApprovals]>,
+}
+
+/// An agent profile's approval policy, which tightens its caller's: each call's
+/// decision is the strictest of the caller's policy and every such one.
+#[derive(Clone, Debug)]
+pub struct ProfileApprovals {
+    /// Where its keys live, for the decisions that name them
+    /// (`agents[name=NAME].approvals`).
+    pub prefix: String,
+    /// The policy, in the tokens' vocabulary.
+    pub policy: TokenApprovals,
 }
 
 /// Whose stored items (sessions, call and accounting records) a listing shows.
@@ -74,6 +88,7 @@ impl Caller {
             quota,
             scopes: Scopes::all(),
             client: None,
+            tightened: Arc::new([]),
         }
     }
 
@@ -89,6 +104,7 @@ impl Caller {
             quota: Arc::new(StorageQuota::unlimited()),
             scopes: Scopes::all(),
             client: None,
+            tightened: Arc::new([]),
         }
     }
 
@@ -144,6 +160,19 @@ impl Caller {
         let mut narrowed = self.clone();
         narrowed.allowlist = self.allowlist.and(patterns);
         narrowed
+    }
+
+    /// The same principal, its calls also under `approvals` (an agent profile's
+    /// policy): a profile may tighten its caller's policy, never loosen it.
+    pub fn tightened(&self, approvals: ProfileApprovals) -> Caller {
+        let mut tightened = self.clone();
+        tightened.tightened = self.tightened.iter().cloned().chain([approvals]).collect();
+        tightened
+    }
+
+    /// The agent profiles' approval policies its calls must satisfy too.
+    pub fn profile_approvals(&self) -> &[ProfileApprovals] {
+        &self.tightened
     }
 
     /// Whether this caller may call `tool` (`plugin.operation`).
@@ -347,6 +376,7 @@ impl Authenticator {
                     quota: Arc::new(StorageQuota::of_token(t, storage)),
                     scopes: Scopes::all(),
                     client: None,
+                    tightened: Arc::new([]),
                 },
             });
         }

@@ -9,12 +9,13 @@
 //! its step limit finishes with `"length"`; one that fails ends a stream with one
 //! OpenAI error frame and no `[DONE]` (the SDKs raise it) and a collected answer
 //! with 502. The calls are in `GET /api/calls` and the usage, summed over the
-//! steps, in `usage` and `GET /api/accounting`.
+//! steps, in `usage` and `GET /api/accounting`. With a JSON `response_format`
+//! the answer is checked first and sent whole (`structured`).
 
-use super::openai_request;
 use super::turn::{AnswerSink, OneOff};
-use crate::agent::AgentError;
+use super::{openai_request, structured};
 use crate::agent::{Added, Collected};
+use crate::agent::{AgentError, ChatRequest, JsonOutput};
 use crate::hub::Caller;
 use crate::llm::{Closed, SseSink, UiChunk, UiSink};
 use crate::surfaces::App;
@@ -35,11 +36,67 @@ pub(crate) async fn answer(app: &Arc<App>, value: &Value, agent: &str, caller: &
     };
     let stream = value.get("stream") == Some(&Value::Bool(true));
     let include_usage = value.pointer("/stream_options/include_usage") == Some(&Value::Bool(true));
+    let Some(profile) = app.agent.profiles().get(agent).cloned() else {
+        return agent_error(AgentError::UnknownAgent(agent.to_string()));
+    };
+    let output = structured::openai_format(value).and_then(|asked| asked.output(&profile, "response_format"));
+    let mut resp = match output {
+        Err(e) => return respond::error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string()),
+        Ok(Some(_)) if stream => {
+            let message = format!("response_format: {}", structured::NO_STREAM);
+            return respond::error(StatusCode::BAD_REQUEST, "invalid_request", message);
+        }
+        Ok(Some(output)) => json_answer(app, chat, output, agent, caller).await,
+        Ok(None) => text_answer(app, chat, agent, caller, stream, include_usage).await,
+    };
+    if let Ok(name) = HeaderValue::try_from(agent) {
+        resp.headers_mut().insert("x-wasmhub-agent", name);
+    }
+    resp
+}
+
+/// The agent's answer as one JSON value, checked (and corrected once) before it
+/// is sent as the message's content; `x-wasmhub-corrections` says whether it was.
+async fn json_answer(
+    app: &Arc<App>,
+    chat: ChatRequest,
+    output: JsonOutput,
+    agent: &str,
+    caller: &Caller,
+) -> Resp {
+    match structured::run(app, chat, output, caller.clone()).await {
+        Ok(answer) => {
+            let mut sink = CompletionSink::new(agent, true, None);
+            sink.answer.text = answer.output.to_string();
+            sink.answer.usage = answer.usage;
+            sink.finish = Some(if answer.outcome == "max-steps" {
+                "length"
+            } else {
+                "stop"
+            });
+            let mut resp = sink.into_response();
+            resp.headers_mut()
+                .insert("x-wasmhub-corrections", HeaderValue::from(answer.corrections));
+            resp
+        }
+        Err(e) => structured::task_error(e),
+    }
+}
+
+/// The agent's text answer, streamed or collected.
+async fn text_answer(
+    app: &Arc<App>,
+    chat: ChatRequest,
+    agent: &str,
+    caller: &Caller,
+    stream: bool,
+    include_usage: bool,
+) -> Resp {
     let one = match OneOff::start(app, chat, caller.clone()).await {
         Ok(one) => one,
         Err(e) => return agent_error(e),
     };
-    let mut resp = if stream {
+    if stream {
         let (tx, body) = Body::channel(STREAM_FRAMES);
         one.stream(CompletionSink::new(agent, include_usage, Some(SseSink::new(tx))));
         respond::sse(body, false)
@@ -47,11 +104,7 @@ pub(crate) async fn answer(app: &Arc<App>, value: &Value, agent: &str, caller: &
         let mut sink = CompletionSink::new(agent, true, None);
         one.collect(&mut sink).await;
         sink.into_response()
-    };
-    if let Ok(name) = HeaderValue::try_from(agent) {
-        resp.headers_mut().insert("x-wasmhub-agent", name);
     }
-    resp
 }
 
 /// A turn that could not start, in the hub's error shape.

@@ -3,12 +3,15 @@
 //! names an agent answered by the agent loop (Chat Completions here, in
 //! [`completion`]; Messages in `surfaces::anthropic`), and the REST route
 //! `POST /v1/agents/{name}` ([`rest`]). Every one of them runs a one-off turn
-//! ([`turn`]) in a session deleted when it ends. `GET /api/agents` ([`list`])
+//! ([`turn`]) in a session deleted when it ends; a Chat Completions or Messages
+//! request asking for JSON runs as one task with a checked answer
+//! ([`structured`]). `GET /api/agents` ([`list`])
 //! shows the profiles (the console's Agents panel).
 
 pub(crate) mod completion;
 mod openai_request;
 pub(crate) mod rest;
+pub(crate) mod structured;
 pub(crate) mod turn;
 
 use super::App;

@@ -13,7 +13,7 @@
 
 use super::turn::{AnswerSink, OneOff};
 use crate::agent::{
-    AgentError, Approver, ChatRequest, JsonOutput, Sampling, Task, TaskAnswer, TaskError, Trigger, UiMessage,
+    AgentError, Approver, ChatRequest, JsonOutput, Sampling, Task, TaskAnswer, Trigger, UiMessage,
 };
 use crate::config::is_agent_name;
 use crate::hub::Caller;
@@ -85,9 +85,7 @@ fn task_of(value: Value) -> Result<TaskBody, Resp> {
         Some(_) => return Err(invalid("\"stream\" must be a boolean".into())),
     };
     if stream && json {
-        return Err(invalid(
-            "\"stream\": a JSON answer is checked whole before it is sent; leave out stream or format".into(),
-        ));
+        return Err(invalid(format!("\"stream\": {}", super::structured::NO_STREAM)));
     }
     let sampling = super::sampling_of(&Value::Object(obj), &["max_output_tokens"])
         .map_err(|e| invalid(e.to_string()))?;
@@ -140,7 +138,7 @@ pub(crate) async fn run(app: &Arc<App>, req: Request<Incoming>, caller: Caller, 
     }
     let job = Task {
         agent: name.to_string(),
-        input: task.input,
+        messages: Task::messages_of(&task.input),
         sampling: task.sampling,
         output,
         parent: None,
@@ -148,17 +146,7 @@ pub(crate) async fn run(app: &Arc<App>, req: Request<Incoming>, caller: Caller, 
     };
     match app.agent.run_task(job, caller).await {
         Ok(answer) => answered(name, answer),
-        Err(TaskError::Start(e)) => super::completion::agent_error(e),
-        Err(TaskError::Failed(error)) => respond::error(StatusCode::BAD_GATEWAY, "agent_failed", error),
-        Err(e @ TaskError::InvalidOutput(_)) => {
-            let message = e.to_string();
-            let TaskError::InvalidOutput(found) = e else {
-                unreachable!("matched above")
-            };
-            let mut body = respond::error_body("invalid_output", message);
-            body["error"]["violations"] = serde_json::to_value(&found).expect("violations serialize");
-            respond::json(StatusCode::BAD_GATEWAY, &body)
-        }
+        Err(e) => super::structured::task_error(e),
     }
 }
 

@@ -1,13 +1,14 @@
 //! A one-off turn of the agent loop for the stateless APIs (Chat Completions,
 //! Messages, `POST /v1/agents/{name}`): the client sends the whole conversation,
 //! the turn runs in a session of its own, stops when its client leaves (these
-//! APIs cannot resume), and the session is deleted when it ends.
+//! APIs cannot resume), and the session is deleted when it ends, also when the
+//! request's future is dropped mid-turn (`agent::TemporarySession`).
 //!
 //! Each API answers through its own [`AnswerSink`]: collecting one answer for a
 //! non-streamed request, or writing its own event stream.
 
 use super::super::App;
-use crate::agent::{AgentError, ChatRequest, Subscription};
+use crate::agent::{AgentError, ChatRequest, Subscription, TemporarySession};
 use crate::hub::Caller;
 use crate::llm::stream::keepalive_while;
 use crate::llm::{Closed, UiSink};
@@ -25,14 +26,9 @@ pub(crate) trait AnswerSink: UiSink + 'static {
 
 /// A started one-off turn.
 pub(crate) struct OneOff {
-    app: Arc<App>,
-    caller: Caller,
-    session: String,
+    temporary: TemporarySession,
     sub: Subscription,
 }
-
-/// The client left while a turn was relayed; holds its subscription.
-struct Left(Subscription);
 
 impl OneOff {
     /// Starts `chat` (in a fresh session) for `caller`.
@@ -44,28 +40,19 @@ impl OneOff {
         let session = chat.session_id.clone();
         let sub = app.agent.start(chat, caller.clone()).await?;
         // The turn stops when its client leaves (a non-streamed request's future
-        // dropped, or a stream's client gone).
+        // dropped, or a stream's client gone), and its session goes when it ends.
         sub.turn().end_with_clients();
-        Ok(OneOff {
-            app: app.clone(),
-            caller,
-            session,
-            sub,
-        })
+        let temporary = app.agent.temporary_session(&caller, &session, sub.turn());
+        Ok(OneOff { temporary, sub })
     }
 
-    /// Relays the whole turn into `sink` (a collecting one), then deletes the session.
+    /// Relays the whole turn into `sink` (a collecting one), then deletes the
+    /// session; dropped on the way (the client left), the turn stops and its
+    /// session is deleted all the same.
     pub(crate) async fn collect<S: AnswerSink>(self, sink: &mut S) {
-        let OneOff {
-            app,
-            caller,
-            session,
-            sub,
-        } = self;
-        if let Err(left) = relay(sub, sink).await {
-            wind_down(left).await;
-        }
-        forget(&app, &caller, &session).await;
+        let OneOff { temporary, sub } = self;
+        relay(sub, sink).await;
+        temporary.finish().await;
     }
 
     /// Relays the turn into `sink` (a streaming one) on a task of its own, then
@@ -75,41 +62,25 @@ impl OneOff {
     }
 }
 
-/// The client left: dropping its subscription stops the turn; let it wind down
-/// before its session can go.
-async fn wind_down(left: Left) {
-    let turn = left.0.turn().clone();
-    drop(left);
-    let mut watcher = turn.subscribe();
-    while watcher.next_batch().await.is_some() {}
-}
-
-/// Relays a turn's chunks into `sink` until the turn ends.
-async fn relay<S: AnswerSink>(mut sub: Subscription, sink: &mut S) -> Result<(), Left> {
+/// Relays a turn's chunks into `sink` until the turn ends or the client leaves
+/// (then dropping `sub`, its one watcher, stops the turn).
+async fn relay<S: AnswerSink>(mut sub: Subscription, sink: &mut S) {
     if sink.begin().await.is_err() {
-        return Err(Left(sub));
+        return;
     }
     loop {
         match keepalive_while(sink, super::super::chat::KEEPALIVE, sub.next_batch()).await {
-            Err(_closed) => return Err(Left(sub)),
-            Ok(None) => return Ok(()),
+            Err(_) | Ok(None) => return,
             Ok(Some(batch)) => {
                 if sink.send(&batch).await.is_err() {
-                    return Err(Left(sub));
+                    return;
                 }
                 if sink.is_ended() {
                     // An `error` ends the answer; the turn's last chunks add nothing.
                     while sub.next_batch().await.is_some() {}
-                    return Ok(());
+                    return;
                 }
             }
         }
-    }
-}
-
-/// Deletes the turn's session (these APIs keep no conversation).
-async fn forget(app: &App, caller: &Caller, session: &str) {
-    if let Err(e) = app.agent.delete_session(caller, session).await {
-        crate::warn!("agent surfaces: cannot delete the session {session} of a finished turn: {e}");
     }
 }

@@ -9,7 +9,8 @@
 //! message. With `x-wasmhub-tools: hub` and no `tools`, or a `model` that names
 //! an agent (`surfaces::agents`), the agent loop answers instead ([`hub_mode`],
 //! a one-off turn of `surfaces::agents::turn`): the model gets the hub's four
-//! meta-tools and the hub runs them.
+//! meta-tools and the hub runs them; an agent asked for JSON
+//! (`output_config.format`) answers whole, checked ([`json_answer`]).
 //!
 //! Auth: `x-api-key` or `Authorization: Bearer`, either holding one of the hub's
 //! tokens (the same decision as every surface, `surfaces::auth`). Errors use
@@ -20,10 +21,12 @@ mod collect;
 mod error;
 mod events;
 mod hub_mode;
+mod json_answer;
 mod request;
 mod sink;
 
 use super::App;
+use super::agents::structured;
 use super::agents::turn::OneOff;
 use super::auth;
 use super::body::Body;
@@ -240,6 +243,13 @@ async fn run_agent(
         hub_mode::chat_request(value, &checked.model).map_err(|e| ApiError::invalid(e.to_string()))?;
     chat.sampling =
         super::agents::sampling_of(value, &["max_tokens"]).map_err(|e| ApiError::invalid(e.to_string()))?;
+    let asked = structured::anthropic_format(value).map_err(|e| ApiError::invalid(e.to_string()))?;
+    if asked != structured::Asked::Text {
+        let output = json_output(app, asked, agent.as_deref(), checked)?;
+        chat.model = None;
+        chat.agent = agent;
+        return json_answer::json_message(app, chat, output, &checked.model, caller).await;
+    }
     if let Some(agent) = agent {
         chat.model = None;
         chat.agent = Some(agent);
@@ -257,6 +267,33 @@ async fn run_agent(
         SseSink::new(tx),
     ));
     Ok(respond::sse(body, false))
+}
+
+/// The JSON answer a request asking for structured output gets: only an agent
+/// gives one, and only whole (not streamed).
+fn json_output(
+    app: &App,
+    asked: structured::Asked,
+    agent: Option<&str>,
+    checked: &Checked,
+) -> Result<crate::agent::JsonOutput, ApiError> {
+    const FIELD: &str = "output_config.format";
+    let Some(agent) = agent else {
+        return Err(ApiError::invalid(format!(
+            "{FIELD}: structured output comes from an agent; name one as model (GET /v1/models lists them)"
+        )));
+    };
+    if checked.stream {
+        return Err(ApiError::invalid(format!("{FIELD}: {}", structured::NO_STREAM)));
+    }
+    let Some(profile) = app.agent.profiles().get(agent).cloned() else {
+        return Err(agent_error(AgentError::UnknownAgent(agent.to_string())));
+    };
+    match asked.output(&profile, FIELD) {
+        Ok(Some(output)) => Ok(output),
+        Ok(None) => Err(ApiError::invalid(format!("{FIELD}: no JSON format asked"))),
+        Err(e) => Err(ApiError::invalid(e.to_string())),
+    }
 }
 
 /// `GET /v1/models` for Anthropic clients: the same agents and models as the
@@ -301,7 +338,7 @@ fn route_error(e: RouteError) -> ApiError {
     ApiError::new(status, e.to_string())
 }
 
-fn agent_error(e: AgentError) -> ApiError {
+pub(super) fn agent_error(e: AgentError) -> ApiError {
     if let AgentError::Route(r) = &e {
         return route_error(r.clone());
     }
