@@ -44,6 +44,19 @@ pub struct HintOverride {
     pub open_world: Option<bool>,
 }
 
+/// A root the hub offers a server when it asks `roots/list`: a directory the
+/// operator lets the server know about (MCP's roots are advice to the server;
+/// a stdio server can reach whatever its user can, whatever they say).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpRoot {
+    /// A `file://` URI.
+    pub uri: String,
+    /// A name for people.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
 /// One `[[mcp_servers]]` entry.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -119,6 +132,9 @@ pub struct McpServerConfig {
     /// Time a stdio server gets after SIGTERM before SIGKILL, in ms.
     #[serde(default = "default_stop_grace_ms")]
     pub stop_grace_ms: u64,
+    /// What the hub answers the server's `roots/list` (default: no roots).
+    #[serde(default)]
+    pub roots: Vec<McpRoot>,
     /// Per tool (its name on the server): hints that replace its annotations.
     #[serde(default)]
     pub hints: BTreeMap<String, HintOverride>,
@@ -239,6 +255,12 @@ fn entry_mismatch(s: &McpServerConfig) -> Option<String> {
             }
         }
     }
+    for root in &s.roots {
+        let path = root.uri.strip_prefix("file://").unwrap_or_default();
+        if path.is_empty() || root.uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Some(format!("roots: {:?} must be a file:// URI", root.uri));
+        }
+    }
     for (key, value) in [
         ("start_timeout_ms", s.start_timeout_ms),
         ("call_timeout_ms", s.call_timeout_ms),
@@ -291,6 +313,7 @@ args = ["-y", "x"]
 env = { TOKEN = "env:MY_TOKEN", PLAIN = "x" }
 max_concurrent = 2
 hints = { echo = { read_only = true, destructive = false } }
+roots = [{ uri = "file:///srv/data", name = "data" }]
 
 [[mcp_servers]]
 name = "remote"
@@ -305,6 +328,7 @@ enabled = false
         assert_eq!(c.mcp_servers.len(), 2);
         assert_eq!(c.mcp_servers[0].max_concurrent, 2);
         assert_eq!(c.mcp_servers[0].hints["echo"].read_only, Some(true));
+        assert_eq!(c.mcp_servers[0].roots[0].name.as_deref(), Some("data"));
         assert_eq!(c.mcp_servers[0].env_allow, ["PATH", "HOME", "LANG"]);
         assert!(!c.mcp_servers[1].enabled);
     }
@@ -351,6 +375,10 @@ enabled = false
             (
                 "[[mcp_servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\nrestart_min_ms = 10\nrestart_max_ms = 5",
                 "restart_max_ms (5) must be at least restart_min_ms (10)",
+            ),
+            (
+                "[[mcp_servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\nroots = [{ uri = \"/srv/data\" }]",
+                "mcp_servers.a: roots: \"/srv/data\" must be a file:// URI",
             ),
         ];
         for (text, want) in cases {

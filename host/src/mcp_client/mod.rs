@@ -12,12 +12,15 @@
 //!
 //! Modules: `process` (the child: spawn, SIGTERM then SIGKILL, reaping),
 //! `connection` (JSON-RPC requests, answers, cancellation, what the server sends on
-//! its own), `stdio`, `http` and `http_legacy` (the transports; the last the
+//! its own), `asked` (what the hub answers the server's own requests: roots,
+//! sampling and elicitation refused), `stdio`, `http` and `http_legacy` (the transports; the last the
 //! 2024-11-05 HTTP+SSE fallback), `session` (one start: handshake
-//! and listing), `tools` (tool entries as operations: names, bounded schemas,
+//! and listing), `stateless` (the 2026-07-28 revision: the `server/discover`
+//! probe, per-request `_meta` and headers, `input_required` answers), `tools` (tool entries as operations: names, bounded schemas,
 //! hints), `result` (a `tools/call` result as an output), `server` (calls), and
 //! `supervisor` (restart with backoff, relisting); `error` says why.
 
+mod asked;
 mod connection;
 mod error;
 mod http;
@@ -26,6 +29,7 @@ mod process;
 mod result;
 mod server;
 mod session;
+mod stateless;
 mod stdio;
 mod supervisor;
 mod tools;

@@ -1,6 +1,7 @@
 //! Keeping one server running: start it, publish its tools (`active`), relist on
 //! `tools/list_changed`, and when it stops (exit, closed stream, protocol error)
-//! stop what is left of it (SIGTERM, then SIGKILL, reaped) and start it again
+//! stop what is left of it (SIGTERM, then SIGKILL, reaped; an HTTP session
+//! ended with DELETE) and start it again
 //! after a backoff: `restart_min_ms`, doubled after every start that fails or
 //! session that ends within `restart_max_ms`, at most `restart_max_ms`. A failed
 //! start publishes `rejected` with the reason and when the next attempt is; a
@@ -8,12 +9,13 @@
 //! (`limits.load_wait_ms`) rather than fail.
 
 use super::connection::Event;
+use super::error::{RequestError, StartError};
 use super::process::Exit;
 use super::server::McpTools;
 use super::session::{self, Session};
 use super::tools;
 use super::{ServerEntry, ServerState, Table};
-use crate::config::McpServerConfig;
+use crate::config::{McpServerConfig, McpTransport};
 use crate::race::{Race, race};
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,8 +28,10 @@ pub(super) async fn supervise(config: Arc<McpServerConfig>, table: Table, mut st
     let (min, max) = (config.restart_min_ms, config.restart_max_ms);
     let mut backoff = min;
     let mut restarts = 0u32;
+    // Until a stdio server ends the connection on the server/discover probe.
+    let mut probe = true;
     loop {
-        let opened = match race(session::open(&config), stopping(&mut stop)).await {
+        let opened = match race(session::open(&config, probe), stopping(&mut stop)).await {
             Race::First(opened) => opened,
             Race::Second(()) => return,
         };
@@ -35,9 +39,7 @@ pub(super) async fn supervise(config: Arc<McpServerConfig>, table: Table, mut st
             Ok(mut session) => {
                 let began = Instant::now();
                 let ended = run(&config, &table, &places, &mut session, &mut stop, restarts).await;
-                if let Some(child) = &mut session.child {
-                    child.stop().await;
-                }
+                session.stop(&config).await;
                 let Some(how) = ended else { return };
                 if began.elapsed() >= Duration::from_millis(max) {
                     backoff = min;
@@ -51,6 +53,14 @@ pub(super) async fn supervise(config: Arc<McpServerConfig>, table: Table, mut st
                 ));
             }
             Err(e) => {
+                if config.transport == McpTransport::Stdio
+                    && let StartError::Request {
+                        method: "server/discover",
+                        source: RequestError::Closed(_),
+                    } = &e
+                {
+                    probe = false;
+                }
                 crate::warn!("mcp server {}: {e}; next start in {backoff} ms", config.name);
                 let reason = format!("{e} (next start in {backoff} ms)");
                 table.set(entry(
@@ -153,6 +163,7 @@ fn publish(
         max_concurrent: config.max_concurrent,
         call_timeout_ms: config.call_timeout_ms,
         max_result_kb: config.max_result_kb,
+        protocol: session.protocol.clone(),
     };
     crate::info!(
         "mcp server {}: active with {} tools",

@@ -32,6 +32,7 @@ mod llm_unfinished;
 mod mcp_approvals;
 mod mcp_binary;
 mod mcp_servers;
+mod mcp_upstream;
 mod oauth_clients;
 mod oauth_flow;
 mod oauth_issuers;

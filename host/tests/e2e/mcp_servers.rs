@@ -22,7 +22,7 @@ fn script() -> String {
 }
 
 /// A `[[mcp_servers]]` entry from TOML lines after `name`.
-fn server(name: &str, rest: &str) -> McpServerConfig {
+pub(crate) fn server(name: &str, rest: &str) -> McpServerConfig {
     let text = format!("[[mcp_servers]]\nname = \"{name}\"\n{rest}");
     Config::parse(&text, std::path::Path::new("test.toml"))
         .expect("a valid entry")
@@ -31,7 +31,7 @@ fn server(name: &str, rest: &str) -> McpServerConfig {
 }
 
 /// The fake server over stdio, with `extra` keys.
-fn stdio_server(name: &str, extra: &str) -> McpServerConfig {
+pub(crate) fn stdio_server(name: &str, extra: &str) -> McpServerConfig {
     server(
         name,
         &format!(
@@ -41,7 +41,7 @@ fn stdio_server(name: &str, extra: &str) -> McpServerConfig {
     )
 }
 
-async fn call(s: &Server, token: Option<&str>, tool: &str, input: Value) -> Value {
+pub(crate) async fn call(s: &Server, token: Option<&str>, tool: &str, input: Value) -> Value {
     let body = json!({ "calls": [{ "tool": tool, "input": input }] });
     let resp = s.request(Method::POST, "/api/hub/call", Some(&body), token).await;
     assert_eq!(resp.status.as_u16(), 200);
@@ -70,12 +70,12 @@ async fn status_as(s: &Server, token: Option<&str>, name: &str) -> Value {
 }
 
 /// `GET /api/mcp-servers`' entry for `name`, as the loopback operator.
-async fn status(s: &Server, name: &str) -> Value {
+pub(crate) async fn status(s: &Server, name: &str) -> Value {
     status_as(s, None, name).await
 }
 
 /// Waits until `name` is active after at least `restarts` restarts.
-async fn active(s: &Server, name: &str, restarts: u64) -> Value {
+pub(crate) async fn active(s: &Server, name: &str, restarts: u64) -> Value {
     active_as(s, None, name, restarts).await
 }
 
@@ -89,7 +89,7 @@ async fn active_as(s: &Server, token: Option<&str>, name: &str, restarts: u64) -
 }
 
 /// The Wasm plugin still answers.
-async fn wasm_answers(s: &Server) {
+pub(crate) async fn wasm_answers(s: &Server) {
     let echo = call(s, None, "examples.echo", json!({"text": "still here"})).await;
     assert_eq!(echo["ok"], true, "{echo}");
 }
@@ -110,7 +110,8 @@ async fn a_servers_tools_are_operations_behind_the_meta_tools() {
     };
     let tokens = vec![token("admin", "*", true), token("ci", "examples.*", false)];
     let s = serve(&dir, |c| {
-        c.mcp_servers = vec![stdio_server("fake", "")];
+        let roots = "roots = [{ uri = \"file:///srv/data\", name = \"data\" }]";
+        c.mcp_servers = vec![stdio_server("fake", roots)];
         c.tokens = tokens;
     })
     .await;
@@ -161,6 +162,27 @@ async fn a_servers_tools_are_operations_behind_the_meta_tools() {
     // A token whose allowlist does not cover the server is refused.
     let refused = call(&s, Some("secret-ci"), "fake.echo", json!({"text": "x"})).await;
     assert_eq!(refused["error"]["code"], "forbidden", "{refused}");
+    // What the server asks the hub: the operator's roots; sampling and
+    // elicitation refused, each saying why, with -32021 (not "method not found").
+    let ask = |method: &'static str| {
+        let s = &s;
+        async move {
+            let answer = call(s, admin, "fake.ask", json!({ "method": method })).await;
+            let text = answer["result"]["text"].as_str().expect("the reply as text");
+            serde_json::from_str::<Value>(text).unwrap()
+        }
+    };
+    assert_eq!(
+        ask("roots/list").await,
+        json!({"result": {"roots": [{"uri": "file:///srv/data", "name": "data"}]}})
+    );
+    for method in ["sampling/createMessage", "elicitation/create"] {
+        let reply = ask(method).await;
+        assert_eq!(reply["error"]["code"], -32021, "{reply}");
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with(&format!("{method} refused: ")), "{message}");
+    }
+    assert_eq!(ask("tasks/list").await["error"]["code"], -32601);
     let audit = s.calls_of("fake.echo", admin).await;
     assert!(audit.iter().any(|r| r["outcome"] == "ok"), "{audit:?}");
 
@@ -287,8 +309,10 @@ async fn a_server_over_streamable_http_serves_its_tools() {
     let dir = plugins(&[("examples", "examples")], &[]);
     let scratch = Scratch::new("mcp-http");
     let portfile = scratch.path("port");
+    let deletes = scratch.path("deletes");
     let mut child = std::process::Command::new("python3")
         .args([script(), "--http".into(), portfile.display().to_string()])
+        .env("DELETE_LOG", &deletes)
         .spawn()
         .expect("python3 runs the fake server");
     let port = until("the fake HTTP server's port", || async {
@@ -312,6 +336,13 @@ async fn a_server_over_streamable_http_serves_its_tools() {
     let add = call(&s, None, "web.add", json!({"a": 1, "b": 2})).await;
     assert_eq!(add["result"], json!({"sum": 3}), "{add}");
     wasm_answers(&s).await;
+    assert!(
+        !deletes.exists(),
+        "the session is not ended while the server runs"
+    );
+    // Stopping the servers ends the HTTP session: a DELETE with its id.
+    s.hub.app.hub.stop_mcp_servers().await;
+    assert_eq!(std::fs::read_to_string(&deletes).unwrap(), "s-1\n");
     child.kill().unwrap();
     child.wait().unwrap();
 }

@@ -5,13 +5,15 @@ PORTFILE). Standard library only.
 
 Well-behaved tools: echo (read-only), add (structured output), wipe (no
 annotations: destructive by MCP's defaults), fail (isError), change (adds a tool,
-then sends notifications/tools/list_changed). Hostile ones: hang (never answers;
+then sends notifications/tools/list_changed), ask (stdio: sends the request
+`method` to the client and answers its reply as JSON text). Hostile ones: hang (never answers;
 the cancellation it receives is appended to $CANCEL_LOG), giant (a 256 KiB result),
 flood (an endless line on stdout), badjson (a line that is not JSON), crash
 (exits with status 3 mid-call). A `bomb` tool with a 40-level input schema is
 listed and must be left out.
 
-MODE=crashloop exits at once; MODE=silent never answers initialize.
+MODE=crashloop exits at once; MODE=silent never answers initialize. Over HTTP,
+a DELETE of the session appends its Mcp-Session-Id to $DELETE_LOG.
 """
 
 import json
@@ -21,6 +23,7 @@ import threading
 
 MODE = os.environ.get("MODE", "")
 CANCEL_LOG = os.environ.get("CANCEL_LOG")
+DELETE_LOG = os.environ.get("DELETE_LOG")
 
 OBJ = {"type": "object"}
 
@@ -44,6 +47,9 @@ TOOLS = [
     {"name": "wipe", "description": "Delete every record", "inputSchema": OBJ},
     {"name": "fail", "description": "Always fails", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
     {"name": "change", "description": "Adds the tool added", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
+    {"name": "ask", "description": "Asks the client something",
+     "inputSchema": {"type": "object", "properties": {"method": {"type": "string"}}, "required": ["method"]},
+     "annotations": {"readOnlyHint": True}},
     {"name": "hang", "description": "Never answers", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
     {"name": "giant", "description": "Answers 256 KiB", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
     {"name": "flood", "description": "Floods stdout", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
@@ -53,6 +59,8 @@ TOOLS = [
 ]
 
 lock = threading.Lock()
+# Requests this server sent to the client: id -> [threading.Event, reply].
+asked = {}
 
 
 def text(t):
@@ -69,6 +77,12 @@ def handle(msg, send, raw):
                 f.write(json.dumps(params) + "\n")
         return
     if mid is None:
+        return
+    if method is None:
+        waiting = asked.get(mid)
+        if waiting:
+            waiting[1] = msg
+            waiting[0].set()
         return
     if method == "initialize":
         if MODE == "silent":
@@ -114,6 +128,15 @@ def call(mid, name, args, send, raw):
                           "annotations": {"readOnlyHint": True}})
         ok(text("changed"))
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    elif name == "ask":
+        rid = "ask-" + str(mid)
+        asked[rid] = [threading.Event(), None]
+        send({"jsonrpc": "2.0", "id": rid, "method": args["method"], "params": {}})
+        asked[rid][0].wait()
+        reply = asked.pop(rid)[1]
+        reply.pop("jsonrpc", None)
+        reply.pop("id", None)
+        ok(text(json.dumps(reply, sort_keys=True)))
     elif name == "hang":
         return
     elif name == "giant":
@@ -160,6 +183,14 @@ def http(portfile):
 
         def do_GET(self):
             self.send_response(405)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_DELETE(self):
+            if DELETE_LOG:
+                with open(DELETE_LOG, "a") as f:
+                    f.write(str(self.headers.get("Mcp-Session-Id")) + "\n")
+            self.send_response(200)
             self.send_header("Content-Length", "0")
             self.end_headers()
 
