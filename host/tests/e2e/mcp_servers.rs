@@ -5,7 +5,8 @@
 //! annotations, audit records), `tools/list_changed` is seen, and each hostile
 //! tool (a hang, a giant result, a flood, a line that is not JSON, a crash) and
 //! hostile server (a crash loop, one that never answers) hits its own bound while
-//! the Wasm operation keeps answering.
+//! the Wasm operation keeps answering. Calls past `max_concurrent` wait in the
+//! hub for a place while the server holds the others (at a `support::gate`).
 
 use crate::support::hub::{Server, plugins, serve};
 use crate::support::runtime::{Scratch, repo_root};
@@ -479,4 +480,55 @@ fn wasmhub_call_runs_a_servers_tool_and_leaves_no_process() {
         !std::path::Path::new(&format!("/proc/{}", pid.trim())).exists(),
         "pid {pid} outlived the call"
     );
+}
+
+/// `wasmhub_calls_in_flight` of `GET /metrics`.
+async fn in_flight(s: &Server) -> u64 {
+    let resp = s.request(Method::GET, "/metrics", None, None).await;
+    let text = String::from_utf8_lossy(&resp.bytes().await).to_string();
+    text.lines()
+        .find_map(|l| l.strip_prefix("wasmhub_calls_in_flight "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn calls_past_max_concurrent_wait_for_a_place() {
+    let gate = crate::support::gate::Gate::start().await;
+    let dir = plugins(&[("examples", "examples")], &[]);
+    let extra = format!(
+        "max_concurrent = 2\nenv = {{ GATE_URL = \"http://{}/\" }}",
+        gate.authority()
+    );
+    let s = serve(&dir, |c| c.mcp_servers = vec![stdio_server("held", &extra)]).await;
+    active(&s, "held", 0).await;
+    wasm_answers(&s).await;
+    let addr = s.addr;
+    let calls: Vec<_> = (0..3)
+        .map(|_| {
+            tokio::spawn(async move {
+                let body = json!({ "calls": [{ "tool": "held.gate", "input": {} }] });
+                let resp = crate::support::client::post(addr, "/api/hub/call", &body).await;
+                resp.json().await["results"][0].clone()
+            })
+        })
+        .collect();
+    // Two calls are held at the gate by the server; the third is in the hub,
+    // waiting for one of the server's two places.
+    gate.holds(2).await;
+    until("three calls in flight", || async {
+        (in_flight(&s).await == 3).then_some(())
+    })
+    .await;
+    assert_eq!(gate.received(), 2, "the third call reached the server");
+    gate.open();
+    let mut peaks = Vec::new();
+    for call in calls {
+        let answer = call.await.unwrap();
+        assert_eq!(answer["ok"], true, "{answer}");
+        peaks.push(answer["result"]["text"].as_str().unwrap().to_string());
+    }
+    assert_eq!(gate.received(), 3);
+    // The server never saw more than max_concurrent of them at once.
+    assert!(peaks.iter().all(|p| p == "2"), "{peaks:?}");
 }

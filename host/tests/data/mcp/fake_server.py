@@ -6,7 +6,9 @@ PORTFILE). Standard library only.
 Well-behaved tools: echo (read-only), add (structured output), wipe (no
 annotations: destructive by MCP's defaults), fail (isError), change (adds a tool,
 then sends notifications/tools/list_changed), ask (stdio: sends the request
-`method` to the client and answers its reply as JSON text). Hostile ones: hang (never answers;
+`method` to the client and answers its reply as JSON text), gate (GETs
+$GATE_URL, which holds it, and answers the most gate calls it saw running at
+once). Hostile ones: hang (never answers;
 the cancellation it receives is appended to $CANCEL_LOG), giant (a 256 KiB result),
 flood (an endless line on stdout), badjson (a line that is not JSON), crash
 (exits with status 3 mid-call). A `bomb` tool with a 40-level input schema is
@@ -50,6 +52,8 @@ TOOLS = [
     {"name": "ask", "description": "Asks the client something",
      "inputSchema": {"type": "object", "properties": {"method": {"type": "string"}}, "required": ["method"]},
      "annotations": {"readOnlyHint": True}},
+    {"name": "gate", "description": "Waits at the test's gate", "inputSchema": OBJ,
+     "annotations": {"readOnlyHint": True}},
     {"name": "hang", "description": "Never answers", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
     {"name": "giant", "description": "Answers 256 KiB", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
     {"name": "flood", "description": "Floods stdout", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
@@ -59,6 +63,9 @@ TOOLS = [
 ]
 
 lock = threading.Lock()
+# Gate calls running now, and the most seen at once.
+gates = {"inside": 0, "peak": 0}
+gates_lock = threading.Lock()
 # Requests this server sent to the client: id -> [threading.Event, reply].
 asked = {}
 
@@ -137,6 +144,16 @@ def call(mid, name, args, send, raw):
         reply.pop("jsonrpc", None)
         reply.pop("id", None)
         ok(text(json.dumps(reply, sort_keys=True)))
+    elif name == "gate":
+        import urllib.request
+        with gates_lock:
+            gates["inside"] += 1
+            gates["peak"] = max(gates["peak"], gates["inside"])
+        urllib.request.urlopen(os.environ["GATE_URL"]).read()
+        with gates_lock:
+            gates["inside"] -= 1
+            peak = gates["peak"]
+        ok(text(str(peak)))
     elif name == "hang":
         return
     elif name == "giant":
