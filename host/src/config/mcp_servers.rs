@@ -58,7 +58,7 @@ pub struct McpRoot {
 }
 
 /// One `[[mcp_servers]]` entry.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     /// The namespace of its operations (`NAME.tool`), `[a-z][a-z0-9_-]*` like a

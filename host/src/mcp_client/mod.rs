@@ -97,56 +97,141 @@ impl Table {
 /// The configured servers, supervised until [`McpServers::stop`] (or drop, which
 /// stops the tasks and signals the children).
 pub(crate) struct McpServers {
-    stop: watch::Sender<bool>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
+    table: Table,
+    running: Vec<Running>,
+}
+
+/// One enabled server's supervisor.
+struct Running {
+    config: Arc<McpServerConfig>,
+    stop: watch::Sender<supervisor::StopReason>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    /// Stops the server (its waiting calls fail with `why`) and waits until it
+    /// is gone.
+    async fn stop(self, why: &str) {
+        let _ = self.stop.send(Some(why.to_string()));
+        let _ = self.task.await;
+    }
+}
+
+/// The entry a configured server starts with: `loading`, or `rejected` when
+/// disabled.
+fn initial(config: &McpServerConfig) -> ServerEntry {
+    let state = if config.enabled {
+        ServerState::Loading
+    } else {
+        ServerState::Rejected("disabled (enabled = false)".into())
+    };
+    supervisor::entry(config, state, Vec::new(), 0)
 }
 
 impl McpServers {
     /// Publishes every server of `configs` (`loading`, or `rejected` when
     /// disabled) and starts the enabled ones.
     pub(crate) fn start(configs: &[McpServerConfig], on_change: ServersChanged) -> McpServers {
-        let initial = configs
-            .iter()
-            .map(|c| {
-                let state = if c.enabled {
-                    ServerState::Loading
-                } else {
-                    ServerState::Rejected("disabled (enabled = false)".into())
-                };
-                supervisor::entry(c, state, Vec::new(), 0)
-            })
-            .collect::<Vec<_>>();
-        on_change(initial.clone());
+        let entries = configs.iter().map(initial).collect::<Vec<_>>();
+        on_change(entries.clone());
         let table = Table {
-            entries: Arc::new(Mutex::new(initial)),
+            entries: Arc::new(Mutex::new(entries)),
             on_change,
         };
-        let (stop, stopping) = watch::channel(false);
-        let tasks = configs
+        let running = configs
             .iter()
             .filter(|c| c.enabled)
-            .map(|c| {
-                let config = Arc::new(c.clone());
-                tokio::spawn(supervisor::supervise(config, table.clone(), stopping.clone()))
-            })
+            .map(|c| spawn(c, &table))
             .collect();
-        McpServers { stop, tasks }
+        McpServers { table, running }
+    }
+
+    /// Makes the running servers those of `configs` (a reloaded configuration):
+    /// a server whose entry is gone or changed is stopped (its calls still waiting
+    /// fail saying so; a stdio child gets SIGTERM then SIGKILL, an HTTP session
+    /// its DELETE), then new and changed ones start; unchanged ones keep running
+    /// untouched. Returns the names stopped, started and restarted.
+    pub(crate) async fn reconcile(&mut self, configs: &[McpServerConfig]) -> Reconciled {
+        let mut done = Reconciled::default();
+        let mut keep = Vec::new();
+        for running in std::mem::take(&mut self.running) {
+            let name = running.config.name.clone();
+            match configs.iter().find(|c| c.name == name) {
+                Some(c) if c == running.config.as_ref() => keep.push(running),
+                Some(c) => {
+                    let why =
+                        "its [[mcp_servers]] entry changed (configuration reloaded); the server restarts";
+                    running.stop(why).await;
+                    if c.enabled {
+                        done.restarted.push(name);
+                    } else {
+                        done.stopped.push(name);
+                    }
+                }
+                None => {
+                    running
+                        .stop("its [[mcp_servers]] entry was removed (configuration reloaded)")
+                        .await;
+                    done.stopped.push(name);
+                }
+            }
+        }
+        // The table in the new order: entries of servers kept stay as they are.
+        let kept: Vec<String> = keep.iter().map(|r| r.config.name.clone()).collect();
+        let entries = {
+            let mut entries = self.table.entries.lock().unwrap_or_else(|e| e.into_inner());
+            let fresh: Vec<ServerEntry> = configs
+                .iter()
+                .map(|c| match entries.iter().find(|e| e.name == c.name) {
+                    Some(e) if kept.contains(&c.name) => e.clone(),
+                    _ => initial(c),
+                })
+                .collect();
+            *entries = fresh;
+            entries.clone()
+        };
+        (self.table.on_change)(entries);
+        for c in configs.iter().filter(|c| c.enabled) {
+            if !kept.contains(&c.name) {
+                if !done.restarted.contains(&c.name) {
+                    done.started.push(c.name.clone());
+                }
+                keep.push(spawn(c, &self.table));
+            }
+        }
+        self.running = keep;
+        done
     }
 
     /// Stops every server (SIGTERM, then SIGKILL after `stop_grace_ms`) and waits
     /// until each is gone.
     pub(crate) async fn stop(&mut self) {
-        let _ = self.stop.send(true);
-        for task in self.tasks.drain(..) {
-            let _ = task.await;
+        for running in self.running.drain(..) {
+            running.stop("the hub is stopping").await;
         }
     }
 }
 
+/// What [`McpServers::reconcile`] did, by server name.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Reconciled {
+    pub stopped: Vec<String>,
+    pub started: Vec<String>,
+    pub restarted: Vec<String>,
+}
+
+/// Starts the supervisor of `config`'s server.
+fn spawn(config: &McpServerConfig, table: &Table) -> Running {
+    let config = Arc::new(config.clone());
+    let (stop, stopping) = watch::channel(None);
+    let task = tokio::spawn(supervisor::supervise(config.clone(), table.clone(), stopping));
+    Running { config, stop, task }
+}
+
 impl Drop for McpServers {
     fn drop(&mut self) {
-        for task in &self.tasks {
-            task.abort();
+        for running in &self.running {
+            running.task.abort();
         }
     }
 }

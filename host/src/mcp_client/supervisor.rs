@@ -22,8 +22,15 @@ use std::time::Duration;
 use tokio::sync::{Semaphore, watch};
 use tokio::time::Instant;
 
-/// Runs `config`'s server until `stop` turns true, then stops it.
-pub(super) async fn supervise(config: Arc<McpServerConfig>, table: Table, mut stop: watch::Receiver<bool>) {
+/// Why a server is being stopped: the calls still waiting on it fail with this.
+pub(super) type StopReason = Option<String>;
+
+/// Runs `config`'s server until `stop` gives a reason, then stops it.
+pub(super) async fn supervise(
+    config: Arc<McpServerConfig>,
+    table: Table,
+    mut stop: watch::Receiver<StopReason>,
+) {
     let places = Arc::new(Semaphore::new(config.max_concurrent));
     let (min, max) = (config.restart_min_ms, config.restart_max_ms);
     let mut backoff = min;
@@ -80,9 +87,9 @@ pub(super) async fn supervise(config: Arc<McpServerConfig>, table: Table, mut st
     }
 }
 
-/// Resolves when the hub is stopping.
-async fn stopping(stop: &mut watch::Receiver<bool>) {
-    let _ = stop.wait_for(|s| *s).await;
+/// Resolves when the server is to stop.
+async fn stopping(stop: &mut watch::Receiver<StopReason>) {
+    let _ = stop.wait_for(Option::is_some).await;
 }
 
 /// Serves one session: publishes its tools and relists them when the server says
@@ -92,7 +99,7 @@ async fn run(
     table: &Table,
     places: &Arc<Semaphore>,
     session: &mut Session,
-    stop: &mut watch::Receiver<bool>,
+    stop: &mut watch::Receiver<StopReason>,
     restarts: u32,
 ) -> Option<String> {
     let listed = std::mem::take(&mut session.tools);
@@ -108,7 +115,8 @@ async fn run(
         let next = race(race(session.events.recv(), child_exit), stopping(stop)).await;
         match next {
             Race::Second(_) => {
-                session.conn.close("the hub is stopping".into());
+                let why = stop.borrow().clone().unwrap_or_default();
+                session.conn.close(why);
                 return None;
             }
             Race::First(Race::Second(exit)) => {

@@ -31,6 +31,7 @@ mod llm_proxy;
 mod llm_unfinished;
 mod mcp_approvals;
 mod mcp_binary;
+mod mcp_reload;
 mod mcp_servers;
 mod mcp_upstream;
 mod oauth_clients;

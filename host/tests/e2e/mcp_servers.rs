@@ -15,7 +15,7 @@ use http::Method;
 use serde_json::{Value, json};
 use wasmhub::config::{Config, McpServerConfig, TokenConfig};
 
-fn script() -> String {
+pub(crate) fn script() -> String {
     repo_root()
         .join("host/tests/data/mcp/fake_server.py")
         .display()

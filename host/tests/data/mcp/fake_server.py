@@ -15,7 +15,8 @@ flood (an endless line on stdout), badjson (a line that is not JSON), crash
 listed and must be left out.
 
 MODE=crashloop exits at once; MODE=silent never answers initialize. Over HTTP,
-a DELETE of the session appends its Mcp-Session-Id to $DELETE_LOG.
+a DELETE of the session appends its Mcp-Session-Id to $DELETE_LOG. Each
+tools/call appends the tool's name to $CALL_LOG when set.
 """
 
 import json
@@ -26,6 +27,7 @@ import threading
 MODE = os.environ.get("MODE", "")
 CANCEL_LOG = os.environ.get("CANCEL_LOG")
 DELETE_LOG = os.environ.get("DELETE_LOG")
+CALL_LOG = os.environ.get("CALL_LOG")
 
 OBJ = {"type": "object"}
 
@@ -116,6 +118,9 @@ def handle(msg, send, raw):
 
 
 def call(mid, name, args, send, raw):
+    if CALL_LOG:
+        with open(CALL_LOG, "a") as f:
+            f.write(str(name) + "\n")
     def ok(result):
         send({"jsonrpc": "2.0", "id": mid, "result": result})
     if name == "echo":
