@@ -17,6 +17,9 @@ pub enum McpTransport {
     Stdio,
     /// Streamable HTTP at `url` (JSON or SSE answers, `Mcp-Session-Id`).
     Http,
+    /// A WebSocket at `url` (`ws://` or `wss://`), one JSON-RPC message per text
+    /// message, subprotocol `mcp`.
+    Websocket,
 }
 
 impl McpTransport {
@@ -25,6 +28,7 @@ impl McpTransport {
         match self {
             McpTransport::Stdio => "stdio",
             McpTransport::Http => "http",
+            McpTransport::Websocket => "websocket",
         }
     }
 }
@@ -64,7 +68,7 @@ pub struct McpServerConfig {
     /// The namespace of its operations (`NAME.tool`), `[a-z][a-z0-9_-]*` like a
     /// plugin name, and not a plugin's.
     pub name: String,
-    /// `stdio` or `http`.
+    /// `stdio`, `http` or `websocket`.
     pub transport: McpTransport,
     /// stdio: the program to run (looked up in `PATH` when it has no `/`).
     #[serde(default)]
@@ -82,11 +86,12 @@ pub struct McpServerConfig {
     /// stdio: its working directory (default: the hub's).
     #[serde(default)]
     pub cwd: Option<PathBuf>,
-    /// http: the MCP endpoint (`http://` or `https://`).
+    /// http: the MCP endpoint (`http://` or `https://`); websocket: `ws://` or
+    /// `wss://`.
     #[serde(default)]
     pub url: Option<String>,
-    /// http: headers sent with every request; values are literal, `env:VAR` or
-    /// `file:/path`.
+    /// http: headers sent with every request (websocket: with the opening
+    /// handshake); values are literal, `env:VAR` or `file:/path`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// Whether the hub starts it (default true).
@@ -231,14 +236,24 @@ fn entry_mismatch(s: &McpServerConfig) -> Option<String> {
                 }
             }
         }
-        McpTransport::Http => {
+        McpTransport::Http | McpTransport::Websocket => {
+            let t = s.transport.as_str();
             if s.command.is_some() || !s.args.is_empty() || !s.env.is_empty() || s.cwd.is_some() {
-                return Some("command, args, env and cwd are for transport = \"stdio\"; an http server has url and headers".into());
+                return Some(format!(
+                    "command, args, env and cwd are for transport = \"stdio\"; a {t} server has url and headers"
+                ));
             }
+            let schemes: [&str; 2] = match s.transport {
+                McpTransport::Websocket => ["ws://", "wss://"],
+                _ => ["http://", "https://"],
+            };
             match s.url.as_deref() {
-                None => return Some("transport = \"http\" needs url".into()),
-                Some(url) if !(url.starts_with("http://") || url.starts_with("https://")) => {
-                    return Some(format!("url {url:?} must start with http:// or https://"));
+                None => return Some(format!("transport = \"{t}\" needs url")),
+                Some(url) if !schemes.iter().any(|p| url.starts_with(p)) => {
+                    return Some(format!(
+                        "url {url:?} must start with {} or {}",
+                        schemes[0], schemes[1]
+                    ));
                 }
                 Some(url) if url.parse::<http::Uri>().is_err() => {
                     return Some(format!("url {url:?} is not a valid URL"));
@@ -371,6 +386,10 @@ enabled = false
             (
                 "[[mcp_servers]]\nname = \"a\"\ntransport = \"ws\"\ncommand = \"x\"",
                 "ws",
+            ),
+            (
+                "[[mcp_servers]]\nname = \"a\"\ntransport = \"websocket\"\nurl = \"http://x/mcp\"",
+                "mcp_servers.a: url \"http://x/mcp\" must start with ws:// or wss://",
             ),
             (
                 "[[mcp_servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\nrestart_min_ms = 10\nrestart_max_ms = 5",

@@ -29,14 +29,14 @@ use tokio::sync::mpsc;
 pub(super) struct Endpoint {
     /// The server's name, for the log.
     pub(super) server: String,
-    tls: bool,
-    host: String,
-    port: u16,
-    authority: String,
+    pub(super) tls: bool,
+    pub(super) host: String,
+    pub(super) port: u16,
+    pub(super) authority: String,
     /// The URL's path and query.
     pub(super) target: String,
     /// The configured headers, resolved.
-    headers: HeaderMap,
+    pub(super) headers: HeaderMap,
     pub(super) max_message: usize,
     pub(super) max_kb: u64,
     /// Longest one POST exchange may take.
@@ -169,12 +169,13 @@ pub(super) enum Failure {
     Request(RequestError),
 }
 
-/// Parses the URL and resolves the configured headers.
-fn endpoint(config: &McpServerConfig) -> Result<Endpoint, StartError> {
+/// Parses the URL and resolves the configured headers (also the WebSocket
+/// transport's).
+pub(super) fn endpoint(config: &McpServerConfig) -> Result<Endpoint, StartError> {
     let url = config.url.as_deref().unwrap_or_default();
     let bad = |why: &str| StartError::Handshake(format!("url: {why}"));
     let uri: Uri = url.parse().map_err(|_| bad("not a valid URL"))?;
-    let tls = uri.scheme_str() == Some("https");
+    let tls = matches!(uri.scheme_str(), Some("https" | "wss"));
     let host = uri.host().ok_or_else(|| bad("it has no host"))?;
     let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
     let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
@@ -221,6 +222,7 @@ async fn exchange(
     initialize: bool,
 ) -> Result<(), Failure> {
     let body = Bytes::from(serde_json::to_vec(&message).expect("a JSON value serializes"));
+    let request_id = message.get("id").cloned();
     let legacy = out.negotiated().legacy_target.clone();
     if let Some(target) = legacy {
         return super::http_legacy::post(out, &target, body).await;
@@ -243,24 +245,7 @@ async fn exchange(
         ));
     }
     if !status.is_success() {
-        // A JSON-RPC error in the body (the stateless revision answers an
-        // unknown method 404 with -32601) says more than the status.
-        let mut delivered = false;
-        if is_json(&response) {
-            let deliver = |m| {
-                delivered = true;
-                if let Some(conn) = conn.upgrade() {
-                    conn.deliver(m);
-                }
-            };
-            let _ = read_messages(response, &out.endpoint, deliver).await;
-        }
-        if delivered {
-            return Ok(());
-        }
-        return Err(Failure::Request(RequestError::Http(format!(
-            "the server answered HTTP {status}"
-        ))));
+        return refused(response, out, conn, request_id).await;
     }
     if initialize && let Some(session) = response.headers().get("mcp-session-id") {
         out.negotiated().session = Some(session.clone());
@@ -292,6 +277,47 @@ async fn exchange(
         ));
     }
     Ok(())
+}
+
+/// A non-2xx answer: a JSON-RPC error in its body answering our request (the
+/// stateless revision answers an unknown method 404 with -32601) is delivered;
+/// otherwise the request fails with the status, and the body's error message
+/// when it has one without our id (`"id": null`, as some servers send).
+async fn refused(
+    response: Response,
+    out: &HttpOut,
+    conn: &Weak<Connection>,
+    request_id: Option<Value>,
+) -> Result<(), Failure> {
+    let status = response.status();
+    let mut answered = false;
+    let mut said = None;
+    if is_json(&response) {
+        let deliver = |m: jsonrpc::Message| match m {
+            jsonrpc::Message::Response { id, outcome } if Some(&id) != request_id.as_ref() => {
+                if let Err(error) = outcome {
+                    said = error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .map(super::connection::bounded);
+                }
+            }
+            m => {
+                answered = true;
+                if let Some(conn) = conn.upgrade() {
+                    conn.deliver(m);
+                }
+            }
+        };
+        let _ = read_messages(response, &out.endpoint, deliver).await;
+    }
+    if answered {
+        return Ok(());
+    }
+    let said = said.map(|m| format!(" ({m})")).unwrap_or_default();
+    Err(Failure::Request(RequestError::Http(format!(
+        "the server answered HTTP {status}{said}"
+    ))))
 }
 
 impl HttpOut {

@@ -13,7 +13,7 @@
 //! Modules: `process` (the child: spawn, SIGTERM then SIGKILL, reaping),
 //! `connection` (JSON-RPC requests, answers, cancellation, what the server sends on
 //! its own), `asked` (what the hub answers the server's own requests: roots,
-//! sampling and elicitation refused), `stdio`, `http` and `http_legacy` (the transports; the last the
+//! sampling and elicitation refused), `stdio`, `http`, `http_legacy` and `websocket` (the transports; `http_legacy` the
 //! 2024-11-05 HTTP+SSE fallback), `session` (one start: handshake
 //! and listing), `stateless` (the 2026-07-28 revision: the `server/discover`
 //! probe, per-request `_meta` and headers, `input_required` answers), `tools` (tool entries as operations: names, bounded schemas,
@@ -33,6 +33,7 @@ mod stateless;
 mod stdio;
 mod supervisor;
 mod tools;
+mod websocket;
 
 pub(crate) use server::McpTools;
 
@@ -241,13 +242,13 @@ impl Drop for McpServers {
 fn target(config: &McpServerConfig) -> String {
     match config.transport {
         McpTransport::Stdio => config.command.clone().unwrap_or_default(),
-        McpTransport::Http => {
+        McpTransport::Http | McpTransport::Websocket => {
             let url = config.url.as_deref().unwrap_or_default();
             match url.parse::<::http::Uri>() {
                 // No user info, no query: either may carry a secret.
                 Ok(uri) => format!(
                     "{}://{}{}{}",
-                    uri.scheme_str().unwrap_or("http"),
+                    uri.scheme_str().unwrap_or_default(),
                     uri.host().unwrap_or_default(),
                     uri.port().map(|p| format!(":{p}")).unwrap_or_default(),
                     uri.path()

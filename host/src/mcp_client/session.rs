@@ -1,4 +1,5 @@
-//! One start of a server: its transport (a child process, or HTTP), the
+//! One start of a server: its transport (a child process, HTTP, or a
+//! WebSocket), the
 //! revision (`stateless`'s `server/discover` probe; when the server does not
 //! speak 2026-07-28, the `initialize` handshake, asking for the newest
 //! handshake-era revision and accepting any the hub serves itself, then
@@ -45,6 +46,14 @@ pub(super) async fn open(config: &McpServerConfig, probe: bool) -> Result<Sessio
         McpTransport::Http => {
             let (conn, events, out) = super::http::connect(config)?;
             (conn, events, None, Some(out))
+        }
+        McpTransport::Websocket => {
+            let within = Duration::from_millis(config.start_timeout_ms);
+            let opened = tokio::time::timeout(within, super::websocket::connect(config)).await;
+            let (conn, events) = opened.map_err(|_| StartError::Timeout {
+                limit_ms: config.start_timeout_ms,
+            })??;
+            (conn, events, None, None)
         }
     };
     let within = Duration::from_millis(config.start_timeout_ms);

@@ -34,6 +34,7 @@ mod mcp_binary;
 mod mcp_reload;
 mod mcp_servers;
 mod mcp_upstream;
+mod mcp_websocket;
 mod oauth_clients;
 mod oauth_flow;
 mod oauth_issuers;

@@ -305,21 +305,32 @@ async fn a_crash_looping_and_a_silent_server_are_rejected_with_their_reason() {
     wasm_answers(&s).await;
 }
 
+/// The fake server in `mode` (`--http`, `--ws`) on a free loopback port, which
+/// it writes to `portfile`; with the variable `env` set.
+pub(crate) async fn listening_fake(
+    mode: &str,
+    portfile: &std::path::Path,
+    env: (&str, &std::path::Path),
+) -> (std::process::Child, String) {
+    let child = std::process::Command::new("python3")
+        .args([script(), mode.into(), portfile.display().to_string()])
+        .env(env.0, env.1)
+        .spawn()
+        .expect("python3 runs the fake server");
+    let port = until("the fake server's port", || async {
+        std::fs::read_to_string(portfile).ok()
+    })
+    .await;
+    (child, port)
+}
+
 #[tokio::test]
 async fn a_server_over_streamable_http_serves_its_tools() {
     let dir = plugins(&[("examples", "examples")], &[]);
     let scratch = Scratch::new("mcp-http");
     let portfile = scratch.path("port");
     let deletes = scratch.path("deletes");
-    let mut child = std::process::Command::new("python3")
-        .args([script(), "--http".into(), portfile.display().to_string()])
-        .env("DELETE_LOG", &deletes)
-        .spawn()
-        .expect("python3 runs the fake server");
-    let port = until("the fake HTTP server's port", || async {
-        std::fs::read_to_string(&portfile).ok()
-    })
-    .await;
+    let (mut child, port) = listening_fake("--http", &portfile, ("DELETE_LOG", &deletes)).await;
     let url = format!("http://127.0.0.1:{port}/mcp?key=hidden");
     let config = server(
         "web",

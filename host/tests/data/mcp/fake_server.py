@@ -15,7 +15,10 @@ flood (an endless line on stdout), badjson (a line that is not JSON), crash
 listed and must be left out.
 
 MODE=crashloop exits at once; MODE=silent never answers initialize. Over HTTP,
-a DELETE of the session appends its Mcp-Session-Id to $DELETE_LOG. Each
+a DELETE of the session appends its Mcp-Session-Id to $DELETE_LOG. Over a
+WebSocket (`--ws PORTFILE`, RFC 6455 by hand: it pings first, splits messages
+longer than 64 bytes into two frames) $WS_LOG gets the handshake's subprotocol
+and whether it had an Authorization header, the pong, and the close code. Each
 tools/call appends the tool's name to $CALL_LOG when set.
 """
 
@@ -220,9 +223,14 @@ def http(portfile):
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             msg = json.loads(body)
             if msg.get("method") != "initialize" and self.headers.get("Mcp-Session-Id") != "s-1":
+                # As server-everything answers: an error without the request's id.
+                data = json.dumps({"jsonrpc": "2.0", "id": None,
+                                   "error": {"code": -32000, "message": "Bad Request: Server not initialized"}})
                 self.send_response(400)
-                self.send_header("Content-Length", "0")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
+                self.wfile.write(data.encode())
                 return
             answers = []
             handle(msg, answers.append, lambda b: None)
@@ -253,11 +261,104 @@ def http(portfile):
     server.serve_forever()
 
 
+def ws(portfile):
+    import base64
+    import hashlib
+    import socketserver
+    import struct
+
+    guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+    def note(line):
+        if os.environ.get("WS_LOG"):
+            with open(os.environ["WS_LOG"], "a") as f:
+                f.write(line + "\n")
+
+    def frame(op, payload, fin=True):
+        n = len(payload)
+        head = bytes([(0x80 if fin else 0) | op])
+        if n < 126:
+            head += bytes([n])
+        elif n < 65536:
+            head += bytes([126]) + struct.pack(">H", n)
+        else:
+            head += bytes([127]) + struct.pack(">Q", n)
+        return head + payload
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self):
+            headers = {}
+            while True:
+                line = self.rfile.readline().decode().strip()
+                if not line:
+                    break
+                if ":" in line:
+                    k, v = line.split(":", 1)
+                    headers[k.strip().lower()] = v.strip()
+            note("protocol %s auth %s" % (headers.get("sec-websocket-protocol"),
+                                           "yes" if headers.get("authorization") else "no"))
+            accept = base64.b64encode(hashlib.sha1((headers["sec-websocket-key"] + guid).encode()).digest())
+            self.wfile.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                             b"Connection: Upgrade\r\nSec-WebSocket-Protocol: mcp\r\n"
+                             b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n")
+            wlock = threading.Lock()
+
+            def raw(b):
+                with wlock:
+                    try:
+                        self.wfile.write(b)
+                        self.wfile.flush()
+                    except (OSError, ValueError):
+                        pass  # the hub closed the connection (a message too large)
+
+            def send(m):
+                data = json.dumps(m).encode()
+                if len(data) > 64:
+                    raw(frame(0x1, data[:32], fin=False) + frame(0x0, data[32:]))
+                else:
+                    raw(frame(0x1, data))
+
+            raw(frame(0x9, b"hello"))
+            while True:
+                head = self.rfile.read(2)
+                if len(head) < 2:
+                    return
+                op, n = head[0] & 0x0F, head[1] & 0x7F
+                if n == 126:
+                    n = struct.unpack(">H", self.rfile.read(2))[0]
+                elif n == 127:
+                    n = struct.unpack(">Q", self.rfile.read(8))[0]
+                mask = self.rfile.read(4) if head[1] & 0x80 else None
+                if mask is None:
+                    note("unmasked frame")
+                    return
+                payload = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(n)))
+                if op == 0x8:
+                    note("close %d" % struct.unpack(">H", payload[:2])[0])
+                    return
+                if op == 0xA:
+                    note("pong " + payload.decode())
+                elif op == 0x1:
+                    msg = json.loads(payload)
+                    threading.Thread(target=handle, args=(msg, send, lambda b: None), daemon=True).start()
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+
+    server = Server(("127.0.0.1", 0), Handler)
+    with open(portfile + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(portfile + ".tmp", portfile)
+    server.serve_forever()
+
+
 if __name__ == "__main__":
     if MODE == "crashloop":
         print("fake server: crashing at start", file=sys.stderr, flush=True)
         sys.exit(1)
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
         http(sys.argv[2])
+    elif len(sys.argv) > 2 and sys.argv[1] == "--ws":
+        ws(sys.argv[2])
     else:
         stdio()
