@@ -286,6 +286,51 @@ mod tests {
     use super::*;
     use crate::mcp_wire::jsonrpc::classify;
 
+    /// Hands messages to a channel and records the exchanges abandoned.
+    struct Abandoning(mpsc::UnboundedSender<Value>, Arc<Mutex<Vec<u64>>>);
+
+    impl Outbound for Abandoning {
+        fn send(&self, message: Value) -> Result<(), RequestError> {
+            self.0.send(message).map_err(|_| RequestError::NotReading)
+        }
+        fn abandon(&self, id: u64) -> bool {
+            self.1.lock().unwrap().push(id);
+            true
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stateless_connection_sends_meta_and_abandons_instead_of_notifying() {
+        let (tx, mut sent) = mpsc::unbounded_channel();
+        let abandoned = Arc::new(Mutex::new(Vec::new()));
+        let out = Abandoning(tx, abandoned.clone());
+        let (conn, _events) = Connection::new(Box::new(out), Asked::default());
+        // Before the server is known to be stateless: cancellation is a notification.
+        let c = conn.clone();
+        let call = tokio::spawn(async move { c.request("tools/call", json!({}), true).await });
+        let req = sent.recv().await.unwrap();
+        assert!(req["params"].get("_meta").is_none(), "{req}");
+        call.abort();
+        assert_eq!(sent.recv().await.unwrap()["method"], "notifications/cancelled");
+
+        conn.adopt_stateless(super::super::stateless::meta());
+        let c = conn.clone();
+        let call = tokio::spawn(async move { c.request("tools/call", json!({"name": "x"}), true).await });
+        let req = sent.recv().await.unwrap();
+        assert_eq!(
+            req["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        assert_eq!(req["params"]["name"], "x");
+        call.abort();
+        let _ = call.await;
+        assert_eq!(*abandoned.lock().unwrap(), vec![req["id"].as_u64().unwrap()]);
+        assert!(
+            sent.try_recv().is_err(),
+            "no notification on a stateless connection"
+        );
+    }
+
     #[tokio::test]
     async fn answers_errors_pings_cancels_and_close() {
         let (tx, mut sent) = mpsc::unbounded_channel();
