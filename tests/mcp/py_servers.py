@@ -13,7 +13,9 @@ the hub with the configured header on its handshake; the fastmcp servers (mcp
 2.x) are used over the stateless 2026-07-28 revision, server-everything over
 2025-11-25; server-everything's get-roots-list reads the roots configured for it,
 and its sampling and elicitation tools are not offered (the hub declares neither
-capability). Prints one `ok`/`not ok` line per check."""
+capability); a server on the mcp SDK's MCPServer (`sdk`) adds a tool, which the hub
+sees on its 2026-07-28 subscriptions/listen stream. Prints one `ok`/`not ok` line
+per check."""
 
 import asyncio
 import json
@@ -62,7 +64,7 @@ async def until(what, fn, within=120):
 
 
 async def main():
-    for name in ("everything", "everything-http", "everything-sse", "py", "pyws"):
+    for name in ("everything", "everything-http", "everything-sse", "py", "pyws", "sdk"):
         async def active(name=name):
             s = await until(f"{name} active", lambda: server(name)["state"] == "active" and server(name))
             assert s["operations"], s
@@ -168,9 +170,9 @@ async def main():
     await check("py killed mid-call: the call gets its error, the server restarts", killed)
 
     async def revisions():
-        names = ("everything", "everything-http", "everything-sse", "py", "pyws")
+        names = ("everything", "everything-http", "everything-sse", "py", "pyws", "sdk")
         got = {n: server(n).get("protocol") for n in names}
-        want = {n: "2026-07-28" if n.startswith("py") else "2025-11-25" for n in names}
+        want = {n: "2025-11-25" if n.startswith("everything") else "2026-07-28" for n in names}
         assert got == want, got
 
     await check("fastmcp (mcp 2.x) is used over 2026-07-28, server-everything over 2025-11-25", revisions)
@@ -192,6 +194,15 @@ async def main():
             assert f"everything.{tool}" not in ops, ops
 
     await check("everything's get-roots-list reads the configured roots; no sampling or elicitation tools", roots)
+
+    async def listen():
+        r = rest_call("sdk.grow", {})
+        assert r["ok"], r
+        await until("sdk.grown listed", lambda: "sdk.grown" in server("sdk")["operations"])
+        r = rest_call("sdk.grown", {})
+        assert r["ok"] and r["result"] == {"result": "grown"}, r
+
+    await check("the mcp SDK server's added tool is seen on its subscriptions/listen stream (2026-07-28)", listen)
 
     async def list_changed():
         def seen():

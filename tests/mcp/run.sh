@@ -31,7 +31,9 @@
 #     with the mcp SDK's server loop) as `transport = "websocket"`; the fastmcp
 #     servers (mcp 2.x) are used over the stateless 2026-07-28 revision, the
 #     server-everything ones over 2025-11-25; server-everything's get-roots-list
-#     reads the entry's configured roots.
+#     reads the entry's configured roots; a server on the mcp SDK's MCPServer
+#     (sdk_server.py) adds a tool and the hub sees it on its subscriptions/listen
+#     stream.
 # Installs the pinned dependencies (package-lock.json, requirements.lock), starts three
 # hubs on free 127.0.0.1 ports (one with tokens: `*`, `text.*`, the tenants `alice`
 # and `bob` (`text.*`, `calc.*`) and the operator `ops`; one without
@@ -174,6 +176,14 @@ args = ["$here/fastmcp_server.py"]
 restart_min_ms = 100
 
 [[mcp_servers]]
+name = "sdk"
+transport = "stdio"
+command = "$servers_python"
+args = ["$here/sdk_server.py"]
+# Unannotated tools are destructive by MCP's defaults; the operator says otherwise.
+hints = { grow = { destructive = false }, grown = { destructive = false } }
+
+[[mcp_servers]]
 name = "pyws"
 transport = "websocket"
 url = "ws://127.0.0.1:$port_ws/mcp"
@@ -270,6 +280,8 @@ run_client() { # name command...
     local status=0
     timeout 300 "$@" >"$work/$name.log" 2>&1 || status=$?
     grep -E '^(ok|not ok) - ' "$work/$name.log" || true
+    # A failed check's traceback follows its line in the log.
+    sed -n '/^not ok - /,/^ok - /{/^ok - /!p}' "$work/$name.log" | grep -v '^not ok - ' || true
     local ok bad
     ok=$(grep -c '^ok - ' "$work/$name.log" || true)
     bad=$(grep -c '^not ok - ' "$work/$name.log" || true)

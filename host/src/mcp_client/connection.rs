@@ -179,9 +179,7 @@ impl Connection {
                 let _ = self.out.send(self.asked.answer(&request));
             }
             Message::Notification(n) if n.method == "notifications/tools/list_changed" => {
-                if !self.tools_changed.swap(true, Ordering::AcqRel) {
-                    let _ = self.events.send(Event::ToolsChanged);
-                }
+                self.tools_changed();
             }
             Message::Notification(_) => {}
             Message::Invalid { error, .. } => {
@@ -190,6 +188,14 @@ impl Connection {
                     error.message
                 ));
             }
+        }
+    }
+
+    /// Reports that the server's tools may have changed (relisted once, however
+    /// many reports come before the relisting).
+    pub(super) fn tools_changed(&self) {
+        if !self.tools_changed.swap(true, Ordering::AcqRel) {
+            let _ = self.events.send(Event::ToolsChanged);
         }
     }
 

@@ -120,8 +120,13 @@ impl Outbound for SharedOut {
                 .get("id")
                 .cloned()
                 .filter(|_| message.get("method").is_some());
-            let initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
-            let within = out.endpoint.exchange_time;
+            let method = message.get("method").and_then(Value::as_str);
+            let initialize = method == Some("initialize");
+            // A subscriptions/listen stream lasts as long as the server keeps it.
+            let within = match method {
+                Some("subscriptions/listen") => std::time::Duration::MAX,
+                _ => out.endpoint.exchange_time,
+            };
             let result = match tokio::time::timeout(within, exchange(&out, &conn, message, initialize)).await
             {
                 Ok(result) => result,

@@ -18,6 +18,13 @@
 //! the operator's roots; sampling and elicitation refused, which fails the call
 //! with that reason; see `asked`) and the echoed `requestState`, at most
 //! [`MAX_INPUT_ROUNDS`] times.
+//!
+//! **List changes** come on a `subscriptions/listen` stream ([`listen`]): a
+//! request the server answers only when it ends the stream, whose
+//! `notifications/tools/list_changed` make the hub list the tools again. A
+//! stream the server ends is opened again after `restart_min_ms` and the tools
+//! relisted (events are not replayed); a server without the method (an error
+//! answer) is not asked again.
 
 use super::asked::Asked;
 use super::connection::Connection;
@@ -191,6 +198,35 @@ pub(super) fn input_responses(asked: &Asked, result: &Value) -> Result<Map<Strin
 /// Whether `result` asks for input (`resultType: "input_required"`).
 pub(super) fn wants_input(result: &Value) -> bool {
     result.get("resultType").and_then(Value::as_str) == Some("input_required")
+}
+
+/// Keeps a `subscriptions/listen` stream open on `conn` for tool list changes,
+/// until the connection ends or the server refuses the method.
+pub(super) async fn listen(
+    conn: std::sync::Arc<Connection>,
+    server: String,
+    again_after: std::time::Duration,
+) {
+    loop {
+        let params = json!({ "notifications": { "toolsListChanged": true } });
+        match conn.request("subscriptions/listen", params, true).await {
+            // The server ended the stream: relist (changes may have been missed)
+            // and listen again.
+            Ok(_) => conn.tools_changed(),
+            Err(RequestError::Rpc { code, .. }) => {
+                crate::info!(
+                    "mcp server {server}: subscriptions/listen answered error {code}; its tool list changes are seen when it restarts"
+                );
+                return;
+            }
+            Err(RequestError::Closed(_)) => return,
+            Err(e) => {
+                crate::warn!("mcp server {server}: subscriptions/listen ended: {e}; listening again");
+                conn.tools_changed();
+            }
+        }
+        tokio::time::sleep(again_after).await;
+    }
 }
 
 #[cfg(test)]

@@ -104,6 +104,16 @@ async fn run(
 ) -> Option<String> {
     let listed = std::mem::take(&mut session.tools);
     publish(config, table, places, session, listed, restarts);
+    // A stateless server's list changes come on a subscriptions/listen stream,
+    // closed with the session (the task is aborted when this returns).
+    let _listening = session.conn.is_stateless().then(|| {
+        let again = Duration::from_millis(config.restart_min_ms);
+        AbortOnDrop(tokio::spawn(super::stateless::listen(
+            session.conn.clone(),
+            config.name.clone(),
+            again,
+        )))
+    });
     let mut exited = session.child.as_ref().map(|c| c.exited.clone());
     loop {
         let child_exit = async {
@@ -198,5 +208,14 @@ pub(super) fn entry(
         notes,
         restarts,
         pid: None,
+    }
+}
+
+/// A task aborted when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
