@@ -40,7 +40,7 @@ pub use issuers::IssuerConfig;
 pub use limits::{
     CallCaps, CpuLimits, Limits, LoadLimits, PoolLimits, ShareLimits, TreeLimits, ValidationLimits,
 };
-pub use mcp_servers::{HintOverride, McpServerConfig, McpTransport};
+pub use mcp_servers::{HintOverride, McpRoot, McpServerConfig, McpTransport};
 pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
 pub use oauth::{OAuthConfig, SCOPE_NAMES};
 pub use secrets::{PluginSettings, SecretsConfig};

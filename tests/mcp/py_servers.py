@@ -7,8 +7,15 @@ PyPI `mcp` client finds their tools with hub_search and calls them with hub_call
 REST calls them too and reads their audit records; the destructive fastmcp tool
 needs an approval; a token whose allowlist leaves `py` out is refused; the py
 server killed in the middle of a call gives that call its error and is started
-again; the hub relisted everything's tools on its tools/list_changed. Prints one
-`ok`/`not ok` line per check."""
+again; the hub relisted everything's tools on its tools/list_changed. The same
+fastmcp server over a real WebSocket server (`pyws`, ws_server.py) answers through
+the hub with the configured header on its handshake; the fastmcp servers (mcp
+2.x) are used over the stateless 2026-07-28 revision, server-everything over
+2025-11-25; server-everything's get-roots-list reads the roots configured for it,
+and its sampling and elicitation tools are not offered (the hub declares neither
+capability); a server on the mcp SDK's MCPServer (`sdk`) adds a tool, which the hub
+sees on its 2026-07-28 subscriptions/listen stream. Prints one `ok`/`not ok` line
+per check."""
 
 import asyncio
 import json
@@ -57,7 +64,7 @@ async def until(what, fn, within=120):
 
 
 async def main():
-    for name in ("everything", "everything-http", "everything-sse", "py"):
+    for name in ("everything", "everything-http", "everything-sse", "py", "pyws", "sdk"):
         async def active(name=name):
             s = await until(f"{name} active", lambda: server(name)["state"] == "active" and server(name))
             assert s["operations"], s
@@ -161,6 +168,41 @@ async def main():
         assert again["ok"] and again["result"] == {"result": "back"}, again
 
     await check("py killed mid-call: the call gets its error, the server restarts", killed)
+
+    async def revisions():
+        names = ("everything", "everything-http", "everything-sse", "py", "pyws", "sdk")
+        got = {n: server(n).get("protocol") for n in names}
+        want = {n: "2025-11-25" if n.startswith("everything") else "2026-07-28" for n in names}
+        assert got == want, got
+
+    await check("fastmcp (mcp 2.x) is used over 2026-07-28, server-everything over 2025-11-25", revisions)
+
+    async def websocket():
+        r = rest_call("pyws.echo", {"text": "over a websocket"})
+        assert r["ok"] and r["result"] == {"result": "over a websocket"}, r
+        with open(os.environ["SERVERS_WS_LOG"]) as f:
+            log = f.read()
+        assert "protocol mcp auth yes" in log, log
+
+    await check("the fastmcp server over a WebSocket answers, the handshake had mcp and the header", websocket)
+
+    async def roots():
+        r = rest_call("everything.get-roots-list", {})
+        assert r["ok"] and "URI: file:///srv/suite" in r["result"]["text"], r
+        ops = server("everything")["operations"]
+        for tool in ("trigger-sampling-request", "trigger-elicitation-request"):
+            assert f"everything.{tool}" not in ops, ops
+
+    await check("everything's get-roots-list reads the configured roots; no sampling or elicitation tools", roots)
+
+    async def listen():
+        r = rest_call("sdk.grow", {})
+        assert r["ok"], r
+        await until("sdk.grown listed", lambda: "sdk.grown" in server("sdk")["operations"])
+        r = rest_call("sdk.grown", {})
+        assert r["ok"] and r["result"] == {"result": "grown"}, r
+
+    await check("the mcp SDK server's added tool is seen on its subscriptions/listen stream (2026-07-28)", listen)
 
     async def list_changed():
         def seen():

@@ -26,7 +26,14 @@
 #     servers-requirements.lock) over stdio; the PyPI client finds and calls their
 #     tools, REST calls them and reads the audit log, a destructive tool asks for
 #     approval, an allowlist refuses one, the fastmcp server killed mid-call gives
-#     the call its error and is restarted, tools/list_changed is seen.
+#     the call its error and is restarted, tools/list_changed is seen; the same
+#     fastmcp server over a real WebSocket server (ws_server.py: PyPI websockets
+#     with the mcp SDK's server loop) as `transport = "websocket"`; the fastmcp
+#     servers (mcp 2.x) are used over the stateless 2026-07-28 revision, the
+#     server-everything ones over 2025-11-25; server-everything's get-roots-list
+#     reads the entry's configured roots; a server on the mcp SDK's MCPServer
+#     (sdk_server.py) adds a tool and the hub sees it on its subscriptions/listen
+#     stream.
 # Installs the pinned dependencies (package-lock.json, requirements.lock), starts three
 # hubs on free 127.0.0.1 ports (one with tokens: `*`, `text.*`, the tenants `alice`
 # and `bob` (`text.*`, `calc.*`) and the operator `ops`; one without
@@ -118,6 +125,13 @@ pids+=($!)
 port_everything_sse="$(free_port)"
 PORT="$port_everything_sse" "$node" "$everything" sse >"$work/everything-sse.log" 2>&1 &
 pids+=($!)
+# The fastmcp server over a real WebSocket server (ws_server.py: PyPI websockets
+# carrying the mcp SDK's server loop); it writes its port to a file.
+WS_LOG="$work/ws.log" "$servers_python" "$here/ws_server.py" "$work/ws.port" >"$work/ws-server.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 600); do [ -s "$work/ws.port" ] && break; sleep 0.1; done
+[ -s "$work/ws.port" ] || { echo "ws_server.py did not start:" >&2; tail -n 30 "$work/ws-server.log" >&2; exit 1; }
+port_ws="$(cat "$work/ws.port")"
 printf 'mcp-test-secret-servers\n' > "$work/servers.secret"
 printf 'mcp-test-secret-servers-some\n' > "$work/servers-some.secret"
 cat > "$work/servers.toml" <<EOF
@@ -140,6 +154,7 @@ name = "everything"
 transport = "stdio"
 command = "$node"
 args = ["$everything", "stdio"]
+roots = [{ uri = "file:///srv/suite", name = "suite" }]
 
 [[mcp_servers]]
 name = "everything-http"
@@ -159,6 +174,20 @@ transport = "stdio"
 command = "$servers_python"
 args = ["$here/fastmcp_server.py"]
 restart_min_ms = 100
+
+[[mcp_servers]]
+name = "sdk"
+transport = "stdio"
+command = "$servers_python"
+args = ["$here/sdk_server.py"]
+# Unannotated tools are destructive by MCP's defaults; the operator says otherwise.
+hints = { grow = { destructive = false }, grown = { destructive = false } }
+
+[[mcp_servers]]
+name = "pyws"
+transport = "websocket"
+url = "ws://127.0.0.1:$port_ws/mcp"
+headers = { Authorization = "file:$work/servers.secret" }
 EOF
 # The agents hub: an agent behind a scripted model (agent_upstream.mjs), for
 # py_agents.py.
@@ -251,6 +280,8 @@ run_client() { # name command...
     local status=0
     timeout 300 "$@" >"$work/$name.log" 2>&1 || status=$?
     grep -E '^(ok|not ok) - ' "$work/$name.log" || true
+    # A failed check's traceback follows its line in the log.
+    sed -n '/^not ok - /,/^ok - /{/^ok - /!p}' "$work/$name.log" | grep -v '^not ok - ' || true
     local ok bad
     ok=$(grep -c '^ok - ' "$work/$name.log" || true)
     bad=$(grep -c '^not ok - ' "$work/$name.log" || true)
@@ -281,6 +312,7 @@ run_client inspector bash "$here/inspector_stdio.sh"
 echo "--- external MCP servers behind the hub (server-everything, fastmcp)"
 export SERVERS_URL="http://127.0.0.1:$port_servers/mcp" SERVERS_HUB_LOG="$work/hub-servers.log"
 export SERVERS_TOKEN="mcp-test-secret-servers" SERVERS_TOKEN_SOME="mcp-test-secret-servers-some"
+export SERVERS_WS_LOG="$work/ws.log"
 run_client py-servers "$python" "$here/py_servers.py"
 
 echo

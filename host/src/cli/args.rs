@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 /// Parsed arguments of one subcommand.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Args {
     pub positional: Vec<String>,
     /// Every value of each flag, in order (flags like `--set` repeat).

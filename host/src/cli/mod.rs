@@ -5,6 +5,7 @@
 
 mod args;
 pub mod call;
+mod config_watch;
 mod hub_api;
 pub mod mcp;
 mod oauth;
@@ -132,11 +133,23 @@ fn serve_command(argv: &[String]) -> Result<ExitCode, UsageError> {
             return Ok(ExitCode::FAILURE);
         }
     };
+    // The file `load_config` read, which `serve` follows for [[mcp_servers]].
+    let file = match args.value("config") {
+        Some(path) => Some(PathBuf::from(path)),
+        None => Some(PathBuf::from("wasmhub.toml")).filter(|p| p.exists()),
+    };
+    let locked = args.switch("locked");
+    let insecure_http = args.switch("insecure-http");
+    let watched = file.map(|file| {
+        let reload: config_watch::Reload = std::sync::Arc::new(move || load_config(&args));
+        (file, reload)
+    });
     Ok(serve::run(
         config,
         serve::ServeFlags {
-            locked: args.switch("locked"),
-            insecure_http: args.switch("insecure-http"),
+            locked,
+            insecure_http,
+            config_file: watched,
         },
     ))
 }

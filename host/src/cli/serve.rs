@@ -13,6 +13,9 @@ pub struct ServeFlags {
     pub locked: bool,
     /// Plain HTTP to registries off loopback (`--insecure-http`).
     pub insecure_http: bool,
+    /// The configuration file and how to read it again: followed for
+    /// `[[mcp_servers]]` (`config_watch`).
+    pub(super) config_file: Option<(std::path::PathBuf, super::config_watch::Reload)>,
 }
 
 /// Starts the hub; returns when it has shut down.
@@ -92,6 +95,9 @@ async fn start(config: Config, options: ServeFlags, signals: super::signals::Sig
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(prune_compiled_cache(hub.clone()));
+    if let Some((file, reload)) = options.config_file.clone() {
+        super::config_watch::spawn(Arc::downgrade(&hub), file, reload);
+    }
     let agent = crate::agent::Agent::new(&config, llm.clone(), hub.clone(), &backend)
         .await
         .map_err(|e| e.to_string())?;

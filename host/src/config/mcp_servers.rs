@@ -17,6 +17,9 @@ pub enum McpTransport {
     Stdio,
     /// Streamable HTTP at `url` (JSON or SSE answers, `Mcp-Session-Id`).
     Http,
+    /// A WebSocket at `url` (`ws://` or `wss://`), one JSON-RPC message per text
+    /// message, subprotocol `mcp`.
+    Websocket,
 }
 
 impl McpTransport {
@@ -25,6 +28,7 @@ impl McpTransport {
         match self {
             McpTransport::Stdio => "stdio",
             McpTransport::Http => "http",
+            McpTransport::Websocket => "websocket",
         }
     }
 }
@@ -44,14 +48,27 @@ pub struct HintOverride {
     pub open_world: Option<bool>,
 }
 
+/// A root the hub offers a server when it asks `roots/list`: a directory the
+/// operator lets the server know about (MCP's roots are advice to the server;
+/// a stdio server can reach whatever its user can, whatever they say).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpRoot {
+    /// A `file://` URI.
+    pub uri: String,
+    /// A name for people.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
 /// One `[[mcp_servers]]` entry.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     /// The namespace of its operations (`NAME.tool`), `[a-z][a-z0-9_-]*` like a
     /// plugin name, and not a plugin's.
     pub name: String,
-    /// `stdio` or `http`.
+    /// `stdio`, `http` or `websocket`.
     pub transport: McpTransport,
     /// stdio: the program to run (looked up in `PATH` when it has no `/`).
     #[serde(default)]
@@ -69,11 +86,12 @@ pub struct McpServerConfig {
     /// stdio: its working directory (default: the hub's).
     #[serde(default)]
     pub cwd: Option<PathBuf>,
-    /// http: the MCP endpoint (`http://` or `https://`).
+    /// http: the MCP endpoint (`http://` or `https://`); websocket: `ws://` or
+    /// `wss://`.
     #[serde(default)]
     pub url: Option<String>,
-    /// http: headers sent with every request; values are literal, `env:VAR` or
-    /// `file:/path`.
+    /// http: headers sent with every request (websocket: with the opening
+    /// handshake); values are literal, `env:VAR` or `file:/path`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// Whether the hub starts it (default true).
@@ -119,6 +137,9 @@ pub struct McpServerConfig {
     /// Time a stdio server gets after SIGTERM before SIGKILL, in ms.
     #[serde(default = "default_stop_grace_ms")]
     pub stop_grace_ms: u64,
+    /// What the hub answers the server's `roots/list` (default: no roots).
+    #[serde(default)]
+    pub roots: Vec<McpRoot>,
     /// Per tool (its name on the server): hints that replace its annotations.
     #[serde(default)]
     pub hints: BTreeMap<String, HintOverride>,
@@ -215,14 +236,24 @@ fn entry_mismatch(s: &McpServerConfig) -> Option<String> {
                 }
             }
         }
-        McpTransport::Http => {
+        McpTransport::Http | McpTransport::Websocket => {
+            let t = s.transport.as_str();
             if s.command.is_some() || !s.args.is_empty() || !s.env.is_empty() || s.cwd.is_some() {
-                return Some("command, args, env and cwd are for transport = \"stdio\"; an http server has url and headers".into());
+                return Some(format!(
+                    "command, args, env and cwd are for transport = \"stdio\"; a {t} server has url and headers"
+                ));
             }
+            let schemes: [&str; 2] = match s.transport {
+                McpTransport::Websocket => ["ws://", "wss://"],
+                _ => ["http://", "https://"],
+            };
             match s.url.as_deref() {
-                None => return Some("transport = \"http\" needs url".into()),
-                Some(url) if !(url.starts_with("http://") || url.starts_with("https://")) => {
-                    return Some(format!("url {url:?} must start with http:// or https://"));
+                None => return Some(format!("transport = \"{t}\" needs url")),
+                Some(url) if !schemes.iter().any(|p| url.starts_with(p)) => {
+                    return Some(format!(
+                        "url {url:?} must start with {} or {}",
+                        schemes[0], schemes[1]
+                    ));
                 }
                 Some(url) if url.parse::<http::Uri>().is_err() => {
                     return Some(format!("url {url:?} is not a valid URL"));
@@ -237,6 +268,12 @@ fn entry_mismatch(s: &McpServerConfig) -> Option<String> {
                     return Some(format!("headers.{key}: {e}"));
                 }
             }
+        }
+    }
+    for root in &s.roots {
+        let path = root.uri.strip_prefix("file://").unwrap_or_default();
+        if path.is_empty() || root.uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Some(format!("roots: {:?} must be a file:// URI", root.uri));
         }
     }
     for (key, value) in [
@@ -291,6 +328,7 @@ args = ["-y", "x"]
 env = { TOKEN = "env:MY_TOKEN", PLAIN = "x" }
 max_concurrent = 2
 hints = { echo = { read_only = true, destructive = false } }
+roots = [{ uri = "file:///srv/data", name = "data" }]
 
 [[mcp_servers]]
 name = "remote"
@@ -305,6 +343,7 @@ enabled = false
         assert_eq!(c.mcp_servers.len(), 2);
         assert_eq!(c.mcp_servers[0].max_concurrent, 2);
         assert_eq!(c.mcp_servers[0].hints["echo"].read_only, Some(true));
+        assert_eq!(c.mcp_servers[0].roots[0].name.as_deref(), Some("data"));
         assert_eq!(c.mcp_servers[0].env_allow, ["PATH", "HOME", "LANG"]);
         assert!(!c.mcp_servers[1].enabled);
     }
@@ -349,8 +388,16 @@ enabled = false
                 "ws",
             ),
             (
+                "[[mcp_servers]]\nname = \"a\"\ntransport = \"websocket\"\nurl = \"http://x/mcp\"",
+                "mcp_servers.a: url \"http://x/mcp\" must start with ws:// or wss://",
+            ),
+            (
                 "[[mcp_servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\nrestart_min_ms = 10\nrestart_max_ms = 5",
                 "restart_max_ms (5) must be at least restart_min_ms (10)",
+            ),
+            (
+                "[[mcp_servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\nroots = [{ uri = \"/srv/data\" }]",
+                "mcp_servers.a: roots: \"/srv/data\" must be a file:// URI",
             ),
         ];
         for (text, want) in cases {

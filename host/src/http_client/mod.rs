@@ -12,12 +12,14 @@
 //! - `public`: [`is_public`], which resolved addresses are public, and
 //!   [`document_address`], which a fetched document may come from;
 //! - `document`: [`get_document`], one small JSON document by GET, its addresses
-//!   checked by the caller's rule and its size bounded.
+//!   checked by the caller's rule and its size bounded;
+//! - `websocket`: a WebSocket client (RFC 6455) over a [`Stream`].
 
 mod document;
 mod public;
 mod stream;
 mod tls;
+pub(crate) mod websocket;
 
 pub(crate) use document::{DocumentError, DocumentUrl, get_document};
 pub(crate) use public::{document_address, is_public};

@@ -73,7 +73,7 @@ pub use search::{SearchDoc, SearchIndex};
 pub use validate::Violation;
 
 use crate::config::Config;
-use crate::mcp_client::{McpServers, ServerEntry};
+use crate::mcp_client::{McpServers, Reconciled, ServerEntry};
 use crate::runtime::{LockFile, OnChange, PluginDir, PluginEntry, Runtime, RuntimeError, Secrets};
 use crate::storage::Backend;
 use approval::Verdict;
@@ -132,6 +132,8 @@ pub struct Hub {
     sources: std::sync::Mutex<(Vec<PluginEntry>, Vec<ServerEntry>)>,
     /// The supervised `[[mcp_servers]]`, until [`Hub::stop_mcp_servers`].
     mcp: tokio::sync::Mutex<Option<McpServers>>,
+    /// [`Hub::stop_mcp_servers`] has run: a reload starts nothing any more.
+    mcp_stopped: std::sync::atomic::AtomicBool,
 }
 
 impl Hub {
@@ -169,6 +171,7 @@ impl Hub {
             oauth_base,
             sources: Default::default(),
             mcp: Default::default(),
+            mcp_stopped: Default::default(),
         }))
     }
 
@@ -223,19 +226,7 @@ impl Hub {
         }
         let hub = Hub::new(config, runtime.clone(), backend).await?;
         if !config.mcp_servers.is_empty() {
-            let weak = Arc::downgrade(&hub);
-            let mut configs = config.mcp_servers.clone();
-            for server in &mut configs {
-                server.secret_max_bytes = config.secrets.max_value_kb.saturating_mul(1024);
-            }
-            let servers = McpServers::start(
-                &configs,
-                Arc::new(move |entries| {
-                    if let Some(hub) = weak.upgrade() {
-                        hub.apply_servers(entries);
-                    }
-                }),
-            );
+            let servers = McpServers::start(&server_configs(config), hub.servers_changed());
             *hub.mcp.try_lock().expect("nobody else holds it yet") = Some(servers);
         }
         let on_change: OnChange = {
@@ -283,11 +274,48 @@ impl Hub {
         self.core.registry.send_replace(registry);
     }
 
+    /// What the MCP servers' supervisors call after each change (weak: they must
+    /// not keep a dropped hub alive).
+    fn servers_changed(self: &Arc<Self>) -> crate::mcp_client::ServersChanged {
+        let weak = Arc::downgrade(self);
+        Arc::new(move |entries| {
+            if let Some(hub) = weak.upgrade() {
+                hub.apply_servers(entries);
+            }
+        })
+    }
+
+    /// Applies the `[[mcp_servers]]` of a reloaded `config`: removed servers
+    /// stop, added ones start, changed ones restart, the rest keep running
+    /// (`McpServers::reconcile`). Nothing after [`Hub::stop_mcp_servers`].
+    pub(crate) async fn reload_mcp_servers(self: &Arc<Self>, config: &Config) -> Option<Reconciled> {
+        let configs = server_configs(config);
+        let mut slot = self.mcp.lock().await;
+        match slot.as_mut() {
+            Some(servers) => Some(servers.reconcile(&configs).await),
+            None if self.mcp_stopped.load(std::sync::atomic::Ordering::Acquire) => None,
+            None => {
+                let started = configs
+                    .iter()
+                    .filter(|c| c.enabled)
+                    .map(|c| c.name.clone())
+                    .collect();
+                *slot = Some(McpServers::start(&configs, self.servers_changed()));
+                Some(Reconciled {
+                    started,
+                    ..Reconciled::default()
+                })
+            }
+        }
+    }
+
     /// Stops the MCP servers (stdio ones: SIGTERM, then SIGKILL after their
     /// `stop_grace_ms`) and waits until each is gone; what `serve` and
     /// `mcp --stdio` do before they exit.
     pub async fn stop_mcp_servers(&self) {
-        if let Some(mut servers) = self.mcp.lock().await.take() {
+        let mut slot = self.mcp.lock().await;
+        self.mcp_stopped.store(true, std::sync::atomic::Ordering::Release);
+        if let Some(mut servers) = slot.take() {
             servers.stop().await;
         }
     }
@@ -527,3 +555,12 @@ impl Hub {
 
 #[cfg(test)]
 mod stored_records_tests;
+
+/// `config`'s `[[mcp_servers]]`, each bounded by its `secrets.max_value_kb`.
+fn server_configs(config: &Config) -> Vec<crate::config::McpServerConfig> {
+    let mut configs = config.mcp_servers.clone();
+    for server in &mut configs {
+        server.secret_max_bytes = config.secrets.max_value_kb.saturating_mul(1024);
+    }
+    configs
+}

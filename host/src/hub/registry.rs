@@ -180,6 +180,10 @@ pub struct ServerInfo {
     /// The process of a running stdio server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The MCP revision an active server speaks (`2026-07-28`, or the version
+    /// its `initialize` negotiated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
 }
 
 /// One snapshot of everything callable.
@@ -408,6 +412,7 @@ fn describe_server(
 ) -> ServerInfo {
     let mut operations = Vec::new();
     let mut instructions = false;
+    let mut protocol = None;
     let state = match &entry.state {
         ServerState::Loading => PluginStatus::Loading,
         ServerState::Rejected(reason) => PluginStatus::Rejected {
@@ -422,6 +427,7 @@ fn describe_server(
         ServerState::Active(tools) => {
             let source = Source::Mcp(tools.clone());
             instructions = source.instructions().is_some();
+            protocol = Some(tools.protocol().to_string());
             operations = register(&source, false, ops);
             PluginStatus::Active
         }
@@ -436,6 +442,7 @@ fn describe_server(
         instructions,
         restarts: entry.restarts,
         pid: entry.pid,
+        protocol,
     }
 }
 

@@ -1,14 +1,19 @@
 //! One JSON-RPC connection to an MCP server, whatever carries it: request ids,
 //! the requests waiting for their answers, what the server sends on its own
-//! (`ping` is answered, `notifications/tools/list_changed` is reported, other
-//! requests are refused with -32601), and the end of the connection, which fails
-//! every waiting request with how it ended.
+//! (its requests are answered by `asked`, `notifications/tools/list_changed` is
+//! reported), and the end of the connection, which fails every waiting request
+//! with how it ended.
 //!
 //! A request whose future is dropped before its answer (the call was cancelled or
-//! its deadline passed) sends `notifications/cancelled` for it.
+//! its deadline passed) sends `notifications/cancelled` for it, or, on a
+//! stateless HTTP connection (2026-07-28, which has no client notifications),
+//! abandons its HTTP exchange, which is that revision's cancellation. Once
+//! [`Connection::adopt_stateless`] was called, every request carries the
+//! stateless `_meta` (`stateless`).
 
+use super::asked::Asked;
 use super::error::RequestError;
-use crate::mcp_wire::jsonrpc::{self, Message, RpcError};
+use crate::mcp_wire::jsonrpc::{self, Message};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,6 +28,12 @@ const MAX_SERVER_TEXT: usize = 2048;
 pub(super) trait Outbound: Send + Sync {
     /// Queues `message` for the server.
     fn send(&self, message: Value) -> Result<(), RequestError>;
+
+    /// Abandons the exchange carrying request `id` (the stateless revision's
+    /// cancellation); `false` when the transport cannot, so it is told instead.
+    fn abandon(&self, _id: u64) -> bool {
+        false
+    }
 }
 
 /// What the server did that its supervisor acts on.
@@ -41,11 +52,15 @@ pub(super) struct Connection {
     next_id: AtomicU64,
     waiting: Mutex<State>,
     out: Box<dyn Outbound>,
+    /// What the server's own requests get.
+    asked: Asked,
     events: mpsc::UnboundedSender<Event>,
     /// Turns true when the connection closes (streams reading for it stop).
     ended: tokio::sync::watch::Sender<bool>,
     /// A `tools/list_changed` not relisted yet: a flood of them is one event.
     tools_changed: std::sync::atomic::AtomicBool,
+    /// The `_meta` of every request, once the server speaks the stateless revision.
+    stateless: std::sync::OnceLock<Value>,
 }
 
 #[derive(Default)]
@@ -57,15 +72,20 @@ struct State {
 
 impl Connection {
     /// A connection sending through `out`; its events go to the returned receiver.
-    pub(super) fn new(out: Box<dyn Outbound>) -> (Arc<Connection>, mpsc::UnboundedReceiver<Event>) {
+    pub(super) fn new(
+        out: Box<dyn Outbound>,
+        asked: Asked,
+    ) -> (Arc<Connection>, mpsc::UnboundedReceiver<Event>) {
         let (events, rx) = mpsc::unbounded_channel();
         let conn = Connection {
             next_id: AtomicU64::new(1),
             waiting: Mutex::new(State::default()),
             out,
+            asked,
             events,
             ended: tokio::sync::watch::Sender::new(false),
             tools_changed: std::sync::atomic::AtomicBool::new(false),
+            stateless: std::sync::OnceLock::new(),
         };
         (Arc::new(conn), rx)
     }
@@ -74,6 +94,21 @@ impl Connection {
     /// before relisting, so a change during the listing is not lost).
     pub(super) fn take_tools_changed(&self) {
         self.tools_changed.store(false, Ordering::Release);
+    }
+
+    /// From now on every request carries `meta` (the server speaks 2026-07-28).
+    pub(super) fn adopt_stateless(&self, meta: Value) {
+        let _ = self.stateless.set(meta);
+    }
+
+    /// Whether the server speaks the stateless revision.
+    pub(super) fn is_stateless(&self) -> bool {
+        self.stateless.get().is_some()
+    }
+
+    /// What the hub answers the server's own requests.
+    pub(super) fn asked(&self) -> &Asked {
+        &self.asked
     }
 
     /// Turns true once the connection has closed.
@@ -112,6 +147,10 @@ impl Connection {
             id,
             cancellable,
         };
+        let params = match self.stateless.get() {
+            Some(meta) => super::stateless::with_meta(params, meta),
+            None => params,
+        };
         let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         if let Err(e) = self.out.send(message) {
             guard.cancellable = false;
@@ -136,19 +175,11 @@ impl Connection {
         match message {
             Message::Response { id, outcome } => self.answer(&id, outcome),
             Message::Request(request) => {
-                let reply = if request.method == "ping" {
-                    jsonrpc::result_response(&request.id, json!({}))
-                } else {
-                    let refused = RpcError::method_not_found(&request.method);
-                    jsonrpc::error_response(&request.id, &refused)
-                };
                 // A server that does not read our answers will fail its calls.
-                let _ = self.out.send(reply);
+                let _ = self.out.send(self.asked.answer(&request));
             }
             Message::Notification(n) if n.method == "notifications/tools/list_changed" => {
-                if !self.tools_changed.swap(true, Ordering::AcqRel) {
-                    let _ = self.events.send(Event::ToolsChanged);
-                }
+                self.tools_changed();
             }
             Message::Notification(_) => {}
             Message::Invalid { error, .. } => {
@@ -157,6 +188,14 @@ impl Connection {
                     error.message
                 ));
             }
+        }
+    }
+
+    /// Reports that the server's tools may have changed (relisted once, however
+    /// many reports come before the relisting).
+    pub(super) fn tools_changed(&self) {
+        if !self.tools_changed.swap(true, Ordering::AcqRel) {
+            let _ = self.events.send(Event::ToolsChanged);
         }
     }
 
@@ -226,7 +265,8 @@ struct Unanswered<'a> {
 impl Drop for Unanswered<'_> {
     fn drop(&mut self) {
         let was_waiting = self.conn.state().pending.remove(&self.id).is_some();
-        if was_waiting && self.cancellable {
+        let abandoned = || self.conn.is_stateless() && self.conn.out.abandon(self.id);
+        if was_waiting && self.cancellable && !abandoned() {
             let params = json!({
                 "requestId": self.id,
                 "reason": "the hub's caller cancelled the call or its deadline passed",
@@ -252,10 +292,55 @@ mod tests {
     use super::*;
     use crate::mcp_wire::jsonrpc::classify;
 
+    /// Hands messages to a channel and records the exchanges abandoned.
+    struct Abandoning(mpsc::UnboundedSender<Value>, Arc<Mutex<Vec<u64>>>);
+
+    impl Outbound for Abandoning {
+        fn send(&self, message: Value) -> Result<(), RequestError> {
+            self.0.send(message).map_err(|_| RequestError::NotReading)
+        }
+        fn abandon(&self, id: u64) -> bool {
+            self.1.lock().unwrap().push(id);
+            true
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stateless_connection_sends_meta_and_abandons_instead_of_notifying() {
+        let (tx, mut sent) = mpsc::unbounded_channel();
+        let abandoned = Arc::new(Mutex::new(Vec::new()));
+        let out = Abandoning(tx, abandoned.clone());
+        let (conn, _events) = Connection::new(Box::new(out), Asked::default());
+        // Before the server is known to be stateless: cancellation is a notification.
+        let c = conn.clone();
+        let call = tokio::spawn(async move { c.request("tools/call", json!({}), true).await });
+        let req = sent.recv().await.unwrap();
+        assert!(req["params"].get("_meta").is_none(), "{req}");
+        call.abort();
+        assert_eq!(sent.recv().await.unwrap()["method"], "notifications/cancelled");
+
+        conn.adopt_stateless(super::super::stateless::meta());
+        let c = conn.clone();
+        let call = tokio::spawn(async move { c.request("tools/call", json!({"name": "x"}), true).await });
+        let req = sent.recv().await.unwrap();
+        assert_eq!(
+            req["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        assert_eq!(req["params"]["name"], "x");
+        call.abort();
+        let _ = call.await;
+        assert_eq!(*abandoned.lock().unwrap(), vec![req["id"].as_u64().unwrap()]);
+        assert!(
+            sent.try_recv().is_err(),
+            "no notification on a stateless connection"
+        );
+    }
+
     #[tokio::test]
     async fn answers_errors_pings_cancels_and_close() {
         let (tx, mut sent) = mpsc::unbounded_channel();
-        let (conn, mut events) = Connection::new(Box::new(Capture(tx)));
+        let (conn, mut events) = Connection::new(Box::new(Capture(tx)), Asked::default());
         let c = conn.clone();
         let call = tokio::spawn(async move { c.request("tools/list", json!({}), true).await });
         let req = sent.recv().await.unwrap();
@@ -282,7 +367,14 @@ mod tests {
         conn.deliver(classify(
             json!({"jsonrpc": "2.0", "id": 9, "method": "sampling/createMessage"}),
         ));
-        assert_eq!(sent.recv().await.unwrap()["error"]["code"], -32601);
+        assert_eq!(
+            sent.recv().await.unwrap()["error"]["code"],
+            jsonrpc::MISSING_CLIENT_CAPABILITY
+        );
+        conn.deliver(classify(
+            json!({"jsonrpc": "2.0", "id": 10, "method": "roots/list"}),
+        ));
+        assert_eq!(sent.recv().await.unwrap()["result"], json!({"roots": []}));
         let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
         for _ in 0..100 {
             conn.deliver(classify(changed.clone()));

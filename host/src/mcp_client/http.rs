@@ -1,5 +1,6 @@
 //! The Streamable HTTP transport (the handshake-era revisions, 2024-11-05 to
-//! 2025-11-25) over `http_client`: every message is one POST to the server's URL
+//! 2025-11-25, and the stateless 2026-07-28, whose requests also carry the
+//! routing headers `stateless` derives from their body) over `http_client`: every message is one POST to the server's URL
 //! (`Accept: application/json, text/event-stream`), answered by 202 (a
 //! notification or response), one JSON body, or an event stream whose events
 //! are messages (`sse::Parser`, each event within `max_message_kb`). The
@@ -7,7 +8,9 @@
 //! `MCP-Protocol-Version` go with every later request; after the handshake a GET
 //! opens the server's own event stream (for `tools/list_changed`) when it offers
 //! one. A 404 for the session closes the connection (the supervisor starts a new
-//! one). The configured headers' secret references are resolved at connect.
+//! one). When the hub stops the server (shutdown, reload, restart) it ends the
+//! session with a DELETE carrying its `Mcp-Session-Id` ([`end_session`]). The
+//! configured headers' secret references are resolved at connect.
 
 use super::connection::{Connection, Event, Outbound};
 use super::error::{RequestError, StartError};
@@ -26,14 +29,14 @@ use tokio::sync::mpsc;
 pub(super) struct Endpoint {
     /// The server's name, for the log.
     pub(super) server: String,
-    tls: bool,
-    host: String,
-    port: u16,
-    authority: String,
+    pub(super) tls: bool,
+    pub(super) host: String,
+    pub(super) port: u16,
+    pub(super) authority: String,
     /// The URL's path and query.
     pub(super) target: String,
     /// The configured headers, resolved.
-    headers: HeaderMap,
+    pub(super) headers: HeaderMap,
     pub(super) max_message: usize,
     pub(super) max_kb: u64,
     /// Longest one POST exchange may take.
@@ -54,21 +57,52 @@ pub(super) struct HttpOut {
     pub(super) endpoint: Arc<Endpoint>,
     pub(super) negotiated: Arc<Mutex<Negotiated>>,
     conn: Mutex<Weak<Connection>>,
+    /// The exchanges of requests still running, by request id (abandoning one
+    /// drops its HTTP connection: the stateless revision's cancellation).
+    running: Mutex<std::collections::HashMap<u64, tokio::task::AbortHandle>>,
 }
 
+/// A connection, its events, and the transport under it.
+pub(super) type Connected = (Arc<Connection>, mpsc::UnboundedReceiver<Event>, Arc<HttpOut>);
+
 /// A connection to the server at `config.url`.
-pub(super) fn connect(
-    config: &McpServerConfig,
-) -> Result<(Arc<Connection>, mpsc::UnboundedReceiver<Event>), StartError> {
+pub(super) fn connect(config: &McpServerConfig) -> Result<Connected, StartError> {
     let endpoint = Arc::new(endpoint(config)?);
     let out = Arc::new(HttpOut {
         endpoint,
         negotiated: Arc::default(),
         conn: Mutex::new(Weak::new()),
+        running: Mutex::default(),
     });
-    let (conn, events) = Connection::new(Box::new(SharedOut(out.clone())));
+    let (conn, events) = Connection::new(Box::new(SharedOut(out.clone())), super::asked::Asked::of(config));
     *out.conn.lock().unwrap_or_else(|e| e.into_inner()) = Arc::downgrade(&conn);
-    Ok((conn, events))
+    Ok((conn, events, out))
+}
+
+/// Ends the session the server gave at `initialize` (a DELETE with its
+/// `Mcp-Session-Id`), within `within`; nothing when it gave none, forgot it
+/// (404), or speaks the legacy transport. The server's answer, when it gave one
+/// (405 means it does not let clients end sessions, which the revision allows).
+pub(super) async fn end_session(out: &HttpOut, within: std::time::Duration) -> Option<StatusCode> {
+    {
+        let negotiated = out.negotiated();
+        if negotiated.session.is_none() || negotiated.legacy_target.is_some() {
+            return None;
+        }
+    }
+    let target = out.endpoint.target.clone();
+    let sent = tokio::time::timeout(within, send(out, Method::DELETE, &target, None)).await;
+    out.negotiated().session = None;
+    match sent {
+        Ok(Ok(response)) => Some(response.status()),
+        Ok(Err(_)) | Err(_) => {
+            crate::warn!(
+                "mcp server {}: ending its HTTP session (DELETE) failed or took longer than stop_grace_ms",
+                out.endpoint.server
+            );
+            None
+        }
+    }
 }
 
 struct SharedOut(Arc<HttpOut>);
@@ -77,13 +111,22 @@ impl Outbound for SharedOut {
     fn send(&self, message: Value) -> Result<(), RequestError> {
         let out = self.0.clone();
         let conn = out.conn.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        tokio::spawn(async move {
+        let request_id = message
+            .get("id")
+            .and_then(Value::as_u64)
+            .filter(|_| message.get("method").is_some());
+        let task = tokio::spawn(async move {
             let id = message
                 .get("id")
                 .cloned()
                 .filter(|_| message.get("method").is_some());
-            let initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
-            let within = out.endpoint.exchange_time;
+            let method = message.get("method").and_then(Value::as_str);
+            let initialize = method == Some("initialize");
+            // A subscriptions/listen stream lasts as long as the server keeps it.
+            let within = match method {
+                Some("subscriptions/listen") => std::time::Duration::MAX,
+                _ => out.endpoint.exchange_time,
+            };
             let result = match tokio::time::timeout(within, exchange(&out, &conn, message, initialize)).await
             {
                 Ok(result) => result,
@@ -103,7 +146,24 @@ impl Outbound for SharedOut {
                 }
             }
         });
+        if let Some(id) = request_id {
+            let mut running = self.0.running();
+            running.retain(|_, task| !task.is_finished());
+            if !task.is_finished() {
+                running.insert(id, task.abort_handle());
+            }
+        }
         Ok(())
+    }
+
+    fn abandon(&self, id: u64) -> bool {
+        match self.0.running().remove(&id) {
+            Some(task) => {
+                task.abort();
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -114,12 +174,13 @@ pub(super) enum Failure {
     Request(RequestError),
 }
 
-/// Parses the URL and resolves the configured headers.
-fn endpoint(config: &McpServerConfig) -> Result<Endpoint, StartError> {
+/// Parses the URL and resolves the configured headers (also the WebSocket
+/// transport's).
+pub(super) fn endpoint(config: &McpServerConfig) -> Result<Endpoint, StartError> {
     let url = config.url.as_deref().unwrap_or_default();
     let bad = |why: &str| StartError::Handshake(format!("url: {why}"));
     let uri: Uri = url.parse().map_err(|_| bad("not a valid URL"))?;
-    let tls = uri.scheme_str() == Some("https");
+    let tls = matches!(uri.scheme_str(), Some("https" | "wss"));
     let host = uri.host().ok_or_else(|| bad("it has no host"))?;
     let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
     let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
@@ -166,11 +227,14 @@ async fn exchange(
     initialize: bool,
 ) -> Result<(), Failure> {
     let body = Bytes::from(serde_json::to_vec(&message).expect("a JSON value serializes"));
+    let request_id = message.get("id").cloned();
     let legacy = out.negotiated().legacy_target.clone();
     if let Some(target) = legacy {
         return super::http_legacy::post(out, &target, body).await;
     }
-    let response = send(out, Method::POST, &out.endpoint.target, Some(body.clone())).await?;
+    let routing = super::stateless::routing_headers(&message);
+    let target = &out.endpoint.target;
+    let response = send_with(out, Method::POST, target, Some(body.clone()), routing).await?;
     let status = response.status();
     if status == StatusCode::ACCEPTED {
         return Ok(());
@@ -180,15 +244,13 @@ async fn exchange(
         // URL with 4xx: open the stream and post to the endpoint it names.
         return super::http_legacy::fall_back(out, conn, body).await;
     }
-    if status == StatusCode::NOT_FOUND && out.negotiated().session.is_some() {
+    if status == StatusCode::NOT_FOUND && out.negotiated().session.take().is_some() {
         return Err(Failure::Gone(
             "the server no longer knows the session (404)".into(),
         ));
     }
     if !status.is_success() {
-        return Err(Failure::Request(RequestError::Http(format!(
-            "the server answered HTTP {status}"
-        ))));
+        return refused(response, out, conn, request_id).await;
     }
     if initialize && let Some(session) = response.headers().get("mcp-session-id") {
         out.negotiated().session = Some(session.clone());
@@ -222,7 +284,52 @@ async fn exchange(
     Ok(())
 }
 
+/// A non-2xx answer: a JSON-RPC error in its body answering our request (the
+/// stateless revision answers an unknown method 404 with -32601) is delivered;
+/// otherwise the request fails with the status, and the body's error message
+/// when it has one without our id (`"id": null`, as some servers send).
+async fn refused(
+    response: Response,
+    out: &HttpOut,
+    conn: &Weak<Connection>,
+    request_id: Option<Value>,
+) -> Result<(), Failure> {
+    let status = response.status();
+    let mut answered = false;
+    let mut said = None;
+    if is_json(&response) {
+        let deliver = |m: jsonrpc::Message| match m {
+            jsonrpc::Message::Response { id, outcome } if Some(&id) != request_id.as_ref() => {
+                if let Err(error) = outcome {
+                    said = error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .map(super::connection::bounded);
+                }
+            }
+            m => {
+                answered = true;
+                if let Some(conn) = conn.upgrade() {
+                    conn.deliver(m);
+                }
+            }
+        };
+        let _ = read_messages(response, &out.endpoint, deliver).await;
+    }
+    if answered {
+        return Ok(());
+    }
+    let said = said.map(|m| format!(" ({m})")).unwrap_or_default();
+    Err(Failure::Request(RequestError::Http(format!(
+        "the server answered HTTP {status}{said}"
+    ))))
+}
+
 impl HttpOut {
+    fn running(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, tokio::task::AbortHandle>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub(super) fn negotiated(&self) -> std::sync::MutexGuard<'_, Negotiated> {
         self.negotiated.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -238,6 +345,7 @@ async fn listen(endpoint: Arc<Endpoint>, negotiated: Arc<Mutex<Negotiated>>, con
         endpoint,
         negotiated,
         conn: Mutex::new(conn.clone()),
+        running: Mutex::default(),
     };
     let stream = async {
         let Ok(response) = send(&out, Method::GET, &out.endpoint.target, None).await else {
@@ -268,6 +376,17 @@ pub(super) async fn send(
     method: Method,
     target: &str,
     body: Option<Bytes>,
+) -> Result<Response, Failure> {
+    send_with(out, method, target, body, Vec::new()).await
+}
+
+/// [`send`] with `routing` headers too (a stateless request's).
+async fn send_with(
+    out: &HttpOut,
+    method: Method,
+    target: &str,
+    body: Option<Bytes>,
+    routing: Vec<(HeaderName, HeaderValue)>,
 ) -> Result<Response, Failure> {
     let e = &out.endpoint;
     let unreachable = |why: String| Failure::Gone(format!("unreachable: {why}"));
@@ -308,10 +427,21 @@ pub(super) async fn send(
             headers.insert("mcp-protocol-version", version.clone());
         }
     }
+    for (name, value) in routing {
+        headers.insert(name, value);
+    }
     sender
         .send_request(request)
         .await
         .map_err(|err| Failure::Request(RequestError::Http(format!("the HTTP exchange failed: {err}"))))
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
 }
 
 fn accept(method: &Method) -> HeaderValue {

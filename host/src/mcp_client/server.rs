@@ -3,10 +3,13 @@
 //! the server's `max_concurrent` places (waiting within the call's deadline),
 //! sends `tools/call`, and waits for the answer until the deadline
 //! (`call_timeout_ms`, or the caller's sooner bound); a call dropped or timed out
-//! before its answer sends `notifications/cancelled` (`connection`).
+//! before its answer sends `notifications/cancelled` (`connection`). A stateless
+//! server's `input_required` answer is answered and the call retried.
 
 use super::connection::Connection;
+use super::error::RequestError;
 use super::result::{failure, output};
+use super::stateless;
 use crate::runtime::{CallFailure, CallOutput, Deadline, ErrorCode, Operation};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -24,6 +27,8 @@ pub(crate) struct McpTools {
     pub(super) max_concurrent: usize,
     pub(super) call_timeout_ms: u64,
     pub(super) max_result_kb: u64,
+    /// The protocol revision the server speaks.
+    pub(super) protocol: String,
 }
 
 impl std::fmt::Debug for McpTools {
@@ -49,6 +54,11 @@ impl McpTools {
     /// The server's `instructions`.
     pub(crate) fn instructions(&self) -> Option<&str> {
         self.instructions.as_deref()
+    }
+
+    /// The protocol revision the server speaks.
+    pub(crate) fn protocol(&self) -> &str {
+        &self.protocol
     }
 
     /// Longest one call runs (`call_timeout_ms`).
@@ -80,7 +90,7 @@ impl McpTools {
         let arguments: Value = serde_json::from_str(input_json)
             .map_err(|e| failure(ErrorCode::InvalidInput, format!("the input is not JSON: {e}")))?;
         let params = json!({ "name": op, "arguments": arguments });
-        let answer = tokio::time::timeout_at(at, self.conn.request("tools/call", params, true)).await;
+        let answer = tokio::time::timeout_at(at, self.exchange(params)).await;
         drop(place);
         match answer {
             Err(_) => Err(failure(
@@ -96,6 +106,64 @@ impl McpTools {
             Ok(Ok(result)) => output(server, result, self.max_result_kb),
         }
     }
+
+    /// `tools/call` with `params`; a stateless server's `input_required`
+    /// answers are answered (`stateless::input_responses`) and the call retried,
+    /// at most `MAX_INPUT_ROUNDS` times.
+    async fn exchange(&self, params: Value) -> Result<Value, CallError> {
+        let mut result = self.conn.request("tools/call", params.clone(), true).await?;
+        for _ in 0..stateless::MAX_INPUT_ROUNDS {
+            if !stateless::wants_input(&result) {
+                return Ok(result);
+            }
+            let retry = stateless::input_responses(self.conn.asked(), &result).map_err(CallError::Input)?;
+            let mut params = params.clone();
+            if let Value::Object(p) = &mut params {
+                p.extend(retry);
+            }
+            result = self.conn.request("tools/call", params, true).await?;
+        }
+        if stateless::wants_input(&result) {
+            return Err(CallError::Input(format!(
+                "it still asked for input after {} answers",
+                stateless::MAX_INPUT_ROUNDS
+            )));
+        }
+        Ok(result)
+    }
+}
+
+/// Why a `tools/call` exchange got no result.
+#[derive(Debug)]
+enum CallError {
+    /// The request failed.
+    Request(RequestError),
+    /// The server asked for input the hub does not give.
+    Input(String),
+}
+
+impl From<RequestError> for CallError {
+    fn from(e: RequestError) -> CallError {
+        CallError::Request(e)
+    }
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Request(e) => e.fmt(f),
+            CallError::Input(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for CallError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CallError::Request(e) => Some(e),
+            CallError::Input(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -107,7 +175,7 @@ mod tests {
 
     fn tools(places: usize) -> (Arc<McpTools>, mpsc::UnboundedReceiver<Value>) {
         let (tx, sent) = mpsc::unbounded_channel();
-        let (conn, _events) = Connection::new(Box::new(Capture(tx)));
+        let (conn, _events) = Connection::new(Box::new(Capture(tx)), Default::default());
         let tools = McpTools {
             server: "s".into(),
             operations: Vec::new(),
@@ -117,6 +185,7 @@ mod tests {
             max_concurrent: places,
             call_timeout_ms: 1000,
             max_result_kb: 64,
+            protocol: "2025-11-25".into(),
         };
         (Arc::new(tools), sent)
     }

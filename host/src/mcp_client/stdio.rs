@@ -41,7 +41,7 @@ pub(super) fn connect(
     config: &McpServerConfig,
 ) -> (Arc<Connection>, mpsc::UnboundedReceiver<Event>) {
     let (tx, rx) = mpsc::channel(INBOX);
-    let (conn, events) = Connection::new(Box::new(Lines(tx)));
+    let (conn, events) = Connection::new(Box::new(Lines(tx)), super::asked::Asked::of(config));
     if let Some(stdin) = child.stdin.take() {
         tokio::spawn(async move {
             // A write error means the child went; its stdout's end reports that.

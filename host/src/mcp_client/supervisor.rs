@@ -1,6 +1,7 @@
 //! Keeping one server running: start it, publish its tools (`active`), relist on
 //! `tools/list_changed`, and when it stops (exit, closed stream, protocol error)
-//! stop what is left of it (SIGTERM, then SIGKILL, reaped) and start it again
+//! stop what is left of it (SIGTERM, then SIGKILL, reaped; an HTTP session
+//! ended with DELETE) and start it again
 //! after a backoff: `restart_min_ms`, doubled after every start that fails or
 //! session that ends within `restart_max_ms`, at most `restart_max_ms`. A failed
 //! start publishes `rejected` with the reason and when the next attempt is; a
@@ -8,26 +9,36 @@
 //! (`limits.load_wait_ms`) rather than fail.
 
 use super::connection::Event;
+use super::error::{RequestError, StartError};
 use super::process::Exit;
 use super::server::McpTools;
 use super::session::{self, Session};
 use super::tools;
 use super::{ServerEntry, ServerState, Table};
-use crate::config::McpServerConfig;
+use crate::config::{McpServerConfig, McpTransport};
 use crate::race::{Race, race};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Semaphore, watch};
 use tokio::time::Instant;
 
-/// Runs `config`'s server until `stop` turns true, then stops it.
-pub(super) async fn supervise(config: Arc<McpServerConfig>, table: Table, mut stop: watch::Receiver<bool>) {
+/// Why a server is being stopped: the calls still waiting on it fail with this.
+pub(super) type StopReason = Option<String>;
+
+/// Runs `config`'s server until `stop` gives a reason, then stops it.
+pub(super) async fn supervise(
+    config: Arc<McpServerConfig>,
+    table: Table,
+    mut stop: watch::Receiver<StopReason>,
+) {
     let places = Arc::new(Semaphore::new(config.max_concurrent));
     let (min, max) = (config.restart_min_ms, config.restart_max_ms);
     let mut backoff = min;
     let mut restarts = 0u32;
+    // Until a stdio server ends the connection on the server/discover probe.
+    let mut probe = true;
     loop {
-        let opened = match race(session::open(&config), stopping(&mut stop)).await {
+        let opened = match race(session::open(&config, probe), stopping(&mut stop)).await {
             Race::First(opened) => opened,
             Race::Second(()) => return,
         };
@@ -35,9 +46,7 @@ pub(super) async fn supervise(config: Arc<McpServerConfig>, table: Table, mut st
             Ok(mut session) => {
                 let began = Instant::now();
                 let ended = run(&config, &table, &places, &mut session, &mut stop, restarts).await;
-                if let Some(child) = &mut session.child {
-                    child.stop().await;
-                }
+                session.stop(&config).await;
                 let Some(how) = ended else { return };
                 if began.elapsed() >= Duration::from_millis(max) {
                     backoff = min;
@@ -51,6 +60,14 @@ pub(super) async fn supervise(config: Arc<McpServerConfig>, table: Table, mut st
                 ));
             }
             Err(e) => {
+                if config.transport == McpTransport::Stdio
+                    && let StartError::Request {
+                        method: "server/discover",
+                        source: RequestError::Closed(_),
+                    } = &e
+                {
+                    probe = false;
+                }
                 crate::warn!("mcp server {}: {e}; next start in {backoff} ms", config.name);
                 let reason = format!("{e} (next start in {backoff} ms)");
                 table.set(entry(
@@ -70,9 +87,9 @@ pub(super) async fn supervise(config: Arc<McpServerConfig>, table: Table, mut st
     }
 }
 
-/// Resolves when the hub is stopping.
-async fn stopping(stop: &mut watch::Receiver<bool>) {
-    let _ = stop.wait_for(|s| *s).await;
+/// Resolves when the server is to stop.
+async fn stopping(stop: &mut watch::Receiver<StopReason>) {
+    let _ = stop.wait_for(Option::is_some).await;
 }
 
 /// Serves one session: publishes its tools and relists them when the server says
@@ -82,11 +99,21 @@ async fn run(
     table: &Table,
     places: &Arc<Semaphore>,
     session: &mut Session,
-    stop: &mut watch::Receiver<bool>,
+    stop: &mut watch::Receiver<StopReason>,
     restarts: u32,
 ) -> Option<String> {
     let listed = std::mem::take(&mut session.tools);
     publish(config, table, places, session, listed, restarts);
+    // A stateless server's list changes come on a subscriptions/listen stream,
+    // closed with the session (the task is aborted when this returns).
+    let _listening = session.conn.is_stateless().then(|| {
+        let again = Duration::from_millis(config.restart_min_ms);
+        AbortOnDrop(tokio::spawn(super::stateless::listen(
+            session.conn.clone(),
+            config.name.clone(),
+            again,
+        )))
+    });
     let mut exited = session.child.as_ref().map(|c| c.exited.clone());
     loop {
         let child_exit = async {
@@ -98,7 +125,8 @@ async fn run(
         let next = race(race(session.events.recv(), child_exit), stopping(stop)).await;
         match next {
             Race::Second(_) => {
-                session.conn.close("the hub is stopping".into());
+                let why = stop.borrow().clone().unwrap_or_default();
+                session.conn.close(why);
                 return None;
             }
             Race::First(Race::Second(exit)) => {
@@ -153,6 +181,7 @@ fn publish(
         max_concurrent: config.max_concurrent,
         call_timeout_ms: config.call_timeout_ms,
         max_result_kb: config.max_result_kb,
+        protocol: session.protocol.clone(),
     };
     crate::info!(
         "mcp server {}: active with {} tools",
@@ -179,5 +208,14 @@ pub(super) fn entry(
         notes,
         restarts,
         pid: None,
+    }
+}
+
+/// A task aborted when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

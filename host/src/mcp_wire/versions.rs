@@ -15,3 +15,9 @@ pub(crate) const SUPPORTED_VERSIONS: [&str; 5] = [
     "2025-03-26",
     "2024-11-05",
 ];
+
+/// `_meta` keys of the stateless revision.
+pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";

@@ -5,7 +5,8 @@
 //! annotations, audit records), `tools/list_changed` is seen, and each hostile
 //! tool (a hang, a giant result, a flood, a line that is not JSON, a crash) and
 //! hostile server (a crash loop, one that never answers) hits its own bound while
-//! the Wasm operation keeps answering.
+//! the Wasm operation keeps answering. Calls past `max_concurrent` wait in the
+//! hub for a place while the server holds the others (at a `support::gate`).
 
 use crate::support::hub::{Server, plugins, serve};
 use crate::support::runtime::{Scratch, repo_root};
@@ -14,7 +15,7 @@ use http::Method;
 use serde_json::{Value, json};
 use wasmhub::config::{Config, McpServerConfig, TokenConfig};
 
-fn script() -> String {
+pub(crate) fn script() -> String {
     repo_root()
         .join("host/tests/data/mcp/fake_server.py")
         .display()
@@ -22,7 +23,7 @@ fn script() -> String {
 }
 
 /// A `[[mcp_servers]]` entry from TOML lines after `name`.
-fn server(name: &str, rest: &str) -> McpServerConfig {
+pub(crate) fn server(name: &str, rest: &str) -> McpServerConfig {
     let text = format!("[[mcp_servers]]\nname = \"{name}\"\n{rest}");
     Config::parse(&text, std::path::Path::new("test.toml"))
         .expect("a valid entry")
@@ -31,7 +32,7 @@ fn server(name: &str, rest: &str) -> McpServerConfig {
 }
 
 /// The fake server over stdio, with `extra` keys.
-fn stdio_server(name: &str, extra: &str) -> McpServerConfig {
+pub(crate) fn stdio_server(name: &str, extra: &str) -> McpServerConfig {
     server(
         name,
         &format!(
@@ -41,7 +42,7 @@ fn stdio_server(name: &str, extra: &str) -> McpServerConfig {
     )
 }
 
-async fn call(s: &Server, token: Option<&str>, tool: &str, input: Value) -> Value {
+pub(crate) async fn call(s: &Server, token: Option<&str>, tool: &str, input: Value) -> Value {
     let body = json!({ "calls": [{ "tool": tool, "input": input }] });
     let resp = s.request(Method::POST, "/api/hub/call", Some(&body), token).await;
     assert_eq!(resp.status.as_u16(), 200);
@@ -70,12 +71,12 @@ async fn status_as(s: &Server, token: Option<&str>, name: &str) -> Value {
 }
 
 /// `GET /api/mcp-servers`' entry for `name`, as the loopback operator.
-async fn status(s: &Server, name: &str) -> Value {
+pub(crate) async fn status(s: &Server, name: &str) -> Value {
     status_as(s, None, name).await
 }
 
 /// Waits until `name` is active after at least `restarts` restarts.
-async fn active(s: &Server, name: &str, restarts: u64) -> Value {
+pub(crate) async fn active(s: &Server, name: &str, restarts: u64) -> Value {
     active_as(s, None, name, restarts).await
 }
 
@@ -89,7 +90,7 @@ async fn active_as(s: &Server, token: Option<&str>, name: &str, restarts: u64) -
 }
 
 /// The Wasm plugin still answers.
-async fn wasm_answers(s: &Server) {
+pub(crate) async fn wasm_answers(s: &Server) {
     let echo = call(s, None, "examples.echo", json!({"text": "still here"})).await;
     assert_eq!(echo["ok"], true, "{echo}");
 }
@@ -110,7 +111,8 @@ async fn a_servers_tools_are_operations_behind_the_meta_tools() {
     };
     let tokens = vec![token("admin", "*", true), token("ci", "examples.*", false)];
     let s = serve(&dir, |c| {
-        c.mcp_servers = vec![stdio_server("fake", "")];
+        let roots = "roots = [{ uri = \"file:///srv/data\", name = \"data\" }]";
+        c.mcp_servers = vec![stdio_server("fake", roots)];
         c.tokens = tokens;
     })
     .await;
@@ -161,6 +163,27 @@ async fn a_servers_tools_are_operations_behind_the_meta_tools() {
     // A token whose allowlist does not cover the server is refused.
     let refused = call(&s, Some("secret-ci"), "fake.echo", json!({"text": "x"})).await;
     assert_eq!(refused["error"]["code"], "forbidden", "{refused}");
+    // What the server asks the hub: the operator's roots; sampling and
+    // elicitation refused, each saying why, with -32021 (not "method not found").
+    let ask = |method: &'static str| {
+        let s = &s;
+        async move {
+            let answer = call(s, admin, "fake.ask", json!({ "method": method })).await;
+            let text = answer["result"]["text"].as_str().expect("the reply as text");
+            serde_json::from_str::<Value>(text).unwrap()
+        }
+    };
+    assert_eq!(
+        ask("roots/list").await,
+        json!({"result": {"roots": [{"uri": "file:///srv/data", "name": "data"}]}})
+    );
+    for method in ["sampling/createMessage", "elicitation/create"] {
+        let reply = ask(method).await;
+        assert_eq!(reply["error"]["code"], -32021, "{reply}");
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with(&format!("{method} refused: ")), "{message}");
+    }
+    assert_eq!(ask("tasks/list").await["error"]["code"], -32601);
     let audit = s.calls_of("fake.echo", admin).await;
     assert!(audit.iter().any(|r| r["outcome"] == "ok"), "{audit:?}");
 
@@ -282,19 +305,32 @@ async fn a_crash_looping_and_a_silent_server_are_rejected_with_their_reason() {
     wasm_answers(&s).await;
 }
 
+/// The fake server in `mode` (`--http`, `--ws`) on a free loopback port, which
+/// it writes to `portfile`; with the variable `env` set.
+pub(crate) async fn listening_fake(
+    mode: &str,
+    portfile: &std::path::Path,
+    env: (&str, &std::path::Path),
+) -> (std::process::Child, String) {
+    let child = std::process::Command::new("python3")
+        .args([script(), mode.into(), portfile.display().to_string()])
+        .env(env.0, env.1)
+        .spawn()
+        .expect("python3 runs the fake server");
+    let port = until("the fake server's port", || async {
+        std::fs::read_to_string(portfile).ok()
+    })
+    .await;
+    (child, port)
+}
+
 #[tokio::test]
 async fn a_server_over_streamable_http_serves_its_tools() {
     let dir = plugins(&[("examples", "examples")], &[]);
     let scratch = Scratch::new("mcp-http");
     let portfile = scratch.path("port");
-    let mut child = std::process::Command::new("python3")
-        .args([script(), "--http".into(), portfile.display().to_string()])
-        .spawn()
-        .expect("python3 runs the fake server");
-    let port = until("the fake HTTP server's port", || async {
-        std::fs::read_to_string(&portfile).ok()
-    })
-    .await;
+    let deletes = scratch.path("deletes");
+    let (mut child, port) = listening_fake("--http", &portfile, ("DELETE_LOG", &deletes)).await;
     let url = format!("http://127.0.0.1:{port}/mcp?key=hidden");
     let config = server(
         "web",
@@ -312,6 +348,13 @@ async fn a_server_over_streamable_http_serves_its_tools() {
     let add = call(&s, None, "web.add", json!({"a": 1, "b": 2})).await;
     assert_eq!(add["result"], json!({"sum": 3}), "{add}");
     wasm_answers(&s).await;
+    assert!(
+        !deletes.exists(),
+        "the session is not ended while the server runs"
+    );
+    // Stopping the servers ends the HTTP session: a DELETE with its id.
+    s.hub.app.hub.stop_mcp_servers().await;
+    assert_eq!(std::fs::read_to_string(&deletes).unwrap(), "s-1\n");
     child.kill().unwrap();
     child.wait().unwrap();
 }
@@ -448,4 +491,55 @@ fn wasmhub_call_runs_a_servers_tool_and_leaves_no_process() {
         !std::path::Path::new(&format!("/proc/{}", pid.trim())).exists(),
         "pid {pid} outlived the call"
     );
+}
+
+/// `wasmhub_calls_in_flight` of `GET /metrics`.
+async fn in_flight(s: &Server) -> u64 {
+    let resp = s.request(Method::GET, "/metrics", None, None).await;
+    let text = String::from_utf8_lossy(&resp.bytes().await).to_string();
+    text.lines()
+        .find_map(|l| l.strip_prefix("wasmhub_calls_in_flight "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn calls_past_max_concurrent_wait_for_a_place() {
+    let gate = crate::support::gate::Gate::start().await;
+    let dir = plugins(&[("examples", "examples")], &[]);
+    let extra = format!(
+        "max_concurrent = 2\nenv = {{ GATE_URL = \"http://{}/\" }}",
+        gate.authority()
+    );
+    let s = serve(&dir, |c| c.mcp_servers = vec![stdio_server("held", &extra)]).await;
+    active(&s, "held", 0).await;
+    wasm_answers(&s).await;
+    let addr = s.addr;
+    let calls: Vec<_> = (0..3)
+        .map(|_| {
+            tokio::spawn(async move {
+                let body = json!({ "calls": [{ "tool": "held.gate", "input": {} }] });
+                let resp = crate::support::client::post(addr, "/api/hub/call", &body).await;
+                resp.json().await["results"][0].clone()
+            })
+        })
+        .collect();
+    // Two calls are held at the gate by the server; the third is in the hub,
+    // waiting for one of the server's two places.
+    gate.holds(2).await;
+    until("three calls in flight", || async {
+        (in_flight(&s).await == 3).then_some(())
+    })
+    .await;
+    assert_eq!(gate.received(), 2, "the third call reached the server");
+    gate.open();
+    let mut peaks = Vec::new();
+    for call in calls {
+        let answer = call.await.unwrap();
+        assert_eq!(answer["ok"], true, "{answer}");
+        peaks.push(answer["result"]["text"].as_str().unwrap().to_string());
+    }
+    assert_eq!(gate.received(), 3);
+    // The server never saw more than max_concurrent of them at once.
+    assert!(peaks.iter().all(|p| p == "2"), "{peaks:?}");
 }

@@ -31,14 +31,9 @@ use super::method::McpMethod;
 use serde_json::{Value, json};
 
 pub(crate) use crate::mcp_wire::versions::{
-    HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, STATELESS_VERSION, SUPPORTED_VERSIONS,
+    HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO,
+    META_PROTOCOL_VERSION, META_SERVER_INFO, STATELESS_VERSION, SUPPORTED_VERSIONS,
 };
-
-/// `_meta` keys of the stateless revision.
-pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 
 /// The two protocol families served on one endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,13 +5,21 @@ PORTFILE). Standard library only.
 
 Well-behaved tools: echo (read-only), add (structured output), wipe (no
 annotations: destructive by MCP's defaults), fail (isError), change (adds a tool,
-then sends notifications/tools/list_changed). Hostile ones: hang (never answers;
+then sends notifications/tools/list_changed), ask (stdio: sends the request
+`method` to the client and answers its reply as JSON text), gate (GETs
+$GATE_URL, which holds it, and answers the most gate calls it saw running at
+once). Hostile ones: hang (never answers;
 the cancellation it receives is appended to $CANCEL_LOG), giant (a 256 KiB result),
 flood (an endless line on stdout), badjson (a line that is not JSON), crash
 (exits with status 3 mid-call). A `bomb` tool with a 40-level input schema is
 listed and must be left out.
 
-MODE=crashloop exits at once; MODE=silent never answers initialize.
+MODE=crashloop exits at once; MODE=silent never answers initialize. Over HTTP,
+a DELETE of the session appends its Mcp-Session-Id to $DELETE_LOG. Over a
+WebSocket (`--ws PORTFILE`, RFC 6455 by hand: it pings first, splits messages
+longer than 64 bytes into two frames) $WS_LOG gets the handshake's subprotocol
+and whether it had an Authorization header, the pong, and the close code. Each
+tools/call appends the tool's name to $CALL_LOG when set.
 """
 
 import json
@@ -21,6 +29,8 @@ import threading
 
 MODE = os.environ.get("MODE", "")
 CANCEL_LOG = os.environ.get("CANCEL_LOG")
+DELETE_LOG = os.environ.get("DELETE_LOG")
+CALL_LOG = os.environ.get("CALL_LOG")
 
 OBJ = {"type": "object"}
 
@@ -44,6 +54,11 @@ TOOLS = [
     {"name": "wipe", "description": "Delete every record", "inputSchema": OBJ},
     {"name": "fail", "description": "Always fails", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
     {"name": "change", "description": "Adds the tool added", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
+    {"name": "ask", "description": "Asks the client something",
+     "inputSchema": {"type": "object", "properties": {"method": {"type": "string"}}, "required": ["method"]},
+     "annotations": {"readOnlyHint": True}},
+    {"name": "gate", "description": "Waits at the test's gate", "inputSchema": OBJ,
+     "annotations": {"readOnlyHint": True}},
     {"name": "hang", "description": "Never answers", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
     {"name": "giant", "description": "Answers 256 KiB", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
     {"name": "flood", "description": "Floods stdout", "inputSchema": OBJ, "annotations": {"readOnlyHint": True}},
@@ -53,6 +68,11 @@ TOOLS = [
 ]
 
 lock = threading.Lock()
+# Gate calls running now, and the most seen at once.
+gates = {"inside": 0, "peak": 0}
+gates_lock = threading.Lock()
+# Requests this server sent to the client: id -> [threading.Event, reply].
+asked = {}
 
 
 def text(t):
@@ -69,6 +89,12 @@ def handle(msg, send, raw):
                 f.write(json.dumps(params) + "\n")
         return
     if mid is None:
+        return
+    if method is None:
+        waiting = asked.get(mid)
+        if waiting:
+            waiting[1] = msg
+            waiting[0].set()
         return
     if method == "initialize":
         if MODE == "silent":
@@ -95,6 +121,9 @@ def handle(msg, send, raw):
 
 
 def call(mid, name, args, send, raw):
+    if CALL_LOG:
+        with open(CALL_LOG, "a") as f:
+            f.write(str(name) + "\n")
     def ok(result):
         send({"jsonrpc": "2.0", "id": mid, "result": result})
     if name == "echo":
@@ -114,6 +143,25 @@ def call(mid, name, args, send, raw):
                           "annotations": {"readOnlyHint": True}})
         ok(text("changed"))
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    elif name == "ask":
+        rid = "ask-" + str(mid)
+        asked[rid] = [threading.Event(), None]
+        send({"jsonrpc": "2.0", "id": rid, "method": args["method"], "params": {}})
+        asked[rid][0].wait()
+        reply = asked.pop(rid)[1]
+        reply.pop("jsonrpc", None)
+        reply.pop("id", None)
+        ok(text(json.dumps(reply, sort_keys=True)))
+    elif name == "gate":
+        import urllib.request
+        with gates_lock:
+            gates["inside"] += 1
+            gates["peak"] = max(gates["peak"], gates["inside"])
+        urllib.request.urlopen(os.environ["GATE_URL"]).read()
+        with gates_lock:
+            gates["inside"] -= 1
+            peak = gates["peak"]
+        ok(text(str(peak)))
     elif name == "hang":
         return
     elif name == "giant":
@@ -163,13 +211,26 @@ def http(portfile):
             self.send_header("Content-Length", "0")
             self.end_headers()
 
+        def do_DELETE(self):
+            if DELETE_LOG:
+                with open(DELETE_LOG, "a") as f:
+                    f.write(str(self.headers.get("Mcp-Session-Id")) + "\n")
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
         def do_POST(self):
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             msg = json.loads(body)
             if msg.get("method") != "initialize" and self.headers.get("Mcp-Session-Id") != "s-1":
+                # As server-everything answers: an error without the request's id.
+                data = json.dumps({"jsonrpc": "2.0", "id": None,
+                                   "error": {"code": -32000, "message": "Bad Request: Server not initialized"}})
                 self.send_response(400)
-                self.send_header("Content-Length", "0")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
+                self.wfile.write(data.encode())
                 return
             answers = []
             handle(msg, answers.append, lambda b: None)
@@ -200,11 +261,104 @@ def http(portfile):
     server.serve_forever()
 
 
+def ws(portfile):
+    import base64
+    import hashlib
+    import socketserver
+    import struct
+
+    guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+    def note(line):
+        if os.environ.get("WS_LOG"):
+            with open(os.environ["WS_LOG"], "a") as f:
+                f.write(line + "\n")
+
+    def frame(op, payload, fin=True):
+        n = len(payload)
+        head = bytes([(0x80 if fin else 0) | op])
+        if n < 126:
+            head += bytes([n])
+        elif n < 65536:
+            head += bytes([126]) + struct.pack(">H", n)
+        else:
+            head += bytes([127]) + struct.pack(">Q", n)
+        return head + payload
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self):
+            headers = {}
+            while True:
+                line = self.rfile.readline().decode().strip()
+                if not line:
+                    break
+                if ":" in line:
+                    k, v = line.split(":", 1)
+                    headers[k.strip().lower()] = v.strip()
+            note("protocol %s auth %s" % (headers.get("sec-websocket-protocol"),
+                                           "yes" if headers.get("authorization") else "no"))
+            accept = base64.b64encode(hashlib.sha1((headers["sec-websocket-key"] + guid).encode()).digest())
+            self.wfile.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                             b"Connection: Upgrade\r\nSec-WebSocket-Protocol: mcp\r\n"
+                             b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n")
+            wlock = threading.Lock()
+
+            def raw(b):
+                with wlock:
+                    try:
+                        self.wfile.write(b)
+                        self.wfile.flush()
+                    except (OSError, ValueError):
+                        pass  # the hub closed the connection (a message too large)
+
+            def send(m):
+                data = json.dumps(m).encode()
+                if len(data) > 64:
+                    raw(frame(0x1, data[:32], fin=False) + frame(0x0, data[32:]))
+                else:
+                    raw(frame(0x1, data))
+
+            raw(frame(0x9, b"hello"))
+            while True:
+                head = self.rfile.read(2)
+                if len(head) < 2:
+                    return
+                op, n = head[0] & 0x0F, head[1] & 0x7F
+                if n == 126:
+                    n = struct.unpack(">H", self.rfile.read(2))[0]
+                elif n == 127:
+                    n = struct.unpack(">Q", self.rfile.read(8))[0]
+                mask = self.rfile.read(4) if head[1] & 0x80 else None
+                if mask is None:
+                    note("unmasked frame")
+                    return
+                payload = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(n)))
+                if op == 0x8:
+                    note("close %d" % struct.unpack(">H", payload[:2])[0])
+                    return
+                if op == 0xA:
+                    note("pong " + payload.decode())
+                elif op == 0x1:
+                    msg = json.loads(payload)
+                    threading.Thread(target=handle, args=(msg, send, lambda b: None), daemon=True).start()
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+
+    server = Server(("127.0.0.1", 0), Handler)
+    with open(portfile + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(portfile + ".tmp", portfile)
+    server.serve_forever()
+
+
 if __name__ == "__main__":
     if MODE == "crashloop":
         print("fake server: crashing at start", file=sys.stderr, flush=True)
         sys.exit(1)
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
         http(sys.argv[2])
+    elif len(sys.argv) > 2 and sys.argv[1] == "--ws":
+        ws(sys.argv[2])
     else:
         stdio()

@@ -125,6 +125,21 @@ pub fn serve(plugins: &Path, data: &Path, sets: &[&str]) -> Served {
 
 /// [`serve`] with extra environment variables.
 pub fn serve_with_env(plugins: &Path, data: &Path, sets: &[&str], env: &[(&str, &str)]) -> Served {
+    serve_command(plugins, data, sets, env, None)
+}
+
+/// [`serve`] with `--config FILE`.
+pub fn serve_with_config(plugins: &Path, data: &Path, config: &Path) -> Served {
+    serve_command(plugins, data, &[], &[], Some(config))
+}
+
+fn serve_command(
+    plugins: &Path,
+    data: &Path,
+    sets: &[&str],
+    env: &[(&str, &str)],
+    config: Option<&Path>,
+) -> Served {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_wasmhub"));
     cmd.envs(env.iter().copied());
     cmd.env("WASMHUB_LOG", "info")
@@ -132,6 +147,9 @@ pub fn serve_with_env(plugins: &Path, data: &Path, sets: &[&str], env: &[(&str, 
         .arg(plugins)
         .arg("--data")
         .arg(data);
+    if let Some(config) = config {
+        cmd.arg("--config").arg(config);
+    }
     for set in sets {
         cmd.args(["--set", set]);
     }
