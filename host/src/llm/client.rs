@@ -215,6 +215,9 @@ pub enum ResponseBodyError {
     Read(Cause),
     /// The body is larger than the limit given to `collect`.
     TooLarge(usize),
+    /// A line of an NDJSON stream is longer than the provider's `max_event_kb`
+    /// (holds the limit in bytes).
+    LineTooLong(usize),
     /// The hub is shutting down and its grace ran out (see the module docs).
     ShuttingDown,
 }
@@ -229,6 +232,10 @@ impl std::fmt::Display for ResponseBodyError {
             ResponseBodyError::Idle(d) => write!(f, "the upstream sent nothing for {} ms", d.as_millis()),
             ResponseBodyError::Read(m) => write!(f, "the upstream connection failed mid-response: {m}"),
             ResponseBodyError::TooLarge(n) => write!(f, "the upstream response is larger than {n} bytes"),
+            ResponseBodyError::LineTooLong(n) => write!(
+                f,
+                "an upstream stream line is longer than {n} bytes (the provider's max_event_kb)"
+            ),
             ResponseBodyError::ShuttingDown => f.write_str(SHUTTING_DOWN),
         }
     }
@@ -238,9 +245,10 @@ impl std::error::Error for ResponseBodyError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ResponseBodyError::Read(cause) => Some(cause.error()),
-            ResponseBodyError::Idle(_) | ResponseBodyError::TooLarge(_) | ResponseBodyError::ShuttingDown => {
-                None
-            }
+            ResponseBodyError::Idle(_)
+            | ResponseBodyError::TooLarge(_)
+            | ResponseBodyError::LineTooLong(_)
+            | ResponseBodyError::ShuttingDown => None,
         }
     }
 }
@@ -274,11 +282,56 @@ pub struct ResponseBody {
     release: Option<(Arc<Pool>, PoolKey, Sender)>,
     /// The client's shutdown (see [`Client::shut_down`]).
     closing: Closing,
+    /// What the bytes read pass through before the caller sees them (a provider
+    /// adapter's translation, `llm::adapter`), and whether it was finished.
+    recode: Option<(Box<dyn Recode>, bool)>,
+}
+
+/// A translation of a response body into another one, bytes in, bytes out: how a
+/// provider adapter (`llm::adapter`) turns a native answer into the OpenAI one
+/// the hub reads. Its errors are what a body read fails with.
+pub(crate) trait Recode: Send {
+    /// Takes the next bytes of the upstream body, appending output to `out`.
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) -> Result<(), ResponseBodyError>;
+    /// The upstream body ended: appends what is left to `out`.
+    fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), ResponseBodyError>;
 }
 
 impl ResponseBody {
-    /// The next piece of the body; `None` at the end.
+    /// This body with its bytes passed through `recode` (see [`Recode`]).
+    pub(crate) fn recode(mut self, recode: Box<dyn Recode>) -> ResponseBody {
+        self.recode = Some((recode, false));
+        self
+    }
+
+    /// The next piece of the body (translated, when it is recoded); `None` at
+    /// the end. Cancel-safe: a read that is dropped loses nothing.
     pub async fn chunk(&mut self) -> Result<Option<Bytes>, ResponseBodyError> {
+        if self.recode.is_none() {
+            return self.raw_chunk().await;
+        }
+        loop {
+            if self.recode.as_ref().is_some_and(|(_, ended)| *ended) {
+                return Ok(None);
+            }
+            let read = self.raw_chunk().await?;
+            let (recode, ended) = self.recode.as_mut().expect("checked above");
+            let mut out = Vec::new();
+            match read {
+                Some(bytes) => recode.feed(&bytes, &mut out)?,
+                None => {
+                    *ended = true;
+                    recode.finish(&mut out)?;
+                }
+            }
+            if !out.is_empty() {
+                return Ok(Some(Bytes::from(out)));
+            }
+        }
+    }
+
+    /// The next piece of the body as the upstream sent it; `None` at the end.
+    async fn raw_chunk(&mut self) -> Result<Option<Bytes>, ResponseBodyError> {
         loop {
             let read = tokio::time::timeout_at(self.last + self.idle, self.incoming.frame());
             let read = match race(read, self.closing.wait()).await {
@@ -423,6 +476,7 @@ impl Client {
                 last: tokio::time::Instant::now(),
                 release: Some((self.pool.clone(), key, sender)),
                 closing: Closing(self.closing.subscribe()),
+                recode: None,
             },
         })
     }

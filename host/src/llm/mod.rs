@@ -1,13 +1,16 @@
 //! Upstream model providers and the OpenAI -> AI SDK UI message stream transform.
 //!
-//! This layer owns everything between the hub and an OpenAI-compatible provider:
-//! routing a model name to a provider ([`providers`]) or a chain of targets tried
-//! in turn ([`route`]), the HTTP client with its pool,
+//! This layer owns everything between the hub and a model provider: routing a
+//! model name to a provider ([`providers`]) or a chain of targets tried in turn
+//! ([`route`]), each provider kind's API mapped to and from the hub's one
+//! internal request and stream, OpenAI chat completions ([`adapter`]), the HTTP
+//! client with its pool,
 //! timeouts and retries ([`client`], [`upstream`]), the wire types ([`openai`],
 //! [`ui`]), the pure chunk transformer ([`transform`]), the rule for whether an
 //! upstream answer arrived whole ([`terminal`]) and streaming a call as UI chunks
 //! ([`stream`]). It knows nothing about the HTTP surfaces above it.
 
+pub(crate) mod adapter;
 pub(crate) mod client;
 pub(crate) mod openai;
 pub(crate) mod providers;
@@ -30,7 +33,7 @@ pub use upstream::UpstreamError;
 
 use bytes::Bytes;
 use client::{Client, Timeouts};
-use http::{HeaderMap, Method};
+use http::HeaderMap;
 use providers::Providers;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -91,24 +94,24 @@ impl Llm {
         self.providers.route(model)
     }
 
-    /// `POST <base>/chat/completions` with `body` as is, with retries (see
-    /// [`upstream`]). Non-2xx answers are returned for the caller to relay. Dropping
-    /// the response (or its body) cancels the upstream request.
+    /// Sends `body`, an OpenAI chat-completions request whose `model` is
+    /// `route`'s, to `route`'s provider in its own API, with retries (see
+    /// [`upstream`]), and returns the answer read as OpenAI's (see [`adapter`]).
+    /// Non-2xx answers are returned for the caller to relay. Dropping the response
+    /// (or its body) cancels the upstream request.
     pub async fn chat(
         &self,
         route: &Route,
-        body: Bytes,
+        body: &Value,
         forwarded: &HeaderMap,
     ) -> Result<Response, UpstreamError> {
-        upstream::call(
-            &self.client,
-            &route.provider,
-            Method::POST,
-            "/chat/completions",
-            body,
-            forwarded,
-        )
-        .await
+        let provider = &route.provider;
+        let call = adapter::prepare(route, body).map_err(|source| UpstreamError::Request {
+            provider: provider.config.name.clone(),
+            source,
+        })?;
+        let resp = upstream::call(&self.client, provider, &call, forwarded).await?;
+        Ok(adapter::answer(route, &call, resp, route::MAX_UPSTREAM_BODY))
     }
 
     /// The union of every provider's models as `provider/model`, in OpenAI's list

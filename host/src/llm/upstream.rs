@@ -7,6 +7,7 @@
 //! `retry_base_ms * 2^attempt` with jitter. Once a 2xx head is returned the caller
 //! streams it and nothing is ever retried.
 
+use super::adapter::{Call, RequestError};
 use super::client::{Client, Response, SendError, Timeouts};
 use super::providers::{KeyError, Provider};
 use bytes::Bytes;
@@ -24,6 +25,13 @@ const MAX_BACKOFF: Duration = Duration::from_secs(8);
 pub enum UpstreamError {
     /// The provider's API key cannot be sent (a hub configuration problem).
     MissingKey(KeyError),
+    /// The request cannot be put in the provider's API (the client's to change).
+    Request {
+        /// The provider's name.
+        provider: String,
+        /// What the provider cannot take.
+        source: RequestError,
+    },
     /// No response after all attempts.
     Send {
         /// The provider's name.
@@ -39,6 +47,7 @@ impl std::fmt::Display for UpstreamError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             UpstreamError::MissingKey(e) => e.fmt(f),
+            UpstreamError::Request { provider, source } => write!(f, "provider {provider:?}: {source}"),
             UpstreamError::Send {
                 provider,
                 attempts,
@@ -58,6 +67,7 @@ impl std::error::Error for UpstreamError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             UpstreamError::MissingKey(e) => Some(e),
+            UpstreamError::Request { source, .. } => Some(source),
             UpstreamError::Send { error, .. } => Some(error),
         }
     }
@@ -76,11 +86,20 @@ pub(crate) fn forwarded_headers(client: &HeaderMap) -> HeaderMap {
     out
 }
 
-fn timeouts(p: &Provider) -> Timeouts {
+/// A streamed call waits `first_byte_timeout_ms` for its head; an unstreamed
+/// one, whose head comes when the whole answer is ready, `request_timeout_ms`.
+/// Then both wait at most `idle_timeout_ms` between reads.
+fn timeouts(p: &Provider, streams: bool) -> Timeouts {
+    let ms = |v: u64| Duration::from_millis(v.max(1));
+    let first_byte = if streams {
+        p.config.first_byte_timeout_ms
+    } else {
+        p.config.request_timeout_ms
+    };
     Timeouts {
-        connect: Duration::from_millis(p.config.connect_timeout_ms.max(1)),
-        first_byte: Duration::from_millis(p.config.first_byte_timeout_ms.max(1)),
-        idle: Duration::from_millis(p.config.idle_timeout_ms.max(1)),
+        connect: ms(p.config.connect_timeout_ms),
+        first_byte: ms(first_byte),
+        idle: ms(p.config.idle_timeout_ms),
     }
 }
 
@@ -130,23 +149,21 @@ fn retryable(status: StatusCode) -> bool {
             && status != StatusCode::HTTP_VERSION_NOT_SUPPORTED)
 }
 
-/// Sends a request to provider `p`, retrying as described in the module docs. A
-/// non-2xx response that is not retried (or is the last attempt's) is returned
-/// for the caller to relay.
+/// Sends `call` to provider `p` (`POST` to its path), retrying as described in
+/// the module docs. A non-2xx response that is not retried (or is the last
+/// attempt's) is returned for the caller to relay.
 pub(crate) async fn call(
     client: &Client,
     p: &Provider,
-    method: Method,
-    suffix: &str,
-    body: Bytes,
+    call: &Call,
     forwarded: &HeaderMap,
 ) -> Result<Response, UpstreamError> {
     let max_retries = p.config.max_retries;
     let mut attempt = 0u32;
     loop {
-        let req = build_request(p, method.clone(), suffix, &body, forwarded)?;
+        let req = build_request(p, Method::POST, call.path, &call.body, forwarded)?;
         let last = attempt >= max_retries;
-        match client.send(&p.base, req, timeouts(p)).await {
+        match client.send(&p.base, req, timeouts(p, call.streams)).await {
             Ok(resp) if !last && retryable(resp.status) => {
                 let wait = match retry_after(&resp.headers) {
                     Some(wait) if wait > MAX_RETRY_WAIT => return Ok(resp),

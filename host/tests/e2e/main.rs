@@ -27,6 +27,7 @@ mod hub_protocol;
 mod hub_rest;
 mod llm_failures;
 mod llm_fallback;
+mod llm_ollama;
 mod llm_proxy;
 mod llm_unfinished;
 mod mcp_approvals;
