@@ -135,8 +135,8 @@ impl Default for Config {
 pub struct ProviderConfig {
     /// Name used in `provider/model` addressing.
     pub name: String,
-    /// The API the provider speaks (see [`ProviderKind`]): `openai` (the default)
-    /// or `ollama`.
+    /// The API the provider speaks (see [`ProviderKind`]): `openai` (the
+    /// default), `ollama` or `anthropic`.
     #[serde(default = "defaults::kind")]
     pub kind: String,
     /// Base URL including the version path, e.g. `https://api.openai.com/v1`.

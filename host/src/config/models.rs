@@ -25,6 +25,8 @@ pub enum ProviderKind {
     OpenAi,
     /// Ollama's native `/api/chat`.
     Ollama,
+    /// Anthropic's Messages API (`/v1/messages`).
+    Anthropic,
 }
 
 /// A `kind` that names no provider kind this hub speaks (holds the value).
@@ -46,7 +48,11 @@ impl std::error::Error for UnknownKind {}
 
 impl ProviderKind {
     /// Every kind, as `kind` spells it.
-    pub const ALL: [ProviderKind; 2] = [ProviderKind::OpenAi, ProviderKind::Ollama];
+    pub const ALL: [ProviderKind; 3] = [
+        ProviderKind::OpenAi,
+        ProviderKind::Ollama,
+        ProviderKind::Anthropic,
+    ];
 
     /// Reads a `kind` value.
     pub fn parse(text: &str) -> Result<ProviderKind, UnknownKind> {
@@ -61,6 +67,7 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Ollama => "ollama",
+            ProviderKind::Anthropic => "anthropic",
         }
     }
 }

@@ -215,6 +215,8 @@ pub enum ResponseBodyError {
     Read(Cause),
     /// The body is larger than the limit given to `collect`.
     TooLarge(usize),
+    /// The upstream's event stream cannot be read (a provider adapter parses it).
+    Parse(crate::sse::ParseError),
     /// A line of an NDJSON stream is longer than the provider's `max_event_kb`
     /// (holds the limit in bytes).
     LineTooLong(usize),
@@ -232,6 +234,7 @@ impl std::fmt::Display for ResponseBodyError {
             ResponseBodyError::Idle(d) => write!(f, "the upstream sent nothing for {} ms", d.as_millis()),
             ResponseBodyError::Read(m) => write!(f, "the upstream connection failed mid-response: {m}"),
             ResponseBodyError::TooLarge(n) => write!(f, "the upstream response is larger than {n} bytes"),
+            ResponseBodyError::Parse(e) => write!(f, "the upstream stream is unusable: {e}"),
             ResponseBodyError::LineTooLong(n) => write!(
                 f,
                 "an upstream stream line is longer than {n} bytes (the provider's max_event_kb)"
@@ -245,6 +248,7 @@ impl std::error::Error for ResponseBodyError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ResponseBodyError::Read(cause) => Some(cause.error()),
+            ResponseBodyError::Parse(e) => Some(e),
             ResponseBodyError::Idle(_)
             | ResponseBodyError::TooLarge(_)
             | ResponseBodyError::LineTooLong(_)

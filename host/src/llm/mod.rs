@@ -173,8 +173,8 @@ async fn fetch_models(client: &Client, p: &Provider) -> Option<Vec<Value>> {
     for (name, value) in &p.headers {
         req.headers_mut().insert(name.clone(), value.clone());
     }
-    if let Ok(Some(auth)) = p.auth_header() {
-        req.headers_mut().insert(http::header::AUTHORIZATION, auth);
+    if let Ok(Some((name, value))) = p.auth_header() {
+        req.headers_mut().insert(name, value);
     }
     let fetch = async {
         let resp = client.send(&p.base, req, timeouts).await.ok()?;

@@ -416,9 +416,11 @@ impl Providers {
 }
 
 impl Provider {
-    /// `Authorization: Bearer <key>` from the provider's environment variable.
-    /// Read on every request so a rotated key takes effect without a restart.
-    pub fn auth_header(&self) -> Result<Option<HeaderValue>, KeyError> {
+    /// The header carrying the API key from the provider's environment variable:
+    /// `Authorization: Bearer <key>`, or `x-api-key: <key>` for an `anthropic`
+    /// provider. Read on every request so a rotated key takes effect without a
+    /// restart.
+    pub fn auth_header(&self) -> Result<Option<(HeaderName, HeaderValue)>, KeyError> {
         let Some(var) = &self.config.api_key_env else {
             return Ok(None);
         };
@@ -427,11 +429,14 @@ impl Provider {
             var: var.clone(),
             source,
         })?;
+        let (name, text) = match self.kind {
+            ProviderKind::Anthropic => (HeaderName::from_static("x-api-key"), key.trim().to_string()),
+            _ => (http::header::AUTHORIZATION, format!("Bearer {}", key.trim())),
+        };
         // The invalid-value error says nothing the variable's name does not.
-        let mut value = HeaderValue::try_from(format!("Bearer {}", key.trim()))
-            .map_err(|_| KeyError::NotAHeader { var: var.clone() })?;
+        let mut value = HeaderValue::try_from(text).map_err(|_| KeyError::NotAHeader { var: var.clone() })?;
         value.set_sensitive(true);
-        Ok(Some(value))
+        Ok(Some((name, value)))
     }
 }
 
@@ -587,6 +592,10 @@ mod tests {
                 .contains("WASMHUB_TEST_KEY_keyed")
         );
         unsafe { std::env::set_var("WASMHUB_TEST_KEY_keyed", "sk-1\n") };
-        assert_eq!(p.auth_header().unwrap().unwrap(), "Bearer sk-1");
+        let (name, value) = p.auth_header().unwrap().unwrap();
+        assert_eq!(
+            (name.as_str(), value.to_str().unwrap()),
+            ("authorization", "Bearer sk-1")
+        );
     }
 }

@@ -10,10 +10,15 @@
 use super::adapter::{Call, RequestError};
 use super::client::{Client, Response, SendError, Timeouts};
 use super::providers::{KeyError, Provider};
+use crate::config::ProviderKind;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::Full;
 use std::time::Duration;
+
+/// The header naming the Messages API version: an `anthropic` provider is sent
+/// `2023-06-01` unless its `headers` set another.
+const ANTHROPIC_VERSION: &str = "anthropic-version";
 
 /// Longest `Retry-After` the hub waits; a longer one is passed to the client.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
@@ -131,13 +136,12 @@ fn build_request(
     for (name, value) in &p.headers {
         h.insert(name.clone(), value.clone());
     }
-    match auth {
-        Some(value) => {
-            h.insert(header::AUTHORIZATION, value);
-        }
-        None => {
-            h.remove(header::AUTHORIZATION);
-        }
+    h.remove(header::AUTHORIZATION);
+    if let Some((name, value)) = auth {
+        h.insert(name, value);
+    }
+    if p.kind == ProviderKind::Anthropic && !h.contains_key(ANTHROPIC_VERSION) {
+        h.insert(ANTHROPIC_VERSION, HeaderValue::from_static("2023-06-01"));
     }
     Ok(req)
 }

@@ -12,30 +12,13 @@
 use crate::support::chat::{self, call_args, hub_with, plugins, submit, user};
 use crate::support::client;
 use crate::support::hub::{self, Hub};
-use crate::support::llm::{WITHIN, error_text, text_of, ui_chunks};
-use crate::support::upstream::{CHAT, Frame, Reply, ReplyBody, Upstream};
-use bytes::Bytes;
+use crate::support::llm::{WITHIN, error_text, openai_text, smart_chain, text_of, ui_chunks};
+use crate::support::upstream::{CHAT, Reply, Upstream};
 use serde_json::{Value, json};
-use std::time::Duration;
-use wasmhub::config::{Config, ModelConfig};
 use wasmhub::llm::{FinishReason, UiChunk};
 
 /// Ollama's chat endpoint as the upstream sees it (the base URL's `/v1` dropped).
 const API_CHAT: &str = "/api/chat";
-
-/// A `200 application/x-ndjson` stream of `lines`.
-fn ndjson(lines: &[Value]) -> Reply {
-    let frames = lines
-        .iter()
-        .map(|l| Frame::Raw(Bytes::from(format!("{l}\n"))))
-        .collect();
-    Reply {
-        status: 200,
-        headers: vec![("content-type".into(), "application/x-ndjson".into())],
-        head_delay: Duration::ZERO,
-        body: ReplyBody::Sse(frames),
-    }
-}
 
 fn line(message: Value) -> Value {
     json!({"model": "llama3.2", "created_at": "2023-08-04T08:52:19.385406455-07:00", "message": message, "done": false})
@@ -50,7 +33,7 @@ fn done(prompt: u64, eval: u64) -> Value {
 
 /// "The sky is blue because of Rayleigh scattering.", after some thinking.
 fn sky() -> Reply {
-    ndjson(&[
+    Reply::ndjson(&[
         line(json!({"role": "assistant", "content": "", "thinking": "The user asks why."})),
         line(json!({"role": "assistant", "content": "The sky is blue"})),
         line(json!({"role": "assistant", "content": " because of Rayleigh scattering."})),
@@ -78,21 +61,6 @@ fn ask(stream: bool) -> Value {
            "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Why is the sky blue?"}]})
 }
 
-/// The text of an OpenAI chunk stream, checking it ends with `[DONE]`.
-fn streamed_text(events: &[String]) -> String {
-    assert_eq!(events.last().map(String::as_str), Some("[DONE]"), "{events:?}");
-    let chunks = events[..events.len() - 1]
-        .iter()
-        .map(|e| serde_json::from_str::<Value>(e).unwrap());
-    chunks
-        .filter_map(|c| {
-            c.pointer("/choices/0/delta/content")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn the_proxy_answers_openai_clients_from_ollamas_native_api() {
     let (up, hub) = ollama_hub("").await;
@@ -104,7 +72,7 @@ async fn the_proxy_answers_openai_clients_from_ollamas_native_api() {
     );
     let (events, _) = resp.events(WITHIN).await;
     assert_eq!(
-        streamed_text(&events),
+        openai_text(&events),
         "The sky is blue because of Rayleigh scattering."
     );
     let usage: Value = serde_json::from_str(&events[events.len() - 2]).unwrap();
@@ -168,7 +136,7 @@ async fn ollama_errors_keep_their_status_retry_after_and_message() {
     // Mid-stream: the text so far, then an error frame and no `[DONE]`.
     up.push_for(
         API_CHAT,
-        ndjson(&[
+        Reply::ndjson(&[
             line(json!({"role": "assistant", "content": "The sky"})),
             json!({"error": "an error was encountered while running the model: unexpected EOF"}),
         ]),
@@ -190,7 +158,7 @@ async fn ollama_errors_keep_their_status_retry_after_and_message() {
     // The same on the UI stream: an error chunk, never a finished answer.
     up.push_for(
         API_CHAT,
-        ndjson(&[line(json!({"role": "assistant", "content": "The sky"}))]),
+        Reply::ndjson(&[line(json!({"role": "assistant", "content": "The sky"}))]),
     );
     let resp = client::post(hub.addr, "/api/ui/chat/completions", &ask(true)).await;
     let chunks = ui_chunks(&resp.events(WITHIN).await.0);
@@ -213,7 +181,7 @@ async fn a_503_from_ollama_is_retried_as_from_any_provider() {
         .events(WITHIN)
         .await;
     assert_eq!(
-        streamed_text(&events),
+        openai_text(&events),
         "The sky is blue because of Rayleigh scattering."
     );
     assert_eq!(up.requests().len(), 2);
@@ -270,10 +238,10 @@ async fn an_agent_turn_runs_a_tool_round_through_ollama() {
         json!([{"tool": "calc.eval", "input": {"expression": "6*7"}}]),
     ))
     .unwrap();
-    up.push_for(API_CHAT, ndjson(&[tool_call_answer("hub_call", args)]));
+    up.push_for(API_CHAT, Reply::ndjson(&[tool_call_answer("hub_call", args)]));
     up.push_for(
         API_CHAT,
-        ndjson(&[
+        Reply::ndjson(&[
             line(json!({"role": "assistant", "content": "It is 42."})),
             done(300, 5),
         ]),
@@ -304,25 +272,12 @@ async fn an_agent_turn_runs_a_tool_round_through_ollama() {
 #[tokio::test]
 async fn a_chain_falls_back_from_openai_to_ollama_each_in_its_dialect() {
     let (first, second) = (Upstream::start().await, Upstream::start().await);
-    let config = Config {
-        providers: vec![
-            hub::provider("cloud", &first.base_url(), &[], "max_retries = 0"),
-            hub::provider(
-                "local",
-                &second.base_url(),
-                &[],
-                "kind = \"ollama\"\nmax_retries = 0",
-            ),
-        ],
-        models: vec![
-            wasmhub::toml::from_str::<ModelConfig>(
-                "name = \"smart\"\ntargets = [\"cloud/gpt-4o\", \"local/llama3.2\"]\n",
-            )
-            .unwrap(),
-        ],
-        ..Config::default()
-    };
-    let hub = hub::start_with(config).await;
+    let (a, b) = (first.base_url(), second.base_url());
+    let providers = [
+        ("cloud", a.as_str(), "max_retries = 0"),
+        ("local", b.as_str(), "kind = \"ollama\"\nmax_retries = 0"),
+    ];
+    let hub = smart_chain(&providers, &["cloud/gpt-4o", "local/llama3.2"]).await;
     first.push(Reply::error(503, "overloaded"));
     second.push_for(API_CHAT, sky());
     let mut body = ask(true);
@@ -330,7 +285,7 @@ async fn a_chain_falls_back_from_openai_to_ollama_each_in_its_dialect() {
     let resp = client::post(hub.addr, "/v1/chat/completions", &body).await;
     assert_eq!(resp.header("x-wasmhub-target"), Some("local/llama3.2"));
     assert_eq!(
-        streamed_text(&resp.events(WITHIN).await.0),
+        openai_text(&resp.events(WITHIN).await.0),
         "The sky is blue because of Rayleigh scattering."
     );
     let (a, b) = (first.requests(), second.requests());
@@ -369,7 +324,7 @@ async fn a_provider_with_streaming_off_still_streams_to_its_clients() {
     body["stream_options"] = json!({"include_usage": true});
     let resp = client::post(hub.addr, "/v1/chat/completions", &body).await;
     assert_eq!(resp.header("content-type"), Some("text/event-stream"));
-    assert_eq!(streamed_text(&resp.events(WITHIN).await.0), "Hello there!");
+    assert_eq!(openai_text(&resp.events(WITHIN).await.0), "Hello there!");
     let sent = up.requests()[0].json();
     assert_eq!(
         (&sent["stream"], &sent["stream_options"]),

@@ -25,6 +25,7 @@ mod hub_listings;
 mod hub_loading;
 mod hub_protocol;
 mod hub_rest;
+mod llm_anthropic;
 mod llm_failures;
 mod llm_fallback;
 mod llm_ollama;

@@ -15,8 +15,13 @@
 //! when the caller asked for one. An `openai` provider that streams passes
 //! everything through untouched.
 
+pub(crate) mod anthropic;
+mod anthropic_answer;
+#[cfg(test)]
+mod anthropic_tests;
 pub(crate) mod ollama;
 mod ollama_answer;
+mod parts;
 #[cfg(test)]
 mod tests;
 pub(crate) mod whole;
@@ -73,6 +78,7 @@ pub(crate) fn prepare(route: &Route, body: &Value) -> Result<Call, RequestError>
         ProviderKind::OpenAi if streams || !wants_stream => ("/chat/completions", None),
         ProviderKind::OpenAi => ("/chat/completions", Some(unstreamed(body))),
         ProviderKind::Ollama => ("/api/chat", Some(ollama::request(route, body, streams)?)),
+        ProviderKind::Anthropic => ("/messages", Some(anthropic::request(route, body, streams)?)),
     };
     let json = native.as_ref().unwrap_or(body);
     Ok(Call {
@@ -100,23 +106,28 @@ pub(crate) fn answer(route: &Route, call: &Call, mut resp: Response, max_whole: 
     let recode: Box<dyn Recode> = if !resp.status.is_success() {
         match kind {
             ProviderKind::OpenAi => return resp,
-            ProviderKind::Ollama => Box::new(whole::Whole::errors(max_whole)),
+            ProviderKind::Ollama | ProviderKind::Anthropic => Box::new(whole::Whole::errors(max_whole)),
         }
     } else {
+        let max_event = (route.provider.config.max_event_kb.max(1) as usize).saturating_mul(1024);
         match (kind, call.streams, call.wants_stream) {
             (ProviderKind::OpenAi, true, _) | (ProviderKind::OpenAi, false, false) => return resp,
             (ProviderKind::OpenAi, false, true) => {
                 Box::new(whole::Whole::stream(max_whole, std::convert::identity))
             }
-            (ProviderKind::Ollama, true, _) => {
-                let max_line = (route.provider.config.max_event_kb.max(1) as usize).saturating_mul(1024);
-                Box::new(ollama_answer::Lines::new(max_line))
-            }
+            (ProviderKind::Ollama, true, _) => Box::new(ollama_answer::Lines::new(max_event)),
             (ProviderKind::Ollama, false, true) => {
                 Box::new(whole::Whole::stream(max_whole, ollama_answer::completion))
             }
             (ProviderKind::Ollama, false, false) => {
                 Box::new(whole::Whole::json(max_whole, ollama_answer::completion))
+            }
+            (ProviderKind::Anthropic, true, _) => Box::new(anthropic_answer::Events::new(max_event)),
+            (ProviderKind::Anthropic, false, true) => {
+                Box::new(whole::Whole::stream(max_whole, anthropic_answer::completion))
+            }
+            (ProviderKind::Anthropic, false, false) => {
+                Box::new(whole::Whole::json(max_whole, anthropic_answer::completion))
             }
         }
     };

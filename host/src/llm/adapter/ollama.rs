@@ -12,7 +12,7 @@
 //! `frequency_penalty`, `presence_penalty`); `think` is the model's or the
 //! provider's; `response_format` becomes `format` (`"json"` or the schema).
 
-use super::RequestError;
+use super::{RequestError, parts};
 use crate::config::ProviderKind;
 use crate::llm::providers::Route;
 use serde_json::{Map, Value, json};
@@ -66,19 +66,9 @@ fn options(route: &Route, body: &Value) -> Map<String, Value> {
         ("max_tokens", "num_predict"),
         ("max_completion_tokens", "num_predict"),
     ];
-    for (from, to) in fields {
-        if let Some(v) = body.get(from).filter(|v| !v.is_null()) {
-            options.insert(to.into(), v.clone());
-        }
-    }
-    match body.get("stop") {
-        Some(Value::String(stop)) => {
-            options.insert("stop".into(), json!([stop]));
-        }
-        Some(stop @ Value::Array(_)) => {
-            options.insert("stop".into(), stop.clone());
-        }
-        _ => {}
+    parts::copy_fields(body, &mut options, &fields);
+    if let Some(stop) = parts::stop_list(body) {
+        options.insert("stop".into(), stop);
     }
     options
 }
@@ -136,21 +126,10 @@ fn messages(messages: &[Value]) -> Result<Vec<Value>, RequestError> {
     Ok(out)
 }
 
-/// An OpenAI tool call as Ollama's: the arguments as an object.
+/// An OpenAI tool call (in message `i`) as Ollama's: the arguments as an object.
 fn tool_call(i: usize, call: &Value) -> Result<Value, RequestError> {
-    let function = &call["function"];
-    let name = function["name"].as_str().unwrap_or("");
-    let arguments = match &function["arguments"] {
-        Value::String(text) if text.trim().is_empty() => json!({}),
-        Value::String(text) => serde_json::from_str::<Value>(text).map_err(|e| {
-            bad(format!(
-                "messages[{i}]: the arguments of the call to {name:?} are not JSON: {e}"
-            ))
-        })?,
-        Value::Null => json!({}),
-        other => other.clone(),
-    };
-    Ok(json!({"function": {"name": name, "arguments": arguments}}))
+    let arguments = parts::call_arguments(ProviderKind::Ollama, i, call)?;
+    Ok(json!({"function": {"name": call["function"]["name"], "arguments": arguments}}))
 }
 
 /// The name of the tool the call `id` (made in an earlier message) called.
@@ -186,9 +165,7 @@ fn content(i: usize, content: &Value) -> Result<(String, Vec<String>), RequestEr
                     .pointer("/image_url/url")
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                let data = url
-                    .strip_prefix("data:")
-                    .and_then(|rest| rest.split_once(";base64,"))
+                let data = parts::data_url(url)
                     .map(|(_, data)| data)
                     .ok_or_else(|| {
                         bad(format!(

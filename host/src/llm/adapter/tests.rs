@@ -22,12 +22,16 @@ fn route(extra: &str) -> Route {
     ps.route("o/qwen3:8b").unwrap()
 }
 
-fn body_of(call: &Call) -> Value {
+pub(super) fn body_of(call: &Call) -> Value {
     serde_json::from_slice(&call.body).unwrap()
 }
 
 /// Feeds `bytes` to `recode` in pieces of `step` bytes, then ends it.
-fn recode_all(recode: &mut dyn Recode, bytes: &[u8], step: usize) -> Result<Vec<u8>, ResponseBodyError> {
+pub(super) fn recode_all(
+    recode: &mut dyn Recode,
+    bytes: &[u8],
+    step: usize,
+) -> Result<Vec<u8>, ResponseBodyError> {
     let mut out = Vec::new();
     for piece in bytes.chunks(step) {
         recode.feed(piece, &mut out)?;
@@ -38,7 +42,7 @@ fn recode_all(recode: &mut dyn Recode, bytes: &[u8], step: usize) -> Result<Vec<
 
 /// The SSE `out` read by the hub's transformer, as the UI stream reads an
 /// OpenAI stream; also the raw events.
-fn transformed(out: &[u8]) -> (StepSummary, Vec<String>) {
+pub(super) fn transformed(out: &[u8]) -> (StepSummary, Vec<String>) {
     let mut parser = crate::sse::Parser::new(1 << 20);
     let mut events = Vec::new();
     parser
