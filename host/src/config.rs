@@ -23,6 +23,7 @@ mod secrets;
 mod storage;
 #[cfg(test)]
 mod tests;
+mod trace;
 
 pub use accounting::{AccountingConfig, ModelPrice};
 pub use agents::{
@@ -45,6 +46,7 @@ pub use models::{ModelConfig, ModelSettings, ProviderKind, StreamDeltas, ToolCho
 pub use oauth::{OAuthConfig, SCOPE_NAMES};
 pub use secrets::{PluginSettings, SecretsConfig};
 pub use storage::{StorageBackend, StorageConfig};
+pub use trace::TraceConfig;
 
 /// The whole configuration, after defaults and overrides.
 #[derive(Debug, Clone, Deserialize)]
@@ -98,6 +100,8 @@ pub struct Config {
     /// Per-plugin settings (`[plugin.NAME]`): configuration values, secret
     /// references, `allow_reveal`.
     pub plugin: std::collections::BTreeMap<String, PluginSettings>,
+    /// The wire trace of upstream model calls (`[trace]`).
+    pub trace: TraceConfig,
 }
 
 impl Default for Config {
@@ -125,6 +129,7 @@ impl Default for Config {
             mcp_servers: Vec::new(),
             secrets: SecretsConfig::default(),
             plugin: Default::default(),
+            trace: TraceConfig::default(),
         }
     }
 }
@@ -528,6 +533,7 @@ impl Config {
             .or_else(|| self.storage.mismatch())
             .or_else(|| mcp_servers::mismatch(&self.mcp_servers))
             .or_else(|| self.secrets.mismatch())
+            .or_else(|| self.trace.mismatch())
             .or_else(|| secrets::mismatch(&self.plugin))
             .or_else(|| {
                 let names: Vec<&str> = self.tokens.iter().map(|t| t.name.as_str()).collect();

@@ -18,6 +18,7 @@
 //! stream that looks finished.
 
 use super::providers::BaseUrl;
+use super::trace::Trace;
 use crate::http_client;
 use crate::race::{Race, race};
 use bytes::Bytes;
@@ -289,6 +290,8 @@ pub struct ResponseBody {
     /// What the bytes read pass through before the caller sees them (a provider
     /// adapter's translation, `llm::adapter`), and whether it was finished.
     recode: Option<(Box<dyn Recode>, bool)>,
+    /// The wire trace and this exchange's number in it (`llm::trace`).
+    trace: Option<(Arc<Trace>, u64)>,
 }
 
 /// A translation of a response body into another one, bytes in, bytes out: how a
@@ -334,8 +337,27 @@ impl ResponseBody {
         }
     }
 
-    /// The next piece of the body as the upstream sent it; `None` at the end.
+    /// This body with what it reads written to `trace` as exchange `id`.
+    pub(crate) fn traced(mut self, trace: Arc<Trace>, id: u64) -> ResponseBody {
+        self.trace = Some((trace, id));
+        self
+    }
+
+    /// The next piece of the body as the upstream sent it (and traced); `None`
+    /// at the end.
     async fn raw_chunk(&mut self) -> Result<Option<Bytes>, ResponseBodyError> {
+        let read = self.untraced_chunk().await;
+        if let Some((trace, id)) = &self.trace {
+            match &read {
+                Ok(Some(bytes)) => trace.body(*id, bytes),
+                Ok(None) => trace.end(*id, None),
+                Err(e) => trace.end(*id, Some(e)),
+            }
+        }
+        read
+    }
+
+    async fn untraced_chunk(&mut self) -> Result<Option<Bytes>, ResponseBodyError> {
         loop {
             let read = tokio::time::timeout_at(self.last + self.idle, self.incoming.frame());
             let read = match race(read, self.closing.wait()).await {
@@ -481,6 +503,7 @@ impl Client {
                 release: Some((self.pool.clone(), key, sender)),
                 closing: Closing(self.closing.subscribe()),
                 recode: None,
+                trace: None,
             },
         })
     }

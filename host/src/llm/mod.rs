@@ -7,8 +7,8 @@
 //! client with its pool,
 //! timeouts and retries ([`client`], [`upstream`]), the wire types ([`openai`],
 //! [`ui`]), the pure chunk transformer ([`transform`]), the rule for whether an
-//! upstream answer arrived whole ([`terminal`]) and streaming a call as UI chunks
-//! ([`stream`]). It knows nothing about the HTTP surfaces above it.
+//! upstream answer arrived whole ([`terminal`]), streaming a call as UI chunks
+//! ([`stream`]) and the wire trace of every upstream exchange ([`trace`]). It knows nothing about the HTTP surfaces above it.
 
 pub(crate) mod adapter;
 pub(crate) mod client;
@@ -18,6 +18,7 @@ pub(crate) mod route;
 pub(crate) mod stream;
 pub(crate) mod stream_error;
 pub(crate) mod terminal;
+pub mod trace;
 pub(crate) mod transform;
 pub(crate) mod ui;
 pub(crate) mod upstream;
@@ -50,6 +51,8 @@ pub struct Llm {
     providers: Providers,
     chains: route::Chains,
     client: Arc<Client>,
+    /// The wire trace, when `[trace] llm` is on.
+    trace: Option<Arc<trace::Trace>>,
 }
 
 impl Llm {
@@ -69,7 +72,13 @@ impl Llm {
             chains: route::Chains::new(models, &providers)?,
             providers,
             client: Arc::new(Client::new()),
+            trace: None,
         })
+    }
+
+    /// Writes every upstream exchange to `trace` from now on (see [`trace`]).
+    pub fn set_trace(&mut self, trace: Option<trace::Trace>) {
+        self.trace = trace.map(Arc::new);
     }
 
     /// Ends every upstream exchange still running, with an error each surface
@@ -110,7 +119,7 @@ impl Llm {
             provider: provider.config.name.clone(),
             source,
         })?;
-        let resp = upstream::call(&self.client, provider, &call, forwarded).await?;
+        let resp = upstream::call(&self.client, provider, &call, forwarded, self.trace.as_ref()).await?;
         Ok(adapter::answer(route, &call, resp, route::MAX_UPSTREAM_BODY))
     }
 

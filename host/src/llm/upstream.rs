@@ -10,10 +10,12 @@
 use super::adapter::{Call, RequestError};
 use super::client::{Client, Response, SendError, Timeouts};
 use super::providers::{KeyError, Provider};
+use super::trace::Trace;
 use crate::config::ProviderKind;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::Full;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The header naming the Messages API version: an `anthropic` provider is sent
@@ -161,13 +163,30 @@ pub(crate) async fn call(
     p: &Provider,
     call: &Call,
     forwarded: &HeaderMap,
+    trace: Option<&Arc<Trace>>,
 ) -> Result<Response, UpstreamError> {
     let max_retries = p.config.max_retries;
     let mut attempt = 0u32;
     loop {
         let req = build_request(p, Method::POST, call.path, &call.body, forwarded)?;
         let last = attempt >= max_retries;
-        match client.send(&p.base, req, timeouts(p, call.streams)).await {
+        let traced = trace.map(|t| (t, trace_request(t, p, &req, &call.body)));
+        let sent = client.send(&p.base, req, timeouts(p, call.streams)).await;
+        let sent = match (sent, traced) {
+            (Ok(resp), Some((t, id))) => {
+                t.response(id, resp.status, &resp.headers);
+                Ok(Response {
+                    body: resp.body.traced(t.clone(), id),
+                    ..resp
+                })
+            }
+            (Err(e), Some((t, id))) => {
+                t.end(id, Some(&e));
+                Err(e)
+            }
+            (sent, None) => sent,
+        };
+        match sent {
             Ok(resp) if !last && retryable(resp.status) => {
                 let wait = match retry_after(&resp.headers) {
                     Some(wait) if wait > MAX_RETRY_WAIT => return Ok(resp),
@@ -205,6 +224,13 @@ pub(crate) async fn call(
         }
         attempt += 1;
     }
+}
+
+/// Writes `req` to the trace; returns its exchange number.
+fn trace_request(trace: &Trace, p: &Provider, req: &http::Request<Full<Bytes>>, body: &[u8]) -> u64 {
+    let scheme = if p.base.https { "https" } else { "http" };
+    let url = format!("{scheme}://{}{}", p.base.authority, req.uri());
+    trace.request(&p.config.name, req.method().as_str(), &url, req.headers(), body)
 }
 
 /// `base * 2^attempt`, capped, with "equal jitter": half fixed, half random, so

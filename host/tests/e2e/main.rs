@@ -30,6 +30,7 @@ mod llm_failures;
 mod llm_fallback;
 mod llm_ollama;
 mod llm_proxy;
+mod llm_trace;
 mod llm_unfinished;
 mod mcp_approvals;
 mod mcp_binary;
