@@ -141,7 +141,7 @@ pub struct ProviderConfig {
     /// Name used in `provider/model` addressing.
     pub name: String,
     /// The API the provider speaks (see [`ProviderKind`]): `openai` (the
-    /// default), `ollama` or `anthropic`.
+    /// default), `ollama`, `anthropic` or `openrouter`.
     #[serde(default = "defaults::kind")]
     pub kind: String,
     /// Base URL including the version path, e.g. `https://api.openai.com/v1`.

@@ -27,6 +27,8 @@ pub enum ProviderKind {
     Ollama,
     /// Anthropic's Messages API (`/v1/messages`).
     Anthropic,
+    /// OpenRouter: Chat Completions with its attribution headers.
+    OpenRouter,
 }
 
 /// A `kind` that names no provider kind this hub speaks (holds the value).
@@ -48,10 +50,11 @@ impl std::error::Error for UnknownKind {}
 
 impl ProviderKind {
     /// Every kind, as `kind` spells it.
-    pub const ALL: [ProviderKind; 3] = [
+    pub const ALL: [ProviderKind; 4] = [
         ProviderKind::OpenAi,
         ProviderKind::Ollama,
         ProviderKind::Anthropic,
+        ProviderKind::OpenRouter,
     ];
 
     /// Reads a `kind` value.
@@ -68,6 +71,7 @@ impl ProviderKind {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Ollama => "ollama",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::OpenRouter => "openrouter",
         }
     }
 }

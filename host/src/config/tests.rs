@@ -203,7 +203,7 @@ targets = ["local/qwen2.5-7b-instruct", "local/qwen3"]
     .unwrap_err()
     .to_string();
     assert!(err.contains("providers.g.kind: \"gemini\""), "{err}");
-    assert!(err.contains("openai, ollama, anthropic"), "{err}");
+    assert!(err.contains("openai, ollama, anthropic, openrouter"), "{err}");
     let c = Config::parse(
         "[[providers]]\nname = \"o\"\nkind = \"ollama\"\nstream = false\nthink = true\noptions = { num_ctx = 8192 }\nbase_url = \"http://x\"\n",
         Path::new("w.toml"),

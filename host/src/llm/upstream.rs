@@ -22,6 +22,11 @@ use std::time::Duration;
 /// `2023-06-01` unless its `headers` set another.
 const ANTHROPIC_VERSION: &str = "anthropic-version";
 
+/// OpenRouter's app attribution, sent unless the provider's `headers` set them
+/// (`HTTP-Referer`, the app's URL, only when configured: the hub has none of its
+/// own); `User-Agent` is `wasmhub/<version>` as for every provider.
+const OPENROUTER_HEADERS: [(&str, &str); 2] = [("x-openrouter-title", "wasmhub"), ("x-title", "wasmhub")];
+
 /// Longest `Retry-After` the hub waits; a longer one is passed to the client.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 /// Longest backoff between attempts without `Retry-After`.
@@ -142,8 +147,15 @@ fn build_request(
     if let Some((name, value)) = auth {
         h.insert(name, value);
     }
-    if p.kind == ProviderKind::Anthropic && !h.contains_key(ANTHROPIC_VERSION) {
-        h.insert(ANTHROPIC_VERSION, HeaderValue::from_static("2023-06-01"));
+    let defaults: &[(&str, &str)] = match p.kind {
+        ProviderKind::Anthropic => &[(ANTHROPIC_VERSION, "2023-06-01")],
+        ProviderKind::OpenRouter => &OPENROUTER_HEADERS,
+        ProviderKind::OpenAi | ProviderKind::Ollama => &[],
+    };
+    for (name, value) in defaults {
+        if !h.contains_key(*name) {
+            h.insert(*name, HeaderValue::from_static(value));
+        }
     }
     Ok(req)
 }

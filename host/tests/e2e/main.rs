@@ -29,6 +29,7 @@ mod llm_anthropic;
 mod llm_failures;
 mod llm_fallback;
 mod llm_ollama;
+mod llm_openrouter;
 mod llm_proxy;
 mod llm_trace;
 mod llm_unfinished;

@@ -12,8 +12,9 @@
 //!
 //! The per-provider `stream` switch lives here too: with `stream = false` the
 //! upstream is asked for a whole answer, which [`whole`] turns into a proper stream
-//! when the caller asked for one. An `openai` provider that streams passes
-//! everything through untouched.
+//! when the caller asked for one. An `openai` or `openrouter` provider that
+//! streams passes everything through untouched (OpenRouter is always spoken to
+//! through Chat Completions; its attribution headers are `llm::upstream`'s).
 
 pub(crate) mod anthropic;
 mod anthropic_answer;
@@ -75,8 +76,10 @@ pub(crate) fn prepare(route: &Route, body: &Value) -> Result<Call, RequestError>
     let wants_stream = super::openai::wants_stream(body);
     let streams = wants_stream && provider.config.stream;
     let (path, native) = match provider.kind {
-        ProviderKind::OpenAi if streams || !wants_stream => ("/chat/completions", None),
-        ProviderKind::OpenAi => ("/chat/completions", Some(unstreamed(body))),
+        ProviderKind::OpenAi | ProviderKind::OpenRouter if streams || !wants_stream => {
+            ("/chat/completions", None)
+        }
+        ProviderKind::OpenAi | ProviderKind::OpenRouter => ("/chat/completions", Some(unstreamed(body))),
         ProviderKind::Ollama => ("/api/chat", Some(ollama::request(route, body, streams)?)),
         ProviderKind::Anthropic => ("/messages", Some(anthropic::request(route, body, streams)?)),
     };
@@ -105,14 +108,15 @@ pub(crate) fn answer(route: &Route, call: &Call, mut resp: Response, max_whole: 
     let kind = route.provider.kind;
     let recode: Box<dyn Recode> = if !resp.status.is_success() {
         match kind {
-            ProviderKind::OpenAi => return resp,
+            ProviderKind::OpenAi | ProviderKind::OpenRouter => return resp,
             ProviderKind::Ollama | ProviderKind::Anthropic => Box::new(whole::Whole::errors(max_whole)),
         }
     } else {
         let max_event = (route.provider.config.max_event_kb.max(1) as usize).saturating_mul(1024);
         match (kind, call.streams, call.wants_stream) {
-            (ProviderKind::OpenAi, true, _) | (ProviderKind::OpenAi, false, false) => return resp,
-            (ProviderKind::OpenAi, false, true) => {
+            (ProviderKind::OpenAi | ProviderKind::OpenRouter, true, _)
+            | (ProviderKind::OpenAi | ProviderKind::OpenRouter, false, false) => return resp,
+            (ProviderKind::OpenAi | ProviderKind::OpenRouter, false, true) => {
                 Box::new(whole::Whole::stream(max_whole, std::convert::identity))
             }
             (ProviderKind::Ollama, true, _) => Box::new(ollama_answer::Lines::new(max_event)),
