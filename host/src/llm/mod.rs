@@ -124,7 +124,7 @@ impl Llm {
     }
 
     /// The union of every provider's models as `provider/model`, in OpenAI's list
-    /// shape. Each provider's own `/models` is asked (concurrently, 5 s each, no
+    /// shape. Each provider's own `/models` (an `ollama` one's `/api/tags`) is asked (concurrently, 5 s each, no
     /// retries); a provider that does not answer with a list contributes its literal
     /// model patterns instead (wildcard patterns name no model and are left out).
     pub async fn list_models(&self) -> Value {
@@ -175,8 +175,12 @@ async fn fetch_models(client: &Client, p: &Provider) -> Option<Vec<Value>> {
         first_byte: MODELS_TIMEOUT,
         idle: MODELS_TIMEOUT,
     };
+    let list_path = match p.kind {
+        crate::config::ProviderKind::Ollama => "/api/tags",
+        _ => "/models",
+    };
     let mut req = http::Request::builder()
-        .uri(p.base.endpoint("/models"))
+        .uri(p.base.endpoint(list_path))
         .body(http_body_util::Full::new(Bytes::new()))
         .expect("a path is a valid URI");
     for (name, value) in &p.headers {
@@ -194,11 +198,15 @@ async fn fetch_models(client: &Client, p: &Provider) -> Option<Vec<Value>> {
     };
     let body = tokio::time::timeout(MODELS_TIMEOUT, fetch).await.ok()??;
     let list: Value = serde_json::from_slice(&body).ok()?;
-    let data = list.get("data")?.as_array()?;
+    // OpenAI's `{"data": [{"id"}]}`, or Ollama's `{"models": [{"name"}]}`.
+    let (data, id_key) = match list.get("data") {
+        Some(data) => (data.as_array()?, "id"),
+        None => (list.get("models")?.as_array()?, "name"),
+    };
     Some(
         data.iter()
             .filter_map(|m| {
-                let id = m.get("id")?.as_str()?;
+                let id = m.get(id_key)?.as_str()?;
                 Some(model_entry(
                     p,
                     id,

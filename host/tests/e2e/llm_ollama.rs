@@ -340,3 +340,27 @@ async fn a_provider_with_streaming_off_still_streams_to_its_clients() {
     assert_eq!(text_of(&chunks).0, "Hello! How are you today?");
     assert_eq!(up.requests()[1].json()["stream"], false);
 }
+
+#[tokio::test]
+async fn the_model_list_holds_what_ollama_has_pulled() {
+    let (up, hub) = ollama_hub("").await;
+    // Ollama's example answer ("List Local Models"), shortened.
+    up.push_for(
+        "/api/tags",
+        Reply::json(200, json!({"models": [
+            {"name": "deepseek-r1:latest", "model": "deepseek-r1:latest", "modified_at": "2025-05-10T08:06:48.639712648-07:00", "size": 4683075271u64},
+            {"name": "llama3.2:latest", "model": "llama3.2:latest", "modified_at": "2025-05-04T17:37:44.706015396-07:00", "size": 2019393189u64},
+        ]})),
+    );
+    let list = client::send(hub.addr, http::Method::GET, "/v1/models", None, &[])
+        .await
+        .json()
+        .await;
+    let ids: Vec<&str> = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["local/deepseek-r1:latest", "local/llama3.2:latest"]);
+}
