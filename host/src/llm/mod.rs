@@ -189,6 +189,7 @@ async fn fetch_models(client: &Client, p: &Provider) -> Option<Vec<Value>> {
     if let Ok(Some((name, value))) = p.auth_header() {
         req.headers_mut().insert(name, value);
     }
+    upstream::kind_headers(p, req.headers_mut());
     let fetch = async {
         let resp = client.send(&p.base, req, timeouts).await.ok()?;
         if !resp.status.is_success() {

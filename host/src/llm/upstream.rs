@@ -147,6 +147,13 @@ fn build_request(
     if let Some((name, value)) = auth {
         h.insert(name, value);
     }
+    kind_headers(p, h);
+    Ok(req)
+}
+
+/// The headers `p`'s kind sends by default, where `h` (the operator's `headers`
+/// already in) has none of that name.
+pub(crate) fn kind_headers(p: &Provider, h: &mut HeaderMap) {
     let defaults: &[(&str, &str)] = match p.kind {
         ProviderKind::Anthropic => &[(ANTHROPIC_VERSION, "2023-06-01")],
         ProviderKind::OpenRouter => &OPENROUTER_HEADERS,
@@ -157,7 +164,6 @@ fn build_request(
             h.insert(*name, HeaderValue::from_static(value));
         }
     }
-    Ok(req)
 }
 
 fn retryable(status: StatusCode) -> bool {

@@ -278,3 +278,24 @@ async fn a_chain_falls_back_from_anthropic_to_ollama_each_in_its_dialect() {
     );
     assert_eq!(b["tools"], body["tools"]);
 }
+
+#[tokio::test]
+async fn the_model_list_asks_anthropic_with_its_key_and_version() {
+    let (up, hub) = anthropic_hub("").await;
+    // Anthropic's example answer ("List Models"), shortened.
+    up.push_for(
+        "/v1/models",
+        Reply::json(200, json!({"data": [{"type": "model", "id": "claude-opus-4-6", "display_name": "Claude Opus 4.6",
+            "created_at": "2026-02-04T00:00:00Z"}], "has_more": false, "first_id": "claude-opus-4-6", "last_id": "claude-opus-4-6"})),
+    );
+    let list = client::send(hub.addr, http::Method::GET, "/v1/models", None, &[])
+        .await
+        .json()
+        .await;
+    assert_eq!(list["data"][0]["id"], "claude/claude-opus-4-6");
+    let sent = &up.requests()[0];
+    assert_eq!(
+        (sent.header("x-api-key"), sent.header("anthropic-version")),
+        (Some(KEY), Some("2023-06-01"))
+    );
+}
