@@ -23,6 +23,7 @@ mod secrets;
 mod storage;
 #[cfg(test)]
 mod tests;
+mod trace;
 
 pub use accounting::{AccountingConfig, ModelPrice};
 pub use agents::{
@@ -41,10 +42,11 @@ pub use limits::{
     CallCaps, CpuLimits, Limits, LoadLimits, PoolLimits, ShareLimits, TreeLimits, ValidationLimits,
 };
 pub use mcp_servers::{HintOverride, McpRoot, McpServerConfig, McpTransport};
-pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
+pub use models::{ModelConfig, ModelSettings, ProviderKind, StreamDeltas, ToolChoice, UnknownKind};
 pub use oauth::{OAuthConfig, SCOPE_NAMES};
 pub use secrets::{PluginSettings, SecretsConfig};
 pub use storage::{StorageBackend, StorageConfig};
+pub use trace::TraceConfig;
 
 /// The whole configuration, after defaults and overrides.
 #[derive(Debug, Clone, Deserialize)]
@@ -98,6 +100,8 @@ pub struct Config {
     /// Per-plugin settings (`[plugin.NAME]`): configuration values, secret
     /// references, `allow_reveal`.
     pub plugin: std::collections::BTreeMap<String, PluginSettings>,
+    /// The wire trace of upstream model calls (`[trace]`).
+    pub trace: TraceConfig,
 }
 
 impl Default for Config {
@@ -125,18 +129,36 @@ impl Default for Config {
             mcp_servers: Vec::new(),
             secrets: SecretsConfig::default(),
             plugin: Default::default(),
+            trace: TraceConfig::default(),
         }
     }
 }
 
-/// One OpenAI-compatible upstream.
+/// One upstream model provider.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
     /// Name used in `provider/model` addressing.
     pub name: String,
+    /// The API the provider speaks (see [`ProviderKind`]): `openai` (the
+    /// default), `ollama`, `anthropic` or `openrouter`.
+    #[serde(default = "defaults::kind")]
+    pub kind: String,
     /// Base URL including the version path, e.g. `https://api.openai.com/v1`.
     pub base_url: String,
+    /// Whether the hub asks this provider for streamed answers; `false` sends
+    /// every call unstreamed (a client that asked for a stream still gets one).
+    #[serde(default = "defaults::stream")]
+    pub stream: bool,
+    /// Time allowed for an unstreamed upstream answer, head and body.
+    #[serde(default = "defaults::request_timeout_ms")]
+    pub request_timeout_ms: u64,
+    /// `think` sent to an `ollama` provider (else none is sent).
+    #[serde(default)]
+    pub think: Option<bool>,
+    /// `options` sent to an `ollama` provider (`num_ctx`, `temperature`, ...).
+    #[serde(default)]
+    pub options: serde_json::Map<String, serde_json::Value>,
     /// Environment variable holding the API key (none for local servers).
     #[serde(default)]
     pub api_key_env: Option<String>,
@@ -309,6 +331,15 @@ impl Default for ServerConfig {
 }
 
 mod defaults {
+    pub(super) fn kind() -> String {
+        "openai".into()
+    }
+    pub(super) fn stream() -> bool {
+        true
+    }
+    pub(super) fn request_timeout_ms() -> u64 {
+        600_000
+    }
     pub(super) fn connect_timeout_ms() -> u64 {
         10_000
     }
@@ -392,7 +423,12 @@ impl Config {
             std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into());
         self.providers.push(ProviderConfig {
             name: "openai".into(),
+            kind: defaults::kind(),
             base_url,
+            stream: defaults::stream(),
+            request_timeout_ms: defaults::request_timeout_ms(),
+            think: None,
+            options: Default::default(),
             api_key_env: Some("OPENAI_API_KEY".into()),
             models: vec!["*".into()],
             headers: Default::default(),
@@ -438,6 +474,9 @@ impl Config {
             }
             if !names.insert(&p.name) {
                 return Some(format!("providers: name {:?} is used twice", p.name));
+            }
+            if let Err(e) = ProviderKind::parse(&p.kind) {
+                return Some(format!("providers.{}.kind: {e}", p.name));
             }
             if !(p.base_url.starts_with("http://") || p.base_url.starts_with("https://")) {
                 return Some(format!(
@@ -494,6 +533,7 @@ impl Config {
             .or_else(|| self.storage.mismatch())
             .or_else(|| mcp_servers::mismatch(&self.mcp_servers))
             .or_else(|| self.secrets.mismatch())
+            .or_else(|| self.trace.mismatch())
             .or_else(|| secrets::mismatch(&self.plugin))
             .or_else(|| {
                 let names: Vec<&str> = self.tokens.iter().map(|t| t.name.as_str()).collect();

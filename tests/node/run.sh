@@ -9,7 +9,10 @@
 # answers and a SIGTERM mid-answer through every surface with each of those clients;
 # agents.test.mjs chats with an agent (issue 35) through the openai (Node, Python
 # via py_agents.py) and Anthropic clients, and gets structured output through
-# openai's chat.completions.parse and the Anthropic SDK's messages.parse.
+# openai's chat.completions.parse and the Anthropic SDK's messages.parse;
+# kinds.test.mjs runs the openai, AI SDK and Anthropic clients over the native
+# provider kinds (anthropic, ollama) against an upstream speaking those APIs
+# (lib/native-upstream.mjs).
 # Everything listens on 127.0.0.1 only; each test file
 # starts and stops its own upstream and hub. Exits non-zero when a test fails.
 set -euo pipefail
@@ -45,4 +48,4 @@ export WASMHUB_PLUGINS="$plugins"
 python_venv "$cache/node-venv" "$here/requirements.lock"
 export WASMHUB_PYTHON_OPENAI="$python"
 
-exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs unfinished.test.mjs agents.test.mjs
+exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs unfinished.test.mjs agents.test.mjs kinds.test.mjs

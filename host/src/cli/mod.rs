@@ -115,24 +115,31 @@ fn load_config(args: &Args) -> Result<Config, String> {
 fn serve_command(argv: &[String]) -> Result<ExitCode, UsageError> {
     let mut with_value = CONFIG_FLAGS.to_vec();
     with_value.push("listen");
-    let args = Args::parse(argv, &with_value, &["locked", "insecure-http", "help"])?;
+    let args = Args::parse(
+        argv,
+        &with_value,
+        &["locked", "insecure-http", "trace-llm", "help"],
+    )?;
     if args.switch("help") {
         println!(
             "Usage: wasmhub serve [options]\n\nRuns the hub's HTTP server.\n\nOptions:\n{CONFIG_FLAGS_HELP}\n  \
              --listen ADDR     address to bind (config: listen; default 127.0.0.1:8787)\n  \
              --locked          refuse plugins not pinned in plugins.lock, and [[plugins.sources]] tags that moved\n  \
-             --insecure-http   plain HTTP to registries that are not on loopback (plugins.insecure_http)"
+             --insecure-http   plain HTTP to registries that are not on loopback (plugins.insecure_http)\n  \
+             --trace-llm       write every upstream model request and response to the trace file, secrets\n                    \
+             redacted (trace.llm; file: trace.llm_file, default DATA/logs/llm-trace.log)"
         );
         return Ok(ExitCode::SUCCESS);
     }
     args.at_most(0)?;
-    let config = match load_config(&args) {
+    let mut config = match load_config(&args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("wasmhub serve: {e}");
             return Ok(ExitCode::FAILURE);
         }
     };
+    config.trace.llm |= args.switch("trace-llm");
     // The file `load_config` read, which `serve` follows for [[mcp_servers]].
     let file = match args.value("config") {
         Some(path) => Some(PathBuf::from(path)),

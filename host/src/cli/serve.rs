@@ -83,8 +83,12 @@ async fn start(config: Config, options: ServeFlags, signals: super::signals::Sig
         true => Some(crate::runtime::LockFile::read(&config.plugins_dir).map_err(|e| e.to_string())?),
         false => None,
     };
-    let llm =
-        Arc::new(crate::llm::Llm::with_models(&config.providers, &config.models).map_err(|e| e.to_string())?);
+    let mut llm =
+        crate::llm::Llm::with_models(&config.providers, &config.models).map_err(|e| e.to_string())?;
+    llm.set_trace(
+        crate::llm::trace::Trace::open(&config.trace, &config.data_dir).map_err(|e| e.to_string())?,
+    );
+    let llm = Arc::new(llm);
     let backend = crate::storage::Backend::open(&config)
         .await
         .map_err(|e| e.to_string())?;

@@ -17,6 +17,65 @@ pub struct ModelConfig {
     pub targets: Vec<String>,
 }
 
+/// The API a provider speaks (`kind`): the hub's requests and answers are
+/// OpenAI chat completions; `llm::adapter` maps them to and from the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// OpenAI chat completions (also any OpenAI-compatible server).
+    OpenAi,
+    /// Ollama's native `/api/chat`.
+    Ollama,
+    /// Anthropic's Messages API (`/v1/messages`).
+    Anthropic,
+    /// OpenRouter: Chat Completions with its attribution headers.
+    OpenRouter,
+}
+
+/// A `kind` that names no provider kind this hub speaks (holds the value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKind(pub String);
+
+impl std::fmt::Display for UnknownKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:?} is not a provider kind this hub speaks; use one of: {}",
+            self.0,
+            ProviderKind::ALL.map(ProviderKind::as_str).join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownKind {}
+
+impl ProviderKind {
+    /// Every kind, as `kind` spells it.
+    pub const ALL: [ProviderKind; 4] = [
+        ProviderKind::OpenAi,
+        ProviderKind::Ollama,
+        ProviderKind::Anthropic,
+        ProviderKind::OpenRouter,
+    ];
+
+    /// Reads a `kind` value.
+    pub fn parse(text: &str) -> Result<ProviderKind, UnknownKind> {
+        ProviderKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == text)
+            .ok_or_else(|| UnknownKind(text.to_string()))
+    }
+
+    /// The value as `kind` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::OpenRouter => "openrouter",
+        }
+    }
+}
+
 /// How a provider's streamed deltas carry text (`stream_deltas`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -73,6 +132,13 @@ pub struct ModelSettings {
     /// `parallel_tool_calls` the agent loop sends with its tools.
     #[serde(default)]
     pub parallel_tool_calls: Option<bool>,
+    /// `think` sent to an `ollama` provider for these models.
+    #[serde(default)]
+    pub think: Option<bool>,
+    /// `options` sent to an `ollama` provider for these models, over the
+    /// provider's `options` key by key.
+    #[serde(default)]
+    pub options: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The first problem of `[[models]]` against the provider names, said for the operator.

@@ -196,6 +196,31 @@ targets = ["local/qwen2.5-7b-instruct", "local/qwen3"]
     .unwrap_err()
     .to_string();
     assert!(err.contains("sometimes"), "{err}");
+    let err = Config::parse(
+        "[[providers]]\nname = \"g\"\nkind = \"gemini\"\nbase_url = \"http://x\"\n",
+        Path::new("w.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("providers.g.kind: \"gemini\""), "{err}");
+    assert!(err.contains("openai, ollama, anthropic, openrouter"), "{err}");
+    let c = Config::parse(
+        "[[providers]]\nname = \"o\"\nkind = \"ollama\"\nstream = false\nthink = true\noptions = { num_ctx = 8192 }\nbase_url = \"http://x\"\n",
+        Path::new("w.toml"),
+    )
+    .unwrap();
+    let p = &c.providers[0];
+    assert_eq!(
+        (p.kind.as_str(), p.stream, p.think, &p.options["num_ctx"]),
+        ("ollama", false, Some(true), &serde_json::json!(8192))
+    );
+    assert_eq!(
+        (
+            c.providers[0].request_timeout_ms,
+            Config::default().providers.len()
+        ),
+        (600_000, 0)
+    );
 }
 
 #[test]

@@ -18,6 +18,7 @@
 //! stream that looks finished.
 
 use super::providers::BaseUrl;
+use super::trace::Trace;
 use crate::http_client;
 use crate::race::{Race, race};
 use bytes::Bytes;
@@ -215,6 +216,11 @@ pub enum ResponseBodyError {
     Read(Cause),
     /// The body is larger than the limit given to `collect`.
     TooLarge(usize),
+    /// The upstream's event stream cannot be read (a provider adapter parses it).
+    Parse(crate::sse::ParseError),
+    /// A line of an NDJSON stream is longer than the provider's `max_event_kb`
+    /// (holds the limit in bytes).
+    LineTooLong(usize),
     /// The hub is shutting down and its grace ran out (see the module docs).
     ShuttingDown,
 }
@@ -229,6 +235,11 @@ impl std::fmt::Display for ResponseBodyError {
             ResponseBodyError::Idle(d) => write!(f, "the upstream sent nothing for {} ms", d.as_millis()),
             ResponseBodyError::Read(m) => write!(f, "the upstream connection failed mid-response: {m}"),
             ResponseBodyError::TooLarge(n) => write!(f, "the upstream response is larger than {n} bytes"),
+            ResponseBodyError::Parse(e) => write!(f, "the upstream stream is unusable: {e}"),
+            ResponseBodyError::LineTooLong(n) => write!(
+                f,
+                "an upstream stream line is longer than {n} bytes (the provider's max_event_kb)"
+            ),
             ResponseBodyError::ShuttingDown => f.write_str(SHUTTING_DOWN),
         }
     }
@@ -238,9 +249,11 @@ impl std::error::Error for ResponseBodyError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ResponseBodyError::Read(cause) => Some(cause.error()),
-            ResponseBodyError::Idle(_) | ResponseBodyError::TooLarge(_) | ResponseBodyError::ShuttingDown => {
-                None
-            }
+            ResponseBodyError::Parse(e) => Some(e),
+            ResponseBodyError::Idle(_)
+            | ResponseBodyError::TooLarge(_)
+            | ResponseBodyError::LineTooLong(_)
+            | ResponseBodyError::ShuttingDown => None,
         }
     }
 }
@@ -274,11 +287,77 @@ pub struct ResponseBody {
     release: Option<(Arc<Pool>, PoolKey, Sender)>,
     /// The client's shutdown (see [`Client::shut_down`]).
     closing: Closing,
+    /// What the bytes read pass through before the caller sees them (a provider
+    /// adapter's translation, `llm::adapter`), and whether it was finished.
+    recode: Option<(Box<dyn Recode>, bool)>,
+    /// The wire trace and this exchange's number in it (`llm::trace`).
+    trace: Option<(Arc<Trace>, u64)>,
+}
+
+/// A translation of a response body into another one, bytes in, bytes out: how a
+/// provider adapter (`llm::adapter`) turns a native answer into the OpenAI one
+/// the hub reads. Its errors are what a body read fails with.
+pub(crate) trait Recode: Send {
+    /// Takes the next bytes of the upstream body, appending output to `out`.
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) -> Result<(), ResponseBodyError>;
+    /// The upstream body ended: appends what is left to `out`.
+    fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), ResponseBodyError>;
 }
 
 impl ResponseBody {
-    /// The next piece of the body; `None` at the end.
+    /// This body with its bytes passed through `recode` (see [`Recode`]).
+    pub(crate) fn recode(mut self, recode: Box<dyn Recode>) -> ResponseBody {
+        self.recode = Some((recode, false));
+        self
+    }
+
+    /// The next piece of the body (translated, when it is recoded); `None` at
+    /// the end. Cancel-safe: a read that is dropped loses nothing.
     pub async fn chunk(&mut self) -> Result<Option<Bytes>, ResponseBodyError> {
+        if self.recode.is_none() {
+            return self.raw_chunk().await;
+        }
+        loop {
+            if self.recode.as_ref().is_some_and(|(_, ended)| *ended) {
+                return Ok(None);
+            }
+            let read = self.raw_chunk().await?;
+            let (recode, ended) = self.recode.as_mut().expect("checked above");
+            let mut out = Vec::new();
+            match read {
+                Some(bytes) => recode.feed(&bytes, &mut out)?,
+                None => {
+                    *ended = true;
+                    recode.finish(&mut out)?;
+                }
+            }
+            if !out.is_empty() {
+                return Ok(Some(Bytes::from(out)));
+            }
+        }
+    }
+
+    /// This body with what it reads written to `trace` as exchange `id`.
+    pub(crate) fn traced(mut self, trace: Arc<Trace>, id: u64) -> ResponseBody {
+        self.trace = Some((trace, id));
+        self
+    }
+
+    /// The next piece of the body as the upstream sent it (and traced); `None`
+    /// at the end.
+    async fn raw_chunk(&mut self) -> Result<Option<Bytes>, ResponseBodyError> {
+        let read = self.untraced_chunk().await;
+        if let Some((trace, id)) = &self.trace {
+            match &read {
+                Ok(Some(bytes)) => trace.body(*id, bytes),
+                Ok(None) => trace.end(*id, None),
+                Err(e) => trace.end(*id, Some(e)),
+            }
+        }
+        read
+    }
+
+    async fn untraced_chunk(&mut self) -> Result<Option<Bytes>, ResponseBodyError> {
         loop {
             let read = tokio::time::timeout_at(self.last + self.idle, self.incoming.frame());
             let read = match race(read, self.closing.wait()).await {
@@ -423,6 +502,8 @@ impl Client {
                 last: tokio::time::Instant::now(),
                 release: Some((self.pool.clone(), key, sender)),
                 closing: Closing(self.closing.subscribe()),
+                recode: None,
+                trace: None,
             },
         })
     }

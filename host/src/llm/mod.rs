@@ -1,13 +1,16 @@
 //! Upstream model providers and the OpenAI -> AI SDK UI message stream transform.
 //!
-//! This layer owns everything between the hub and an OpenAI-compatible provider:
-//! routing a model name to a provider ([`providers`]) or a chain of targets tried
-//! in turn ([`route`]), the HTTP client with its pool,
+//! This layer owns everything between the hub and a model provider: routing a
+//! model name to a provider ([`providers`]) or a chain of targets tried in turn
+//! ([`route`]), each provider kind's API mapped to and from the hub's one
+//! internal request and stream, OpenAI chat completions ([`adapter`]), the HTTP
+//! client with its pool,
 //! timeouts and retries ([`client`], [`upstream`]), the wire types ([`openai`],
 //! [`ui`]), the pure chunk transformer ([`transform`]), the rule for whether an
-//! upstream answer arrived whole ([`terminal`]) and streaming a call as UI chunks
-//! ([`stream`]). It knows nothing about the HTTP surfaces above it.
+//! upstream answer arrived whole ([`terminal`]), streaming a call as UI chunks
+//! ([`stream`]) and the wire trace of every upstream exchange ([`trace`]). It knows nothing about the HTTP surfaces above it.
 
+pub(crate) mod adapter;
 pub(crate) mod client;
 pub(crate) mod openai;
 pub(crate) mod providers;
@@ -15,6 +18,7 @@ pub(crate) mod route;
 pub(crate) mod stream;
 pub(crate) mod stream_error;
 pub(crate) mod terminal;
+pub mod trace;
 pub(crate) mod transform;
 pub(crate) mod ui;
 pub(crate) mod upstream;
@@ -30,7 +34,7 @@ pub use upstream::UpstreamError;
 
 use bytes::Bytes;
 use client::{Client, Timeouts};
-use http::{HeaderMap, Method};
+use http::HeaderMap;
 use providers::Providers;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -47,6 +51,8 @@ pub struct Llm {
     providers: Providers,
     chains: route::Chains,
     client: Arc<Client>,
+    /// The wire trace, when `[trace] llm` is on.
+    trace: Option<Arc<trace::Trace>>,
 }
 
 impl Llm {
@@ -66,7 +72,13 @@ impl Llm {
             chains: route::Chains::new(models, &providers)?,
             providers,
             client: Arc::new(Client::new()),
+            trace: None,
         })
+    }
+
+    /// Writes every upstream exchange to `trace` from now on (see [`trace`]).
+    pub fn set_trace(&mut self, trace: Option<trace::Trace>) {
+        self.trace = trace.map(Arc::new);
     }
 
     /// Ends every upstream exchange still running, with an error each surface
@@ -91,28 +103,28 @@ impl Llm {
         self.providers.route(model)
     }
 
-    /// `POST <base>/chat/completions` with `body` as is, with retries (see
-    /// [`upstream`]). Non-2xx answers are returned for the caller to relay. Dropping
-    /// the response (or its body) cancels the upstream request.
+    /// Sends `body`, an OpenAI chat-completions request whose `model` is
+    /// `route`'s, to `route`'s provider in its own API, with retries (see
+    /// [`upstream`]), and returns the answer read as OpenAI's (see [`adapter`]).
+    /// Non-2xx answers are returned for the caller to relay. Dropping the response
+    /// (or its body) cancels the upstream request.
     pub async fn chat(
         &self,
         route: &Route,
-        body: Bytes,
+        body: &Value,
         forwarded: &HeaderMap,
     ) -> Result<Response, UpstreamError> {
-        upstream::call(
-            &self.client,
-            &route.provider,
-            Method::POST,
-            "/chat/completions",
-            body,
-            forwarded,
-        )
-        .await
+        let provider = &route.provider;
+        let call = adapter::prepare(route, body).map_err(|source| UpstreamError::Request {
+            provider: provider.config.name.clone(),
+            source,
+        })?;
+        let resp = upstream::call(&self.client, provider, &call, forwarded, self.trace.as_ref()).await?;
+        Ok(adapter::answer(route, &call, resp, route::MAX_UPSTREAM_BODY))
     }
 
     /// The union of every provider's models as `provider/model`, in OpenAI's list
-    /// shape. Each provider's own `/models` is asked (concurrently, 5 s each, no
+    /// shape. Each provider's own `/models` (an `ollama` one's `/api/tags`) is asked (concurrently, 5 s each, no
     /// retries); a provider that does not answer with a list contributes its literal
     /// model patterns instead (wildcard patterns name no model and are left out).
     pub async fn list_models(&self) -> Value {
@@ -163,16 +175,21 @@ async fn fetch_models(client: &Client, p: &Provider) -> Option<Vec<Value>> {
         first_byte: MODELS_TIMEOUT,
         idle: MODELS_TIMEOUT,
     };
+    let list_path = match p.kind {
+        crate::config::ProviderKind::Ollama => "/api/tags",
+        _ => "/models",
+    };
     let mut req = http::Request::builder()
-        .uri(p.base.endpoint("/models"))
+        .uri(p.base.endpoint(list_path))
         .body(http_body_util::Full::new(Bytes::new()))
         .expect("a path is a valid URI");
     for (name, value) in &p.headers {
         req.headers_mut().insert(name.clone(), value.clone());
     }
-    if let Ok(Some(auth)) = p.auth_header() {
-        req.headers_mut().insert(http::header::AUTHORIZATION, auth);
+    if let Ok(Some((name, value))) = p.auth_header() {
+        req.headers_mut().insert(name, value);
     }
+    upstream::kind_headers(p, req.headers_mut());
     let fetch = async {
         let resp = client.send(&p.base, req, timeouts).await.ok()?;
         if !resp.status.is_success() {
@@ -182,11 +199,15 @@ async fn fetch_models(client: &Client, p: &Provider) -> Option<Vec<Value>> {
     };
     let body = tokio::time::timeout(MODELS_TIMEOUT, fetch).await.ok()??;
     let list: Value = serde_json::from_slice(&body).ok()?;
-    let data = list.get("data")?.as_array()?;
+    // OpenAI's `{"data": [{"id"}]}`, or Ollama's `{"models": [{"name"}]}`.
+    let (data, id_key) = match list.get("data") {
+        Some(data) => (data.as_array()?, "id"),
+        None => (list.get("models")?.as_array()?, "name"),
+    };
     Some(
         data.iter()
             .filter_map(|m| {
-                let id = m.get("id")?.as_str()?;
+                let id = m.get(id_key)?.as_str()?;
                 Some(model_entry(
                     p,
                     id,

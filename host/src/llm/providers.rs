@@ -6,7 +6,7 @@
 //! Model names may contain `/` themselves (`qwen/qwen3-32b` on Groq), so the prefix
 //! counts as a provider only when a provider of that name exists.
 
-use crate::config::ProviderConfig;
+use crate::config::{ProviderConfig, ProviderKind, UnknownKind};
 use http::{HeaderName, HeaderValue, Uri};
 use std::sync::Arc;
 
@@ -15,7 +15,9 @@ use std::sync::Arc;
 pub struct Provider {
     /// The provider's `[[providers]]` entry as configured.
     pub config: ProviderConfig,
-    /// `config.base_url`, parsed.
+    /// `config.kind`, parsed: the API it speaks.
+    pub kind: ProviderKind,
+    /// `config.base_url`, parsed (for `ollama`, without a `/v1` or `/api` suffix).
     pub base: BaseUrl,
     /// Extra headers from the configuration, validated.
     pub headers: Vec<(HeaderName, HeaderValue)>,
@@ -109,6 +111,19 @@ impl BaseUrl {
         })
     }
 
+    /// This URL without a trailing `/v1` or `/api` path segment: Ollama's native
+    /// API is under `/api` at the server's root, and operators often configure
+    /// its OpenAI-compatible `/v1` URL.
+    fn server_root(mut self) -> BaseUrl {
+        for suffix in ["/v1", "/api"] {
+            if let Some(root) = self.path.strip_suffix(suffix) {
+                self.path = root.to_string();
+                break;
+            }
+        }
+        self
+    }
+
     /// The path of an endpoint under the base URL (`/v1` + `/chat/completions`).
     pub fn endpoint(&self, suffix: &str) -> String {
         format!("{}{}", self.path, suffix)
@@ -173,6 +188,13 @@ pub enum ProviderError {
         /// What is wrong with the URL.
         source: BaseUrlError,
     },
+    /// The provider's `kind` names no API the hub speaks.
+    Kind {
+        /// The provider's name.
+        provider: String,
+        /// The unknown kind.
+        source: UnknownKind,
+    },
     /// A configured extra header has an invalid name.
     HeaderName {
         /// The provider's name.
@@ -211,6 +233,7 @@ impl std::fmt::Display for ProviderError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ProviderError::BaseUrl { provider, source } => write!(f, "providers.{provider}: {source}"),
+            ProviderError::Kind { provider, source } => write!(f, "providers.{provider}.kind: {source}"),
             ProviderError::HeaderName { provider, name, .. } => {
                 write!(f, "providers.{provider}: header name {name:?} is not valid")
             }
@@ -238,6 +261,7 @@ impl std::error::Error for ProviderError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ProviderError::BaseUrl { source, .. } => Some(source),
+            ProviderError::Kind { source, .. } => Some(source),
             ProviderError::HeaderName { source, .. } => Some(source),
             ProviderError::HeaderValue { source, .. } => Some(source),
             ProviderError::Target { source, .. } => Some(source),
@@ -296,10 +320,17 @@ impl Providers {
         let mut list = Vec::with_capacity(configs.len());
         for config in configs {
             let provider = || config.name.clone();
-            let base = BaseUrl::parse(&config.base_url).map_err(|source| ProviderError::BaseUrl {
+            let kind = ProviderKind::parse(&config.kind).map_err(|source| ProviderError::Kind {
                 provider: provider(),
                 source,
             })?;
+            let mut base = BaseUrl::parse(&config.base_url).map_err(|source| ProviderError::BaseUrl {
+                provider: provider(),
+                source,
+            })?;
+            if kind == ProviderKind::Ollama {
+                base = base.server_root();
+            }
             let mut headers = Vec::with_capacity(config.headers.len());
             for (name, value) in &config.headers {
                 let name =
@@ -318,6 +349,7 @@ impl Providers {
             }
             list.push(Arc::new(Provider {
                 config: config.clone(),
+                kind,
                 base,
                 headers,
             }));
@@ -384,9 +416,11 @@ impl Providers {
 }
 
 impl Provider {
-    /// `Authorization: Bearer <key>` from the provider's environment variable.
-    /// Read on every request so a rotated key takes effect without a restart.
-    pub fn auth_header(&self) -> Result<Option<HeaderValue>, KeyError> {
+    /// The header carrying the API key from the provider's environment variable:
+    /// `Authorization: Bearer <key>`, or `x-api-key: <key>` for an `anthropic`
+    /// provider. Read on every request so a rotated key takes effect without a
+    /// restart.
+    pub fn auth_header(&self) -> Result<Option<(HeaderName, HeaderValue)>, KeyError> {
         let Some(var) = &self.config.api_key_env else {
             return Ok(None);
         };
@@ -395,11 +429,14 @@ impl Provider {
             var: var.clone(),
             source,
         })?;
+        let (name, text) = match self.kind {
+            ProviderKind::Anthropic => (HeaderName::from_static("x-api-key"), key.trim().to_string()),
+            _ => (http::header::AUTHORIZATION, format!("Bearer {}", key.trim())),
+        };
         // The invalid-value error says nothing the variable's name does not.
-        let mut value = HeaderValue::try_from(format!("Bearer {}", key.trim()))
-            .map_err(|_| KeyError::NotAHeader { var: var.clone() })?;
+        let mut value = HeaderValue::try_from(text).map_err(|_| KeyError::NotAHeader { var: var.clone() })?;
         value.set_sensitive(true);
-        Ok(Some(value))
+        Ok(Some((name, value)))
     }
 }
 
@@ -513,6 +550,36 @@ mod tests {
     }
 
     #[test]
+    fn an_ollama_base_url_is_the_server_root_and_a_kind_is_checked() {
+        for url in [
+            "http://127.0.0.1:11434",
+            "http://127.0.0.1:11434/",
+            "http://127.0.0.1:11434/v1",
+            "http://127.0.0.1:11434/v1/",
+            "http://127.0.0.1:11434/api",
+        ] {
+            let text = format!("name = \"o\"\nkind = \"ollama\"\nbase_url = {url:?}\n");
+            let ps = Providers::new(&[crate::toml::from_str(&text).unwrap()]).unwrap();
+            let p = &ps.all()[0];
+            assert_eq!(
+                (p.kind, p.base.endpoint("/api/chat")),
+                (ProviderKind::Ollama, "/api/chat".into()),
+                "{url}"
+            );
+        }
+        let text = "name = \"o\"\nbase_url = \"http://127.0.0.1:11434/v1\"\n";
+        let ps = Providers::new(&[crate::toml::from_str(text).unwrap()]).unwrap();
+        assert_eq!(ps.all()[0].base.path, "/v1", "an openai kind keeps its path");
+        let text = "name = \"g\"\nkind = \"palm\"\nbase_url = \"http://x\"\n";
+        let err = Providers::new(&[crate::toml::from_str(text).unwrap()]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("providers.g.kind: \"palm\" is not a provider kind"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn api_keys_come_from_the_environment() {
         let ps = Providers::new(&[provider("keyed", &["*"])]).unwrap();
         let p = &ps.all()[0];
@@ -525,6 +592,10 @@ mod tests {
                 .contains("WASMHUB_TEST_KEY_keyed")
         );
         unsafe { std::env::set_var("WASMHUB_TEST_KEY_keyed", "sk-1\n") };
-        assert_eq!(p.auth_header().unwrap().unwrap(), "Bearer sk-1");
+        let (name, value) = p.auth_header().unwrap().unwrap();
+        assert_eq!(
+            (name.as_str(), value.to_str().unwrap()),
+            ("authorization", "Bearer sk-1")
+        );
     }
 }

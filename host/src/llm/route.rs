@@ -65,13 +65,19 @@ impl Route {
         format!("{}/{}", self.provider.config.name, self.model)
     }
 
+    /// This target's `[[providers.model_settings]]` entry: the first whose glob
+    /// matches the model.
+    pub fn settings(&self) -> Option<&crate::config::ModelSettings> {
+        let p = &self.provider.config;
+        p.model_settings
+            .iter()
+            .find(|s| glob_match(&s.model, &self.model))
+    }
+
     /// This target's settings (see [`Tuning`]).
     pub fn tuning(&self) -> Tuning {
         let p = &self.provider.config;
-        let m = p
-            .model_settings
-            .iter()
-            .find(|s| glob_match(&s.model, &self.model));
+        let m = self.settings();
         Tuning {
             context_window: m.and_then(|m| m.context_window).or(p.context_window),
             max_output_tokens: m.and_then(|m| m.max_output_tokens).or(p.max_output_tokens),
@@ -272,8 +278,7 @@ impl Llm {
             let last = i + 1 == targets.len();
             let mut request = body.clone();
             request["model"] = Value::String(route.model.clone());
-            let payload = Bytes::from(serde_json::to_vec(&request).expect("a JSON value serializes"));
-            let resp = match self.chat(route, payload, forwarded).await {
+            let resp = match self.chat(route, &request, forwarded).await {
                 Ok(resp) => resp,
                 Err(e) if last => return Err(RelayError::Upstream(e)),
                 Err(e) => {

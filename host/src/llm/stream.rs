@@ -16,7 +16,7 @@ use super::upstream;
 use crate::race::{Race, race};
 use crate::sse::{self, OwnedEvent};
 use bytes::Bytes;
-use http::{HeaderMap, Method};
+use http::HeaderMap;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -209,16 +209,8 @@ impl Llm {
         let provider = &route.provider;
         let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
         let mut out = Vec::new();
-        let payload = Bytes::from(serde_json::to_vec(body).expect("a JSON value serializes"));
         let no_headers = HeaderMap::new();
-        let call = upstream::call(
-            &self.client,
-            provider,
-            Method::POST,
-            "/chat/completions",
-            payload,
-            &no_headers,
-        );
+        let call = self.chat(route, body, &no_headers);
         match keepalive_while(sink, interval, call).await? {
             Err(e) => t.fail(e.to_string(), &mut out),
             Ok(resp) if !resp.status.is_success() => {

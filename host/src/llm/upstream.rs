@@ -7,12 +7,25 @@
 //! `retry_base_ms * 2^attempt` with jitter. Once a 2xx head is returned the caller
 //! streams it and nothing is ever retried.
 
+use super::adapter::{Call, RequestError};
 use super::client::{Client, Response, SendError, Timeouts};
 use super::providers::{KeyError, Provider};
+use super::trace::Trace;
+use crate::config::ProviderKind;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::Full;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// The header naming the Messages API version: an `anthropic` provider is sent
+/// `2023-06-01` unless its `headers` set another.
+const ANTHROPIC_VERSION: &str = "anthropic-version";
+
+/// OpenRouter's app attribution, sent unless the provider's `headers` set them
+/// (`HTTP-Referer`, the app's URL, only when configured: the hub has none of its
+/// own); `User-Agent` is `wasmhub/<version>` as for every provider.
+const OPENROUTER_HEADERS: [(&str, &str); 2] = [("x-openrouter-title", "wasmhub"), ("x-title", "wasmhub")];
 
 /// Longest `Retry-After` the hub waits; a longer one is passed to the client.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
@@ -24,6 +37,13 @@ const MAX_BACKOFF: Duration = Duration::from_secs(8);
 pub enum UpstreamError {
     /// The provider's API key cannot be sent (a hub configuration problem).
     MissingKey(KeyError),
+    /// The request cannot be put in the provider's API (the client's to change).
+    Request {
+        /// The provider's name.
+        provider: String,
+        /// What the provider cannot take.
+        source: RequestError,
+    },
     /// No response after all attempts.
     Send {
         /// The provider's name.
@@ -39,6 +59,7 @@ impl std::fmt::Display for UpstreamError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             UpstreamError::MissingKey(e) => e.fmt(f),
+            UpstreamError::Request { provider, source } => write!(f, "provider {provider:?}: {source}"),
             UpstreamError::Send {
                 provider,
                 attempts,
@@ -58,6 +79,7 @@ impl std::error::Error for UpstreamError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             UpstreamError::MissingKey(e) => Some(e),
+            UpstreamError::Request { source, .. } => Some(source),
             UpstreamError::Send { error, .. } => Some(error),
         }
     }
@@ -76,11 +98,20 @@ pub(crate) fn forwarded_headers(client: &HeaderMap) -> HeaderMap {
     out
 }
 
-fn timeouts(p: &Provider) -> Timeouts {
+/// A streamed call waits `first_byte_timeout_ms` for its head; an unstreamed
+/// one, whose head comes when the whole answer is ready, `request_timeout_ms`.
+/// Then both wait at most `idle_timeout_ms` between reads.
+fn timeouts(p: &Provider, streams: bool) -> Timeouts {
+    let ms = |v: u64| Duration::from_millis(v.max(1));
+    let first_byte = if streams {
+        p.config.first_byte_timeout_ms
+    } else {
+        p.config.request_timeout_ms
+    };
     Timeouts {
-        connect: Duration::from_millis(p.config.connect_timeout_ms.max(1)),
-        first_byte: Duration::from_millis(p.config.first_byte_timeout_ms.max(1)),
-        idle: Duration::from_millis(p.config.idle_timeout_ms.max(1)),
+        connect: ms(p.config.connect_timeout_ms),
+        first_byte: ms(first_byte),
+        idle: ms(p.config.idle_timeout_ms),
     }
 }
 
@@ -112,15 +143,27 @@ fn build_request(
     for (name, value) in &p.headers {
         h.insert(name.clone(), value.clone());
     }
-    match auth {
-        Some(value) => {
-            h.insert(header::AUTHORIZATION, value);
-        }
-        None => {
-            h.remove(header::AUTHORIZATION);
+    h.remove(header::AUTHORIZATION);
+    if let Some((name, value)) = auth {
+        h.insert(name, value);
+    }
+    kind_headers(p, h);
+    Ok(req)
+}
+
+/// The headers `p`'s kind sends by default, where `h` (the operator's `headers`
+/// already in) has none of that name.
+pub(crate) fn kind_headers(p: &Provider, h: &mut HeaderMap) {
+    let defaults: &[(&str, &str)] = match p.kind {
+        ProviderKind::Anthropic => &[(ANTHROPIC_VERSION, "2023-06-01")],
+        ProviderKind::OpenRouter => &OPENROUTER_HEADERS,
+        ProviderKind::OpenAi | ProviderKind::Ollama => &[],
+    };
+    for (name, value) in defaults {
+        if !h.contains_key(*name) {
+            h.insert(*name, HeaderValue::from_static(value));
         }
     }
-    Ok(req)
 }
 
 fn retryable(status: StatusCode) -> bool {
@@ -130,23 +173,38 @@ fn retryable(status: StatusCode) -> bool {
             && status != StatusCode::HTTP_VERSION_NOT_SUPPORTED)
 }
 
-/// Sends a request to provider `p`, retrying as described in the module docs. A
-/// non-2xx response that is not retried (or is the last attempt's) is returned
-/// for the caller to relay.
+/// Sends `call` to provider `p` (`POST` to its path), retrying as described in
+/// the module docs. A non-2xx response that is not retried (or is the last
+/// attempt's) is returned for the caller to relay.
 pub(crate) async fn call(
     client: &Client,
     p: &Provider,
-    method: Method,
-    suffix: &str,
-    body: Bytes,
+    call: &Call,
     forwarded: &HeaderMap,
+    trace: Option<&Arc<Trace>>,
 ) -> Result<Response, UpstreamError> {
     let max_retries = p.config.max_retries;
     let mut attempt = 0u32;
     loop {
-        let req = build_request(p, method.clone(), suffix, &body, forwarded)?;
+        let req = build_request(p, Method::POST, call.path, &call.body, forwarded)?;
         let last = attempt >= max_retries;
-        match client.send(&p.base, req, timeouts(p)).await {
+        let traced = trace.map(|t| (t, trace_request(t, p, &req, &call.body)));
+        let sent = client.send(&p.base, req, timeouts(p, call.streams)).await;
+        let sent = match (sent, traced) {
+            (Ok(resp), Some((t, id))) => {
+                t.response(id, resp.status, &resp.headers);
+                Ok(Response {
+                    body: resp.body.traced(t.clone(), id),
+                    ..resp
+                })
+            }
+            (Err(e), Some((t, id))) => {
+                t.end(id, Some(&e));
+                Err(e)
+            }
+            (sent, None) => sent,
+        };
+        match sent {
             Ok(resp) if !last && retryable(resp.status) => {
                 let wait = match retry_after(&resp.headers) {
                     Some(wait) if wait > MAX_RETRY_WAIT => return Ok(resp),
@@ -184,6 +242,13 @@ pub(crate) async fn call(
         }
         attempt += 1;
     }
+}
+
+/// Writes `req` to the trace; returns its exchange number.
+fn trace_request(trace: &Trace, p: &Provider, req: &http::Request<Full<Bytes>>, body: &[u8]) -> u64 {
+    let scheme = if p.base.https { "https" } else { "http" };
+    let url = format!("{scheme}://{}{}", p.base.authority, req.uri());
+    trace.request(&p.config.name, req.method().as_str(), &url, req.headers(), body)
 }
 
 /// `base * 2^attempt`, capped, with "equal jitter": half fixed, half random, so

@@ -297,6 +297,9 @@ fn call_error(e: UpstreamError) -> Resp {
             "provider_not_configured",
             key.to_string(),
         ),
+        UpstreamError::Request { .. } => {
+            respond::error(StatusCode::BAD_REQUEST, "unsupported_by_provider", e.to_string())
+        }
         UpstreamError::Send { error, .. } => respond::error(error.status(), error.code(), e.to_string()),
     }
 }

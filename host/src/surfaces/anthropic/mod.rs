@@ -168,10 +168,9 @@ async fn forward(
     let route = app.llm.route(&checked.model).map_err(route_error)?;
     let mut body = request::to_openai(value, &route.model).map_err(|e| ApiError::invalid(e.to_string()))?;
     crate::llm::openai::prepare_stream_body(&mut body, &route.model);
-    let payload = bytes::Bytes::from(serde_json::to_vec(&body).expect("a JSON value serializes"));
     let resp = app
         .llm
-        .chat(&route, payload, &HeaderMap::new())
+        .chat(&route, &body, &HeaderMap::new())
         .await
         .map_err(|e| upstream_error(&e))?;
     if !resp.status.is_success() {
@@ -349,6 +348,7 @@ pub(super) fn agent_error(e: AgentError) -> ApiError {
 fn upstream_error(e: &UpstreamError) -> ApiError {
     let status = match e {
         UpstreamError::MissingKey(_) => StatusCode::SERVICE_UNAVAILABLE,
+        UpstreamError::Request { .. } => StatusCode::BAD_REQUEST,
         UpstreamError::Send { error, .. } => error.status(),
     };
     ApiError::new(status, e.to_string())

@@ -110,3 +110,32 @@ pub fn error_text(chunks: &[UiChunk]) -> Option<&str> {
         _ => None,
     })
 }
+
+/// The text of a relayed OpenAI chunk stream, checking it ends with `[DONE]`.
+pub fn openai_text(events: &[String]) -> String {
+    assert_eq!(events.last().map(String::as_str), Some("[DONE]"), "{events:?}");
+    let chunks = events[..events.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str::<Value>(e).unwrap());
+    chunks
+        .filter_map(|c| {
+            c.pointer("/choices/0/delta/content")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+/// A hub with the providers `(name, base_url, extra settings)` and the model
+/// `smart`, a chain of `targets`.
+pub async fn smart_chain(providers: &[(&str, &str, &str)], targets: &[&str]) -> Hub {
+    let config = wasmhub::config::Config {
+        providers: providers
+            .iter()
+            .map(|(name, url, extra)| hub::provider(name, url, &[], extra))
+            .collect(),
+        models: vec![wasmhub::toml::from_str(&format!("name = \"smart\"\ntargets = {targets:?}\n")).unwrap()],
+        ..wasmhub::config::Config::default()
+    };
+    hub::start_with(config).await
+}

@@ -95,6 +95,35 @@ impl Reply {
         }
     }
 
+    /// `200 application/x-ndjson` with one line per value (Ollama's stream).
+    pub fn ndjson(lines: &[Value]) -> Reply {
+        let frames = lines
+            .iter()
+            .map(|l| Frame::Raw(Bytes::from(format!("{l}\n"))))
+            .collect();
+        Reply {
+            status: 200,
+            headers: vec![("content-type".into(), "application/x-ndjson".into())],
+            head_delay: Duration::ZERO,
+            body: ReplyBody::Sse(frames),
+        }
+    }
+
+    /// `200 text/event-stream` with one event per value, named by its `type`
+    /// (Anthropic's stream).
+    pub fn typed_events(events: &[Value]) -> Reply {
+        let frames = events
+            .iter()
+            .map(|e| {
+                Frame::Raw(Bytes::from(format!(
+                    "event: {}\ndata: {e}\n\n",
+                    e["type"].as_str().unwrap()
+                )))
+            })
+            .collect();
+        Reply::sse(frames)
+    }
+
     /// An OpenAI-shaped error answer.
     pub fn error(status: u16, message: &str) -> Reply {
         Reply::json(

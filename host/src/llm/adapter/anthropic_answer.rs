@@ -1,0 +1,220 @@
+//! Anthropic's Messages answers read as OpenAI ones: the event stream as chunks
+//! ([`Events`]), a whole message as a `chat.completion` ([`completion`]).
+//!
+//! Shapes from Anthropic's API reference ("Streaming Messages": the basic, tool
+//! use and extended thinking examples, error events; "Messages": the response
+//! object): `message_start` (id, model, input and cache usage),
+//! `content_block_start` / `content_block_delta` (`text_delta`,
+//! `thinking_delta`, `input_json_delta`; `signature_delta` has no OpenAI
+//! counterpart) / `content_block_stop`, `message_delta` (stop reason, output
+//! tokens), `message_stop`, `ping`, and `error`, also mid-stream. Cached input
+//! (`cache_read_input_tokens`, `cache_creation_input_tokens`) counts into
+//! `prompt_tokens`, the read part also as `prompt_tokens_details.cached_tokens`.
+
+use super::error_body;
+use crate::llm::client::{Recode, ResponseBodyError};
+use crate::sse::{self, Parser};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+/// Anthropic's stream as OpenAI SSE chunks.
+pub(crate) struct Events {
+    parser: Parser,
+    id: String,
+    model: Value,
+    /// Content block index → tool call index, for the tool blocks.
+    tools: HashMap<u64, u64>,
+    /// `message_start`'s usage, completed by `message_delta`'s.
+    usage: Value,
+    /// `message_stop` or an `error` was read: what follows is ignored.
+    ended: bool,
+}
+
+impl Events {
+    pub(crate) fn new(max_event: usize) -> Events {
+        Events {
+            parser: Parser::new(max_event),
+            id: String::new(),
+            model: Value::Null,
+            tools: HashMap::new(),
+            usage: json!({}),
+            ended: false,
+        }
+    }
+
+    fn chunk(&self, out: &mut Vec<u8>, delta: Value, finish: Option<&str>) {
+        let chunk = json!({"id": self.id, "object": "chat.completion.chunk", "created": crate::clock::now_ms() / 1000,
+                           "model": self.model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        sse::write_json(out, &chunk);
+    }
+
+    fn event(&mut self, data: &str, out: &mut Vec<u8>) {
+        if self.ended {
+            return;
+        }
+        let Ok(event) = serde_json::from_str::<Value>(data) else {
+            // Passed on as it is: the hub skips and counts a malformed chunk.
+            sse::write_event(out, None, None, data);
+            return;
+        };
+        match event["type"].as_str().unwrap_or("") {
+            "message_start" => {
+                let message = &event["message"];
+                self.id = message["id"].as_str().unwrap_or("").to_string();
+                self.model = message["model"].clone();
+                merge(&mut self.usage, &message["usage"]);
+            }
+            "content_block_start" => {
+                let block = &event["content_block"];
+                if block["type"] == "tool_use" {
+                    let index = self.tools.len() as u64;
+                    self.tools.insert(event["index"].as_u64().unwrap_or(0), index);
+                    let call = json!({"index": index, "id": block["id"], "type": "function",
+                                      "function": {"name": block["name"], "arguments": ""}});
+                    self.chunk(out, json!({ "tool_calls": [call] }), None);
+                }
+            }
+            "content_block_delta" => self.delta(&event, out),
+            "message_delta" => {
+                merge(&mut self.usage, &event["usage"]);
+                let reason = finish_reason(event.pointer("/delta/stop_reason"));
+                self.chunk(out, json!({}), Some(reason));
+            }
+            "message_stop" => {
+                if let Some(usage) = openai_usage(&self.usage) {
+                    let chunk = json!({"id": self.id, "object": "chat.completion.chunk", "model": self.model,
+                                       "created": crate::clock::now_ms() / 1000, "choices": [], "usage": usage});
+                    sse::write_json(out, &chunk);
+                }
+                out.extend_from_slice(sse::DONE);
+                self.ended = true;
+            }
+            "error" => {
+                let message = event
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the upstream failed");
+                let mut frame = error_body(message);
+                frame["error"]["type"] = event
+                    .pointer("/error/type")
+                    .cloned()
+                    .unwrap_or(json!("upstream_error"));
+                sse::write_json(out, &frame);
+                self.ended = true;
+            }
+            _ => {} // `ping`, `content_block_stop`, and event types newer than this code.
+        }
+    }
+
+    fn delta(&mut self, event: &Value, out: &mut Vec<u8>) {
+        let delta = &event["delta"];
+        let text = |key: &str| delta[key].as_str().unwrap_or("").to_string();
+        match delta["type"].as_str().unwrap_or("") {
+            "text_delta" => self.chunk(out, json!({ "content": text("text") }), None),
+            "thinking_delta" => self.chunk(out, json!({ "reasoning_content": text("thinking") }), None),
+            "input_json_delta" => {
+                let block = event["index"].as_u64().unwrap_or(0);
+                if let Some(index) = self.tools.get(&block) {
+                    let call = json!({"index": index, "function": {"arguments": text("partial_json")}});
+                    self.chunk(out, json!({ "tool_calls": [call] }), None);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Recode for Events {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) -> Result<(), ResponseBodyError> {
+        let mut events = Vec::new();
+        let parsed = self.parser.feed(bytes, &mut |e| events.push(e.data.to_string()));
+        for data in events {
+            self.event(&data, out);
+        }
+        parsed.map_err(ResponseBodyError::Parse)
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), ResponseBodyError> {
+        let mut events = Vec::new();
+        let parsed = self.parser.finish(&mut |e| events.push(e.data.to_string()));
+        for data in events {
+            self.event(&data, out);
+        }
+        parsed.map_err(ResponseBodyError::Parse)
+    }
+}
+
+/// A whole Messages response as a `chat.completion` (an error body as an
+/// OpenAI error body).
+pub(crate) fn completion(message: Value) -> Value {
+    if message["type"] == "error" {
+        let text = message
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("the upstream failed");
+        return error_body(text);
+    }
+    let (mut text, mut thinking, mut calls) = (String::new(), String::new(), Vec::new());
+    for block in message["content"].as_array().into_iter().flatten() {
+        match block["type"].as_str().unwrap_or("") {
+            "text" => text.push_str(block["text"].as_str().unwrap_or("")),
+            "thinking" => thinking.push_str(block["thinking"].as_str().unwrap_or("")),
+            "tool_use" => calls.push(json!({"id": block["id"], "type": "function",
+                "function": {"name": block["name"], "arguments": block["input"].to_string()}})),
+            _ => {}
+        }
+    }
+    let mut out = json!({"role": "assistant", "content": text});
+    if !thinking.is_empty() {
+        out["reasoning_content"] = json!(thinking);
+    }
+    if !calls.is_empty() {
+        out["tool_calls"] = Value::Array(calls);
+    }
+    let mut completion = json!({
+        "id": message["id"], "object": "chat.completion", "created": crate::clock::now_ms() / 1000, "model": message["model"],
+        "choices": [{"index": 0, "message": out, "finish_reason": finish_reason(message.get("stop_reason"))}],
+    });
+    if let Some(usage) = openai_usage(&message["usage"]) {
+        completion["usage"] = usage;
+    }
+    completion
+}
+
+/// OpenAI's finish reason for Anthropic's `stop_reason`.
+fn finish_reason(stop_reason: Option<&Value>) -> &'static str {
+    match stop_reason.and_then(Value::as_str) {
+        Some("max_tokens") | Some("model_context_window_exceeded") => "length",
+        Some("tool_use") => "tool_calls",
+        Some("refusal") => "content_filter",
+        _ => "stop",
+    }
+}
+
+/// Adds `from`'s counts to `into` (a `message_delta`'s usage is cumulative, so
+/// a key it has replaces the start's).
+fn merge(into: &mut Value, from: &Value) {
+    if let (Some(into), Some(from)) = (into.as_object_mut(), from.as_object()) {
+        for (k, v) in from {
+            if !v.is_null() {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// Anthropic's usage as OpenAI's: cached input counts into `prompt_tokens`.
+fn openai_usage(usage: &Value) -> Option<Value> {
+    let n = |k: &str| usage.get(k).and_then(Value::as_u64);
+    let (input, output) = (n("input_tokens"), n("output_tokens"));
+    if input.is_none() && output.is_none() {
+        return None;
+    }
+    let read = n("cache_read_input_tokens").unwrap_or(0);
+    let prompt = input.unwrap_or(0) + read + n("cache_creation_input_tokens").unwrap_or(0);
+    let completion = output.unwrap_or(0);
+    Some(
+        json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": read}}),
+    )
+}

@@ -1,0 +1,48 @@
+//! Pieces of the hub's OpenAI request that every adapter reads the same way: the
+//! stop sequences, a tool call's arguments as an object, a `data:` URL's parts,
+//! and fields copied under another name.
+
+use super::RequestError;
+use crate::config::ProviderKind;
+use serde_json::{Map, Value, json};
+
+/// `stop` (a string or an array of strings) as an array.
+pub(super) fn stop_list(body: &Value) -> Option<Value> {
+    match body.get("stop") {
+        Some(Value::String(stop)) => Some(json!([stop])),
+        Some(stop @ Value::Array(_)) => Some(stop.clone()),
+        _ => None,
+    }
+}
+
+/// Copies each `(from, to)` field of `body` that is set into `out` as `to`.
+pub(super) fn copy_fields(body: &Value, out: &mut Map<String, Value>, fields: &[(&str, &str)]) {
+    for (from, to) in fields {
+        if let Some(v) = body.get(*from).filter(|v| !v.is_null()) {
+            out.insert((*to).into(), v.clone());
+        }
+    }
+}
+
+/// The arguments of the tool call `call` in message `i` as a JSON object (the
+/// OpenAI request carries them as JSON text), for a provider of `kind`.
+pub(super) fn call_arguments(kind: ProviderKind, i: usize, call: &Value) -> Result<Value, RequestError> {
+    let function = &call["function"];
+    match &function["arguments"] {
+        Value::String(text) if text.trim().is_empty() => Ok(json!({})),
+        Value::String(text) => serde_json::from_str::<Value>(text).map_err(|e| RequestError {
+            kind,
+            message: format!(
+                "messages[{i}]: the arguments of the call to {:?} are not JSON: {e}",
+                function["name"].as_str().unwrap_or("")
+            ),
+        }),
+        Value::Null => Ok(json!({})),
+        other => Ok(other.clone()),
+    }
+}
+
+/// A `data:<media type>;base64,<data>` URL's media type and data.
+pub(super) fn data_url(url: &str) -> Option<(&str, &str)> {
+    url.strip_prefix("data:")?.split_once(";base64,")
+}

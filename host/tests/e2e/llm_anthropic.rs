@@ -1,0 +1,301 @@
+//! An `anthropic` provider (`kind = "anthropic"`, Anthropic's Messages API)
+//! behind the proxy, the UI stream and `/v1/messages`: streamed answers with
+//! thinking and a tool call, a whole answer, the key in `x-api-key` (never as
+//! `Authorization`), errors (401, 429 with `Retry-After`, 529 overloaded, a
+//! mid-stream `error` event), and a fallback chain from an Anthropic target to an
+//! Ollama one that sends each the same conversation in its own dialect.
+//!
+//! The scripted answers are Anthropic's own examples from its API reference
+//! ("Streaming Messages": the basic, tool use and extended thinking streams and
+//! the error event; "Messages": the response object; "Errors": the error shapes),
+//! and Ollama's from `docs/api.md` ("Chat request (Streaming)").
+
+use crate::support::client;
+use crate::support::hub::{self, Hub};
+use crate::support::llm::{WITHIN, openai_text, smart_chain, text_of, ui_chunks};
+use crate::support::upstream::{Reply, Upstream};
+use serde_json::{Value, json};
+use wasmhub::llm::FinishReason;
+
+/// The Messages endpoint under the base URL `http://addr/v1`.
+const MESSAGES: &str = "/v1/messages";
+const KEY_VAR: &str = "WASMHUB_E2E_ANTHROPIC_KEY";
+const KEY: &str = "sk-ant-e2e-secret";
+
+fn start(usage: Value) -> Value {
+    json!({"type": "message_start", "message": {"id": "msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY", "type": "message",
+        "role": "assistant", "content": [], "model": "claude-opus-4-6", "stop_reason": null, "stop_sequence": null, "usage": usage}})
+}
+
+fn text_delta(index: u64, text: &str) -> Value {
+    json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}})
+}
+
+/// "Hello!" with some thinking first.
+fn hello() -> Reply {
+    Reply::typed_events(&[
+        start(json!({"input_tokens": 25, "output_tokens": 1})),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "A greeting."}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "EqQBCgIYAhIM1gbcDa9G"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "ping"}),
+        text_delta(1, "Hello"),
+        text_delta(1, "!"),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 15}}),
+        json!({"type": "message_stop"}),
+    ])
+}
+
+fn anthropic_error(status: u16, kind: &str, message: &str) -> Reply {
+    Reply::json(
+        status,
+        json!({"type": "error", "error": {"type": kind, "message": message}}),
+    )
+}
+
+async fn anthropic_hub(extra: &str) -> (Upstream, Hub) {
+    // SAFETY: no other test reads or writes this variable.
+    unsafe { std::env::set_var(KEY_VAR, KEY) };
+    let up = Upstream::start().await;
+    let extra = format!("kind = \"anthropic\"\napi_key_env = \"{KEY_VAR}\"\n{extra}");
+    let hub = hub::start(vec![hub::provider(
+        "claude",
+        &up.base_url(),
+        &["claude-*"],
+        &extra,
+    )])
+    .await;
+    (up, hub)
+}
+
+fn ask(stream: bool) -> Value {
+    json!({"model": "claude/claude-opus-4-6", "stream": stream, "temperature": 0.5, "max_tokens": 1024,
+           "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello, Claude"}]})
+}
+
+#[tokio::test]
+async fn the_proxy_answers_openai_clients_from_the_messages_api() {
+    let (up, hub) = anthropic_hub("").await;
+    up.push_for(MESSAGES, hello());
+    let resp = client::post(hub.addr, "/v1/chat/completions", &ask(true)).await;
+    assert_eq!(resp.status, 200);
+    let (events, _) = resp.events(WITHIN).await;
+    assert_eq!(openai_text(&events), "Hello!");
+    let usage: Value = serde_json::from_str(&events[events.len() - 2]).unwrap();
+    assert_eq!(
+        (
+            &usage["usage"]["prompt_tokens"],
+            &usage["usage"]["completion_tokens"]
+        ),
+        (&json!(25), &json!(15))
+    );
+    let sent = &up.requests()[0];
+    assert_eq!(sent.path, MESSAGES);
+    assert_eq!(
+        (sent.header("x-api-key"), sent.header("anthropic-version")),
+        (Some(KEY), Some("2023-06-01"))
+    );
+    assert_eq!(
+        sent.header("authorization"),
+        None,
+        "the key goes in x-api-key only"
+    );
+    assert_eq!(
+        sent.json(),
+        json!({"model": "claude-opus-4-6", "max_tokens": 1024, "system": "Be brief.", "stream": true, "temperature": 0.5,
+               "messages": [{"role": "user", "content": [{"type": "text", "text": "Hello, Claude"}]}]})
+    );
+
+    up.push_for(MESSAGES, Reply::json(200, json!({"id": "msg_01XFDUDYJgAACzvnptvVoYEL", "type": "message", "role": "assistant",
+        "model": "claude-opus-4-6", "content": [{"type": "text", "text": "Hi! My name is Claude."}],
+        "stop_reason": "end_turn", "stop_sequence": null, "usage": {"input_tokens": 2095, "output_tokens": 503}})));
+    let answer = client::post(hub.addr, "/v1/chat/completions", &ask(false))
+        .await
+        .json()
+        .await;
+    assert_eq!(
+        answer["choices"][0]["message"]["content"],
+        "Hi! My name is Claude."
+    );
+    assert_eq!(
+        (
+            &answer["choices"][0]["finish_reason"],
+            &answer["usage"]["total_tokens"]
+        ),
+        (&json!("stop"), &json!(2598))
+    );
+}
+
+#[tokio::test]
+async fn anthropic_errors_keep_their_status_retry_after_and_message() {
+    let (up, hub) = anthropic_hub("max_retries = 0").await;
+    up.push_for(
+        MESSAGES,
+        anthropic_error(401, "authentication_error", "invalid x-api-key"),
+    );
+    let resp = client::post(hub.addr, "/v1/chat/completions", &ask(true)).await;
+    assert_eq!(resp.status, 401);
+    assert_eq!(resp.json().await["error"]["message"], "invalid x-api-key");
+
+    let limited = "Number of request tokens has exceeded your per-minute rate limit";
+    up.push_for(
+        MESSAGES,
+        anthropic_error(429, "rate_limit_error", limited).header("retry-after", "30"),
+    );
+    let resp = client::post(hub.addr, "/v1/chat/completions", &ask(false)).await;
+    assert_eq!(
+        (resp.status.as_u16(), resp.header("retry-after")),
+        (429, Some("30"))
+    );
+    assert_eq!(resp.json().await["error"]["message"], limited);
+
+    up.push_for(MESSAGES, anthropic_error(529, "overloaded_error", "Overloaded"));
+    let resp = client::post(hub.addr, "/v1/chat/completions", &ask(true)).await;
+    assert_eq!(resp.status, 529);
+    assert_eq!(resp.json().await["error"]["message"], "Overloaded");
+
+    // Mid-stream: the text so far, then the error and no `[DONE]`.
+    up.push_for(
+        MESSAGES,
+        Reply::typed_events(&[
+            start(json!({"input_tokens": 25, "output_tokens": 1})),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            text_delta(0, "Hel"),
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        ]),
+    );
+    let (seen, _) = client::post(hub.addr, "/v1/chat/completions", &ask(true))
+        .await
+        .events(WITHIN)
+        .await;
+    assert!(!seen.contains(&"[DONE]".to_string()), "{seen:?}");
+    let last: Value = serde_json::from_str(seen.last().unwrap()).unwrap();
+    assert_eq!(last["error"]["message"], "Overloaded");
+    // The 529 was retried, as any provider's, when retries are allowed.
+    let (up, hub) = anthropic_hub("max_retries = 1\nretry_base_ms = 1").await;
+    up.push_for(
+        MESSAGES,
+        anthropic_error(529, "overloaded_error", "Overloaded").header("retry-after", "0"),
+    );
+    up.push_for(MESSAGES, hello());
+    let (seen, _) = client::post(hub.addr, "/v1/chat/completions", &ask(true))
+        .await
+        .events(WITHIN)
+        .await;
+    assert_eq!(openai_text(&seen), "Hello!");
+}
+
+#[tokio::test]
+async fn the_ui_stream_and_the_messages_surface_read_an_anthropic_model() {
+    let (up, hub) = anthropic_hub("").await;
+    up.push_for(MESSAGES, hello());
+    let chunks = ui_chunks(
+        &client::post(hub.addr, "/api/ui/chat/completions", &ask(true))
+            .await
+            .events(WITHIN)
+            .await
+            .0,
+    );
+    assert_eq!(
+        text_of(&chunks),
+        ("Hello!".to_string(), "A greeting.".to_string())
+    );
+    assert_eq!(crate::support::chat::finish(&chunks).0, Some(FinishReason::Stop));
+
+    up.push_for(MESSAGES, hello());
+    let body = json!({"model": "claude/claude-opus-4-6", "max_tokens": 64, "messages": [{"role": "user", "content": "Hello, Claude"}]});
+    let message = client::post(hub.addr, "/v1/messages", &body).await.json().await;
+    let texts: Vec<&str> = message["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    assert_eq!(texts.concat(), "Hello!", "{message}");
+    assert_eq!(message["stop_reason"], "end_turn");
+}
+
+#[tokio::test]
+async fn a_chain_falls_back_from_anthropic_to_ollama_each_in_its_dialect() {
+    // SAFETY: no other test reads or writes this variable.
+    unsafe { std::env::set_var(KEY_VAR, KEY) };
+    let (first, second) = (Upstream::start().await, Upstream::start().await);
+    let claude = format!("kind = \"anthropic\"\napi_key_env = \"{KEY_VAR}\"\nmax_retries = 0");
+    let (a, b) = (first.base_url(), second.base_url());
+    let providers = [
+        ("claude", a.as_str(), claude.as_str()),
+        ("local", b.as_str(), "kind = \"ollama\"\nmax_retries = 0"),
+    ];
+    let hub = smart_chain(&providers, &["claude/claude-opus-4-6", "local/llama3.2"]).await;
+    first.push_for(MESSAGES, anthropic_error(529, "overloaded_error", "Overloaded"));
+    let line = |content: &str, done: bool| {
+        json!({"model": "llama3.2", "created_at": "2023-08-04T08:52:19.385406455-07:00",
+               "message": {"role": "assistant", "content": content}, "done": done})
+    };
+    second.push_for(
+        "/api/chat",
+        Reply::ndjson(&[line("Hello", false), line(" from Ollama.", false), line("", true)]),
+    );
+    let mut body = ask(true);
+    body["model"] = json!("smart");
+    body["tools"] =
+        json!([{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]);
+    let resp = client::post(hub.addr, "/v1/chat/completions", &body).await;
+    assert_eq!(resp.header("x-wasmhub-target"), Some("local/llama3.2"));
+    assert_eq!(openai_text(&resp.events(WITHIN).await.0), "Hello from Ollama.");
+
+    let (a, b) = (first.requests()[0].json(), second.requests()[0].json());
+    // The same conversation, sampling and tools, each in its own dialect.
+    assert_eq!(
+        (&a["system"], &b["messages"][0]),
+        (
+            &json!("Be brief."),
+            &json!({"role": "system", "content": "Be brief."})
+        )
+    );
+    assert_eq!(
+        a["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "Hello, Claude"}]}])
+    );
+    assert_eq!(
+        b["messages"][1],
+        json!({"role": "user", "content": "Hello, Claude"})
+    );
+    assert_eq!(
+        (&a["temperature"], &b["options"]["temperature"]),
+        (&json!(0.5), &json!(0.5))
+    );
+    assert_eq!(
+        (&a["max_tokens"], &b["options"]["num_predict"]),
+        (&json!(1024), &json!(1024))
+    );
+    assert_eq!(
+        a["tools"],
+        json!([{"name": "get_weather", "input_schema": {"type": "object"}}])
+    );
+    assert_eq!(b["tools"], body["tools"]);
+}
+
+#[tokio::test]
+async fn the_model_list_asks_anthropic_with_its_key_and_version() {
+    let (up, hub) = anthropic_hub("").await;
+    // Anthropic's example answer ("List Models"), shortened.
+    up.push_for(
+        "/v1/models",
+        Reply::json(200, json!({"data": [{"type": "model", "id": "claude-opus-4-6", "display_name": "Claude Opus 4.6",
+            "created_at": "2026-02-04T00:00:00Z"}], "has_more": false, "first_id": "claude-opus-4-6", "last_id": "claude-opus-4-6"})),
+    );
+    let list = client::send(hub.addr, http::Method::GET, "/v1/models", None, &[])
+        .await
+        .json()
+        .await;
+    assert_eq!(list["data"][0]["id"], "claude/claude-opus-4-6");
+    let sent = &up.requests()[0];
+    assert_eq!(
+        (sent.header("x-api-key"), sent.header("anthropic-version")),
+        (Some(KEY), Some("2023-06-01"))
+    );
+}

@@ -1,0 +1,93 @@
+// The same client tests over each provider kind the hub speaks natively: the
+// official `openai` client (streamed and not), the AI SDK's UI-stream client
+// (ai 7) and the official Anthropic SDK (streamed and not), each against a hub
+// whose providers `claude` (kind anthropic) and `llama` (kind ollama) point at a
+// scripted upstream speaking those APIs (lib/native-upstream.mjs).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+import * as ai7 from "ai7";
+import { startNativeUpstream } from "./lib/native-upstream.mjs";
+import { startHub } from "./lib/hub.mjs";
+
+let upstream;
+let hub;
+let openai;
+let anthropic;
+before(async () => {
+  upstream = await startNativeUpstream();
+  process.env.WASMHUB_TEST_NATIVE_KEY = "sk-ant-node-native";
+  const provider = (name, kind) => [
+    "[[providers]]", `name = "${name}"`, `kind = "${kind}"`, `base_url = ${JSON.stringify(upstream.baseUrl)}`,
+    'api_key_env = "WASMHUB_TEST_NATIVE_KEY"', "max_retries = 0",
+  ];
+  hub = await startHub(upstream.baseUrl, { config: [...provider("claude", "anthropic"), ...provider("llama", "ollama")] });
+  openai = new OpenAI({ baseURL: `${hub.url}/v1`, apiKey: "client-key", maxRetries: 0 });
+  anthropic = new Anthropic({ baseURL: hub.url, apiKey: "client-key", maxRetries: 0 });
+});
+after(async () => {
+  await hub?.stop();
+  await upstream?.close();
+});
+
+const KINDS = [["anthropic", "claude", "/v1/messages"], ["ollama", "llama", "/api/chat"]];
+const messages = [{ role: "user", content: "Hi there" }];
+
+for (const [kind, provider, path] of KINDS) {
+  test(`${kind}: the openai client streams text and gets whole answers and tool calls`, async () => {
+    const stream = await openai.chat.completions.create({ model: `${provider}/text`, messages, stream: true });
+    let text = "";
+    let finish = null;
+    for await (const chunk of stream) {
+      for (const c of chunk.choices) {
+        text += c.delta?.content ?? "";
+        finish = c.finish_reason ?? finish;
+      }
+    }
+    assert.equal(text, "Hello world");
+    assert.equal(finish, "stop");
+    assert.equal(upstream.requests.at(-1).url, path, "the provider's own endpoint");
+    const whole = await openai.chat.completions.create({ model: `${provider}/weather`, messages });
+    const call = whole.choices[0].message.tool_calls[0];
+    assert.equal(whole.choices[0].finish_reason, "tool_calls");
+    assert.equal(call.function.name, "get_weather");
+    assert.deepEqual(JSON.parse(call.function.arguments), { city: "Paris" });
+    assert.equal(whole.usage.total_tokens, 13);
+  });
+
+  test(`${kind}: the AI SDK assembles the UI stream's reasoning and text`, async () => {
+    const transport = new ai7.DefaultChatTransport({
+      api: `${hub.url}/api/ui/chat/completions`,
+      prepareSendMessagesRequest: () => ({ body: { model: `${provider}/text`, messages } }),
+    });
+    const stream = await transport.sendMessages({ chatId: "c1", messages: [], trigger: "submit-message", messageId: undefined, abortSignal: undefined });
+    let message;
+    for await (const m of ai7.readUIMessageStream({ stream, terminateOnError: true })) message = m;
+    const part = (type) => message.parts.filter((p) => p.type === type).map((p) => p.text).join("");
+    assert.equal(part("text"), "Hello world");
+    assert.equal(part("reasoning"), "Greeting back.");
+    assert.equal(message.metadata.provider, provider);
+  });
+
+  test(`${kind}: the Anthropic SDK gets text and tool_use, streamed and collected`, async () => {
+    const ask = (model) => ({ model: `${provider}/${model}`, max_tokens: 64, messages });
+    const stream = anthropic.messages.stream(ask("text"));
+    const texts = [];
+    stream.on("text", (t) => texts.push(t));
+    const final = await stream.finalMessage();
+    assert.equal(texts.join(""), "Hello world");
+    assert.equal(final.stop_reason, "end_turn");
+    assert.deepEqual(final.usage.output_tokens, 2);
+    const tool = await anthropic.messages.create({ ...ask("weather"), tools: [{ name: "get_weather", input_schema: { type: "object" } }] });
+    assert.equal(tool.stop_reason, "tool_use");
+    const use = tool.content.find((b) => b.type === "tool_use");
+    assert.deepEqual([use.name, use.input], ["get_weather", { city: "Paris" }]);
+    const sent = upstream.requests.at(-1);
+    assert.equal(sent.url, path);
+    if (kind === "anthropic") {
+      assert.equal(sent.headers["x-api-key"], "sk-ant-node-native", "the provider's key, not the client's");
+      assert.equal(sent.headers.authorization, undefined);
+    }
+  });
+}

@@ -1,0 +1,105 @@
+// A scripted upstream speaking the providers' native APIs, on 127.0.0.1, for
+// kinds.test.mjs: Anthropic's Messages API (`POST /v1/messages`, named SSE
+// events) and Ollama's (`POST /api/chat`, NDJSON). Shapes from the providers'
+// published examples (Anthropic "Streaming Messages" and "Messages"; Ollama
+// docs/api.md "Generate a chat completion"). The model picks the script:
+//   text      thinking "Greeting back.", then "Hello world", usage 11 in / 2 out
+//   weather   a get_weather call with {"city": "Paris"}
+// A request with `stream: false` gets the whole answer. Every request is recorded.
+import http from "node:http";
+
+const THINKING = "Greeting back.";
+const TEXT = ["Hello", " world"];
+
+function anthropicEvents(model) {
+  const start = { type: "message_start", message: { id: "msg_01native", type: "message", role: "assistant", content: [],
+    model: "claude-opus-4-6", stop_reason: null, stop_sequence: null, usage: { input_tokens: 11, output_tokens: 1 } } };
+  const end = (reason) => [
+    { type: "message_delta", delta: { stop_reason: reason, stop_sequence: null }, usage: { output_tokens: 2 } },
+    { type: "message_stop" },
+  ];
+  if (model === "weather") {
+    return [start,
+      { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_01native", name: "get_weather", input: {} } },
+      { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{\"city\":" } },
+      { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: " \"Paris\"}" } },
+      { type: "content_block_stop", index: 0 }, ...end("tool_use")];
+  }
+  return [start,
+    { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } },
+    { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: THINKING } },
+    { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "EqQBCgIYAhIM" } },
+    { type: "content_block_stop", index: 0 },
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    ...TEXT.map((text) => ({ type: "content_block_delta", index: 1, delta: { type: "text_delta", text } })),
+    { type: "content_block_stop", index: 1 }, ...end("end_turn")];
+}
+
+function anthropicWhole(model) {
+  const content = model === "weather"
+    ? [{ type: "tool_use", id: "toolu_01native", name: "get_weather", input: { city: "Paris" } }]
+    : [{ type: "thinking", thinking: THINKING, signature: "EqQBCgIYAhIM" }, { type: "text", text: TEXT.join("") }];
+  return { id: "msg_01native", type: "message", role: "assistant", model: "claude-opus-4-6", content,
+    stop_reason: model === "weather" ? "tool_use" : "end_turn", stop_sequence: null, usage: { input_tokens: 11, output_tokens: 2 } };
+}
+
+function ollamaLines(model) {
+  const line = (message, extra = {}) => ({ model, created_at: "2023-08-04T08:52:19.385406455-07:00", message: { role: "assistant", content: "", ...message }, done: false, ...extra });
+  const done = line({}, { done: true, done_reason: "stop", prompt_eval_count: 11, eval_count: 2 });
+  if (model === "weather") {
+    return [{ ...done, message: { role: "assistant", content: "", tool_calls: [{ function: { name: "get_weather", arguments: { city: "Paris" } } }] } }];
+  }
+  return [line({ thinking: THINKING }), ...TEXT.map((content) => line({ content })), done];
+}
+
+function answer(req, res, body) {
+  const stream = body.stream !== false;
+  if (req.url === "/v1/messages") {
+    if (!stream) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(anthropicWhole(body.model)));
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    for (const e of anthropicEvents(body.model)) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+    res.end();
+    return;
+  }
+  if (req.url === "/api/chat") {
+    const lines = ollamaLines(body.model);
+    if (!stream) {
+      const whole = lines.at(-1);
+      const text = lines.map((l) => l.message.content).join("");
+      const thinking = lines.map((l) => l.message.thinking ?? "").join("");
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ ...whole, message: { ...whole.message, content: text, ...(thinking ? { thinking } : {}) } }));
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/x-ndjson" });
+    for (const l of lines) res.write(`${JSON.stringify(l)}\n`);
+    res.end();
+    return;
+  }
+  res.writeHead(404, { "content-type": "application/json" });
+  res.end(JSON.stringify({ error: `no script for ${req.url}` }));
+}
+
+export async function startNativeUpstream() {
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    let raw = "";
+    req.on("data", (d) => (raw += d));
+    req.on("end", () => {
+      const body = raw ? JSON.parse(raw) : {};
+      requests.push({ method: req.method, url: req.url, headers: req.headers, body });
+      answer(req, res, body);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),
+  };
+}
