@@ -72,7 +72,11 @@ plugins="$(curl -fsS "http://127.0.0.1:$port/health" | python3 -c 'import json,s
 
 meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
 
-# bench LABEL CALL_JSON: checks the call succeeds, then times it at 1, 16 and 64 connections.
+# cpu_ticks: the hub's CPU time so far (user + system, its sockets' kernel work included), in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$hub_pid/stat"; }
+
+# bench LABEL CALL_JSON: checks the call succeeds, then times it at 1, 16 and 64 connections,
+# each timed run's line ending with the hub's CPU microseconds per call over it (hub_cpu_us).
 bench() {
     local label=$1 call=$2
     local body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"hub_call\",\"arguments\":{\"calls\":[$call]},$meta}}"
@@ -118,14 +122,18 @@ end
 EOF
     echo "$label"
     for conns in 1 16 64; do
-        local threads=$((conns < 2 ? 1 : 2)) line checked floor
+        local threads=$((conns < 2 ? 1 : 2)) line checked floor cpu
         checked="$(wrk -t"$threads" -c"$conns" -d1s -s "$work/checked.lua" "http://127.0.0.1:$port/mcp" | grep RESULT)"
         case "$checked" in
             *" errors=0") ;;
             *) echo "wrong answers under load: $checked" >&2; exit 1 ;;
         esac
         curl -fsS "http://127.0.0.1:$port/metrics" >"$work/before.prom"
+        cpu="$(cpu_ticks)"
         line="$(wrk -t"$threads" -c"$conns" -d"${duration}s" -s "$work/call.lua" "http://127.0.0.1:$port/mcp" | grep RESULT)"
+        line="$line hub_cpu_us=$(awk -v before="$cpu" -v after="$(cpu_ticks)" -v hz="$(getconf CLK_TCK)" -v line="$line" \
+            'BEGIN { match(line, /requests=[0-9]+/); calls = substr(line, RSTART + 9, RLENGTH - 9)
+                     printf "%.1f", (after - before) / hz * 1e6 / (calls > 0 ? calls : 1) }')"
         curl -fsS "http://127.0.0.1:$port/metrics" >"$work/after.prom"
         echo "  connections=$conns ${line#RESULT }$([ "$conns" -eq 1 ] && echo ' (sequential client)')"
         echo "run ${label%% *} connections=$conns ${line#RESULT }" >>"$work/summary"
@@ -217,11 +225,14 @@ for line in open(sys.argv[1]):
         label, rss = re.match(r"memory (.+?)\s+RSS\s+(\S+) MB", line).groups()
         memory[label] = float(rss)
 print("\nsummary")
-print(f"  {'operation':<16} {'1 conn calls/s':>14} {'p50 ms':>7} {'us/call':>8} {'16 conn':>8} {'64 conn':>8}")
+print(f"  {'operation':<16} {'1 conn calls/s':>14} {'p50 ms':>7} {'us/call':>8} {'16 conn':>8} {'64 conn':>8}"
+      f" {'hub CPU us/call at 1/16/64':>27}")
 for op, by in runs.items():
     one = by[1]
+    cpu = "/".join(by[c].get("hub_cpu_us", "-") for c in (1, 16, 64))
     print(f"  {op:<16} {float(one['calls/s']):>14.0f} {float(one['p50_ms']):>7.3f} "
-          f"{1e6 / float(one['calls/s']):>8.1f} {float(by[16]['calls/s']):>8.0f} {float(by[64]['calls/s']):>8.0f}")
+          f"{1e6 / float(one['calls/s']):>8.1f} {float(by[16]['calls/s']):>8.0f} {float(by[64]['calls/s']):>8.0f}"
+          f" {cpu:>27}")
 echo = runs.get("adversary.echo", {}).get(1)
 if echo:
     per_call = 1e6 / float(echo["calls/s"])

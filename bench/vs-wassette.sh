@@ -15,8 +15,10 @@
 # request carries its own JSON-RPC id (wassette routes answers by id within a session:
 # equal ids in flight lose answers), from a table built per wrk thread, for both
 # servers alike. Both log at warn. Prints the median over the rounds of calls/s, p50
-# and p99 per server, the ratio hub/wassette, and each one's resident memory after the
-# runs (3 s of quiet first), from /proc/PID/smaps_rollup.
+# and p99 per server, the ratio hub/wassette, each one's CPU time per call over the timed
+# runs (user + system from /proc/PID/stat, so the kernel's work for its sockets counts),
+# and each one's resident memory after the runs (3 s of quiet first), from
+# /proc/PID/smaps_rollup.
 # A third server runs in the same rounds: the transport floor (host/examples/
 # http_floor.rs), hyper built as the hub's listener is, answering the hub's own answer
 # bytes to every request without doing anything else. Its figures are the most any
@@ -205,15 +207,28 @@ lua floor "$hub_rest" '"ok":true' "${hub_headers[@]}"
 lua wassette "$wassette_rest" '"text":"hi"' 'Content-Type: application/json' \
     'Accept: application/json, text/event-stream' "Mcp-Session-Id: $session"
 
-# run SERVER CONNECTIONS ROUND: the checked 1 s run, then the timed send-only run.
+# cpu_ticks PID: the process's CPU time so far (user + system, kernel included), in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# cpu_per_call BEFORE AFTER WRK_RESULT: the server's CPU microseconds per call over the run.
+cpu_per_call() {
+    awk -v before="$1" -v after="$2" -v hz="$(getconf CLK_TCK)" -v line="$3" 'BEGIN {
+        match(line, /requests=[0-9]+/); calls = substr(line, RSTART + 9, RLENGTH - 9)
+        printf "%.1f", (after - before) / hz * 1e6 / (calls > 0 ? calls : 1) }'
+}
+
+# run SERVER CONNECTIONS ROUND: the checked 1 s run, then the timed send-only run,
+# with the server's CPU time per call over it (from /proc/PID/stat).
 run() {
-    local server=$1 conns=$2 round=$3 url threads checked line
+    local server=$1 conns=$2 round=$3 url threads checked line pid before
     case "$server" in hub) url=$hub_url ;; wassette) url=$wassette_url ;; *) url=$floor_url ;; esac
     threads=$((conns < 2 ? 1 : 2))
     checked="$(wrk -t"$threads" -c"$conns" -d1s -s "$work/$server-checked.lua" "$url" | grep RESULT)"
     case "$checked" in *" errors=0") ;;
         *) echo "$server: wrong answers under load at $conns connections: $checked" >&2; exit 1 ;; esac
+    case "$server" in hub) pid=$hub_pid ;; wassette) pid=$wassette_pid ;; *) pid=$floor_pid ;; esac
+    before="$(cpu_ticks "$pid")"
     line="$(wrk -t"$threads" -c"$conns" -d"${duration}s" -s "$work/$server-call.lua" "$url" | grep RESULT)"
+    line="$line cpu_us=$(cpu_per_call "$before" "$(cpu_ticks "$pid")" "$line")"
     printf 'round %s %-8s connections=%-2s %s (checked 1 s: %s)\n' "$round" "$server" "$conns" \
         "${line#RESULT }" "${checked#RESULT }"
     echo "$server $conns ${line#RESULT }" >>"$work/results"
@@ -256,6 +271,11 @@ for conns in (1, 16, 64):
           f"{median('hub', conns, 'p99_ms'):>7.3f} | {was:>16.0f} "
           f"{median('wassette', conns, 'p50_ms'):>7.3f} {median('wassette', conns, 'p99_ms'):>7.3f} | "
           f"{ratio:>11.2f}x | {target:.0f}x {'met' if ratio >= target else 'not met'}")
+print("\nCPU per call (user + system, from /proc/PID/stat over the timed runs), microseconds; target (#39): the hub <= 40 at 64")
+print(f"{'connections':>11} | {'hub':>6} {'wassette':>9} {'floor':>6}")
+for conns in (1, 16, 64):
+    print(f"{conns:>11} | {median('hub', conns, 'cpu_us'):>6.1f} {median('wassette', conns, 'cpu_us'):>9.1f} "
+          f"{median('floor', conns, 'cpu_us'):>6.1f}")
 print("\nthe transport floor (hyper answering the hub's answer bytes, no work): the most any server could reach")
 print(f"{'connections':>11} | {'floor calls/s':>13} {'p50 ms':>7} | {'floor/wassette':>14} | {'hub/floor':>9} | "
       f"{'us/call':>7} {'hub above floor':>15} | target needs hub/floor >=")

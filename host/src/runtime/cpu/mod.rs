@@ -34,12 +34,15 @@
 //! still has the tenant's whole share.
 //!
 //! A plugin whose calls for a tenant ran past their first tick within
-//! `limits.busy_ms` is *busy* for that tenant: its new calls run on low-priority
+//! `limits.busy_ms` is *busy* for that tenant (a call has run past it once it has
+//! used a whole tick of CPU, [`spent`], not merely seen one pass while the kernel
+//! ran something else): its new calls run on low-priority
 //! threads ([`background`]), so the kernel too prefers the others (the tenant's
 //! other plugins included); every large parse and validation runs there too.
 
 mod background;
 mod running;
+mod spent;
 
 pub(crate) use background::Offloaded;
 pub(super) use running::{Running, inside_a_call};
@@ -47,6 +50,7 @@ pub(super) use running::{Running, inside_a_call};
 use crate::config::CpuLimits;
 use background::Background;
 use running::{Line, RunSlots};
+use spent::CallCpu;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -68,6 +72,9 @@ pub struct CpuShares {
     clock: Arc<AtomicU64>,
     /// Ticks a tenant stays busy after an overrun (`limits.busy_ms`).
     busy_ticks: u64,
+    /// The CPU a call uses before it counts as having run past its first tick:
+    /// one tick (`limits.epoch_tick_us`), in nanoseconds.
+    tick_ns: u64,
     /// Where busy tenants' calls and large validations run.
     background: Background,
 }
@@ -103,6 +110,7 @@ impl CpuShares {
             tenants: Mutex::new(HashMap::new()),
             clock: Arc::new(AtomicU64::new(0)),
             busy_ticks: (limits.busy_ms * 1000 / limits.epoch_tick_us.max(1)).max(1),
+            tick_ns: limits.epoch_tick_us.saturating_mul(1000),
             background: Background::new(
                 limits.busy_nice.min(19) as i32,
                 limits.validate_sched_idle,
@@ -145,7 +153,9 @@ impl CpuShares {
             line: part.line,
             overran: part.overran,
             busy_ticks: self.busy_ticks,
+            tick_ns: self.tick_ns,
             started: Arc::new(AtomicU64::new(self.clock.load(Ordering::Relaxed))),
+            cpu: Arc::new(CallCpu::default()),
             clock: self.clock.clone(),
         }
     }
@@ -219,17 +229,24 @@ pub(super) struct TickGate {
     /// [`TickGate::running`] first got a permit (a call that waited for one has
     /// run no tick yet, however long it waited).
     started: Arc<AtomicU64>,
+    /// The CPU the call has used in its polls.
+    cpu: Arc<CallCpu>,
+    tick_ns: u64,
     clock: Arc<AtomicU64>,
 }
 
 impl TickGate {
     /// At an epoch deadline: how many more ticks the call may run before it has
-    /// had its free first whole tick since it started running; 0 once it has (and
-    /// its tenant is busy from now on).
+    /// had its free first whole tick since it started running; 0 once it has. From
+    /// then on its plugin is busy for the tenant, once the call has also used a
+    /// whole tick of CPU in its polls ([`spent`]; a call that never ran in a
+    /// [`TickGate::running`] poll, such as a plugin's load, by the ticks alone): a
+    /// trivial call whose worker the kernel gave to something else for a tick
+    /// makes nothing busy.
     pub(super) fn first_tick_left(&self) -> u64 {
         let now = self.clock.load(Ordering::Relaxed);
         let left = (self.started.load(Ordering::Relaxed) + FREE_TICKS).saturating_sub(now);
-        if left == 0 {
+        if left == 0 && self.cpu.spent().is_none_or(|ns| ns >= self.tick_ns) {
             self.overran.store(now, Ordering::Relaxed);
         }
         left
@@ -269,7 +286,7 @@ impl TickGate {
         Running::new(
             call,
             (self.running.clone(), self.line.clone()),
-            self.started.clone(),
+            (self.started.clone(), self.cpu.clone()),
             self.clock.clone(),
         )
     }
@@ -402,6 +419,31 @@ mod tests {
         let (poll, _) = poll_on_another_thread(second_a);
         assert!(poll.is_ready());
         assert!(polled.load(std::sync::atomic::Ordering::SeqCst));
+    }
+
+    #[test]
+    fn a_call_the_kernel_kept_waiting_past_its_first_tick_makes_nothing_busy_and_a_spinning_one_does() {
+        let shares = shares_of(2, 50);
+        let (a, p): (Arc<str>, Arc<str>) = ("a".into(), "p".into());
+        let gate = shares.gate(&a, &p);
+        let mut call = gate.running(std::future::poll_fn(|_| {
+            // The ticks pass while the call has used next to no CPU (its worker
+            // was descheduled): past its free tick, but its plugin stays as it was.
+            for _ in 0..FREE_TICKS {
+                shares.refill();
+            }
+            let preempted = (gate.first_tick_left(), gate.busy());
+            // Then it spins through a whole tick of CPU.
+            spent::spin(shares.tick_ns);
+            Poll::Ready((preempted, gate.first_tick_left()))
+        }));
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let Poll::Ready((preempted, spun)) = Pin::new(&mut call).poll(&mut cx) else {
+            panic!("the call finishes in one poll")
+        };
+        assert_eq!(preempted, (0, false));
+        assert_eq!(spun, 0);
+        assert!(shares.gate(&a, &p).busy());
     }
 
     #[test]

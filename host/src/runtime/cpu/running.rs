@@ -20,6 +20,7 @@
 //! every spinner queued before it. A plugin alone still has all the tenant's slots
 //! (work-conserving), and with one plugin nothing changes: its line is the only one.
 
+use super::spent::CallCpu;
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -169,6 +170,8 @@ pub(in crate::runtime) struct Running<F> {
     waiting: Option<Pin<Box<OwnedNotified>>>,
     /// The gate's start tick, until the first slot restarts it.
     started: Option<Arc<AtomicU64>>,
+    /// The CPU its polls use.
+    cpu: Arc<CallCpu>,
     /// Ticks since start (the gate's clock).
     clock: Arc<AtomicU64>,
     /// The tick this call began waiting for a slot, while it waits.
@@ -181,7 +184,7 @@ impl<F: Future> Running<F> {
     pub(super) fn new(
         call: F,
         (slots, line): (Arc<RunSlots>, Arc<Line>),
-        started: Arc<AtomicU64>,
+        (started, cpu): (Arc<AtomicU64>, Arc<CallCpu>),
         clock: Arc<AtomicU64>,
     ) -> Self {
         Running {
@@ -190,6 +193,7 @@ impl<F: Future> Running<F> {
             line,
             waiting: None,
             started: Some(started),
+            cpu,
             clock,
             wait_began: None,
             starving: false,
@@ -277,10 +281,10 @@ impl<F: Future> Future for Running<F> {
     type Output = F::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        if HOLDING.get() {
-            return self.call.as_mut().poll(cx);
-        }
         let this = &mut *self;
+        if HOLDING.get() {
+            return measured(&mut this.call, &this.cpu, cx);
+        }
         if this.take_slot(cx).is_pending() {
             return Poll::Pending;
         }
@@ -288,10 +292,21 @@ impl<F: Future> Future for Running<F> {
             started.store(this.clock.load(Ordering::Relaxed), Ordering::Relaxed);
         }
         let held = Held::start(&this.slots, &this.line);
-        let result = this.call.as_mut().poll(cx);
+        let result = measured(&mut this.call, &this.cpu, cx);
         drop(held);
         result
     }
+}
+
+/// Polls `call`, adding the CPU the poll used to `cpu` (a finished call's last
+/// poll is not read: nothing asks any more).
+fn measured<F: Future>(call: &mut Pin<Box<F>>, cpu: &CallCpu, cx: &mut Context<'_>) -> Poll<F::Output> {
+    cpu.poll_begins();
+    let result = call.as_mut().poll(cx);
+    if result.is_pending() {
+        cpu.poll_ends();
+    }
+    result
 }
 
 /// Marks this thread's poll as holding a slot until dropped (also on a panic),
@@ -351,7 +366,7 @@ mod tests {
             let ran = Arc::new(AtomicUsize::new(0));
             let started = Arc::new(AtomicU64::new(0));
             let line = (slots.clone(), line.clone());
-            let run = Running::new(Spin(ran.clone()), line, started, clock.clone());
+            let run = Running::new(Spin(ran.clone()), line, (started, Arc::default()), clock.clone());
             Call {
                 run: Box::pin(run),
                 ran,
