@@ -21,6 +21,7 @@ mod models;
 mod oauth;
 mod secrets;
 mod storage;
+mod telemetry;
 #[cfg(test)]
 mod tests;
 
@@ -45,6 +46,7 @@ pub use models::{ModelConfig, ModelSettings, StreamDeltas, ToolChoice};
 pub use oauth::{OAuthConfig, SCOPE_NAMES};
 pub use secrets::{PluginSettings, SecretsConfig};
 pub use storage::{StorageBackend, StorageConfig};
+pub use telemetry::{LogFormat, TelemetryConfig};
 
 /// The whole configuration, after defaults and overrides.
 #[derive(Debug, Clone, Deserialize)]
@@ -98,6 +100,8 @@ pub struct Config {
     /// Per-plugin settings (`[plugin.NAME]`): configuration values, secret
     /// references, `allow_reveal`.
     pub plugin: std::collections::BTreeMap<String, PluginSettings>,
+    /// OpenTelemetry traces and the log format (`[telemetry]`).
+    pub telemetry: TelemetryConfig,
 }
 
 impl Default for Config {
@@ -125,6 +129,7 @@ impl Default for Config {
             mcp_servers: Vec::new(),
             secrets: SecretsConfig::default(),
             plugin: Default::default(),
+            telemetry: TelemetryConfig::default(),
         }
     }
 }
@@ -494,6 +499,7 @@ impl Config {
             .or_else(|| self.storage.mismatch())
             .or_else(|| mcp_servers::mismatch(&self.mcp_servers))
             .or_else(|| self.secrets.mismatch())
+            .or_else(|| self.telemetry.mismatch())
             .or_else(|| secrets::mismatch(&self.plugin))
             .or_else(|| {
                 let names: Vec<&str> = self.tokens.iter().map(|t| t.name.as_str()).collect();

@@ -353,7 +353,7 @@ impl Agent {
             parent: req.parent.clone(),
         };
         let agent = self.clone();
-        tokio::spawn(async move {
+        tokio::spawn(crate::telemetry::carry(async move {
             let outcome = run::run(&agent.env, turn).await;
             crate::debug!(
                 "chat session {}: turn ended ({})",
@@ -364,7 +364,7 @@ impl Agent {
             // next request as soon as its stream closes must find the session free.
             lease.release().await;
             agent.bus.finish(&live);
-        });
+        }));
         Ok(subscription)
     }
 

@@ -179,6 +179,7 @@ impl Plugin {
             deadline,
             inv.nested,
             self.runtime.cpu.gate(&inv.tenant, &self.name_arc),
+            inv.trace,
         )
         .map_err(|e| CallFailure::Plugin {
             code: ErrorCode::PluginError,

@@ -145,6 +145,7 @@ impl CallState {
         deadline: tokio::time::Instant,
         nested: Arc<dyn NestedCalls>,
         gate: TickGate,
+        trace: Option<crate::telemetry::SpanContext>,
     ) -> Result<CallState, SandboxError> {
         let output = CapturePipe::new(spec.limits.log_bytes());
         let mut wasi = WasiCtxBuilder::new();
@@ -185,6 +186,7 @@ impl CallState {
                 log: log.clone(),
                 http: HttpBudget::new(spec.limits.max_http_concurrent, spec.limits.max_http_requests),
                 secrets: secrets.clone(),
+                trace,
             },
             limiter: MemoryLimiter {
                 max_bytes: spec.limits.memory_bytes(),

@@ -110,6 +110,8 @@ pub struct Invocation {
     pub tenant: Arc<str>,
     /// When the call is stopped, host calls included.
     pub deadline: Deadline,
+    /// The call's span: outbound HTTP requests are its children and carry it.
+    pub trace: Option<crate::telemetry::SpanContext>,
     /// Where `host.call` goes.
     pub nested: Arc<dyn NestedCalls>,
 }
