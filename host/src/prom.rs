@@ -1,6 +1,7 @@
 //! The Prometheus text format's building blocks, shared by every `/metrics`
 //! family: latency histogram series with the hub's bucket bounds, labelled
-//! histogram families keyed by their label values, and label escaping.
+//! histogram and counter families keyed by their label values, and label
+//! escaping.
 //! Hand-written (no metrics crate); each family is one mutex-guarded map
 //! updated once per observation.
 
@@ -65,6 +66,24 @@ impl Histograms {
     }
 }
 
+/// A counter family: one count per label set.
+#[derive(Default)]
+pub(crate) struct Counters(Mutex<BTreeMap<String, u64>>);
+
+impl Counters {
+    pub(crate) fn add(&self, labels: String, n: u64) {
+        *self.0.lock().unwrap().entry(labels).or_default() += n;
+    }
+
+    /// The family's `HELP`, `TYPE` and sample lines.
+    pub(crate) fn render(&self, out: &mut String, name: &str, help: &str) {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+        for (labels, n) in self.0.lock().unwrap().iter() {
+            let _ = writeln!(out, "{name}{{{labels}}} {n}");
+        }
+    }
+}
+
 /// A Prometheus label value with `\\`, `"` and newlines escaped.
 pub(crate) fn escape(label: &str) -> String {
     label
@@ -78,12 +97,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn histograms_render_per_label_set() {
+    fn families_render_per_label_set() {
         let h = Histograms::default();
         h.observe("m=\"a\"".into(), Duration::from_millis(3));
         h.observe("m=\"a\"".into(), Duration::from_secs(20));
+        let c = Counters::default();
+        c.add("k=\"x\"".into(), 2);
+        c.add("k=\"x\"".into(), 1);
         let mut out = String::new();
         h.render(&mut out, "d_seconds", "help");
+        c.render(&mut out, "n_total", "help");
         assert!(out.contains("# TYPE d_seconds histogram\n"));
         assert!(
             out.contains("d_seconds_bucket{m=\"a\",le=\"0.005\"} 1\n"),
@@ -91,6 +114,7 @@ mod tests {
         );
         assert!(out.contains("d_seconds_bucket{m=\"a\",le=\"+Inf\"} 2\n"));
         assert!(out.contains("d_seconds_count{m=\"a\"} 2\n"));
+        assert!(out.contains("n_total{k=\"x\"} 3\n"));
         assert_eq!(escape("a\"b\\c\n"), "a\\\"b\\\\c\\n");
     }
 }

@@ -8,6 +8,7 @@ the environment.
 """
 
 import asyncio
+import http.client
 import json
 import os
 import re
@@ -171,9 +172,81 @@ async def chat_checks():
     await check("/api/chat: invoke_agent -> chat MODEL (usage) and execute_tool -> the operation", agent_turn)
 
 
+def chat_stream(session, text, model):
+    """A POST /api/chat answered as a stream: the open connection and response."""
+    host = HUB.split("//")[1]
+    conn = http.client.HTTPConnection(host, timeout=60)
+    body = {"id": session, "model": model,
+            "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}]}
+    conn.request("POST", "/api/chat", json.dumps(body), {"content-type": "application/json"})
+    resp = conn.getresponse()
+    assert resp.status == 200, resp.status
+    return conn, resp
+
+
+def read_until(resp, needle):
+    seen = b""
+    while needle.encode() not in seen:
+        line = resp.readline()
+        assert line, f"the stream ended before {needle!r}: {seen[-400:]!r}"
+        seen += line
+    return seen.decode()
+
+
+def wait_metric(name_and_labels, above, deadline=30):
+    until = time.monotonic() + deadline
+    while (value := metric(name_and_labels)) <= above:
+        assert time.monotonic() < until, f"{name_and_labels} stayed at {value} (wanted > {above})"
+        time.sleep(0.1)
+    return value
+
+
+async def metric_checks():
+    labels = 'surface="chat",provider="scripted"'
+
+    async def failing_upstream():
+        errors = metric(f"wasmhub_chat_errors_total{{{labels}}}")
+        requests = metric(f"wasmhub_chat_requests_total{{{labels}}}")
+        conn, resp = chat_stream("otel-fail", "hello", "scripted/failing-1")
+        text = resp.read().decode()
+        conn.close()
+        assert '"type":"error"' in text, text
+        wait_metric(f"wasmhub_chat_errors_total{{{labels}}}", errors)
+        wait_metric(f"wasmhub_chat_requests_total{{{labels}}}", requests)
+        assert metric(f"wasmhub_chat_time_to_first_byte_seconds_count{{{labels}}}") >= 1
+        assert metric(f"wasmhub_chat_turn_duration_seconds_count{{{labels}}}") >= 2
+
+    await check("chat metrics: an upstream that fails counts an error and a request", failing_upstream)
+
+    async def client_aborts():
+        gone = 'wasmhub_chat_aborts_total{surface="chat",provider="unknown",by="client"}'
+        before = metric(gone)
+        conn, resp = chat_stream("otel-abort", "hello", "scripted/slow-1")
+        read_until(resp, "Thinking")
+        conn.close()
+        wait_metric(gone, before)
+
+    await check("chat metrics: a client that leaves mid-stream counts an abort by the client", client_aborts)
+
+    async def server_aborts():
+        stopped = 'wasmhub_chat_aborts_total{surface="chat",provider="unknown",by="server"}'
+        before = metric(stopped)
+        conn, resp = chat_stream("otel-stop", "hello", "scripted/slow-1")
+        read_until(resp, "Thinking")
+        status, _ = post(f"{HUB}/api/chat/otel-stop/stop", {})
+        assert status in (200, 202, 204), status
+        text = read_until(resp, '"type":"abort"')
+        conn.close()
+        assert '"type":"abort"' in text
+        wait_metric(stopped, before)
+
+    await check("chat metrics: a stopped turn counts an abort by the server", server_aborts)
+
+
 async def main():
     await mcp_checks()
     await chat_checks()
+    await metric_checks()
 
     async def mcp_metric():
         assert metric('mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",error_type="tool_error"}') >= 1

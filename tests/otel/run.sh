@@ -15,7 +15,9 @@
 #   - /api/chat -> POST -> invoke_agent -> chat scripted-1 (usage, one per step,
 #     each model request carrying its span) and execute_tool hub_call ->
 #     execute_tool calc.eval;
-#   - /metrics: mcp_server_operation_duration_seconds, the exported spans.
+#   - /metrics: mcp_server_operation_duration_seconds, the exported spans, and the
+#     chat metrics under an upstream that fails (errors), a client that leaves
+#     mid-stream (aborts by the client) and a stopped turn (aborts by the server).
 # Then the receiver is stopped: calls still answer, and the drop counter moves.
 # Prints `N passed, M failed`; exits non-zero on any failure.
 set -euo pipefail
