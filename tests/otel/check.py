@@ -172,13 +172,21 @@ async def chat_checks():
     await check("/api/chat: invoke_agent -> chat MODEL (usage) and execute_tool -> the operation", agent_turn)
 
 
-def chat_stream(session, text, model):
+def chat_stream(session, text, model, base=HUB, headers=None):
     """A POST /api/chat answered as a stream: the open connection and response."""
-    host = HUB.split("//")[1]
-    conn = http.client.HTTPConnection(host, timeout=60)
+    conn = http.client.HTTPConnection(base.split("//")[1], timeout=60)
     body = {"id": session, "model": model,
             "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}]}
-    conn.request("POST", "/api/chat", json.dumps(body), {"content-type": "application/json"})
+    conn.request("POST", "/api/chat", json.dumps(body), {"content-type": "application/json", **(headers or {})})
+    resp = conn.getresponse()
+    assert resp.status == 200, resp.status
+    return conn, resp
+
+
+def resume_stream(base, session):
+    """GET /api/chat/{session}/stream: the open connection and response."""
+    conn = http.client.HTTPConnection(base.split("//")[1], timeout=60)
+    conn.request("GET", f"/api/chat/{session}/stream")
     resp = conn.getresponse()
     assert resp.status == 200, resp.status
     return conn, resp
@@ -243,7 +251,46 @@ async def metric_checks():
     await check("chat metrics: a stopped turn counts an abort by the server", server_aborts)
 
 
+async def replica_checks():
+    r1, r2 = os.environ["R1_URL"], os.environ["R2_URL"]
+
+    async def one_trace():
+        trace, parent, tp = traceparent(0x505)
+        conn1, resp1 = chat_stream("otel-replicas", "hello", "scripted/slow-1", r1, {"traceparent": tp})
+        read_until(resp1, "Thinking")
+        # Followed from the other replica (through PostgreSQL), then stopped there.
+        conn2, resp2 = resume_stream(r2, "otel-replicas")
+        read_until(resp2, "Thinking")
+        status, _ = post(f"{r2}/api/chat/otel-replicas/stop", {})
+        assert status in (200, 202, 204), status
+        read_until(resp2, '"type":"abort"')
+        read_until(resp1, '"type":"abort"')
+        conn1.close()
+        conn2.close()
+        spans = spans_of(trace, lambda s: any(x["name"] == "resume_turn" for x in s)
+                         and any(x["name"].startswith("invoke_agent") for x in s))
+        start = [s for s in spans if s["name"] == "POST" and s["parentSpanId"] == parent]
+        assert len(start) == 1, spans
+        start = start[0]
+        agent = [s for s in spans if s["name"].startswith("invoke_agent")][0]
+        assert agent["parentSpanId"] == start["spanId"], agent
+        resume = one(spans, "resume_turn")
+        assert resume["parentSpanId"] == start["spanId"], resume
+        assert resume["attributes"]["gen_ai.conversation.id"] == "otel-replicas", resume
+        instance = lambda s: s["resource"]["service.instance.id"]  # noqa: E731
+        assert instance(resume) != instance(start), (instance(resume), instance(start))
+        assert instance(agent) == instance(start), agent
+        # The resuming request's own span is linked.
+        assert len(resume["links"]) == 1, resume
+
+    await check("a turn followed from another replica stays in one trace (resume_turn under the turn's request)",
+                one_trace)
+
+
 async def main():
+    if sys.argv[1:] == ["replicas"]:
+        await replica_checks()
+        return check.summary()
     await mcp_checks()
     await chat_checks()
     await metric_checks()

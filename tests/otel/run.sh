@@ -18,6 +18,9 @@
 #   - /metrics: mcp_server_operation_duration_seconds, the exported spans, and the
 #     chat metrics under an upstream that fails (errors), a client that leaves
 #     mid-stream (aborts by the client) and a stopped turn (aborts by the server).
+# Then two replicas on a throwaway PostgreSQL (scripts/pg.sh): a turn started on
+# one (with a traceparent) and followed and stopped from the other stays in one
+# trace: `resume_turn` of the second replica under the first one's request span.
 # Then the receiver is stopped: calls still answer, and the drop counter moves.
 # Prints `N passed, M failed`; exits non-zero on any failure.
 set -euo pipefail
@@ -80,6 +83,25 @@ wait_health "$hub" "$work/hub.log"
 
 status=0
 HUB_URL="$hub" RECEIVER_URL="$receiver" UPSTREAM_URL="$upstream" "$python" "$here/check.py" || status=1
+
+# Two replicas on PostgreSQL, exporting to the same receiver: a turn started on one
+# and followed (then stopped) from the other stays in one trace.
+pg="$(mktemp -d)"
+suite_cleanup() {
+    bash "$root/scripts/pg.sh" stop "$pg"
+}
+database_url="$(bash "$root/scripts/pg.sh" start "$pg")"
+replica_urls=()
+for i in 1 2; do
+    p="$(free_port)"
+    DATABASE_URL="$database_url" "$bin" serve --config "$work/wasmhub.toml" --listen "127.0.0.1:$p" \
+        --data "$work/data-r$i" --set storage.backend=postgres >"$work/r$i.log" 2>&1 &
+    pids+=($!)
+    replica_urls+=("http://127.0.0.1:$p")
+    wait_health "http://127.0.0.1:$p" "$work/r$i.log"
+done
+HUB_URL="$hub" RECEIVER_URL="$receiver" UPSTREAM_URL="$upstream" R1_URL="${replica_urls[0]}" \
+    R2_URL="${replica_urls[1]}" "$python" "$here/check.py" replicas || status=1
 
 # A collector that is down: calls answer as before, and their spans are counted
 # as dropped (waiting for the counter, bounded).

@@ -39,6 +39,8 @@ fn families() -> &'static Families {
 
 /// One streamed chat answer being watched.
 pub(crate) struct ChatStream {
+    /// The span of a resume (`resume_turn`), ended with the stream.
+    span: Option<crate::telemetry::Span>,
     surface: &'static str,
     started: Instant,
     first_byte: Option<Duration>,
@@ -51,6 +53,7 @@ impl ChatStream {
     /// A stream of `surface` whose request started at `started`.
     pub(crate) fn new(surface: &'static str, started: Instant) -> ChatStream {
         ChatStream {
+            span: None,
             surface,
             started,
             first_byte: None,
@@ -58,6 +61,26 @@ impl ChatStream {
             error: false,
             aborted: false,
         }
+    }
+
+    /// This stream as a resume of the turn `watch` follows: a `resume_turn` span in
+    /// the turn's trace (wherever the turn runs), linked to the resuming request.
+    pub(crate) fn resuming(mut self, session: &str, watch: &crate::agent::Watch) -> ChatStream {
+        use crate::telemetry::{Kind, Span};
+        let mut span = Span::child_of(watch.trace(), Kind::Internal, format_args!("resume_turn"));
+        if span.recording() {
+            span.set("gen_ai.conversation.id", session);
+            if let Some(request) = crate::telemetry::current() {
+                span.link(request);
+            }
+        }
+        self.span = Some(span);
+        self
+    }
+
+    /// The resume's span, to keep while the stream lasts.
+    pub(crate) fn span(&mut self) -> Option<crate::telemetry::Span> {
+        self.span.take()
     }
 
     /// Notes a batch written to the client.

@@ -153,7 +153,7 @@ fn run(
             }
         }
         if !batch.is_empty() {
-            let body = super::otlp::encode(&settings.service_name, &batch);
+            let body = super::otlp::encode(&settings.service_name, crate::ids::replica_id(), &batch);
             let sent = runtime.block_on(async {
                 match tokio::time::timeout(settings.timeout, post(&target, &mut sender, body)).await {
                     Ok(result) => result,

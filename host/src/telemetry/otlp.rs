@@ -7,14 +7,16 @@
 use super::span::{AttrValue, Attributes, SpanData};
 use serde_json::{Value, json};
 
-/// The request body for `spans`, from the service `service_name`.
-pub(crate) fn encode(service_name: &str, spans: &[Box<SpanData>]) -> Vec<u8> {
+/// The request body for `spans`, from the service `service_name`, replica
+/// `instance`.
+pub(crate) fn encode(service_name: &str, instance: &str, spans: &[Box<SpanData>]) -> Vec<u8> {
     let spans: Vec<Value> = spans.iter().map(|s| span(s)).collect();
     let body = json!({
         "resourceSpans": [{
             "resource": {"attributes": attributes(&vec![
                 ("service.name", AttrValue::Str(service_name.to_string())),
                 ("service.version", AttrValue::Str(env!("CARGO_PKG_VERSION").to_string())),
+                ("service.instance.id", AttrValue::Str(instance.to_string())),
             ])},
             "scopeSpans": [{
                 "scope": {"name": "wasmhub", "version": env!("CARGO_PKG_VERSION")},
@@ -118,7 +120,7 @@ mod tests {
             links: vec![context],
             error: Some("tool_error".into()),
         });
-        let body: Value = serde_json::from_slice(&encode("hub", &[span])).unwrap();
+        let body: Value = serde_json::from_slice(&encode("hub", "r1", &[span])).unwrap();
         let resource = &body["resourceSpans"][0];
         assert_eq!(
             resource["resource"]["attributes"][0]["value"]["stringValue"],

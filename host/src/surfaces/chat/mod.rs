@@ -138,11 +138,10 @@ pub(crate) async fn resume(app: &App, caller: &Caller, id: &str) -> Resp {
         return resp;
     }
     match app.agent.join(caller, id).await {
-        Ok(Some(watch)) => stream::respond(
-            watch,
-            KEEPALIVE,
-            ChatStream::new("chat_resume", std::time::Instant::now()),
-        ),
+        Ok(Some(watch)) => {
+            let stream = ChatStream::new("chat_resume", std::time::Instant::now()).resuming(id, &watch);
+            stream::respond(watch, KEEPALIVE, stream)
+        }
         Ok(None) => respond::no_content(),
         Err(e) => storage_error(e),
     }

@@ -20,6 +20,8 @@ const STREAM_FRAMES: usize = 16;
 pub(crate) fn respond(mut sub: Watch, keepalive: Duration, mut stream: ChatStream) -> Resp {
     let (tx, body) = Body::channel(STREAM_FRAMES);
     tokio::spawn(async move {
+        // A resume's span (in the turn's trace) lasts as long as its stream.
+        let _span = stream.span();
         let mut sink = SseSink::new(tx);
         loop {
             match keepalive_while(&mut sink, keepalive, sub.next_batch()).await {
