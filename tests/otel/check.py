@@ -101,6 +101,8 @@ async def mcp_checks():
             assert op["parentSpanId"] == server["spanId"], op
             assert op["attributes"]["wasmhub.call.outcome"] == "ok", op
             assert op["attributes"]["gen_ai.tool.call.id"].startswith("call_"), op
+            assert op["attributes"]["wasmhub.call.instantiate_us"] > 0, op
+            assert op["attributes"]["wasmhub.call.guest_us"] > 0, op
             assert server["resource"]["service.name"] == "wasmhub-otel-suite", server
 
         await check("tools/call with _meta.traceparent: server span under it, operation span under that",
@@ -164,6 +166,11 @@ async def chat_checks():
         assert tool["parentSpanId"] == agent["spanId"], tool
         op = one(spans, "execute_tool calc.eval")
         assert op["parentSpanId"] == tool["spanId"], op
+        # telemetry.storage_wait_ms = 0: the lease wait and every save are spans.
+        lease = one(spans, "wasmhub.session.lease")
+        assert lease["parentSpanId"] == http["spanId"], lease
+        saves = [s for s in spans if s["name"] == "wasmhub.session.save"]
+        assert saves and all(s["parentSpanId"] == agent["spanId"] for s in saves), saves
         # Each model request carried its chat span.
         sent = {s["traceparent"] for s in json.loads(get(f"{UPSTREAM}/seen")) if s["path"] == "/v1/chat/completions"}
         for c in chats:

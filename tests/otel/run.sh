@@ -75,6 +75,8 @@ otlp_endpoint = "$receiver"
 service_name = "wasmhub-otel-suite"
 flush_ms = 100
 export_timeout_ms = 2000
+# Every storage wait is a span here (0), to see them in the chat's trace.
+storage_wait_ms = 0
 EOF
 "$bin" serve --config "$work/wasmhub.toml" >"$work/hub.log" 2>&1 &
 pids+=($!)

@@ -307,7 +307,9 @@ impl Agent {
         // missing one, not as busy.
         access::owned_by(self.env.sessions.info(&req.session_id).await?.as_ref(), &caller)?;
         // From here on this request owns the session: nobody else writes it.
+        let waited = std::time::Instant::now();
         let lease = self.lease_in_turn(&req.session_id).await?;
+        crate::telemetry::storage_wait("wasmhub.session.lease", waited);
         let live = match self.bus.begin(&req.session_id, caller.name()).await {
             Ok(live) => live,
             Err(e) => {

@@ -30,6 +30,9 @@ pub struct TelemetryConfig {
     pub capture_content: bool,
     /// The longest content attribute, in bytes; longer ones are cut.
     pub max_content_bytes: usize,
+    /// A storage wait (a session's lease, a session save) at least this long, in
+    /// milliseconds, becomes a span of its own.
+    pub storage_wait_ms: u64,
     /// Log line format: `text` (default) or `json` (one object per line).
     pub log_format: LogFormat,
 }
@@ -57,6 +60,7 @@ impl Default for TelemetryConfig {
             export_timeout_ms: 5000,
             capture_content: false,
             max_content_bytes: 4096,
+            storage_wait_ms: 50,
             log_format: LogFormat::Text,
         }
     }

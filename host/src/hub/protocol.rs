@@ -181,7 +181,10 @@ async fn run(
         (_, Some(still_loading)) => Err(still_loading),
         (None, _) if scope.core.agents().get(tool).is_some() => {
             recorder.known = true;
-            super::agent_calls::execute::execute(scope, parent, tool, input, &mut recorder).await
+            // The sub-agent's turn (`invoke_agent`) runs under this call's span.
+            let span = recorder.span.context().cloned();
+            let call = super::agent_calls::execute::execute(scope, parent, tool, input, &mut recorder);
+            crate::telemetry::within(span, call).await
         }
         (None, _) => Err(not_found(scope, tool)),
         (Some(op), _) => execute(scope, parent, op, input, &mut recorder).await,
@@ -266,6 +269,10 @@ async fn execute(
     };
     let output = output.map_err(|failure| failure_error(&op.tool, failure))?;
     recorder.output_bytes = output.json.len() as u64;
+    recorder
+        .span
+        .set("wasmhub.call.instantiate_us", output.times.instantiate_us);
+    recorder.span.set("wasmhub.call.guest_us", output.times.guest_us);
     if !output.logs.is_empty() {
         crate::debug!("{} ({}) wrote: {}", op.tool, recorder.id, output.logs.trim_end());
     }

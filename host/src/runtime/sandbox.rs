@@ -110,6 +110,8 @@ pub(super) struct CallState {
     pub secrets: Arc<CallSecrets>,
     /// The plugin's configuration, for `wasi:config/store`.
     pub config: Arc<Vec<(String, String)>>,
+    /// Instantiation and guest time, set as the call runs (`bindings`).
+    pub times: super::types::CallTimes,
 }
 
 /// Why a sandbox could not be set up: a granted directory cannot be opened (it
@@ -203,6 +205,7 @@ impl CallState {
             gate,
             secrets,
             config: spec.config.clone(),
+            times: super::types::CallTimes::default(),
         })
     }
 }

@@ -43,6 +43,7 @@ pub(crate) struct Telemetry {
     sample_below: Option<u64>,
     capture_content: bool,
     max_content_bytes: usize,
+    storage_wait: Duration,
 }
 
 static INSTALLED: OnceLock<Telemetry> = OnceLock::new();
@@ -103,6 +104,7 @@ pub(crate) fn install(config: &TelemetryConfig) -> Result<(), TelemetryError> {
         sample_below,
         capture_content: config.capture_content,
         max_content_bytes: config.max_content_bytes,
+        storage_wait: Duration::from_millis(config.storage_wait_ms),
     });
     crate::info!(
         "telemetry: exporting traces to {endpoint}/v1/traces (OTLP/HTTP JSON, sample_ratio {})",
@@ -172,6 +174,22 @@ pub(crate) fn content(text: impl FnOnce() -> String) -> Option<String> {
         text.push('…');
     }
     Some(text)
+}
+
+/// A span `name` for a storage wait that began at `started` and ends now, under
+/// the current span, when it took at least `telemetry.storage_wait_ms`; shorter
+/// waits record nothing.
+pub(crate) fn storage_wait(name: &'static str, started: std::time::Instant) {
+    let Some(t) = installed() else {
+        return;
+    };
+    let waited = started.elapsed();
+    if waited < t.storage_wait {
+        return;
+    }
+    let mut span = Span::start(Kind::Internal, format_args!("{name}"));
+    span.began_before(waited);
+    span.set("wasmhub.wait_ms", waited.as_millis() as u64);
 }
 
 /// The exporter's counters on `/metrics`.

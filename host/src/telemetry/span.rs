@@ -164,6 +164,14 @@ impl Span {
         self.data.is_some()
     }
 
+    /// Moves the span's start `earlier` back: a span recorded once its work is
+    /// over (a wait that turned out long).
+    pub(crate) fn began_before(&mut self, earlier: std::time::Duration) {
+        if let Some(data) = &mut self.data {
+            data.start_ns = data.start_ns.saturating_sub(earlier.as_nanos() as u64);
+        }
+    }
+
     /// Sets an attribute.
     pub(crate) fn set(&mut self, key: &'static str, value: impl Into<AttrValue>) {
         if let Some(data) = &mut self.data {

@@ -428,7 +428,10 @@ impl Runner<'_> {
             from: self.save_from,
             durable,
         };
-        match self.env.sessions.save(save).await.map_err(SaveError::Storage)? {
+        let started = std::time::Instant::now();
+        let saved = self.env.sessions.save(save).await;
+        crate::telemetry::storage_wait("wasmhub.session.save", started);
+        match saved.map_err(SaveError::Storage)? {
             SaveOutcome::Saved(info) => self.turn.session = info,
             SaveOutcome::Conflict(c) => return Err(SaveError::Conflict(c)),
         }
