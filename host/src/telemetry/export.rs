@@ -153,9 +153,9 @@ fn run(
             }
         }
         if !batch.is_empty() {
-            let body = super::otlp::encode(&settings.service_name, crate::ids::replica_id(), &batch);
+            let encode = || super::otlp::encode(&settings.service_name, crate::ids::replica_id(), &batch);
             let sent = runtime.block_on(async {
-                match tokio::time::timeout(settings.timeout, post(&target, &mut sender, body)).await {
+                match tokio::time::timeout(settings.timeout, post(&target, &mut sender, encode)).await {
                     Ok(result) => result,
                     Err(_) => Err(ExportError::Timeout(settings.timeout)),
                 }
@@ -199,12 +199,20 @@ fn report(
 
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
-/// POSTs one batch, connecting first when there is no open connection. A kept
-/// connection the collector closed while idle fails before any answer: the batch
-/// is then sent once more on a new one.
-async fn post(target: &Target, sender: &mut Option<Sender>, body: Vec<u8>) -> Result<(), ExportError> {
-    let body = Bytes::from(body);
+/// POSTs one batch, connecting first when there is no open connection; the batch
+/// is encoded only once connected (a collector that is down costs no encoding).
+/// A kept connection the collector closed while idle fails before any answer:
+/// the batch is then sent once more on a new one.
+async fn post(
+    target: &Target,
+    sender: &mut Option<Sender>,
+    encode: impl FnOnce() -> Vec<u8>,
+) -> Result<(), ExportError> {
     let reused = sender.as_ref().is_some_and(|s| !s.is_closed());
+    if !reused {
+        *sender = Some(connect(target).await?);
+    }
+    let body = Bytes::from(encode());
     match send(target, sender, body.clone()).await {
         Err(ExportError::Http(e)) if reused && (e.is_canceled() || e.is_incomplete_message()) => {
             *sender = None;
