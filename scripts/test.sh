@@ -3,7 +3,7 @@
 # sandbox, real example plugins, the real binary on loopback), the Python plugin's
 # tests, the Python and JavaScript SDKs' tests, plugin authoring in all three
 # languages outside the checkout, and the suites that drive the hub with real
-# clients (AI SDK, OpenAI SDK, MCP conformance and SDK clients, the MCP SDKs' OAuth
+# clients (AI SDK, OpenAI SDK, MCP conformance and SDK clients, OpenTelemetry traces to a strict OTLP decoder, the MCP SDKs' OAuth
 # through the built-in authorization server and oidc-provider's JWTs, headless Chromium: the chat page and the operator console, a real OCI registry with the oras client,
 # three replicas on PostgreSQL behind HAProxy), and the Kubernetes manifests in deploy/.
 # The Rust tests run with the `postgres` feature against a throwaway PostgreSQL
@@ -50,6 +50,7 @@ suite "javascript SDK + dates plugin" bash -c "node --test guest-sdk-js/test/ &&
 suite "plugin authors outside the repo (rust, python, js)" bash tests/authoring/run.sh
 suite "AI SDK + OpenAI + Anthropic clients" bash tests/node/run.sh
 suite "MCP conformance + SDK clients" bash tests/mcp/run.sh
+suite "OpenTelemetry: traces to a strict OTLP decoder, MCP SDK client, /metrics" bash tests/otel/run.sh
 suite "OAuth: MCP SDK clients (Python, TypeScript) + consent in Chromium, oidc-provider JWTs, browser CORS" bash tests/oauth/run.sh
 suite "chat: AI SDK useChat + Chromium" bash tests/chat/run.sh
 suite "operator console: Chromium" bash tests/console/run.sh

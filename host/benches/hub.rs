@@ -96,6 +96,7 @@ async fn call_overhead(plugins: &Path) {
             tenant: "test".into(),
             call_id: "bench".into(),
             deadline: (tokio::time::Instant::now() + Duration::from_secs(10)).into(),
+            trace: None,
             nested: Arc::new(NoNestedCalls),
         };
         let t = Instant::now();

@@ -38,6 +38,7 @@ fn inv() -> Invocation {
         tenant: "test".into(),
         call_id: "bench".into(),
         deadline: (tokio::time::Instant::now() + Duration::from_secs(60)).into(),
+        trace: None,
         nested: Arc::new(NoNestedCalls),
     }
 }

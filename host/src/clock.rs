@@ -15,6 +15,15 @@ pub(crate) fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// Nanoseconds since the Unix epoch (span start and end times, `telemetry`); 0
+/// like [`now_ms`] if the clock is set before it.
+pub(crate) fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
 /// Days from 1970-01-01 to `year-month-day` in the proleptic Gregorian calendar
 /// (Howard Hinnant's `days_from_civil`); `None` before 1970 or for a month out of
 /// range.

@@ -21,6 +21,7 @@ mod models;
 mod oauth;
 mod secrets;
 mod storage;
+mod telemetry;
 #[cfg(test)]
 mod tests;
 mod trace;
@@ -47,6 +48,7 @@ pub use oauth::{OAuthConfig, SCOPE_NAMES};
 pub use secrets::{PluginSettings, SecretsConfig};
 pub use storage::{StorageBackend, StorageConfig};
 pub use trace::TraceConfig;
+pub use telemetry::{LogFormat, TelemetryConfig};
 
 /// The whole configuration, after defaults and overrides.
 #[derive(Debug, Clone, Deserialize)]
@@ -102,6 +104,8 @@ pub struct Config {
     pub plugin: std::collections::BTreeMap<String, PluginSettings>,
     /// The wire trace of upstream model calls (`[trace]`).
     pub trace: TraceConfig,
+    /// OpenTelemetry traces and the log format (`[telemetry]`).
+    pub telemetry: TelemetryConfig,
 }
 
 impl Default for Config {
@@ -130,6 +134,7 @@ impl Default for Config {
             secrets: SecretsConfig::default(),
             plugin: Default::default(),
             trace: TraceConfig::default(),
+            telemetry: TelemetryConfig::default(),
         }
     }
 }
@@ -534,6 +539,7 @@ impl Config {
             .or_else(|| mcp_servers::mismatch(&self.mcp_servers))
             .or_else(|| self.secrets.mismatch())
             .or_else(|| self.trace.mismatch())
+            .or_else(|| self.telemetry.mismatch())
             .or_else(|| secrets::mismatch(&self.plugin))
             .or_else(|| {
                 let names: Vec<&str> = self.tokens.iter().map(|t| t.name.as_str()).collect();

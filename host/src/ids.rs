@@ -35,6 +35,13 @@ fn fill(out: &mut [u8; 16]) {
     });
 }
 
+/// 16 fresh random bytes (trace and span ids, `telemetry`).
+pub(crate) fn random_bytes() -> [u8; 16] {
+    let mut bytes = [0u8; 16];
+    fill(&mut bytes);
+    bytes
+}
+
 /// A fresh id such as `call_3f9a…` (prefix, `_`, 32 hex digits).
 pub fn new_id(prefix: &str) -> String {
     let mut bytes = [0u8; 16];

@@ -19,10 +19,12 @@
 //! - beside them: [`storage`] (the embedded backend: sled tables and record logs
 //!   in segment files; PostgreSQL),
 //!   [`config`] and [`toml`], [`sse`],
-//!   [`logging`], [`ids`], [`race`], [`clock`] (Unix milliseconds),
+//!   [`logging`], [`ids`], [`race`], [`clock`] (Unix milliseconds), `prom`
+//!   (Prometheus histogram and counter families),
 //!   [`http_client`] (outbound HTTP/1 + TLS), `base64`, `mcp_wire` (MCP's
 //!   JSON-RPC framing, shared by the MCP server and `mcp_client`), `secret_ref`
-//!   (`env:VAR`, `file:/path` references in configuration values).
+//!   (`env:VAR`, `file:/path` references in configuration values), `telemetry`
+//!   (OpenTelemetry spans, W3C trace context, the OTLP/HTTP JSON exporter).
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -40,6 +42,7 @@ pub(crate) mod logging;
 pub(crate) mod mcp_client;
 pub(crate) mod mcp_wire;
 pub(crate) mod oauth;
+pub(crate) mod prom;
 pub(crate) mod race;
 pub mod runtime;
 pub(crate) mod secret_ref;
@@ -47,6 +50,7 @@ pub mod sse;
 pub mod storage;
 pub mod surfaces;
 mod swar;
+pub mod telemetry;
 #[cfg(test)]
 mod test_dir;
 pub(crate) mod timing;

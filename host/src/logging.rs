@@ -4,9 +4,16 @@
 //! `wasmhub mcp --stdio` can keep stdout for the protocol. `<time>` is RFC 3339 in UTC
 //! with milliseconds (`2026-11-23T01:02:03.456Z`), so a reader need not convert it. The level comes from
 //! `WASMHUB_LOG` (`error`, `warn`, `info`, `debug`, `trace`; default `info`).
+//! A line written while a traced request is served ends with `trace_id=<hex>`;
+//! with `telemetry.log_format = "json"` each line is one JSON object instead
+//! (`time`, `level`, `target`, `message`, `trace_id` when there is one).
+//! `telemetry` tells this module where the current trace id is ([`configure`]),
+//! so logging imports nothing.
 
+use std::fmt::Write as _;
 use std::io::Write;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// Severity of a log line, most severe first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -43,6 +50,15 @@ impl Level {
 }
 
 static MAX_LEVEL: AtomicU8 = AtomicU8::new(Level::Info as u8);
+static JSON: AtomicBool = AtomicBool::new(false);
+/// Where the current trace id comes from (set by `telemetry::install`).
+static TRACE_ID: OnceLock<fn() -> Option<[u8; 16]>> = OnceLock::new();
+
+/// Sets the line format (`json` or text) and the source of the trace id lines carry.
+pub(crate) fn configure(json: bool, trace_id: fn() -> Option<[u8; 16]>) {
+    JSON.store(json, Ordering::Relaxed);
+    let _ = TRACE_ID.set(trace_id);
+}
 
 /// Reads `WASMHUB_LOG` once at start-up.
 pub(crate) fn init_from_env() {
@@ -66,15 +82,43 @@ pub(crate) fn enabled(level: Level) -> bool {
 
 #[doc(hidden)]
 pub(crate) fn write(level: Level, target: &str, args: std::fmt::Arguments<'_>) {
-    let line = format!(
-        "{} {:5} {}: {}\n",
-        Rfc3339(crate::clock::now_ms()),
-        level.label(),
-        target,
-        args
-    );
+    let trace_id = TRACE_ID.get().and_then(|source| source());
+    let line = line(level, target, args, trace_id, JSON.load(Ordering::Relaxed));
     // One write per line so concurrent lines do not interleave.
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// One log line, newline included.
+fn line(
+    level: Level,
+    target: &str,
+    args: std::fmt::Arguments<'_>,
+    trace_id: Option<[u8; 16]>,
+    json: bool,
+) -> String {
+    let time = Rfc3339(crate::clock::now_ms());
+    let hex = trace_id.map(|id| {
+        id.iter().fold(String::with_capacity(32), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+    });
+    if json {
+        let mut object = serde_json::json!({
+            "time": time.to_string(),
+            "level": level.label(),
+            "target": target,
+            "message": args.to_string(),
+        });
+        if let Some(hex) = hex {
+            object["trace_id"] = serde_json::Value::String(hex);
+        }
+        return format!("{object}\n");
+    }
+    match hex {
+        Some(hex) => format!("{time} {:5} {target}: {args} trace_id={hex}\n", level.label()),
+        None => format!("{time} {:5} {target}: {args}\n", level.label()),
+    }
 }
 
 /// Unix milliseconds shown as an RFC 3339 UTC time, `YYYY-MM-DDThh:mm:ss.mmmZ`.
@@ -135,10 +179,31 @@ macro_rules! trace { ($($arg:tt)+) => { $crate::log!($crate::logging::Level::Tra
 
 #[cfg(test)]
 mod tests {
-    use super::Rfc3339;
+    use super::{Level, Rfc3339, line};
 
     fn at(ms: u64) -> String {
         Rfc3339(ms).to_string()
+    }
+
+    #[test]
+    fn lines_carry_the_trace_id_as_text_or_json() {
+        let id = Some([0xab; 16]);
+        let text = line(Level::Info, "t", format_args!("hello"), id, false);
+        assert!(
+            text.ends_with(&format!("INFO  t: hello trace_id={}\n", "ab".repeat(16))),
+            "{text}"
+        );
+        let plain = line(Level::Warn, "t", format_args!("x"), None, false);
+        assert!(plain.ends_with("WARN  t: x\n"), "{plain}");
+        let json = line(Level::Error, "m::n", format_args!("a \"quote\""), id, true);
+        let v: serde_json::Value = serde_json::from_str(json.trim_end()).unwrap();
+        assert_eq!(v["level"], "ERROR");
+        assert_eq!(v["target"], "m::n");
+        assert_eq!(v["message"], "a \"quote\"");
+        assert_eq!(v["trace_id"], "ab".repeat(16));
+        let v: serde_json::Value =
+            serde_json::from_str(line(Level::Info, "t", format_args!("m"), None, true).trim_end()).unwrap();
+        assert!(v.get("trace_id").is_none() && v["time"].as_str().unwrap().ends_with('Z'));
     }
 
     #[test]

@@ -315,7 +315,9 @@ impl Agent {
         // missing one, not as busy.
         access::owned_by(self.env.sessions.info(&req.session_id).await?.as_ref(), &caller)?;
         // From here on this request owns the session: nobody else writes it.
+        let waited = std::time::Instant::now();
         let lease = self.lease_in_turn(&req.session_id).await?;
+        crate::telemetry::storage_wait("wasmhub.session.lease", waited);
         let live = match self.bus.begin(&req.session_id, caller.name()).await {
             Ok(live) => live,
             Err(e) => {
@@ -361,7 +363,7 @@ impl Agent {
             parent: req.parent.clone(),
         };
         let agent = self.clone();
-        tokio::spawn(async move {
+        tokio::spawn(crate::telemetry::carry(async move {
             let outcome = run::run(&agent.env, turn).await;
             crate::debug!(
                 "chat session {}: turn ended ({})",
@@ -372,7 +374,7 @@ impl Agent {
             // next request as soon as its stream closes must find the session free.
             lease.release().await;
             agent.bus.finish(&live);
-        });
+        }));
         Ok(subscription)
     }
 

@@ -75,6 +75,7 @@ async fn sync_sources(config: &Config, options: &ServeFlags) -> Result<(), Strin
 }
 
 async fn start(config: Config, options: ServeFlags, signals: super::signals::Signals) -> Result<(), String> {
+    crate::telemetry::install(&config.telemetry).map_err(|e| e.to_string())?;
     sync_sources(&config, &options).await?;
     let config = Arc::new(config);
     // --locked: every plugin must be pinned in plugins.lock; read it before loading
@@ -145,5 +146,10 @@ async fn start(config: Config, options: ServeFlags, signals: super::signals::Sig
         .await
         .map_err(|e| e.to_string());
     hub.stop_mcp_servers().await;
+    // The spans of the last requests, before the process exits.
+    let wait = Duration::from_millis(config.telemetry.export_timeout_ms);
+    tokio::task::spawn_blocking(move || crate::telemetry::flush(wait))
+        .await
+        .ok();
     served
 }

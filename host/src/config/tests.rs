@@ -143,6 +143,44 @@ fn concurrency_and_accounting_sections_parse_and_are_checked() {
 }
 
 #[test]
+fn telemetry_section_parses_and_is_checked() {
+    let c = Config::parse(
+        "[telemetry]\notlp_endpoint = \"http://127.0.0.1:4318\"\nsample_ratio = 0.25\nlog_format = \"json\"\n",
+        Path::new("w.toml"),
+    )
+    .unwrap();
+    assert_eq!(
+        c.telemetry.otlp_endpoint.as_deref(),
+        Some("http://127.0.0.1:4318")
+    );
+    assert_eq!(c.telemetry.sample_ratio, 0.25);
+    assert_eq!(c.telemetry.log_format, crate::config::LogFormat::Json);
+    assert_eq!((c.telemetry.queue_spans, c.telemetry.batch_spans), (4096, 512));
+    assert!(Config::default().telemetry.otlp_endpoint.is_none());
+    for (text, key) in [
+        ("[telemetry]\nsample_ratio = 1.5\n", "telemetry.sample_ratio"),
+        ("[telemetry]\nflush_ms = 0\n", "telemetry.flush_ms"),
+        (
+            "[telemetry]\nbatch_spans = 10\nqueue_spans = 5\n",
+            "telemetry.batch_spans",
+        ),
+        (
+            "[telemetry]\notlp_endpoint = \"ftp://x\"\n",
+            "telemetry.otlp_endpoint",
+        ),
+        (
+            "[telemetry]\notlp_endpoint = \"http://x/?a=1\"\n",
+            "telemetry.otlp_endpoint",
+        ),
+        ("[telemetry]\nlog_format = \"xml\"\n", "expected `text` or `json`"),
+        ("[telemetry]\nendpoint = \"x\"\n", "endpoint"),
+    ] {
+        let err = Config::parse(text, Path::new("w.toml")).unwrap_err().to_string();
+        assert!(err.contains(key), "{text}: {err}");
+    }
+}
+
+#[test]
 fn models_and_per_model_settings_parse_and_are_checked() {
     let text = r#"
 [[providers]]

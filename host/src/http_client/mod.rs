@@ -21,7 +21,7 @@ mod stream;
 mod tls;
 pub(crate) mod websocket;
 
-pub(crate) use document::{DocumentError, DocumentUrl, get_document};
+pub(crate) use document::{DocumentError, DocumentUrl, UrlProblem, get_document};
 pub(crate) use public::{document_address, is_public};
 
 pub(crate) use stream::Stream;

@@ -208,3 +208,11 @@ fn callable<'a>(
         .visible()
         .filter(move |op| namespace.is_none_or(|ns| op.source.name() == ns) && caller.may_call(&op.tool))
 }
+
+/// Whether `output` is a `hub_call` answer every call of which failed: a tool
+/// error for the model (MCP's `isError`, the spans' `error.type = tool_error`).
+pub(crate) fn every_call_failed(output: &Value) -> bool {
+    output["results"]
+        .as_array()
+        .is_some_and(|r| !r.is_empty() && r.iter().all(|c| c["ok"] == Value::Bool(false)))
+}

@@ -32,6 +32,9 @@ pub(super) struct Frame {
     /// Calls of the whole tree so far, shared by every frame of it (bounded by
     /// `limits.max_calls_per_request`).
     pub(super) tree_calls: Arc<AtomicU32>,
+    /// The call's span: the parent of its nested calls' spans and of its
+    /// outbound requests'.
+    pub(super) trace: Option<crate::telemetry::SpanContext>,
 }
 
 /// The chain of a nested call to `tool` from `parent`, or why it may not run.
@@ -104,6 +107,7 @@ mod tests {
             registry: Arc::new(Registry::empty()),
             nested: AtomicU32::new(0),
             tree_calls: Arc::new(AtomicU32::new(1)),
+            trace: None,
         }
     }
 

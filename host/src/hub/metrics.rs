@@ -2,31 +2,21 @@
 //! tool and outcome, calls in flight, plugins by state, and counters kept elsewhere
 //! (records the writers dropped, calls run at low priority).
 //!
-//! Hand-written (no metrics crate): one mutex-guarded map updated once per finished
+//! Hand-written (no metrics crate, the series from `prom`): one mutex-guarded map updated once per finished
 //! call, rendered on `GET /metrics`. Calls to tools that do not exist are counted
 //! under `tool="_unknown"` so a client sending garbage names cannot grow the map.
 
 use super::registry::PluginCounts;
+use crate::prom::Series;
+pub(crate) use crate::prom::escape;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
-/// Histogram upper bounds, in seconds.
-const BUCKETS: [f64; 16] = [
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-];
-
 /// The tool label of calls to tools the registry does not know.
 pub(super) const UNKNOWN_TOOL: &str = "_unknown";
-
-#[derive(Default)]
-struct Series {
-    buckets: [u64; BUCKETS.len()],
-    count: u64,
-    sum_seconds: f64,
-}
 
 #[derive(Default)]
 pub(crate) struct Metrics {
@@ -51,19 +41,13 @@ impl Metrics {
     }
 
     pub(super) fn observe(&self, tool: &str, outcome: &'static str, elapsed: Duration) {
-        let seconds = elapsed.as_secs_f64();
         let mut calls = self.calls.lock().unwrap();
         // Look up by the borrowed name first: no allocation on the common path.
         let by_outcome = match calls.get_mut(tool) {
             Some(m) => m,
             None => calls.entry(tool.to_string()).or_default(),
         };
-        let series = by_outcome.entry(outcome).or_default();
-        series.count += 1;
-        series.sum_seconds += seconds;
-        if let Some(i) = BUCKETS.iter().position(|&b| seconds <= b) {
-            series.buckets[i] += 1;
-        }
+        by_outcome.entry(outcome).or_default().observe(elapsed);
     }
 
     /// The Prometheus exposition text.
@@ -95,25 +79,7 @@ impl Metrics {
         out.push_str("# TYPE wasmhub_call_duration_seconds histogram\n");
         for (tool, outcome, s) in series() {
             let labels = format!("tool=\"{}\",outcome=\"{outcome}\"", escape(tool));
-            let mut cumulative = 0;
-            for (bound, n) in BUCKETS.iter().zip(s.buckets) {
-                cumulative += n;
-                let _ = writeln!(
-                    out,
-                    "wasmhub_call_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "wasmhub_call_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
-                s.count
-            );
-            let _ = writeln!(
-                out,
-                "wasmhub_call_duration_seconds_sum{{{labels}}} {}",
-                s.sum_seconds
-            );
-            let _ = writeln!(out, "wasmhub_call_duration_seconds_count{{{labels}}} {}", s.count);
+            s.render(&mut out, "wasmhub_call_duration_seconds", &labels);
         }
         drop(calls);
         let in_flight = self.in_flight.load(Ordering::Relaxed);
@@ -172,14 +138,6 @@ pub(super) struct Totals {
     pub accounting_dropped: u64,
     pub low_priority_calls: u64,
     pub low_priority_parses: u64,
-}
-
-/// A Prometheus label value with `\\`, `"` and newlines escaped.
-pub(crate) fn escape(label: &str) -> String {
-    label
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ mod meta_tools;
 mod metrics;
 mod needs;
 mod state;
+pub(crate) use answers::every_call_failed;
 pub(crate) use metrics::escape as escape_label;
 mod protocol;
 mod quota;

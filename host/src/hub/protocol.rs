@@ -101,7 +101,7 @@ pub(crate) async fn call_batch(
         let session = scope.session.cloned();
         let agent = scope.agent.cloned();
         let parent = scope.parent.cloned();
-        tasks.spawn(async move {
+        tasks.spawn(crate::telemetry::carry(async move {
             let started = std::time::Instant::now();
             let scope = CallScope {
                 core: &core,
@@ -115,7 +115,7 @@ pub(crate) async fn call_batch(
             };
             let result = call(&scope, &tool, Value::Object(input)).await;
             (index, result, started)
-        });
+        }));
     }
     let mut results: Vec<Option<Result<Value, CallError>>> = (0..total).map(|_| None).collect();
     while let Some(joined) = tasks.join_next().await {
@@ -155,6 +155,9 @@ async fn run(
         parent: parent.map(|p| p.id.as_str()),
         session: scope.session,
         agent: scope.agent,
+        // A nested call's parent span is its parent call's (the guest may run on
+        // another thread); a top-level call's is the task's current span.
+        trace: parent.map_or_else(crate::telemetry::current, |p| p.trace.clone()),
     };
     let mut recorder = CallRecorder::start(scope.core, origin, &input);
     let (loaded, still_loading) = match scope.registry.get(tool) {
@@ -178,7 +181,10 @@ async fn run(
         (_, Some(still_loading)) => Err(still_loading),
         (None, _) if scope.core.agents().get(tool).is_some() => {
             recorder.known = true;
-            super::agent_calls::execute::execute(scope, parent, tool, input, &mut recorder).await
+            // The sub-agent's turn (`invoke_agent`) runs under this call's span.
+            let span = recorder.span.context().cloned();
+            let call = super::agent_calls::execute::execute(scope, parent, tool, input, &mut recorder);
+            crate::telemetry::within(span, call).await
         }
         (None, _) => Err(not_found(scope, tool)),
         (Some(op), _) => execute(scope, parent, op, input, &mut recorder).await,
@@ -237,7 +243,7 @@ async fn execute(
         Race::First(slot) => slot?,
         Race::Second(()) => return Err(cancelled()),
     };
-    let frame = scope.frame(
+    let mut frame = scope.frame(
         parent,
         recorder.id.clone(),
         chain,
@@ -245,6 +251,7 @@ async fn execute(
         cancel.clone(),
         scope.agent.cloned(),
     );
+    frame.trace = recorder.span.context().cloned();
     let invocation = invocation(scope, frame, tenant.clone());
     timing::record(Stage::Checks, started);
     // Dropping the call future stops the guest at its next epoch tick.
@@ -262,12 +269,19 @@ async fn execute(
     };
     let output = output.map_err(|failure| failure_error(&op.tool, failure))?;
     recorder.output_bytes = output.json.len() as u64;
+    recorder
+        .span
+        .set("wasmhub.call.instantiate_us", output.times.instantiate_us);
+    recorder.span.set("wasmhub.call.guest_us", output.times.guest_us);
     if !output.logs.is_empty() {
         crate::debug!("{} ({}) wrote: {}", op.tool, recorder.id, output.logs.trim_end());
     }
     let started = std::time::Instant::now();
     let checked = check_output(op, output.json, &checker).await;
     timing::record(Stage::Output, started);
+    if let Ok(output) = &checked {
+        recorder.capture_output(output);
+    }
     checked
 }
 
@@ -288,10 +302,18 @@ pub(super) async fn approve(
         excerpt: recorder.excerpt(),
         until: parent.map_or_else(far_future, |p| p.deadline.at()),
     };
-    scope.core.approvals.check(asked, &mut recorder.approval).await?;
-    if recorder.approval.is_some() {
+    let checked = scope.core.approvals.check(asked, &mut recorder.approval).await;
+    if let Some(record) = &recorder.approval {
+        // The wait for a person, on the call's span.
+        let waited = recorder.started.elapsed().as_millis() as u64;
+        let attributes = vec![
+            ("wasmhub.approval.decision", record.decision.as_str().into()),
+            ("wasmhub.approval.waited_ms", waited.into()),
+        ];
+        recorder.span.event("wasmhub.approval", attributes);
         recorder.started = Instant::now();
     }
+    checked?;
     Ok(())
 }
 
@@ -308,6 +330,7 @@ fn invocation(scope: &CallScope<'_>, frame: Frame, tenant: Arc<str>) -> Invocati
         call_id: frame.id.clone(),
         tenant,
         deadline: frame.deadline,
+        trace: frame.trace.clone(),
         nested: Arc::new(NestedCaller {
             core: scope.core.clone(),
             frame: Arc::new(frame),

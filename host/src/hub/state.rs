@@ -119,6 +119,7 @@ impl CallScope<'_> {
                 || Arc::new(std::sync::atomic::AtomicU32::new(1)),
                 |p| p.tree_calls.clone(),
             ),
+            trace: None,
         }
     }
 }

@@ -15,6 +15,7 @@ pub(crate) mod client;
 pub(crate) mod openai;
 pub(crate) mod providers;
 pub(crate) mod route;
+mod spans;
 pub(crate) mod stream;
 pub(crate) mod stream_error;
 pub(crate) mod terminal;

@@ -205,6 +205,24 @@ impl Llm {
         opts: StepOptions,
         sink: &mut S,
     ) -> Result<StepSummary, Closed> {
+        let mut span = super::spans::chat_span(targets);
+        let chain = self.step_chain(targets, body, prepare, opts, sink);
+        let summary = crate::telemetry::within(span.context().cloned(), chain).await;
+        match &summary {
+            Ok(summary) => super::spans::end_chat(&mut span, summary),
+            Err(Closed) => span.fail("client_closed", "the step's client went away"),
+        }
+        summary
+    }
+
+    async fn step_chain<S: UiSink>(
+        &self,
+        targets: &[Route],
+        body: &Value,
+        prepare: impl Fn(&Route, &mut Value) + Send + Sync,
+        opts: StepOptions,
+        sink: &mut S,
+    ) -> Result<StepSummary, Closed> {
         let mut t = StepTransformer::new(opts);
         let mut out = Vec::new();
         t.begin(&mut out);

@@ -132,6 +132,8 @@ fn build_request(
     for (name, value) in forwarded {
         h.append(name.clone(), value.clone());
     }
+    // The hub's span (the model step's, or the proxied request's) is the parent.
+    crate::telemetry::inject(h, crate::telemetry::current().as_ref());
     if !body.is_empty() {
         h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     }

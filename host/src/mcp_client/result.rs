@@ -49,6 +49,7 @@ pub(super) fn output(server: &str, result: Value, max_result_kb: u64) -> Result<
     Ok(CallOutput {
         json,
         logs: String::new(),
+        times: crate::runtime::CallTimes::default(),
     })
 }
 

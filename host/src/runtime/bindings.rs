@@ -205,12 +205,14 @@ macro_rules! run_call {
     ($v:ident, $pre:expr, $store:expr, $op:expr, $input:expr) => {{
         let started = Instant::now();
         let plugin = $pre.instantiate_async(&mut *$store).await?;
-        let started = timing::record(Stage::Instantiate, started);
+        let instantiated = timing::record(Stage::Instantiate, started);
+        $store.data_mut().times.instantiate_us = (instantiated - started).as_micros() as u64;
         let out = plugin
             .wasmhub_plugin_operations()
             .call_call(&mut *$store, $op, $input)
             .await?;
-        timing::record(Stage::Guest, started);
+        let done = timing::record(Stage::Guest, instantiated);
+        $store.data_mut().times.guest_us = (done - instantiated).as_micros() as u64;
         out.map_err(|e| plugin_error!($v, e))
     }};
 }

@@ -271,7 +271,7 @@ fn sandbox_spec(
         config: Arc::new(config),
         needs: SecretNeeds::new(name, manifest, inner.secrets.clone()),
         dirs: manifest.dirs.clone(),
-        net: Arc::new(NetPolicy::new(manifest.network.clone())),
+        net: Arc::new(NetPolicy::new(manifest.network.clone()).with_trace_context(manifest.trace_context)),
         limits,
         memory: inner.memory.clone(),
     };
@@ -366,6 +366,7 @@ async fn list_once(
         // Loads share one tenant's CPU share: a plugin spinning in list() cannot
         // crowd out the calls of the plugins already loaded.
         inner.cpu.gate(&Arc::from("load"), &Arc::from(name)),
+        None,
     )
     .map_err(ListError::Sandbox)?;
     let mut store = new_store(&inner.engine, state, &sandbox.limits);

@@ -80,7 +80,7 @@ pub use trust::{
     key_id, signature_path,
 };
 pub use types::{
-    CallFailure, CallOutput, Deadline, ErrorCode, Hints, Invocation, NestedCallError, NestedCalls,
+    CallFailure, CallOutput, CallTimes, Deadline, ErrorCode, Hints, Invocation, NestedCallError, NestedCalls,
     NoNestedCalls, TrapKind,
 };
 pub use verify::{ExampleError, ExampleFailure, ExampleOutcome, ExampleReport, ExampleReports, ExampleScope};

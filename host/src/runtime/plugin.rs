@@ -179,6 +179,7 @@ impl Plugin {
             deadline,
             inv.nested,
             self.runtime.cpu.gate(&inv.tenant, &self.name_arc),
+            inv.trace,
         )
         .map_err(|e| CallFailure::Plugin {
             code: ErrorCode::PluginError,
@@ -249,7 +250,11 @@ impl Plugin {
             Ok(Ok(Ok(json))) if json.len() > limits.output_bytes() => Err(CallFailure::OutputLimit {
                 limit_bytes: limits.output_bytes() as u64,
             }),
-            Ok(Ok(Ok(json))) => Ok(CallOutput { json, logs: logs() }),
+            Ok(Ok(Ok(json))) => Ok(CallOutput {
+                json,
+                logs: logs(),
+                times: state.times,
+            }),
         }
     }
 }
@@ -267,6 +272,7 @@ fn scrubbed(
         Ok(out) => Ok(CallOutput {
             json: scrubber.json(&out.json),
             logs: scrubber.text(&out.logs),
+            times: out.times,
         }),
         Err(CallFailure::Plugin { code, message }) => Err(CallFailure::Plugin {
             code,

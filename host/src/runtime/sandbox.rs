@@ -110,6 +110,8 @@ pub(super) struct CallState {
     pub secrets: Arc<CallSecrets>,
     /// The plugin's configuration, for `wasi:config/store`.
     pub config: Arc<Vec<(String, String)>>,
+    /// Instantiation and guest time, set as the call runs (`bindings`).
+    pub times: super::types::CallTimes,
 }
 
 /// Why a sandbox could not be set up: a granted directory cannot be opened (it
@@ -145,6 +147,7 @@ impl CallState {
         deadline: tokio::time::Instant,
         nested: Arc<dyn NestedCalls>,
         gate: TickGate,
+        trace: Option<crate::telemetry::SpanContext>,
     ) -> Result<CallState, SandboxError> {
         let output = CapturePipe::new(spec.limits.log_bytes());
         let mut wasi = WasiCtxBuilder::new();
@@ -185,6 +188,7 @@ impl CallState {
                 log: log.clone(),
                 http: HttpBudget::new(spec.limits.max_http_concurrent, spec.limits.max_http_requests),
                 secrets: secrets.clone(),
+                trace,
             },
             limiter: MemoryLimiter {
                 max_bytes: spec.limits.memory_bytes(),
@@ -201,6 +205,7 @@ impl CallState {
             gate,
             secrets,
             config: spec.config.clone(),
+            times: super::types::CallTimes::default(),
         })
     }
 }

@@ -110,6 +110,8 @@ pub struct Invocation {
     pub tenant: Arc<str>,
     /// When the call is stopped, host calls included.
     pub deadline: Deadline,
+    /// The call's span: outbound HTTP requests are its children and carry it.
+    pub trace: Option<crate::telemetry::SpanContext>,
     /// Where `host.call` goes.
     pub nested: Arc<dyn NestedCalls>,
 }
@@ -204,6 +206,19 @@ pub struct CallOutput {
     pub json: String,
     /// What the plugin wrote to stdout and stderr (interleaved, bounded by `log_kb`).
     pub logs: String,
+    /// Where the call's time went in the runtime (zero for operations that are not
+    /// a plugin's).
+    pub times: CallTimes,
+}
+
+/// A plugin call's instantiation and guest time, in microseconds (the guest's
+/// includes its nested calls); on the call's trace span.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallTimes {
+    /// A fresh instance in a fresh store.
+    pub instantiate_us: u64,
+    /// The guest's operation.
+    pub guest_us: u64,
 }
 
 /// What kind of trap stopped a plugin, classified from wasmtime's trap code so

@@ -210,6 +210,7 @@ async fn check(
         call_id: format!("example-{}", op.name),
         tenant: "verify".into(),
         deadline: Deadline::Bound(deadline),
+        trace: None,
         nested: Arc::new(NoNestedCalls),
     };
     let output = plugin

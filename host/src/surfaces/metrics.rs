@@ -14,6 +14,9 @@ pub(crate) fn metrics(app: &App) -> Resp {
     text.push_str(&app.agent.metrics_text());
     text.push_str(&crate::timing::metrics_text());
     text.push_str(&crate::llm::terminal::metrics_text());
+    text.push_str(&crate::telemetry::metrics_text());
+    text.push_str(&super::mcp::metrics::metrics_text());
+    text.push_str(&super::chat_metrics::metrics_text());
     let mut resp = Response::new(Body::full(text));
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

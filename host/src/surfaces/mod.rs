@@ -16,6 +16,7 @@ pub(crate) mod approvals;
 pub(crate) mod auth;
 pub(crate) mod body;
 pub(crate) mod chat;
+pub(crate) mod chat_metrics;
 pub(crate) mod console;
 pub(crate) mod cors;
 pub(crate) mod guard;

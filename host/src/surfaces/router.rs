@@ -174,7 +174,14 @@ fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
 
 pub(crate) async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Resp {
     let started = std::time::Instant::now();
-    let resp = dispatch(app, req, peer).await;
+    // Probes and scrapes are not traced; every other request is a SERVER span
+    // (to its response head), the current span of the work it starts.
+    let mut span = match req.uri().path() {
+        "/health" | "/metrics" => crate::telemetry::Span::none(),
+        path => crate::telemetry::server_span(req.method(), path, req.headers()),
+    };
+    let resp = crate::telemetry::within(span.context().cloned(), dispatch(app, req, peer)).await;
+    span.set("http.response.status_code", i64::from(resp.status().as_u16()));
     timing::record(Stage::Request, started);
     resp
 }

@@ -52,8 +52,9 @@ pub(crate) trait RemoteFeed: Send {
     async fn next_batch(&mut self) -> Option<Vec<UiChunk>>;
 }
 
-/// One client's view of a live turn: the chunks so far, then the live ones.
-pub struct Watch(Feed);
+/// One client's view of a live turn: the chunks so far, then the live ones, and
+/// the span of the request that started the turn (its trace, wherever it runs).
+pub struct Watch(Feed, Option<crate::telemetry::SpanContext>);
 
 enum Feed {
     Local(Subscription),
@@ -73,14 +74,24 @@ impl Watch {
     }
 
     #[cfg(feature = "postgres")]
-    pub(crate) fn remote(feed: Box<dyn RemoteFeed>) -> Watch {
-        Watch(Feed::Remote(feed))
+    pub(crate) fn remote(feed: Box<dyn RemoteFeed>, trace: Option<crate::telemetry::SpanContext>) -> Watch {
+        Watch(Feed::Remote(feed), trace)
+    }
+
+    /// A watcher of `turn` on this replica.
+    pub(crate) fn local(turn: &Arc<LiveTurn>) -> Watch {
+        Watch(Feed::Local(turn.subscribe()), turn.trace.clone())
+    }
+
+    /// The span of the request that started the turn.
+    pub fn trace(&self) -> Option<&crate::telemetry::SpanContext> {
+        self.1.as_ref()
     }
 }
 
 impl From<Subscription> for Watch {
     fn from(sub: Subscription) -> Watch {
-        Watch(Feed::Local(sub))
+        Watch(Feed::Local(sub), None)
     }
 }
 
@@ -96,7 +107,7 @@ impl TurnBus for LiveTurns {
     }
 
     async fn subscribe(&self, session: &str, principal: Option<&str>) -> Result<Option<Watch>, StorageError> {
-        Ok(self.live(session, principal).map(|t| t.subscribe().into()))
+        Ok(self.live(session, principal).map(|t| Watch::local(&t)))
     }
 
     async fn stop(&self, session: &str, principal: Option<&str>) -> Result<(), StorageError> {

@@ -65,6 +65,9 @@ pub struct LiveTurn {
     /// Stop when the last watcher leaves, whatever `detached` says (a client that
     /// cannot resume).
     ends_with_clients: AtomicBool,
+    /// The span of the request that started the turn: a watcher anywhere joins
+    /// its trace (the PostgreSQL bus stores it with the turn).
+    pub trace: Option<crate::telemetry::SpanContext>,
 }
 
 impl LiveTurn {

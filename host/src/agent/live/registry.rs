@@ -80,6 +80,7 @@ impl LiveTurns {
             watch_epoch: AtomicU64::new(0),
             stopped: Mutex::new(None),
             ends_with_clients: AtomicBool::new(false),
+            trace: crate::telemetry::current(),
         });
         turns.insert(session_id.to_string(), turn.clone());
         Ok(turn)

@@ -22,7 +22,7 @@
 //! running tool calls and is stored marked `aborted`, its `abort` chunk saying why.
 //!
 //! [`tools`] runs a step's tool calls, and the calls whose approval the user
-//! answered.
+//! answered; `spans` are the turn's and its tool calls' trace spans.
 
 use super::approval;
 use super::builder::MessageBuilder;
@@ -47,6 +47,7 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod spans;
 mod tools;
 use tokio::task::JoinSet;
 
@@ -152,8 +153,14 @@ pub(crate) async fn run(env: &TurnEnv, turn: Turn) -> Outcome {
         steps: 0,
         answered: None,
     };
-    let outcome = r.run().await;
-    r.close(outcome).await;
+    let mut span = spans::turn_span(&r.turn);
+    let outcome = crate::telemetry::within(span.context().cloned(), async {
+        let outcome = r.run().await;
+        r.close(outcome).await;
+        outcome
+    })
+    .await;
+    spans::end_turn(&mut span, outcome, r.steps, r.usage.as_ref());
     outcome
 }
 
@@ -421,7 +428,10 @@ impl Runner<'_> {
             from: self.save_from,
             durable,
         };
-        match self.env.sessions.save(save).await.map_err(SaveError::Storage)? {
+        let started = std::time::Instant::now();
+        let saved = self.env.sessions.save(save).await;
+        crate::telemetry::storage_wait("wasmhub.session.save", started);
+        match saved.map_err(SaveError::Storage)? {
             SaveOutcome::Saved(info) => self.turn.session = info,
             SaveOutcome::Conflict(c) => return Err(SaveError::Conflict(c)),
         }

@@ -95,17 +95,20 @@ impl Runner<'_> {
                 .then(|| self.turn.profile.name.as_str().into()),
             parent: self.turn.parent.clone(),
         };
-        tasks.spawn(async move {
+        let mut span = super::spans::tool_span(&name, &id);
+        let context = span.context().cloned();
+        tasks.spawn(crate::telemetry::within(context, async move {
             let answer = match MetaToolRequest::parse(&name, input) {
                 Ok(request) => hub.invoke(request, ctx).await,
                 Err(e) => Err(e),
             };
+            super::spans::end_tool(&mut span, &answer);
             let result = match answer {
                 Ok(output) => ToolResult::Output(output),
                 Err(e) => ToolResult::Error(e.to_string()),
             };
             (id, result)
-        });
+        }));
     }
 
     /// Runs a step's tool calls concurrently and sends each result as it arrives.

@@ -40,6 +40,10 @@ pub struct Manifest {
     pub deprecated: bool,
     /// Outbound HTTP destinations.
     pub network: Vec<HostGrant>,
+    /// Whether the plugin's outbound requests carry the call's W3C trace context
+    /// (`network.trace_context`; off by default: trace ids leave the hub only
+    /// where the manifest says so).
+    pub trace_context: bool,
     /// Preopened directories.
     pub dirs: Vec<DirGrant>,
     /// Environment variables copied by name.
@@ -75,6 +79,8 @@ struct RawManifest {
 struct RawNetwork {
     #[serde(default)]
     allow: Vec<String>,
+    #[serde(default)]
+    trace_context: bool,
 }
 
 #[derive(Deserialize)]
@@ -247,6 +253,7 @@ impl Manifest {
             doc: &doc,
             problems: Vec::new(),
         };
+        let trace_context = raw.network.as_ref().is_some_and(|n| n.trace_context);
         let network = check.network(raw.network.map(|n| n.allow).unwrap_or_default());
         let dirs = check.dirs(&raw.dirs, path.parent().unwrap_or(Path::new(".")));
         let (env_vars, env_secrets) = match raw.env {
@@ -266,6 +273,7 @@ impl Manifest {
             path: Some(path.to_owned()),
             deprecated: raw.deprecated.unwrap_or(false),
             network,
+            trace_context,
             dirs,
             env_vars,
             env_secrets,
@@ -288,6 +296,9 @@ impl Manifest {
         }
         for g in &self.network {
             lines.push(format!("network: {g}"));
+        }
+        if self.trace_context {
+            lines.push("network: outbound requests carry the call's trace context (traceparent)".into());
         }
         for d in &self.dirs {
             let mode = if d.writable { "read-write" } else { "read-only" };
@@ -337,12 +348,14 @@ mod tests {
         let dir = std::env::temp_dir();
         let text = format!(
             "deprecated = true\n[network]\nallow = [\"en.wikipedia.org\", \"127.0.0.1:8080\", \"[::1]:9\"]\n\
-             [[dirs]]\nhost = \"{}\"\nguest = \"/data\"\n[env]\nvars = [\"LANG\"]\nsecrets = [\"API_KEY\"]\n\
+             trace_context = true\n[[dirs]]\nhost = \"{}\"\nguest = \"/data\"\n[env]\nvars = [\"LANG\"]\nsecrets = [\"API_KEY\"]\n\
              [limits]\nmemory_mb = 32\ntimeout_ms = 5000\noutput_kb = 256\nlog_kb = 16\n",
             dir.display()
         );
         let m = parse(&text).unwrap();
-        assert!(m.deprecated);
+        assert!(m.deprecated && m.trace_context);
+        assert!(m.describe().iter().any(|l| l.contains("trace context")));
+        assert!(!parse("[network]\nallow = []\n").unwrap().trace_context);
         assert_eq!(
             m.network[0],
             HostGrant {

@@ -7,6 +7,7 @@ use super::super::secrets::{CallSecrets, Scrubber};
 use super::policy::{NetPolicy, Target, public_only};
 use crate::http_client::{self, ConnectError, Connection};
 use crate::logging::Level;
+use crate::telemetry::{Kind, Span};
 use bytes::Bytes;
 use http_body::{Body, Frame};
 use http_body_util::BodyExt;
@@ -30,6 +31,8 @@ pub(crate) struct NetHooks {
     pub http: Arc<HttpBudget>,
     /// The plugin's secrets, injected into requests to their declared hosts.
     pub secrets: Arc<CallSecrets>,
+    /// The call's span: each request is a CLIENT span under it.
+    pub trace: Option<crate::telemetry::SpanContext>,
 }
 
 type IoFuture = Box<dyn Future<Output = Result<(), HttpError>> + Send>;
@@ -54,6 +57,11 @@ impl WasiHttpHooks for NetHooks {
                 "plugin {plugin} call {call_id}: HTTP request refused: its URL or a header carries a secret of the call"
             );
             return Box::new(async { Err(HttpError::HttpRequestDenied) });
+        }
+        let mut request = request;
+        let mut span = request_span(self.trace.as_ref(), &request);
+        if self.policy.trace_context {
+            crate::telemetry::inject(request.headers_mut(), span.context());
         }
         // Admitted now, when the guest calls `handle`, so requests it has not
         // polled yet count as open too; the permit lives as long as the connection.
@@ -81,6 +89,17 @@ impl WasiHttpHooks for NetHooks {
                 }
             };
             let result = send(target, request, options, deadline, &log, &secrets).await;
+            match &result {
+                Ok((response, _)) => {
+                    span.set("http.response.status_code", i64::from(response.status().as_u16()))
+                }
+                Err(e) => {
+                    // The variant's name (`ConnectionRefused`, `DnsTimeout`, ...).
+                    let kind = format!("{e:?}");
+                    let kind = kind.split(['(', ' ', '{']).next().unwrap_or("HttpError");
+                    span.fail(kind, &e.to_string())
+                }
+            }
             match result {
                 Ok((response, io)) => {
                     let io: IoFuture = Box::new(async move {
@@ -100,6 +119,23 @@ impl WasiHttpHooks for NetHooks {
             }
         })
     }
+}
+
+/// The CLIENT span of a plugin's request (named by its method, the HTTP
+/// conventions' client span name), with the destination but not the URL's path
+/// or query, which may carry data.
+fn request_span(parent: Option<&crate::telemetry::SpanContext>, request: &http::Request<WasiBody>) -> Span {
+    let mut span = Span::child_of(parent, Kind::Client, format_args!("{}", request.method()));
+    if span.recording() {
+        span.set("http.request.method", request.method().as_str());
+        if let Some(host) = request.uri().host() {
+            span.set("server.address", host);
+        }
+        if let Some(port) = request.uri().port_u16() {
+            span.set("server.port", i64::from(port));
+        }
+    }
+    span
 }
 
 /// Whether the URL or a header of `request` holds a value `scrubber` recognises.

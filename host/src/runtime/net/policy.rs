@@ -11,11 +11,22 @@ use std::net::{IpAddr, SocketAddr};
 #[derive(Debug, Default)]
 pub(crate) struct NetPolicy {
     grants: Vec<HostGrant>,
+    /// Requests carry the call's `traceparent` (`network.trace_context`).
+    pub trace_context: bool,
 }
 
 impl NetPolicy {
     pub(crate) fn new(grants: Vec<HostGrant>) -> NetPolicy {
-        NetPolicy { grants }
+        NetPolicy {
+            grants,
+            trace_context: false,
+        }
+    }
+
+    /// This policy, with requests carrying the call's trace context or not.
+    pub(crate) fn with_trace_context(mut self, on: bool) -> NetPolicy {
+        self.trace_context = on;
+        self
     }
 
     /// The grant covering `host:port` (host lowercase, without brackets); a grant

@@ -39,6 +39,7 @@ use crate::config::LOCAL_PRINCIPAL;
 use crate::hub::{Caller, SessionUsage};
 use crate::ids::is_valid_client_id;
 use crate::llm::RouteError;
+use crate::surfaces::chat_metrics::ChatStream;
 use http::{Request, StatusCode};
 use hyper::body::Incoming;
 use serde_json::json;
@@ -100,6 +101,7 @@ fn check_id(id: &str) -> Result<(), Resp> {
 
 /// `POST /api/chat`.
 pub(crate) async fn post_chat(app: &App, req: Request<Incoming>, caller: Caller) -> Resp {
+    let started = std::time::Instant::now();
     let bodies = app.body_parser();
     let body = match bodies.read(req.into_body()).await {
         Ok(b) => b,
@@ -123,7 +125,7 @@ pub(crate) async fn post_chat(app: &App, req: Request<Incoming>, caller: Caller)
                 turn.ended().await;
                 drop(permit);
             });
-            stream::respond(sub.into(), KEEPALIVE)
+            stream::respond(sub.into(), KEEPALIVE, ChatStream::new("chat", started))
         }
         Err(e) => agent_error(e),
     }
@@ -136,7 +138,10 @@ pub(crate) async fn resume(app: &App, caller: &Caller, id: &str) -> Resp {
         return resp;
     }
     match app.agent.join(caller, id).await {
-        Ok(Some(watch)) => stream::respond(watch, KEEPALIVE),
+        Ok(Some(watch)) => {
+            let stream = ChatStream::new("chat_resume", std::time::Instant::now()).resuming(id, &watch);
+            stream::respond(watch, KEEPALIVE, stream)
+        }
         Ok(None) => respond::no_content(),
         Err(e) => storage_error(e),
     }

@@ -9,27 +9,31 @@
 use crate::agent::Watch;
 use crate::llm::stream::{SseSink, UiSink, keepalive_while};
 use crate::surfaces::body::Body;
+use crate::surfaces::chat_metrics::ChatStream;
 use crate::surfaces::respond::Resp;
 use std::time::Duration;
 
 /// Frames buffered towards one client before the writer waits.
 const STREAM_FRAMES: usize = 16;
 
-/// The streaming response for `sub`.
-pub(crate) fn respond(mut sub: Watch, keepalive: Duration) -> Resp {
+/// The streaming response for `sub`, counted in the chat metrics as `stream`.
+pub(crate) fn respond(mut sub: Watch, keepalive: Duration, mut stream: ChatStream) -> Resp {
     let (tx, body) = Body::channel(STREAM_FRAMES);
     tokio::spawn(async move {
+        // A resume's span (in the turn's trace) lasts as long as its stream.
+        let _span = stream.span();
         let mut sink = SseSink::new(tx);
         loop {
             match keepalive_while(&mut sink, keepalive, sub.next_batch()).await {
-                Err(_closed) => return,
+                Err(_closed) => return stream.ended(true),
                 Ok(None) => {
-                    let _ = sink.done().await;
-                    return;
+                    let left = sink.done().await.is_err();
+                    return stream.ended(left);
                 }
                 Ok(Some(batch)) => {
+                    stream.saw(&batch);
                     if sink.send(&batch).await.is_err() {
-                        return;
+                        return stream.ended(true);
                     }
                 }
             }

@@ -150,6 +150,16 @@ impl Dispatcher {
     /// Answers one request (`initialize` excepted: opening a session is the
     /// transport's business, see [`Dispatcher::initialize_result`]).
     pub(crate) async fn handle(&self, req: Request, ctx: CallCtx) -> Result<Value, RpcError> {
+        let started = std::time::Instant::now();
+        let method = req.known_method();
+        let mut span = super::span::start(&req, ctx.revision);
+        let answer = crate::telemetry::within(span.context().cloned(), self.answer(req, ctx)).await;
+        super::span::finish(&mut span, &answer);
+        super::metrics::observe(method, &answer, started.elapsed());
+        answer
+    }
+
+    async fn answer(&self, req: Request, ctx: CallCtx) -> Result<Value, RpcError> {
         // The rest of preflight, the tools/call target, is checked by `call` itself.
         let method = served_method(ctx.revision, &req)?;
         let stateless = ctx.revision == Revision::Stateless;

@@ -173,7 +173,10 @@ pub(crate) async fn json_batch(scope: &PostScope, items: Vec<Item>) -> Resp {
             Item::Run(job) => {
                 let scope = scope.clone();
                 let guard = CancelOnDrop(Some(job.cancel.clone()));
-                Ok((tokio::spawn(run(scope, job, None, None)), guard))
+                Ok((
+                    tokio::spawn(crate::telemetry::carry(run(scope, job, None, None))),
+                    guard,
+                ))
             }
         });
     }
@@ -220,10 +223,10 @@ pub(crate) fn sse(scope: PostScope, items: Vec<Item>, extra: &[(&'static str, St
                 let elicitor = scope.ask.as_ref().map(|route| elicitor(route, frame_tx.clone()));
                 let scope = scope.clone();
                 let tx = frame_tx.clone();
-                tokio::spawn(async move {
+                tokio::spawn(crate::telemetry::carry(async move {
                     let answer = run(scope, job, progress, elicitor).await;
                     let _ = tx.send(frame(&answer)).await;
-                });
+                }));
             }
         }
     }

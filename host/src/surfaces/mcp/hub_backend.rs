@@ -155,7 +155,7 @@ impl McpBackend for HubBackend {
             let answer = answer.map(|value| splice(value, declined));
             match answer {
                 Ok(value) => Ok(ToolOutput {
-                    is_error: is_call && every_call_failed(&value),
+                    is_error: is_call && crate::hub::every_call_failed(&value),
                     value,
                 }),
                 Err(ToolError::UnknownTool { name, .. }) => Err(InvokeError::UnknownTool { name }),
@@ -212,14 +212,6 @@ fn splice(mut output: Value, denied: Vec<(usize, Value)>) -> Value {
     output
 }
 
-/// A `hub_call` whose every operation failed is an error the model should notice;
-/// a partly successful batch is not (its failures are in the results).
-fn every_call_failed(output: &Value) -> bool {
-    output["results"]
-        .as_array()
-        .is_some_and(|r| !r.is_empty() && r.iter().all(|c| c["ok"] == Value::Bool(false)))
-}
-
 /// The hub reports each finished call of a batch; MCP wants a growing number.
 fn progress_fn(sink: super::backend::ProgressSink) -> ProgressFn {
     let done = AtomicUsize::new(0);
@@ -241,6 +233,7 @@ fn progress_fn(sink: super::backend::ProgressSink) -> ProgressFn {
 mod tests {
     use super::*;
     use crate::hub;
+    use crate::hub::every_call_failed;
 
     #[test]
     fn declined_results_go_back_to_their_positions() {

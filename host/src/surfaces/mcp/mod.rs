@@ -9,7 +9,8 @@
 //! for the hub in `hub_backend`), [`dispatch`] (the methods), [`session`] (the
 //! bounded session table, shared by the replicas through [`store`]), [`approval`] and [`request_state`] (asking the
 //! client's user to approve calls: `elicitation/create` and the 2026-07-28
-//! `input_required` round trip), and the two transports, [`http`] (with `handshake` for
+//! `input_required` round trip), `span` (a request's trace span) and [`metrics`]
+//! (`mcp.server.operation.duration`), and the two transports, [`http`] (with `handshake` for
 //! the 2025 era and [`exchange`] answering as JSON or SSE) and [`stdio`].
 
 pub(crate) mod approval;
@@ -20,11 +21,13 @@ mod handshake;
 mod headers;
 pub(crate) mod http;
 pub(crate) mod hub_backend;
+pub(crate) mod metrics;
 pub(crate) use crate::mcp_wire::{jsonrpc, method};
 mod replies;
 pub(crate) mod request_state;
 pub(crate) mod revision;
 pub(crate) mod session;
+mod span;
 pub(crate) mod stdio;
 pub(crate) mod store;
 

@@ -114,6 +114,7 @@ pub fn inv_with(nested: Arc<dyn NestedCalls>, within: Duration) -> Invocation {
         tenant: "test".into(),
         call_id: wasmhub::ids::new_id("call"),
         deadline: (tokio::time::Instant::now() + within).into(),
+        trace: None,
         nested,
     }
 }

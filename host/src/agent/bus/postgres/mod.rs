@@ -72,6 +72,11 @@ const MIGRATIONS: &[&str] = &[
         ADD COLUMN replay text,
         ADD COLUMN kept_from bigint NOT NULL DEFAULT 0;
 ",
+    "
+    -- The W3C traceparent of the request that started the turn: a watcher on
+    -- another replica joins its trace.
+    ALTER TABLE wasmhub_chat_turns ADD COLUMN traceparent text;
+",
 ];
 
 /// The PostgreSQL bus of one replica.
@@ -183,11 +188,11 @@ impl Inner {
         &self,
         session: &str,
         principal: Option<&str>,
-    ) -> Result<Option<String>, StorageError> {
+    ) -> Result<Option<(String, Option<String>)>, StorageError> {
         let client = self.pg.client().await?;
         let row = client
             .query_opt(
-                "SELECT turn_id FROM wasmhub_chat_turns
+                "SELECT turn_id, traceparent FROM wasmhub_chat_turns
                  WHERE session_id = $1 AND ended IS NULL AND alive_until > now()
                    AND ($2::text IS NULL OR principal = $2)
                  ORDER BY started DESC LIMIT 1",
@@ -195,7 +200,7 @@ impl Inner {
             )
             .await
             .map_err(StorageError::pg("find a live turn"))?;
-        Ok(row.map(|r| r.get(0)))
+        Ok(row.map(|r| (r.get(0), r.get(1))))
     }
 
     fn wake_all(&self) {
@@ -214,7 +219,13 @@ impl Inner {
     }
 
     /// Registers turn `turn_id` of `session` (and forgets long-ended or dead turns).
-    async fn register(&self, turn_id: &str, session: &str, principal: &str) -> Result<(), StorageError> {
+    async fn register(
+        &self,
+        turn_id: &str,
+        session: &str,
+        principal: &str,
+        traceparent: Option<String>,
+    ) -> Result<(), StorageError> {
         let client = self.pg.client().await?;
         client
             .execute(
@@ -227,14 +238,15 @@ impl Inner {
             .map_err(StorageError::pg("forget ended turns"))?;
         client
             .execute(
-                "INSERT INTO wasmhub_chat_turns (turn_id, session_id, owner, alive_until, principal)
-                 VALUES ($1, $2, $3, now() + $4::float8 * interval '1 second', $5)",
+                "INSERT INTO wasmhub_chat_turns (turn_id, session_id, owner, alive_until, principal, traceparent)
+                 VALUES ($1, $2, $3, now() + $4::float8 * interval '1 second', $5, $6)",
                 &[
                     &turn_id,
                     &session,
                     &self.owner,
                     &self.ttl.as_secs_f64(),
                     &principal,
+                    &traceparent,
                 ],
             )
             .await
@@ -261,7 +273,12 @@ impl TurnBus for PgBus {
             .begin(session, principal)
             .map_err(AgentError::Busy)?;
         let turn_id = crate::ids::new_id("turn");
-        if let Err(e) = self.inner.register(&turn_id, session, principal).await {
+        let traceparent = live.trace.as_ref().map(|c| c.traceparent());
+        if let Err(e) = self
+            .inner
+            .register(&turn_id, session, principal, traceparent)
+            .await
+        {
             self.inner.local.finish(&live);
             return Err(AgentError::Storage(e));
         }
@@ -282,7 +299,7 @@ impl TurnBus for PgBus {
         if self.inner.local.stop(session, principal) {
             return Ok(());
         }
-        let Some(turn_id) = self.inner.live_turn(session, principal).await? else {
+        let Some((turn_id, _)) = self.inner.live_turn(session, principal).await? else {
             return Ok(());
         };
         self.inner.notify("x", &turn_id).await
@@ -292,9 +309,9 @@ impl TurnBus for PgBus {
         if let Some(turn) = self.inner.local.get(session).filter(|t| !t.is_ended()) {
             // Another principal's turn is no turn at all (and is not looked for
             // elsewhere: one session has one owner).
-            return Ok(turn.belongs_to(principal).then(|| turn.subscribe().into()));
+            return Ok(turn.belongs_to(principal).then(|| Watch::local(&turn)));
         }
-        let Some(turn_id) = self.inner.live_turn(session, principal).await? else {
+        let Some((turn_id, traceparent)) = self.inner.live_turn(session, principal).await? else {
             return Ok(None);
         };
         // Waiting for notifications before the first read: none is missed.
@@ -313,7 +330,8 @@ impl TurnBus for PgBus {
             done: false,
         };
         self.inner.notify("j", &follower.turn_id).await?;
-        Ok(Some(Watch::remote(Box::new(follower))))
+        let trace = traceparent.and_then(|t| crate::telemetry::SpanContext::parse(&t, None));
+        Ok(Some(Watch::remote(Box::new(follower), trace)))
     }
 }
 

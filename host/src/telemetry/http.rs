@@ -1,0 +1,76 @@
+//! Trace context at the edges: read from a request's `traceparent`/`tracestate`
+//! headers or an MCP request's `params._meta`, written into an outbound request's
+//! headers, and the SERVER span of a request a surface serves (named by the
+//! OpenTelemetry HTTP conventions' fallback, the method, with `url.path`).
+
+use super::context::SpanContext;
+use super::span::{Kind, Span};
+use http::{HeaderMap, HeaderValue};
+
+/// The context of a `traceparent` and optional `tracestate` in HTTP headers.
+pub(crate) fn from_headers(headers: &HeaderMap) -> Option<SpanContext> {
+    super::installed()?;
+    let parent = headers.get("traceparent")?.to_str().ok()?;
+    let state = headers.get("tracestate").and_then(|v| v.to_str().ok());
+    SpanContext::parse(parent, state)
+}
+
+/// The context in an MCP request's `params._meta` (`traceparent`, `tracestate`).
+pub(crate) fn from_meta(params: Option<&serde_json::Value>) -> Option<SpanContext> {
+    super::installed()?;
+    let meta = params?.get("_meta")?;
+    let parent = meta.get("traceparent")?.as_str()?;
+    SpanContext::parse(parent, meta.get("tracestate").and_then(|v| v.as_str()))
+}
+
+/// Writes `context` as `traceparent` (and its `tracestate`) into `headers`,
+/// replacing any there.
+pub(crate) fn inject(headers: &mut HeaderMap, context: Option<&SpanContext>) {
+    let Some(context) = context else {
+        return;
+    };
+    if let Ok(value) = HeaderValue::from_str(&context.traceparent()) {
+        headers.insert("traceparent", value);
+    }
+    match context.state.as_deref().map(HeaderValue::from_str) {
+        Some(Ok(state)) => {
+            headers.insert("tracestate", state);
+        }
+        _ => {
+            headers.remove("tracestate");
+        }
+    }
+}
+
+/// The SERVER span of a request to `path`, under the caller's `traceparent`.
+pub(crate) fn server_span(method: &http::Method, path: &str, headers: &HeaderMap) -> Span {
+    let parent = from_headers(headers);
+    let mut span = Span::child_of(parent.as_ref(), Kind::Server, format_args!("{method}"));
+    if span.recording() {
+        span.set("http.request.method", method.as_str());
+        span.set("url.path", path);
+    }
+    span
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_is_written_into_headers() {
+        let ctx = SpanContext::parse(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            Some("a=b"),
+        )
+        .unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert("tracestate", HeaderValue::from_static("old=1"));
+        inject(&mut headers, Some(&ctx));
+        assert_eq!(headers["traceparent"], ctx.traceparent().as_str());
+        assert_eq!(headers["tracestate"], "a=b");
+        let plain = SpanContext { state: None, ..ctx };
+        inject(&mut headers, Some(&plain));
+        assert!(headers.get("tracestate").is_none());
+    }
+}

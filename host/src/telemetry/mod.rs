@@ -1,0 +1,215 @@
+//! OpenTelemetry traces: the process's tracer and its OTLP/HTTP JSON exporter.
+//! Any layer may use it; it imports none of them (only `config`, `clock`, `ids`,
+//! `http_client` and `logging` beside it; it tells `logging` where the current
+//! trace id is).
+//!
+//! - `context`: trace and span ids, W3C `traceparent`/`tracestate`;
+//! - `span`: [`Span`], started under a parent or the task's current span, ended
+//!   (and queued for export) when dropped;
+//! - `export`: the bounded queue and the batch exporter thread;
+//! - `otlp`: the JSON encoding of a batch;
+//! - `http`: trace context in and out of HTTP headers and MCP `_meta`, and the
+//!   span of a request the hub serves.
+//!
+//! [`install`] starts it once (`serve`, `mcp --stdio`) when `[telemetry]
+//! otlp_endpoint` is set; without it every span is inert and costs one atomic
+//! load. The span a task is working in is a task-local ([`current`], set by
+//! [`within`]): a span started without an explicit parent is its child. Work
+//! moved to another task or thread carries its context explicitly.
+//!
+//! Sampling is parent-based with a ratio for new traces (`telemetry.sample_ratio`,
+//! compared with the trace id's low 8 bytes as the W3C random flag suggests):
+//! every replica decides the same for the same trace.
+
+mod context;
+mod export;
+mod http;
+mod otlp;
+mod span;
+
+pub use context::{SpanContext, SpanId, TraceId};
+pub(crate) use http::{from_meta, inject, server_span};
+pub(crate) use span::{Kind, Span};
+
+use crate::config::TelemetryConfig;
+use std::future::Future;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// The installed tracer.
+pub(crate) struct Telemetry {
+    queue: export::Queue,
+    /// New traces with a trace id whose low 8 bytes are at most this are recorded.
+    sample_below: Option<u64>,
+    capture_content: bool,
+    max_content_bytes: usize,
+    storage_wait: Duration,
+}
+
+static INSTALLED: OnceLock<Telemetry> = OnceLock::new();
+static COUNTERS: export::Counters = export::Counters {
+    exported: std::sync::atomic::AtomicU64::new(0),
+    dropped_queue_full: std::sync::atomic::AtomicU64::new(0),
+    dropped_export_failed: std::sync::atomic::AtomicU64::new(0),
+    export_requests_failed: std::sync::atomic::AtomicU64::new(0),
+};
+
+tokio::task_local! {
+    static CURRENT: Option<SpanContext>;
+}
+
+/// Why the tracer did not start.
+#[derive(Debug)]
+pub(crate) enum TelemetryError {
+    /// The exporter thread or its runtime could not start.
+    Start(std::io::Error),
+}
+
+impl std::fmt::Display for TelemetryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TelemetryError::Start(e) => write!(f, "cannot start the OTLP exporter thread: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TelemetryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TelemetryError::Start(e) => Some(e),
+        }
+    }
+}
+
+/// Starts the tracer and its exporter when `config.otlp_endpoint` is set (once per
+/// process; a second call changes nothing).
+pub(crate) fn install(config: &TelemetryConfig) -> Result<(), TelemetryError> {
+    crate::logging::configure(config.log_format == crate::config::LogFormat::Json, || {
+        current_trace_id().map(|t| t.0)
+    });
+    let Some(endpoint) = config.otlp_endpoint.as_deref() else {
+        return Ok(());
+    };
+    if INSTALLED.get().is_some() {
+        return Ok(());
+    }
+    let queue = export::start(config, endpoint, &COUNTERS).map_err(TelemetryError::Start)?;
+    let sample_below = match config.sample_ratio {
+        r if r <= 0.0 => None,
+        r if r >= 1.0 => Some(u64::MAX),
+        r => Some((r * u64::MAX as f64) as u64),
+    };
+    let _ = INSTALLED.set(Telemetry {
+        queue,
+        sample_below,
+        capture_content: config.capture_content,
+        max_content_bytes: config.max_content_bytes,
+        storage_wait: Duration::from_millis(config.storage_wait_ms),
+    });
+    crate::info!(
+        "telemetry: exporting traces to {endpoint}/v1/traces (OTLP/HTTP JSON, sample_ratio {})",
+        config.sample_ratio
+    );
+    Ok(())
+}
+
+/// Sends the spans still queued and waits up to `wait` (at shutdown).
+pub(crate) fn flush(wait: Duration) {
+    if let Some(t) = installed() {
+        t.queue.flush(wait);
+    }
+}
+
+pub(crate) fn installed() -> Option<&'static Telemetry> {
+    INSTALLED.get()
+}
+
+impl Telemetry {
+    /// Whether a new trace is recorded.
+    fn samples(&self, trace_id: &TraceId) -> bool {
+        self.sample_below.is_some_and(|below| trace_id.low() <= below)
+    }
+
+    fn finished(&self, span: Box<span::SpanData>) {
+        self.queue.push(span, &COUNTERS);
+    }
+}
+
+/// The span the current task works in.
+pub(crate) fn current() -> Option<SpanContext> {
+    CURRENT.try_with(|c| c.clone()).ok().flatten()
+}
+
+/// Runs `fut` with `context` as its current span.
+pub(crate) fn within<F: Future>(context: Option<SpanContext>, fut: F) -> impl Future<Output = F::Output> {
+    CURRENT.scope(context, fut)
+}
+
+/// `fut` with the current task's span as its current span: what a spawned task
+/// runs, so its spans stay in the request's trace.
+pub(crate) fn carry<F: Future>(fut: F) -> impl Future<Output = F::Output> {
+    within(current(), fut)
+}
+
+/// The current trace id, for log lines.
+pub(crate) fn current_trace_id() -> Option<TraceId> {
+    CURRENT
+        .try_with(|c| c.as_ref().map(|c| c.trace_id))
+        .ok()
+        .flatten()
+}
+
+/// `text` for a content attribute when the operator opted in
+/// (`telemetry.capture_content`), cut at `telemetry.max_content_bytes`; `None`
+/// otherwise. The caller passes text already redacted.
+pub(crate) fn content(text: impl FnOnce() -> String) -> Option<String> {
+    let t = installed().filter(|t| t.capture_content)?;
+    let mut text = text();
+    if text.len() > t.max_content_bytes {
+        let mut cut = t.max_content_bytes;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    Some(text)
+}
+
+/// A span `name` for a storage wait that began at `started` and ends now, under
+/// the current span, when it took at least `telemetry.storage_wait_ms`; shorter
+/// waits record nothing.
+pub(crate) fn storage_wait(name: &'static str, started: std::time::Instant) {
+    let Some(t) = installed() else {
+        return;
+    };
+    let waited = started.elapsed();
+    if waited < t.storage_wait {
+        return;
+    }
+    let mut span = Span::start(Kind::Internal, format_args!("{name}"));
+    span.began_before(waited);
+    span.set("wasmhub.wait_ms", waited.as_millis() as u64);
+}
+
+/// The exporter's counters on `/metrics`.
+pub(crate) fn metrics_text() -> String {
+    use std::sync::atomic::Ordering::Relaxed;
+    let c = &COUNTERS;
+    format!(
+        "# HELP wasmhub_telemetry_spans_exported_total Spans the OTLP collector took.\n\
+         # TYPE wasmhub_telemetry_spans_exported_total counter\n\
+         wasmhub_telemetry_spans_exported_total {}\n\
+         # HELP wasmhub_telemetry_spans_dropped_total Spans dropped: the queue was full, or their export failed.\n\
+         # TYPE wasmhub_telemetry_spans_dropped_total counter\n\
+         wasmhub_telemetry_spans_dropped_total{{reason=\"queue_full\"}} {}\n\
+         wasmhub_telemetry_spans_dropped_total{{reason=\"export_failed\"}} {}\n\
+         # HELP wasmhub_telemetry_export_failures_total Export requests that failed (down, slow or refusing collector).\n\
+         # TYPE wasmhub_telemetry_export_failures_total counter\n\
+         wasmhub_telemetry_export_failures_total {}\n",
+        c.exported.load(Relaxed),
+        c.dropped_queue_full.load(Relaxed),
+        c.dropped_export_failed.load(Relaxed),
+        c.export_requests_failed.load(Relaxed),
+    )
+}

@@ -1,0 +1,314 @@
+"""The otel suite's checks, against a hub exporting to receiver.py: each drives the
+hub with a real client (the PyPI `mcp` 2.x client, plain HTTP for /api/chat and
+/metrics), then waits for the spans it must produce to reach the receiver (polling,
+bounded by a deadline: the exporter sends every telemetry.flush_ms) and checks
+their names, parents, kinds and attributes. Prints one `ok`/`not ok` line per
+check; exits non-zero when any failed. Configuration comes from run.sh through
+the environment.
+"""
+
+import asyncio
+import http.client
+import json
+import os
+import re
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mcp"))
+from checks import Checks  # noqa: E402
+from mcp.client import Client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+HUB = os.environ["HUB_URL"]
+RECEIVER = os.environ["RECEIVER_URL"]
+UPSTREAM = os.environ["UPSTREAM_URL"]
+SERVER, CLIENT, INTERNAL = 2, 3, 1
+check = Checks("otel")
+
+
+def get(url):
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return r.read().decode()
+
+
+def post(url, body, headers=None):
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                 headers={"content-type": "application/json", **(headers or {})})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return r.status, r.read().decode()
+
+
+def spans_of(trace_id, want, deadline=30):
+    """The spans of `trace_id` once `want(spans)` holds; fails after `deadline` s."""
+    until = time.monotonic() + deadline
+    while True:
+        got = json.loads(get(f"{RECEIVER}/spans"))
+        assert not got["errors"], f"the receiver refused requests: {got['errors']}"
+        spans = [s for s in got["spans"] if s["traceId"] == trace_id]
+        if want(spans):
+            return spans
+        if time.monotonic() > until:
+            raise AssertionError(f"spans of {trace_id} never matched; got {json.dumps(spans, indent=1)}")
+        time.sleep(0.1)
+
+
+def one(spans, name):
+    found = [s for s in spans if s["name"] == name]
+    assert len(found) == 1, f"{len(found)} spans named {name!r} in {[s['name'] for s in spans]}"
+    return found[0]
+
+
+def names(*wanted):
+    return lambda spans: all(any(s["name"] == w for s in spans) for w in wanted)
+
+
+def traceparent(n):
+    trace = f"{n:032x}".replace("0", "a", 1)
+    return trace, f"{n:016x}".replace("0", "b", 1), f"00-{trace}-{f'{n:016x}'.replace('0', 'b', 1)}-01"
+
+
+def metric(name_and_labels):
+    text = get(f"{HUB}/metrics")
+    m = re.search(r"^" + re.escape(name_and_labels) + r" (\S+)$", text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+async def mcp_checks():
+    async with Client(streamable_http_client(f"{HUB}/mcp"), mode="auto") as client:
+
+        async def parent_and_attributes():
+            trace, parent, tp = traceparent(0x101)
+            r = await client.call_tool("hub_call", {"calls": [{"tool": "calc.eval", "input": {"expression": "6*7"}}]},
+                                       meta={"traceparent": tp, "tracestate": "suite=1"})
+            assert not r.is_error, r
+            spans = spans_of(trace, names("tools/call hub_call", "execute_tool calc.eval"))
+            server = one(spans, "tools/call hub_call")
+            assert server["parentSpanId"] == parent, server
+            assert server["kind"] == SERVER, server
+            a = server["attributes"]
+            assert a["mcp.method.name"] == "tools/call", a
+            assert a["gen_ai.tool.name"] == "hub_call", a
+            assert a["gen_ai.operation.name"] == "execute_tool", a
+            assert a["mcp.protocol.version"] == "2026-07-28", a
+            assert "jsonrpc.request.id" in a, a
+            assert "error.type" not in a, a
+            assert server["traceState"] == "suite=1", server
+            # The HTTP request's own span is a link, not the parent.
+            assert len(server["links"]) == 1, server
+            op = one(spans, "execute_tool calc.eval")
+            assert op["parentSpanId"] == server["spanId"], op
+            assert op["attributes"]["wasmhub.call.outcome"] == "ok", op
+            assert op["attributes"]["gen_ai.tool.call.id"].startswith("call_"), op
+            assert op["attributes"]["wasmhub.call.instantiate_us"] > 0, op
+            assert op["attributes"]["wasmhub.call.guest_us"] > 0, op
+            assert server["resource"]["service.name"] == "wasmhub-otel-suite", server
+
+        await check("tools/call with _meta.traceparent: server span under it, operation span under that",
+                    parent_and_attributes)
+
+        async def outbound():
+            trace, _, tp = traceparent(0x202)
+            url = f"{UPSTREAM}/echo"
+            r = await client.call_tool("hub_call", {"calls": [{"tool": "fetch.get", "input": {"url": url}}]},
+                                       meta={"traceparent": tp})
+            assert not r.is_error, r
+            spans = spans_of(trace, names("tools/call hub_call", "execute_tool fetch.get", "GET"))
+            op = one(spans, "execute_tool fetch.get")
+            http = one(spans, "GET")
+            assert http["parentSpanId"] == op["spanId"] and http["kind"] == CLIENT, http
+            assert http["attributes"]["http.response.status_code"] == 200, http
+            assert http["attributes"]["server.address"] == "127.0.0.1", http
+            # network.trace_context = true: the request carried the span.
+            sent = [s["traceparent"] for s in json.loads(get(f"{UPSTREAM}/seen")) if s["path"] == "/echo"]
+            assert f"00-{trace}-{http['spanId']}-01" in sent, sent
+
+        await check("a plugin's outbound request is a CLIENT span under its call and carries traceparent", outbound)
+
+        async def tool_error():
+            trace, _, tp = traceparent(0x303)
+            r = await client.call_tool("hub_call", {"calls": [{"tool": "calc.eval", "input": {"expression": "1/"}}]},
+                                       meta={"traceparent": tp})
+            assert r.is_error, r
+            spans = spans_of(trace, names("tools/call hub_call", "execute_tool calc.eval"))
+            server = one(spans, "tools/call hub_call")
+            assert server["attributes"]["error.type"] == "tool_error", server
+            assert server["status"]["code"] == 2, server
+            op = one(spans, "execute_tool calc.eval")
+            assert op["attributes"]["error.type"] != "", op
+
+        await check("an isError result sets error.type = tool_error", tool_error)
+
+
+async def chat_checks():
+    async def agent_turn():
+        trace, parent, tp = traceparent(0x404)
+        body = {"id": "otel-chat-1", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "compute 2+3"}]}]}
+        status, text = post(f"{HUB}/api/chat", body, {"traceparent": tp})
+        assert status == 200 and '"finish"' in text, text
+        spans = spans_of(trace, names("POST", "execute_tool calc.eval", "execute_tool hub_call")
+                         and (lambda s: sum(x["name"] == "chat scripted-1" for x in s) == 2
+                              and any(x["name"].startswith("invoke_agent") for x in s)))
+        http = one(spans, "POST")
+        assert http["parentSpanId"] == parent and http["kind"] == SERVER, http
+        agent = [s for s in spans if s["name"].startswith("invoke_agent")][0]
+        assert agent["parentSpanId"] == http["spanId"], agent
+        assert agent["attributes"]["gen_ai.conversation.id"] == "otel-chat-1", agent
+        assert agent["attributes"]["gen_ai.usage.input_tokens"] == 24, agent
+        chats = [s for s in spans if s["name"] == "chat scripted-1"]
+        for c in chats:
+            assert c["parentSpanId"] == agent["spanId"] and c["kind"] == CLIENT, c
+            assert c["attributes"]["gen_ai.usage.input_tokens"] == 12, c
+            assert c["attributes"]["gen_ai.usage.output_tokens"] == 7, c
+            assert c["attributes"]["gen_ai.provider.name"] == "scripted", c
+        tool = one(spans, "execute_tool hub_call")
+        assert tool["parentSpanId"] == agent["spanId"], tool
+        op = one(spans, "execute_tool calc.eval")
+        assert op["parentSpanId"] == tool["spanId"], op
+        # telemetry.storage_wait_ms = 0: the lease wait and every save are spans.
+        lease = one(spans, "wasmhub.session.lease")
+        assert lease["parentSpanId"] == http["spanId"], lease
+        saves = [s for s in spans if s["name"] == "wasmhub.session.save"]
+        assert saves and all(s["parentSpanId"] == agent["spanId"] for s in saves), saves
+        # Each model request carried its chat span.
+        sent = {s["traceparent"] for s in json.loads(get(f"{UPSTREAM}/seen")) if s["path"] == "/v1/chat/completions"}
+        for c in chats:
+            assert f"00-{trace}-{c['spanId']}-01" in sent, (c["spanId"], sent)
+
+    await check("/api/chat: invoke_agent -> chat MODEL (usage) and execute_tool -> the operation", agent_turn)
+
+
+def chat_stream(session, text, model, base=HUB, headers=None):
+    """A POST /api/chat answered as a stream: the open connection and response."""
+    conn = http.client.HTTPConnection(base.split("//")[1], timeout=60)
+    body = {"id": session, "model": model,
+            "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}]}
+    conn.request("POST", "/api/chat", json.dumps(body), {"content-type": "application/json", **(headers or {})})
+    resp = conn.getresponse()
+    assert resp.status == 200, resp.status
+    return conn, resp
+
+
+def resume_stream(base, session):
+    """GET /api/chat/{session}/stream: the open connection and response."""
+    conn = http.client.HTTPConnection(base.split("//")[1], timeout=60)
+    conn.request("GET", f"/api/chat/{session}/stream")
+    resp = conn.getresponse()
+    assert resp.status == 200, resp.status
+    return conn, resp
+
+
+def read_until(resp, needle):
+    seen = b""
+    while needle.encode() not in seen:
+        line = resp.readline()
+        assert line, f"the stream ended before {needle!r}: {seen[-400:]!r}"
+        seen += line
+    return seen.decode()
+
+
+def wait_metric(name_and_labels, above, deadline=30):
+    until = time.monotonic() + deadline
+    while (value := metric(name_and_labels)) <= above:
+        assert time.monotonic() < until, f"{name_and_labels} stayed at {value} (wanted > {above})"
+        time.sleep(0.1)
+    return value
+
+
+async def metric_checks():
+    labels = 'surface="chat",provider="scripted"'
+
+    async def failing_upstream():
+        errors = metric(f"wasmhub_chat_errors_total{{{labels}}}")
+        requests = metric(f"wasmhub_chat_requests_total{{{labels}}}")
+        conn, resp = chat_stream("otel-fail", "hello", "scripted/failing-1")
+        text = resp.read().decode()
+        conn.close()
+        assert '"type":"error"' in text, text
+        wait_metric(f"wasmhub_chat_errors_total{{{labels}}}", errors)
+        wait_metric(f"wasmhub_chat_requests_total{{{labels}}}", requests)
+        assert metric(f"wasmhub_chat_time_to_first_byte_seconds_count{{{labels}}}") >= 1
+        assert metric(f"wasmhub_chat_turn_duration_seconds_count{{{labels}}}") >= 2
+
+    await check("chat metrics: an upstream that fails counts an error and a request", failing_upstream)
+
+    async def client_aborts():
+        gone = 'wasmhub_chat_aborts_total{surface="chat",provider="unknown",by="client"}'
+        before = metric(gone)
+        conn, resp = chat_stream("otel-abort", "hello", "scripted/slow-1")
+        read_until(resp, "Thinking")
+        conn.close()
+        wait_metric(gone, before)
+
+    await check("chat metrics: a client that leaves mid-stream counts an abort by the client", client_aborts)
+
+    async def server_aborts():
+        stopped = 'wasmhub_chat_aborts_total{surface="chat",provider="unknown",by="server"}'
+        before = metric(stopped)
+        conn, resp = chat_stream("otel-stop", "hello", "scripted/slow-1")
+        read_until(resp, "Thinking")
+        status, _ = post(f"{HUB}/api/chat/otel-stop/stop", {})
+        assert status in (200, 202, 204), status
+        text = read_until(resp, '"type":"abort"')
+        conn.close()
+        assert '"type":"abort"' in text
+        wait_metric(stopped, before)
+
+    await check("chat metrics: a stopped turn counts an abort by the server", server_aborts)
+
+
+async def replica_checks():
+    r1, r2 = os.environ["R1_URL"], os.environ["R2_URL"]
+
+    async def one_trace():
+        trace, parent, tp = traceparent(0x505)
+        conn1, resp1 = chat_stream("otel-replicas", "hello", "scripted/slow-1", r1, {"traceparent": tp})
+        read_until(resp1, "Thinking")
+        # Followed from the other replica (through PostgreSQL), then stopped there.
+        conn2, resp2 = resume_stream(r2, "otel-replicas")
+        read_until(resp2, "Thinking")
+        status, _ = post(f"{r2}/api/chat/otel-replicas/stop", {})
+        assert status in (200, 202, 204), status
+        read_until(resp2, '"type":"abort"')
+        read_until(resp1, '"type":"abort"')
+        conn1.close()
+        conn2.close()
+        spans = spans_of(trace, lambda s: any(x["name"] == "resume_turn" for x in s)
+                         and any(x["name"].startswith("invoke_agent") for x in s))
+        start = [s for s in spans if s["name"] == "POST" and s["parentSpanId"] == parent]
+        assert len(start) == 1, spans
+        start = start[0]
+        agent = [s for s in spans if s["name"].startswith("invoke_agent")][0]
+        assert agent["parentSpanId"] == start["spanId"], agent
+        resume = one(spans, "resume_turn")
+        assert resume["parentSpanId"] == start["spanId"], resume
+        assert resume["attributes"]["gen_ai.conversation.id"] == "otel-replicas", resume
+        instance = lambda s: s["resource"]["service.instance.id"]  # noqa: E731
+        assert instance(resume) != instance(start), (instance(resume), instance(start))
+        assert instance(agent) == instance(start), agent
+        # The resuming request's own span is linked.
+        assert len(resume["links"]) == 1, resume
+
+    await check("a turn followed from another replica stays in one trace (resume_turn under the turn's request)",
+                one_trace)
+
+
+async def main():
+    if sys.argv[1:] == ["replicas"]:
+        await replica_checks()
+        return check.summary()
+    await mcp_checks()
+    await chat_checks()
+    await metric_checks()
+
+    async def mcp_metric():
+        assert metric('mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",error_type="tool_error"}') >= 1
+        assert metric('mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",error_type=""}') >= 2
+        assert metric("wasmhub_telemetry_spans_exported_total") > 0
+
+    await check("/metrics: mcp_server_operation_duration_seconds and exported spans", mcp_metric)
+    return check.summary()
+
+
+sys.exit(asyncio.run(main()))
