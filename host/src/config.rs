@@ -47,8 +47,8 @@ pub use models::{ModelConfig, ModelSettings, ProviderKind, StreamDeltas, ToolCho
 pub use oauth::{OAuthConfig, SCOPE_NAMES};
 pub use secrets::{PluginSettings, SecretsConfig};
 pub use storage::{StorageBackend, StorageConfig};
-pub use trace::TraceConfig;
 pub use telemetry::{LogFormat, TelemetryConfig};
+pub use trace::TraceConfig;
 
 /// The whole configuration, after defaults and overrides.
 #[derive(Debug, Clone, Deserialize)]
