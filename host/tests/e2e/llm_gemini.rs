@@ -239,7 +239,7 @@ async fn an_agent_turn_runs_a_tool_round_through_gemini() {
     up.push_for(
         &path,
         events(&[response(
-            json!([{"functionCall": {"name": "hub_call", "args": args}}]),
+            json!([{"functionCall": {"name": "hub_call", "args": args}, "thoughtSignature": "c2lnLWE="}]),
             Some("STOP"),
         )]),
     );
@@ -262,6 +262,12 @@ async fn an_agent_turn_runs_a_tool_round_through_gemini() {
     assert_eq!(
         call["parts"][0]["functionCall"],
         json!({"name": "hub_call", "args": args})
+    );
+    // The agent loop keeps a call's id, name and arguments, not its signature:
+    // the placeholder Google documents goes back, which Gemini 3 accepts.
+    assert_eq!(
+        call["parts"][0]["thoughtSignature"],
+        "skip_thought_signature_validator"
     );
     assert_eq!(result["role"], "user");
     let answer = &result["parts"][0]["functionResponse"];

@@ -6,8 +6,12 @@
 //!   a blank line); user and assistant messages → `contents` with roles `user`
 //!   and `model`; text as `text` parts, images as `inlineData` (only `data:`
 //!   URLs: the API fetches no URL); an assistant's tool calls as `functionCall`
-//!   parts (arguments as an object), its reasoning left out (Gemini takes
-//!   thoughts back only with its own signature); a `tool` message as a
+//!   parts (arguments as an object) with their `thoughtSignature` (from
+//!   `extra_content.google.thought_signature`, as `gemini_answer` gives it;
+//!   else, on a message's first call, the placeholder Google documents,
+//!   [`NO_SIGNATURE`], since Gemini 3 refuses a call without one), its reasoning
+//!   left out (Gemini takes thoughts back only with its own signature); a `tool`
+//!   message as a
 //!   `functionResponse` part named after the call it answers, its content as the
 //!   `response` object (a JSON object as it is, other text as `{"result": ...}`);
 //!   consecutive contents of one role merged (parallel calls' answers go together);
@@ -250,16 +254,26 @@ fn contents(messages: &[Value]) -> Result<(String, Vec<Value>), RequestError> {
     Ok((system.join("\n\n"), out))
 }
 
+/// The `thoughtSignature` Google documents for a function call whose signature
+/// is not at hand ("Thought signatures": a conversation from elsewhere): Gemini 3
+/// refuses a call sent back without one.
+const NO_SIGNATURE: &str = "skip_thought_signature_validator";
+
 fn model_parts(i: usize, m: &Value) -> Result<Vec<Value>, RequestError> {
     let mut parts = content_parts(i, &m["content"])?;
-    for call in m
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    let calls = m.get("tool_calls").and_then(Value::as_array);
+    for (n, call) in calls.into_iter().flatten().enumerate() {
         let args = parts::call_arguments(ProviderKind::Gemini, i, call)?;
-        parts.push(json!({"functionCall": {"name": call["function"]["name"], "args": args}}));
+        let mut part = json!({"functionCall": {"name": call["function"]["name"], "args": args}});
+        let signature = call
+            .pointer("/extra_content/google/thought_signature")
+            .filter(|s| s.is_string());
+        match signature {
+            Some(signature) => part["thoughtSignature"] = signature.clone(),
+            None if n == 0 => part["thoughtSignature"] = json!(NO_SIGNATURE),
+            None => {}
+        }
+        parts.push(part);
     }
     Ok(parts)
 }

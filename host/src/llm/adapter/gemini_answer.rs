@@ -8,7 +8,10 @@
 //! each event is a whole `GenerateContentResponse` with the new `parts` of
 //! `candidates[0].content` (`text`; `thought: true` text is the model's
 //! thinking; `functionCall {name, args}`, given whole and without an id, so each
-//! gets one), the last one with `finishReason` and `usageMetadata`. The stream
+//! gets one; its `thoughtSignature` rides along as `extra_content.google.
+//! thought_signature`, the shape of Google's own OpenAI-compatible endpoint, for
+//! the request that sends the call back), the last one with `finishReason` and
+//! `usageMetadata`. The stream
 //! has no end marker of its own: it ends when the connection does, so one that
 //! ends before a `finishReason` is cut and reads as cut (no `[DONE]`). A prompt
 //! the API blocks has no candidates and a `promptFeedback.blockReason`. An error
@@ -167,10 +170,12 @@ fn delta(content: &Value, tools: &mut u32) -> Map<String, Value> {
                 None | Some(Value::Null) => "{}".to_string(),
                 Some(args) => args.to_string(),
             };
-            calls.push(
-                json!({"index": *tools, "id": crate::ids::new_id("call"), "type": "function",
-                              "function": {"name": call["name"], "arguments": args}}),
-            );
+            let mut openai = json!({"index": *tools, "id": crate::ids::new_id("call"), "type": "function",
+                                    "function": {"name": call["name"], "arguments": args}});
+            if let Some(signature) = part.get("thoughtSignature").filter(|s| s.is_string()) {
+                openai["extra_content"] = json!({"google": {"thought_signature": signature}});
+            }
+            calls.push(openai);
             *tools += 1;
         } else if let Some(t) = part.get("text").and_then(Value::as_str) {
             let into = if part["thought"] == json!(true) {

@@ -201,7 +201,7 @@ fn an_openai_request_as_gemini_takes_it() {
         "contents": [
             {"role": "user", "parts": [{"text": "Weather here?"}, {"inlineData": {"mimeType": "image/jpeg", "data": "/9j/4AAQ"}}]},
             {"role": "model", "parts": [{"text": "Checking."},
-                {"functionCall": {"name": "get_weather", "args": {"location": "Paris"}}},
+                {"functionCall": {"name": "get_weather", "args": {"location": "Paris"}}, "thoughtSignature": "skip_thought_signature_validator"},
                 {"functionCall": {"name": "now", "args": {}}}]},
             {"role": "user", "parts": [
                 {"functionResponse": {"name": "get_weather", "response": {"celsius": 22}}},
@@ -264,5 +264,29 @@ fn json_schema_maps_to_what_gemini_accepts() {
             "tags": {"type": "array", "items": {"type": "string", "enum": ["a"]}, "minItems": 1},
             "when": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]},
             "ref": {}}})
+    );
+}
+
+#[test]
+fn a_function_calls_thought_signature_goes_back_with_it() {
+    let answer = json!({"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "check_flight", "args": {"flight": "AA100"}}, "thoughtSignature": "<Sig_A>"}]},
+        "finishReason": "STOP"}]});
+    let completion = gemini_answer::completion(answer);
+    let call = completion["choices"][0]["message"]["tool_calls"][0].clone();
+    assert_eq!(call["extra_content"]["google"]["thought_signature"], "<Sig_A>");
+    let body = json!({"messages": [
+        {"role": "user", "content": "Check flight AA100"},
+        {"role": "assistant", "content": null, "tool_calls": [call.clone()]},
+        {"role": "tool", "tool_call_id": call["id"], "content": "{\"status\": \"delayed\"}"},
+    ]});
+    let sent = body_of(&prepare(&route("", "gemini-3-pro-preview"), &body).unwrap());
+    assert_eq!(
+        sent["contents"][1]["parts"][0],
+        json!({"functionCall": {"name": "check_flight", "args": {"flight": "AA100"}}, "thoughtSignature": "<Sig_A>"})
+    );
+    assert_eq!(
+        sent["contents"][2]["parts"][0]["functionResponse"],
+        json!({"name": "check_flight", "response": {"status": "delayed"}})
     );
 }
