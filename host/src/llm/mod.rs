@@ -216,7 +216,10 @@ async fn fetch_models(client: &Client, p: &Provider) -> Option<Vec<Value>> {
             .filter(|m| generates(m))
             .filter_map(|m| {
                 let id = m.get(id_key)?.as_str()?;
-                let id = id.strip_prefix("models/").unwrap_or(id);
+                let id = match p.kind {
+                    crate::config::ProviderKind::Gemini => id.strip_prefix("models/").unwrap_or(id),
+                    _ => id,
+                };
                 Some(model_entry(
                     p,
                     id,
