@@ -18,7 +18,7 @@
 //!   `metadata.user_id`, `stream`.
 
 use super::RequestError;
-use super::parts::{self, Piece};
+use super::parts::{self, Choice, Piece};
 use crate::config::ProviderKind;
 use crate::llm::providers::Route;
 use serde_json::{Map, Value, json};
@@ -68,33 +68,24 @@ pub(crate) fn request(route: &Route, body: &Value, stream: bool) -> Result<Value
 }
 
 fn tools(body: &Value, out: &mut Map<String, Value>) {
-    let Some(tools) = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .filter(|t| !t.is_empty())
-    else {
+    let Some(tools) = parts::tools(body) else {
         return;
     };
     let tools: Vec<Value> = tools
         .iter()
         .map(|t| {
-            let f = &t["function"];
-            let mut tool = json!({"name": f["name"], "input_schema": f.get("parameters").cloned().unwrap_or(json!({"type": "object"}))});
-            if let Some(d) = f.get("description").filter(|d| d.is_string()) {
-                tool["description"] = d.clone();
-            }
+            let mut tool = parts::declaration(t);
+            let schema = t["function"].get("parameters").cloned();
+            tool["input_schema"] = schema.unwrap_or(json!({"type": "object"}));
             tool
         })
         .collect();
     out.insert("tools".into(), Value::Array(tools));
-    let mut choice = match body.get("tool_choice") {
-        Some(Value::String(c)) if c == "required" => json!({"type": "any"}),
-        Some(Value::String(c)) if c == "none" => json!({"type": "none"}),
-        Some(Value::Object(c)) => match c.get("function").and_then(|f| f.get("name")) {
-            Some(name) => json!({"type": "tool", "name": name}),
-            None => json!({"type": "auto"}),
-        },
-        _ => json!({"type": "auto"}),
+    let mut choice = match parts::tool_choice(body) {
+        Choice::Required => json!({"type": "any"}),
+        Choice::None => json!({"type": "none"}),
+        Choice::Function(name) => json!({"type": "tool", "name": name}),
+        Choice::Auto => json!({"type": "auto"}),
     };
     if body.get("parallel_tool_calls") == Some(&json!(false)) && choice["type"] != "none" {
         choice["disable_parallel_tool_use"] = json!(true);

@@ -27,7 +27,7 @@
 //!   `thinkingConfig.includeThoughts` unless the options set it.
 
 use super::RequestError;
-use super::parts::{self, Piece};
+use super::parts::{self, Choice, Piece};
 use crate::config::ProviderKind;
 use crate::llm::providers::Route;
 use serde_json::{Map, Value, json};
@@ -116,37 +116,26 @@ fn generation_config(route: &Route, body: &Value) -> Map<String, Value> {
 }
 
 fn tools(body: &Value, out: &mut Map<String, Value>) {
-    let Some(tools) = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .filter(|t| !t.is_empty())
-    else {
+    let Some(tools) = parts::tools(body) else {
         return;
     };
     let declarations: Vec<Value> = tools
         .iter()
         .map(|t| {
-            let f = &t["function"];
-            let mut declaration = json!({"name": f["name"]});
-            if let Some(d) = f.get("description").filter(|d| d.is_string()) {
-                declaration["description"] = d.clone();
-            }
+            let mut declaration = parts::declaration(t);
             // A function without parameters has none (Gemini rejects an empty object schema).
-            if let Some(p) = f.get("parameters").filter(|p| has_properties(p)) {
+            if let Some(p) = t["function"].get("parameters").filter(|p| has_properties(p)) {
                 declaration["parameters"] = schema(p);
             }
             declaration
         })
         .collect();
     out.insert("tools".into(), json!([{ "functionDeclarations": declarations }]));
-    let config = match body.get("tool_choice") {
-        Some(Value::String(c)) if c == "required" => json!({"mode": "ANY"}),
-        Some(Value::String(c)) if c == "none" => json!({"mode": "NONE"}),
-        Some(Value::Object(c)) => match c.get("function").and_then(|f| f.get("name")) {
-            Some(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
-            None => json!({"mode": "AUTO"}),
-        },
-        _ => json!({"mode": "AUTO"}),
+    let config = match parts::tool_choice(body) {
+        Choice::Required => json!({"mode": "ANY"}),
+        Choice::None => json!({"mode": "NONE"}),
+        Choice::Function(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+        Choice::Auto => json!({"mode": "AUTO"}),
     };
     out.insert("toolConfig".into(), json!({ "functionCallingConfig": config }));
 }

@@ -1,5 +1,6 @@
 //! Pieces of the hub's OpenAI request that every adapter reads the same way: the
-//! stop sequences, a tool call's arguments as an object, a message's content as
+//! stop sequences, the tools offered and the choice among them, a tool call's
+//! arguments as an object, a message's content as
 //! text and image pieces, a `data:` URL's parts, and fields copied under another
 //! name.
 
@@ -106,4 +107,46 @@ pub(super) fn text(kind: ProviderKind, i: usize, content: &Value) -> Result<Stri
         }
     }
     Ok(text)
+}
+
+/// The request's `tools` when it offers any.
+pub(super) fn tools(body: &Value) -> Option<&Vec<Value>> {
+    body.get("tools")
+        .and_then(Value::as_array)
+        .filter(|t| !t.is_empty())
+}
+
+/// A tool's `name` and its `description`, if it has one: the start of its
+/// declaration in both Anthropic's and Gemini's API.
+pub(super) fn declaration(tool: &Value) -> Value {
+    let f = &tool["function"];
+    let mut out = json!({ "name": f["name"] });
+    if let Some(d) = f.get("description").filter(|d| d.is_string()) {
+        out["description"] = d.clone();
+    }
+    out
+}
+
+/// OpenAI's `tool_choice`, read the same way for every provider.
+pub(super) enum Choice<'a> {
+    /// The model decides (also when unset or not understood).
+    Auto,
+    /// The model must call a tool.
+    Required,
+    /// The model must not call a tool.
+    None,
+    /// The model must call the function of this name.
+    Function(&'a Value),
+}
+
+pub(super) fn tool_choice(body: &Value) -> Choice<'_> {
+    match body.get("tool_choice") {
+        Some(Value::String(c)) if c == "required" => Choice::Required,
+        Some(Value::String(c)) if c == "none" => Choice::None,
+        Some(Value::Object(c)) => match c.get("function").and_then(|f| f.get("name")) {
+            Some(name) => Choice::Function(name),
+            None => Choice::Auto,
+        },
+        _ => Choice::Auto,
+    }
 }
