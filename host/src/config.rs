@@ -146,7 +146,7 @@ pub struct ProviderConfig {
     /// Name used in `provider/model` addressing.
     pub name: String,
     /// The API the provider speaks (see [`ProviderKind`]): `openai` (the
-    /// default), `ollama`, `anthropic` or `openrouter`.
+    /// default), `ollama`, `anthropic`, `openrouter` or `gemini`.
     #[serde(default = "defaults::kind")]
     pub kind: String,
     /// Base URL including the version path, e.g. `https://api.openai.com/v1`.
@@ -158,10 +158,12 @@ pub struct ProviderConfig {
     /// Time allowed for an unstreamed upstream answer, head and body.
     #[serde(default = "defaults::request_timeout_ms")]
     pub request_timeout_ms: u64,
-    /// `think` sent to an `ollama` provider (else none is sent).
+    /// `think` sent to an `ollama` provider (else none is sent); for `gemini`,
+    /// `thinkingConfig.includeThoughts`.
     #[serde(default)]
     pub think: Option<bool>,
-    /// `options` sent to an `ollama` provider (`num_ctx`, `temperature`, ...).
+    /// `options` sent to an `ollama` provider (`num_ctx`, `temperature`, ...);
+    /// for `gemini`, the `generationConfig` (`topK`, `thinkingConfig`, ...).
     #[serde(default)]
     pub options: serde_json::Map<String, serde_json::Value>,
     /// Environment variable holding the API key (none for local servers).

@@ -1,8 +1,9 @@
 // The same client tests over each provider kind the hub speaks natively: the
 // official `openai` client (streamed and not), the AI SDK's UI-stream client
 // (ai 7) and the official Anthropic SDK (streamed and not), each against a hub
-// whose providers `claude` (kind anthropic) and `llama` (kind ollama) point at a
-// scripted upstream speaking those APIs (lib/native-upstream.mjs).
+// whose providers `claude` (kind anthropic), `llama` (kind ollama) and `gem`
+// (kind gemini) point at a scripted upstream speaking those APIs
+// (lib/native-upstream.mjs).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
@@ -22,7 +23,7 @@ before(async () => {
     "[[providers]]", `name = "${name}"`, `kind = "${kind}"`, `base_url = ${JSON.stringify(upstream.baseUrl)}`,
     'api_key_env = "WASMHUB_TEST_NATIVE_KEY"', "max_retries = 0",
   ];
-  hub = await startHub(upstream.baseUrl, { config: [...provider("claude", "anthropic"), ...provider("llama", "ollama")] });
+  hub = await startHub(upstream.baseUrl, { config: [...provider("claude", "anthropic"), ...provider("llama", "ollama"), ...provider("gem", "gemini")] });
   openai = new OpenAI({ baseURL: `${hub.url}/v1`, apiKey: "client-key", maxRetries: 0 });
   anthropic = new Anthropic({ baseURL: hub.url, apiKey: "client-key", maxRetries: 0 });
 });
@@ -31,7 +32,11 @@ after(async () => {
   await upstream?.close();
 });
 
-const KINDS = [["anthropic", "claude", "/v1/messages"], ["ollama", "llama", "/api/chat"]];
+const KINDS = [
+  ["anthropic", "claude", /^\/v1\/messages$/],
+  ["ollama", "llama", /^\/api\/chat$/],
+  ["gemini", "gem", /^\/v1\/models\/(text|weather):(streamGenerateContent\?alt=sse|generateContent)$/],
+];
 const messages = [{ role: "user", content: "Hi there" }];
 
 for (const [kind, provider, path] of KINDS) {
@@ -47,7 +52,7 @@ for (const [kind, provider, path] of KINDS) {
     }
     assert.equal(text, "Hello world");
     assert.equal(finish, "stop");
-    assert.equal(upstream.requests.at(-1).url, path, "the provider's own endpoint");
+    assert.match(upstream.requests.at(-1).url, path, "the provider's own endpoint");
     const whole = await openai.chat.completions.create({ model: `${provider}/weather`, messages });
     const call = whole.choices[0].message.tool_calls[0];
     assert.equal(whole.choices[0].finish_reason, "tool_calls");
@@ -84,10 +89,12 @@ for (const [kind, provider, path] of KINDS) {
     const use = tool.content.find((b) => b.type === "tool_use");
     assert.deepEqual([use.name, use.input], ["get_weather", { city: "Paris" }]);
     const sent = upstream.requests.at(-1);
-    assert.equal(sent.url, path);
-    if (kind === "anthropic") {
-      assert.equal(sent.headers["x-api-key"], "sk-ant-node-native", "the provider's key, not the client's");
+    assert.match(sent.url, path);
+    const keyHeader = { anthropic: "x-api-key", gemini: "x-goog-api-key" }[kind];
+    if (keyHeader) {
+      assert.equal(sent.headers[keyHeader], "sk-ant-node-native", "the provider's key, not the client's");
       assert.equal(sent.headers.authorization, undefined);
+      assert.ok(!sent.url.includes("sk-ant-node-native"), "the key is never in the URL");
     }
   });
 }

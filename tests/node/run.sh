@@ -11,7 +11,7 @@
 # via py_agents.py) and Anthropic clients, and gets structured output through
 # openai's chat.completions.parse and the Anthropic SDK's messages.parse;
 # kinds.test.mjs runs the openai, AI SDK and Anthropic clients over the native
-# provider kinds (anthropic, ollama) against an upstream speaking those APIs
+# provider kinds (anthropic, ollama, gemini) against an upstream speaking those APIs
 # (lib/native-upstream.mjs).
 # Everything listens on 127.0.0.1 only; each test file
 # starts and stops its own upstream and hub. Exits non-zero when a test fails.

@@ -29,6 +29,8 @@ pub enum ProviderKind {
     Anthropic,
     /// OpenRouter: Chat Completions with its attribution headers.
     OpenRouter,
+    /// Google's Gemini API (`models/{model}:generateContent`).
+    Gemini,
 }
 
 /// A `kind` that names no provider kind this hub speaks (holds the value).
@@ -50,11 +52,12 @@ impl std::error::Error for UnknownKind {}
 
 impl ProviderKind {
     /// Every kind, as `kind` spells it.
-    pub const ALL: [ProviderKind; 4] = [
+    pub const ALL: [ProviderKind; 5] = [
         ProviderKind::OpenAi,
         ProviderKind::Ollama,
         ProviderKind::Anthropic,
         ProviderKind::OpenRouter,
+        ProviderKind::Gemini,
     ];
 
     /// Reads a `kind` value.
@@ -72,6 +75,7 @@ impl ProviderKind {
             ProviderKind::Ollama => "ollama",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::OpenRouter => "openrouter",
+            ProviderKind::Gemini => "gemini",
         }
     }
 }
@@ -132,11 +136,12 @@ pub struct ModelSettings {
     /// `parallel_tool_calls` the agent loop sends with its tools.
     #[serde(default)]
     pub parallel_tool_calls: Option<bool>,
-    /// `think` sent to an `ollama` provider for these models.
+    /// `think` sent to an `ollama` provider for these models (for `gemini`:
+    /// `thinkingConfig.includeThoughts`).
     #[serde(default)]
     pub think: Option<bool>,
-    /// `options` sent to an `ollama` provider for these models, over the
-    /// provider's `options` key by key.
+    /// `options` sent to an `ollama` provider (`generationConfig` to a
+    /// `gemini` one) for these models, over the provider's `options` key by key.
     #[serde(default)]
     pub options: serde_json::Map<String, serde_json::Value>,
 }

@@ -235,13 +235,22 @@ targets = ["local/qwen2.5-7b-instruct", "local/qwen3"]
     .to_string();
     assert!(err.contains("sometimes"), "{err}");
     let err = Config::parse(
-        "[[providers]]\nname = \"g\"\nkind = \"gemini\"\nbase_url = \"http://x\"\n",
+        "[[providers]]\nname = \"g\"\nkind = \"palm\"\nbase_url = \"http://x\"\n",
         Path::new("w.toml"),
     )
     .unwrap_err()
     .to_string();
-    assert!(err.contains("providers.g.kind: \"gemini\""), "{err}");
-    assert!(err.contains("openai, ollama, anthropic, openrouter"), "{err}");
+    assert!(err.contains("providers.g.kind: \"palm\""), "{err}");
+    assert!(
+        err.contains("openai, ollama, anthropic, openrouter, gemini"),
+        "{err}"
+    );
+    let c = Config::parse(
+        "[[providers]]\nname = \"g\"\nkind = \"gemini\"\nbase_url = \"http://x\"\n",
+        Path::new("w.toml"),
+    )
+    .unwrap();
+    assert_eq!(c.providers[0].kind, "gemini");
     let c = Config::parse(
         "[[providers]]\nname = \"o\"\nkind = \"ollama\"\nstream = false\nthink = true\noptions = { num_ctx = 8192 }\nbase_url = \"http://x\"\n",
         Path::new("w.toml"),

@@ -178,6 +178,7 @@ async fn fetch_models(client: &Client, p: &Provider) -> Option<Vec<Value>> {
     };
     let list_path = match p.kind {
         crate::config::ProviderKind::Ollama => "/api/tags",
+        crate::config::ProviderKind::Gemini => "/models?pageSize=1000",
         _ => "/models",
     };
     let mut req = http::Request::builder()
@@ -200,15 +201,26 @@ async fn fetch_models(client: &Client, p: &Provider) -> Option<Vec<Value>> {
     };
     let body = tokio::time::timeout(MODELS_TIMEOUT, fetch).await.ok()??;
     let list: Value = serde_json::from_slice(&body).ok()?;
-    // OpenAI's `{"data": [{"id"}]}`, or Ollama's `{"models": [{"name"}]}`.
+    // OpenAI's `{"data": [{"id"}]}`, or Ollama's `{"models": [{"name"}]}`, or
+    // Gemini's `{"models": [{"name": "models/…", "supportedGenerationMethods"}]}`
+    // (only the models that generate content are listed).
     let (data, id_key) = match list.get("data") {
         Some(data) => (data.as_array()?, "id"),
         None => (list.get("models")?.as_array()?, "name"),
     };
+    let generates = |m: &Value| match m.get("supportedGenerationMethods").and_then(Value::as_array) {
+        Some(methods) => methods.iter().any(|x| x == "generateContent"),
+        None => true,
+    };
     Some(
         data.iter()
+            .filter(|m| generates(m))
             .filter_map(|m| {
                 let id = m.get(id_key)?.as_str()?;
+                let id = match p.kind {
+                    crate::config::ProviderKind::Gemini => id.strip_prefix("models/").unwrap_or(id),
+                    _ => id,
+                };
                 Some(model_entry(
                     p,
                     id,

@@ -124,11 +124,28 @@ impl BaseUrl {
         self
     }
 
+    /// This URL ending in an API version: kept when its last segment is one
+    /// (`/v1beta`, `/v1`, `/v1alpha`), else with `version` added (Gemini's
+    /// `base_url` may be the server, `https://generativelanguage.googleapis.com`).
+    fn versioned(mut self, version: &str) -> BaseUrl {
+        let last = self.path.rsplit('/').next().unwrap_or("");
+        let is_version = last
+            .strip_prefix('v')
+            .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()));
+        if !is_version {
+            self.path.push_str(version);
+        }
+        self
+    }
+
     /// The path of an endpoint under the base URL (`/v1` + `/chat/completions`).
     pub fn endpoint(&self, suffix: &str) -> String {
         format!("{}{}", self.path, suffix)
     }
 }
+
+/// The API version a `gemini` provider's `base_url` gets when it names none.
+const GEMINI_VERSION: &str = "/v1beta";
 
 /// Where a request goes: the provider and the model name it knows.
 #[derive(Debug, Clone)]
@@ -328,8 +345,10 @@ impl Providers {
                 provider: provider(),
                 source,
             })?;
-            if kind == ProviderKind::Ollama {
-                base = base.server_root();
+            match kind {
+                ProviderKind::Ollama => base = base.server_root(),
+                ProviderKind::Gemini => base = base.versioned(GEMINI_VERSION),
+                _ => {}
             }
             let mut headers = Vec::with_capacity(config.headers.len());
             for (name, value) in &config.headers {
@@ -418,7 +437,7 @@ impl Providers {
 impl Provider {
     /// The header carrying the API key from the provider's environment variable:
     /// `Authorization: Bearer <key>`, or `x-api-key: <key>` for an `anthropic`
-    /// provider. Read on every request so a rotated key takes effect without a
+    /// provider, `x-goog-api-key: <key>` for a `gemini` one (never in the URL). Read on every request so a rotated key takes effect without a
     /// restart.
     pub fn auth_header(&self) -> Result<Option<(HeaderName, HeaderValue)>, KeyError> {
         let Some(var) = &self.config.api_key_env else {
@@ -431,6 +450,7 @@ impl Provider {
         })?;
         let (name, text) = match self.kind {
             ProviderKind::Anthropic => (HeaderName::from_static("x-api-key"), key.trim().to_string()),
+            ProviderKind::Gemini => (HeaderName::from_static("x-goog-api-key"), key.trim().to_string()),
             _ => (http::header::AUTHORIZATION, format!("Bearer {}", key.trim())),
         };
         // The invalid-value error says nothing the variable's name does not.

@@ -159,7 +159,7 @@ pub(crate) fn kind_headers(p: &Provider, h: &mut HeaderMap) {
     let defaults: &[(&str, &str)] = match p.kind {
         ProviderKind::Anthropic => &[(ANTHROPIC_VERSION, "2023-06-01")],
         ProviderKind::OpenRouter => &OPENROUTER_HEADERS,
-        ProviderKind::OpenAi | ProviderKind::Ollama => &[],
+        ProviderKind::OpenAi | ProviderKind::Ollama | ProviderKind::Gemini => &[],
     };
     for (name, value) in defaults {
         if !h.contains_key(*name) {
@@ -188,7 +188,7 @@ pub(crate) async fn call(
     let max_retries = p.config.max_retries;
     let mut attempt = 0u32;
     loop {
-        let req = build_request(p, Method::POST, call.path, &call.body, forwarded)?;
+        let req = build_request(p, Method::POST, &call.path, &call.body, forwarded)?;
         let last = attempt >= max_retries;
         let traced = trace.map(|t| (t, trace_request(t, p, &req, &call.body)));
         let sent = client.send(&p.base, req, timeouts(p, call.streams)).await;

@@ -1,12 +1,13 @@
 //! `wasmhub serve --trace-llm`: the real binary writes every upstream exchange of
-//! an `anthropic` provider to its trace file, with the request, the response head
-//! and every SSE frame, and without the API key anywhere in it.
+//! an `anthropic` and a `gemini` provider to its trace file, with the request,
+//! the response head and every SSE frame, and without the API key anywhere in it
+//! (Gemini's goes as `x-goog-api-key`, never in the URL).
 
 use crate::support::binary::{Served, serving};
 use crate::support::client;
 use crate::support::llm::{WITHIN, openai_text};
 use crate::support::runtime::Scratch;
-use crate::support::upstream::{Reply, Upstream};
+use crate::support::upstream::{Frame, Reply, Upstream};
 use serde_json::json;
 use std::process::{Command, Stdio};
 
@@ -27,10 +28,20 @@ async fn the_trace_holds_every_frame_and_no_secret() {
             json!({"type": "message_stop"}),
         ]),
     );
+    // Google's streamed example answer ("Text generation"), shortened.
+    let gemini = json!({"candidates": [{"content": {"parts": [{"text": "Hi from Gemini."}], "role": "model"},
+        "finishReason": "STOP", "index": 0}], "modelVersion": "gemini-2.5-flash",
+        "usageMetadata": {"promptTokenCount": 4, "candidatesTokenCount": 4, "totalTokenCount": 8}});
+    up.push_for(
+        "/v1/models/gemini-2.5-flash:streamGenerateContent",
+        Reply::sse(vec![Frame::Data(gemini.to_string())]),
+    );
     let dir = Scratch::new("trace-llm");
     let config = dir.path("wasmhub.toml");
     let toml = format!(
-        "[[providers]]\nname = \"claude\"\nkind = \"anthropic\"\nbase_url = {:?}\napi_key_env = \"WASMHUB_E2E_TRACE_KEY\"\nmodels = [\"claude-*\"]\n",
+        "[[providers]]\nname = \"claude\"\nkind = \"anthropic\"\nbase_url = {:?}\napi_key_env = \"WASMHUB_E2E_TRACE_KEY\"\nmodels = [\"claude-*\"]\n\
+         [[providers]]\nname = \"g\"\nkind = \"gemini\"\nbase_url = {:?}\napi_key_env = \"WASMHUB_E2E_TRACE_KEY\"\nmodels = [\"gemini-*\"]\n",
+        up.base_url(),
         up.base_url()
     );
     std::fs::write(&config, toml).unwrap();
@@ -62,14 +73,22 @@ async fn the_trace_holds_every_frame_and_no_secret() {
         Some(SECRET),
         "the upstream got the key"
     );
-    // The exchange is written once the body was read to its end.
+    let body = json!({"model": "gemini-2.5-flash", "stream": true,
+                      "messages": [{"role": "user", "content": "Hello, Gemini"}]});
+    let (events, _) = client::post(hub.addr, "/v1/chat/completions", &body)
+        .await
+        .events(WITHIN)
+        .await;
+    assert_eq!(openai_text(&events), "Hi from Gemini.");
+    assert_eq!(up.requests()[1].header("x-goog-api-key"), Some(SECRET));
+    // An exchange is written once the body was read to its end.
     let path = dir.path("data").join("logs").join("llm-trace.log");
     let trace = crate::support::wait::until("the trace's end line", || {
         let path = path.clone();
         async move {
             std::fs::read_to_string(&path)
                 .ok()
-                .filter(|t| t.contains("#1 end"))
+                .filter(|t| t.contains("#1 end") && t.contains("#2 end"))
         }
     })
     .await;
@@ -89,4 +108,11 @@ async fn the_trace_holds_every_frame_and_no_secret() {
         trace.contains("#1 <| data: {\"type\":\"message_stop\"}"),
         "{trace}"
     );
+    assert!(trace.contains("#2 > x-goog-api-key: [redacted]"), "{trace}");
+    let url = format!(
+        "#2 -> POST {}/models/gemini-2.5-flash:streamGenerateContent?alt=sse (provider \"g\")",
+        up.base_url()
+    );
+    assert!(trace.contains(&url), "{trace}");
+    assert!(trace.contains("#2 <| data: {\"candidates\""), "{trace}");
 }

@@ -31,6 +31,7 @@ mod hub_rest;
 mod llm_anthropic;
 mod llm_failures;
 mod llm_fallback;
+mod llm_gemini;
 mod llm_ollama;
 mod llm_openrouter;
 mod llm_proxy;

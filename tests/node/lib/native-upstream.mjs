@@ -1,11 +1,15 @@
 // A scripted upstream speaking the providers' native APIs, on 127.0.0.1, for
 // kinds.test.mjs: Anthropic's Messages API (`POST /v1/messages`, named SSE
-// events) and Ollama's (`POST /api/chat`, NDJSON). Shapes from the providers'
-// published examples (Anthropic "Streaming Messages" and "Messages"; Ollama
-// docs/api.md "Generate a chat completion"). The model picks the script:
+// events), Ollama's (`POST /api/chat`, NDJSON) and Gemini's (`POST
+// /v1/models/{model}:streamGenerateContent?alt=sse`, SSE of whole responses, or
+// `:generateContent`). Shapes from the providers' published examples (Anthropic
+// "Streaming Messages" and "Messages"; Ollama docs/api.md "Generate a chat
+// completion"; Gemini API "Generating content", "Thinking", "Function
+// calling"). The model picks the script:
 //   text      thinking "Greeting back.", then "Hello world", usage 11 in / 2 out
 //   weather   a get_weather call with {"city": "Paris"}
-// A request with `stream: false` gets the whole answer. Every request is recorded.
+// A request with `stream: false` (for Gemini, to `:generateContent`) gets the
+// whole answer. Every request is recorded.
 import http from "node:http";
 
 const THINKING = "Greeting back.";
@@ -52,8 +56,35 @@ function ollamaLines(model) {
   return [line({ thinking: THINKING }), ...TEXT.map((content) => line({ content })), done];
 }
 
+function geminiResponses(model) {
+  const response = (parts, finish) => ({ candidates: [{ content: { role: "model", parts }, index: 0, ...(finish ? { finishReason: finish } : {}) }],
+    modelVersion: "gemini-2.5-flash", responseId: "mAitaLmkHPPlz7IPvtfUqQ4",
+    ...(finish ? { usageMetadata: { promptTokenCount: 11, candidatesTokenCount: 2, totalTokenCount: 13 } } : {}) });
+  if (model === "weather") return [response([{ functionCall: { name: "get_weather", args: { city: "Paris" } } }], "STOP")];
+  return [response([{ text: THINKING, thought: true }]), response([{ text: TEXT[0] }]), response([{ text: TEXT[1] }], "STOP")];
+}
+
+function gemini(res, model, stream) {
+  const responses = geminiResponses(model);
+  if (!stream) {
+    const parts = responses.flatMap((r) => r.candidates[0].content.parts);
+    const last = responses.at(-1);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ ...last, candidates: [{ ...last.candidates[0], content: { role: "model", parts } }] }));
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  for (const r of responses) res.write(`data: ${JSON.stringify(r)}\r\n\r\n`);
+  res.end();
+}
+
 function answer(req, res, body) {
   const stream = body.stream !== false;
+  const generate = req.url.match(/^\/v1\/models\/([\w.-]+):(streamGenerateContent\?alt=sse|generateContent)$/);
+  if (generate) {
+    gemini(res, generate[1], generate[2] !== "generateContent");
+    return;
+  }
   if (req.url === "/v1/messages") {
     if (!stream) {
       res.writeHead(200, { "content-type": "application/json" });

@@ -17,7 +17,8 @@
 //!   `temperature`, `top_p`, `stop` → `stop_sequences`, `user` →
 //!   `metadata.user_id`, `stream`.
 
-use super::{RequestError, parts};
+use super::RequestError;
+use super::parts::{self, Choice, Piece};
 use crate::config::ProviderKind;
 use crate::llm::providers::Route;
 use serde_json::{Map, Value, json};
@@ -67,33 +68,24 @@ pub(crate) fn request(route: &Route, body: &Value, stream: bool) -> Result<Value
 }
 
 fn tools(body: &Value, out: &mut Map<String, Value>) {
-    let Some(tools) = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .filter(|t| !t.is_empty())
-    else {
+    let Some(tools) = parts::tools(body) else {
         return;
     };
     let tools: Vec<Value> = tools
         .iter()
         .map(|t| {
-            let f = &t["function"];
-            let mut tool = json!({"name": f["name"], "input_schema": f.get("parameters").cloned().unwrap_or(json!({"type": "object"}))});
-            if let Some(d) = f.get("description").filter(|d| d.is_string()) {
-                tool["description"] = d.clone();
-            }
+            let mut tool = parts::declaration(t);
+            let schema = t["function"].get("parameters").cloned();
+            tool["input_schema"] = schema.unwrap_or(json!({"type": "object"}));
             tool
         })
         .collect();
     out.insert("tools".into(), Value::Array(tools));
-    let mut choice = match body.get("tool_choice") {
-        Some(Value::String(c)) if c == "required" => json!({"type": "any"}),
-        Some(Value::String(c)) if c == "none" => json!({"type": "none"}),
-        Some(Value::Object(c)) => match c.get("function").and_then(|f| f.get("name")) {
-            Some(name) => json!({"type": "tool", "name": name}),
-            None => json!({"type": "auto"}),
-        },
-        _ => json!({"type": "auto"}),
+    let mut choice = match parts::tool_choice(body) {
+        Choice::Required => json!({"type": "any"}),
+        Choice::None => json!({"type": "none"}),
+        Choice::Function(name) => json!({"type": "tool", "name": name}),
+        Choice::Auto => json!({"type": "auto"}),
     };
     if body.get("parallel_tool_calls") == Some(&json!(false)) && choice["type"] != "none" {
         choice["disable_parallel_tool_use"] = json!(true);
@@ -161,57 +153,21 @@ fn assistant_blocks(i: usize, m: &Value) -> Result<Vec<Value>, RequestError> {
 
 /// A message's content as Anthropic blocks (empty text left out).
 fn content_blocks(i: usize, content: &Value) -> Result<Vec<Value>, RequestError> {
-    let parts = match content {
-        Value::Null => return Ok(Vec::new()),
-        Value::String(text) if text.is_empty() => return Ok(Vec::new()),
-        Value::String(text) => return Ok(vec![json!({"type": "text", "text": text})]),
-        Value::Array(parts) => parts,
-        _ => {
-            return Err(bad(format!(
-                "messages[{i}]: content must be a string or an array of parts"
-            )));
+    let pieces = parts::pieces(ProviderKind::Anthropic, i, content)?;
+    let blocks = pieces.into_iter().map(|piece| match piece {
+        Piece::Text(text) => json!({"type": "text", "text": text}),
+        Piece::Image(url) => {
+            let source = match parts::data_url(url) {
+                Some((media_type, data)) => json!({"type": "base64", "media_type": media_type, "data": data}),
+                None => json!({"type": "url", "url": url}),
+            };
+            json!({"type": "image", "source": source})
         }
-    };
-    let mut blocks = Vec::new();
-    for part in parts {
-        match part.get("type").and_then(Value::as_str) {
-            Some("text") => {
-                let text = part["text"].as_str().unwrap_or("");
-                if !text.is_empty() {
-                    blocks.push(json!({"type": "text", "text": text}));
-                }
-            }
-            Some("image_url") => {
-                let url = part
-                    .pointer("/image_url/url")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let source = match parts::data_url(url) {
-                    Some((media_type, data)) => {
-                        json!({"type": "base64", "media_type": media_type, "data": data})
-                    }
-                    None => json!({"type": "url", "url": url}),
-                };
-                blocks.push(json!({"type": "image", "source": source}));
-            }
-            other => {
-                return Err(bad(format!(
-                    "messages[{i}]: a content part of type {other:?} is not one Anthropic takes here"
-                )));
-            }
-        }
-    }
-    Ok(blocks)
+    });
+    Ok(blocks.collect())
 }
 
 /// The text of a system or tool message (text parts joined).
 fn text_of(i: usize, content: &Value) -> Result<String, RequestError> {
-    let mut text = String::new();
-    for block in content_blocks(i, content)? {
-        match block["text"].as_str() {
-            Some(t) => text.push_str(t),
-            None => return Err(bad(format!("messages[{i}]: only text is taken in this message"))),
-        }
-    }
-    Ok(text)
+    parts::text(ProviderKind::Anthropic, i, content)
 }

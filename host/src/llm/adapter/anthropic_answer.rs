@@ -11,7 +11,7 @@
 //! (`cache_read_input_tokens`, `cache_creation_input_tokens`) counts into
 //! `prompt_tokens`, the read part also as `prompt_tokens_details.cached_tokens`.
 
-use super::error_body;
+use super::{error_body, sse_data};
 use crate::llm::client::{Recode, ResponseBodyError};
 use crate::sse::{self, Parser};
 use serde_json::{Value, json};
@@ -126,21 +126,19 @@ impl Events {
 
 impl Recode for Events {
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) -> Result<(), ResponseBodyError> {
-        let mut events = Vec::new();
-        let parsed = self.parser.feed(bytes, &mut |e| events.push(e.data.to_string()));
+        let (events, parsed) = sse_data(&mut self.parser, Some(bytes));
         for data in events {
             self.event(&data, out);
         }
-        parsed.map_err(ResponseBodyError::Parse)
+        parsed
     }
 
     fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), ResponseBodyError> {
-        let mut events = Vec::new();
-        let parsed = self.parser.finish(&mut |e| events.push(e.data.to_string()));
+        let (events, parsed) = sse_data(&mut self.parser, None);
         for data in events {
             self.event(&data, out);
         }
-        parsed.map_err(ResponseBodyError::Parse)
+        parsed
     }
 }
 

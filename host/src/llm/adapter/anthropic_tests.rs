@@ -141,7 +141,7 @@ fn an_openai_request_as_the_messages_api_takes_it() {
         {"role": "user", "content": "Thanks"},
     ]});
     let call = prepare(&route, &body).unwrap();
-    assert_eq!((call.path, call.streams), ("/messages", true));
+    assert_eq!((call.path.as_str(), call.streams), ("/messages", true));
     assert_eq!(
         body_of(&call),
         json!({"model": "claude-opus-4-6", "max_tokens": 2048, "system": "Be brief.", "stream": true,

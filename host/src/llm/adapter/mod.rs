@@ -20,6 +20,10 @@ pub(crate) mod anthropic;
 mod anthropic_answer;
 #[cfg(test)]
 mod anthropic_tests;
+pub(crate) mod gemini;
+mod gemini_answer;
+#[cfg(test)]
+mod gemini_tests;
 pub(crate) mod ollama;
 mod ollama_answer;
 mod parts;
@@ -27,9 +31,10 @@ mod parts;
 mod tests;
 pub(crate) mod whole;
 
-use super::client::{Recode, Response};
+use super::client::{Recode, Response, ResponseBodyError};
 use super::providers::Route;
 use crate::config::ProviderKind;
+use crate::sse::{self, Parser};
 use bytes::Bytes;
 use http::{HeaderValue, header};
 use serde_json::{Value, json};
@@ -37,8 +42,8 @@ use serde_json::{Value, json};
 /// One upstream call in the provider's dialect.
 #[derive(Debug)]
 pub(crate) struct Call {
-    /// The endpoint under the provider's base URL.
-    pub path: &'static str,
+    /// The endpoint under the provider's base URL (with a query for Gemini).
+    pub path: String,
     /// The request body.
     pub body: Bytes,
     /// Whether the upstream is asked to stream.
@@ -58,10 +63,15 @@ pub struct RequestError {
 
 impl std::fmt::Display for RequestError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = self.kind.as_str();
+        let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
         write!(
             f,
-            "an {} provider cannot take this request: {}",
-            self.kind.as_str(),
+            "{article} {kind} provider cannot take this request: {}",
             self.message
         )
     }
@@ -77,11 +87,23 @@ pub(crate) fn prepare(route: &Route, body: &Value) -> Result<Call, RequestError>
     let streams = wants_stream && provider.config.stream;
     let (path, native) = match provider.kind {
         ProviderKind::OpenAi | ProviderKind::OpenRouter if streams || !wants_stream => {
-            ("/chat/completions", None)
+            ("/chat/completions".to_string(), None)
         }
-        ProviderKind::OpenAi | ProviderKind::OpenRouter => ("/chat/completions", Some(unstreamed(body))),
-        ProviderKind::Ollama => ("/api/chat", Some(ollama::request(route, body, streams)?)),
-        ProviderKind::Anthropic => ("/messages", Some(anthropic::request(route, body, streams)?)),
+        ProviderKind::OpenAi | ProviderKind::OpenRouter => {
+            ("/chat/completions".to_string(), Some(unstreamed(body)))
+        }
+        ProviderKind::Ollama => (
+            "/api/chat".to_string(),
+            Some(ollama::request(route, body, streams)?),
+        ),
+        ProviderKind::Anthropic => (
+            "/messages".to_string(),
+            Some(anthropic::request(route, body, streams)?),
+        ),
+        ProviderKind::Gemini => (
+            gemini::path(&route.model, streams)?,
+            Some(gemini::request(route, body)?),
+        ),
     };
     let json = native.as_ref().unwrap_or(body);
     Ok(Call {
@@ -109,7 +131,9 @@ pub(crate) fn answer(route: &Route, call: &Call, mut resp: Response, max_whole: 
     let recode: Box<dyn Recode> = if !resp.status.is_success() {
         match kind {
             ProviderKind::OpenAi | ProviderKind::OpenRouter => return resp,
-            ProviderKind::Ollama | ProviderKind::Anthropic => Box::new(whole::Whole::errors(max_whole)),
+            ProviderKind::Ollama | ProviderKind::Anthropic | ProviderKind::Gemini => {
+                Box::new(whole::Whole::errors(max_whole))
+            }
         }
     } else {
         let max_event = (route.provider.config.max_event_kb.max(1) as usize).saturating_mul(1024);
@@ -133,6 +157,13 @@ pub(crate) fn answer(route: &Route, call: &Call, mut resp: Response, max_whole: 
             (ProviderKind::Anthropic, false, false) => {
                 Box::new(whole::Whole::json(max_whole, anthropic_answer::completion))
             }
+            (ProviderKind::Gemini, true, _) => Box::new(gemini_answer::Events::new(max_event)),
+            (ProviderKind::Gemini, false, true) => {
+                Box::new(whole::Whole::stream(max_whole, gemini_answer::completion))
+            }
+            (ProviderKind::Gemini, false, false) => {
+                Box::new(whole::Whole::json(max_whole, gemini_answer::completion))
+            }
         }
     };
     let content_type = if resp.status.is_success() && call.wants_stream {
@@ -150,4 +181,20 @@ pub(crate) fn answer(route: &Route, call: &Call, mut resp: Response, max_whole: 
 /// An OpenAI error body with `message`.
 pub(crate) fn error_body(message: &str) -> Value {
     json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": null}})
+}
+
+/// Feeds `bytes` (`None`: the end of the body) to `parser`: the data of the
+/// events it completed, and whether the stream is still well formed. The events
+/// come back as a list so the caller, which owns `parser`, can then handle them.
+pub(super) fn sse_data(
+    parser: &mut Parser,
+    bytes: Option<&[u8]>,
+) -> (Vec<String>, Result<(), ResponseBodyError>) {
+    let mut events = Vec::new();
+    let mut on_event = |e: sse::Event<'_>| events.push(e.data.to_string());
+    let parsed = match bytes {
+        Some(bytes) => parser.feed(bytes, &mut on_event),
+        None => parser.finish(&mut on_event),
+    };
+    (events, parsed.map_err(ResponseBodyError::Parse))
 }

@@ -189,7 +189,7 @@ fn an_openai_request_as_ollama_takes_it() {
     });
     let call = prepare(&route, &body).unwrap();
     assert_eq!(
-        (call.path, call.streams, call.wants_stream),
+        (call.path.as_str(), call.streams, call.wants_stream),
         ("/api/chat", true, true)
     );
     assert_eq!(
