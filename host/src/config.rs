@@ -23,6 +23,7 @@ mod secrets;
 mod storage;
 #[cfg(test)]
 mod tests;
+mod tokenizers;
 mod trace;
 
 pub use accounting::{AccountingConfig, ModelPrice};
@@ -46,6 +47,7 @@ pub use models::{ModelConfig, ModelSettings, ProviderKind, StreamDeltas, ToolCho
 pub use oauth::{OAuthConfig, SCOPE_NAMES};
 pub use secrets::{PluginSettings, SecretsConfig};
 pub use storage::{StorageBackend, StorageConfig};
+pub use tokenizers::{Encoding, Spec, SpecError, TokenizersConfig};
 pub use trace::TraceConfig;
 
 /// The whole configuration, after defaults and overrides.
@@ -102,6 +104,8 @@ pub struct Config {
     pub plugin: std::collections::BTreeMap<String, PluginSettings>,
     /// The wire trace of upstream model calls (`[trace]`).
     pub trace: TraceConfig,
+    /// Where tokenizer files come from (`[tokenizers]`).
+    pub tokenizers: TokenizersConfig,
 }
 
 impl Default for Config {
@@ -130,6 +134,7 @@ impl Default for Config {
             secrets: SecretsConfig::default(),
             plugin: Default::default(),
             trace: TraceConfig::default(),
+            tokenizers: TokenizersConfig::default(),
         }
     }
 }
@@ -206,6 +211,9 @@ pub struct ProviderConfig {
     /// Tokens kept free besides the answer (else 0).
     #[serde(default)]
     pub context_buffer: Option<u64>,
+    /// The tokenizer of this provider's models (else the 4-bytes estimate).
+    #[serde(default)]
+    pub tokenizer: Option<Spec>,
     /// `tool_choice` the agent loop sends with its tools (else none is sent).
     #[serde(default)]
     pub tool_choice: Option<ToolChoice>,
@@ -444,6 +452,7 @@ impl Config {
             context_window: None,
             max_output_tokens: None,
             context_buffer: None,
+            tokenizer: None,
             tool_choice: None,
             parallel_tool_calls: None,
             json_schema: false,
@@ -534,6 +543,7 @@ impl Config {
             .or_else(|| mcp_servers::mismatch(&self.mcp_servers))
             .or_else(|| self.secrets.mismatch())
             .or_else(|| self.trace.mismatch())
+            .or_else(|| self.tokenizers.mismatch())
             .or_else(|| secrets::mismatch(&self.plugin))
             .or_else(|| {
                 let names: Vec<&str> = self.tokens.iter().map(|t| t.name.as_str()).collect();
