@@ -1,6 +1,6 @@
 // Token ids from `wasmhub tokens` against the reference tokenizer, js-tiktoken
 // (pinned in package.json), on a corpus of English, code, JSON, CJK, emoji,
-// whitespace runs, numbers and contractions. The suite writes js-tiktoken's own
+// whitespace runs, numbers, contractions and one long piece. The suite writes js-tiktoken's own
 // o200k_base and cl100k_base ranks (its compact format) out as `.tiktoken` files,
 // points the hub at them (`tokenizers.dir`, and `file:` for one), and compares
 // every id, not only the counts.
@@ -26,6 +26,8 @@ const corpus = {
   numbers: "3.14159 2026-11-27 1234567890 +44 20 7946 0958 0x1F 1e-9 ٣٤٥ ½ Ⅻ",
   mixed: "Ünïcödé naïve café – “quotes” ‘single’ — résumé/CV ÀÉÎ ŒUVRE straße ΑΒΓ αβγ Привет мир",
   urls: "See https://example.com/a/b?c=d&e=f#g and C:\\Users\\me\\file.txt or /usr/local/bin/",
+  // One 6000-letter piece: long merges (and the hub's heap-ordered merge) on it.
+  long: "Lorem".repeat(600) + "ipsumdolorsitamet".repeat(100) + "a".repeat(1300),
   marks: "e\u0301 a\u0308 क्षत्रिय ประเทศไทย العربية עברית",
 };
 

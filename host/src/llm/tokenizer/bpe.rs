@@ -1,8 +1,9 @@
 //! Byte-level BPE over a `.tiktoken` ranks file: parsing the file (one base64 token and
 //! its rank per line) and encoding one pre-split piece into token ids by repeatedly
-//! merging the adjacent pair whose joined bytes have the lowest rank.
+//! merging the adjacent pair whose joined bytes have the lowest rank (leftmost first).
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
 
 /// A token id: its rank in the ranks file.
@@ -89,34 +90,52 @@ impl Ranks {
 
     /// The start offsets of the parts `piece` merges into, plus `piece.len()`.
     ///
-    /// `bounds[i]` is a part's start and `pair[i]` the rank of that part joined with
-    /// the next one (`Rank::MAX` when the join has none). Each round merges the
-    /// lowest-ranked pair (the leftmost among equals) and re-ranks its two neighbours.
+    /// Each round merges the lowest-ranked adjacent pair, the leftmost among equals.
+    /// Pairs wait in a heap ordered by (rank, start), so a long piece costs
+    /// O(n log n), not O(n²); an entry whose parts changed since it was pushed is
+    /// skipped when it comes up. `next[i]` is the start of the part after the one
+    /// starting at `i` (`n`: none), `prev[i]` the one before.
     fn merge(&self, piece: &[u8]) -> Vec<usize> {
-        let mut bounds: Vec<usize> = (0..=piece.len()).collect();
-        let join = |bounds: &[usize], i: usize| -> Rank {
-            match bounds.get(i + 2) {
-                Some(&end) => self.rank(&piece[bounds[i]..end]).unwrap_or(Rank::MAX),
-                None => Rank::MAX,
+        let n = piece.len();
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut prev: Vec<Option<usize>> = (0..n).map(|i| i.checked_sub(1)).collect();
+        let mut alive = vec![true; n];
+        let mut heap = BinaryHeap::new();
+        let push = |heap: &mut BinaryHeap<Reverse<(Rank, usize, usize)>>, next: &[usize], i: usize| {
+            let j = next[i];
+            if j < n {
+                let end = next[j];
+                if let Some(rank) = self.rank(&piece[i..end]) {
+                    heap.push(Reverse((rank, i, end)));
+                }
             }
         };
-        let mut pair: Vec<Rank> = (0..bounds.len()).map(|i| join(&bounds, i)).collect();
-        loop {
-            let Some((i, _)) = pair
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| **r != Rank::MAX)
-                .min_by_key(|(i, r)| (**r, *i))
-            else {
-                return bounds;
-            };
-            bounds.remove(i + 1);
-            pair.remove(i + 1);
-            pair[i] = join(&bounds, i);
-            if i > 0 {
-                pair[i - 1] = join(&bounds, i - 1);
+        for i in 0..n {
+            push(&mut heap, &next, i);
+        }
+        while let Some(Reverse((_, i, end))) = heap.pop() {
+            let j = next[i];
+            if !alive[i] || j >= n || next[j] != end {
+                continue;
+            }
+            alive[j] = false;
+            next[i] = end;
+            if end < n {
+                prev[end] = Some(i);
+            }
+            push(&mut heap, &next, i);
+            if let Some(p) = prev[i] {
+                push(&mut heap, &next, p);
             }
         }
+        let mut starts = Vec::new();
+        let mut i = 0;
+        while i < n {
+            starts.push(i);
+            i = next[i];
+        }
+        starts.push(n);
+        starts
     }
 }
 
