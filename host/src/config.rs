@@ -24,6 +24,7 @@ mod storage;
 mod telemetry;
 #[cfg(test)]
 mod tests;
+mod tokenizers;
 mod trace;
 
 pub use accounting::{AccountingConfig, ModelPrice};
@@ -48,6 +49,7 @@ pub use oauth::{OAuthConfig, SCOPE_NAMES};
 pub use secrets::{PluginSettings, SecretsConfig};
 pub use storage::{StorageBackend, StorageConfig};
 pub use telemetry::{LogFormat, TelemetryConfig};
+pub use tokenizers::{Encoding, Spec, SpecError, TokenizersConfig};
 pub use trace::TraceConfig;
 
 /// The whole configuration, after defaults and overrides.
@@ -106,6 +108,8 @@ pub struct Config {
     pub trace: TraceConfig,
     /// OpenTelemetry traces and the log format (`[telemetry]`).
     pub telemetry: TelemetryConfig,
+    /// Where tokenizer files come from (`[tokenizers]`).
+    pub tokenizers: TokenizersConfig,
 }
 
 impl Default for Config {
@@ -135,6 +139,7 @@ impl Default for Config {
             plugin: Default::default(),
             trace: TraceConfig::default(),
             telemetry: TelemetryConfig::default(),
+            tokenizers: TokenizersConfig::default(),
         }
     }
 }
@@ -213,6 +218,9 @@ pub struct ProviderConfig {
     /// Tokens kept free besides the answer (else 0).
     #[serde(default)]
     pub context_buffer: Option<u64>,
+    /// The tokenizer of this provider's models (else the 4-bytes estimate).
+    #[serde(default)]
+    pub tokenizer: Option<Spec>,
     /// `tool_choice` the agent loop sends with its tools (else none is sent).
     #[serde(default)]
     pub tool_choice: Option<ToolChoice>,
@@ -451,6 +459,7 @@ impl Config {
             context_window: None,
             max_output_tokens: None,
             context_buffer: None,
+            tokenizer: None,
             tool_choice: None,
             parallel_tool_calls: None,
             json_schema: false,
@@ -542,6 +551,7 @@ impl Config {
             .or_else(|| self.secrets.mismatch())
             .or_else(|| self.trace.mismatch())
             .or_else(|| self.telemetry.mismatch())
+            .or_else(|| self.tokenizers.mismatch())
             .or_else(|| secrets::mismatch(&self.plugin))
             .or_else(|| {
                 let names: Vec<&str> = self.tokens.iter().map(|t| t.name.as_str()).collect();

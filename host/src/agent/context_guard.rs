@@ -9,21 +9,65 @@
 //! answer (else an eighth of the window, at least 1024) and `context_buffer` (else
 //! 0). What is left is the input limit.
 //!
-//! Token estimate: one token per 4 bytes of UTF-8 JSON text, rounded up. That is
-//! the usual rule of thumb for English text and slightly pessimistic for JSON's
-//! punctuation-heavy output (BPE tokenizers average 3-4 bytes per token on it), and
-//! it needs no tokenizer. The conversation's size is taken from the latest step's
-//! reported usage (input + output tokens) when the provider sent it, else from the
+//! Token counts: with the target's `tokenizer` (its `model_settings` entry's, else its
+//! provider's; loaded once from `[tokenizers]`, `llm::tokenizer`), the tokens of the
+//! UTF-8 JSON text; without one, or when its file cannot be loaded, one token per 4
+//! bytes of that text, rounded up: the usual rule of thumb for English text and
+//! slightly pessimistic for JSON's punctuation-heavy output. Each guard record names
+//! which counted (`tokenizer`). The conversation's size is taken from the latest
+//! step's reported usage (input + output tokens) when the provider sent it, else from
+//! the count of the messages; results accepted in the current step are added as
+//! they arrive.
 //! estimate of the messages; results accepted in the current step are added as
 //! they arrive.
 
 use crate::hub::accounting::{ContextGuard, GuardOutcome, GuardTrigger};
 use crate::llm::Route;
+use crate::llm::tokenizer::{Tokenizer, Tokenizers};
+use std::sync::Arc;
+
+/// What a guard record's `tokenizer` says when the 4-bytes estimate counted.
+pub(crate) const ESTIMATE: &str = "estimate";
 
 /// Tokens a text is estimated to take: `ceil(bytes / 4)`.
 pub(crate) fn estimate_tokens(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)
 }
+
+/// What counts a target's tokens: its tokenizer, else the 4-bytes estimate.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Counter(Option<Arc<Tokenizer>>);
+
+impl Counter {
+    /// `route`'s configured tokenizer from `tokenizers`; the estimate when it has none
+    /// or its file could not be loaded (the cache logged why).
+    pub(crate) fn of(route: &Route, tokenizers: &Tokenizers) -> Counter {
+        Counter(route.tokenizer().and_then(|spec| tokenizers.get(spec).ok()))
+    }
+
+    /// Tokens `text` takes.
+    pub(crate) fn count(&self, text: &str) -> u64 {
+        match &self.0 {
+            Some(t) => t.count(text),
+            None => estimate_tokens(text),
+        }
+    }
+
+    /// The tokenizer's spec, or [`ESTIMATE`].
+    pub(crate) fn name(&self) -> String {
+        self.0
+            .as_ref()
+            .map_or_else(|| ESTIMATE.to_string(), |t| t.spec().to_string())
+    }
+}
+
+impl PartialEq for Counter {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Counter {}
 
 /// The context limits of one target, in tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,11 +77,13 @@ pub(crate) struct ContextLimits {
     pub window: u64,
     pub max_output: u64,
     pub buffer: u64,
+    /// What counts the target's tokens.
+    pub counter: Counter,
 }
 
 impl ContextLimits {
     /// `route`'s limits; `fallback_window` when its provider names no window.
-    pub(crate) fn of(route: &Route, fallback_window: u64) -> ContextLimits {
+    pub(crate) fn of(route: &Route, fallback_window: u64, tokenizers: &Tokenizers) -> ContextLimits {
         let t = route.tuning();
         let window = t.context_window.unwrap_or(fallback_window);
         ContextLimits {
@@ -46,6 +92,7 @@ impl ContextLimits {
             window,
             max_output: t.max_output_tokens.unwrap_or((window / 8).max(1024)).min(window),
             buffer: t.context_buffer.unwrap_or(0),
+            counter: Counter::of(route, tokenizers),
         }
     }
 
@@ -70,7 +117,7 @@ pub(crate) struct TooLarge {
     pub tokens: u64,
     pub available: u64,
     /// The guard's record of it (its message and step are the turn's to add).
-    pub event: ContextGuard,
+    pub event: Box<ContextGuard>,
 }
 
 impl TooLarge {
@@ -106,10 +153,10 @@ impl Budget {
 
     /// Accepts a result of `text` (counting it) or says it does not fit.
     pub(crate) fn admit(&mut self, text: &str) -> Result<(), TooLarge> {
-        let tokens = estimate_tokens(text);
+        let tokens = self.limits.counter.count(text);
         let available = self.remaining();
         if tokens > available {
-            let event = ContextGuard {
+            let event = Box::new(ContextGuard {
                 message: None,
                 step: 0,
                 provider: self.limits.provider.clone(),
@@ -119,7 +166,8 @@ impl Budget {
                 projected_tokens: self.used + tokens,
                 limit_tokens: self.limits.input_limit(),
                 remaining_tokens: available,
-            };
+                tokenizer: self.limits.counter.name(),
+            });
             return Err(TooLarge {
                 tokens,
                 available,
@@ -142,6 +190,7 @@ mod tests {
             window,
             max_output,
             buffer,
+            counter: Counter::default(),
         }
     }
 
@@ -153,6 +202,29 @@ mod tests {
     }
 
     #[test]
+    fn a_tokenizer_counts_and_is_named_in_the_record() {
+        // A vocabulary of the 256 bytes plus "xx" and "xxxx": 399 x's are 99 "xxxx",
+        // one "xx" and one "x", 101 tokens, where the estimate says 100; so with 100
+        // tokens left the tokenizer refuses what the estimate would have let in.
+        let dir = crate::test_dir::TempDir::new("guard-tokenizer");
+        let ranks = crate::llm::tokenizer::test_ranks(&[(b"xx", 256), (b"xxxx", 257)]);
+        let path = dir.path().join("v.tiktoken");
+        std::fs::write(&path, ranks).unwrap();
+        let spec = crate::config::Spec::File(path);
+        let tokenizer = Tokenizer::load(&spec, dir.path(), 64).unwrap();
+        let mut l = limits(8192, 1024, 0);
+        l.counter = Counter(Some(Arc::new(tokenizer)));
+        assert_eq!(l.counter.count(&"x".repeat(399)), 101);
+        assert_eq!(estimate_tokens(&"x".repeat(399)), 100);
+        let mut b = Budget::new(l);
+        b.set_used(7168 - 100);
+        let err = b.admit(&"x".repeat(399)).unwrap_err();
+        assert_eq!((err.tokens, err.available), (101, 100));
+        assert_eq!(err.event.tokenizer, format!("{spec}"));
+        assert!(err.event.tokenizer.starts_with("file:"));
+    }
+
+    #[test]
     fn results_are_admitted_until_the_input_limit_is_full() {
         let mut b = Budget::new(limits(8192, 1024, 0));
         b.set_used(7000);
@@ -161,7 +233,7 @@ mod tests {
         assert_eq!((err.tokens, err.available), (100, 18));
         assert!(err.message().starts_with("result too large"));
         assert_eq!(
-            err.event,
+            *err.event,
             ContextGuard {
                 message: None,
                 step: 0,
@@ -172,6 +244,7 @@ mod tests {
                 projected_tokens: 7250,
                 limit_tokens: 7168,
                 remaining_tokens: 18,
+                tokenizer: "estimate".into(),
             }
         );
         assert_eq!(b.remaining(), 18);

@@ -99,6 +99,7 @@ mod tests {
             window: 100,
             max_output: 10,
             buffer: 0,
+            counter: Default::default(),
         }
     }
 
@@ -115,6 +116,7 @@ mod tests {
             projected_tokens: 120,
             limit_tokens: 90,
             remaining_tokens: 5,
+            tokenizer: "estimate".into(),
         };
         m.record(&event("m\"1"));
         m.record(&event("m\"1"));

@@ -72,6 +72,7 @@ pub use temporary::TemporarySession;
 
 use crate::config::Config;
 use crate::hub::{Caller, Hub, QuotaExceeded};
+use crate::llm::tokenizer::Tokenizers;
 use crate::llm::{KeyError, Llm, RouteError};
 use crate::storage::{Backend, StorageError};
 use lease::{HeldLease, Leases};
@@ -244,6 +245,10 @@ impl Agent {
             sessions: sessions.clone(),
             tools: Arc::new(openai_tools()),
             context_window: agent.context_window,
+            tokenizers: Arc::new(Tokenizers::new(
+                config.tokenizers.dir(&config.data_dir),
+                config.tokenizers.max_file_kb,
+            )),
             guard: Default::default(),
         };
         // The named agents are the hub's `agents.NAME` operations, kept current.

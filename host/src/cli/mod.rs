@@ -14,6 +14,7 @@ pub mod scaffold;
 mod secret;
 pub mod serve;
 mod signals;
+mod tokens;
 
 use crate::config::Config;
 use args::{Args, UsageError};
@@ -43,6 +44,7 @@ Commands:
   oauth code NAME       a one-time sign-in code for principal NAME, from the running hub
   secret set|list|rm    plugin secrets, sealed in the hub's storage (value from stdin)
   secret keygen FILE    make the key secrets are sealed with
+  tokens FILE...        count a file's tokens with a tokenizer (--tokenizer tiktoken:o200k_base)
 
 Run `wasmhub <command> --help` for its options.
 ";
@@ -71,6 +73,7 @@ pub fn main(argv: Vec<String>) -> ExitCode {
         "plugin" => plugin_command(rest),
         "oauth" => oauth_command(rest),
         "secret" => secret_command(rest),
+        "tokens" => tokens::command(rest),
         "-h" | "--help" | "help" => {
             print!("{HELP}");
             Ok(ExitCode::SUCCESS)

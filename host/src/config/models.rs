@@ -130,6 +130,9 @@ pub struct ModelSettings {
     /// Tokens kept free besides the answer, for the estimate's error.
     #[serde(default)]
     pub context_buffer: Option<u64>,
+    /// The tokenizer the context guard counts these models' text with.
+    #[serde(default)]
+    pub tokenizer: Option<super::Spec>,
     /// `tool_choice` the agent loop sends with its tools.
     #[serde(default)]
     pub tool_choice: Option<ToolChoice>,

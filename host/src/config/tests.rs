@@ -512,3 +512,56 @@ fn the_storage_backend_is_embedded_by_default_or_its_old_name_and_a_wrong_one_is
     assert!(err.contains("backend") && err.contains("sqlite"), "{err}");
     assert!(err.contains("line 2"), "{err}");
 }
+
+#[test]
+fn tokenizers_parse_per_provider_and_model_and_bad_ones_name_the_key() {
+    let text = r#"
+[tokenizers]
+dir = "/srv/tokenizers"
+max_file_kb = 8192
+
+[[providers]]
+name = "openai"
+base_url = "https://api.openai.com/v1"
+tokenizer = "tiktoken:o200k_base"
+
+[[providers.model_settings]]
+model = "gpt-4-*"
+tokenizer = "tiktoken:cl100k_base"
+
+[[providers.model_settings]]
+model = "own*"
+tokenizer = "file:/srv/own.tiktoken"
+"#;
+    let c = Config::parse(text, Path::new("w.toml")).unwrap();
+    assert_eq!(c.tokenizers.dir(Path::new("data")), Path::new("/srv/tokenizers"));
+    assert_eq!(c.tokenizers.max_file_kb, 8192);
+    let p = &c.providers[0];
+    assert_eq!(p.tokenizer, Some(Spec::Tiktoken(Encoding::O200kBase)));
+    assert_eq!(
+        p.model_settings[0].tokenizer,
+        Some(Spec::Tiktoken(Encoding::Cl100kBase))
+    );
+    assert_eq!(
+        p.model_settings[1].tokenizer,
+        Some(Spec::File("/srv/own.tiktoken".into()))
+    );
+    let d = Config::parse("", Path::new("w.toml")).unwrap();
+    assert_eq!(d.tokenizers.dir(Path::new("data")), Path::new("data/tokenizers"));
+
+    let err = Config::parse(
+        "[[providers]]\nname = \"a\"\nbase_url = \"http://x\"\ntokenizer = \"tiktoken:gpt2\"\n",
+        Path::new("w.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("\"tiktoken:gpt2\" is not a tokenizer"), "{err}");
+    assert!(err.contains("w.toml: line 4"), "{err}");
+    let err = Config::parse("[tokenizers]\nmax_file_kb = 0\n", Path::new("w.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("tokenizers.max_file_kb must be greater than 0"),
+        "{err}"
+    );
+}

@@ -158,6 +158,7 @@ fn accounting_records() -> Vec<AccountingRecord> {
         projected_tokens: 130_000,
         limit_tokens: 120_000,
         remaining_tokens: 4_000,
+        tokenizer: "estimate".into(),
     };
     vec![
         record(
@@ -240,9 +241,20 @@ async fn the_previous_releases_records_read_back() {
     let dir = crate::test_dir::TempDir::new("stored_records");
     crate::test_dir::copy_tree(&fixture.join("data"), dir.path());
     let storage = Storage::open(dir.path()).unwrap();
-    let read = read_back(&storage).await;
+    let mut read = read_back(&storage).await;
     let expected: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture.join("expected.json")).unwrap()).unwrap();
+    // Fields added since that release read back with their documented defaults: a
+    // context guard's `tokenizer` is `estimate` (the only counter then).
+    let mut guards = 0;
+    for record in read["accounting"]["records"].as_array_mut().unwrap() {
+        if record["kind"] == "context_guard" {
+            let obj = record.as_object_mut().unwrap();
+            assert_eq!(obj.remove("tokenizer"), Some(Value::from("estimate")));
+            guards += 1;
+        }
+    }
+    assert_eq!(guards, 1, "the fixture holds one context guard record");
     assert_eq!(read, expected);
     // The records the fixture was written from, as this release builds them.
     assert_eq!(read["calls"].as_array().unwrap().len(), call_records().len());

@@ -19,6 +19,7 @@ mod spans;
 pub(crate) mod stream;
 pub(crate) mod stream_error;
 pub(crate) mod terminal;
+pub(crate) mod tokenizer;
 pub mod trace;
 pub(crate) mod transform;
 pub(crate) mod ui;

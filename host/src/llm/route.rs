@@ -87,6 +87,13 @@ impl Route {
         }
     }
 
+    /// The tokenizer this target's text is counted with: its `model_settings`
+    /// entry's, else its provider's; `None`: the 4-bytes estimate.
+    pub fn tokenizer(&self) -> Option<&crate::config::Spec> {
+        let m = self.settings().and_then(|m| m.tokenizer.as_ref());
+        m.or(self.provider.config.tokenizer.as_ref())
+    }
+
     /// Sets this target's `tool_choice` and `parallel_tool_calls` on a request that
     /// offers tools (a request without tools must not carry them).
     pub fn apply_tool_settings(&self, body: &mut Value) {
@@ -388,12 +395,14 @@ base_url = "http://127.0.0.1:9/v1"
 models = ["qwen*"]
 tool_choice = "required"
 context_window = 32768
+tokenizer = "tiktoken:o200k_base"
 
 [[model_settings]]
 model = "qwen2.5-7b*"
 tool_choice = "auto"
 parallel_tool_calls = false
 max_output_tokens = 2048
+tokenizer = "file:/srv/qwen.tiktoken"
 "#;
         Providers::new(&[crate::toml::from_str(text).unwrap()]).unwrap()
     }
@@ -414,6 +423,9 @@ max_output_tokens = 2048
         );
         let big = ps.route("local/qwen3").unwrap();
         assert_eq!(big.target(), "local/qwen3");
+        let spec = |r: &Route| r.tokenizer().map(|s| s.to_string());
+        assert_eq!(spec(&small).as_deref(), Some("file:/srv/qwen.tiktoken"));
+        assert_eq!(spec(&big).as_deref(), Some("tiktoken:o200k_base"));
         assert_eq!(
             (big.tuning().tool_choice, big.tuning().max_output_tokens),
             (Some(ToolChoice::Required), None)

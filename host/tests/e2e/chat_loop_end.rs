@@ -193,7 +193,8 @@ async fn assert_guard_accounted(hub: &crate::support::hub::Hub, chunks: &[UiChun
             "kind": "context_guard", "session": "chat-guard", "caller": "local",
             "message": message, "step": 0, "provider": "scripted", "model": "m1",
             "trigger": "tool_result", "outcome": "replaced",
-            "projected_tokens": 110 + result_tokens, "limit_tokens": 7068, "remaining_tokens": 6958
+            "projected_tokens": 110 + result_tokens, "limit_tokens": 7068, "remaining_tokens": 6958,
+            "tokenizer": "estimate"
         })
     );
     let step0 = records

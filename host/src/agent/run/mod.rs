@@ -26,7 +26,7 @@
 
 use super::approval;
 use super::builder::MessageBuilder;
-use super::context_guard::{Budget, ContextLimits, estimate_tokens};
+use super::context_guard::{Budget, ContextLimits, Counter};
 use super::convert;
 use super::guard_metrics::GuardMetrics;
 use super::live::LiveTurn;
@@ -41,6 +41,7 @@ use super::tool_result::{ToolResult, result_chunk};
 use super::usage;
 use crate::hub::{CallContext, Caller, Hub, MetaToolRequest};
 use crate::llm::openai::prepare_stream_body;
+use crate::llm::tokenizer::Tokenizers;
 use crate::llm::{FinishReason, Llm, ModelToolCall, Route, StepOptions, StepSummary, UiChunk, Usage};
 use crate::race::{Race, race};
 use serde_json::{Map, Value, json};
@@ -64,6 +65,8 @@ pub(crate) struct TurnEnv {
     pub tools: Arc<Value>,
     /// The window of targets whose provider names none.
     pub context_window: u64,
+    /// The configured tokenizers, loaded on first use (`[tokenizers]`).
+    pub tokenizers: Arc<Tokenizers>,
     /// The context guard's activations and the tokens left, for `/metrics`.
     pub guard: GuardMetrics,
 }
@@ -173,7 +176,11 @@ impl Runner<'_> {
             message_id: Some(self.turn.assistant.id.clone()),
             message_metadata: Some(json!({ "model": self.turn.model, "sessionId": self.turn.session.id })),
         }]);
-        let mut budget = Budget::new(ContextLimits::of(&self.turn.targets[0], self.env.context_window));
+        let mut budget = Budget::new(ContextLimits::of(
+            &self.turn.targets[0],
+            self.env.context_window,
+            &self.env.tokenizers,
+        ));
         let profile = self.turn.profile.clone();
         let system = prompt::with_instructions(
             &profile.system_prompt,
@@ -187,7 +194,7 @@ impl Runner<'_> {
         let max_steps = self.turn.profile.max_steps;
         for step in 0..max_steps {
             let last = step + 1 == max_steps;
-            let (body, estimate) = self.request(&system, last);
+            let (body, estimate) = self.request(&system, last, &budget.limits().counter);
             let opts = StepOptions {
                 emit_start: false,
                 emit_finish: false,
@@ -284,12 +291,12 @@ impl Runner<'_> {
         None
     }
 
-    /// The next model request and the estimated tokens of its messages. The last
-    /// allowed step offers no tools and asks for the answer, so the turn ends with
-    /// one rather than with a cut-off.
-    fn request(&self, system: &str, last: bool) -> (Value, u64) {
+    /// The next model request and the tokens of its messages by `counter` (the
+    /// current target's). The last allowed step offers no tools and asks for the
+    /// answer, so the turn ends with one rather than with a cut-off.
+    fn request(&self, system: &str, last: bool, counter: &Counter) -> (Value, u64) {
         let mut messages = self.messages(system);
-        let estimate = estimate_tokens(&Value::Array(messages.clone()).to_string());
+        let estimate = counter.count(&Value::Array(messages.clone()).to_string());
         let mut body = if last {
             messages.push(json!({ "role": "user", "content": prompt::CONCLUDE }));
             json!({ "messages": messages })
@@ -310,7 +317,11 @@ impl Runner<'_> {
             self.answered = self.turn.targets.iter().find(|r| &r.target() == target).cloned();
         }
         if let Some(route) = &self.answered {
-            *budget = Budget::new(ContextLimits::of(route, self.env.context_window));
+            *budget = Budget::new(ContextLimits::of(
+                route,
+                self.env.context_window,
+                &self.env.tokenizers,
+            ));
         }
         budget.set_used(
             summary

@@ -10,7 +10,8 @@ impl Runner<'_> {
     /// `Some` ends the turn there.
     pub(super) async fn resume_answered(&mut self, system: &str, budget: &mut Budget) -> Option<Outcome> {
         let messages = self.messages(system);
-        budget.set_used(estimate_tokens(&Value::Array(messages).to_string()));
+        let used = budget.limits().counter.count(&Value::Array(messages).to_string());
+        budget.set_used(used);
         if !self.run_answered(budget).await {
             return Some(Outcome::Aborted);
         }

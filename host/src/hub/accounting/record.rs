@@ -134,6 +134,15 @@ pub struct ContextGuard {
     pub limit_tokens: u64,
     /// Tokens that were left before the result.
     pub remaining_tokens: u64,
+    /// What counted the tokens: the target's tokenizer (`tiktoken:o200k_base`,
+    /// `file:PATH`) or `estimate` (4 bytes per token; also records older than this
+    /// field).
+    #[serde(default = "estimate")]
+    pub tokenizer: String,
+}
+
+fn estimate() -> String {
+    "estimate".to_string()
 }
 
 /// What made the context guard act.

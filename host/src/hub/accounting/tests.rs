@@ -156,6 +156,7 @@ fn a_context_guard_activation_is_a_record_of_its_own_kind_outside_the_sums() {
         projected_tokens: 7250,
         limit_tokens: 7168,
         remaining_tokens: 18,
+        tokenizer: "tiktoken:o200k_base".into(),
     };
     log.account(Some("s1"), "local", None, None, Entry::ContextGuard(guard));
     let page = log.page(Since::Start, 10, &Visible::All).unwrap();
@@ -168,12 +169,19 @@ fn a_context_guard_activation_is_a_record_of_its_own_kind_outside_the_sums() {
             "id": 1, "session": "s1", "caller": "local", "kind": "context_guard",
             "message": "msg_1", "step": 2, "provider": "p", "model": "m",
             "trigger": "tool_result", "outcome": "replaced",
-            "projected_tokens": 7250, "limit_tokens": 7168, "remaining_tokens": 18
+            "projected_tokens": 7250, "limit_tokens": 7168, "remaining_tokens": 18,
+            "tokenizer": "tiktoken:o200k_base"
         })
     );
     let back: AccountingRecord =
         serde_json::from_value(serde_json::to_value(&page.records[0]).unwrap()).unwrap();
     assert_eq!(back, page.records[0]);
+    // A record from before the `tokenizer` field was counted by the estimate.
+    json.as_object_mut().unwrap().remove("tokenizer");
+    json["time_ms"] = 1.into();
+    let old: AccountingRecord = serde_json::from_value(json).unwrap();
+    let old = serde_json::to_value(&old).unwrap();
+    assert_eq!(old["tokenizer"], "estimate", "{old}");
     assert_eq!(log.session_usage(["s1"]).unwrap()[0], SessionUsage::default());
 }
 
