@@ -11,15 +11,14 @@
 //! (`cache_read_input_tokens`, `cache_creation_input_tokens`) counts into
 //! `prompt_tokens`, the read part also as `prompt_tokens_details.cached_tokens`.
 
-use super::{error_body, sse_data};
-use crate::llm::client::{Recode, ResponseBodyError};
-use crate::sse::{self, Parser};
+use super::error_body;
+use super::sse_events::Translate;
+use crate::sse;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-/// Anthropic's stream as OpenAI SSE chunks.
+/// Anthropic's stream as OpenAI SSE chunks (read through `sse_events::Sse`).
 pub(crate) struct Events {
-    parser: Parser,
     id: String,
     model: Value,
     /// Content block index → tool call index, for the tool blocks.
@@ -31,9 +30,8 @@ pub(crate) struct Events {
 }
 
 impl Events {
-    pub(crate) fn new(max_event: usize) -> Events {
+    pub(crate) fn new() -> Events {
         Events {
-            parser: Parser::new(max_event),
             id: String::new(),
             model: Value::Null,
             tools: HashMap::new(),
@@ -48,7 +46,7 @@ impl Events {
         sse::write_json(out, &chunk);
     }
 
-    fn event(&mut self, data: &str, out: &mut Vec<u8>) {
+    fn read(&mut self, data: &str, out: &mut Vec<u8>) {
         if self.ended {
             return;
         }
@@ -124,21 +122,9 @@ impl Events {
     }
 }
 
-impl Recode for Events {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) -> Result<(), ResponseBodyError> {
-        let (events, parsed) = sse_data(&mut self.parser, Some(bytes));
-        for data in events {
-            self.event(&data, out);
-        }
-        parsed
-    }
-
-    fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), ResponseBodyError> {
-        let (events, parsed) = sse_data(&mut self.parser, None);
-        for data in events {
-            self.event(&data, out);
-        }
-        parsed
+impl Translate for Events {
+    fn event(&mut self, data: &str, out: &mut Vec<u8>) {
+        self.read(data, out);
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::anthropic_answer::{self, Events};
 use super::prepare;
+use super::sse_events::Sse;
 use super::tests::{body_of, recode_all, transformed};
 use super::whole::Whole;
 use crate::llm::providers::Providers;
@@ -45,7 +46,7 @@ pub(super) fn tool_stream() -> Vec<Value> {
 fn an_anthropic_stream_split_anywhere_reads_as_an_openai_stream() {
     let text = sse(&tool_stream());
     for step in [1, 5, 100, 1 << 16] {
-        let out = recode_all(&mut Events::new(1 << 20), text.as_bytes(), step).unwrap();
+        let out = recode_all(&mut Sse::new(1 << 20, Events::new()), text.as_bytes(), step).unwrap();
         let (summary, events) = transformed(&out);
         assert_eq!(summary.text, "Okay, let's check the weather:", "pieces of {step}");
         assert_eq!(summary.reasoning, "I need the weather.");
@@ -72,7 +73,7 @@ fn an_anthropic_stream_split_anywhere_reads_as_an_openai_stream() {
 fn an_anthropic_error_event_or_a_cut_stream_is_never_a_finished_answer() {
     let mut events = tool_stream()[..8].to_vec();
     events.push(json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
-    let out = recode_all(&mut Events::new(1 << 20), sse(&events).as_bytes(), 64).unwrap();
+    let out = recode_all(&mut Sse::new(1 << 20, Events::new()), sse(&events).as_bytes(), 64).unwrap();
     let (summary, raw) = transformed(&out);
     assert_eq!(
         (summary.finish_reason, summary.error.as_deref()),
@@ -80,7 +81,7 @@ fn an_anthropic_error_event_or_a_cut_stream_is_never_a_finished_answer() {
     );
     assert!(!raw.contains(&"[DONE]".to_string()));
     let out = recode_all(
-        &mut Events::new(1 << 20),
+        &mut Sse::new(1 << 20, Events::new()),
         sse(&tool_stream()[..10]).as_bytes(),
         64,
     )
@@ -92,7 +93,12 @@ fn an_anthropic_error_event_or_a_cut_stream_is_never_a_finished_answer() {
         "cut before message_stop"
     );
     assert!(!raw.contains(&"[DONE]".to_string()));
-    let err = recode_all(&mut Events::new(64), sse(&tool_stream()).as_bytes(), 1 << 16).unwrap_err();
+    let err = recode_all(
+        &mut Sse::new(64, Events::new()),
+        sse(&tool_stream()).as_bytes(),
+        1 << 16,
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("unusable"), "{err}");
 }
 

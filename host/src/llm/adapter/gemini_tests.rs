@@ -7,6 +7,7 @@
 use super::gemini::schema;
 use super::gemini_answer::{self, Events};
 use super::prepare;
+use super::sse_events::Sse;
 use super::tests::{body_of, recode_all, transformed};
 use super::whole::Whole;
 use crate::llm::providers::{Providers, Route};
@@ -50,7 +51,7 @@ pub(super) fn thinking_tool_stream() -> Vec<Value> {
 fn a_gemini_stream_split_anywhere_reads_as_an_openai_stream() {
     let text = sse(&thinking_tool_stream());
     for step in [1, 3, 7, 100, 1 << 16] {
-        let out = recode_all(&mut Events::new(1 << 20), text.as_bytes(), step).unwrap();
+        let out = recode_all(&mut Sse::new(1 << 20, Events::new()), text.as_bytes(), step).unwrap();
         let (summary, events) = transformed(&out);
         assert_eq!(summary.text, "Let me look that up for you.", "pieces of {step}");
         assert_eq!(
@@ -80,7 +81,7 @@ fn a_gemini_stream_split_anywhere_reads_as_an_openai_stream() {
 fn a_gemini_error_event_or_a_cut_stream_is_never_a_finished_answer() {
     let mut events = thinking_tool_stream()[..2].to_vec();
     events.push(json!({"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}}));
-    let out = recode_all(&mut Events::new(1 << 20), sse(&events).as_bytes(), 5).unwrap();
+    let out = recode_all(&mut Sse::new(1 << 20, Events::new()), sse(&events).as_bytes(), 5).unwrap();
     let (summary, raw) = transformed(&out);
     assert_eq!(
         (summary.finish_reason, summary.error.as_deref()),
@@ -93,13 +94,13 @@ fn a_gemini_error_event_or_a_cut_stream_is_never_a_finished_answer() {
     // Cut before the event with `finishReason`: the connection ended, nothing finished.
     let text = sse(&thinking_tool_stream()[..3]);
     for cut in [text.len(), text.len() - 9] {
-        let out = recode_all(&mut Events::new(1 << 20), &text.as_bytes()[..cut], 11).unwrap();
+        let out = recode_all(&mut Sse::new(1 << 20, Events::new()), &text.as_bytes()[..cut], 11).unwrap();
         let (summary, raw) = transformed(&out);
         assert_eq!(summary.finish_reason, FinishReason::Error, "cut at {cut}");
         assert!(!raw.contains(&"[DONE]".to_string()));
     }
     let err = recode_all(
-        &mut Events::new(64),
+        &mut Sse::new(64, Events::new()),
         sse(&thinking_tool_stream()).as_bytes(),
         1 << 16,
     )
@@ -122,7 +123,12 @@ fn finish_reasons_and_a_blocked_prompt() {
         assert_eq!(c["choices"][0]["finish_reason"], openai, "{reason}");
     }
     let blocked = json!({"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": {"promptTokenCount": 8, "totalTokenCount": 8}});
-    let out = recode_all(&mut Events::new(1 << 20), sse(&[blocked]).as_bytes(), 4).unwrap();
+    let out = recode_all(
+        &mut Sse::new(1 << 20, Events::new()),
+        sse(&[blocked]).as_bytes(),
+        4,
+    )
+    .unwrap();
     let (summary, raw) = transformed(&out);
     assert_eq!(summary.finish_reason, FinishReason::ContentFilter);
     assert_eq!(raw.last().map(String::as_str), Some("[DONE]"));

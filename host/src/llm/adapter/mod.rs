@@ -27,14 +27,14 @@ mod gemini_tests;
 pub(crate) mod ollama;
 mod ollama_answer;
 mod parts;
+mod sse_events;
 #[cfg(test)]
 mod tests;
 pub(crate) mod whole;
 
-use super::client::{Recode, Response, ResponseBodyError};
+use super::client::{Recode, Response};
 use super::providers::Route;
 use crate::config::ProviderKind;
-use crate::sse::{self, Parser};
 use bytes::Bytes;
 use http::{HeaderValue, header};
 use serde_json::{Value, json};
@@ -150,14 +150,18 @@ pub(crate) fn answer(route: &Route, call: &Call, mut resp: Response, max_whole: 
             (ProviderKind::Ollama, false, false) => {
                 Box::new(whole::Whole::json(max_whole, ollama_answer::completion))
             }
-            (ProviderKind::Anthropic, true, _) => Box::new(anthropic_answer::Events::new(max_event)),
+            (ProviderKind::Anthropic, true, _) => {
+                Box::new(sse_events::Sse::new(max_event, anthropic_answer::Events::new()))
+            }
             (ProviderKind::Anthropic, false, true) => {
                 Box::new(whole::Whole::stream(max_whole, anthropic_answer::completion))
             }
             (ProviderKind::Anthropic, false, false) => {
                 Box::new(whole::Whole::json(max_whole, anthropic_answer::completion))
             }
-            (ProviderKind::Gemini, true, _) => Box::new(gemini_answer::Events::new(max_event)),
+            (ProviderKind::Gemini, true, _) => {
+                Box::new(sse_events::Sse::new(max_event, gemini_answer::Events::new()))
+            }
             (ProviderKind::Gemini, false, true) => {
                 Box::new(whole::Whole::stream(max_whole, gemini_answer::completion))
             }
@@ -181,20 +185,4 @@ pub(crate) fn answer(route: &Route, call: &Call, mut resp: Response, max_whole: 
 /// An OpenAI error body with `message`.
 pub(crate) fn error_body(message: &str) -> Value {
     json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": null}})
-}
-
-/// Feeds `bytes` (`None`: the end of the body) to `parser`: the data of the
-/// events it completed, and whether the stream is still well formed. The events
-/// come back as a list so the caller, which owns `parser`, can then handle them.
-pub(super) fn sse_data(
-    parser: &mut Parser,
-    bytes: Option<&[u8]>,
-) -> (Vec<String>, Result<(), ResponseBodyError>) {
-    let mut events = Vec::new();
-    let mut on_event = |e: sse::Event<'_>| events.push(e.data.to_string());
-    let parsed = match bytes {
-        Some(bytes) => parser.feed(bytes, &mut on_event),
-        None => parser.finish(&mut on_event),
-    };
-    (events, parsed.map_err(ResponseBodyError::Parse))
 }
