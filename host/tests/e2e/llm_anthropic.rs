@@ -11,7 +11,8 @@
 //! and Ollama's from `docs/api.md` ("Chat request (Streaming)").
 
 use crate::support::client;
-use crate::support::hub::{self, Hub};
+use crate::support::dialect::{Dialect, Scripted, ollama_hello};
+use crate::support::hub::Hub;
 use crate::support::llm::{WITHIN, openai_text, smart_chain, text_of, ui_chunks};
 use crate::support::upstream::{Reply, Upstream};
 use serde_json::{Value, json};
@@ -33,7 +34,7 @@ fn text_delta(index: u64, text: &str) -> Value {
 
 /// "Hello!" with some thinking first.
 fn hello() -> Reply {
-    Reply::typed_events(&[
+    Dialect::Anthropic.stream(&[
         start(json!({"input_tokens": 25, "output_tokens": 1})),
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
         json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "A greeting."}}),
@@ -50,25 +51,18 @@ fn hello() -> Reply {
 }
 
 fn anthropic_error(status: u16, kind: &str, message: &str) -> Reply {
-    Reply::json(
-        status,
-        json!({"type": "error", "error": {"type": kind, "message": message}}),
-    )
+    Dialect::Anthropic.error(status, kind, message)
 }
 
+const CLAUDE: Scripted = Scripted {
+    dialect: Dialect::Anthropic,
+    name: "claude",
+    models: &["claude-*"],
+    key: Some((KEY_VAR, KEY)),
+};
+
 async fn anthropic_hub(extra: &str) -> (Upstream, Hub) {
-    // SAFETY: no other test reads or writes this variable.
-    unsafe { std::env::set_var(KEY_VAR, KEY) };
-    let up = Upstream::start().await;
-    let extra = format!("kind = \"anthropic\"\napi_key_env = \"{KEY_VAR}\"\n{extra}");
-    let hub = hub::start(vec![hub::provider(
-        "claude",
-        &up.base_url(),
-        &["claude-*"],
-        &extra,
-    )])
-    .await;
-    (up, hub)
+    CLAUDE.start(extra).await
 }
 
 fn ask(stream: bool) -> Value {
@@ -160,7 +154,7 @@ async fn anthropic_errors_keep_their_status_retry_after_and_message() {
     // Mid-stream: the text so far, then the error and no `[DONE]`.
     up.push_for(
         MESSAGES,
-        Reply::typed_events(&[
+        Dialect::Anthropic.stream(&[
             start(json!({"input_tokens": 25, "output_tokens": 1})),
             json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
             text_delta(0, "Hel"),
@@ -231,14 +225,7 @@ async fn a_chain_falls_back_from_anthropic_to_ollama_each_in_its_dialect() {
     ];
     let hub = smart_chain(&providers, &["claude/claude-opus-4-6", "local/llama3.2"]).await;
     first.push_for(MESSAGES, anthropic_error(529, "overloaded_error", "Overloaded"));
-    let line = |content: &str, done: bool| {
-        json!({"model": "llama3.2", "created_at": "2023-08-04T08:52:19.385406455-07:00",
-               "message": {"role": "assistant", "content": content}, "done": done})
-    };
-    second.push_for(
-        "/api/chat",
-        Reply::ndjson(&[line("Hello", false), line(" from Ollama.", false), line("", true)]),
-    );
+    second.push_for("/api/chat", ollama_hello());
     let mut body = ask(true);
     body["model"] = json!("smart");
     body["tools"] =

@@ -16,7 +16,8 @@
 
 use crate::support::chat::{self, call_args, hub_with, plugins, submit, user};
 use crate::support::client;
-use crate::support::hub::{self, Hub};
+use crate::support::dialect::{Dialect, Scripted, ollama_hello};
+use crate::support::hub::Hub;
 use crate::support::llm::{WITHIN, error_text, openai_text, smart_chain, text_of, ui_chunks};
 use crate::support::upstream::{Frame, Reply, Upstream};
 use serde_json::{Value, json};
@@ -46,7 +47,7 @@ fn response(parts: Value, finish: Option<&str>) -> Value {
 }
 
 fn events(responses: &[Value]) -> Reply {
-    Reply::sse(responses.iter().map(|r| Frame::Data(r.to_string())).collect())
+    Dialect::Gemini.stream(responses)
 }
 
 /// "AI learns patterns from data.", after a thought.
@@ -62,19 +63,18 @@ fn explain() -> Reply {
 }
 
 fn gemini_error(status: u16, code: &str, message: &str) -> Reply {
-    Reply::json(
-        status,
-        json!({"error": {"code": status, "message": message, "status": code}}),
-    )
+    Dialect::Gemini.error(status, code, message)
 }
 
+const GEMINI: Scripted = Scripted {
+    dialect: Dialect::Gemini,
+    name: "g",
+    models: &["gemini-*"],
+    key: Some((KEY_VAR, KEY)),
+};
+
 async fn gemini_hub(extra: &str) -> (Upstream, Hub) {
-    // SAFETY: no other test reads or writes this variable.
-    unsafe { std::env::set_var(KEY_VAR, KEY) };
-    let up = Upstream::start().await;
-    let extra = format!("kind = \"gemini\"\napi_key_env = \"{KEY_VAR}\"\n{extra}");
-    let hub = hub::start(vec![hub::provider("g", &up.base_url(), &["gemini-*"], &extra)]).await;
-    (up, hub)
+    GEMINI.start(extra).await
 }
 
 fn ask(stream: bool) -> Value {
@@ -300,14 +300,7 @@ async fn a_chain_falls_back_from_gemini_to_ollama_each_in_its_dialect() {
         &streamed("gemini-2.5-flash"),
         gemini_error(503, "UNAVAILABLE", "The model is overloaded."),
     );
-    let line = |content: &str, done: bool| {
-        json!({"model": "llama3.2", "created_at": "2023-08-04T08:52:19.385406455-07:00",
-               "message": {"role": "assistant", "content": content}, "done": done})
-    };
-    second.push_for(
-        "/api/chat",
-        Reply::ndjson(&[line("Hello", false), line(" from Ollama.", false), line("", true)]),
-    );
+    second.push_for("/api/chat", ollama_hello());
     let mut body = ask(true);
     body["model"] = json!("smart");
     body["tools"] = json!([{"type": "function", "function": {"name": "get_weather",
