@@ -11,6 +11,7 @@
 //! ([`stream`]) and the wire trace of every upstream exchange ([`trace`]). It knows nothing about the HTTP surfaces above it.
 
 pub(crate) mod adapter;
+pub(crate) mod anthropic_wire;
 pub(crate) mod client;
 pub(crate) mod openai;
 pub(crate) mod providers;

@@ -286,3 +286,53 @@ async fn the_model_list_asks_anthropic_with_its_key_and_version() {
         (Some(KEY), Some("2023-06-01"))
     );
 }
+
+/// Anthropic's "Extended thinking with tool use" example: the signed thinking
+/// block the second round must send back before its `tool_use`.
+fn signed_thinking() -> Value {
+    json!({"type": "thinking", "thinking": "I need the weather in Paris.",
+           "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"})
+}
+
+#[tokio::test]
+async fn a_tool_round_sends_the_signed_thinking_back_with_thinking_from_reasoning_effort() {
+    let (up, hub) = anthropic_hub("").await;
+    up.push_for(MESSAGES, Reply::json(200, json!({"id": "msg_01", "type": "message", "role": "assistant",
+        "model": "claude-opus-4-6", "stop_reason": "tool_use", "stop_sequence": null,
+        "content": [signed_thinking(),
+            {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather", "input": {"location": "Paris"}}],
+        "usage": {"input_tokens": 412, "output_tokens": 96}})));
+    let tools =
+        json!([{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]);
+    let mut body = json!({"model": "claude/claude-opus-4-6", "max_tokens": 1024, "reasoning_effort": "low",
+        "tools": tools, "messages": [{"role": "user", "content": "Weather in Paris?"}]});
+    let first = client::post(hub.addr, "/v1/chat/completions", &body)
+        .await
+        .json()
+        .await;
+    let message = first["choices"][0]["message"].clone();
+    assert_eq!(message["tool_calls"][0]["id"], "toolu_01A09q90qw90lq917835lq9");
+
+    // An OpenAI client echoes the assistant message with the tool's result.
+    up.push_for(MESSAGES, hello());
+    body["messages"].as_array_mut().unwrap().extend([
+        message,
+        json!({"role": "tool", "tool_call_id": "toolu_01A09q90qw90lq917835lq9", "content": "15 degrees"}),
+    ]);
+    body["stream"] = json!(true);
+    let resp = client::post(hub.addr, "/v1/chat/completions", &body).await;
+    assert_eq!(openai_text(&resp.events(WITHIN).await.0), "Hello!");
+
+    let sent = up.requests();
+    assert_eq!(
+        (&sent[0].json()["thinking"], &sent[0].json()["max_tokens"]),
+        (&json!({"type": "enabled", "budget_tokens": 1024}), &json!(2048)),
+        "reasoning_effort low asks a 1024-token budget on top of max_tokens"
+    );
+    assert_eq!(
+        sent[1].json()["messages"][1],
+        json!({"role": "assistant", "content": [signed_thinking(),
+            {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather", "input": {"location": "Paris"}}]}),
+        "round 2 carries round 1's signed thinking block before its tool_use"
+    );
+}

@@ -286,5 +286,8 @@ fn stop_reasons_and_usage_follow_anthropics_names() {
         reasoning_tokens: None,
         cached_input_tokens: None,
     };
-    assert_eq!(usage_json(&u), json!({"input_tokens": 3, "output_tokens": 4}));
+    assert_eq!(
+        anthropic_usage(&u),
+        json!({"input_tokens": 3, "output_tokens": 4})
+    );
 }
