@@ -10,6 +10,7 @@
 //! the error event; "Messages": the response object; "Errors": the error shapes),
 //! and Ollama's from `docs/api.md` ("Chat request (Streaming)").
 
+use crate::support::chat;
 use crate::support::client;
 use crate::support::dialect::{Dialect, Scripted, ollama_hello};
 use crate::support::hub::Hub;
@@ -335,4 +336,53 @@ async fn a_tool_round_sends_the_signed_thinking_back_with_thinking_from_reasonin
             {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather", "input": {"location": "Paris"}}]}),
         "round 2 carries round 1's signed thinking block before its tool_use"
     );
+}
+
+#[tokio::test]
+async fn an_agent_turn_sends_the_signed_thinking_back_in_its_next_round() {
+    let up = Upstream::start().await;
+    let hub = chat::hub_with(&up, chat::plugins(&[]), |c| {
+        c.providers[0].kind = "anthropic".into();
+        c.providers[0].think = Some(true);
+    })
+    .await;
+    let input: Value = serde_json::from_str(&chat::call_args(
+        json!([{"tool": "calc.eval", "input": {"expression": "6*7"}}]),
+    ))
+    .unwrap();
+    let redacted = json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"});
+    up.push_for(MESSAGES, Dialect::Anthropic.stream(&[
+        start(json!({"input_tokens": 30, "output_tokens": 1})),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "I need the weather in Paris."}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta",
+               "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": redacted}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "toolu_01", "name": "hub_call", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+        json!({"type": "content_block_stop", "index": 2}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 40}}),
+        json!({"type": "message_stop"}),
+    ]));
+    up.push_for(MESSAGES, hello());
+    let body = chat::submit("anthropic-1", vec![chat::user("u1", "6*7?")]);
+    let chunks = chat::chunks(chat::post_chat(hub.addr, &body).await).await;
+    assert_eq!(text_of(&chunks).0, "Hello!");
+    let first = up.requests()[0].json();
+    assert_eq!(
+        first["thinking"],
+        json!({"type": "enabled", "budget_tokens": 4096})
+    );
+    let second = up.requests()[1].json();
+    let messages = second["messages"].as_array().unwrap();
+    let (turn, result) = (&messages[messages.len() - 2], &messages[messages.len() - 1]);
+    assert_eq!(
+        turn["content"],
+        json!([signed_thinking(), redacted,
+               {"type": "tool_use", "id": "toolu_01", "name": "hub_call", "input": input}]),
+        "round 2 carries round 1's thinking blocks, signed, before its tool_use"
+    );
+    assert_eq!(result["content"][0]["tool_use_id"], "toolu_01");
 }

@@ -228,7 +228,7 @@ async fn a_503_from_gemini_is_retried_and_the_ui_stream_reads_its_thoughts() {
 }
 
 #[tokio::test]
-async fn an_agent_turn_runs_a_tool_round_through_gemini() {
+async fn an_agent_turn_runs_a_tool_round_through_gemini_keeping_its_signature() {
     let up = Upstream::start().await;
     let hub = hub_with(&up, plugins(&[]), |c| c.providers[0].kind = "gemini".into()).await;
     let args: Value = serde_json::from_str(&call_args(
@@ -263,12 +263,9 @@ async fn an_agent_turn_runs_a_tool_round_through_gemini() {
         call["parts"][0]["functionCall"],
         json!({"name": "hub_call", "args": args})
     );
-    // The agent loop keeps a call's id, name and arguments, not its signature:
-    // the placeholder Google documents goes back, which Gemini 3 accepts.
-    assert_eq!(
-        call["parts"][0]["thoughtSignature"],
-        "skip_thought_signature_validator"
-    );
+    // The agent loop keeps what Gemini wants back with the call: round 1's
+    // real signature, not the placeholder.
+    assert_eq!(call["parts"][0]["thoughtSignature"], "c2lnLWE=");
     assert_eq!(result["role"], "user");
     let answer = &result["parts"][0]["functionResponse"];
     assert_eq!(answer["name"], "hub_call", "{result}");

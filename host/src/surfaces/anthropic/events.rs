@@ -201,6 +201,7 @@ impl Encoder {
                     tool_call_id,
                     tool_name,
                     input,
+                    ..
                 },
             ) => {
                 let b = self.tool_block(tool_call_id, tool_name, out);
@@ -228,6 +229,7 @@ impl Encoder {
                     tool_call_id,
                     tool_name,
                     input,
+                    ..
                 },
             ) => {
                 self.hub_call(tool_call_id, tool_name, input.clone(), out);

@@ -216,6 +216,7 @@ fn hub_tool_calls_and_results_are_mcp_blocks() {
             tool_call_id: "c1".into(),
             tool_name: "hub_call".into(),
             input: json!({"calls": []}),
+            provider_metadata: None,
         },
         UiChunk::ToolOutputAvailable {
             tool_call_id: "c1".into(),
