@@ -371,3 +371,38 @@ async fn the_model_list_holds_geminis_generating_models() {
     assert_eq!(ids, ["g/gemini-2.5-flash"]);
     assert_eq!(up.requests()[0].header("x-goog-api-key"), Some(KEY));
 }
+
+#[tokio::test]
+async fn tool_schemas_reach_gemini_with_their_references_inlined() {
+    let (up, hub) = gemini_hub("").await;
+    up.push_for(
+        &whole("gemini-2.5-flash"),
+        Reply::json(200, response(json!([{"text": "Noted."}]), Some("STOP"))),
+    );
+    // Pydantic's shape for a nested model: the definition under `$defs`.
+    let parameters = json!({"type": "object", "properties": {"home": {"$ref": "#/$defs/Address"}},
+        "$defs": {"Address": {"type": "object", "properties": {"city": {"type": "string"}}}}});
+    let mut body = ask(false);
+    body["tools"] =
+        json!([{"type": "function", "function": {"name": "save_person", "parameters": parameters}}]);
+    let resp = client::post(hub.addr, "/v1/chat/completions", &body).await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(
+        up.requests()[0].json()["tools"][0]["functionDeclarations"][0]["parameters"],
+        json!({"type": "object", "properties": {"home": {"type": "object", "properties": {"city": {"type": "string"}}}}})
+    );
+
+    body["tools"][0]["function"]["parameters"]["$defs"]["Address"]["properties"]["next"] =
+        json!({"$ref": "#/$defs/Address"});
+    let resp = client::post(hub.addr, "/v1/chat/completions", &body).await;
+    assert_eq!(resp.status, 400);
+    let message = resp.json().await["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("tools[0] (\"save_person\")") && message.contains("refers to itself"),
+        "{message}"
+    );
+    assert_eq!(up.requests().len(), 1, "a request Gemini cannot take is not sent");
+}

@@ -4,7 +4,6 @@
 //! request and `functionCall` answer; the "Thinking" guide's `includeThoughts`
 //! answer with `thought: true` parts; the "Troubleshooting" guide's error body).
 
-use super::gemini::schema;
 use super::gemini_answer::{self, Events};
 use super::prepare;
 use super::sse_events::Sse;
@@ -242,8 +241,18 @@ fn what_gemini_cannot_take_is_a_clear_error() {
             "messages[0]: role \"function\"",
         ),
         (
-            json!({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/a.png"}}]}]}),
-            "Gemini takes images inline",
+            json!({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "http://x/a.png"}}]}]}),
+            "messages[0]: an image URL Gemini cannot fetch",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/a.bmp?v=1"}}]}]}),
+            "does not end in .png",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "walk",
+                "parameters": {"type": "object", "properties": {"n": {"$ref": "#/$defs/N"}},
+                               "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}}}}}]}),
+            "tools[0] (\"walk\"): its parameters: $ref \"#/$defs/N\" refers to itself",
         ),
         (
             json!({"messages": [{"role": "tool", "tool_call_id": "call_9", "content": "x"}]}),
@@ -255,22 +264,6 @@ fn what_gemini_cannot_take_is_a_clear_error() {
     }
     let err = prepare(&route("", "../v1/files?x"), &json!({"messages": []})).unwrap_err();
     assert!(err.to_string().contains("is not one Gemini has"), "{err}");
-}
-
-#[test]
-fn json_schema_maps_to_what_gemini_accepts() {
-    let s = json!({"type": "object", "properties": {
-        "tags": {"type": "array", "items": {"type": "string", "const": "a", "examples": ["a"]}, "minItems": 1},
-        "when": {"oneOf": [{"type": "string", "format": "date-time"}, {"type": "integer", "exclusiveMinimum": 0}]},
-        "ref": {"$ref": "#/$defs/x"}},
-        "$defs": {"x": {"type": "string"}}, "allOf": [{"required": ["tags"]}]});
-    assert_eq!(
-        schema(&s),
-        json!({"type": "object", "properties": {
-            "tags": {"type": "array", "items": {"type": "string", "enum": ["a"]}, "minItems": 1},
-            "when": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]},
-            "ref": {}}})
-    );
 }
 
 #[test]
@@ -294,5 +287,20 @@ fn a_function_calls_thought_signature_goes_back_with_it() {
     assert_eq!(
         sent["contents"][2]["parts"][0]["functionResponse"],
         json!({"name": "check_flight", "response": {"status": "delayed"}})
+    );
+}
+
+#[test]
+fn images_by_url_go_as_files() {
+    let body = json!({"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "Caption these."},
+        {"type": "image_url", "image_url": {"url": "https://storage.googleapis.com/generativeai-downloads/images/scones.jpg"}},
+        {"type": "image_url", "image_url": {"url": "gs://cloud-samples-data/generative-ai/image/Cat.PNG?x=1#y"}}]}]});
+    let sent = body_of(&prepare(&route("", "gemini-2.5-flash"), &body).unwrap());
+    assert_eq!(
+        sent["contents"][0]["parts"],
+        json!([{"text": "Caption these."},
+               {"fileData": {"mimeType": "image/jpeg", "fileUri": "https://storage.googleapis.com/generativeai-downloads/images/scones.jpg"}},
+               {"fileData": {"mimeType": "image/png", "fileUri": "gs://cloud-samples-data/generative-ai/image/Cat.PNG?x=1#y"}}])
     );
 }

@@ -22,6 +22,7 @@ mod anthropic_answer;
 mod anthropic_tests;
 pub(crate) mod gemini;
 mod gemini_answer;
+mod gemini_schema;
 #[cfg(test)]
 mod gemini_tests;
 pub(crate) mod ollama;
