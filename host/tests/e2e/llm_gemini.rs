@@ -344,7 +344,7 @@ async fn a_chain_falls_back_from_gemini_to_ollama_each_in_its_dialect() {
 }
 
 #[tokio::test]
-async fn the_model_list_holds_geminis_generating_models() {
+async fn the_model_list_holds_geminis_generating_models_from_every_page() {
     let (up, hub) = gemini_hub("").await;
     up.push_for(
         "/v1/models",
@@ -355,7 +355,16 @@ async fn the_model_list_holds_geminis_generating_models() {
              "inputTokenLimit": 1048576, "outputTokenLimit": 65536,
              "supportedGenerationMethods": ["generateContent", "countTokens", "createCachedContent"]},
             {"name": "models/text-embedding-004", "version": "004", "displayName": "Text Embedding 004",
-             "supportedGenerationMethods": ["embedContent"]}]}),
+             "supportedGenerationMethods": ["embedContent"]}],
+            "nextPageToken": "Ch5tb2RlbHMv+/="}),
+        ),
+    );
+    up.push_for(
+        "/v1/models",
+        Reply::json(
+            200,
+            json!({"models": [{"name": "models/gemini-2.5-pro", "version": "2.5",
+                "supportedGenerationMethods": ["generateContent"]}]}),
         ),
     );
     let list = client::send(hub.addr, http::Method::GET, "/v1/models", None, &[])
@@ -368,8 +377,17 @@ async fn the_model_list_holds_geminis_generating_models() {
         .iter()
         .filter_map(|m| m["id"].as_str())
         .collect();
-    assert_eq!(ids, ["g/gemini-2.5-flash"]);
-    assert_eq!(up.requests()[0].header("x-goog-api-key"), Some(KEY));
+    assert_eq!(ids, ["g/gemini-2.5-flash", "g/gemini-2.5-pro"], "both pages");
+    let sent = up.requests();
+    assert_eq!(sent[0].header("x-goog-api-key"), Some(KEY));
+    assert_eq!(
+        (sent[0].query.as_deref(), sent[1].query.as_deref()),
+        (
+            Some("pageSize=1000"),
+            Some("pageSize=1000&pageToken=Ch5tb2RlbHMv%2B%2F%3D")
+        ),
+        "the next page asked for by its token"
+    );
 }
 
 #[tokio::test]
