@@ -50,11 +50,34 @@ pub(crate) fn thinking_blocks(message: &Value) -> Vec<Value> {
 /// Whether `block` is a thinking block Anthropic takes back.
 pub(crate) fn is_thinking_block(block: &Value) -> bool {
     let is_str = |k: &str| block.get(k).is_some_and(Value::is_string);
+    // An unsigned block (a client echoing a stream that gave no signature)
+    // would be refused by the API: it is left out.
     match block.get("type").and_then(Value::as_str) {
-        Some(THINKING) => is_str("thinking") && is_str("signature"),
-        Some(REDACTED_THINKING) => is_str("data"),
+        Some(THINKING) => is_str("thinking") && block["signature"].as_str().is_some_and(|s| !s.is_empty()),
+        Some(REDACTED_THINKING) => block["data"].as_str().is_some_and(|d| !d.is_empty()),
         _ => false,
     }
+}
+
+/// A request (OpenAI's) without the thinking blocks its assistant messages
+/// carry, for a provider other than Anthropic (OpenAI refuses unknown message
+/// fields; `extra_content.google`, Google's own, stays); `None` when it has none.
+pub(crate) fn without_thinking(body: &Value) -> Option<Value> {
+    let messages = body.get("messages")?.as_array()?;
+    if !messages.iter().any(|m| m.pointer(THINKING_POINTER).is_some()) {
+        return None;
+    }
+    let mut body = body.clone();
+    for m in body["messages"].as_array_mut().into_iter().flatten() {
+        let Some(Value::Object(extra)) = m.get_mut("extra_content") else {
+            continue;
+        };
+        extra.remove("anthropic");
+        if extra.is_empty() {
+            m.as_object_mut().map(|m| m.remove("extra_content"));
+        }
+    }
+    Some(body)
 }
 
 /// Anthropic's `stop_reason` for how a step ended.
@@ -194,5 +217,26 @@ mod tests {
         assert_eq!(thinking_blocks(&message), vec![signed, redacted]);
         message["extra_content"] = json!({"google": {}});
         assert!(thinking_blocks(&message).is_empty());
+    }
+
+    #[test]
+    fn other_providers_get_no_thinking_blocks() {
+        let signed = json!({"type": "thinking", "thinking": "t", "signature": "EqQB"});
+        let empty = json!({"type": "thinking", "thinking": "t", "signature": ""});
+        assert!(is_thinking_block(&signed) && !is_thinking_block(&empty));
+        let body = json!({"model": "m", "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "", "extra_content": thinking_extension(vec![signed.clone()])},
+            {"role": "assistant", "content": "", "extra_content": {"google": {"x": 1}, "anthropic": {"thinking_blocks": []}}}]});
+        let stripped = without_thinking(&body).unwrap();
+        assert_eq!(
+            stripped["messages"][1],
+            json!({"role": "assistant", "content": ""})
+        );
+        assert_eq!(
+            stripped["messages"][2]["extra_content"],
+            json!({"google": {"x": 1}})
+        );
+        assert_eq!(without_thinking(&stripped), None);
     }
 }

@@ -386,3 +386,23 @@ async fn an_agent_turn_sends_the_signed_thinking_back_in_its_next_round() {
     );
     assert_eq!(result["content"][0]["tool_use_id"], "toolu_01");
 }
+
+#[tokio::test]
+async fn an_openai_provider_gets_no_anthropic_thinking_blocks() {
+    let (up, hub) = crate::support::llm::setup("").await;
+    up.push(Reply::json(200, json!({"id": "c", "object": "chat.completion", "model": "gpt-test",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]})));
+    let body = json!({"model": "up/gpt-test", "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": null, "extra_content": {"anthropic": {"thinking_blocks": [signed_thinking()]}},
+         "tool_calls": [{"id": "toolu_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "15 degrees"}]});
+    let resp = client::post(hub.addr, "/v1/chat/completions", &body).await;
+    assert_eq!(resp.status, 200);
+    let sent = up.requests()[0].json();
+    assert_eq!(sent["messages"][1].get("extra_content"), None, "{sent}");
+    assert_eq!(
+        sent["messages"][1]["tool_calls"],
+        body["messages"][1]["tool_calls"]
+    );
+}

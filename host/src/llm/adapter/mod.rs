@@ -13,8 +13,10 @@
 //! The per-provider `stream` switch lives here too: with `stream = false` the
 //! upstream is asked for a whole answer, which [`whole`] turns into a proper stream
 //! when the caller asked for one. An `openai` or `openrouter` provider that
-//! streams passes everything through untouched (OpenRouter is always spoken to
-//! through Chat Completions; its attribution headers are `llm::upstream`'s).
+//! streams passes everything through untouched but the Anthropic thinking blocks
+//! assistant messages may carry (`anthropic_wire::without_thinking`); OpenRouter
+//! is always spoken to through Chat Completions, its attribution headers are
+//! `llm::upstream`'s.
 
 pub(crate) mod anthropic;
 mod anthropic_answer;
@@ -33,6 +35,7 @@ mod sse_events;
 mod tests;
 pub(crate) mod whole;
 
+use super::anthropic_wire;
 use super::client::{Recode, Response};
 use super::providers::Route;
 use crate::config::ProviderKind;
@@ -87,11 +90,12 @@ pub(crate) fn prepare(route: &Route, body: &Value) -> Result<Call, RequestError>
     let wants_stream = super::openai::wants_stream(body);
     let streams = wants_stream && provider.config.stream;
     let (path, native) = match provider.kind {
-        ProviderKind::OpenAi | ProviderKind::OpenRouter if streams || !wants_stream => {
-            ("/chat/completions".to_string(), None)
-        }
         ProviderKind::OpenAi | ProviderKind::OpenRouter => {
-            ("/chat/completions".to_string(), Some(unstreamed(body)))
+            let mut own = anthropic_wire::without_thinking(body);
+            if wants_stream && !streams {
+                own = Some(unstreamed(own.as_ref().unwrap_or(body)));
+            }
+            ("/chat/completions".to_string(), own)
         }
         ProviderKind::Ollama => (
             "/api/chat".to_string(),
