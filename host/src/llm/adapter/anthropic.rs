@@ -75,11 +75,16 @@ pub(crate) fn request(route: &Route, body: &Value, stream: bool) -> Result<Value
 }
 
 /// The provider's `options`, the model's over them key by key, as fields of the
-/// request (`top_k`, `thinking`, `service_tier`, ...).
+/// request (`top_k`, `thinking`, `service_tier`, ...): a field the request
+/// already has (the model, the messages, `stream`, the client's sampling) is
+/// kept.
 fn options(route: &Route, out: &mut Map<String, Value>) {
-    out.extend(route.provider.config.options.clone());
+    let mut options = route.provider.config.options.clone();
     if let Some(settings) = route.settings() {
-        out.extend(settings.options.clone());
+        options.extend(settings.options.clone());
+    }
+    for (k, v) in options {
+        out.entry(k).or_insert(v);
     }
 }
 

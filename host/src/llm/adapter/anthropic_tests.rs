@@ -260,7 +260,8 @@ fn extended_thinking_comes_from_reasoning_effort_think_or_options() {
     );
     let off = sent("think = true", json!({"reasoning_effort": "none"})).unwrap();
     assert_eq!((off.get("thinking"), &off["temperature"]), (None, &json!(0.2)));
-    let options = "options = { top_k = 5, thinking = { type = \"enabled\", budget_tokens = 2000 } }";
+    let options =
+        "options = { top_k = 5, stream = true, thinking = { type = \"enabled\", budget_tokens = 2000 } }";
     let own = sent(options, json!({})).unwrap();
     assert_eq!(
         (
@@ -269,6 +270,10 @@ fn extended_thinking_comes_from_reasoning_effort_think_or_options() {
             &own["top_k"]
         ),
         (&json!(2000), &json!(4048), &json!(5))
+    );
+    assert_eq!(
+        own["stream"], false,
+        "options do not override what the request has"
     );
     let plain = sent("", json!({})).unwrap();
     assert_eq!(
