@@ -13,7 +13,8 @@
 # kinds.test.mjs runs the openai, AI SDK and Anthropic clients over the native
 # provider kinds (anthropic, ollama, gemini) against an upstream speaking those APIs
 # (lib/native-upstream.mjs); tokens.test.mjs compares `wasmhub tokens` ids with the
-# reference js-tiktoken's on a corpus (o200k_base and cl100k_base).
+# reference js-tiktoken's on a corpus (o200k_base and cl100k_base); tokens-anthropic.test.mjs
+# compares them with @anthropic-ai/tokenizer's (anthropic:claude).
 # Everything listens on 127.0.0.1 only; each test file
 # starts and stops its own upstream and hub. Exits non-zero when a test fails.
 set -euo pipefail
@@ -49,4 +50,4 @@ export WASMHUB_PLUGINS="$plugins"
 python_venv "$cache/node-venv" "$here/requirements.lock"
 export WASMHUB_PYTHON_OPENAI="$python"
 
-exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs unfinished.test.mjs agents.test.mjs kinds.test.mjs tokens.test.mjs
+exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs unfinished.test.mjs agents.test.mjs kinds.test.mjs tokens.test.mjs tokens-anthropic.test.mjs
