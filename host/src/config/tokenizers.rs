@@ -1,5 +1,5 @@
 //! `[tokenizers]`: where the files of named tokenizers (`tiktoken:NAME`,
-//! `anthropic:claude`) are read from, how large one may be, and
+//! `anthropic:claude`, `sentencepiece:NAME`) are read from, how large one may be, and
 //! the tokenizer spec a provider or model names (`tokenizer = "tiktoken:o200k_base"`);
 //! `llm::tokenizer` loads and runs them.
 
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TokenizersConfig {
-    /// Folder of `NAME.tiktoken`, and `claude.json` files (default
+    /// Folder of `NAME.tiktoken`, `claude.json` and `NAME.model` files (default
     /// `<data_dir>/tokenizers`).
     pub dir: Option<PathBuf>,
     /// Largest ranks file, in KiB (o200k_base's is about 3.5 MiB).
@@ -51,6 +51,9 @@ pub enum Spec {
     /// `file:PATH`: a `.tiktoken` ranks file split by the `o200k_base` pattern, or (a
     /// name ending in `.json`) a tokenizer JSON like `claude.json`.
     File(PathBuf),
+    /// `sentencepiece:PATH` (a `/` in it) or `sentencepiece:NAME` (`NAME.model` in
+    /// `[tokenizers] dir`): a SentencePiece model (Gemini and Gemma's).
+    SentencePiece(String),
 }
 
 /// The named encodings whose pre-split pattern the hub knows.
@@ -80,7 +83,7 @@ impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{:?} is not a tokenizer; use \"tiktoken:o200k_base\", \"tiktoken:cl100k_base\", \"anthropic:claude\" or \"file:/path/x.tiktoken\" (or .json)",
+            "{:?} is not a tokenizer; use \"tiktoken:o200k_base\", \"tiktoken:cl100k_base\", \"anthropic:claude\", \"sentencepiece:NAME\" (NAME.model in tokenizers.dir), \"sentencepiece:/path/tokenizer.model\" or \"file:/path/x.tiktoken\" (or .json)",
             self.0
         )
     }
@@ -97,6 +100,7 @@ impl std::str::FromStr for Spec {
             Some(("tiktoken", "cl100k_base")) => Ok(Self::Tiktoken(Encoding::Cl100kBase)),
             Some(("anthropic", "claude")) => Ok(Self::Anthropic),
             Some(("file", path)) if !path.is_empty() => Ok(Self::File(PathBuf::from(path))),
+            Some(("sentencepiece", name)) if !name.is_empty() => Ok(Self::SentencePiece(name.to_owned())),
             _ => Err(SpecError(s.to_owned())),
         }
     }
@@ -108,6 +112,7 @@ impl fmt::Display for Spec {
             Self::Tiktoken(e) => write!(f, "tiktoken:{}", e.name()),
             Self::Anthropic => f.write_str("anthropic:claude"),
             Self::File(path) => write!(f, "file:{}", path.display()),
+            Self::SentencePiece(name) => write!(f, "sentencepiece:{name}"),
         }
     }
 }
@@ -119,6 +124,8 @@ impl Spec {
             Self::Tiktoken(e) => dir.join(format!("{}.tiktoken", e.name())),
             Self::Anthropic => dir.join("claude.json"),
             Self::File(path) => path.clone(),
+            Self::SentencePiece(name) if name.contains('/') => PathBuf::from(name),
+            Self::SentencePiece(name) => dir.join(format!("{name}.model")),
         }
     }
 }

@@ -1,17 +1,20 @@
 //! Token counts from real tokenizers: a tokenizer spec from the configuration
 //! (`tiktoken:o200k_base`, `tiktoken:cl100k_base`, `anthropic:claude`,
-//! `file:/path/x.tiktoken`), loading its file under a size limit, and encoding text into
-//! token ids the way the reference tokenizer does: OpenAI's `tiktoken` and Anthropic's
-//! tokenizer JSON pre-split by a pattern, then byte-level BPE per piece ([`tiktoken`],
-//! [`bpe`]). No vocabulary is compiled into the binary: the operator supplies the
+//! `sentencepiece:NAME`, `file:/path/x.tiktoken`), loading its file under a size limit,
+//! and encoding text into token ids the way the reference tokenizer does: OpenAI's
+//! `tiktoken` and Anthropic's tokenizer JSON pre-split by a pattern, then byte-level BPE
+//! per piece ([`tiktoken`], [`bpe`]); SentencePiece models (Gemini/Gemma) normalized
+//! and merged by their scores ([`sentencepiece`]). No vocabulary is compiled into the binary: the operator supplies the
 //! files. [`Tokenizers`] loads each spec once and shares it.
 
 mod bpe;
 mod cache;
+mod sentencepiece;
 mod tiktoken;
 
 pub(crate) use bpe::{Rank, RanksError};
 pub(crate) use cache::Tokenizers;
+pub(crate) use sentencepiece::ModelError;
 pub(crate) use tiktoken::JsonError;
 
 pub(crate) use crate::config::Spec;
@@ -38,6 +41,8 @@ pub(crate) enum LoadError {
     Ranks { path: PathBuf, source: RanksError },
     /// The tokenizer JSON file's content is wrong.
     Json { path: PathBuf, source: JsonError },
+    /// The SentencePiece model file's content is wrong.
+    Model { path: PathBuf, source: ModelError },
 }
 
 impl fmt::Display for LoadError {
@@ -58,6 +63,7 @@ impl fmt::Display for LoadError {
             Self::NotText { path } => write!(f, "tokenizer file {} is not UTF-8 text", path.display()),
             Self::Ranks { path, source } => write!(f, "tokenizer file {}: {source}", path.display()),
             Self::Json { path, source } => write!(f, "tokenizer file {}: {source}", path.display()),
+            Self::Model { path, source } => write!(f, "tokenizer file {}: {source}", path.display()),
         }
     }
 }
@@ -68,6 +74,7 @@ impl std::error::Error for LoadError {
             Self::Read { source, .. } => Some(source),
             Self::Ranks { source, .. } => Some(source),
             Self::Json { source, .. } => Some(source),
+            Self::Model { source, .. } => Some(source),
             Self::TooLarge { .. } | Self::NotText { .. } => None,
         }
     }
@@ -85,6 +92,8 @@ pub(crate) struct Tokenizer {
 enum Kind {
     /// Pre-split by a pattern, byte-level BPE per piece.
     ByteLevel(ByteLevel),
+    /// A SentencePiece BPE model.
+    SentencePiece(sentencepiece::Model),
 }
 
 impl Tokenizer {
@@ -105,16 +114,18 @@ impl Tokenizer {
             });
         }
         let data = std::fs::read(&path).map_err(read)?;
-        let text = String::from_utf8(data).map_err(|_| LoadError::NotText { path: path.clone() })?;
         let kind = match spec {
-            Spec::Anthropic => Self::json(&text, path)?,
-            Spec::File(file) if file.extension().is_some_and(|e| e == "json") => Self::json(&text, path)?,
+            Spec::SentencePiece(_) => sentencepiece::Model::parse(&data)
+                .map(Kind::SentencePiece)
+                .map_err(|source| LoadError::Model { path, source })?,
+            Spec::Anthropic => Self::json(data, path)?,
+            Spec::File(file) if file.extension().is_some_and(|e| e == "json") => Self::json(data, path)?,
             Spec::Tiktoken(encoding) => {
-                Kind::ByteLevel(ByteLevel::named(*encoding, Self::ranks(&text, path)?))
+                Kind::ByteLevel(ByteLevel::named(*encoding, Self::ranks(data, path)?))
             }
             Spec::File(_) => Kind::ByteLevel(ByteLevel::named(
                 crate::config::Encoding::O200kBase,
-                Self::ranks(&text, path)?,
+                Self::ranks(data, path)?,
             )),
         };
         Ok(Self {
@@ -123,16 +134,21 @@ impl Tokenizer {
         })
     }
 
-    fn ranks(text: &str, path: PathBuf) -> Result<Ranks, LoadError> {
-        Ranks::parse(text).map_err(|source| LoadError::Ranks { path, source })
+    fn text(data: Vec<u8>, path: &Path) -> Result<String, LoadError> {
+        String::from_utf8(data).map_err(|_| LoadError::NotText {
+            path: path.to_path_buf(),
+        })
     }
 
-    fn json(text: &str, path: PathBuf) -> Result<Kind, LoadError> {
-        ByteLevel::json(text)
+    fn ranks(data: Vec<u8>, path: PathBuf) -> Result<Ranks, LoadError> {
+        Ranks::parse(&Self::text(data, &path)?).map_err(|source| LoadError::Ranks { path, source })
+    }
+
+    fn json(data: Vec<u8>, path: PathBuf) -> Result<Kind, LoadError> {
+        ByteLevel::json(&Self::text(data, &path)?)
             .map(Kind::ByteLevel)
             .map_err(|source| LoadError::Json { path, source })
     }
-
     /// The spec this tokenizer was loaded from (what an accounting record names).
     pub(crate) fn spec(&self) -> &Spec {
         &self.spec
@@ -144,6 +160,7 @@ impl Tokenizer {
         let mut out = Vec::with_capacity(text.len() / 3);
         match &self.kind {
             Kind::ByteLevel(b) => b.encode(text, &mut out),
+            Kind::SentencePiece(m) => m.encode(text, &mut out),
         }
         out
     }

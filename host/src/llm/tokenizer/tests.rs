@@ -20,9 +20,17 @@ fn specs_parse_and_print() {
         "tiktoken:cl100k_base",
         "file:/x/y.tiktoken",
         "anthropic:claude",
+        "sentencepiece:gemma",
+        "sentencepiece:/srv/gemma/tokenizer.model",
     ] {
         assert_eq!(s.parse::<Spec>().unwrap().to_string(), s);
     }
+    let dir = Path::new("/data/tokenizers");
+    let path = |s: &str| s.parse::<Spec>().unwrap().path(dir);
+    assert_eq!(path("sentencepiece:gemma"), dir.join("gemma.model"));
+    assert_eq!(path("sentencepiece:/srv/t.model"), PathBuf::from("/srv/t.model"));
+    assert_eq!(path("anthropic:claude"), dir.join("claude.json"));
+    assert!("sentencepiece:".parse::<Spec>().is_err());
     let e = "tiktoken:p50k".parse::<Spec>().unwrap_err();
     assert!(
         e.to_string().contains("\"tiktoken:p50k\" is not a tokenizer"),
