@@ -36,6 +36,7 @@ mod builder;
 mod bus;
 mod context_guard;
 mod convert;
+pub(crate) mod counted;
 mod guard_metrics;
 mod lease;
 mod live;

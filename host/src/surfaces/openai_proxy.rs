@@ -26,6 +26,7 @@ use super::body::Body;
 use super::limit::Surface;
 use super::respond::{self, Resp};
 use super::step_accounting::{self, StepAccounting};
+use crate::agent::counted;
 use crate::hub::Caller;
 use crate::llm::openai::ChatChunk;
 use crate::llm::openai::{self, BadRequest};
@@ -233,7 +234,7 @@ fn ui_stream(app: &Arc<App>, targets: Vec<Route>, value: Value, caller: &Caller)
         let step = llm.run_step_chain(&targets, &value, |_, _| {}, opts, &mut sink);
         if let Ok(summary) = step.await {
             let answered = answering_route(&targets, summary.target.as_deref());
-            let output = || step_accounting::summary_output(&summary);
+            let output = || counted::summary_output(&summary);
             accounting.done(answered, summary.usage, &value, output);
             let _ = sink.done().await;
         }

@@ -1,17 +1,18 @@
 //! Accounting of the model calls a surface makes for a client outside the agent
 //! loop (the OpenAI-compatible proxy, the Anthropic surface's client-tools mode):
 //! one `hub::accounting` model-step record per call, with the target that answered.
-//! When the provider reports no usage, the hub counts the request's messages and
-//! tools and the answer's text with the target's tokenizer (else the 4-bytes
-//! estimate, `agent::context_guard::Counter`) and the record's `tokenizer` says which.
+//! When the provider reports no usage, the hub counts the request and the answer
+//! (`agent::counted`) and the record's `tokenizer` says what counted; this module
+//! reads the answer's text from OpenAI chunks and completions.
 
 use super::App;
 use crate::agent::Counter;
+use crate::agent::counted;
 use crate::hub::Caller;
 use crate::hub::accounting::{Accounting, Entry, ModelStep};
 use crate::llm::openai::ChatChunk;
 use crate::llm::tokenizer::Tokenizers;
-use crate::llm::{Route, StepSummary, Usage};
+use crate::llm::{Route, Usage};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -48,38 +49,12 @@ impl StepAccounting {
     ) {
         let latency = self.started.elapsed();
         let provider = &route.provider.config.name;
-        let step = match usage {
-            Some(usage) => ModelStep::measured(provider, &route.model, Some(usage), latency),
-            None => {
-                let counter = Counter::of(route, &self.tokenizers);
-                let counted = count(&counter, request, &output());
-                let step = ModelStep::measured(provider, &route.model, Some(counted), latency);
-                ModelStep {
-                    tokenizer: Some(counter.name()),
-                    ..step
-                }
-            }
-        };
+        let step = ModelStep::measured(provider, &route.model, usage, latency);
+        let counter = || Counter::of(route, &self.tokenizers);
+        let step = counted::fill_in(step, counter, request, output);
         let client = self.client.as_deref();
         self.accounting
             .account(None, &self.caller, client, None, Entry::ModelStep(step));
-    }
-}
-
-/// The tokens of an OpenAI request's `messages` and `tools` (their JSON text, what
-/// the context guard counts too) and of the answer's `output`.
-fn count(counter: &Counter, request: &Value, output: &str) -> Usage {
-    let mut input = request.get("messages").map_or_else(String::new, Value::to_string);
-    if let Some(tools) = request.get("tools") {
-        input.push_str(&tools.to_string());
-    }
-    let (input_tokens, output_tokens) = (counter.count(&input), counter.count(output));
-    Usage {
-        input_tokens,
-        output_tokens,
-        total_tokens: input_tokens + output_tokens,
-        reasoning_tokens: None,
-        cached_input_tokens: None,
     }
 }
 
@@ -126,20 +101,6 @@ pub(crate) fn answer_output(bytes: &[u8]) -> String {
     out
 }
 
-/// The answer a step summary holds: text, reasoning, tool names and arguments.
-pub(crate) fn summary_output(summary: &StepSummary) -> String {
-    let mut out = summary.text.clone();
-    out.push_str(&summary.reasoning);
-    for call in &summary.tool_calls {
-        out.push_str(&call.name);
-        match &call.arguments {
-            Ok(args) => out.push_str(&args.to_string()),
-            Err(e) => out.push_str(&e.to_string()),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,16 +126,5 @@ mod tests {
         ]});
         assert_eq!(answer_output(whole.to_string().as_bytes()), "Yesg{}");
         assert_eq!(answer_output(b"not json"), "");
-    }
-
-    #[test]
-    fn the_estimate_counts_messages_and_tools_and_the_answer() {
-        let request = json!({"model": "m", "messages": [{"role": "user", "content": "hello"}], "tools": [1]});
-        let input = request["messages"].to_string().len() + "[1]".len();
-        let usage = count(&Counter::default(), &request, "12345");
-        assert_eq!(
-            (usage.input_tokens, usage.output_tokens, usage.total_tokens),
-            (input.div_ceil(4) as u64, 2, input.div_ceil(4) as u64 + 2)
-        );
     }
 }

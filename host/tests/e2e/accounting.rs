@@ -276,7 +276,7 @@ fn base64_byte(b: u8) -> String {
 }
 
 #[tokio::test]
-async fn a_proxied_call_without_usage_is_counted_by_the_targets_tokenizer_and_says_which() {
+async fn a_call_without_usage_is_counted_by_the_targets_tokenizer_and_says_which() {
     let up = Upstream::start().await;
     let data = Scratch::new("accounting-tokenizer");
     // Ranks of the 256 single bytes and nothing else: one token per byte, so the
@@ -285,7 +285,7 @@ async fn a_proxied_call_without_usage_is_counted_by_the_targets_tokenizer_and_sa
     let text: String = (0..=255u8).map(|b| format!("{} {b}\n", base64_byte(b))).collect();
     std::fs::write(&ranks, text).unwrap();
     let tokenizer = format!("max_retries = 0\ntokenizer = \"file:{}\"", ranks.display());
-    let config = Config {
+    let mut config = Config {
         providers: vec![
             hub::provider("counted", &up.base_url(), &["m1"], &tokenizer),
             hub::provider("guessed", &up.base_url(), &["m2"], "max_retries = 0"),
@@ -294,6 +294,7 @@ async fn a_proxied_call_without_usage_is_counted_by_the_targets_tokenizer_and_sa
         data_dir: data.path("store"),
         ..Config::default()
     };
+    config.agent.model = Some("counted/m1".into());
     let hub = hub::start_with(config).await;
     let messages = json!([{"role": "user", "content": "count these words, please"}]);
     let input_bytes = messages.to_string().len() as u64;
@@ -333,23 +334,57 @@ async fn a_proxied_call_without_usage_is_counted_by_the_targets_tokenizer_and_sa
         .events(crate::support::llm::WITHIN)
         .await;
 
+    // An agent turn's step without usage: counted the same way, on its session.
+    up.push(Reply::sse(vec![
+        Frame::Data(upstream::text_chunk("Agent here")),
+        Frame::Data(upstream::finish_chunk("stop")),
+        Frame::Data("[DONE]".into()),
+    ]));
+    let turn = chunks(post_chat(hub.addr, &submit("tok-1", vec![user("u1", "hi")])).await).await;
+    assert!(
+        chat::types(&turn).contains(&"finish".to_string()),
+        "{:?}",
+        chat::types(&turn)
+    );
+
     // A stream's record is written after its last event reached the client.
-    let page = wait::until("the three model steps accounted", || async {
+    let page = wait::until("the four model steps accounted", || async {
         let (_, page) = get(hub.addr, "/api/accounting").await;
         let steps = page["records"]
             .as_array()?
             .iter()
             .filter(|r| r["kind"] == "model_step")
             .count();
-        (steps == 3).then_some(page)
+        (steps == 4).then_some(page)
     })
     .await;
+    let agent_step = page["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "model_step" && r["session"] == "tok-1")
+        .unwrap();
+    assert_eq!(
+        (&agent_step["output_tokens"], &agent_step["tokenizer"]),
+        (
+            &json!("Agent here".len()),
+            &json!(format!("file:{}", ranks.display()))
+        ),
+        "{agent_step}"
+    );
+    // The agent's request (system prompt, tools, the user's message) is far longer
+    // than the user's text, and each of its bytes is a token.
+    assert!(
+        agent_step["input_tokens"].as_u64().unwrap() > input_bytes,
+        "{agent_step}"
+    );
+
     // In any order: a stream's record may land after the next call's.
     let mut steps: Vec<(Value, Value, Value, Value)> = page["records"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|r| r["kind"] == "model_step")
+        .filter(|r| r["kind"] == "model_step" && r.get("session").is_none())
         .map(|r| {
             let tokenizer = r.get("tokenizer").cloned().unwrap_or(Value::Null);
             (

@@ -32,8 +32,9 @@ use super::auth;
 use super::body::Body;
 use super::limit::{self, Surface};
 use super::respond::{self, BodyError, Resp};
-use super::step_accounting::{self, StepAccounting};
+use super::step_accounting::StepAccounting;
 use crate::agent::AgentError;
+use crate::agent::counted;
 use crate::hub::{Caller, Resource, Scope};
 use crate::llm::stream::{SseSink, transform_events};
 use crate::llm::upstream::{self, UpstreamError};
@@ -180,7 +181,7 @@ async fn forward(
     if !checked.stream {
         let mut sink = AnthropicSink::collect(ToolMode::Client, &checked.model);
         if let Ok(summary) = relay_step(&route, resp, &mut sink).await {
-            let output = || step_accounting::summary_output(&summary);
+            let output = || counted::summary_output(&summary);
             accounting.done(&route, summary.usage, &upstream_body, output);
         }
         return collected(sink);
@@ -190,7 +191,7 @@ async fn forward(
     tokio::spawn(async move {
         // `Err(Closed)`: the client left; returning drops the upstream body.
         if let Ok(summary) = relay_step(&route, resp, &mut sink).await {
-            let output = || step_accounting::summary_output(&summary);
+            let output = || counted::summary_output(&summary);
             accounting.done(&route, summary.usage, &upstream_body, output);
         }
     });
