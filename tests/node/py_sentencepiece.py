@@ -6,8 +6,8 @@ Usage: py_sentencepiece.py train CORPUS OUT_PREFIX KIND
 KIND is `gemma` (BPE, byte fallback, identity normalizer, no dummy prefix, extra
 whitespace kept, split digits, user-defined symbols: how Gemma's tokenizer.model is
 configured) or `nfkc` (BPE with sentencepiece's defaults: the nmt_nfkc character map,
-dummy prefix, extra whitespace removed, byte fallback) or `unigram` (the same as a
-unigram model). `ids` prints one JSON array of
+dummy prefix, extra whitespace removed, byte fallback), `unigram` (a unigram model
+with the defaults, no byte fallback: unknown text is the unknown id) or `word`. `ids` prints one JSON array of
 `sp.encode` ids per FILE (UTF-8 text), one per line.
 """
 import json
@@ -37,8 +37,8 @@ def train(corpus, prefix, kind):
             allow_whitespace_only_pieces=True,
             user_defined_symbols=["\n\n", "<start_of_turn>", "<end_of_turn>", "\t\t", "```"],
         )
-    elif kind == "unigram":
-        options.update(model_type="unigram")
+    elif kind in ("unigram", "word"):
+        options.update(model_type=kind, byte_fallback=False, user_defined_symbols=["<start_of_turn>"])
     elif kind != "nfkc":
         raise SystemExit(f"unknown kind {kind}")
     spm.SentencePieceTrainer.train(**options)

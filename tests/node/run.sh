@@ -15,7 +15,7 @@
 # (lib/native-upstream.mjs); tokens.test.mjs compares `wasmhub tokens` ids with the
 # reference js-tiktoken's on a corpus (o200k_base and cl100k_base); tokens-anthropic.test.mjs
 # compares them with @anthropic-ai/tokenizer's (anthropic:claude); tokens-sentencepiece.test.mjs
-# with PyPI sentencepiece's on BPE models it trains (sentencepiece:NAME).
+# with PyPI sentencepiece's on BPE and unigram models it trains (sentencepiece:NAME).
 # Everything listens on 127.0.0.1 only; each test file
 # starts and stops its own upstream and hub. Exits non-zero when a test fails.
 set -euo pipefail

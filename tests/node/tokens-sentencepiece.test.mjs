@@ -3,9 +3,10 @@
 // suite trains two small BPE models on a text it writes (the shared corpus of
 // lib/token-corpus.mjs three times, plus chat markup): `gemma`, configured like Gemma's
 // tokenizer.model (byte fallback, identity normalizer, no dummy prefix, whitespace
-// kept, split digits, user-defined symbols), and `nfkc` (sentencepiece's defaults: the
-// nmt_nfkc character map, dummy prefix, extra whitespace removed, with byte fallback).
-// Every id of every corpus text must equal `sp.encode`'s.
+// kept, split digits, user-defined symbols), `nfkc` (sentencepiece's defaults: the
+// nmt_nfkc character map, dummy prefix, extra whitespace removed, with byte fallback)
+// and `unigram` (a unigram model with the defaults and no byte fallback). Every id of
+// every corpus text must equal `sp.encode`'s.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -29,7 +30,7 @@ before(() => {
   writeFileSync(join(work, "chat.txt"), chat);
   const training = [...names.map(text), chat].join("\n");
   writeFileSync(join(work, "train.txt"), [training, training, training].join("\n"));
-  for (const kind of ["gemma", "nfkc"]) {
+  for (const kind of ["gemma", "nfkc", "unigram"]) {
     py("train", "train.txt", kind, kind);
   }
 });
@@ -48,6 +49,7 @@ function reference(model) {
 for (const [kind, spec] of [
   ["gemma", "sentencepiece:gemma"],
   ["nfkc", "sentencepiece:nfkc"],
+  ["unigram", "sentencepiece:unigram"],
   ["gemma", () => `sentencepiece:${join(work, "gemma.model")}`],
 ]) {
   test(`wasmhub tokens --tokenizer ${typeof spec === "string" ? spec : "sentencepiece:/path/gemma.model"} gives sentencepiece's ids`, () => {
@@ -57,25 +59,29 @@ for (const [kind, spec] of [
     // The model really falls back to bytes and knows the user-defined symbols: the
     // corpus has characters outside its vocabulary, so some ids are <0xXX> pieces.
     const vocab = readFileSync(join(work, `${kind}.vocab`), "utf8").split("\n").map((l) => l.split("\t")[0]);
-    assert.ok(want.flat().some((id) => /^<0x[0-9A-F]{2}>$/.test(vocab[id])), "byte fallback is exercised");
+    if (kind === "unigram") {
+      assert.ok(want.flat().includes(vocab.indexOf("<unk>")), "unknown pieces are exercised");
+    } else {
+      assert.ok(want.flat().some((id) => /^<0x[0-9A-F]{2}>$/.test(vocab[id])), "byte fallback is exercised");
+    }
     if (kind === "gemma") {
       assert.ok(want.at(-1).includes(vocab.indexOf("<start_of_turn>")), "user-defined symbols are exercised");
     }
   });
 }
 
-test("a unigram model is refused with a message naming the model type", () => {
-  py("train", "train.txt", "unigram", "unigram");
+test("a word model is refused with a message naming the model type", () => {
+  py("train", "train.txt", "word", "word");
   let failed;
   try {
     execFileSync(
       process.env.WASMHUB_BIN,
-      ["tokens", "--tokenizer", "sentencepiece:unigram", "--set", `tokenizers.dir=${JSON.stringify(work)}`, "english.txt"],
+      ["tokens", "--tokenizer", "sentencepiece:word", "--set", `tokenizers.dir=${JSON.stringify(work)}`, "english.txt"],
       { encoding: "utf8", cwd: work, stdio: "pipe" },
     );
   } catch (e) {
     failed = e;
   }
-  assert.ok(failed, "a unigram model is refused");
-  assert.match(failed.stderr, /unigram\.model: trainer_spec\.model_type is 1 \(unigram\); the hub encodes SentencePiece BPE models/);
+  assert.ok(failed, "a word model is refused");
+  assert.match(failed.stderr, /word\.model: trainer_spec\.model_type is 3 \(word\); the hub encodes SentencePiece unigram \(1\) and BPE \(2, Gemma's\) models/);
 });

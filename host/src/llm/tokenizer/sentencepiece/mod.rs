@@ -1,12 +1,13 @@
 //! SentencePiece models (`tokenizer.model`, as Gemini's Gemma family and many others
 //! ship them): reading the `ModelProto` ([`proto`]), normalizing text ([`normalize`]),
-//! BPE encoding ([`bpe`]) and byte fallback, each exactly as the `sentencepiece`
-//! library's `encode` does for BPE models. Unigram, word and char models are refused
-//! with an error naming the model type.
+//! BPE ([`bpe`]) or unigram ([`unigram`]) encoding and byte fallback, each exactly as
+//! the `sentencepiece` library's `encode` does. Word and char models are refused with
+//! an error naming the model type.
 
 mod bpe;
 mod normalize;
 mod proto;
+mod unigram;
 
 pub(crate) use normalize::CharsmapError;
 pub(crate) use proto::ProtoError;
@@ -24,7 +25,7 @@ pub(crate) enum ModelError {
     Proto(ProtoError),
     /// The normalizer's character map cannot be read.
     Charsmap(CharsmapError),
-    /// The model is not a BPE model (`trainer_spec.model_type`).
+    /// The model is neither BPE nor unigram (`trainer_spec.model_type`).
     ModelType { found: i32 },
     /// Piece `index` is empty or says the same text as an earlier piece of its kind.
     Piece { index: usize, problem: &'static str },
@@ -49,7 +50,7 @@ impl fmt::Display for ModelError {
                 };
                 write!(
                     f,
-                    "trainer_spec.model_type is {found} ({name}); the hub encodes SentencePiece BPE models (type 2, as Gemma's)"
+                    "trainer_spec.model_type is {found} ({name}); the hub encodes SentencePiece unigram (1) and BPE (2, Gemma's) models"
                 )
             }
             Self::Piece { index, problem } => write!(f, "piece {index} {problem}"),
@@ -89,9 +90,16 @@ impl Symbols {
     }
 }
 
-/// A loaded SentencePiece BPE model.
+/// A loaded SentencePiece model.
 #[derive(Debug)]
 pub(super) struct Model {
+    /// BPE (else unigram).
+    bpe: bool,
+    /// The lowest and highest score of a NORMAL piece (unigram's unknown and
+    /// user-defined scores derive from them).
+    score_range: (f32, f32),
+    /// The longest piece, in bytes.
+    longest: usize,
     /// NORMAL, USER_DEFINED and UNUSED pieces: what merges may form.
     pieces: HashMap<Vec<u8>, Rank>,
     /// The other pieces (UNKNOWN, CONTROL, BYTE), looked up first by text.
@@ -109,14 +117,22 @@ impl Model {
     /// Reads a `tokenizer.model` file's bytes.
     pub(super) fn parse(data: &[u8]) -> Result<Self, ModelError> {
         let proto = ModelProto::parse(data).map_err(ModelError::Proto)?;
-        if proto.model_type != proto::MODEL_TYPE_BPE {
+        if ![proto::MODEL_TYPE_UNIGRAM, proto::MODEL_TYPE_BPE].contains(&proto.model_type) {
             return Err(ModelError::ModelType {
                 found: proto.model_type,
             });
         }
+        // As unigram_model.cc starts them: FLT_MAX and FLT_MIN (the smallest positive).
+        let normal = proto.pieces.iter().filter(|p| p.kind == PieceType::Normal);
+        let score_range = normal.fold((f32::MAX, f32::MIN_POSITIVE), |(lo, hi), p| {
+            (lo.min(p.score), hi.max(p.score))
+        });
         let normalizer = Normalizer::new(&proto.normalizer, proto.treat_whitespace_as_suffix)
             .map_err(ModelError::Charsmap)?;
         let mut model = Self {
+            bpe: proto.model_type == proto::MODEL_TYPE_BPE,
+            score_range,
+            longest: proto.pieces.iter().map(|p| p.text.len()).max().unwrap_or(0),
             pieces: HashMap::new(),
             reserved: HashMap::new(),
             scores: proto.pieces.iter().map(|p| p.score).collect(),
@@ -193,16 +209,40 @@ impl Model {
         self.kinds[id as usize] == PieceType::Unused
     }
 
+    fn is_user_defined(&self, id: Rank) -> bool {
+        self.kinds[id as usize] == PieceType::UserDefined
+    }
+
+    fn score_range(&self) -> (f32, f32) {
+        self.score_range
+    }
+
+    fn longest_piece(&self) -> usize {
+        self.longest
+    }
+
     /// Appends the ids of `text` to `out`: normalized, merged, and each piece with no id
     /// of its own spelled as its UTF-8 bytes (byte fallback), else the UNKNOWN id.
     pub(super) fn encode(&self, text: &str, out: &mut Vec<Rank>) {
         let normalized = self.normalizer.normalize(text, &self.user);
-        for piece in bpe::encode(self, &normalized) {
-            match (self.id(piece).filter(|&id| id != self.unknown), &self.bytes) {
-                (Some(id), _) => out.push(id),
-                (None, Some(bytes)) => out.extend(piece.iter().map(|&b| bytes[usize::from(b)])),
-                (None, None) => out.push(self.unknown),
+        if self.bpe {
+            for piece in bpe::encode(self, &normalized) {
+                self.push(piece, self.id(piece).filter(|&id| id != self.unknown), out);
             }
+        } else {
+            for (piece, unknown) in unigram::encode(self, &normalized) {
+                self.push(piece, self.piece(piece).filter(|_| !unknown), out);
+            }
+        }
+    }
+
+    /// Appends `piece`'s id, or (none: unknown) its bytes' pieces with byte fallback,
+    /// else the UNKNOWN id.
+    fn push(&self, piece: &[u8], id: Option<Rank>, out: &mut Vec<Rank>) {
+        match (id, &self.bytes) {
+            (Some(id), _) => out.push(id),
+            (None, Some(bytes)) => out.extend(piece.iter().map(|&b| bytes[usize::from(b)])),
+            (None, None) => out.push(self.unknown),
         }
     }
 }

@@ -173,6 +173,7 @@ pub(super) struct Piece {
 }
 
 /// `TrainerSpec.ModelType`: 1 unigram (the format's default), 2 BPE, 3 word, 4 char.
+pub(super) const MODEL_TYPE_UNIGRAM: i32 = 1;
 pub(super) const MODEL_TYPE_BPE: i32 = 2;
 
 /// The parts of `ModelProto` encoding reads.

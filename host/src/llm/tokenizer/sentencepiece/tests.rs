@@ -1,6 +1,6 @@
 //! Unit tests of the SentencePiece reader on hand-written models: the protobuf reader's
-//! errors, normalization, merging by score, user-defined symbols, UNUSED pieces and
-//! byte fallback (the exact-match test against the `sentencepiece` library on trained
+//! errors, normalization, merging by score, user-defined symbols, UNUSED pieces,
+//! byte fallback and unigram's best path (the exact-match test against the `sentencepiece` library on trained
 //! models is the node suite's `tokens-sentencepiece.test.mjs`).
 
 use super::proto::ProtoError;
@@ -108,9 +108,28 @@ fn without_byte_fallback_unknown_text_is_the_unknown_id() {
 }
 
 #[test]
+fn unigram_takes_the_best_path_and_joins_unknown_runs() {
+    // ids: <unk> 0, ▁ 1, a 2, b 3, ab 4, ▁a 5, <x> 6 (user-defined).
+    let pieces = [
+        ("<unk>", 0.0, UNKNOWN),
+        ("\u{2581}", -1.0, NORMAL),
+        ("a", -2.0, NORMAL),
+        ("b", -2.0, NORMAL),
+        ("ab", -3.0, NORMAL),
+        ("\u{2581}a", -1.5, NORMAL),
+        ("<x>", 0.0, USER),
+    ];
+    let m = Model::parse(&model_file(&pieces, 1, false)).unwrap();
+    // ▁a + b (-3.5) beats ▁ + ab (-4) and ▁ + a + b (-5).
+    assert_eq!(ids(&m, "ab"), vec![5, 3]);
+    // Two characters no piece covers are one unknown piece; a user symbol is whole.
+    assert_eq!(ids(&m, "a éé<x>"), vec![5, 1, 0, 6]);
+}
+
+#[test]
 fn bad_models_say_what_is_wrong() {
-    let e = Model::parse(&model_file(&[("<unk>", 0.0, UNKNOWN)], 1, false)).unwrap_err();
-    assert!(e.to_string().contains("model_type is 1 (unigram)"), "{e}");
+    let e = Model::parse(&model_file(&[("<unk>", 0.0, UNKNOWN)], 3, false)).unwrap_err();
+    assert!(e.to_string().contains("model_type is 3 (word)"), "{e}");
     let e = Model::parse(&model_file(&[("a", 0.0, NORMAL)], 2, false)).unwrap_err();
     assert!(matches!(e, ModelError::Unknown), "{e}");
     let e = Model::parse(&model_file(
