@@ -60,14 +60,15 @@ impl Charsmap {
         let mut found = None;
         for (i, &byte) in input.iter().enumerate() {
             pos ^= usize::from(byte);
-            let u = unit(pos)?;
-            if u & ((1 << 31) | 0xff) != u32::from(byte) {
+            // A unit past the array (a broken map) ends the search like a mismatch.
+            let Some(u) = unit(pos).filter(|u| u & ((1 << 31) | 0xff) == u32::from(byte)) else {
                 break;
-            }
+            };
             pos ^= offset(u);
-            if (u >> 8) & 1 == 1 {
-                let value = (unit(pos)? & ((1 << 31) - 1)) as usize;
-                found = Some((i + 1, value));
+            if (u >> 8) & 1 == 1
+                && let Some(leaf) = unit(pos)
+            {
+                found = Some((i + 1, (leaf & ((1 << 31) - 1)) as usize));
             }
         }
         let (len, value) = found?;
