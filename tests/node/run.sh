@@ -12,8 +12,13 @@
 # openai's chat.completions.parse and the Anthropic SDK's messages.parse;
 # kinds.test.mjs runs the openai, AI SDK and Anthropic clients over the native
 # provider kinds (anthropic, ollama, gemini) against an upstream speaking those APIs
-# (lib/native-upstream.mjs); tokens.test.mjs compares `wasmhub tokens` ids with the
-# reference js-tiktoken's on a corpus (o200k_base and cl100k_base).
+# (lib/native-upstream.mjs); kinds-faults.test.mjs reads each kind's error statuses,
+# cut streams and mid-stream errors through those clients, runs the agent loop's
+# tool round over each kind, and a fallback chain from Anthropic to Gemini;
+# tokens.test.mjs compares `wasmhub tokens` ids with the
+# reference js-tiktoken's on a corpus (o200k_base and cl100k_base); tokens-anthropic.test.mjs
+# compares them with @anthropic-ai/tokenizer's (anthropic:claude); tokens-sentencepiece.test.mjs
+# with PyPI sentencepiece's on BPE and unigram models it trains (sentencepiece:NAME).
 # Everything listens on 127.0.0.1 only; each test file
 # starts and stops its own upstream and hub. Exits non-zero when a test fails.
 set -euo pipefail
@@ -45,8 +50,11 @@ if [ ! -f "$plugins/calc.wasm" ]; then
 fi
 export WASMHUB_PLUGINS="$plugins"
 
-# The Python `openai` client (py_openai.py, run by openai-client.test.mjs), pinned.
+# The Python `openai` client (py_openai.py, run by openai-client.test.mjs) and the
+# reference `sentencepiece` (py_sentencepiece.py, run by tokens-sentencepiece.test.mjs),
+# pinned.
 python_venv "$cache/node-venv" "$here/requirements.lock"
 export WASMHUB_PYTHON_OPENAI="$python"
+export WASMHUB_PYTHON_SENTENCEPIECE="$python"
 
-exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs unfinished.test.mjs agents.test.mjs kinds.test.mjs tokens.test.mjs
+exec "$node" --test --test-reporter=spec --test-concurrency=1 ui-stream.test.mjs openai-client.test.mjs anthropic-sdk.test.mjs unfinished.test.mjs agents.test.mjs kinds.test.mjs kinds-faults.test.mjs tokens.test.mjs tokens-anthropic.test.mjs tokens-sentencepiece.test.mjs

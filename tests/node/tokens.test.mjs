@@ -1,6 +1,6 @@
 // Token ids from `wasmhub tokens` against the reference tokenizer, js-tiktoken
 // (pinned in package.json), on a corpus of English, code, JSON, CJK, emoji,
-// whitespace runs, numbers, contractions and one long piece. The suite writes js-tiktoken's own
+// whitespace runs, numbers, contractions and one long piece (lib/token-corpus.mjs). The suite writes js-tiktoken's own
 // o200k_base and cl100k_base ranks (its compact format) out as `.tiktoken` files,
 // points the hub at them (`tokenizers.dir`, and `file:` for one), and compares
 // every id, not only the counts.
@@ -8,28 +8,13 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { corpus, names, text, writeCorpus, hubIds as ids } from "./lib/token-corpus.mjs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Tiktoken } from "js-tiktoken/lite";
 import o200k from "js-tiktoken/ranks/o200k_base";
 import cl100k from "js-tiktoken/ranks/cl100k_base";
 
-const corpus = {
-  english: "The quick brown fox jumps over the lazy dog. It's 5 o'clock somewhere, isn't it?",
-  contractions: "I'm sure they'll say we've done what you'd've DONE; SHE'S HERE, They'RE not.",
-  code: 'fn main() {\n    let xs: Vec<u32> = (0..10).map(|x| x * x).collect();\n    println!("{xs:?}");\n}\n',
-  python: "def f(a, b=2):\n\treturn a ** b  # power\n\n\nclass C(object):\n    pass\n",
-  json: '{"id":"call_123","type":"function","function":{"name":"hub_call","arguments":"{\\"tool\\":\\"calc.eval\\",\\"args\\":{\\"expr\\":\\"2+2\\"}}"}}',
-  cjk: "東京は日本の首都です。北京是中国的首都。서울은 한국의 수도입니다。",
-  emoji: "Great job 👍🏽! 🚀🚀 Family: 👨‍👩‍👧‍👦 flags 🇫🇷🇯🇵 ❤️‍🔥",
-  whitespace: "a  b   c    d\n\n\n  \t  e     \n   \r\n\r\nf          g \u00a0 h\u3000i   ",
-  numbers: "3.14159 2026-11-27 1234567890 +44 20 7946 0958 0x1F 1e-9 ٣٤٥ ½ Ⅻ",
-  mixed: "Ünïcödé naïve café – “quotes” ‘single’ — résumé/CV ÀÉÎ ŒUVRE straße ΑΒΓ αβγ Привет мир",
-  urls: "See https://example.com/a/b?c=d&e=f#g and C:\\Users\\me\\file.txt or /usr/local/bin/",
-  // One 6000-letter piece: long merges (and the hub's heap-ordered merge) on it.
-  long: "Lorem".repeat(600) + "ipsumdolorsitamet".repeat(100) + "a".repeat(1300),
-  marks: "e\u0301 a\u0308 क्षत्रिय ประเทศไทย العربية עברית",
-};
 
 let work;
 const bin = process.env.WASMHUB_BIN;
@@ -39,10 +24,7 @@ before(() => {
   for (const [name, ranks] of [["o200k_base", o200k], ["cl100k_base", cl100k]]) {
     writeFileSync(join(work, `${name}.tiktoken`), tiktokenFile(ranks));
   }
-  for (const [name, text] of Object.entries(corpus)) {
-    writeFileSync(join(work, `${name}.txt`), text);
-  }
-  writeFileSync(join(work, "all.txt"), Object.values(corpus).join("\n"));
+  writeCorpus(work);
 });
 
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -59,15 +41,9 @@ function tiktokenFile(ranks) {
 }
 
 function hubIds(spec, files) {
-  const out = execFileSync(
-    bin,
-    ["tokens", "--tokenizer", spec, "--ids", "--set", `tokenizers.dir=${JSON.stringify(work)}`, ...files],
-    { encoding: "utf8", cwd: work },
-  );
-  return out.split("\n").slice(0, files.length).map((l) => (l ? l.split(" ").map(Number) : []));
+  return ids(work, spec, files);
 }
 
-const names = [...Object.keys(corpus), "all"];
 for (const [name, ranks, spec] of [
   ["o200k_base", o200k, "tiktoken:o200k_base"],
   ["cl100k_base", cl100k, "tiktoken:cl100k_base"],
@@ -77,8 +53,7 @@ for (const [name, ranks, spec] of [
     const reference = new Tiktoken(ranks);
     const got = hubIds(spec, names.map((n) => `${n}.txt`));
     names.forEach((n, i) => {
-      const text = n === "all" ? Object.values(corpus).join("\n") : corpus[n];
-      assert.deepEqual(got[i], reference.encode(text), `${name} ids of ${n}`);
+      assert.deepEqual(got[i], reference.encode(text(n)), `${name} ids of ${n}`);
     });
   });
 }

@@ -36,6 +36,7 @@ mod builder;
 mod bus;
 mod context_guard;
 mod convert;
+pub(crate) mod counted;
 mod guard_metrics;
 mod lease;
 mod live;
@@ -56,6 +57,7 @@ mod usage;
 
 pub use answer::{Added, Collected};
 pub use bus::{TurnBus, Watch};
+pub(crate) use context_guard::Counter;
 pub use live::{Busy, LiveTurn, LiveTurns, Subscription, TurnLimits};
 pub use message::{Part, PartError, Role, TextState, ToolApproval, ToolPart, ToolState, UiMessage};
 pub use plan::{Approver, ChatRequest, PlanError, Trigger};
@@ -225,6 +227,12 @@ fn turn_limits(agent: &crate::config::AgentConfig) -> TurnLimits {
 }
 
 impl Agent {
+    /// The configured tokenizers (`[tokenizers]`), shared with the surfaces that
+    /// count a call's tokens when its provider reports none.
+    pub(crate) fn tokenizers(&self) -> &Arc<Tokenizers> {
+        &self.env.tokenizers
+    }
+
     /// The agent for `config`, keeping sessions in `backend` and calling models
     /// through `llm` and operations through `hub`. Turns hold their session's
     /// lease for `storage.lease_secs` at a time, as this replica.

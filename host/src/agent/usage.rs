@@ -1,14 +1,18 @@
 //! Each model step of a turn, accounted (`hub::accounting`): the session, the
 //! assistant message, the provider and model the step was sent to, the usage the
-//! provider reported and how long the step took; and each activation of the
+//! provider reported (else the hub's own count, `agent::counted`) and how long the
+//! step took; and each activation of the
 //! context guard, counted in `/metrics` and accounted with its tokens. Steps are
 //! numbered within the assistant message, as its part ids are, so a turn
 //! continued after an approval counts on. The turn's tool calls are accounted by
 //! the call protocol, under the same session (`CallContext::session`).
 
+use super::context_guard::Counter;
 use super::guard_metrics::GuardMetrics;
 use crate::hub::accounting::{Accounting, ContextGuard, Entry, ModelStep};
+use crate::llm::tokenizer::Tokenizers;
 use crate::llm::{Route, StepSummary};
+use serde_json::Value;
 use std::time::Duration;
 
 /// Where one turn's records go, and the ids they carry.
@@ -33,13 +37,17 @@ impl Ledger<'_> {
 }
 
 /// Records step `step` of the turn's message, which took `latency`, under the
-/// target of `targets` that answered it (the chain's first when none did).
+/// target of `targets` that answered it (the chain's first when none did). Without
+/// the provider's usage, the step's `request` and answer are counted by that target's
+/// tokenizer from `tokenizers` (`agent::counted`).
 pub(super) fn record_step(
     ledger: &Ledger<'_>,
     targets: &[Route],
     step: u32,
     summary: &StepSummary,
     latency: Duration,
+    request: &Value,
+    tokenizers: &Tokenizers,
 ) {
     let route = summary
         .target
@@ -47,6 +55,10 @@ pub(super) fn record_step(
         .and_then(|name| targets.iter().find(|r| r.target() == name))
         .unwrap_or(&targets[0]);
     let measured = ModelStep::measured(&route.provider.config.name, &route.model, summary.usage, latency);
+    let counter = || Counter::of(route, tokenizers);
+    let measured = super::counted::fill_in(measured, counter, request, || {
+        super::counted::summary_output(summary)
+    });
     ledger.account(Entry::ModelStep(ModelStep {
         message: Some(ledger.message.to_string()),
         step,

@@ -18,7 +18,9 @@ pub(super) fn command(argv: &[String]) -> Result<ExitCode, UsageError> {
              Prints each FILE's token count and name (with --ids: its token ids, one line per file).\n\n\
              Options:\n{CONFIG_FLAGS_HELP}\n  \
              --tokenizer SPEC  tiktoken:o200k_base, tiktoken:cl100k_base (NAME.tiktoken in tokenizers.dir,\n                    \
-             default DATA/tokenizers) or file:/path/x.tiktoken\n  \
+             default DATA/tokenizers), anthropic:claude (claude.json in tokenizers.dir),\n                    \
+             sentencepiece:NAME (NAME.model in tokenizers.dir), sentencepiece:/path/tokenizer.model\n                    \
+             or file:/path/x.tiktoken (or x.json)\n  \
              --ids             print the token ids instead of the count"
         );
         return Ok(ExitCode::SUCCESS);

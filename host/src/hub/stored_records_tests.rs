@@ -126,6 +126,7 @@ fn accounting_records() -> Vec<AccountingRecord> {
         reasoning_tokens: None,
         latency_ms: 950,
         cost: Some(0.0042),
+        tokenizer: None,
     };
     let bare_step = ModelStep {
         message: None,
@@ -138,6 +139,7 @@ fn accounting_records() -> Vec<AccountingRecord> {
         reasoning_tokens: None,
         latency_ms: 12,
         cost: None,
+        tokenizer: None,
     };
     let call = ToolCall {
         call_id: "call_ok".into(),

@@ -25,7 +25,8 @@ use super::App;
 use super::body::Body;
 use super::limit::Surface;
 use super::respond::{self, Resp};
-use super::step_accounting::StepAccounting;
+use super::step_accounting::{self, StepAccounting};
+use crate::agent::counted;
 use crate::hub::Caller;
 use crate::llm::openai::ChatChunk;
 use crate::llm::openai::{self, BadRequest};
@@ -111,7 +112,8 @@ async fn relay(
         RelayBody::Whole(bytes) => {
             // Errors, non-streamed answers, and servers that ignored `stream: true`.
             if status.is_success() {
-                accounting.done(&route, usage_in(&bytes));
+                let output = || step_accounting::answer_output(&bytes);
+                accounting.done(&route, usage_in(&bytes), &value, output);
             }
             let mut out = Response::new(Body::full(bytes));
             *out.status_mut() = status;
@@ -128,7 +130,12 @@ async fn relay(
     let (tx, body) = Body::channel(STREAM_FRAMES);
     let mut out = respond::sse(body, false);
     relay_headers(&headers, &route, &mut out);
-    tokio::spawn(relay_stream(route, first, reader, SseSink::new(tx), accounting));
+    let stream = Stream {
+        route,
+        request: value,
+        accounting,
+    };
+    tokio::spawn(relay_stream(stream, first, reader, SseSink::new(tx)));
     out
 }
 
@@ -138,13 +145,13 @@ async fn relay(
 /// clients raise instead of returning a truncated answer; the event that is not a
 /// JSON chunk is not relayed.
 async fn relay_stream(
-    route: Route,
+    stream: Stream,
     first: Option<OwnedEvent>,
     mut reader: Box<EventReader>,
     mut sink: SseSink,
-    accounting: StepAccounting,
 ) {
-    let provider = route.provider.clone();
+    let provider = stream.route.provider.clone();
+    let mut output = String::new();
     let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
     let mut end = Terminal::new(provider.config.max_malformed_chunks);
     let mut usage = None;
@@ -154,7 +161,7 @@ async fn relay_stream(
             Some(event) => event,
             // `Err(Closed)`: the client left; leaving drops the upstream body.
             None => match keepalive_while(&mut sink, interval, reader.next()).await {
-                Err(Closed) => return accounting.done(&route, usage),
+                Err(Closed) => return stream.done(usage, output),
                 Ok(Ok(Some(event))) => event,
                 Ok(Ok(None)) => break end.at_end().err(),
                 Ok(Err(e)) => break Some(Unfinished::Broken(e)),
@@ -165,6 +172,7 @@ async fn relay_stream(
             Ok(Read::Chunk) => {
                 end.see(&chunk);
                 usage = chunk.usage().or(usage);
+                step_accounting::chunk_output(&chunk, &mut output);
             }
             Ok(Read::Done) => {}
             // A provider's glitch: not relayed (a client's SDK would choke on it).
@@ -172,7 +180,7 @@ async fn relay_stream(
             Err(e) => break Some(e),
         }
         if sink.send_event(&event).await.is_err() {
-            return accounting.done(&route, usage);
+            return stream.done(usage, output);
         }
     };
     if let Some(failure) = failure {
@@ -181,7 +189,20 @@ async fn relay_stream(
         let frame = json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": failure.code()}});
         let _ = sink.send_json(&frame).await;
     }
-    accounting.done(&route, usage);
+    stream.done(usage, output);
+}
+
+/// A relayed stream's target, request and accounting.
+struct Stream {
+    route: Route,
+    request: Value,
+    accounting: StepAccounting,
+}
+
+impl Stream {
+    fn done(self, usage: Option<Usage>, output: String) {
+        self.accounting.done(&self.route, usage, &self.request, || output);
+    }
 }
 
 /// `POST /api/ui/chat/completions`: the same body, answered as a UI message stream
@@ -213,7 +234,8 @@ fn ui_stream(app: &Arc<App>, targets: Vec<Route>, value: Value, caller: &Caller)
         let step = llm.run_step_chain(&targets, &value, |_, _| {}, opts, &mut sink);
         if let Ok(summary) = step.await {
             let answered = answering_route(&targets, summary.target.as_deref());
-            accounting.done(answered, summary.usage);
+            let output = || counted::summary_output(&summary);
+            accounting.done(answered, summary.usage, &value, output);
             let _ = sink.done().await;
         }
     });

@@ -10,6 +10,7 @@ use crate::support::client;
 use crate::support::hub;
 use crate::support::runtime::Scratch;
 use crate::support::upstream::{self, Frame, Reply, ReplyBody, Upstream};
+use crate::support::wait;
 use http::Method;
 use serde_json::{Value, json};
 use wasmhub::config::{Config, ModelPrice};
@@ -265,4 +266,151 @@ fn rfc3339(ms: u64) -> String {
         t / 60 % 60,
         t % 60
     )
+}
+
+/// The base64 of one byte (`.tiktoken` files name tokens in base64).
+fn base64_byte(b: u8) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let (hi, lo) = (ALPHABET[usize::from(b >> 2)], ALPHABET[usize::from((b & 3) << 4)]);
+    format!("{}{}==", hi as char, lo as char)
+}
+
+#[tokio::test]
+async fn a_call_without_usage_is_counted_by_the_targets_tokenizer_and_says_which() {
+    let up = Upstream::start().await;
+    let data = Scratch::new("accounting-tokenizer");
+    // Ranks of the 256 single bytes and nothing else: one token per byte, so the
+    // counts below are byte counts, distinct from the 4-bytes estimate.
+    let ranks = data.path("bytes.tiktoken");
+    let text: String = (0..=255u8).map(|b| format!("{} {b}\n", base64_byte(b))).collect();
+    std::fs::write(&ranks, text).unwrap();
+    let tokenizer = format!("max_retries = 0\ntokenizer = \"file:{}\"", ranks.display());
+    let mut config = Config {
+        providers: vec![
+            hub::provider("counted", &up.base_url(), &["m1"], &tokenizer),
+            hub::provider("guessed", &up.base_url(), &["m2"], "max_retries = 0"),
+        ],
+        plugins_dir: chat::plugins(&[]),
+        data_dir: data.path("store"),
+        ..Config::default()
+    };
+    config.agent.model = Some("counted/m1".into());
+    let hub = hub::start_with(config).await;
+    let messages = json!([{"role": "user", "content": "count these words, please"}]);
+    let input_bytes = messages.to_string().len() as u64;
+
+    // Streamed, no usage chunk: counted by the provider's tokenizer.
+    up.push(Reply::sse(vec![
+        Frame::Data(upstream::text_chunk("Hello there")),
+        Frame::Data(upstream::finish_chunk("stop")),
+        Frame::Data("[DONE]".into()),
+    ]));
+    let body = json!({"model": "counted/m1", "messages": messages, "stream": true});
+    let (events, _) = client::post(hub.addr, upstream::CHAT, &body)
+        .await
+        .events(crate::support::llm::WITHIN)
+        .await;
+    assert_eq!(events.last().map(String::as_str), Some("[DONE]"));
+
+    // Not streamed, no usage: this provider has no tokenizer, so the estimate counts.
+    let answer = json!({"id": "c", "object": "chat.completion", "model": "m2",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Fine, thanks."}}]});
+    up.push(Reply::json(200, answer));
+    let body = json!({"model": "guessed/m2", "messages": messages});
+    let resp = client::post(hub.addr, upstream::CHAT, &body).await;
+    assert_eq!(resp.status.as_u16(), 200);
+
+    // With usage reported, the record has no `tokenizer`: the provider counted.
+    up.push(Reply::sse(vec![
+        Frame::Data(upstream::text_chunk("hi")),
+        Frame::Data(upstream::finish_chunk("stop")),
+        usage_frame(7, 0, 3, 0),
+        Frame::Data("[DONE]".into()),
+    ]));
+    let body = json!({"model": "counted/m1", "messages": messages, "stream": true});
+    client::post(hub.addr, upstream::CHAT, &body)
+        .await
+        .events(crate::support::llm::WITHIN)
+        .await;
+
+    // An agent turn's step without usage: counted the same way, on its session.
+    up.push(Reply::sse(vec![
+        Frame::Data(upstream::text_chunk("Agent here")),
+        Frame::Data(upstream::finish_chunk("stop")),
+        Frame::Data("[DONE]".into()),
+    ]));
+    let turn = chunks(post_chat(hub.addr, &submit("tok-1", vec![user("u1", "hi")])).await).await;
+    assert!(
+        chat::types(&turn).contains(&"finish".to_string()),
+        "{:?}",
+        chat::types(&turn)
+    );
+
+    // A stream's record is written after its last event reached the client.
+    let page = wait::until("the four model steps accounted", || async {
+        let (_, page) = get(hub.addr, "/api/accounting").await;
+        let steps = page["records"]
+            .as_array()?
+            .iter()
+            .filter(|r| r["kind"] == "model_step")
+            .count();
+        (steps == 4).then_some(page)
+    })
+    .await;
+    let agent_step = page["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "model_step" && r["session"] == "tok-1")
+        .unwrap();
+    assert_eq!(
+        (&agent_step["output_tokens"], &agent_step["tokenizer"]),
+        (
+            &json!("Agent here".len()),
+            &json!(format!("file:{}", ranks.display()))
+        ),
+        "{agent_step}"
+    );
+    // The agent's request (system prompt, tools, the user's message) is far longer
+    // than the user's text, and each of its bytes is a token.
+    assert!(
+        agent_step["input_tokens"].as_u64().unwrap() > input_bytes,
+        "{agent_step}"
+    );
+
+    // In any order: a stream's record may land after the next call's.
+    let mut steps: Vec<(Value, Value, Value, Value)> = page["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "model_step" && r.get("session").is_none())
+        .map(|r| {
+            let tokenizer = r.get("tokenizer").cloned().unwrap_or(Value::Null);
+            (
+                r["provider"].clone(),
+                r["input_tokens"].clone(),
+                r["output_tokens"].clone(),
+                tokenizer,
+            )
+        })
+        .collect();
+    steps.sort_by_key(|s| format!("{s:?}"));
+    let mut expected = vec![
+        (
+            json!("counted"),
+            json!(input_bytes),
+            json!("Hello there".len()),
+            json!(format!("file:{}", ranks.display())),
+        ),
+        (
+            json!("guessed"),
+            json!(input_bytes.div_ceil(4)),
+            json!("Fine, thanks.".len().div_ceil(4)),
+            json!("estimate"),
+        ),
+        (json!("counted"), json!(7), json!(3), Value::Null),
+    ];
+    expected.sort_by_key(|s| format!("{s:?}"));
+    assert_eq!(steps, expected, "{page}");
 }

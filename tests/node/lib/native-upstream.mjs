@@ -8,9 +8,16 @@
 // calling"). The model picks the script:
 //   text      thinking "Greeting back.", then "Hello world", usage 11 in / 2 out
 //   weather   a get_weather call with {"city": "Paris"}
+//   hub       the agent loop's tool round: a hub_call of calc.eval {"6*7"} while
+//             the conversation holds no tool result, then the text "6*7 = 42"
+//   status-N  the provider's own error body with status N (429 with Retry-After: 7)
+//   cut       "Hel", "lo", then the body ends before the provider's terminal event
+//   error-midstream  "Hel", "lo", then the provider's mid-stream error
 // A request with `stream: false` (for Gemini, to `:generateContent`) gets the
-// whole answer. Every request is recorded.
+// whole answer. Every request is recorded. The fault scripts are in
+// native-faults.mjs.
 import http from "node:http";
+import { faultAnswer, hubAnswer } from "./native-faults.mjs";
 
 const THINKING = "Greeting back.";
 const TEXT = ["Hello", " world"];
@@ -85,6 +92,13 @@ function gemini(res, model, stream) {
 function answer(req, res, body) {
   const stream = body.stream !== false;
   const generate = req.url.match(/^\/v1\/models\/([\w.-]+):(streamGenerateContent\?alt=sse|generateContent)$/);
+  const dialect = generate ? "gemini" : { "/v1/messages": "anthropic", "/api/chat": "ollama" }[req.url];
+  const model = generate ? generate[1] : body.model;
+  if (dialect && faultAnswer(dialect, model, res)) return;
+  if (dialect && model === "hub") {
+    hubAnswer(dialect, body, generate ? generate[2] !== "generateContent" : stream, res);
+    return;
+  }
   if (generate) {
     gemini(res, generate[1], generate[2] !== "generateContent");
     return;

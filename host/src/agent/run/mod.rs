@@ -220,7 +220,17 @@ impl Runner<'_> {
             self.measure(&summary, estimate, &mut budget);
             let index = self.steps_before() + self.steps;
             let latency = started.elapsed();
-            usage::record_step(&self.ledger(), &self.turn.targets, index, &summary, latency);
+            let ledger = self.ledger();
+            let tokenizers = &self.env.tokenizers;
+            usage::record_step(
+                &ledger,
+                &self.turn.targets,
+                index,
+                &summary,
+                latency,
+                &body,
+                tokenizers,
+            );
             if let Some(end) = self.step_ended(&summary, last) {
                 return end;
             }

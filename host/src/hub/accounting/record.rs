@@ -67,6 +67,11 @@ pub struct ModelStep {
     pub latency_ms: u64,
     /// From `[accounting.prices]`; `None` without a price for the model or usage.
     pub cost: Option<f64>,
+    /// What counted `input_tokens` and `output_tokens` when the provider reported no
+    /// usage: the target's tokenizer spec (`tiktoken:o200k_base`) or `estimate` (4
+    /// bytes per token). Absent when the provider's usage is what the record says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<String>,
 }
 
 impl ModelStep {
@@ -84,6 +89,7 @@ impl ModelStep {
             reasoning_tokens: usage.and_then(|u| u.reasoning_tokens),
             latency_ms: latency.as_millis() as u64,
             cost: None,
+            tokenizer: None,
         }
     }
 }

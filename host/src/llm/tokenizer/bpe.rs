@@ -1,5 +1,5 @@
-//! Byte-level BPE over a `.tiktoken` ranks file: parsing the file (one base64 token and
-//! its rank per line) and encoding one pre-split piece into token ids by repeatedly
+//! Byte-level BPE over ranks: parsing a `.tiktoken` file (one base64 token and its rank
+//! per line) or compact ranks (`! OFFSET BASE64...`, as in `claude.json`) and encoding one pre-split piece into token ids by repeatedly
 //! merging the adjacent pair whose joined bytes have the lowest rank (leftmost first).
 
 use std::cmp::Reverse;
@@ -20,6 +20,8 @@ pub(crate) struct Ranks {
 pub(crate) enum RanksError {
     /// Line `line` is not `BASE64 RANK`.
     Line { line: usize },
+    /// Line `line` of compact ranks is not `! OFFSET BASE64...`.
+    CompactLine { line: usize },
     /// Line `line` repeats a token an earlier line already ranked.
     Duplicate { line: usize },
     /// No line ranks the single byte `byte`, so some texts could not be encoded.
@@ -30,6 +32,7 @@ impl fmt::Display for RanksError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Line { line } => write!(f, "line {line} is not `BASE64 RANK`"),
+            Self::CompactLine { line } => write!(f, "line {line} is not `! OFFSET BASE64...`"),
             Self::Duplicate { line } => write!(f, "line {line} ranks a token an earlier line already ranked"),
             Self::MissingByte { byte } => {
                 write!(
@@ -47,7 +50,7 @@ impl Ranks {
     /// Parses a `.tiktoken` file's text. Every one of the 256 single bytes must have a
     /// rank, so that encoding never meets a byte it cannot name.
     pub(crate) fn parse(text: &str) -> Result<Self, RanksError> {
-        let mut map = HashMap::new();
+        let mut ranks = Self { map: HashMap::new() };
         for (index, line) in text.lines().enumerate() {
             let line_no = index + 1;
             if line.trim().is_empty() {
@@ -57,18 +60,58 @@ impl Ranks {
             let (Some(token), Some(rank), None) = (fields.next(), fields.next(), fields.next()) else {
                 return Err(RanksError::Line { line: line_no });
             };
-            let token = crate::base64::decode(token).filter(|t| !t.is_empty());
-            let (Some(token), Ok(rank)) = (token, rank.parse::<Rank>()) else {
+            let Ok(rank) = rank.parse::<Rank>() else {
                 return Err(RanksError::Line { line: line_no });
             };
-            if map.insert(token, rank).is_some() {
-                return Err(RanksError::Duplicate { line: line_no });
+            ranks.insert(token, rank, line_no)?;
+        }
+        ranks.every_byte()
+    }
+
+    /// Parses the compact ranks of `js-tiktoken` and tokenizer JSON files such as
+    /// Anthropic's `claude.json`: lines of `! OFFSET BASE64 BASE64 ...`, the tokens'
+    /// ranks counting up from OFFSET.
+    pub(crate) fn parse_compact(text: &str) -> Result<Self, RanksError> {
+        let mut ranks = Self { map: HashMap::new() };
+        for (index, line) in text.lines().enumerate() {
+            let line_no = index + 1;
+            let mut fields = line.split(' ');
+            let (Some("!"), Some(offset)) = (fields.next(), fields.next()) else {
+                return Err(RanksError::CompactLine { line: line_no });
+            };
+            let Ok(offset) = offset.parse::<Rank>() else {
+                return Err(RanksError::CompactLine { line: line_no });
+            };
+            for (i, token) in fields.enumerate() {
+                let rank = Rank::try_from(i)
+                    .ok()
+                    .and_then(|i| offset.checked_add(i))
+                    .ok_or(RanksError::CompactLine { line: line_no })?;
+                ranks.insert(token, rank, line_no).map_err(|e| match e {
+                    RanksError::Line { line } => RanksError::CompactLine { line },
+                    e => e,
+                })?;
             }
         }
-        if let Some(byte) = (0..=255u8).find(|b| !map.contains_key(std::slice::from_ref(b))) {
-            return Err(RanksError::MissingByte { byte });
+        ranks.every_byte()
+    }
+
+    fn insert(&mut self, token: &str, rank: Rank, line: usize) -> Result<(), RanksError> {
+        let token = crate::base64::decode(token)
+            .filter(|t| !t.is_empty())
+            .ok_or(RanksError::Line { line })?;
+        match self.map.insert(token, rank) {
+            Some(_) => Err(RanksError::Duplicate { line }),
+            None => Ok(()),
         }
-        Ok(Self { map })
+    }
+
+    /// `self` when every one of the 256 single bytes has a rank.
+    fn every_byte(self) -> Result<Self, RanksError> {
+        match (0..=255u8).find(|b| !self.map.contains_key(std::slice::from_ref(b))) {
+            Some(byte) => Err(RanksError::MissingByte { byte }),
+            None => Ok(self),
+        }
     }
 
     fn rank(&self, bytes: &[u8]) -> Option<Rank> {
@@ -162,6 +205,17 @@ mod tests {
     }
 
     #[test]
+    fn compact_ranks_count_up_from_their_offset() {
+        // The 256 bytes from rank 3 on, then "ab" at 259, over two lines.
+        let bytes: Vec<String> = (0..=255u8).map(|b| crate::base64::encode(&[b])).collect();
+        let text = format!("! 3 {}\n! 259 {}", bytes.join(" "), crate::base64::encode(b"ab"));
+        let r = Ranks::parse_compact(&text).unwrap();
+        let mut out = Vec::new();
+        r.encode_piece(b"abc", &mut out);
+        assert_eq!(out, vec![259, u32::from(b'c') + 3]);
+    }
+
+    #[test]
     fn bad_files_are_named_by_line() {
         assert_eq!(
             Ranks::parse("IQ== 0\nnot-base64! 1\n").unwrap_err(),
@@ -178,6 +232,14 @@ mod tests {
         assert_eq!(
             Ranks::parse("IQ== 0\n").unwrap_err(),
             RanksError::MissingByte { byte: 0 }
+        );
+        assert_eq!(
+            Ranks::parse_compact("! 0 IQ==\n1 IQ==").unwrap_err(),
+            RanksError::CompactLine { line: 2 }
+        );
+        assert_eq!(
+            Ranks::parse_compact("! 0 IQ== IQ==").unwrap_err(),
+            RanksError::Duplicate { line: 1 }
         );
     }
 }

@@ -1,44 +1,28 @@
 //! Token counts from real tokenizers: a tokenizer spec from the configuration
-//! (`tiktoken:o200k_base`, `tiktoken:cl100k_base`, `file:/path/x.tiktoken`), loading
-//! its ranks file under a size limit, and encoding text into token ids the way OpenAI's
-//! `tiktoken` does (pre-split by the encoding's pattern, then byte-level BPE per piece,
-//! [`bpe`]). No vocabulary is compiled into the binary: the operator supplies the
-//! `.tiktoken` files. [`Tokenizers`] loads each spec once and shares it.
+//! (`tiktoken:o200k_base`, `tiktoken:cl100k_base`, `anthropic:claude`,
+//! `sentencepiece:NAME`, `file:/path/x.tiktoken`), loading its file under a size limit,
+//! and encoding text into token ids the way the reference tokenizer does: OpenAI's
+//! `tiktoken` and Anthropic's tokenizer JSON pre-split by a pattern, then byte-level BPE
+//! per piece ([`tiktoken`], [`bpe`]); SentencePiece models (Gemini/Gemma) normalized
+//! and merged by their scores ([`sentencepiece`]). No vocabulary is compiled into the binary: the operator supplies the
+//! files. [`Tokenizers`] loads each spec once and shares it.
 
 mod bpe;
 mod cache;
+mod sentencepiece;
+mod tiktoken;
 
 pub(crate) use bpe::{Rank, RanksError};
 pub(crate) use cache::Tokenizers;
+pub(crate) use sentencepiece::ModelError;
+pub(crate) use tiktoken::JsonError;
 
 pub(crate) use crate::config::Spec;
-
-use crate::config::Encoding;
 
 use bpe::Ranks;
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-/// The pre-split pattern of `o200k_base` (GPT-4o and later), as `tiktoken` publishes it.
-const O200K_PATTERN: &str = concat!(
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
-);
-
-/// The pre-split pattern of `cl100k_base` (GPT-4, GPT-3.5).
-const CL100K_PATTERN: &str = concat!(
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}",
-    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
-);
-
-/// The pre-split pattern of `spec`'s encoding (`file:` specs use `o200k_base`'s).
-fn pattern(spec: &Spec) -> &'static str {
-    match spec {
-        Spec::Tiktoken(Encoding::O200kBase) | Spec::File(_) => O200K_PATTERN,
-        Spec::Tiktoken(Encoding::Cl100kBase) => CL100K_PATTERN,
-    }
-}
+use tiktoken::ByteLevel;
 
 /// Why a tokenizer could not be loaded; each names the file.
 #[derive(Debug)]
@@ -55,6 +39,10 @@ pub(crate) enum LoadError {
     NotText { path: PathBuf },
     /// The ranks file's content is wrong.
     Ranks { path: PathBuf, source: RanksError },
+    /// The tokenizer JSON file's content is wrong.
+    Json { path: PathBuf, source: JsonError },
+    /// The SentencePiece model file's content is wrong.
+    Model { path: PathBuf, source: ModelError },
 }
 
 impl fmt::Display for LoadError {
@@ -74,6 +62,8 @@ impl fmt::Display for LoadError {
             ),
             Self::NotText { path } => write!(f, "tokenizer file {} is not UTF-8 text", path.display()),
             Self::Ranks { path, source } => write!(f, "tokenizer file {}: {source}", path.display()),
+            Self::Json { path, source } => write!(f, "tokenizer file {}: {source}", path.display()),
+            Self::Model { path, source } => write!(f, "tokenizer file {}: {source}", path.display()),
         }
     }
 }
@@ -83,22 +73,32 @@ impl std::error::Error for LoadError {
         match self {
             Self::Read { source, .. } => Some(source),
             Self::Ranks { source, .. } => Some(source),
+            Self::Json { source, .. } => Some(source),
+            Self::Model { source, .. } => Some(source),
             Self::TooLarge { .. } | Self::NotText { .. } => None,
         }
     }
 }
 
-/// A loaded tokenizer: a ranks table and the pattern that pre-splits text.
+/// A loaded tokenizer and the spec it came from.
 #[derive(Debug)]
 pub(crate) struct Tokenizer {
     spec: Spec,
-    ranks: Ranks,
-    split: fancy_regex::Regex,
+    kind: Kind,
+}
+
+/// How a tokenizer encodes.
+#[derive(Debug)]
+enum Kind {
+    /// Pre-split by a pattern, byte-level BPE per piece.
+    ByteLevel(ByteLevel),
+    /// A SentencePiece BPE model.
+    SentencePiece(sentencepiece::Model),
 }
 
 impl Tokenizer {
-    /// Reads `spec`'s ranks file (in `dir` for `tiktoken:` specs), refusing one larger
-    /// than `max_file_kb` KiB.
+    /// Reads `spec`'s file (in `dir` for named specs), refusing one larger than
+    /// `max_file_kb` KiB.
     pub(crate) fn load(spec: &Spec, dir: &Path, max_file_kb: u64) -> Result<Self, LoadError> {
         let path = spec.path(dir);
         let read = |source| LoadError::Read {
@@ -114,43 +114,53 @@ impl Tokenizer {
             });
         }
         let data = std::fs::read(&path).map_err(read)?;
-        let text = String::from_utf8(data).map_err(|_| LoadError::NotText { path: path.clone() })?;
-        let ranks = Ranks::parse(&text).map_err(|source| LoadError::Ranks { path, source })?;
-        Ok(Self::new(spec.clone(), ranks))
+        let kind = match spec {
+            Spec::SentencePiece(_) => sentencepiece::Model::parse(&data)
+                .map(Kind::SentencePiece)
+                .map_err(|source| LoadError::Model { path, source })?,
+            Spec::Anthropic => Self::json(data, path)?,
+            Spec::File(file) if file.extension().is_some_and(|e| e == "json") => Self::json(data, path)?,
+            Spec::Tiktoken(encoding) => {
+                Kind::ByteLevel(ByteLevel::named(*encoding, Self::ranks(data, path)?))
+            }
+            Spec::File(_) => Kind::ByteLevel(ByteLevel::named(
+                crate::config::Encoding::O200kBase,
+                Self::ranks(data, path)?,
+            )),
+        };
+        Ok(Self {
+            spec: spec.clone(),
+            kind,
+        })
     }
 
-    fn new(spec: Spec, ranks: Ranks) -> Self {
-        // The two patterns are constants this module's tests compile.
-        let split = fancy_regex::Regex::new(pattern(&spec)).expect("the tokenizer patterns compile");
-        Self { spec, ranks, split }
+    fn text(data: Vec<u8>, path: &Path) -> Result<String, LoadError> {
+        String::from_utf8(data).map_err(|_| LoadError::NotText {
+            path: path.to_path_buf(),
+        })
     }
 
+    fn ranks(data: Vec<u8>, path: PathBuf) -> Result<Ranks, LoadError> {
+        Ranks::parse(&Self::text(data, &path)?).map_err(|source| LoadError::Ranks { path, source })
+    }
+
+    fn json(data: Vec<u8>, path: PathBuf) -> Result<Kind, LoadError> {
+        ByteLevel::json(&Self::text(data, &path)?)
+            .map(Kind::ByteLevel)
+            .map_err(|source| LoadError::Json { path, source })
+    }
     /// The spec this tokenizer was loaded from (what an accounting record names).
     pub(crate) fn spec(&self) -> &Spec {
         &self.spec
     }
 
-    /// The token ids of `text` (ordinary text: special tokens are not recognised).
-    ///
-    /// Should the pattern engine give up on a piece (its backtracking limit), the rest
-    /// of the text is encoded as one piece: still a valid encoding, only not the one the
-    /// pattern would have split.
+    /// The token ids of `text`. Special tokens are recognised only where the reference
+    /// counts them in text (`claude.json`'s, as its `countTokens` does).
     pub(crate) fn encode(&self, text: &str) -> Vec<Rank> {
         let mut out = Vec::with_capacity(text.len() / 3);
-        let mut at = 0;
-        for found in self.split.find_iter(text) {
-            match found {
-                Ok(m) => {
-                    self.ranks.encode_piece(m.as_str().as_bytes(), &mut out);
-                    at = m.end();
-                }
-                Err(_) => break,
-            }
-        }
-        if at < text.len() {
-            // Only reached when the engine stopped early: the pattern's last
-            // alternatives match any leftover character.
-            self.ranks.encode_piece(&text.as_bytes()[at..], &mut out);
+        match &self.kind {
+            Kind::ByteLevel(b) => b.encode(text, &mut out),
+            Kind::SentencePiece(m) => m.encode(text, &mut out),
         }
         out
     }

@@ -34,6 +34,7 @@ use super::limit::{self, Surface};
 use super::respond::{self, BodyError, Resp};
 use super::step_accounting::StepAccounting;
 use crate::agent::AgentError;
+use crate::agent::counted;
 use crate::hub::{Caller, Resource, Scope};
 use crate::llm::stream::{SseSink, transform_events};
 use crate::llm::upstream::{self, UpstreamError};
@@ -166,11 +167,12 @@ async fn forward(
 ) -> Result<Resp, ApiError> {
     let accounting = StepAccounting::start(app, caller);
     let route = app.llm.route(&checked.model).map_err(route_error)?;
-    let mut body = request::to_openai(value, &route.model).map_err(|e| ApiError::invalid(e.to_string()))?;
-    crate::llm::openai::prepare_stream_body(&mut body, &route.model);
+    let mut upstream_body =
+        request::to_openai(value, &route.model).map_err(|e| ApiError::invalid(e.to_string()))?;
+    crate::llm::openai::prepare_stream_body(&mut upstream_body, &route.model);
     let resp = app
         .llm
-        .chat(&route, &body, &HeaderMap::new())
+        .chat(&route, &upstream_body, &HeaderMap::new())
         .await
         .map_err(|e| upstream_error(&e))?;
     if !resp.status.is_success() {
@@ -179,7 +181,8 @@ async fn forward(
     if !checked.stream {
         let mut sink = AnthropicSink::collect(ToolMode::Client, &checked.model);
         if let Ok(summary) = relay_step(&route, resp, &mut sink).await {
-            accounting.done(&route, summary.usage);
+            let output = || counted::summary_output(&summary);
+            accounting.done(&route, summary.usage, &upstream_body, output);
         }
         return collected(sink);
     }
@@ -188,7 +191,8 @@ async fn forward(
     tokio::spawn(async move {
         // `Err(Closed)`: the client left; returning drops the upstream body.
         if let Ok(summary) = relay_step(&route, resp, &mut sink).await {
-            accounting.done(&route, summary.usage);
+            let output = || counted::summary_output(&summary);
+            accounting.done(&route, summary.usage, &upstream_body, output);
         }
     });
     Ok(respond::sse(body, false))

@@ -17,39 +17,14 @@ use wasmhub::llm::UiChunk;
 pub const MODEL: &str = "scripted/m1";
 
 /// A folder holding the built calc and text plugins (and `extra` test guests),
-/// fresh per call. Plugins come from `dist/plugins` when `scripts/build-plugins.sh`
-/// has run, else they are built here.
+/// fresh per call; the plugins come from `dist/plugins`, kept current by
+/// `support::hub::example`.
 pub fn plugins(extra: &[&str]) -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    let root = crate::support::runtime::repo_root();
-    let built = BUILT.get_or_init(|| {
-        let dist = root.join("dist/plugins");
-        if dist.join("calc.wasm").exists() && dist.join("text.wasm").exists() {
-            return dist;
-        }
-        let status = std::process::Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "-q",
-                "--release",
-                "--target",
-                "wasm32-wasip2",
-                "-p",
-                "calc",
-                "-p",
-                "text",
-            ])
-            .current_dir(&root)
-            .status()
-            .expect("run cargo build for the plugins");
-        assert!(status.success(), "building the calc and text plugins failed");
-        root.join("target/wasm32-wasip2/release")
-    });
     let dir = scratch_root().join(wasmhub::ids::new_id("plugins"));
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["calc", "text"] {
         std::fs::copy(
-            built.join(format!("{name}.wasm")),
+            crate::support::hub::example(name),
             dir.join(format!("{name}.wasm")),
         )
         .unwrap();

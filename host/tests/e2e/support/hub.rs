@@ -147,22 +147,21 @@ pub async fn start_on(mut config: Config, backend: Backend) -> Hub {
     }
 }
 
-/// Path of example plugin `name` in `dist/plugins/`, building the examples with
-/// `scripts/build-plugins.sh` once per test process when one is missing.
+/// Path of example plugin `name` in `dist/plugins/`, brought up to date by
+/// `scripts/build-plugins.sh` once per test process. The script is idempotent and
+/// rebuilds only what changed (about a second when nothing did), so a folder built
+/// from older sources is never tested as if it were current.
 pub fn example(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
-    let dist = repo_root().join("dist/plugins");
-    let path = dist.join(format!("{name}.wasm"));
-    if !path.exists() {
-        BUILT.get_or_init(|| {
-            let status = std::process::Command::new("bash")
-                .arg(repo_root().join("scripts/build-plugins.sh"))
-                .stdout(std::process::Stdio::null())
-                .status()
-                .expect("run scripts/build-plugins.sh");
-            assert!(status.success(), "scripts/build-plugins.sh failed");
-        });
-    }
+    BUILT.get_or_init(|| {
+        let status = std::process::Command::new("bash")
+            .arg(repo_root().join("scripts/build-plugins.sh"))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("run scripts/build-plugins.sh");
+        assert!(status.success(), "scripts/build-plugins.sh failed");
+    });
+    let path = repo_root().join("dist/plugins").join(format!("{name}.wasm"));
     assert!(
         path.exists(),
         "{} was not built by scripts/build-plugins.sh",

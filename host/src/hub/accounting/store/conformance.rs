@@ -47,6 +47,7 @@ fn step(session: &str, tokens: u64, cost: Option<f64>) -> AccountingRecord {
             reasoning_tokens: Some(2),
             latency_ms: 3,
             cost,
+            tokenizer: None,
         }),
     }
 }
