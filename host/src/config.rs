@@ -164,11 +164,13 @@ pub struct ProviderConfig {
     #[serde(default = "defaults::request_timeout_ms")]
     pub request_timeout_ms: u64,
     /// `think` sent to an `ollama` provider (else none is sent); for `gemini`,
-    /// `thinkingConfig.includeThoughts`.
+    /// `thinkingConfig.includeThoughts`; for `anthropic`, extended thinking
+    /// (`llm::adapter::anthropic`).
     #[serde(default)]
     pub think: Option<bool>,
     /// `options` sent to an `ollama` provider (`num_ctx`, `temperature`, ...);
-    /// for `gemini`, the `generationConfig` (`topK`, `thinkingConfig`, ...).
+    /// for `gemini`, the `generationConfig` (`topK`, `thinkingConfig`, ...); for
+    /// `anthropic`, fields of the Messages request (`top_k`, `thinking`, ...).
     #[serde(default)]
     pub options: serde_json::Map<String, serde_json::Value>,
     /// Environment variable holding the API key (none for local servers).

@@ -42,6 +42,7 @@ pub(crate) mod logging;
 pub(crate) mod mcp_client;
 pub(crate) mod mcp_wire;
 pub(crate) mod oauth;
+pub(crate) mod percent;
 pub(crate) mod prom;
 pub(crate) mod race;
 pub mod runtime;

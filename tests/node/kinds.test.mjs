@@ -75,6 +75,24 @@ for (const [kind, provider, path] of KINDS) {
     assert.equal(message.metadata.provider, provider);
   });
 
+  test(`${kind}: the AI SDK keeps what the provider wants back with a tool call`, async () => {
+    const transport = new ai7.DefaultChatTransport({
+      api: `${hub.url}/api/ui/chat/completions`,
+      prepareSendMessagesRequest: () => ({ body: { model: `${provider}/weather`, messages } }),
+    });
+    const stream = await transport.sendMessages({ chatId: "c2", messages: [], trigger: "submit-message", messageId: undefined, abortSignal: undefined });
+    let message;
+    for await (const m of ai7.readUIMessageStream({ stream, terminateOnError: true })) message = m;
+    const call = message.parts.find((p) => p.type === "tool-get_weather" || p.type === "dynamic-tool");
+    assert.deepEqual(call.input, { city: "Paris" });
+    const wanted = {
+      anthropic: { anthropic: { thinking_blocks: [{ type: "thinking", thinking: "The weather tool.", signature: "EqQBCgIYAhIMweather" }] } },
+      gemini: { google: { thought_signature: "c2lnLW5hdGl2ZQ==" } },
+      ollama: undefined,
+    }[kind];
+    assert.deepEqual(call.callProviderMetadata, wanted, "the tool part's callProviderMetadata");
+  });
+
   test(`${kind}: the Anthropic SDK gets text and tool_use, streamed and collected`, async () => {
     const ask = (model) => ({ model: `${provider}/${model}`, max_tokens: 64, messages });
     const stream = anthropic.messages.stream(ask("text"));

@@ -150,10 +150,12 @@ impl MessageBuilder {
                 tool_call_id,
                 tool_name,
                 input,
+                provider_metadata,
             } => {
                 let t = self.tool_or_new(tool_call_id, tool_name);
                 t.state = ToolState::InputAvailable;
                 t.input = Some(input.clone());
+                t.call_provider_metadata = provider_metadata.clone();
             }
             UiChunk::ToolInputError {
                 tool_call_id,
@@ -295,6 +297,7 @@ mod tests {
                 tool_call_id: "c1".into(),
                 tool_name: "hub_search".into(),
                 input: json!({}),
+                provider_metadata: None,
             },
             UiChunk::ToolInputStart {
                 tool_call_id: "c2".into(),

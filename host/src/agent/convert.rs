@@ -8,7 +8,11 @@
 //! - a call that ended in an error is answered `{"error": "..."}`; a call that never
 //!   got a result (the turn was aborted) is answered with an error saying so, since
 //!   OpenAI rejects a `tool_calls` message whose calls are not all answered;
-//! - reasoning parts are not sent back (providers do not accept them as input).
+//! - reasoning parts are not sent back (providers do not accept them as input);
+//!   what a provider wants back with a call (a tool part's
+//!   `callProviderMetadata`: Gemini's thought signature, the step's signed
+//!   Anthropic thinking blocks) goes back as `extra_content`, on the call and on
+//!   the message (see `llm::anthropic_wire::THINKING_POINTER`).
 
 use super::message::{Part, Role, ToolPart, ToolState, UiMessage};
 use serde_json::{Value, json};
@@ -108,11 +112,19 @@ fn flush_step(step: Step<'_>, out: &mut Vec<Value>) {
             .calls
             .iter()
             .map(|t| {
-                json!({
+                let mut call = json!({
                     "id": t.tool_call_id,
                     "type": "function",
                     "function": { "name": t.tool_name, "arguments": arguments_text(t) },
-                })
+                });
+                let (own, message) = split_metadata(t.call_provider_metadata.as_ref());
+                if let Some(own) = own {
+                    call["extra_content"] = own;
+                }
+                if let Some(message) = message {
+                    msg["extra_content"] = message;
+                }
+                call
             })
             .collect();
         msg["tool_calls"] = Value::Array(calls);
@@ -121,6 +133,19 @@ fn flush_step(step: Step<'_>, out: &mut Vec<Value>) {
     for t in step.calls {
         out.push(json!({ "role": "tool", "tool_call_id": t.tool_call_id, "content": result_text(t) }));
     }
+}
+
+/// A call's `callProviderMetadata` as the OpenAI message carries it: the
+/// call's own `extra_content` (Gemini's thought signature) and the message's
+/// (Anthropic's thinking blocks of the step, which its first call kept).
+fn split_metadata(meta: Option<&Value>) -> (Option<Value>, Option<Value>) {
+    let Some(Value::Object(meta)) = meta else {
+        return (None, None);
+    };
+    let mut own = meta.clone();
+    let message = own.remove("anthropic").map(|a| json!({ "anthropic": a }));
+    let own = (!own.is_empty()).then_some(Value::Object(own));
+    (own, message)
 }
 
 /// The arguments as the model sent them: the raw text when it was not valid JSON.
@@ -161,6 +186,37 @@ mod tests {
 
     fn msg(v: Value) -> UiMessage {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn what_a_provider_wants_back_with_a_call_goes_back() {
+        let thinking = json!({"type": "thinking", "thinking": "t", "signature": "EqQB"});
+        let history = vec![msg(json!({"id": "a1", "role": "assistant", "parts": [
+            {"type": "step-start"},
+            {"type": "tool-hub_call", "toolCallId": "c1", "state": "output-available", "input": {}, "output": 1,
+             "callProviderMetadata": {"google": {"thought_signature": "c2ln"}, "anthropic": {"thinking_blocks": [thinking]}}},
+            {"type": "tool-hub_call", "toolCallId": "c2", "state": "output-available", "input": {}, "output": 2,
+             "callProviderMetadata": {"google": {"thought_signature": "c2lnMg=="}}},
+        ]}))];
+        assert_eq!(
+            serde_json::to_value(&history[0]).unwrap()["parts"][1]["callProviderMetadata"]["google"],
+            json!({"thought_signature": "c2ln"}),
+            "the stored message keeps it"
+        );
+        let out = to_openai(None, &history);
+        assert_eq!(
+            out[0]["extra_content"],
+            json!({"anthropic": {"thinking_blocks": [thinking]}})
+        );
+        let calls = &out[0]["tool_calls"];
+        assert_eq!(
+            calls[0]["extra_content"],
+            json!({"google": {"thought_signature": "c2ln"}})
+        );
+        assert_eq!(
+            calls[1]["extra_content"],
+            json!({"google": {"thought_signature": "c2lnMg=="}})
+        );
     }
 
     #[test]

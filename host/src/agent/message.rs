@@ -169,6 +169,9 @@ pub struct ToolPart {
     pub error_text: Option<String>,
     /// The approval asked for and, once given, the answer.
     pub approval: Option<Box<ToolApproval>>,
+    /// `callProviderMetadata`: what the provider wants back with the call
+    /// (`UiChunk::ToolInputAvailable`'s `providerMetadata`).
+    pub call_provider_metadata: Option<Value>,
 }
 
 impl ToolPart {
@@ -184,6 +187,7 @@ impl ToolPart {
             output: None,
             error_text: None,
             approval: None,
+            call_provider_metadata: None,
         }
     }
 }
@@ -317,6 +321,9 @@ impl Part {
                 if let Some(a) = &t.approval {
                     m.insert("approval".into(), json!(a));
                 }
+                if let Some(meta) = &t.call_provider_metadata {
+                    m.insert("callProviderMetadata".into(), meta.clone());
+                }
                 Value::Object(m)
             }
             Part::Other(v) => v.clone(),
@@ -394,6 +401,7 @@ fn tool_part(obj: &Map<String, Value>, name: &str) -> Result<ToolPart, PartError
         raw_input: obj.get("rawInput").cloned(),
         output: obj.get("output").cloned(),
         error_text: obj.get("errorText").and_then(Value::as_str).map(str::to_string),
+        call_provider_metadata: obj.get("callProviderMetadata").filter(|m| m.is_object()).cloned(),
         approval: obj
             .get("approval")
             .and_then(|a| ToolApproval::deserialize(a).ok())

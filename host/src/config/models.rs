@@ -140,11 +140,12 @@ pub struct ModelSettings {
     #[serde(default)]
     pub parallel_tool_calls: Option<bool>,
     /// `think` sent to an `ollama` provider for these models (for `gemini`:
-    /// `thinkingConfig.includeThoughts`).
+    /// `thinkingConfig.includeThoughts`; for `anthropic`: extended thinking).
     #[serde(default)]
     pub think: Option<bool>,
     /// `options` sent to an `ollama` provider (`generationConfig` to a
-    /// `gemini` one) for these models, over the provider's `options` key by key.
+    /// `gemini` one, fields of the request to an `anthropic` one) for these
+    /// models, over the provider's `options` key by key.
     #[serde(default)]
     pub options: serde_json::Map<String, serde_json::Value>,
 }

@@ -226,7 +226,7 @@ impl RegistryClient {
         let mut sep = if url.contains('?') { '&' } else { '?' };
         for (k, v) in [("service", service), ("scope", scope)] {
             if let Some(v) = v {
-                url.push_str(&format!("{sep}{k}={}", query_escape(&v)));
+                url.push_str(&format!("{sep}{k}={}", crate::percent::encode(&v)));
                 sep = '&';
             }
         }
@@ -407,17 +407,6 @@ fn expect(reply: Reply, ok: &[StatusCode], what: &str) -> Result<Reply, DistErro
     })
 }
 
-/// Percent-encodes a query value (RFC 3986 unreserved characters kept).
-fn query_escape(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            b => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -443,7 +432,7 @@ mod tests {
     #[test]
     fn scopes_are_escaped_and_registry_errors_are_read() {
         assert_eq!(
-            query_escape("repository:a/b:pull,push"),
+            crate::percent::encode("repository:a/b:pull,push"),
             "repository%3Aa%2Fb%3Apull%2Cpush"
         );
         let reply = Reply {

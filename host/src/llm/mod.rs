@@ -11,7 +11,9 @@
 //! ([`stream`]) and the wire trace of every upstream exchange ([`trace`]). It knows nothing about the HTTP surfaces above it.
 
 pub(crate) mod adapter;
+pub(crate) mod anthropic_wire;
 pub(crate) mod client;
+mod models;
 pub(crate) mod openai;
 pub(crate) mod providers;
 pub(crate) mod route;
@@ -34,19 +36,11 @@ pub use transform::{ModelToolCall, StepOptions, StepSummary, StepTransformer};
 pub use ui::{FinishReason, Text, UiChunk};
 pub use upstream::UpstreamError;
 
-use bytes::Bytes;
-use client::{Client, Timeouts};
+use client::Client;
 use http::HeaderMap;
 use providers::Providers;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::Duration;
-
-/// How long `/v1/models` waits for each provider's own list before using the
-/// configured patterns instead.
-const MODELS_TIMEOUT: Duration = Duration::from_secs(5);
-/// Largest model list read from a provider.
-const MAX_MODELS_BODY: usize = 8 << 20;
 
 /// The providers and the client that talks to them. One per hub.
 pub struct Llm {
@@ -129,6 +123,7 @@ impl Llm {
     /// shape. Each provider's own `/models` (an `ollama` one's `/api/tags`) is asked (concurrently, 5 s each, no
     /// retries); a provider that does not answer with a list contributes its literal
     /// model patterns instead (wildcard patterns name no model and are left out).
+    /// A `gemini` provider's list is read page by page (see `models`).
     pub async fn list_models(&self) -> Value {
         let mut tasks = tokio::task::JoinSet::new();
         for (i, p) in self.providers.all().iter().enumerate() {
@@ -136,9 +131,9 @@ impl Llm {
             tasks.spawn(async move {
                 (
                     i,
-                    fetch_models(&client, &p)
+                    models::fetch(&client, &p)
                         .await
-                        .unwrap_or_else(|| configured_models(&p)),
+                        .unwrap_or_else(|| models::configured(&p)),
                 )
             });
         }
@@ -151,84 +146,4 @@ impl Llm {
         lists.sort_by_key(|(i, _)| *i);
         json!({ "object": "list", "data": lists.into_iter().flat_map(|(_, l)| l).collect::<Vec<_>>() })
     }
-}
-
-fn model_entry(p: &Provider, id: &str, created: u64, owned_by: Option<&str>) -> Value {
-    json!({
-        "id": format!("{}/{id}", p.config.name),
-        "object": "model",
-        "created": created,
-        "owned_by": owned_by.unwrap_or(&p.config.name),
-    })
-}
-
-fn configured_models(p: &Provider) -> Vec<Value> {
-    p.config
-        .models
-        .iter()
-        .filter(|m| providers::is_literal(m))
-        .map(|m| model_entry(p, m, 0, None))
-        .collect()
-}
-
-async fn fetch_models(client: &Client, p: &Provider) -> Option<Vec<Value>> {
-    let timeouts = Timeouts {
-        connect: MODELS_TIMEOUT.min(Duration::from_millis(p.config.connect_timeout_ms.max(1))),
-        first_byte: MODELS_TIMEOUT,
-        idle: MODELS_TIMEOUT,
-    };
-    let list_path = match p.kind {
-        crate::config::ProviderKind::Ollama => "/api/tags",
-        crate::config::ProviderKind::Gemini => "/models?pageSize=1000",
-        _ => "/models",
-    };
-    let mut req = http::Request::builder()
-        .uri(p.base.endpoint(list_path))
-        .body(http_body_util::Full::new(Bytes::new()))
-        .expect("a path is a valid URI");
-    for (name, value) in &p.headers {
-        req.headers_mut().insert(name.clone(), value.clone());
-    }
-    if let Ok(Some((name, value))) = p.auth_header() {
-        req.headers_mut().insert(name, value);
-    }
-    upstream::kind_headers(p, req.headers_mut());
-    let fetch = async {
-        let resp = client.send(&p.base, req, timeouts).await.ok()?;
-        if !resp.status.is_success() {
-            return None;
-        }
-        resp.body.collect(MAX_MODELS_BODY).await.ok()
-    };
-    let body = tokio::time::timeout(MODELS_TIMEOUT, fetch).await.ok()??;
-    let list: Value = serde_json::from_slice(&body).ok()?;
-    // OpenAI's `{"data": [{"id"}]}`, or Ollama's `{"models": [{"name"}]}`, or
-    // Gemini's `{"models": [{"name": "models/…", "supportedGenerationMethods"}]}`
-    // (only the models that generate content are listed).
-    let (data, id_key) = match list.get("data") {
-        Some(data) => (data.as_array()?, "id"),
-        None => (list.get("models")?.as_array()?, "name"),
-    };
-    let generates = |m: &Value| match m.get("supportedGenerationMethods").and_then(Value::as_array) {
-        Some(methods) => methods.iter().any(|x| x == "generateContent"),
-        None => true,
-    };
-    Some(
-        data.iter()
-            .filter(|m| generates(m))
-            .filter_map(|m| {
-                let id = m.get(id_key)?.as_str()?;
-                let id = match p.kind {
-                    crate::config::ProviderKind::Gemini => id.strip_prefix("models/").unwrap_or(id),
-                    _ => id,
-                };
-                Some(model_entry(
-                    p,
-                    id,
-                    m.get("created").and_then(Value::as_u64).unwrap_or(0),
-                    m.get("owned_by").and_then(Value::as_str),
-                ))
-            })
-            .collect(),
-    )
 }

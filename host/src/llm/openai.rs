@@ -123,6 +123,9 @@ pub struct Delta<'a> {
     pub reasoning: Option<Str<'a>>,
     #[serde(borrow)]
     pub tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+    /// Provider extensions of the message (Anthropic's signed thinking blocks,
+    /// `llm::anthropic_wire::THINKING_POINTER`).
+    pub extra_content: Option<Box<serde_json::Value>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -133,6 +136,9 @@ pub struct ToolCallDelta<'a> {
     pub id: Option<Str<'a>>,
     #[serde(borrow)]
     pub function: Option<FunctionDelta<'a>>,
+    /// Provider extensions of the call (Gemini's
+    /// `extra_content.google.thought_signature`).
+    pub extra_content: Option<Box<serde_json::Value>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -10,8 +10,10 @@
 //! the error event; "Messages": the response object; "Errors": the error shapes),
 //! and Ollama's from `docs/api.md` ("Chat request (Streaming)").
 
+use crate::support::chat;
 use crate::support::client;
-use crate::support::hub::{self, Hub};
+use crate::support::dialect::{Dialect, Scripted, ollama_hello};
+use crate::support::hub::Hub;
 use crate::support::llm::{WITHIN, openai_text, smart_chain, text_of, ui_chunks};
 use crate::support::upstream::{Reply, Upstream};
 use serde_json::{Value, json};
@@ -33,7 +35,7 @@ fn text_delta(index: u64, text: &str) -> Value {
 
 /// "Hello!" with some thinking first.
 fn hello() -> Reply {
-    Reply::typed_events(&[
+    Dialect::Anthropic.stream(&[
         start(json!({"input_tokens": 25, "output_tokens": 1})),
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
         json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "A greeting."}}),
@@ -50,25 +52,18 @@ fn hello() -> Reply {
 }
 
 fn anthropic_error(status: u16, kind: &str, message: &str) -> Reply {
-    Reply::json(
-        status,
-        json!({"type": "error", "error": {"type": kind, "message": message}}),
-    )
+    Dialect::Anthropic.error(status, kind, message)
 }
 
+const CLAUDE: Scripted = Scripted {
+    dialect: Dialect::Anthropic,
+    name: "claude",
+    models: &["claude-*"],
+    key: Some((KEY_VAR, KEY)),
+};
+
 async fn anthropic_hub(extra: &str) -> (Upstream, Hub) {
-    // SAFETY: no other test reads or writes this variable.
-    unsafe { std::env::set_var(KEY_VAR, KEY) };
-    let up = Upstream::start().await;
-    let extra = format!("kind = \"anthropic\"\napi_key_env = \"{KEY_VAR}\"\n{extra}");
-    let hub = hub::start(vec![hub::provider(
-        "claude",
-        &up.base_url(),
-        &["claude-*"],
-        &extra,
-    )])
-    .await;
-    (up, hub)
+    CLAUDE.start(extra).await
 }
 
 fn ask(stream: bool) -> Value {
@@ -160,7 +155,7 @@ async fn anthropic_errors_keep_their_status_retry_after_and_message() {
     // Mid-stream: the text so far, then the error and no `[DONE]`.
     up.push_for(
         MESSAGES,
-        Reply::typed_events(&[
+        Dialect::Anthropic.stream(&[
             start(json!({"input_tokens": 25, "output_tokens": 1})),
             json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
             text_delta(0, "Hel"),
@@ -231,14 +226,7 @@ async fn a_chain_falls_back_from_anthropic_to_ollama_each_in_its_dialect() {
     ];
     let hub = smart_chain(&providers, &["claude/claude-opus-4-6", "local/llama3.2"]).await;
     first.push_for(MESSAGES, anthropic_error(529, "overloaded_error", "Overloaded"));
-    let line = |content: &str, done: bool| {
-        json!({"model": "llama3.2", "created_at": "2023-08-04T08:52:19.385406455-07:00",
-               "message": {"role": "assistant", "content": content}, "done": done})
-    };
-    second.push_for(
-        "/api/chat",
-        Reply::ndjson(&[line("Hello", false), line(" from Ollama.", false), line("", true)]),
-    );
+    second.push_for("/api/chat", ollama_hello());
     let mut body = ask(true);
     body["model"] = json!("smart");
     body["tools"] =
@@ -297,5 +285,124 @@ async fn the_model_list_asks_anthropic_with_its_key_and_version() {
     assert_eq!(
         (sent.header("x-api-key"), sent.header("anthropic-version")),
         (Some(KEY), Some("2023-06-01"))
+    );
+}
+
+/// Anthropic's "Extended thinking with tool use" example: the signed thinking
+/// block the second round must send back before its `tool_use`.
+fn signed_thinking() -> Value {
+    json!({"type": "thinking", "thinking": "I need the weather in Paris.",
+           "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"})
+}
+
+#[tokio::test]
+async fn a_tool_round_sends_the_signed_thinking_back_with_thinking_from_reasoning_effort() {
+    let (up, hub) = anthropic_hub("").await;
+    up.push_for(MESSAGES, Reply::json(200, json!({"id": "msg_01", "type": "message", "role": "assistant",
+        "model": "claude-opus-4-6", "stop_reason": "tool_use", "stop_sequence": null,
+        "content": [signed_thinking(),
+            {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather", "input": {"location": "Paris"}}],
+        "usage": {"input_tokens": 412, "output_tokens": 96}})));
+    let tools =
+        json!([{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]);
+    let mut body = json!({"model": "claude/claude-opus-4-6", "max_tokens": 1024, "reasoning_effort": "low",
+        "tools": tools, "messages": [{"role": "user", "content": "Weather in Paris?"}]});
+    let first = client::post(hub.addr, "/v1/chat/completions", &body)
+        .await
+        .json()
+        .await;
+    let message = first["choices"][0]["message"].clone();
+    assert_eq!(message["tool_calls"][0]["id"], "toolu_01A09q90qw90lq917835lq9");
+
+    // An OpenAI client echoes the assistant message with the tool's result.
+    up.push_for(MESSAGES, hello());
+    body["messages"].as_array_mut().unwrap().extend([
+        message,
+        json!({"role": "tool", "tool_call_id": "toolu_01A09q90qw90lq917835lq9", "content": "15 degrees"}),
+    ]);
+    body["stream"] = json!(true);
+    let resp = client::post(hub.addr, "/v1/chat/completions", &body).await;
+    assert_eq!(openai_text(&resp.events(WITHIN).await.0), "Hello!");
+
+    let sent = up.requests();
+    assert_eq!(
+        (&sent[0].json()["thinking"], &sent[0].json()["max_tokens"]),
+        (&json!({"type": "enabled", "budget_tokens": 1024}), &json!(2048)),
+        "reasoning_effort low asks a 1024-token budget on top of max_tokens"
+    );
+    assert_eq!(
+        sent[1].json()["messages"][1],
+        json!({"role": "assistant", "content": [signed_thinking(),
+            {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather", "input": {"location": "Paris"}}]}),
+        "round 2 carries round 1's signed thinking block before its tool_use"
+    );
+}
+
+#[tokio::test]
+async fn an_agent_turn_sends_the_signed_thinking_back_in_its_next_round() {
+    let up = Upstream::start().await;
+    let hub = chat::hub_with(&up, chat::plugins(&[]), |c| {
+        c.providers[0].kind = "anthropic".into();
+        c.providers[0].think = Some(true);
+    })
+    .await;
+    let input: Value = serde_json::from_str(&chat::call_args(
+        json!([{"tool": "calc.eval", "input": {"expression": "6*7"}}]),
+    ))
+    .unwrap();
+    let redacted = json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"});
+    up.push_for(MESSAGES, Dialect::Anthropic.stream(&[
+        start(json!({"input_tokens": 30, "output_tokens": 1})),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "I need the weather in Paris."}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta",
+               "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": redacted}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "toolu_01", "name": "hub_call", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+        json!({"type": "content_block_stop", "index": 2}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 40}}),
+        json!({"type": "message_stop"}),
+    ]));
+    up.push_for(MESSAGES, hello());
+    let body = chat::submit("anthropic-1", vec![chat::user("u1", "6*7?")]);
+    let chunks = chat::chunks(chat::post_chat(hub.addr, &body).await).await;
+    assert_eq!(text_of(&chunks).0, "Hello!");
+    let first = up.requests()[0].json();
+    assert_eq!(
+        first["thinking"],
+        json!({"type": "enabled", "budget_tokens": 4096})
+    );
+    let second = up.requests()[1].json();
+    let messages = second["messages"].as_array().unwrap();
+    let (turn, result) = (&messages[messages.len() - 2], &messages[messages.len() - 1]);
+    assert_eq!(
+        turn["content"],
+        json!([signed_thinking(), redacted,
+               {"type": "tool_use", "id": "toolu_01", "name": "hub_call", "input": input}]),
+        "round 2 carries round 1's thinking blocks, signed, before its tool_use"
+    );
+    assert_eq!(result["content"][0]["tool_use_id"], "toolu_01");
+}
+
+#[tokio::test]
+async fn an_openai_provider_gets_no_anthropic_thinking_blocks() {
+    let (up, hub) = crate::support::llm::setup("").await;
+    up.push(Reply::json(200, json!({"id": "c", "object": "chat.completion", "model": "gpt-test",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]})));
+    let body = json!({"model": "up/gpt-test", "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": null, "extra_content": {"anthropic": {"thinking_blocks": [signed_thinking()]}},
+         "tool_calls": [{"id": "toolu_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "15 degrees"}]});
+    let resp = client::post(hub.addr, "/v1/chat/completions", &body).await;
+    assert_eq!(resp.status, 200);
+    let sent = up.requests()[0].json();
+    assert_eq!(sent["messages"][1].get("extra_content"), None, "{sent}");
+    assert_eq!(
+        sent["messages"][1]["tool_calls"],
+        body["messages"][1]["tool_calls"]
     );
 }

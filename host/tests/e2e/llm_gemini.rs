@@ -16,7 +16,8 @@
 
 use crate::support::chat::{self, call_args, hub_with, plugins, submit, user};
 use crate::support::client;
-use crate::support::hub::{self, Hub};
+use crate::support::dialect::{Dialect, Scripted, ollama_hello};
+use crate::support::hub::Hub;
 use crate::support::llm::{WITHIN, error_text, openai_text, smart_chain, text_of, ui_chunks};
 use crate::support::upstream::{Frame, Reply, Upstream};
 use serde_json::{Value, json};
@@ -46,7 +47,7 @@ fn response(parts: Value, finish: Option<&str>) -> Value {
 }
 
 fn events(responses: &[Value]) -> Reply {
-    Reply::sse(responses.iter().map(|r| Frame::Data(r.to_string())).collect())
+    Dialect::Gemini.stream(responses)
 }
 
 /// "AI learns patterns from data.", after a thought.
@@ -62,19 +63,18 @@ fn explain() -> Reply {
 }
 
 fn gemini_error(status: u16, code: &str, message: &str) -> Reply {
-    Reply::json(
-        status,
-        json!({"error": {"code": status, "message": message, "status": code}}),
-    )
+    Dialect::Gemini.error(status, code, message)
 }
 
+const GEMINI: Scripted = Scripted {
+    dialect: Dialect::Gemini,
+    name: "g",
+    models: &["gemini-*"],
+    key: Some((KEY_VAR, KEY)),
+};
+
 async fn gemini_hub(extra: &str) -> (Upstream, Hub) {
-    // SAFETY: no other test reads or writes this variable.
-    unsafe { std::env::set_var(KEY_VAR, KEY) };
-    let up = Upstream::start().await;
-    let extra = format!("kind = \"gemini\"\napi_key_env = \"{KEY_VAR}\"\n{extra}");
-    let hub = hub::start(vec![hub::provider("g", &up.base_url(), &["gemini-*"], &extra)]).await;
-    (up, hub)
+    GEMINI.start(extra).await
 }
 
 fn ask(stream: bool) -> Value {
@@ -228,7 +228,7 @@ async fn a_503_from_gemini_is_retried_and_the_ui_stream_reads_its_thoughts() {
 }
 
 #[tokio::test]
-async fn an_agent_turn_runs_a_tool_round_through_gemini() {
+async fn an_agent_turn_runs_a_tool_round_through_gemini_keeping_its_signature() {
     let up = Upstream::start().await;
     let hub = hub_with(&up, plugins(&[]), |c| c.providers[0].kind = "gemini".into()).await;
     let args: Value = serde_json::from_str(&call_args(
@@ -263,12 +263,9 @@ async fn an_agent_turn_runs_a_tool_round_through_gemini() {
         call["parts"][0]["functionCall"],
         json!({"name": "hub_call", "args": args})
     );
-    // The agent loop keeps a call's id, name and arguments, not its signature:
-    // the placeholder Google documents goes back, which Gemini 3 accepts.
-    assert_eq!(
-        call["parts"][0]["thoughtSignature"],
-        "skip_thought_signature_validator"
-    );
+    // The agent loop keeps what Gemini wants back with the call: round 1's
+    // real signature, not the placeholder.
+    assert_eq!(call["parts"][0]["thoughtSignature"], "c2lnLWE=");
     assert_eq!(result["role"], "user");
     let answer = &result["parts"][0]["functionResponse"];
     assert_eq!(answer["name"], "hub_call", "{result}");
@@ -300,14 +297,7 @@ async fn a_chain_falls_back_from_gemini_to_ollama_each_in_its_dialect() {
         &streamed("gemini-2.5-flash"),
         gemini_error(503, "UNAVAILABLE", "The model is overloaded."),
     );
-    let line = |content: &str, done: bool| {
-        json!({"model": "llama3.2", "created_at": "2023-08-04T08:52:19.385406455-07:00",
-               "message": {"role": "assistant", "content": content}, "done": done})
-    };
-    second.push_for(
-        "/api/chat",
-        Reply::ndjson(&[line("Hello", false), line(" from Ollama.", false), line("", true)]),
-    );
+    second.push_for("/api/chat", ollama_hello());
     let mut body = ask(true);
     body["model"] = json!("smart");
     body["tools"] = json!([{"type": "function", "function": {"name": "get_weather",
@@ -354,7 +344,7 @@ async fn a_chain_falls_back_from_gemini_to_ollama_each_in_its_dialect() {
 }
 
 #[tokio::test]
-async fn the_model_list_holds_geminis_generating_models() {
+async fn the_model_list_holds_geminis_generating_models_from_every_page() {
     let (up, hub) = gemini_hub("").await;
     up.push_for(
         "/v1/models",
@@ -365,7 +355,16 @@ async fn the_model_list_holds_geminis_generating_models() {
              "inputTokenLimit": 1048576, "outputTokenLimit": 65536,
              "supportedGenerationMethods": ["generateContent", "countTokens", "createCachedContent"]},
             {"name": "models/text-embedding-004", "version": "004", "displayName": "Text Embedding 004",
-             "supportedGenerationMethods": ["embedContent"]}]}),
+             "supportedGenerationMethods": ["embedContent"]}],
+            "nextPageToken": "Ch5tb2RlbHMv+/="}),
+        ),
+    );
+    up.push_for(
+        "/v1/models",
+        Reply::json(
+            200,
+            json!({"models": [{"name": "models/gemini-2.5-pro", "version": "2.5",
+                "supportedGenerationMethods": ["generateContent"]}]}),
         ),
     );
     let list = client::send(hub.addr, http::Method::GET, "/v1/models", None, &[])
@@ -378,6 +377,50 @@ async fn the_model_list_holds_geminis_generating_models() {
         .iter()
         .filter_map(|m| m["id"].as_str())
         .collect();
-    assert_eq!(ids, ["g/gemini-2.5-flash"]);
-    assert_eq!(up.requests()[0].header("x-goog-api-key"), Some(KEY));
+    assert_eq!(ids, ["g/gemini-2.5-flash", "g/gemini-2.5-pro"], "both pages");
+    let sent = up.requests();
+    assert_eq!(sent[0].header("x-goog-api-key"), Some(KEY));
+    assert_eq!(
+        (sent[0].query.as_deref(), sent[1].query.as_deref()),
+        (
+            Some("pageSize=1000"),
+            Some("pageSize=1000&pageToken=Ch5tb2RlbHMv%2B%2F%3D")
+        ),
+        "the next page asked for by its token"
+    );
+}
+
+#[tokio::test]
+async fn tool_schemas_reach_gemini_with_their_references_inlined() {
+    let (up, hub) = gemini_hub("").await;
+    up.push_for(
+        &whole("gemini-2.5-flash"),
+        Reply::json(200, response(json!([{"text": "Noted."}]), Some("STOP"))),
+    );
+    // Pydantic's shape for a nested model: the definition under `$defs`.
+    let parameters = json!({"type": "object", "properties": {"home": {"$ref": "#/$defs/Address"}},
+        "$defs": {"Address": {"type": "object", "properties": {"city": {"type": "string"}}}}});
+    let mut body = ask(false);
+    body["tools"] =
+        json!([{"type": "function", "function": {"name": "save_person", "parameters": parameters}}]);
+    let resp = client::post(hub.addr, "/v1/chat/completions", &body).await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(
+        up.requests()[0].json()["tools"][0]["functionDeclarations"][0]["parameters"],
+        json!({"type": "object", "properties": {"home": {"type": "object", "properties": {"city": {"type": "string"}}}}})
+    );
+
+    body["tools"][0]["function"]["parameters"]["$defs"]["Address"]["properties"]["next"] =
+        json!({"$ref": "#/$defs/Address"});
+    let resp = client::post(hub.addr, "/v1/chat/completions", &body).await;
+    assert_eq!(resp.status, 400);
+    let message = resp.json().await["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("tools[0] (\"save_person\")") && message.contains("refers to itself"),
+        "{message}"
+    );
+    assert_eq!(up.requests().len(), 1, "a request Gemini cannot take is not sent");
 }

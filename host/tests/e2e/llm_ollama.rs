@@ -11,6 +11,7 @@
 
 use crate::support::chat::{self, call_args, hub_with, plugins, submit, user};
 use crate::support::client;
+use crate::support::dialect::{Dialect, Scripted};
 use crate::support::hub::{self, Hub};
 use crate::support::llm::{WITHIN, error_text, openai_text, smart_chain, text_of, ui_chunks};
 use crate::support::upstream::{CHAT, Reply, Upstream};
@@ -33,7 +34,7 @@ fn done(prompt: u64, eval: u64) -> Value {
 
 /// "The sky is blue because of Rayleigh scattering.", after some thinking.
 fn sky() -> Reply {
-    Reply::ndjson(&[
+    Dialect::Ollama.stream(&[
         line(json!({"role": "assistant", "content": "", "thinking": "The user asks why."})),
         line(json!({"role": "assistant", "content": "The sky is blue"})),
         line(json!({"role": "assistant", "content": " because of Rayleigh scattering."})),
@@ -49,11 +50,17 @@ fn tool_call_answer(name: &str, arguments: Value) -> Value {
            "prompt_eval_count": 122, "prompt_eval_duration": 328493000, "eval_count": 33, "eval_duration": 552222000})
 }
 
+const LOCAL: Scripted = Scripted {
+    dialect: Dialect::Ollama,
+    name: "local",
+    models: &["llama*"],
+    key: None,
+};
+
 async fn ollama_hub(extra: &str) -> (Upstream, Hub) {
-    let up = Upstream::start().await;
-    let extra = format!("kind = \"ollama\"\noptions = {{ num_ctx = 8192 }}\n{extra}");
-    let hub = hub::start(vec![hub::provider("local", &up.base_url(), &["llama*"], &extra)]).await;
-    (up, hub)
+    LOCAL
+        .start(&format!("options = {{ num_ctx = 8192 }}\n{extra}"))
+        .await
 }
 
 fn ask(stream: bool) -> Value {
@@ -117,14 +124,16 @@ async fn the_proxy_answers_openai_clients_from_ollamas_native_api() {
 async fn ollama_errors_keep_their_status_retry_after_and_message() {
     let (up, hub) = ollama_hub("max_retries = 0").await;
     let missing = r#"model "llama3.2" not found, try pulling it first"#;
-    up.push_for(API_CHAT, Reply::json(404, json!({"error": missing})));
+    up.push_for(API_CHAT, Dialect::Ollama.error(404, "", missing));
     let resp = client::post(hub.addr, "/v1/chat/completions", &ask(true)).await;
     assert_eq!(resp.status, 404);
     assert_eq!(resp.json().await["error"]["message"], missing);
 
     up.push_for(
         API_CHAT,
-        Reply::json(429, json!({"error": "too many requests"})).header("retry-after", "7"),
+        Dialect::Ollama
+            .error(429, "", "too many requests")
+            .header("retry-after", "7"),
     );
     let resp = client::post(hub.addr, "/v1/chat/completions", &ask(false)).await;
     assert_eq!(
@@ -136,7 +145,7 @@ async fn ollama_errors_keep_their_status_retry_after_and_message() {
     // Mid-stream: the text so far, then an error frame and no `[DONE]`.
     up.push_for(
         API_CHAT,
-        Reply::ndjson(&[
+        Dialect::Ollama.stream(&[
             line(json!({"role": "assistant", "content": "The sky"})),
             json!({"error": "an error was encountered while running the model: unexpected EOF"}),
         ]),
@@ -158,7 +167,7 @@ async fn ollama_errors_keep_their_status_retry_after_and_message() {
     // The same on the UI stream: an error chunk, never a finished answer.
     up.push_for(
         API_CHAT,
-        Reply::ndjson(&[line(json!({"role": "assistant", "content": "The sky"}))]),
+        Dialect::Ollama.stream(&[line(json!({"role": "assistant", "content": "The sky"}))]),
     );
     let resp = client::post(hub.addr, "/api/ui/chat/completions", &ask(true)).await;
     let chunks = ui_chunks(&resp.events(WITHIN).await.0);
@@ -238,10 +247,13 @@ async fn an_agent_turn_runs_a_tool_round_through_ollama() {
         json!([{"tool": "calc.eval", "input": {"expression": "6*7"}}]),
     ))
     .unwrap();
-    up.push_for(API_CHAT, Reply::ndjson(&[tool_call_answer("hub_call", args)]));
     up.push_for(
         API_CHAT,
-        Reply::ndjson(&[
+        Dialect::Ollama.stream(&[tool_call_answer("hub_call", args)]),
+    );
+    up.push_for(
+        API_CHAT,
+        Dialect::Ollama.stream(&[
             line(json!({"role": "assistant", "content": "It is 42."})),
             done(300, 5),
         ]),

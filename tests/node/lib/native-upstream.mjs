@@ -31,10 +31,14 @@ function anthropicEvents(model) {
   ];
   if (model === "weather") {
     return [start,
-      { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_01native", name: "get_weather", input: {} } },
-      { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{\"city\":" } },
-      { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: " \"Paris\"}" } },
-      { type: "content_block_stop", index: 0 }, ...end("tool_use")];
+      { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } },
+      { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "The weather tool." } },
+      { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "EqQBCgIYAhIMweather" } },
+      { type: "content_block_stop", index: 0 },
+      { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_01native", name: "get_weather", input: {} } },
+      { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "{\"city\":" } },
+      { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: " \"Paris\"}" } },
+      { type: "content_block_stop", index: 1 }, ...end("tool_use")];
   }
   return [start,
     { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } },
@@ -67,7 +71,7 @@ function geminiResponses(model) {
   const response = (parts, finish) => ({ candidates: [{ content: { role: "model", parts }, index: 0, ...(finish ? { finishReason: finish } : {}) }],
     modelVersion: "gemini-2.5-flash", responseId: "mAitaLmkHPPlz7IPvtfUqQ4",
     ...(finish ? { usageMetadata: { promptTokenCount: 11, candidatesTokenCount: 2, totalTokenCount: 13 } } : {}) });
-  if (model === "weather") return [response([{ functionCall: { name: "get_weather", args: { city: "Paris" } } }], "STOP")];
+  if (model === "weather") return [response([{ functionCall: { name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "c2lnLW5hdGl2ZQ==" }], "STOP")];
   return [response([{ text: THINKING, thought: true }]), response([{ text: TEXT[0] }]), response([{ text: TEXT[1] }], "STOP")];
 }
 

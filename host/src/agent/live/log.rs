@@ -264,6 +264,7 @@ mod tests {
                 tool_call_id: "c1".into(),
                 tool_name: "hub_call".into(),
                 input: json!({"op": "calc.eval"}),
+                provider_metadata: None,
             },
             UiChunk::ToolOutputAvailable {
                 tool_call_id: "c1".into(),

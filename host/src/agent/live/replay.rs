@@ -154,6 +154,7 @@ fn tool_chunks(t: &ToolPart, inputs: &HashMap<String, String>) -> Vec<UiChunk> {
                 tool_call_id: t.tool_call_id.clone(),
                 tool_name: t.tool_name.clone(),
                 input: t.input.clone().unwrap_or(Value::Null),
+                provider_metadata: t.call_provider_metadata.clone(),
             });
             if t.state == ToolState::OutputDenied {
                 out.extend(approval_request(t));

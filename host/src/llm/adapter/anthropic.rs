@@ -5,8 +5,10 @@
 //! - `system`/`developer` messages → `system` (their texts joined by a blank line);
 //! - user content → `text` and `image` blocks (a `data:` URL as a base64 source,
 //!   any other URL as a `url` source); assistant text → a `text` block, its tool
-//!   calls → `tool_use` blocks (arguments parsed into `input`); its reasoning is
-//!   left out (Anthropic takes thinking back only with the signature it made);
+//!   calls → `tool_use` blocks (arguments parsed into `input`), after its
+//!   thinking blocks as they came (`anthropic_wire::THINKING_POINTER`: signed
+//!   `thinking` and `redacted_thinking`); its plain reasoning text is left out
+//!   (Anthropic takes thinking back only with the signature it made);
 //! - `tool` messages → `tool_result` blocks in a user message; messages of the
 //!   same role in a row are merged, as the API wants roles to alternate;
 //! - `tools` → `{name, description, input_schema}`; `tool_choice` auto / required
@@ -15,11 +17,14 @@
 //! - `max_tokens` (or `max_completion_tokens`; else the target's
 //!   `max_output_tokens`, else [`DEFAULT_MAX_TOKENS`]: Anthropic requires it),
 //!   `temperature`, `top_p`, `stop` → `stop_sequences`, `user` →
-//!   `metadata.user_id`, `stream`.
+//!   `metadata.user_id`, `stream`; the provider's and model's `options` as
+//!   request fields; extended thinking from `reasoning_effort` or `think`
+//!   ([`thinking`]).
 
 use super::RequestError;
 use super::parts::{self, Choice, Piece};
 use crate::config::ProviderKind;
+use crate::llm::anthropic_wire::{TOOL_RESULT, TOOL_USE, thinking_blocks};
 use crate::llm::providers::Route;
 use serde_json::{Map, Value, json};
 
@@ -57,6 +62,8 @@ pub(crate) fn request(route: &Route, body: &Value, stream: bool) -> Result<Value
         &mut out,
         &[("temperature", "temperature"), ("top_p", "top_p")],
     );
+    options(route, &mut out);
+    thinking(route, body, &mut out)?;
     if let Some(stop) = parts::stop_list(body) {
         out.insert("stop_sequences".into(), stop);
     }
@@ -65,6 +72,81 @@ pub(crate) fn request(route: &Route, body: &Value, stream: bool) -> Result<Value
     }
     tools(body, &mut out);
     Ok(Value::Object(out))
+}
+
+/// The provider's `options`, the model's over them key by key, as fields of the
+/// request (`top_k`, `thinking`, `service_tier`, ...): a field the request
+/// already has (the model, the messages, `stream`, the client's sampling) is
+/// kept.
+fn options(route: &Route, out: &mut Map<String, Value>) {
+    let mut options = route.provider.config.options.clone();
+    if let Some(settings) = route.settings() {
+        options.extend(settings.options.clone());
+    }
+    for (k, v) in options {
+        out.entry(k).or_insert(v);
+    }
+}
+
+/// `thinking` budgets for the request's `reasoning_effort`.
+pub(crate) const EFFORT_BUDGETS: [(&str, u64); 4] = [
+    ("minimal", 1024),
+    ("low", 1024),
+    ("medium", 4096),
+    ("high", 16384),
+];
+
+/// The budget `think = true` asks for (the `medium` effort's).
+pub(crate) const THINK_BUDGET: u64 = 4096;
+
+/// Extended thinking: the request's `reasoning_effort` (`none` turns it off),
+/// else `think` (the model's, else the provider's) unless `options` set
+/// `thinking`. The budget comes on top of the answer's `max_tokens` (Anthropic
+/// counts thinking in it and wants the budget below it), and `temperature` and
+/// `top_p` are left out (the API refuses them with thinking).
+fn thinking(route: &Route, body: &Value, out: &mut Map<String, Value>) -> Result<(), RequestError> {
+    let budget = match body.get("reasoning_effort").filter(|e| !e.is_null()) {
+        Some(effort) => match effort.as_str() {
+            Some("none") => {
+                out.remove("thinking");
+                return Ok(());
+            }
+            Some(e) => match EFFORT_BUDGETS.iter().find(|(name, _)| *name == e) {
+                Some((_, budget)) => Some(*budget),
+                None => {
+                    return Err(bad(format!(
+                        "reasoning_effort {e:?} is not one of none, minimal, low, medium, high"
+                    )));
+                }
+            },
+            None => return Err(bad("reasoning_effort must be a string".into())),
+        },
+        None => {
+            let think = route
+                .settings()
+                .and_then(|s| s.think)
+                .or(route.provider.config.think);
+            match think {
+                Some(true) if !out.contains_key("thinking") => Some(THINK_BUDGET),
+                _ => None,
+            }
+        }
+    };
+    if let Some(budget) = budget {
+        out.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": budget}),
+        );
+    }
+    let Some(budget) = out.get("thinking").filter(|t| t["type"] == "enabled") else {
+        return Ok(());
+    };
+    let budget = budget["budget_tokens"].as_u64().unwrap_or(0);
+    let max_tokens = out["max_tokens"].as_u64().unwrap_or(DEFAULT_MAX_TOKENS);
+    out.insert("max_tokens".into(), json!(max_tokens + budget));
+    out.remove("temperature");
+    out.remove("top_p");
+    Ok(())
 }
 
 fn tools(body: &Value, out: &mut Map<String, Value>) {
@@ -111,7 +193,7 @@ fn messages(messages: &[Value]) -> Result<(String, Vec<Value>), RequestError> {
                 let text = text_of(i, &m["content"])?;
                 (
                     "user",
-                    vec![json!({"type": "tool_result", "tool_use_id": id, "content": text})],
+                    vec![json!({"type": TOOL_RESULT, "tool_use_id": id, "content": text})],
                 )
             }
             other => {
@@ -136,8 +218,11 @@ fn messages(messages: &[Value]) -> Result<(String, Vec<Value>), RequestError> {
     Ok((system.join("\n\n"), out))
 }
 
+/// An assistant turn: its thinking blocks first (signed, as they came), then
+/// its text and its tool calls.
 fn assistant_blocks(i: usize, m: &Value) -> Result<Vec<Value>, RequestError> {
-    let mut blocks = content_blocks(i, &m["content"])?;
+    let mut blocks = thinking_blocks(m);
+    blocks.extend(content_blocks(i, &m["content"])?);
     for call in m
         .get("tool_calls")
         .and_then(Value::as_array)
@@ -146,7 +231,7 @@ fn assistant_blocks(i: usize, m: &Value) -> Result<Vec<Value>, RequestError> {
     {
         let input = parts::call_arguments(ProviderKind::Anthropic, i, call)?;
         let name = &call["function"]["name"];
-        blocks.push(json!({"type": "tool_use", "id": call["id"], "name": name, "input": input}));
+        blocks.push(json!({"type": TOOL_USE, "id": call["id"], "name": name, "input": input}));
     }
     Ok(blocks)
 }

@@ -5,25 +5,32 @@
 //! use and extended thinking examples, error events; "Messages": the response
 //! object): `message_start` (id, model, input and cache usage),
 //! `content_block_start` / `content_block_delta` (`text_delta`,
-//! `thinking_delta`, `input_json_delta`; `signature_delta` has no OpenAI
-//! counterpart) / `content_block_stop`, `message_delta` (stop reason, output
+//! `thinking_delta`, `input_json_delta`, `signature_delta`) /
+//! `content_block_stop` (a finished `thinking` or `redacted_thinking` block is
+//! given whole, signed, as the delta's `extra_content.anthropic.thinking_blocks`,
+//! see `llm::anthropic_wire`), `message_delta` (stop reason, output
 //! tokens), `message_stop`, `ping`, and `error`, also mid-stream. Cached input
 //! (`cache_read_input_tokens`, `cache_creation_input_tokens`) counts into
 //! `prompt_tokens`, the read part also as `prompt_tokens_details.cached_tokens`.
 
-use super::{error_body, sse_data};
-use crate::llm::client::{Recode, ResponseBodyError};
-use crate::sse::{self, Parser};
+use super::error_body;
+use super::sse_events::Translate;
+use crate::llm::anthropic_wire::{
+    REDACTED_THINKING, TEXT, THINKING, TOOL_USE, error_status, finish_reason, is_thinking_block,
+    openai_usage, thinking_extension,
+};
+use crate::sse;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-/// Anthropic's stream as OpenAI SSE chunks.
+/// Anthropic's stream as OpenAI SSE chunks (read through `sse_events::Sse`).
 pub(crate) struct Events {
-    parser: Parser,
     id: String,
     model: Value,
     /// Content block index → tool call index, for the tool blocks.
     tools: HashMap<u64, u64>,
+    /// Content block index → the thinking block read so far.
+    thinking: HashMap<u64, Value>,
     /// `message_start`'s usage, completed by `message_delta`'s.
     usage: Value,
     /// `message_stop` or an `error` was read: what follows is ignored.
@@ -31,12 +38,12 @@ pub(crate) struct Events {
 }
 
 impl Events {
-    pub(crate) fn new(max_event: usize) -> Events {
+    pub(crate) fn new() -> Events {
         Events {
-            parser: Parser::new(max_event),
             id: String::new(),
             model: Value::Null,
             tools: HashMap::new(),
+            thinking: HashMap::new(),
             usage: json!({}),
             ended: false,
         }
@@ -48,7 +55,7 @@ impl Events {
         sse::write_json(out, &chunk);
     }
 
-    fn event(&mut self, data: &str, out: &mut Vec<u8>) {
+    fn read(&mut self, data: &str, out: &mut Vec<u8>) {
         if self.ended {
             return;
         }
@@ -66,7 +73,11 @@ impl Events {
             }
             "content_block_start" => {
                 let block = &event["content_block"];
-                if block["type"] == "tool_use" {
+                if block["type"] == THINKING || block["type"] == REDACTED_THINKING {
+                    self.thinking
+                        .insert(event["index"].as_u64().unwrap_or(0), block.clone());
+                }
+                if block["type"] == TOOL_USE {
                     let index = self.tools.len() as u64;
                     self.tools.insert(event["index"].as_u64().unwrap_or(0), index);
                     let call = json!({"index": index, "id": block["id"], "type": "function",
@@ -75,9 +86,17 @@ impl Events {
                 }
             }
             "content_block_delta" => self.delta(&event, out),
+            "content_block_stop" => {
+                // A whole thinking block, signed, for the turn that sends it back.
+                let block = self.thinking.remove(&event["index"].as_u64().unwrap_or(0));
+                if let Some(block) = block.filter(is_thinking_block) {
+                    let delta = json!({ "extra_content": thinking_extension(vec![block]) });
+                    self.chunk(out, delta, None);
+                }
+            }
             "message_delta" => {
                 merge(&mut self.usage, &event["usage"]);
-                let reason = finish_reason(event.pointer("/delta/stop_reason"));
+                let reason = finish_reason(event.pointer("/delta/stop_reason").and_then(Value::as_str));
                 self.chunk(out, json!({}), Some(reason));
             }
             "message_stop" => {
@@ -94,15 +113,19 @@ impl Events {
                     .pointer("/error/message")
                     .and_then(Value::as_str)
                     .unwrap_or("the upstream failed");
-                let mut frame = error_body(message);
-                frame["error"]["type"] = event
-                    .pointer("/error/type")
-                    .cloned()
-                    .unwrap_or(json!("upstream_error"));
-                sse::write_json(out, &frame);
+                sse::write_json(out, &error_frame(message, &event["error"]["type"]));
                 self.ended = true;
             }
-            _ => {} // `ping`, `content_block_stop`, and event types newer than this code.
+            _ => {} // `ping` and event types newer than this code.
+        }
+    }
+
+    /// Appends `text` to `key` of the thinking block `event` is about.
+    fn append(&mut self, event: &Value, key: &str, text: &str) {
+        if let Some(block) = self.thinking.get_mut(&event["index"].as_u64().unwrap_or(0)) {
+            let mut joined = block[key].as_str().unwrap_or("").to_string();
+            joined.push_str(text);
+            block[key] = json!(joined);
         }
     }
 
@@ -111,7 +134,11 @@ impl Events {
         let text = |key: &str| delta[key].as_str().unwrap_or("").to_string();
         match delta["type"].as_str().unwrap_or("") {
             "text_delta" => self.chunk(out, json!({ "content": text("text") }), None),
-            "thinking_delta" => self.chunk(out, json!({ "reasoning_content": text("thinking") }), None),
+            "thinking_delta" => {
+                self.append(event, "thinking", &text("thinking"));
+                self.chunk(out, json!({ "reasoning_content": text("thinking") }), None)
+            }
+            "signature_delta" => self.append(event, "signature", &text("signature")),
             "input_json_delta" => {
                 let block = event["index"].as_u64().unwrap_or(0);
                 if let Some(index) = self.tools.get(&block) {
@@ -124,21 +151,9 @@ impl Events {
     }
 }
 
-impl Recode for Events {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) -> Result<(), ResponseBodyError> {
-        let (events, parsed) = sse_data(&mut self.parser, Some(bytes));
-        for data in events {
-            self.event(&data, out);
-        }
-        parsed
-    }
-
-    fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), ResponseBodyError> {
-        let (events, parsed) = sse_data(&mut self.parser, None);
-        for data in events {
-            self.event(&data, out);
-        }
-        parsed
+impl Translate for Events {
+    fn event(&mut self, data: &str, out: &mut Vec<u8>) {
+        self.read(data, out);
     }
 }
 
@@ -150,14 +165,18 @@ pub(crate) fn completion(message: Value) -> Value {
             .pointer("/error/message")
             .and_then(Value::as_str)
             .unwrap_or("the upstream failed");
-        return error_body(text);
+        return error_frame(text, &message["error"]["type"]);
     }
     let (mut text, mut thinking, mut calls) = (String::new(), String::new(), Vec::new());
+    let mut signed = Vec::new();
     for block in message["content"].as_array().into_iter().flatten() {
+        if is_thinking_block(block) {
+            signed.push(block.clone());
+        }
         match block["type"].as_str().unwrap_or("") {
-            "text" => text.push_str(block["text"].as_str().unwrap_or("")),
-            "thinking" => thinking.push_str(block["thinking"].as_str().unwrap_or("")),
-            "tool_use" => calls.push(json!({"id": block["id"], "type": "function",
+            TEXT => text.push_str(block["text"].as_str().unwrap_or("")),
+            THINKING => thinking.push_str(block["thinking"].as_str().unwrap_or("")),
+            TOOL_USE => calls.push(json!({"id": block["id"], "type": "function",
                 "function": {"name": block["name"], "arguments": block["input"].to_string()}})),
             _ => {}
         }
@@ -169,24 +188,17 @@ pub(crate) fn completion(message: Value) -> Value {
     if !calls.is_empty() {
         out["tool_calls"] = Value::Array(calls);
     }
+    if !signed.is_empty() {
+        out["extra_content"] = thinking_extension(signed);
+    }
     let mut completion = json!({
         "id": message["id"], "object": "chat.completion", "created": crate::clock::now_ms() / 1000, "model": message["model"],
-        "choices": [{"index": 0, "message": out, "finish_reason": finish_reason(message.get("stop_reason"))}],
+        "choices": [{"index": 0, "message": out, "finish_reason": finish_reason(message["stop_reason"].as_str())}],
     });
     if let Some(usage) = openai_usage(&message["usage"]) {
         completion["usage"] = usage;
     }
     completion
-}
-
-/// OpenAI's finish reason for Anthropic's `stop_reason`.
-fn finish_reason(stop_reason: Option<&Value>) -> &'static str {
-    match stop_reason.and_then(Value::as_str) {
-        Some("max_tokens") | Some("model_context_window_exceeded") => "length",
-        Some("tool_use") => "tool_calls",
-        Some("refusal") => "content_filter",
-        _ => "stop",
-    }
 }
 
 /// Adds `from`'s counts to `into` (a `message_delta`'s usage is cumulative, so
@@ -201,18 +213,13 @@ fn merge(into: &mut Value, from: &Value) {
     }
 }
 
-/// Anthropic's usage as OpenAI's: cached input counts into `prompt_tokens`.
-fn openai_usage(usage: &Value) -> Option<Value> {
-    let n = |k: &str| usage.get(k).and_then(Value::as_u64);
-    let (input, output) = (n("input_tokens"), n("output_tokens"));
-    if input.is_none() && output.is_none() {
-        return None;
+/// An OpenAI error body for Anthropic's error of type `kind`: the type kept,
+/// the HTTP status the API gives that type as the `code`.
+fn error_frame(message: &str, kind: &Value) -> Value {
+    let mut frame = error_body(message);
+    if let Some(kind) = kind.as_str() {
+        frame["error"]["type"] = json!(kind);
+        frame["error"]["code"] = json!(error_status(kind));
     }
-    let read = n("cache_read_input_tokens").unwrap_or(0);
-    let prompt = input.unwrap_or(0) + read + n("cache_creation_input_tokens").unwrap_or(0);
-    let completion = output.unwrap_or(0);
-    Some(
-        json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-                "prompt_tokens_details": {"cached_tokens": read}}),
-    )
+    frame
 }

@@ -4,6 +4,7 @@
 
 use super::anthropic_answer::{self, Events};
 use super::prepare;
+use super::sse_events::Sse;
 use super::tests::{body_of, recode_all, transformed};
 use super::whole::Whole;
 use crate::llm::providers::Providers;
@@ -45,7 +46,7 @@ pub(super) fn tool_stream() -> Vec<Value> {
 fn an_anthropic_stream_split_anywhere_reads_as_an_openai_stream() {
     let text = sse(&tool_stream());
     for step in [1, 5, 100, 1 << 16] {
-        let out = recode_all(&mut Events::new(1 << 20), text.as_bytes(), step).unwrap();
+        let out = recode_all(&mut Sse::new(1 << 20, Events::new()), text.as_bytes(), step).unwrap();
         let (summary, events) = transformed(&out);
         assert_eq!(summary.text, "Okay, let's check the weather:", "pieces of {step}");
         assert_eq!(summary.reasoning, "I need the weather.");
@@ -72,7 +73,7 @@ fn an_anthropic_stream_split_anywhere_reads_as_an_openai_stream() {
 fn an_anthropic_error_event_or_a_cut_stream_is_never_a_finished_answer() {
     let mut events = tool_stream()[..8].to_vec();
     events.push(json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
-    let out = recode_all(&mut Events::new(1 << 20), sse(&events).as_bytes(), 64).unwrap();
+    let out = recode_all(&mut Sse::new(1 << 20, Events::new()), sse(&events).as_bytes(), 64).unwrap();
     let (summary, raw) = transformed(&out);
     assert_eq!(
         (summary.finish_reason, summary.error.as_deref()),
@@ -80,7 +81,7 @@ fn an_anthropic_error_event_or_a_cut_stream_is_never_a_finished_answer() {
     );
     assert!(!raw.contains(&"[DONE]".to_string()));
     let out = recode_all(
-        &mut Events::new(1 << 20),
+        &mut Sse::new(1 << 20, Events::new()),
         sse(&tool_stream()[..10]).as_bytes(),
         64,
     )
@@ -92,7 +93,12 @@ fn an_anthropic_error_event_or_a_cut_stream_is_never_a_finished_answer() {
         "cut before message_stop"
     );
     assert!(!raw.contains(&"[DONE]".to_string()));
-    let err = recode_all(&mut Events::new(64), sse(&tool_stream()).as_bytes(), 1 << 16).unwrap_err();
+    let err = recode_all(
+        &mut Sse::new(64, Events::new()),
+        sse(&tool_stream()).as_bytes(),
+        1 << 16,
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("unusable"), "{err}");
 }
 
@@ -163,4 +169,117 @@ fn an_openai_request_as_the_messages_api_takes_it() {
         err.contains("an anthropic provider") && err.contains("messages[0]"),
         "{err}"
     );
+}
+
+/// Anthropic's "Extended thinking" examples: a signed thinking block and a
+/// redacted one ("Thinking redaction").
+fn signed() -> Value {
+    json!({"type": "thinking", "thinking": "I need the weather.", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"})
+}
+
+fn redacted() -> Value {
+    json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"})
+}
+
+#[test]
+fn signed_thinking_rides_along_in_the_answer_and_goes_back_first() {
+    let mut events = tool_stream();
+    events.insert(
+        5,
+        json!({"type": "content_block_start", "index": 9, "content_block": redacted()}),
+    );
+    events.insert(6, json!({"type": "content_block_stop", "index": 9}));
+    let out = recode_all(&mut Sse::new(1 << 20, Events::new()), sse(&events).as_bytes(), 7).unwrap();
+    let (_, chunks) = transformed(&out);
+    let blocks: Vec<Value> = chunks
+        .iter()
+        .filter_map(|c| serde_json::from_str::<Value>(c).ok())
+        .filter_map(|c| {
+            c.pointer("/choices/0/delta/extra_content/anthropic/thinking_blocks/0")
+                .cloned()
+        })
+        .collect();
+    assert_eq!(blocks, vec![signed(), redacted()]);
+
+    let message = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-opus-4-6",
+        "content": [signed(), redacted(), {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"location": "Paris"}}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}});
+    let answer = anthropic_answer::completion(message)["choices"][0]["message"].clone();
+    assert_eq!(
+        answer["extra_content"],
+        json!({"anthropic": {"thinking_blocks": [signed(), redacted()]}})
+    );
+
+    // The client (or the agent loop) sends the answer back with the tool result.
+    let ps = Providers::new(&[crate::toml::from_str(
+        "name = \"a\"\nkind = \"anthropic\"\nbase_url = \"https://api.anthropic.com/v1\"\n",
+    )
+    .unwrap()])
+    .unwrap();
+    let route = ps.route("a/claude-opus-4-6").unwrap();
+    let body = json!({"model": "claude-opus-4-6", "messages": [
+        {"role": "user", "content": "Weather in Paris?"}, answer,
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "22 degrees"}]});
+    let sent = body_of(&prepare(&route, &body).unwrap());
+    assert_eq!(
+        sent["messages"][1]["content"],
+        json!([signed(), redacted(), {"type": "text", "text": "Checking."},
+               {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"location": "Paris"}}])
+    );
+}
+
+#[test]
+fn extended_thinking_comes_from_reasoning_effort_think_or_options() {
+    let sent = |settings: &str, extra: Value| {
+        let text = format!(
+            "name = \"a\"\nkind = \"anthropic\"\nbase_url = \"https://api.anthropic.com/v1\"\nmax_output_tokens = 2048\n{settings}"
+        );
+        let ps = Providers::new(&[crate::toml::from_str(&text).unwrap()]).unwrap();
+        let mut body =
+            json!({"model": "m", "temperature": 0.2, "messages": [{"role": "user", "content": "Hi"}]});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        prepare(&ps.route("a/m").unwrap(), &body).map(|call| body_of(&call))
+    };
+    let think = sent("think = true", json!({})).unwrap();
+    assert_eq!(
+        (&think["thinking"], &think["max_tokens"], think.get("temperature")),
+        (
+            &json!({"type": "enabled", "budget_tokens": 4096}),
+            &json!(6144),
+            None
+        ),
+        "the budget comes on top of the answer's max_tokens; no temperature with thinking"
+    );
+    let high = sent("", json!({"reasoning_effort": "high", "max_tokens": 1000})).unwrap();
+    assert_eq!(
+        (&high["thinking"]["budget_tokens"], &high["max_tokens"]),
+        (&json!(16384), &json!(17384))
+    );
+    let off = sent("think = true", json!({"reasoning_effort": "none"})).unwrap();
+    assert_eq!((off.get("thinking"), &off["temperature"]), (None, &json!(0.2)));
+    let options =
+        "options = { top_k = 5, stream = true, thinking = { type = \"enabled\", budget_tokens = 2000 } }";
+    let own = sent(options, json!({})).unwrap();
+    assert_eq!(
+        (
+            &own["thinking"]["budget_tokens"],
+            &own["max_tokens"],
+            &own["top_k"]
+        ),
+        (&json!(2000), &json!(4048), &json!(5))
+    );
+    assert_eq!(
+        own["stream"], false,
+        "options do not override what the request has"
+    );
+    let plain = sent("", json!({})).unwrap();
+    assert_eq!(
+        (plain.get("thinking"), &plain["max_tokens"]),
+        (None, &json!(2048))
+    );
+    let err = sent("", json!({"reasoning_effort": "extreme"})).unwrap_err();
+    assert!(err.to_string().contains("reasoning_effort \"extreme\""), "{err}");
 }

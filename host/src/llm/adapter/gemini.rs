@@ -4,8 +4,8 @@
 //!
 //! - `system`/`developer` messages → `systemInstruction` (their texts joined by
 //!   a blank line); user and assistant messages → `contents` with roles `user`
-//!   and `model`; text as `text` parts, images as `inlineData` (only `data:`
-//!   URLs: the API fetches no URL); an assistant's tool calls as `functionCall`
+//!   and `model`; text as `text` parts, images as `inlineData` (`data:` URLs)
+//!   or `fileData` (`https`/`gs` URLs, the type from the extension); an assistant's tool calls as `functionCall`
 //!   parts (arguments as an object) with their `thoughtSignature` (from
 //!   `extra_content.google.thought_signature`, as `gemini_answer` gives it;
 //!   else, on a message's first call, the placeholder Google documents,
@@ -16,7 +16,8 @@
 //!   `response` object (a JSON object as it is, other text as `{"result": ...}`);
 //!   consecutive contents of one role merged (parallel calls' answers go together);
 //! - `tools` → one `functionDeclarations` entry each, the parameters mapped by
-//!   [`schema`] to the OpenAPI subset Gemini accepts; `tool_choice` auto /
+//!   `gemini_schema` to the OpenAPI subset Gemini accepts (local `$ref`s
+//!   inlined); `tool_choice` auto /
 //!   required / none / a function → `functionCallingConfig` mode `AUTO` / `ANY` /
 //!   `NONE` / `ANY` with `allowedFunctionNames`;
 //! - `generationConfig`: the provider's `options`, the model's over them key by
@@ -27,6 +28,7 @@
 //!   `thinkingConfig.includeThoughts` unless the options set it.
 
 use super::RequestError;
+use super::gemini_schema;
 use super::parts::{self, Choice, Piece};
 use crate::config::ProviderKind;
 use crate::llm::providers::Route;
@@ -65,15 +67,15 @@ pub(crate) fn request(route: &Route, body: &Value) -> Result<Value, RequestError
     if !system.is_empty() {
         out.insert("systemInstruction".into(), json!({"parts": [{"text": system}]}));
     }
-    tools(body, &mut out);
-    let config = generation_config(route, body);
+    tools(body, &mut out)?;
+    let config = generation_config(route, body)?;
     if !config.is_empty() {
         out.insert("generationConfig".into(), Value::Object(config));
     }
     Ok(Value::Object(out))
 }
 
-fn generation_config(route: &Route, body: &Value) -> Map<String, Value> {
+fn generation_config(route: &Route, body: &Value) -> Result<Map<String, Value>, RequestError> {
     let mut config = route.provider.config.options.clone();
     let settings = route.settings();
     if let Some(settings) = settings {
@@ -100,7 +102,8 @@ fn generation_config(route: &Route, body: &Value) -> Map<String, Value> {
         Some("json_schema") => {
             config.insert("responseMimeType".into(), json!("application/json"));
             if let Some(s) = rf.and_then(|f| f.pointer("/json_schema/schema")) {
-                config.insert("responseSchema".into(), schema(s));
+                let s = gemini_schema::map(s).map_err(|e| bad(format!("response_format: {e}")))?;
+                config.insert("responseSchema".into(), s);
             }
         }
         _ => {}
@@ -112,24 +115,24 @@ fn generation_config(route: &Route, body: &Value) -> Map<String, Value> {
             thinking.entry("includeThoughts").or_insert(json!(think));
         }
     }
-    config
+    Ok(config)
 }
 
-fn tools(body: &Value, out: &mut Map<String, Value>) {
+fn tools(body: &Value, out: &mut Map<String, Value>) -> Result<(), RequestError> {
     let Some(tools) = parts::tools(body) else {
-        return;
+        return Ok(());
     };
-    let declarations: Vec<Value> = tools
-        .iter()
-        .map(|t| {
-            let mut declaration = parts::declaration(t);
-            // A function without parameters has none (Gemini rejects an empty object schema).
-            if let Some(p) = t["function"].get("parameters").filter(|p| has_properties(p)) {
-                declaration["parameters"] = schema(p);
-            }
-            declaration
-        })
-        .collect();
+    let mut declarations = Vec::with_capacity(tools.len());
+    for (i, t) in tools.iter().enumerate() {
+        let mut declaration = parts::declaration(t);
+        // A function without parameters has none (Gemini rejects an empty object schema).
+        if let Some(p) = t["function"].get("parameters").filter(|p| has_properties(p)) {
+            let name = t["function"]["name"].as_str().unwrap_or("");
+            declaration["parameters"] = gemini_schema::map(p)
+                .map_err(|e| bad(format!("tools[{i}] ({name:?}): its parameters: {e}")))?;
+        }
+        declarations.push(declaration);
+    }
     out.insert("tools".into(), json!([{ "functionDeclarations": declarations }]));
     let config = match parts::tool_choice(body) {
         Choice::Required => json!({"mode": "ANY"}),
@@ -138,6 +141,7 @@ fn tools(body: &Value, out: &mut Map<String, Value>) {
         Choice::Auto => json!({"mode": "AUTO"}),
     };
     out.insert("toolConfig".into(), json!({ "functionCallingConfig": config }));
+    Ok(())
 }
 
 fn has_properties(schema: &Value) -> bool {
@@ -145,70 +149,6 @@ fn has_properties(schema: &Value) -> bool {
         .get("properties")
         .and_then(Value::as_object)
         .is_some_and(|p| !p.is_empty())
-}
-
-/// Schema keywords Gemini's `Schema` (an OpenAPI 3.0 subset) takes as they are.
-const SCHEMA_KEYS: [&str; 15] = [
-    "type",
-    "format",
-    "title",
-    "description",
-    "nullable",
-    "enum",
-    "required",
-    "minItems",
-    "maxItems",
-    "minimum",
-    "maximum",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "default",
-];
-
-/// A JSON Schema as Gemini's `Schema`: the keys of [`SCHEMA_KEYS`] kept,
-/// `properties`, `items` and `anyOf` (also `oneOf`) mapped in turn, a type list
-/// with `"null"` as the type and `nullable`, `const` as a one-value `enum`;
-/// everything else (`$schema`, `$ref`/`$defs`, `additionalProperties`, `allOf`,
-/// `not`, exclusive bounds, `examples`, ...) is dropped.
-pub(crate) fn schema(s: &Value) -> Value {
-    let Some(s) = s.as_object() else {
-        return json!({});
-    };
-    let mut out = Map::new();
-    for key in SCHEMA_KEYS {
-        if let Some(v) = s.get(key) {
-            out.insert(key.into(), v.clone());
-        }
-    }
-    if let Some(Value::Array(types)) = s.get("type") {
-        let named: Vec<&Value> = types.iter().filter(|t| t.as_str() != Some("null")).collect();
-        match named.as_slice() {
-            [one] => {
-                out.insert("type".into(), (*one).clone());
-            }
-            _ => {
-                out.remove("type");
-            }
-        }
-        if named.len() < types.len() {
-            out.insert("nullable".into(), json!(true));
-        }
-    }
-    if let Some(c) = s.get("const") {
-        out.insert("enum".into(), json!([c]));
-    }
-    if let Some(Value::Object(props)) = s.get("properties") {
-        let props: Map<String, Value> = props.iter().map(|(k, v)| (k.clone(), schema(v))).collect();
-        out.insert("properties".into(), Value::Object(props));
-    }
-    if let Some(items) = s.get("items").filter(|i| i.is_object()) {
-        out.insert("items".into(), schema(items));
-    }
-    if let Some(Value::Array(any)) = s.get("anyOf").or_else(|| s.get("oneOf")) {
-        out.insert("anyOf".into(), Value::Array(any.iter().map(schema).collect()));
-    }
-    Value::Object(out)
 }
 
 /// The system text and the contents.
@@ -296,17 +236,45 @@ fn content_parts(i: usize, content: &Value) -> Result<Vec<Value>, RequestError> 
     for piece in parts::pieces(ProviderKind::Gemini, i, content)? {
         out.push(match piece {
             Piece::Text(text) => json!({ "text": text }),
-            Piece::Image(url) => {
-                let (mime_type, data) = parts::data_url(url).ok_or_else(|| {
-                    bad(format!(
-                        "messages[{i}]: an image given by URL: Gemini takes images inline, as data: URLs with base64"
-                    ))
-                })?;
-                json!({"inlineData": {"mimeType": mime_type, "data": data}})
-            }
+            Piece::Image(url) => match parts::data_url(url) {
+                Some((mime_type, data)) => json!({"inlineData": {"mimeType": mime_type, "data": data}}),
+                None => json!({"fileData": {"mimeType": image_type(i, url)?, "fileUri": url}}),
+            },
         });
     }
     Ok(out)
+}
+
+/// Image types Gemini reads, by file extension ("Image understanding":
+/// supported image formats).
+const IMAGE_TYPES: [(&str, &str); 6] = [
+    ("png", "image/png"),
+    ("jpg", "image/jpeg"),
+    ("jpeg", "image/jpeg"),
+    ("webp", "image/webp"),
+    ("heic", "image/heic"),
+    ("heif", "image/heif"),
+];
+
+/// The media type of the image at `url` (an `https` or `gs` URL Gemini
+/// fetches itself), from its path's extension.
+fn image_type(i: usize, url: &str) -> Result<&'static str, RequestError> {
+    let Some((scheme, rest)) = url
+        .split_once("://")
+        .filter(|(s, _)| matches!(*s, "https" | "gs"))
+    else {
+        return Err(bad(format!(
+            "messages[{i}]: an image URL Gemini cannot fetch: it takes data: URLs (base64) inline and https:// or gs:// URLs as files"
+        )));
+    };
+    let path = rest.split(['?', '#']).next().unwrap_or("");
+    let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    let found = IMAGE_TYPES.iter().find(|(e, _)| Some(*e) == extension.as_deref());
+    found.map(|(_, t)| *t).ok_or_else(|| {
+        bad(format!(
+            "messages[{i}]: the {scheme} image URL does not end in .png, .jpg, .jpeg, .webp, .heic or .heif, so its type is unknown; send it as a data: URL"
+        ))
+    })
 }
 
 /// The text of a system or tool message.

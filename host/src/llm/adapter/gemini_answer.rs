@@ -17,14 +17,13 @@
 //! the API blocks has no candidates and a `promptFeedback.blockReason`. An error
 //! is `{"error": {code, message, status}}`, also as an event.
 
-use super::{error_body, sse_data};
-use crate::llm::client::{Recode, ResponseBodyError};
-use crate::sse::{self, Parser};
+use super::error_body;
+use super::sse_events::Translate;
+use crate::sse;
 use serde_json::{Map, Value, json};
 
-/// Gemini's stream as OpenAI SSE chunks.
+/// Gemini's stream as OpenAI SSE chunks (read through `sse_events::Sse`).
 pub(crate) struct Events {
-    parser: Parser,
     id: String,
     model: Value,
     /// Tool calls given so far (the next one's `index`).
@@ -38,9 +37,8 @@ pub(crate) struct Events {
 }
 
 impl Events {
-    pub(crate) fn new(max_event: usize) -> Events {
+    pub(crate) fn new() -> Events {
         Events {
-            parser: Parser::new(max_event),
             id: crate::ids::new_id("chatcmpl"),
             model: Value::Null,
             tools: 0,
@@ -55,7 +53,7 @@ impl Events {
                "model": self.model, "choices": choices})
     }
 
-    fn event(&mut self, data: &str, out: &mut Vec<u8>) {
+    fn read(&mut self, data: &str, out: &mut Vec<u8>) {
         if self.ended {
             return;
         }
@@ -90,7 +88,7 @@ impl Events {
     }
 
     /// The end of a stream that finished: the finish reason, the usage, `[DONE]`.
-    fn end(&mut self, out: &mut Vec<u8>) {
+    fn close(&mut self, out: &mut Vec<u8>) {
         let Some(reason) = self.finish.filter(|_| !self.ended) else {
             return;
         };
@@ -106,23 +104,13 @@ impl Events {
     }
 }
 
-impl Recode for Events {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) -> Result<(), ResponseBodyError> {
-        let (events, parsed) = sse_data(&mut self.parser, Some(bytes));
-        for data in events {
-            self.event(&data, out);
-        }
-        parsed
+impl Translate for Events {
+    fn event(&mut self, data: &str, out: &mut Vec<u8>) {
+        self.read(data, out);
     }
 
-    fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), ResponseBodyError> {
-        let (events, parsed) = sse_data(&mut self.parser, None);
-        for data in events {
-            self.event(&data, out);
-        }
-        parsed?;
-        self.end(out);
-        Ok(())
+    fn end(&mut self, out: &mut Vec<u8>) {
+        self.close(out);
     }
 }
 

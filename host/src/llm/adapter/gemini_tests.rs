@@ -4,9 +4,9 @@
 //! request and `functionCall` answer; the "Thinking" guide's `includeThoughts`
 //! answer with `thought: true` parts; the "Troubleshooting" guide's error body).
 
-use super::gemini::schema;
 use super::gemini_answer::{self, Events};
 use super::prepare;
+use super::sse_events::Sse;
 use super::tests::{body_of, recode_all, transformed};
 use super::whole::Whole;
 use crate::llm::providers::{Providers, Route};
@@ -50,7 +50,7 @@ pub(super) fn thinking_tool_stream() -> Vec<Value> {
 fn a_gemini_stream_split_anywhere_reads_as_an_openai_stream() {
     let text = sse(&thinking_tool_stream());
     for step in [1, 3, 7, 100, 1 << 16] {
-        let out = recode_all(&mut Events::new(1 << 20), text.as_bytes(), step).unwrap();
+        let out = recode_all(&mut Sse::new(1 << 20, Events::new()), text.as_bytes(), step).unwrap();
         let (summary, events) = transformed(&out);
         assert_eq!(summary.text, "Let me look that up for you.", "pieces of {step}");
         assert_eq!(
@@ -80,7 +80,7 @@ fn a_gemini_stream_split_anywhere_reads_as_an_openai_stream() {
 fn a_gemini_error_event_or_a_cut_stream_is_never_a_finished_answer() {
     let mut events = thinking_tool_stream()[..2].to_vec();
     events.push(json!({"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}}));
-    let out = recode_all(&mut Events::new(1 << 20), sse(&events).as_bytes(), 5).unwrap();
+    let out = recode_all(&mut Sse::new(1 << 20, Events::new()), sse(&events).as_bytes(), 5).unwrap();
     let (summary, raw) = transformed(&out);
     assert_eq!(
         (summary.finish_reason, summary.error.as_deref()),
@@ -93,13 +93,13 @@ fn a_gemini_error_event_or_a_cut_stream_is_never_a_finished_answer() {
     // Cut before the event with `finishReason`: the connection ended, nothing finished.
     let text = sse(&thinking_tool_stream()[..3]);
     for cut in [text.len(), text.len() - 9] {
-        let out = recode_all(&mut Events::new(1 << 20), &text.as_bytes()[..cut], 11).unwrap();
+        let out = recode_all(&mut Sse::new(1 << 20, Events::new()), &text.as_bytes()[..cut], 11).unwrap();
         let (summary, raw) = transformed(&out);
         assert_eq!(summary.finish_reason, FinishReason::Error, "cut at {cut}");
         assert!(!raw.contains(&"[DONE]".to_string()));
     }
     let err = recode_all(
-        &mut Events::new(64),
+        &mut Sse::new(64, Events::new()),
         sse(&thinking_tool_stream()).as_bytes(),
         1 << 16,
     )
@@ -122,7 +122,12 @@ fn finish_reasons_and_a_blocked_prompt() {
         assert_eq!(c["choices"][0]["finish_reason"], openai, "{reason}");
     }
     let blocked = json!({"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": {"promptTokenCount": 8, "totalTokenCount": 8}});
-    let out = recode_all(&mut Events::new(1 << 20), sse(&[blocked]).as_bytes(), 4).unwrap();
+    let out = recode_all(
+        &mut Sse::new(1 << 20, Events::new()),
+        sse(&[blocked]).as_bytes(),
+        4,
+    )
+    .unwrap();
     let (summary, raw) = transformed(&out);
     assert_eq!(summary.finish_reason, FinishReason::ContentFilter);
     assert_eq!(raw.last().map(String::as_str), Some("[DONE]"));
@@ -236,8 +241,18 @@ fn what_gemini_cannot_take_is_a_clear_error() {
             "messages[0]: role \"function\"",
         ),
         (
-            json!({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/a.png"}}]}]}),
-            "Gemini takes images inline",
+            json!({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "http://x/a.png"}}]}]}),
+            "messages[0]: an image URL Gemini cannot fetch",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/a.bmp?v=1"}}]}]}),
+            "does not end in .png",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "walk",
+                "parameters": {"type": "object", "properties": {"n": {"$ref": "#/$defs/N"}},
+                               "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}}}}}]}),
+            "tools[0] (\"walk\"): its parameters: $ref \"#/$defs/N\" refers to itself",
         ),
         (
             json!({"messages": [{"role": "tool", "tool_call_id": "call_9", "content": "x"}]}),
@@ -249,22 +264,6 @@ fn what_gemini_cannot_take_is_a_clear_error() {
     }
     let err = prepare(&route("", "../v1/files?x"), &json!({"messages": []})).unwrap_err();
     assert!(err.to_string().contains("is not one Gemini has"), "{err}");
-}
-
-#[test]
-fn json_schema_maps_to_what_gemini_accepts() {
-    let s = json!({"type": "object", "properties": {
-        "tags": {"type": "array", "items": {"type": "string", "const": "a", "examples": ["a"]}, "minItems": 1},
-        "when": {"oneOf": [{"type": "string", "format": "date-time"}, {"type": "integer", "exclusiveMinimum": 0}]},
-        "ref": {"$ref": "#/$defs/x"}},
-        "$defs": {"x": {"type": "string"}}, "allOf": [{"required": ["tags"]}]});
-    assert_eq!(
-        schema(&s),
-        json!({"type": "object", "properties": {
-            "tags": {"type": "array", "items": {"type": "string", "enum": ["a"]}, "minItems": 1},
-            "when": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]},
-            "ref": {}}})
-    );
 }
 
 #[test]
@@ -288,5 +287,20 @@ fn a_function_calls_thought_signature_goes_back_with_it() {
     assert_eq!(
         sent["contents"][2]["parts"][0]["functionResponse"],
         json!({"name": "check_flight", "response": {"status": "delayed"}})
+    );
+}
+
+#[test]
+fn images_by_url_go_as_files() {
+    let body = json!({"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "Caption these."},
+        {"type": "image_url", "image_url": {"url": "https://storage.googleapis.com/generativeai-downloads/images/scones.jpg"}},
+        {"type": "image_url", "image_url": {"url": "gs://cloud-samples-data/generative-ai/image/Cat.PNG?x=1#y"}}]}]});
+    let sent = body_of(&prepare(&route("", "gemini-2.5-flash"), &body).unwrap());
+    assert_eq!(
+        sent["contents"][0]["parts"],
+        json!([{"text": "Caption these."},
+               {"fileData": {"mimeType": "image/jpeg", "fileUri": "https://storage.googleapis.com/generativeai-downloads/images/scones.jpg"}},
+               {"fileData": {"mimeType": "image/png", "fileUri": "gs://cloud-samples-data/generative-ai/image/Cat.PNG?x=1#y"}}])
     );
 }

@@ -13,8 +13,10 @@
 //! The per-provider `stream` switch lives here too: with `stream = false` the
 //! upstream is asked for a whole answer, which [`whole`] turns into a proper stream
 //! when the caller asked for one. An `openai` or `openrouter` provider that
-//! streams passes everything through untouched (OpenRouter is always spoken to
-//! through Chat Completions; its attribution headers are `llm::upstream`'s).
+//! streams passes everything through untouched but the Anthropic thinking blocks
+//! assistant messages may carry (`anthropic_wire::without_thinking`); OpenRouter
+//! is always spoken to through Chat Completions, its attribution headers are
+//! `llm::upstream`'s.
 
 pub(crate) mod anthropic;
 mod anthropic_answer;
@@ -22,19 +24,21 @@ mod anthropic_answer;
 mod anthropic_tests;
 pub(crate) mod gemini;
 mod gemini_answer;
+mod gemini_schema;
 #[cfg(test)]
 mod gemini_tests;
 pub(crate) mod ollama;
 mod ollama_answer;
 mod parts;
+mod sse_events;
 #[cfg(test)]
 mod tests;
 pub(crate) mod whole;
 
-use super::client::{Recode, Response, ResponseBodyError};
+use super::anthropic_wire;
+use super::client::{Recode, Response};
 use super::providers::Route;
 use crate::config::ProviderKind;
-use crate::sse::{self, Parser};
 use bytes::Bytes;
 use http::{HeaderValue, header};
 use serde_json::{Value, json};
@@ -86,11 +90,12 @@ pub(crate) fn prepare(route: &Route, body: &Value) -> Result<Call, RequestError>
     let wants_stream = super::openai::wants_stream(body);
     let streams = wants_stream && provider.config.stream;
     let (path, native) = match provider.kind {
-        ProviderKind::OpenAi | ProviderKind::OpenRouter if streams || !wants_stream => {
-            ("/chat/completions".to_string(), None)
-        }
         ProviderKind::OpenAi | ProviderKind::OpenRouter => {
-            ("/chat/completions".to_string(), Some(unstreamed(body)))
+            let mut own = anthropic_wire::without_thinking(body);
+            if wants_stream && !streams {
+                own = Some(unstreamed(own.as_ref().unwrap_or(body)));
+            }
+            ("/chat/completions".to_string(), own)
         }
         ProviderKind::Ollama => (
             "/api/chat".to_string(),
@@ -150,14 +155,18 @@ pub(crate) fn answer(route: &Route, call: &Call, mut resp: Response, max_whole: 
             (ProviderKind::Ollama, false, false) => {
                 Box::new(whole::Whole::json(max_whole, ollama_answer::completion))
             }
-            (ProviderKind::Anthropic, true, _) => Box::new(anthropic_answer::Events::new(max_event)),
+            (ProviderKind::Anthropic, true, _) => {
+                Box::new(sse_events::Sse::new(max_event, anthropic_answer::Events::new()))
+            }
             (ProviderKind::Anthropic, false, true) => {
                 Box::new(whole::Whole::stream(max_whole, anthropic_answer::completion))
             }
             (ProviderKind::Anthropic, false, false) => {
                 Box::new(whole::Whole::json(max_whole, anthropic_answer::completion))
             }
-            (ProviderKind::Gemini, true, _) => Box::new(gemini_answer::Events::new(max_event)),
+            (ProviderKind::Gemini, true, _) => {
+                Box::new(sse_events::Sse::new(max_event, gemini_answer::Events::new()))
+            }
             (ProviderKind::Gemini, false, true) => {
                 Box::new(whole::Whole::stream(max_whole, gemini_answer::completion))
             }
@@ -181,20 +190,4 @@ pub(crate) fn answer(route: &Route, call: &Call, mut resp: Response, max_whole: 
 /// An OpenAI error body with `message`.
 pub(crate) fn error_body(message: &str) -> Value {
     json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": null}})
-}
-
-/// Feeds `bytes` (`None`: the end of the body) to `parser`: the data of the
-/// events it completed, and whether the stream is still well formed. The events
-/// come back as a list so the caller, which owns `parser`, can then handle them.
-pub(super) fn sse_data(
-    parser: &mut Parser,
-    bytes: Option<&[u8]>,
-) -> (Vec<String>, Result<(), ResponseBodyError>) {
-    let mut events = Vec::new();
-    let mut on_event = |e: sse::Event<'_>| events.push(e.data.to_string());
-    let parsed = match bytes {
-        Some(bytes) => parser.feed(bytes, &mut on_event),
-        None => parser.finish(&mut on_event),
-    };
-    (events, parsed.map_err(ResponseBodyError::Parse))
 }

@@ -339,6 +339,8 @@ impl<'a> Scan<'a> {
                         })?;
                     }
                 }
+                // Rare (provider extensions): serde reads their text.
+                "extra_content" => delta.extra_content = seen.once(5).and_then(|_| sc.opt_serde())?,
                 _ => sc.skip_value()?,
             }
             Some(())
@@ -359,6 +361,7 @@ impl<'a> Scan<'a> {
                         sc.function(call.function.insert(FunctionDelta::default()))?;
                     }
                 }
+                "extra_content" => call.extra_content = seen.once(3).and_then(|_| sc.opt_serde())?,
                 _ => sc.skip_value()?,
             }
             Some(())

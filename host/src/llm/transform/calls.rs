@@ -20,6 +20,8 @@ pub(super) struct PendingCall {
     name: String,
     arguments: String,
     started: bool,
+    /// The call's provider extensions (`extra_content`), the latest given.
+    extra: Option<Value>,
 }
 
 impl PendingCall {
@@ -69,6 +71,7 @@ impl StepTransformer {
             name: String::new(),
             arguments: String::new(),
             started: false,
+            extra: None,
         });
         self.calls.len() - 1
     }
@@ -82,10 +85,14 @@ impl StepTransformer {
             None => ("", ""),
         };
         // An id-less, name-less, argument-less fragment carries nothing.
-        if name.is_empty() && arguments.is_empty() && delta.id.as_deref().is_none_or(str::is_empty) {
+        let bare = delta.extra_content.is_none() && delta.id.as_deref().is_none_or(str::is_empty);
+        if name.is_empty() && arguments.is_empty() && bare {
             return;
         }
         let slot = self.call_slot(delta);
+        if let Some(extra) = &delta.extra_content {
+            self.calls[slot].extra = Some((**extra).clone());
+        }
         if !self.calls[slot].started {
             self.close_part(out);
         }
@@ -121,9 +128,13 @@ impl StepTransformer {
         }
     }
 
+    /// Ends `call`: `tool-input-available` with its provider extensions (and
+    /// `message_extra`, the step's own, which the first call carries) or
+    /// `tool-input-error`.
     pub(super) fn finalize_call(
         &self,
         call: PendingCall,
+        message_extra: Option<Value>,
         failed: bool,
         out: &mut Vec<UiChunk>,
     ) -> ModelToolCall {
@@ -141,6 +152,7 @@ impl StepTransformer {
                 tool_call_id: call.id.to_string(),
                 tool_name: call.name.clone(),
                 input: input.clone(),
+                provider_metadata: merged(call.extra, message_extra),
             }),
             Err(e) => out.push(UiChunk::ToolInputError {
                 tool_call_id: call.id.to_string(),
@@ -154,5 +166,19 @@ impl StepTransformer {
             name: call.name,
             arguments,
         }
+    }
+}
+
+/// A call's extensions with the step's merged in, provider by provider (the
+/// call's own win).
+fn merged(call: Option<Value>, message: Option<Value>) -> Option<Value> {
+    match (call, message) {
+        (Some(Value::Object(mut call)), Some(Value::Object(message))) => {
+            for (provider, v) in message {
+                call.entry(provider).or_insert(v);
+            }
+            Some(Value::Object(call))
+        }
+        (call, message) => call.or(message),
     }
 }

@@ -130,6 +130,9 @@ pub struct StepTransformer {
     calls: Vec<PendingCall>,
     text: String,
     reasoning: String,
+    /// The message's provider extensions so far (`extra_content`, arrays
+    /// appended: Anthropic's thinking blocks come one per chunk).
+    extra: Option<Value>,
     upstream_finish: Option<String>,
     usage: Option<Usage>,
     model: Option<String>,
@@ -154,6 +157,7 @@ impl StepTransformer {
             calls: Vec::new(),
             text: String::new(),
             reasoning: String::new(),
+            extra: None,
             upstream_finish: None,
             usage: None,
             model: None,
@@ -250,6 +254,13 @@ impl StepTransformer {
                     self.push_tool_delta(call, out);
                 }
             }
+            if let Some(extra) = &delta.extra_content {
+                absorb(
+                    self.extra
+                        .get_or_insert_with(|| Value::Object(Default::default())),
+                    extra,
+                );
+            }
         }
         self.end.see(chunk);
         // Keep the first finish reason: some providers repeat the finish chunk.
@@ -316,6 +327,7 @@ impl StepTransformer {
         self.finished_input = false;
         self.text.clear();
         self.reasoning.clear();
+        self.extra = None;
         self.upstream_finish = None;
         self.usage = None;
         self.model = None;
@@ -343,8 +355,11 @@ impl StepTransformer {
         self.close_part(out);
         let failed = self.error.is_some();
         let mut tool_calls = Vec::with_capacity(self.calls.len());
+        // The step's extensions ride on its first call: the providers that want
+        // them back (Anthropic's thinking) want them only with tool calls.
+        let mut extra = self.extra.take();
         for call in std::mem::take(&mut self.calls) {
-            tool_calls.push(self.finalize_call(call, failed, out));
+            tool_calls.push(self.finalize_call(call, extra.take(), failed, out));
         }
         let finish_reason = self.finish_reason(&tool_calls);
         out.push(UiChunk::FinishStep);
@@ -453,5 +468,24 @@ impl StepTransformer {
             Open::Text => out.push(UiChunk::TextEnd { id }),
             Open::Reasoning => out.push(UiChunk::ReasoningEnd { id }),
         }
+    }
+}
+
+/// Adds `from` to `into`: objects merged key by key, arrays appended, any
+/// other value replaced.
+fn absorb(into: &mut Value, from: &Value) {
+    match (into, from) {
+        (Value::Object(into), Value::Object(from)) => {
+            for (k, v) in from {
+                match into.get_mut(k) {
+                    Some(old) => absorb(old, v),
+                    None => {
+                        into.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (Value::Array(into), Value::Array(from)) => into.extend(from.iter().cloned()),
+        (into, from) => *into = from.clone(),
     }
 }

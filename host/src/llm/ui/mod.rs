@@ -135,6 +135,11 @@ pub enum UiChunk {
         tool_name: String,
         /// `input`: the parsed arguments.
         input: Value,
+        /// `providerMetadata`: what the provider wants back with the call in
+        /// later rounds (the OpenAI message's `extra_content`: Gemini's thought
+        /// signature, the step's Anthropic thinking blocks), keyed by provider.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider_metadata: Option<Value>,
     },
     /// `tool-input-error`: the call's input could not be parsed or was rejected.
     ToolInputError {

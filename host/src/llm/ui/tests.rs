@@ -82,6 +82,7 @@ fn every_variant_round_trips_with_the_documented_keys() {
                 tool_call_id: "c".into(),
                 tool_name: "w".into(),
                 input: json!({"q": 1}),
+                provider_metadata: None,
             },
             json!({"type": "tool-input-available", "toolCallId": "c", "toolName": "w", "input": {"q": 1}}),
         ),

@@ -2,6 +2,7 @@
 //! the error type each HTTP status carries on the Messages API, so an Anthropic SDK
 //! raises the error class it would raise against Anthropic itself.
 
+use crate::llm::anthropic_wire;
 use crate::surfaces::respond::{self, Resp};
 use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
@@ -47,18 +48,7 @@ pub(crate) fn body(kind: &str, message: &str) -> Value {
 
 /// The error type Anthropic's API sends with `status`.
 pub(crate) fn error_type(status: StatusCode) -> &'static str {
-    match status.as_u16() {
-        401 => "authentication_error",
-        402 => "billing_error",
-        403 => "permission_error",
-        404 => "not_found_error",
-        413 => "request_too_large",
-        429 => "rate_limit_error",
-        504 => "timeout_error",
-        529 => "overloaded_error",
-        s if s >= 500 => "api_error",
-        _ => "invalid_request_error",
-    }
+    anthropic_wire::error_type(status.as_u16())
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@
 //! followed by an `mcp_tool_result` block, the shapes Anthropic's MCP connector
 //! uses for tools a server ran on the client's behalf.
 
+use crate::llm::anthropic_wire::{self, anthropic_usage};
 use crate::llm::{FinishReason, UiChunk, Usage};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -200,6 +201,7 @@ impl Encoder {
                     tool_call_id,
                     tool_name,
                     input,
+                    ..
                 },
             ) => {
                 let b = self.tool_block(tool_call_id, tool_name, out);
@@ -227,6 +229,7 @@ impl Encoder {
                     tool_call_id,
                     tool_name,
                     input,
+                    ..
                 },
             ) => {
                 self.hub_call(tool_call_id, tool_name, input.clone(), out);
@@ -414,7 +417,7 @@ impl Encoder {
             "message_delta",
             json!({
                 "delta": { "stop_reason": stop_reason(self.mode, reason, hub_reason), "stop_sequence": null },
-                "usage": usage_json(&usage),
+                "usage": anthropic_usage(&usage),
             }),
         ));
         out.push(AnthropicEvent::new("message_stop", json!({})));
@@ -437,22 +440,10 @@ pub(crate) fn stop_reason(mode: ToolMode, reason: Option<FinishReason>, hub: Opt
         return "pause_turn";
     }
     match reason {
-        Some(FinishReason::Length) => "max_tokens",
-        Some(FinishReason::ContentFilter) => "refusal",
-        Some(FinishReason::ToolCalls) if mode == ToolMode::Client => "tool_use",
-        _ => "end_turn",
+        // Hub tools ran inside the turn: the client has no call to answer.
+        Some(FinishReason::ToolCalls) if mode != ToolMode::Client => "end_turn",
+        _ => anthropic_wire::stop_reason(reason),
     }
-}
-
-/// Anthropic's usage: `input_tokens` excludes the tokens read from the prompt cache
-/// (OpenAI's `prompt_tokens` includes them), which `cache_read_input_tokens` counts.
-pub(crate) fn usage_json(u: &Usage) -> Value {
-    let cached = u.cached_input_tokens.unwrap_or(0).min(u.input_tokens);
-    let mut v = json!({ "input_tokens": u.input_tokens - cached, "output_tokens": u.output_tokens });
-    if u.cached_input_tokens.is_some() {
-        v["cache_read_input_tokens"] = json!(cached);
-    }
-    v
 }
 
 #[cfg(test)]

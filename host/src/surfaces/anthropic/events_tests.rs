@@ -216,6 +216,7 @@ fn hub_tool_calls_and_results_are_mcp_blocks() {
             tool_call_id: "c1".into(),
             tool_name: "hub_call".into(),
             input: json!({"calls": []}),
+            provider_metadata: None,
         },
         UiChunk::ToolOutputAvailable {
             tool_call_id: "c1".into(),
@@ -286,5 +287,8 @@ fn stop_reasons_and_usage_follow_anthropics_names() {
         reasoning_tokens: None,
         cached_input_tokens: None,
     };
-    assert_eq!(usage_json(&u), json!({"input_tokens": 3, "output_tokens": 4}));
+    assert_eq!(
+        anthropic_usage(&u),
+        json!({"input_tokens": 3, "output_tokens": 4})
+    );
 }

@@ -8,9 +8,9 @@
 //! `x-should-retry: false` so the SDK does not send it again.
 
 use super::error::{ApiError, body};
-use super::events::usage_json;
 use crate::agent::{ChatRequest, JsonOutput, TaskError};
 use crate::hub::Caller;
+use crate::llm::anthropic_wire::anthropic_usage;
 use crate::surfaces::App;
 use crate::surfaces::agents::structured;
 use crate::surfaces::respond::{self, Resp};
@@ -38,7 +38,7 @@ pub(super) async fn json_message(
         // As a streamed hub-tools turn says it: the step limit pauses the turn.
         "stop_reason": if answer.outcome == "max-steps" { "pause_turn" } else { "end_turn" },
         "stop_sequence": null,
-        "usage": usage_json(&answer.usage.unwrap_or_default()),
+        "usage": anthropic_usage(&answer.usage.unwrap_or_default()),
     });
     let mut resp = respond::json(StatusCode::OK, &message);
     resp.headers_mut()

@@ -22,6 +22,9 @@
 //! (documents, search results, server tool results) are refused with a 400 naming
 //! the block, rather than silently dropped.
 
+use crate::llm::anthropic_wire::{
+    REDACTED_THINKING, TEXT, THINKING, TOOL_USE, is_thinking_block, thinking_extension,
+};
 use serde_json::{Map, Value, json};
 
 /// Why a request cannot be served; shown as a 400 `invalid_request_error`.
@@ -327,13 +330,15 @@ fn tool_result(b: &Value, field: &str) -> Result<Value, RequestError> {
 
 fn assistant_message(i: usize, content: &[Value]) -> Result<Value, RequestError> {
     let mut text = String::new();
-    let mut calls = Vec::new();
+    let (mut calls, mut thinking) = (Vec::new(), Vec::new());
     for (j, b) in content.iter().enumerate() {
         let field = format!("messages.{i}.content.{j}");
         match block_type(b, &field)? {
-            "text" => text.push_str(block_text(b, &field)?),
-            "thinking" | "redacted_thinking" => {}
-            "tool_use" => {
+            TEXT => text.push_str(block_text(b, &field)?),
+            // Kept for an Anthropic upstream, which wants them back signed.
+            THINKING | REDACTED_THINKING if is_thinking_block(b) => thinking.push(b.clone()),
+            THINKING | REDACTED_THINKING => {}
+            TOOL_USE => {
                 let id = b.get("id").and_then(Value::as_str);
                 let name = b.get("name").and_then(Value::as_str);
                 let (Some(id), Some(name)) = (id, name) else {
@@ -360,6 +365,9 @@ fn assistant_message(i: usize, content: &[Value]) -> Result<Value, RequestError>
     });
     if !calls.is_empty() {
         msg["tool_calls"] = Value::Array(calls);
+    }
+    if !thinking.is_empty() {
+        msg["extra_content"] = thinking_extension(thinking);
     }
     Ok(msg)
 }

@@ -98,7 +98,9 @@ fn a_tool_round_trip_translates_to_openai_messages_and_tools() {
         json!([
             {"role": "system", "content": "be brief\n\nbe kind"},
             {"role": "user", "content": "weather in Paris?"},
-            {"role": "assistant", "content": "Checking.", "tool_calls": [
+            {"role": "assistant", "content": "Checking.",
+             "extra_content": {"anthropic": {"thinking_blocks": [{"type": "thinking", "thinking": "hmm", "signature": "s"}]}},
+             "tool_calls": [
                 {"id": "toolu_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}
             ]},
             {"role": "tool", "tool_call_id": "toolu_1", "content": "18C"},

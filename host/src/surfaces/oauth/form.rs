@@ -59,19 +59,6 @@ impl Params {
     }
 }
 
-/// `text` percent-encoded for a query (everything but unreserved characters).
-pub(crate) fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// `uri` with `params` appended to its query.
 pub(crate) fn with_query(uri: &str, params: &[(&str, &str)]) -> String {
     let mut out = uri.to_string();
@@ -80,7 +67,7 @@ pub(crate) fn with_query(uri: &str, params: &[(&str, &str)]) -> String {
         out.push(sep);
         out.push_str(k);
         out.push('=');
-        out.push_str(&encode(v));
+        out.push_str(&crate::percent::encode(v));
         sep = '&';
     }
     out

@@ -148,6 +148,8 @@ impl Reply {
 pub struct Recorded {
     pub method: String,
     pub path: String,
+    /// The query string, if the request had one.
+    pub query: Option<String>,
     pub headers: HeaderMap,
     pub body: Bytes,
 }
@@ -277,6 +279,7 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Response<ScriptBody> 
     st.requests.lock().unwrap().push(Recorded {
         method: parts.method.to_string(),
         path: path.clone(),
+        query: parts.uri.query().map(str::to_string),
         headers: parts.headers.clone(),
         body,
     });

@@ -1,5 +1,6 @@
 //! Transformer tests: every recorded provider stream with its exact UI chunk
-//! sequence (`recorded`), then one test per provider deviation (`deviations`).
+//! sequence (`recorded`), then one test per provider deviation (`deviations`),
+//! and the provider extensions a step keeps for its calls (`extensions`).
 //! This file holds what both use.
 //!
 //! Long runs of deltas are compared in a compact form (`text-delta <id> xN "<joined>"`,
@@ -10,6 +11,7 @@ use super::*;
 use serde_json::json;
 
 mod deviations;
+mod extensions;
 mod recorded;
 
 pub(super) fn fixture(name: &str) -> Vec<String> {
