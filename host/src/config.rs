@@ -469,6 +469,20 @@ impl Config {
         });
     }
 
+    /// An `openrouter` provider names the hub as its app with `HTTP-Referer`: the
+    /// operator's own header, else `[oauth] public_url` (the hub's URL) when set.
+    pub fn apply_openrouter_referer(&mut self) {
+        if !self.oauth.enabled() {
+            return;
+        }
+        let url = self.oauth.base().to_string();
+        for p in self.providers.iter_mut().filter(|p| p.kind == "openrouter") {
+            if !p.headers.keys().any(|k| k.eq_ignore_ascii_case("http-referer")) {
+                p.headers.insert("HTTP-Referer".into(), url.clone());
+            }
+        }
+    }
+
     /// `Invalid` (naming `path`, when there is a file) if the values do not fit together.
     fn check(&self, path: Option<&Path>) -> Result<(), ConfigError> {
         match self.first_mismatch() {

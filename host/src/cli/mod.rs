@@ -112,6 +112,7 @@ fn load_config(args: &Args) -> Result<Config, String> {
             .map_err(|_| format!("--listen {listen:?} is not an address like 127.0.0.1:8787"))?;
     }
     config.apply_openai_env_default();
+    config.apply_openrouter_referer();
     Ok(config)
 }
 

@@ -565,3 +565,34 @@ tokenizer = "file:/srv/own.tiktoken"
         "{err}"
     );
 }
+
+#[test]
+fn an_openrouter_provider_names_the_hubs_public_url_as_its_referer_unless_the_operator_did() {
+    let text = |oauth: &str| {
+        format!(
+            "{oauth}\n[[providers]]\nname = \"or\"\nkind = \"openrouter\"\nbase_url = \"https://openrouter.ai/api/v1\"\n\
+             [[providers]]\nname = \"own\"\nkind = \"openrouter\"\nbase_url = \"https://openrouter.ai/api/v1\"\n\
+             headers = {{ \"http-referer\" = \"https://mine.example\" }}\n\
+             [[providers]]\nname = \"plain\"\nbase_url = \"https://api.openai.com/v1\"\n"
+        )
+    };
+    let referer = |c: &Config, name: &str| {
+        let p = c.providers.iter().find(|p| p.name == name).unwrap();
+        p.headers
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect::<Vec<_>>()
+    };
+    let mut c = Config::parse(
+        &text("[oauth]\npublic_url = \"https://hub.example.com/\""),
+        Path::new("w.toml"),
+    )
+    .unwrap();
+    c.apply_openrouter_referer();
+    assert_eq!(referer(&c, "or"), ["HTTP-Referer: https://hub.example.com"]);
+    assert_eq!(referer(&c, "own"), ["http-referer: https://mine.example"]);
+    assert!(referer(&c, "plain").is_empty(), "only openrouter providers");
+    let mut without = Config::parse(&text(""), Path::new("w.toml")).unwrap();
+    without.apply_openrouter_referer();
+    assert!(referer(&without, "or").is_empty(), "no public_url, no referer");
+}

@@ -23,8 +23,9 @@ use std::time::Duration;
 const ANTHROPIC_VERSION: &str = "anthropic-version";
 
 /// OpenRouter's app attribution, sent unless the provider's `headers` set them
-/// (`HTTP-Referer`, the app's URL, only when configured: the hub has none of its
-/// own); `User-Agent` is `wasmhub/<version>` as for every provider.
+/// (`HTTP-Referer`, the app's URL, is one of those headers:
+/// `Config::apply_openrouter_referer` puts `[oauth] public_url` there); `User-Agent`
+/// is `wasmhub/<version>` as for every provider.
 const OPENROUTER_HEADERS: [(&str, &str); 2] = [("x-openrouter-title", "wasmhub"), ("x-title", "wasmhub")];
 
 /// Longest `Retry-After` the hub waits; a longer one is passed to the client.
