@@ -21,7 +21,8 @@
 # Then two replicas on a throwaway PostgreSQL (scripts/pg.sh): a turn started on
 # one (with a traceparent) and followed and stopped from the other stays in one
 # trace: `resume_turn` of the second replica under the first one's request span.
-# Then the receiver is stopped: calls still answer, and the drop counter moves.
+# Then the receiver is stopped: calls still answer, and the drop counter moves; and
+# started again on its port: the exporter's probe finds it and spans arrive again.
 # Prints `N passed, M failed`; exits non-zero on any failure.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -75,6 +76,8 @@ otlp_endpoint = "$receiver"
 service_name = "wasmhub-otel-suite"
 flush_ms = 100
 export_timeout_ms = 2000
+# A collector that comes back is probed for at most every 400 ms.
+probe_max_ms = 400
 # Every storage wait is a span here (0), to see them in the chat's trace.
 storage_wait_ms = 0
 EOF
@@ -109,7 +112,7 @@ HUB_URL="$hub" RECEIVER_URL="$receiver" UPSTREAM_URL="$upstream" R1_URL="${repli
 # as dropped (waiting for the counter, bounded).
 stop_pids "$receiver_pid"
 dropped() {
-    curl -fsS "$hub/metrics" | awk '/^wasmhub_telemetry_spans_dropped_total\{reason="export_failed"\}/ {print $2}'
+    curl -fsS "$hub/metrics" | awk '/^wasmhub_telemetry_spans_dropped_total\{/ {n += $2} END {print n + 0}'
 }
 before="$(dropped)"
 for i in 1 2 3; do
@@ -131,6 +134,29 @@ if [ -n "$moved" ]; then
     echo "ok - otel: with the collector down, calls answer and wasmhub_telemetry_spans_dropped_total moves ($before -> $now)"
 else
     echo "not ok - otel: the drop counter did not move with the collector down (still $before)"
+    status=1
+fi
+
+# The receiver comes back on its port: the hub's probe finds it, and spans of new
+# calls arrive again (a call with a known trace id until one of its spans is there).
+"$python" "$here/receiver.py" receiver "${receiver##*:}" >"$work/receiver2.url" 2>>"$work/receiver.log" &
+pids+=($!)
+trace="4bf92f3577b34da6a3ce929d0e0e47$(printf '%02x' $((RANDOM % 256)))"
+back=""
+for _ in $(seq 300); do
+    curl -fsS -X POST "$hub/api/hub/call" -H 'content-type: application/json' \
+        -H "traceparent: 00-$trace-00f067aa0ba902b7-01" \
+        -d '{"calls":[{"tool":"calc.eval","input":{"expression":"2+2"}}]}' >/dev/null || true
+    if curl -fsS "$receiver/spans" 2>/dev/null | grep -q "$trace"; then
+        back=yes
+        break
+    fi
+    sleep 0.1
+done
+if [ -n "$back" ]; then
+    echo "ok - otel: the receiver back on its port gets spans again (the exporter's probe found it)"
+else
+    echo "not ok - otel: no span reached the receiver after it came back"
     status=1
 fi
 if [ "$status" -ne 0 ]; then

@@ -160,6 +160,7 @@ fn telemetry_section_parses_and_is_checked() {
     for (text, key) in [
         ("[telemetry]\nsample_ratio = 1.5\n", "telemetry.sample_ratio"),
         ("[telemetry]\nflush_ms = 0\n", "telemetry.flush_ms"),
+        ("[telemetry]\nprobe_max_ms = 0\n", "telemetry.probe_max_ms"),
         (
             "[telemetry]\nbatch_spans = 10\nqueue_spans = 5\n",
             "telemetry.batch_spans",

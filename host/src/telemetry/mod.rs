@@ -51,7 +51,9 @@ static COUNTERS: export::Counters = export::Counters {
     exported: std::sync::atomic::AtomicU64::new(0),
     dropped_queue_full: std::sync::atomic::AtomicU64::new(0),
     dropped_export_failed: std::sync::atomic::AtomicU64::new(0),
+    dropped_collector_down: std::sync::atomic::AtomicU64::new(0),
     export_requests_failed: std::sync::atomic::AtomicU64::new(0),
+    collector_down: std::sync::atomic::AtomicBool::new(false),
 };
 
 tokio::task_local! {
@@ -135,6 +137,12 @@ impl Telemetry {
     }
 }
 
+/// Whether a sampled span starting now records (the collector is not known down;
+/// counted as dropped otherwise).
+fn accepting() -> bool {
+    COUNTERS.accepting()
+}
+
 /// The span the current task works in.
 pub(crate) fn current() -> Option<SpanContext> {
     CURRENT.try_with(|c| c.clone()).ok().flatten()
@@ -200,16 +208,18 @@ pub(crate) fn metrics_text() -> String {
         "# HELP wasmhub_telemetry_spans_exported_total Spans the OTLP collector took.\n\
          # TYPE wasmhub_telemetry_spans_exported_total counter\n\
          wasmhub_telemetry_spans_exported_total {}\n\
-         # HELP wasmhub_telemetry_spans_dropped_total Spans dropped: the queue was full, or their export failed.\n\
+         # HELP wasmhub_telemetry_spans_dropped_total Spans dropped: the queue was full, their export failed, or they started while the collector was down.\n\
          # TYPE wasmhub_telemetry_spans_dropped_total counter\n\
          wasmhub_telemetry_spans_dropped_total{{reason=\"queue_full\"}} {}\n\
          wasmhub_telemetry_spans_dropped_total{{reason=\"export_failed\"}} {}\n\
+         wasmhub_telemetry_spans_dropped_total{{reason=\"collector_down\"}} {}\n\
          # HELP wasmhub_telemetry_export_failures_total Export requests that failed (down, slow or refusing collector).\n\
          # TYPE wasmhub_telemetry_export_failures_total counter\n\
          wasmhub_telemetry_export_failures_total {}\n",
         c.exported.load(Relaxed),
         c.dropped_queue_full.load(Relaxed),
         c.dropped_export_failed.load(Relaxed),
+        c.dropped_collector_down.load(Relaxed),
         c.export_requests_failed.load(Relaxed),
     )
 }

@@ -1,7 +1,8 @@
 //! One span: started with a parent (or as a trace's root, sampled by the ratio),
 //! given attributes, events, links and an error as the work goes, and handed to
 //! the export queue when dropped. A span of a trace that is not sampled (or with
-//! telemetry off) records nothing and costs no allocation; it still has a context
+//! telemetry off, or while the collector is down) records nothing and costs no
+//! allocation; it still has a context
 //! to propagate when telemetry is on, so the services after the hub see the
 //! sampling decision.
 
@@ -127,7 +128,8 @@ impl Span {
                 }
             }
         };
-        let data = context.sampled.then(|| {
+        // Sampled out, or the collector is down: nothing is built.
+        let data = (context.sampled && super::accepting()).then(|| {
             Box::new(SpanData {
                 context: context.clone(),
                 parent: parent.map(|p| p.span_id),
