@@ -53,7 +53,7 @@ pub struct Llm {
     providers: Providers,
     chains: route::Chains,
     client: Arc<Client>,
-    /// The wire trace, when `[trace] llm` is on.
+    /// The wire trace, when `[llm_trace] enabled` is on.
     trace: Option<Arc<trace::Trace>>,
 }
 
