@@ -187,6 +187,9 @@ class Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
             except OSError:
                 return
+        if model == "garbled-1":
+            # An event the hub cannot read (not a JSON chunk): skipped and counted.
+            self.wfile.write(b"data: {not json\n\n")
         for c in script(req.get("messages", [])):
             self.wfile.write(b"data: " + json.dumps(c).encode() + b"\n\n")
         usage = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "scripted-1", "choices": [],

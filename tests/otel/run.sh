@@ -18,6 +18,14 @@
 #   - /metrics: mcp_server_operation_duration_seconds, the exported spans, and the
 #     chat metrics under an upstream that fails (errors), a client that leaves
 #     mid-stream (aborts by the client) and a stopped turn (aborts by the server).
+#   - the chat metrics of the OpenAI proxy and /v1/messages (a streamed answer with
+#     an event the hub cannot read: a request, its first byte, an unknown upstream
+#     event; an upstream that fails: an error; a client that leaves mid-stream: an
+#     abort by the client), of /api/ui/chat/completions (an error), and the GenAI
+#     client metrics (operation duration, token usage);
+#   - HTTP spans named by route (`POST /api/chat`, `POST /mcp`, with http.route);
+#   - `wasmhub mcp --stdio` started by the mcp client: its tools/call span under the
+#     client's _meta.traceparent, network.transport = pipe.
 # Then two replicas on a throwaway PostgreSQL (scripts/pg.sh): a turn started on
 # one (with a traceparent) and followed and stopped from the other stays in one
 # trace: `resume_turn` of the second replica under the first one's request span.
@@ -65,7 +73,7 @@ data_dir = "$work/data"
 [[providers]]
 name = "scripted"
 base_url = "$upstream/v1"
-models = ["scripted-1", "failing-1", "slow-1"]
+models = ["scripted-1", "failing-1", "slow-1", "garbled-1"]
 max_retries = 0
 
 [agent]
@@ -87,7 +95,8 @@ hub="http://127.0.0.1:$port"
 wait_health "$hub" "$work/hub.log"
 
 status=0
-HUB_URL="$hub" RECEIVER_URL="$receiver" UPSTREAM_URL="$upstream" "$python" "$here/check.py" || status=1
+HUB_URL="$hub" RECEIVER_URL="$receiver" UPSTREAM_URL="$upstream" WASMHUB_BIN="$bin" \
+    WASMHUB_CONFIG="$work/wasmhub.toml" STDIO_DATA="$work/data-stdio" "$python" "$here/check.py" || status=1
 
 # Two replicas on PostgreSQL, exporting to the same receiver: a turn started on one
 # and followed (then stopped) from the other stays in one trace.

@@ -12,6 +12,7 @@
 
 pub(crate) mod adapter;
 pub(crate) mod client;
+pub(crate) mod client_metrics;
 pub(crate) mod openai;
 pub(crate) mod providers;
 pub(crate) mod route;

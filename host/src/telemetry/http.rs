@@ -1,7 +1,8 @@
 //! Trace context at the edges: read from a request's `traceparent`/`tracestate`
 //! headers or an MCP request's `params._meta`, written into an outbound request's
 //! headers, and the SERVER span of a request a surface serves (named by the
-//! OpenTelemetry HTTP conventions' fallback, the method, with `url.path`).
+//! OpenTelemetry HTTP conventions: `{method} {http.route}`, the method alone when
+//! no route matched; with `url.path`).
 
 use super::context::SpanContext;
 use super::span::{Kind, Span};
@@ -42,13 +43,25 @@ pub(crate) fn inject(headers: &mut HeaderMap, context: Option<&SpanContext>) {
     }
 }
 
-/// The SERVER span of a request to `path`, under the caller's `traceparent`.
-pub(crate) fn server_span(method: &http::Method, path: &str, headers: &HeaderMap) -> Span {
+/// The SERVER span of a request to `path`, which matched the path template
+/// `route` (`None`: no route), under the caller's `traceparent`.
+pub(crate) fn server_span(
+    method: &http::Method,
+    path: &str,
+    route: Option<&str>,
+    headers: &HeaderMap,
+) -> Span {
     let parent = from_headers(headers);
-    let mut span = Span::child_of(parent.as_ref(), Kind::Server, format_args!("{method}"));
+    let mut span = match route {
+        Some(route) => Span::child_of(parent.as_ref(), Kind::Server, format_args!("{method} {route}")),
+        None => Span::child_of(parent.as_ref(), Kind::Server, format_args!("{method}")),
+    };
     if span.recording() {
         span.set("http.request.method", method.as_str());
         span.set("url.path", path);
+        if let Some(route) = route {
+            span.set("http.route", route);
+        }
     }
     span
 }

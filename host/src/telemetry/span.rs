@@ -111,22 +111,12 @@ impl Span {
         let Some(telemetry) = super::installed() else {
             return Span::none();
         };
-        let context = match parent {
-            Some(p) => SpanContext {
-                trace_id: p.trace_id,
-                span_id: SpanId::random(),
-                sampled: p.sampled,
-                state: p.state.clone(),
-            },
-            None => {
-                let trace_id = TraceId::random();
-                SpanContext {
-                    trace_id,
-                    span_id: SpanId::random(),
-                    sampled: telemetry.samples(&trace_id),
-                    state: None,
-                }
-            }
+        let trace_id = parent.map_or_else(TraceId::random, |p| p.trace_id);
+        let context = SpanContext {
+            trace_id,
+            span_id: SpanId::random(),
+            sampled: telemetry.samples(parent, &trace_id),
+            state: parent.and_then(|p| p.state.clone()),
         };
         // Sampled out, or the collector is down: nothing is built.
         let data = (context.sampled && super::accepting()).then(|| {
