@@ -266,6 +266,7 @@ mod tests {
             span_id: SpanId::random(),
             sampled: flag,
             state: None,
+            baggage: None,
         };
         assert!(sampled(Some(&parent(true)), threshold(0.0), &ids[0]));
         assert!(!sampled(Some(&parent(false)), threshold(1.0), &ids[0]));

@@ -117,6 +117,7 @@ impl Span {
             span_id: SpanId::random(),
             sampled: telemetry.samples(parent, &trace_id),
             state: parent.and_then(|p| p.state.clone()),
+            baggage: parent.and_then(|p| p.baggage.clone()),
         };
         // Sampled out, or the collector is down: nothing is built.
         let data = (context.sampled && super::accepting()).then(|| {
