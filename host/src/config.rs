@@ -16,6 +16,7 @@ mod distribution;
 mod error;
 mod issuers;
 mod limits;
+mod llm_trace;
 mod mcp_servers;
 mod models;
 mod oauth;
@@ -25,7 +26,6 @@ mod telemetry;
 #[cfg(test)]
 mod tests;
 mod tokenizers;
-mod trace;
 
 pub use accounting::{AccountingConfig, ModelPrice};
 pub use agents::{
@@ -43,6 +43,7 @@ pub use issuers::IssuerConfig;
 pub use limits::{
     CallCaps, CpuLimits, Limits, LoadLimits, PoolLimits, ShareLimits, TreeLimits, ValidationLimits,
 };
+pub use llm_trace::LlmTraceConfig;
 pub use mcp_servers::{HintOverride, McpRoot, McpServerConfig, McpTransport};
 pub use models::{ModelConfig, ModelSettings, ProviderKind, StreamDeltas, ToolChoice, UnknownKind};
 pub use oauth::{OAuthConfig, SCOPE_NAMES};
@@ -50,7 +51,6 @@ pub use secrets::{PluginSettings, SecretsConfig};
 pub use storage::{StorageBackend, StorageConfig};
 pub use telemetry::{LogFormat, TelemetryConfig};
 pub use tokenizers::{Encoding, Spec, SpecError, TokenizersConfig};
-pub use trace::TraceConfig;
 
 /// The whole configuration, after defaults and overrides.
 #[derive(Debug, Clone, Deserialize)]
@@ -104,8 +104,12 @@ pub struct Config {
     /// Per-plugin settings (`[plugin.NAME]`): configuration values, secret
     /// references, `allow_reveal`.
     pub plugin: std::collections::BTreeMap<String, PluginSettings>,
-    /// The wire trace of upstream model calls (`[trace]`).
-    pub trace: TraceConfig,
+    /// The wire trace of upstream model calls (`[llm_trace]`).
+    pub llm_trace: LlmTraceConfig,
+    /// `[trace]`, the old name of `[llm_trace]`: present only to be refused with
+    /// an error naming the new one.
+    #[serde(rename = "trace")]
+    pub old_trace: Option<serde::de::IgnoredAny>,
     /// OpenTelemetry traces and the log format (`[telemetry]`).
     pub telemetry: TelemetryConfig,
     /// Where tokenizer files come from (`[tokenizers]`).
@@ -137,7 +141,8 @@ impl Default for Config {
             mcp_servers: Vec::new(),
             secrets: SecretsConfig::default(),
             plugin: Default::default(),
-            trace: TraceConfig::default(),
+            llm_trace: LlmTraceConfig::default(),
+            old_trace: None,
             telemetry: TelemetryConfig::default(),
             tokenizers: TokenizersConfig::default(),
         }
@@ -557,15 +562,15 @@ impl Config {
         if self.server.mcp_approval_secs == 0 {
             return Some("server.mcp_approval_secs must be greater than 0".into());
         }
-        self.trust
-            .first_mismatch()
+        (self.old_trace.map(|_| llm_trace::RENAMED.to_string()))
+            .or_else(|| self.trust.first_mismatch())
             .or_else(|| self.plugins.first_mismatch())
             .or_else(|| self.concurrency.mismatch())
             .or_else(|| self.accounting.mismatch())
             .or_else(|| self.storage.mismatch())
             .or_else(|| mcp_servers::mismatch(&self.mcp_servers))
             .or_else(|| self.secrets.mismatch())
-            .or_else(|| self.trace.mismatch())
+            .or_else(|| self.llm_trace.mismatch())
             .or_else(|| self.telemetry.mismatch())
             .or_else(|| self.tokenizers.mismatch())
             .or_else(|| secrets::mismatch(&self.plugin))

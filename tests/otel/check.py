@@ -19,6 +19,7 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mcp"))
 from checks import Checks  # noqa: E402
 from mcp.client import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 HUB = os.environ["HUB_URL"]
@@ -92,11 +93,16 @@ async def mcp_checks():
             assert a["gen_ai.tool.name"] == "hub_call", a
             assert a["gen_ai.operation.name"] == "execute_tool", a
             assert a["mcp.protocol.version"] == "2026-07-28", a
+            assert a["network.transport"] == "tcp", a
             assert "jsonrpc.request.id" in a, a
             assert "error.type" not in a, a
             assert server["traceState"] == "suite=1", server
             # The HTTP request's own span is a link, not the parent.
             assert len(server["links"]) == 1, server
+            link = server["links"][0]
+            linked = spans_of(link["traceId"], lambda s: any(x["spanId"] == link["spanId"] for x in s))
+            http = [x for x in linked if x["spanId"] == link["spanId"]][0]
+            assert http["name"] == "POST /mcp" and http["attributes"]["http.route"] == "/mcp", http
             op = one(spans, "execute_tool calc.eval")
             assert op["parentSpanId"] == server["spanId"], op
             assert op["attributes"]["wasmhub.call.outcome"] == "ok", op
@@ -147,11 +153,13 @@ async def chat_checks():
         body = {"id": "otel-chat-1", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "compute 2+3"}]}]}
         status, text = post(f"{HUB}/api/chat", body, {"traceparent": tp})
         assert status == 200 and '"finish"' in text, text
-        spans = spans_of(trace, names("POST", "execute_tool calc.eval", "execute_tool hub_call")
+        spans = spans_of(trace, names("POST /api/chat", "execute_tool calc.eval", "execute_tool hub_call")
                          and (lambda s: sum(x["name"] == "chat scripted-1" for x in s) == 2
                               and any(x["name"].startswith("invoke_agent") for x in s)))
-        http = one(spans, "POST")
+        # The HTTP span is named by its route (the conventions' `{method} {http.route}`).
+        http = one(spans, "POST /api/chat")
         assert http["parentSpanId"] == parent and http["kind"] == SERVER, http
+        assert http["attributes"]["http.route"] == "/api/chat", http
         agent = [s for s in spans if s["name"].startswith("invoke_agent")][0]
         assert agent["parentSpanId"] == http["spanId"], agent
         assert agent["attributes"]["gen_ai.conversation.id"] == "otel-chat-1", agent
@@ -258,6 +266,113 @@ async def metric_checks():
     await check("chat metrics: a stopped turn counts an abort by the server", server_aborts)
 
 
+def stream_post(path, body, headers=None):
+    """A streamed POST: the open connection and response."""
+    conn = http.client.HTTPConnection(HUB.split("//")[1], timeout=60)
+    conn.request("POST", path, json.dumps(body), {"content-type": "application/json", **(headers or {})})
+    return conn, conn.getresponse()
+
+
+def proxy_body(model, stream=True):
+    return {"model": model, "stream": stream, "messages": [{"role": "user", "content": "hello"}]}
+
+
+def messages_body(model, stream=True):
+    return {"model": model, "max_tokens": 64, "stream": stream, "messages": [{"role": "user", "content": "hello"}]}
+
+
+ANTHROPIC = {"anthropic-version": "2023-06-01"}
+
+
+async def stdio_checks():
+    """`wasmhub mcp --stdio`, started by the client as a desktop client does, traces
+    too: its tools/call span is under the client's _meta.traceparent."""
+    server = StdioServerParameters(
+        command=os.environ["WASMHUB_BIN"],
+        args=["mcp", "--stdio", "--config", os.environ["WASMHUB_CONFIG"], "--data", os.environ["STDIO_DATA"]],
+        env={"WASMHUB_LOG": "warn"},
+    )
+
+    async def traced():
+        trace, parent, tp = traceparent(0x505)
+        async with Client(server, mode="legacy") as client:
+            r = await client.call_tool("hub_call", {"calls": [{"tool": "calc.eval", "input": {"expression": "1+1"}}]},
+                                       meta={"traceparent": tp})
+            assert not r.is_error, r
+        spans = spans_of(trace, names("tools/call hub_call", "execute_tool calc.eval"))
+        call = one(spans, "tools/call hub_call")
+        assert call["parentSpanId"] == parent and call["kind"] == SERVER, call
+        assert call["attributes"]["network.transport"] == "pipe", call
+        assert call["resource"]["service.name"] == "wasmhub-otel-suite", call
+        assert one(spans, "execute_tool calc.eval")["parentSpanId"] == call["spanId"]
+
+    await check("mcp --stdio: tools/call with _meta.traceparent, a server span under it (network.transport pipe)", traced)
+
+
+async def surface_metric_checks():
+    """The chat metrics and the GenAI client metrics of the OpenAI proxy, the UI
+    completions and the Anthropic surface, each under a scripted client."""
+    surfaces = [("openai", "/v1/chat/completions", proxy_body, {}),
+                ("anthropic", "/v1/messages", messages_body, ANTHROPIC)]
+    for surface, path, body, headers in surfaces:
+        labels = f'surface="{surface}",provider="scripted"'
+
+        async def answered(surface=surface, path=path, body=body, headers=headers, labels=labels):
+            requests = metric(f"wasmhub_chat_requests_total{{{labels}}}")
+            unknown = metric(f"wasmhub_chat_unknown_upstream_events_total{{{labels}}}")
+            conn, resp = stream_post(path, body("scripted/garbled-1"), headers)
+            text = resp.read().decode()
+            conn.close()
+            assert resp.status == 200 and "welcome" in text, (resp.status, text[-400:])
+            wait_metric(f"wasmhub_chat_requests_total{{{labels}}}", requests)
+            assert metric(f"wasmhub_chat_unknown_upstream_events_total{{{labels}}}") == unknown + 1
+            assert metric(f"wasmhub_chat_time_to_first_byte_seconds_count{{{labels}}}") >= 1
+            assert metric(f"wasmhub_chat_turn_duration_seconds_count{{{labels}}}") >= 1
+
+        await check(f"{surface} metrics: a streamed answer counts a request, its first byte and an unknown upstream event", answered)
+
+        async def failing(surface=surface, path=path, body=body, headers=headers, labels=labels):
+            errors = metric(f"wasmhub_chat_errors_total{{{labels}}}")
+            conn, resp = stream_post(path, body("scripted/failing-1"), headers)
+            text = resp.read().decode()
+            conn.close()
+            assert resp.status == 500, (resp.status, text)
+            wait_metric(f"wasmhub_chat_errors_total{{{labels}}}", errors)
+
+        await check(f"{surface} metrics: an upstream that fails counts an error", failing)
+
+        async def aborts(surface=surface, path=path, body=body, headers=headers, labels=labels):
+            gone = f'wasmhub_chat_aborts_total{{{labels},by="client"}}'
+            before = metric(gone)
+            conn, resp = stream_post(path, body("scripted/slow-1"), headers)
+            read_until(resp, "Thinking")
+            conn.close()
+            wait_metric(gone, before)
+
+        await check(f"{surface} metrics: a client that leaves mid-stream counts an abort by the client", aborts)
+
+    async def ui_completions():
+        labels = 'surface="ui_completions",provider="scripted"'
+        errors = metric(f"wasmhub_chat_errors_total{{{labels}}}")
+        conn, resp = stream_post("/api/ui/chat/completions", proxy_body("scripted/failing-1"))
+        text = resp.read().decode()
+        conn.close()
+        assert '"type":"error"' in text, text
+        wait_metric(f"wasmhub_chat_errors_total{{{labels}}}", errors)
+
+    await check("ui_completions metrics: an upstream that fails counts an error", ui_completions)
+
+    async def genai_client():
+        labels = 'gen_ai_operation_name="chat",gen_ai_provider_name="scripted",gen_ai_request_model="scripted-1"'
+        assert metric(f"gen_ai_client_operation_duration_seconds_count{{{labels}}}") >= 1
+        assert metric(f'gen_ai_client_token_usage_sum{{{labels},gen_ai_token_type="input"}}') >= 12
+        assert metric(f'gen_ai_client_token_usage_sum{{{labels},gen_ai_token_type="output"}}') >= 7
+        failed = 'gen_ai_provider_name="scripted",gen_ai_request_model="failing-1",error_type="upstream_error"'
+        assert metric(f'gen_ai_client_operation_duration_seconds_count{{gen_ai_operation_name="chat",{failed}}}') >= 3
+
+    await check("/metrics: gen_ai_client_operation_duration_seconds and gen_ai_client_token_usage", genai_client)
+
+
 async def replica_checks():
     r1, r2 = os.environ["R1_URL"], os.environ["R2_URL"]
 
@@ -276,7 +391,7 @@ async def replica_checks():
         conn2.close()
         spans = spans_of(trace, lambda s: any(x["name"] == "resume_turn" for x in s)
                          and any(x["name"].startswith("invoke_agent") for x in s))
-        start = [s for s in spans if s["name"] == "POST" and s["parentSpanId"] == parent]
+        start = [s for s in spans if s["name"] == "POST /api/chat" and s["parentSpanId"] == parent]
         assert len(start) == 1, spans
         start = start[0]
         agent = [s for s in spans if s["name"].startswith("invoke_agent")][0]
@@ -301,6 +416,8 @@ async def main():
     await mcp_checks()
     await chat_checks()
     await metric_checks()
+    await surface_metric_checks()
+    await stdio_checks()
 
     async def mcp_metric():
         assert metric('mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",error_type="tool_error"}') >= 1

@@ -15,7 +15,8 @@
             (the fetch plugin's target). Every request's `traceparent` is kept:
             GET /seen -> [{"path", "traceparent"}].
 
-Each listens on a free loopback port and prints its base URL on the first line.
+Each listens on a free loopback port (or the one given after the role) and prints its
+base URL on the first line.
 """
 
 import base64
@@ -186,6 +187,9 @@ class Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
             except OSError:
                 return
+        if model == "garbled-1":
+            # An event the hub cannot read (not a JSON chunk): skipped and counted.
+            self.wfile.write(b"data: {not json\n\n")
         for c in script(req.get("messages", [])):
             self.wfile.write(b"data: " + json.dumps(c).encode() + b"\n\n")
         usage = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "scripted-1", "choices": [],
@@ -196,6 +200,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 ROLE = sys.argv[1]
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+# An optional port: the receiver started again where it was (the hub's probe finds it).
+server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2]) if len(sys.argv) > 2 else 0), Handler)
 print(f"http://127.0.0.1:{server.server_address[1]}", flush=True)
 server.serve_forever()

@@ -18,10 +18,19 @@
 #   - /metrics: mcp_server_operation_duration_seconds, the exported spans, and the
 #     chat metrics under an upstream that fails (errors), a client that leaves
 #     mid-stream (aborts by the client) and a stopped turn (aborts by the server).
+#   - the chat metrics of the OpenAI proxy and /v1/messages (a streamed answer with
+#     an event the hub cannot read: a request, its first byte, an unknown upstream
+#     event; an upstream that fails: an error; a client that leaves mid-stream: an
+#     abort by the client), of /api/ui/chat/completions (an error), and the GenAI
+#     client metrics (operation duration, token usage);
+#   - HTTP spans named by route (`POST /api/chat`, `POST /mcp`, with http.route);
+#   - `wasmhub mcp --stdio` started by the mcp client: its tools/call span under the
+#     client's _meta.traceparent, network.transport = pipe.
 # Then two replicas on a throwaway PostgreSQL (scripts/pg.sh): a turn started on
 # one (with a traceparent) and followed and stopped from the other stays in one
 # trace: `resume_turn` of the second replica under the first one's request span.
-# Then the receiver is stopped: calls still answer, and the drop counter moves.
+# Then the receiver is stopped: calls still answer, and the drop counter moves; and
+# started again on its port: the exporter's probe finds it and spans arrive again.
 # Prints `N passed, M failed`; exits non-zero on any failure.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -64,7 +73,7 @@ data_dir = "$work/data"
 [[providers]]
 name = "scripted"
 base_url = "$upstream/v1"
-models = ["scripted-1", "failing-1", "slow-1"]
+models = ["scripted-1", "failing-1", "slow-1", "garbled-1"]
 max_retries = 0
 
 [agent]
@@ -75,6 +84,8 @@ otlp_endpoint = "$receiver"
 service_name = "wasmhub-otel-suite"
 flush_ms = 100
 export_timeout_ms = 2000
+# A collector that comes back is probed for at most every 400 ms.
+probe_max_ms = 400
 # Every storage wait is a span here (0), to see them in the chat's trace.
 storage_wait_ms = 0
 EOF
@@ -84,7 +95,8 @@ hub="http://127.0.0.1:$port"
 wait_health "$hub" "$work/hub.log"
 
 status=0
-HUB_URL="$hub" RECEIVER_URL="$receiver" UPSTREAM_URL="$upstream" "$python" "$here/check.py" || status=1
+HUB_URL="$hub" RECEIVER_URL="$receiver" UPSTREAM_URL="$upstream" WASMHUB_BIN="$bin" \
+    WASMHUB_CONFIG="$work/wasmhub.toml" STDIO_DATA="$work/data-stdio" "$python" "$here/check.py" || status=1
 
 # Two replicas on PostgreSQL, exporting to the same receiver: a turn started on one
 # and followed (then stopped) from the other stays in one trace.
@@ -109,7 +121,7 @@ HUB_URL="$hub" RECEIVER_URL="$receiver" UPSTREAM_URL="$upstream" R1_URL="${repli
 # as dropped (waiting for the counter, bounded).
 stop_pids "$receiver_pid"
 dropped() {
-    curl -fsS "$hub/metrics" | awk '/^wasmhub_telemetry_spans_dropped_total\{reason="export_failed"\}/ {print $2}'
+    curl -fsS "$hub/metrics" | awk '/^wasmhub_telemetry_spans_dropped_total\{/ {n += $2} END {print n + 0}'
 }
 before="$(dropped)"
 for i in 1 2 3; do
@@ -131,6 +143,29 @@ if [ -n "$moved" ]; then
     echo "ok - otel: with the collector down, calls answer and wasmhub_telemetry_spans_dropped_total moves ($before -> $now)"
 else
     echo "not ok - otel: the drop counter did not move with the collector down (still $before)"
+    status=1
+fi
+
+# The receiver comes back on its port: the hub's probe finds it, and spans of new
+# calls arrive again (a call with a known trace id until one of its spans is there).
+"$python" "$here/receiver.py" receiver "${receiver##*:}" >"$work/receiver2.url" 2>>"$work/receiver.log" &
+pids+=($!)
+trace="4bf92f3577b34da6a3ce929d0e0e47$(printf '%02x' $((RANDOM % 256)))"
+back=""
+for _ in $(seq 300); do
+    curl -fsS -X POST "$hub/api/hub/call" -H 'content-type: application/json' \
+        -H "traceparent: 00-$trace-00f067aa0ba902b7-01" \
+        -d '{"calls":[{"tool":"calc.eval","input":{"expression":"2+2"}}]}' >/dev/null || true
+    if curl -fsS "$receiver/spans" 2>/dev/null | grep -q "$trace"; then
+        back=yes
+        break
+    fi
+    sleep 0.1
+done
+if [ -n "$back" ]; then
+    echo "ok - otel: the receiver back on its port gets spans again (the exporter's probe found it)"
+else
+    echo "not ok - otel: no span reached the receiver after it came back"
     status=1
 fi
 if [ "$status" -ne 0 ]; then

@@ -10,7 +10,9 @@
 //! `tools/call` of one of its operations waits for it in `hub::protocol`, bounded
 //! by `limits.load_wait_ms`, exactly as over HTTP.
 //! stdout carries only protocol messages; logs go to stderr. The process exits when
-//! stdin closes.
+//! stdin closes. With `[telemetry] otlp_endpoint` it traces as `serve` does (each
+//! MCP request a SERVER span, `network.transport = pipe`, under the client's
+//! `params._meta.traceparent`) and sends the last spans before it exits.
 
 use crate::config::Config;
 use crate::surfaces::mcp::dispatch::Dispatcher;
@@ -37,6 +39,7 @@ pub fn run_stdio(config: Config) -> ExitCode {
 }
 
 async fn serve(config: Config) -> Result<(), String> {
+    crate::telemetry::install(&config.telemetry).map_err(|e| e.to_string())?;
     let backend = crate::storage::Backend::open(&config).await.map_err(|e| {
         format!("{e} (a running `wasmhub serve` holds its data folder: give this one its own --data)")
     })?;
@@ -55,5 +58,9 @@ async fn serve(config: Config) -> Result<(), String> {
         .await
         .map_err(|e| format!("stdio: {e}"));
     hub.stop_mcp_servers().await;
+    let wait = std::time::Duration::from_millis(config.telemetry.export_timeout_ms);
+    tokio::task::spawn_blocking(move || crate::telemetry::flush(wait))
+        .await
+        .ok();
     served
 }

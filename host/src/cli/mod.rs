@@ -131,7 +131,7 @@ fn serve_command(argv: &[String]) -> Result<ExitCode, UsageError> {
              --locked          refuse plugins not pinned in plugins.lock, and [[plugins.sources]] tags that moved\n  \
              --insecure-http   plain HTTP to registries that are not on loopback (plugins.insecure_http)\n  \
              --trace-llm       write every upstream model request and response to the trace file, secrets\n                    \
-             redacted (trace.llm; file: trace.llm_file, default DATA/logs/llm-trace.log)"
+             redacted (llm_trace.enabled; file: llm_trace.file, default DATA/logs/llm-trace.log)"
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -143,7 +143,7 @@ fn serve_command(argv: &[String]) -> Result<ExitCode, UsageError> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    config.trace.llm |= args.switch("trace-llm");
+    config.llm_trace.enabled |= args.switch("trace-llm");
     // The file `load_config` read, which `serve` follows for [[mcp_servers]].
     let file = match args.value("config") {
         Some(path) => Some(PathBuf::from(path)),

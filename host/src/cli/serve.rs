@@ -87,7 +87,7 @@ async fn start(config: Config, options: ServeFlags, signals: super::signals::Sig
     let mut llm =
         crate::llm::Llm::with_models(&config.providers, &config.models).map_err(|e| e.to_string())?;
     llm.set_trace(
-        crate::llm::trace::Trace::open(&config.trace, &config.data_dir).map_err(|e| e.to_string())?,
+        crate::llm::trace::Trace::open(&config.llm_trace, &config.data_dir).map_err(|e| e.to_string())?,
     );
     let llm = Arc::new(llm);
     let backend = crate::storage::Backend::open(&config)

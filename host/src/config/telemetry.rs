@@ -25,6 +25,10 @@ pub struct TelemetryConfig {
     /// Longest one export request may take (connect included), in milliseconds;
     /// its spans are dropped (counted) past it.
     pub export_timeout_ms: u64,
+    /// While the collector is unreachable spans are dropped as they start (no
+    /// encoding, no queueing) and the exporter probes it, first after `flush_ms`,
+    /// then at doubling intervals up to this many milliseconds.
+    pub probe_max_ms: u64,
     /// Record inputs and outputs (tool inputs and results, model text) on spans,
     /// with the call's secrets and the audit log's redacted keys removed.
     pub capture_content: bool,
@@ -58,6 +62,7 @@ impl Default for TelemetryConfig {
             batch_spans: 512,
             flush_ms: 1000,
             export_timeout_ms: 5000,
+            probe_max_ms: 30_000,
             capture_content: false,
             max_content_bytes: 4096,
             storage_wait_ms: 50,
@@ -80,6 +85,7 @@ impl TelemetryConfig {
             ("batch_spans", self.batch_spans as u64),
             ("flush_ms", self.flush_ms),
             ("export_timeout_ms", self.export_timeout_ms),
+            ("probe_max_ms", self.probe_max_ms),
         ] {
             if value == 0 {
                 return Some(format!("telemetry.{key} must be greater than 0"));

@@ -160,6 +160,7 @@ fn telemetry_section_parses_and_is_checked() {
     for (text, key) in [
         ("[telemetry]\nsample_ratio = 1.5\n", "telemetry.sample_ratio"),
         ("[telemetry]\nflush_ms = 0\n", "telemetry.flush_ms"),
+        ("[telemetry]\nprobe_max_ms = 0\n", "telemetry.probe_max_ms"),
         (
             "[telemetry]\nbatch_spans = 10\nqueue_spans = 5\n",
             "telemetry.batch_spans",
@@ -178,6 +179,29 @@ fn telemetry_section_parses_and_is_checked() {
         let err = Config::parse(text, Path::new("w.toml")).unwrap_err().to_string();
         assert!(err.contains(key), "{text}: {err}");
     }
+}
+
+#[test]
+fn the_llm_trace_section_has_its_new_name_and_the_old_one_is_refused() {
+    let c = Config::parse(
+        "[llm_trace]\nenabled = true\nfile = \"t.log\"\nmax_mb = 2\n",
+        Path::new("w.toml"),
+    )
+    .unwrap();
+    assert!(c.llm_trace.enabled);
+    assert_eq!(c.llm_trace.file.as_deref(), Some(Path::new("t.log")));
+    assert_eq!(c.llm_trace.max_mb, 2);
+    let err = Config::parse("[trace]\nllm = true\n", Path::new("w.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("w.toml: [trace] was renamed [llm_trace]"),
+        "{err}"
+    );
+    let err = Config::parse("[llm_trace]\nmax_mb = 0\n", Path::new("w.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("llm_trace.max_mb must be greater than 0"), "{err}");
 }
 
 #[test]

@@ -13,6 +13,7 @@
 pub(crate) mod adapter;
 pub(crate) mod anthropic_wire;
 pub(crate) mod client;
+pub(crate) mod client_metrics;
 mod models;
 pub(crate) mod openai;
 pub(crate) mod providers;
@@ -47,7 +48,7 @@ pub struct Llm {
     providers: Providers,
     chains: route::Chains,
     client: Arc<Client>,
-    /// The wire trace, when `[trace] llm` is on.
+    /// The wire trace, when `[llm_trace] enabled` is on.
     trace: Option<Arc<trace::Trace>>,
 }
 

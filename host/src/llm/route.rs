@@ -212,12 +212,40 @@ impl Llm {
         opts: StepOptions,
         sink: &mut S,
     ) -> Result<StepSummary, Closed> {
+        let started = std::time::Instant::now();
         let mut span = super::spans::chat_span(targets);
         let chain = self.step_chain(targets, body, prepare, opts, sink);
         let summary = crate::telemetry::within(span.context().cloned(), chain).await;
+        let first = targets.first();
+        let answered = summary.as_ref().ok().and_then(|s| s.target.as_deref());
+        let route = answered
+            .and_then(|t| targets.iter().find(|r| r.target() == t))
+            .or(first);
+        let (provider, model) =
+            route.map_or(("", ""), |r| (r.provider.config.name.as_str(), r.model.as_str()));
+        let model = first.map_or(model, |r| r.model.as_str());
         match &summary {
-            Ok(summary) => super::spans::end_chat(&mut span, summary),
-            Err(Closed) => span.fail("client_closed", "the step's client went away"),
+            Ok(summary) => {
+                super::spans::end_chat(&mut span, summary);
+                let error = summary.error.as_ref().map(|_| "upstream_error");
+                super::client_metrics::record(
+                    provider,
+                    model,
+                    started.elapsed(),
+                    summary.usage.as_ref(),
+                    error,
+                );
+            }
+            Err(Closed) => {
+                span.fail("client_closed", "the step's client went away");
+                super::client_metrics::record(
+                    provider,
+                    model,
+                    started.elapsed(),
+                    None,
+                    Some("client_closed"),
+                );
+            }
         }
         summary
     }

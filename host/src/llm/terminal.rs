@@ -58,6 +58,8 @@ pub(crate) struct Terminal {
     /// The malformed events since the last good one, and the last of them.
     malformed: u32,
     last_malformed: Option<(String, String)>,
+    /// Every event of the stream skipped so far.
+    skipped: u64,
 }
 
 impl Default for Terminal {
@@ -76,6 +78,7 @@ impl Terminal {
             limit,
             malformed: 0,
             last_malformed: None,
+            skipped: 0,
         }
     }
 
@@ -111,9 +114,16 @@ impl Terminal {
             });
         }
         MALFORMED_SKIPPED.fetch_add(1, Ordering::Relaxed);
+        self.skipped += 1;
         crate::warn!("upstream: skipped an event that is not a JSON chunk ({reason}): {shown}");
         self.last_malformed = Some((reason, shown));
         Ok(Read::Skipped)
+    }
+
+    /// The stream's events skipped so far: events the hub could not read (not a
+    /// JSON chunk), counted per surface and provider by the chat metrics.
+    pub(crate) fn skipped(&self) -> u64 {
+        self.skipped
     }
 
     /// Records what a parsed chunk says about the end: a non-empty `finish_reason`,

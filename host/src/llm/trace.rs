@@ -1,4 +1,4 @@
-//! The wire trace of upstream model calls (`[trace] llm`, `wasmhub serve
+//! The wire trace of upstream model calls (`[llm_trace] enabled`, `wasmhub serve
 //! --trace-llm`): every request the hub sends a provider (method, URL, headers,
 //! body) and every response (status, headers, and the body as it arrives, frame
 //! by frame, before any translation), one numbered exchange per request, to a file
@@ -10,10 +10,10 @@
 //!
 //! The file is written under a lock with one write per record (records of
 //! concurrent exchanges interleave, each line naming its exchange); past
-//! `llm_max_mb` it is renamed to `<file>.1`, replacing the one before. A failed
+//! `max_mb` it is renamed to `<file>.1`, replacing the one before. A failed
 //! write is logged once and ends the trace; it never fails a model call.
 
-use crate::config::TraceConfig;
+use crate::config::LlmTraceConfig;
 use http::{HeaderMap, StatusCode};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -32,7 +32,7 @@ pub struct TraceError {
 
 impl std::fmt::Display for TraceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "trace.llm_file {}: {}", self.path.display(), self.source)
+        write!(f, "llm_trace.file {}: {}", self.path.display(), self.source)
     }
 }
 
@@ -53,12 +53,12 @@ pub struct Trace {
 impl Trace {
     /// Opens (appends to) the trace file `config` names, or
     /// `<data_dir>/logs/llm-trace.log`; `None` when tracing is off.
-    pub fn open(config: &TraceConfig, data_dir: &Path) -> Result<Option<Trace>, TraceError> {
-        if !config.llm {
+    pub fn open(config: &LlmTraceConfig, data_dir: &Path) -> Result<Option<Trace>, TraceError> {
+        if !config.enabled {
             return Ok(None);
         }
         let path = config
-            .llm_file
+            .file
             .clone()
             .unwrap_or_else(|| data_dir.join("logs").join("llm-trace.log"));
         let error = |source| TraceError {
@@ -76,7 +76,7 @@ impl Trace {
         let len = file.metadata().map_err(error)?.len();
         crate::info!("tracing upstream model calls to {}", path.display());
         Ok(Some(Trace {
-            max_bytes: config.llm_max_mb.saturating_mul(1 << 20),
+            max_bytes: config.max_mb.saturating_mul(1 << 20),
             file: Mutex::new(Some((file, len))),
             next: AtomicU64::new(1),
             path,
@@ -197,10 +197,10 @@ mod tests {
     #[test]
     fn secrets_are_redacted_frames_kept_and_the_file_is_bounded() {
         let dir = std::env::temp_dir().join(format!("wasmhub-trace-{}", crate::ids::new_id("t")));
-        let config = TraceConfig {
-            llm: true,
-            llm_file: Some(dir.join("t.log")),
-            llm_max_mb: 1,
+        let config = LlmTraceConfig {
+            enabled: true,
+            file: Some(dir.join("t.log")),
+            max_mb: 1,
         };
         let trace = Trace::open(&config, &dir).unwrap().unwrap();
         let mut headers = HeaderMap::new();

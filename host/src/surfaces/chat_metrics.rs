@@ -1,8 +1,16 @@
 //! The design's chat-stream metrics on `/metrics`, per `surface` and `provider`:
 //! requests, errors, time to first byte and turn duration histograms, aborts by
-//! the client and by the server. A [`ChatStream`] follows one streamed answer: it
-//! sees every batch of UI chunks written to the client and is ended once, when
-//! the stream is over or the client went away.
+//! the client and by the server, unknown upstream events. A [`ChatStream`]
+//! follows one answer: it sees every batch of UI chunks written to the client
+//! (or is told by a surface that relays upstream events as they are) and is ended
+//! once, when the answer is over or the client went away. [`Metered`] wraps a
+//! surface's UI sink so that it follows the chunks through it and ends when the
+//! sink is dropped.
+//!
+//! Surfaces: `chat` (`POST /api/chat`), `chat_resume` (`GET /api/chat/{id}/stream`),
+//! `openai` (`POST /v1/chat/completions`, relayed or answered by an agent),
+//! `ui_completions` (`POST /api/ui/chat/completions`), `anthropic`
+//! (`POST /v1/messages`), `agents` (`POST /v1/agents/{name}`).
 //!
 //! - `wasmhub_chat_requests_total{surface,provider}`: streams answered;
 //! - `wasmhub_chat_errors_total{surface,provider}`: streams that carried an
@@ -13,14 +21,21 @@
 //!   the end of the stream;
 //! - `wasmhub_chat_aborts_total{surface,provider,by}`: `by="server"` when the
 //!   stream carried an `abort` chunk (a stop, a detached turn timing out),
-//!   `by="client"` when the client left before the end otherwise.
+//!   `by="client"` when the client left before the end otherwise;
+//! - `wasmhub_chat_unknown_upstream_events_total{surface,provider}`: upstream
+//!   events the hub could not read and skipped (`llm::terminal`), on the surfaces
+//!   that run the model call themselves (`openai` relayed, `ui_completions`,
+//!   `anthropic` with client tools).
 //!
-//! `provider` is the one the `finish` chunk names (`unknown` when none came: a
-//! stream its client left, or a turn stopped before its end).
+//! `provider` is the one the surface routed to, or the one the `finish` chunk
+//! names (`unknown` when neither is known: a stream its client left, or a turn
+//! stopped before its end).
 
-use crate::llm::UiChunk;
+use crate::llm::{Closed, UiChunk, UiSink};
 use crate::prom::{Counters, Histograms, escape};
+use crate::surfaces::agents::turn::AnswerSink;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Default)]
@@ -28,6 +43,7 @@ struct Families {
     requests: Counters,
     errors: Counters,
     aborts: Counters,
+    unknown_events: Counters,
     first_byte: Histograms,
     duration: Histograms,
 }
@@ -47,6 +63,7 @@ pub(crate) struct ChatStream {
     provider: Option<String>,
     error: bool,
     aborted: bool,
+    unknown_events: u64,
 }
 
 impl ChatStream {
@@ -60,7 +77,32 @@ impl ChatStream {
             provider: None,
             error: false,
             aborted: false,
+            unknown_events: 0,
         }
+    }
+
+    /// The provider the surface sends the request to (a `finish` chunk naming
+    /// another one wins).
+    pub(crate) fn provider(&mut self, name: &str) {
+        self.provider = Some(name.to_string());
+    }
+
+    /// The first byte of model output reached the client now (surfaces that relay
+    /// upstream events as they are).
+    pub(crate) fn first_byte(&mut self) {
+        if self.first_byte.is_none() {
+            self.first_byte = Some(self.started.elapsed());
+        }
+    }
+
+    /// The answer failed: an upstream that refused or broke, an error frame.
+    pub(crate) fn error(&mut self) {
+        self.error = true;
+    }
+
+    /// `n` upstream events the hub skipped (it could not read them).
+    pub(crate) fn unknown_events(&mut self, n: u64) {
+        self.unknown_events += n;
     }
 
     /// This stream as a resume of the turn `watch` follows: a `resume_turn` span in
@@ -128,6 +170,9 @@ impl ChatStream {
         } else if client_left {
             f.aborts.add(format!("{labels},by=\"client\""), 1);
         }
+        if self.unknown_events > 0 {
+            f.unknown_events.add(labels.clone(), self.unknown_events);
+        }
         if let Some(first) = self.first_byte {
             f.first_byte.observe(labels.clone(), first);
         }
@@ -154,6 +199,11 @@ pub(crate) fn metrics_text() -> String {
         "wasmhub_chat_aborts_total",
         "Streamed chat answers abandoned by the client (by=client) or aborted by the hub (by=server).",
     );
+    f.unknown_events.render(
+        &mut out,
+        "wasmhub_chat_unknown_upstream_events_total",
+        "Upstream events the hub could not read and skipped, by surface and provider.",
+    );
     f.first_byte.render(
         &mut out,
         "wasmhub_chat_time_to_first_byte_seconds",
@@ -165,6 +215,95 @@ pub(crate) fn metrics_text() -> String {
         "From the request to the end of the stream.",
     );
     out
+}
+
+/// A surface's UI sink whose chunks are followed as one chat stream, counted
+/// when the sink is dropped (or unwrapped): ended by the client when a write
+/// found it gone or the sink saw it leave.
+pub(crate) struct Metered<S> {
+    inner: S,
+    ending: Ending,
+}
+
+/// The stream of a [`Metered`] sink, ended when dropped.
+struct Ending {
+    stream: Option<ChatStream>,
+    client_left: AtomicBool,
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        if let Some(stream) = self.stream.take() {
+            stream.ended(self.client_left.load(Ordering::Relaxed));
+        }
+    }
+}
+
+impl<S> Metered<S> {
+    pub(crate) fn new(inner: S, stream: ChatStream) -> Metered<S> {
+        Metered {
+            inner,
+            ending: Ending {
+                stream: Some(stream),
+                client_left: AtomicBool::new(false),
+            },
+        }
+    }
+
+    /// The wrapped sink.
+    pub(crate) fn inner(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// The wrapped sink, the stream counted now.
+    pub(crate) fn into_inner(self) -> S {
+        self.inner
+    }
+
+    /// The stream being followed (to note what the chunks do not say).
+    pub(crate) fn stream(&mut self) -> &mut ChatStream {
+        self.ending.stream.as_mut().expect("ended only when dropped")
+    }
+
+    fn noted<T>(&self, result: Result<T, Closed>) -> Result<T, Closed> {
+        if result.is_err() {
+            self.ending.client_left.store(true, Ordering::Relaxed);
+        }
+        result
+    }
+}
+
+impl<S: UiSink + Sync> UiSink for Metered<S> {
+    async fn send(&mut self, chunks: &[UiChunk]) -> Result<(), Closed> {
+        self.stream().saw(chunks);
+        let sent = self.inner.send(chunks).await;
+        self.noted(sent)
+    }
+
+    async fn keepalive(&mut self) -> Result<(), Closed> {
+        let sent = self.inner.keepalive().await;
+        self.noted(sent)
+    }
+
+    async fn closed(&self) {
+        self.inner.closed().await;
+        self.ending.client_left.store(true, Ordering::Relaxed);
+    }
+
+    fn retract_attempt(&mut self) {
+        self.inner.retract_attempt();
+    }
+}
+
+impl<S: AnswerSink + Sync> AnswerSink for Metered<S> {
+    async fn begin(&mut self) -> Result<(), Closed> {
+        let begun = self.inner.begin().await;
+        self.noted(begun)
+    }
+
+    fn is_ended(&self) -> bool {
+        self.inner.is_ended()
+    }
 }
 
 #[cfg(test)]
@@ -204,5 +343,50 @@ mod tests {
             "wasmhub_chat_time_to_first_byte_seconds_count{{{ok}}} 1\n"
         )));
         assert!(text.contains(&format!("wasmhub_chat_turn_duration_seconds_count{{{gone}}} 1\n")));
+    }
+
+    /// A client that is gone: every write fails.
+    struct Gone;
+
+    impl UiSink for Gone {
+        async fn send(&mut self, _: &[UiChunk]) -> Result<(), Closed> {
+            Err(Closed)
+        }
+
+        async fn keepalive(&mut self) -> Result<(), Closed> {
+            Err(Closed)
+        }
+
+        async fn closed(&self) {}
+    }
+
+    #[tokio::test]
+    async fn a_metered_sink_counts_its_stream_once_dropped() {
+        let mut stream = ChatStream::new("metered_test", Instant::now());
+        stream.provider("p2");
+        stream.unknown_events(2);
+        let mut sink = Metered::new(Gone, stream);
+        let delta = UiChunk::TextDelta {
+            id: "t".into(),
+            delta: "hi".into(),
+        };
+        assert_eq!(sink.send(&[delta]).await, Err(Closed));
+        let labels = "surface=\"metered_test\",provider=\"p2\"";
+        assert!(!metrics_text().contains(&format!("wasmhub_chat_requests_total{{{labels}}}")));
+        drop(sink);
+        let text = metrics_text();
+        assert!(
+            text.contains(&format!("wasmhub_chat_requests_total{{{labels}}} 1\n")),
+            "{text}"
+        );
+        assert!(text.contains(&format!(
+            "wasmhub_chat_aborts_total{{{labels},by=\"client\"}} 1\n"
+        )));
+        assert!(text.contains(&format!(
+            "wasmhub_chat_unknown_upstream_events_total{{{labels}}} 2\n"
+        )));
+        assert!(text.contains(&format!(
+            "wasmhub_chat_time_to_first_byte_seconds_count{{{labels}}} 1\n"
+        )));
     }
 }

@@ -14,6 +14,7 @@ pub(crate) fn metrics(app: &App) -> Resp {
     text.push_str(&app.agent.metrics_text());
     text.push_str(&crate::timing::metrics_text());
     text.push_str(&crate::llm::terminal::metrics_text());
+    text.push_str(&crate::llm::client_metrics::metrics_text());
     text.push_str(&crate::telemetry::metrics_text());
     text.push_str(&super::mcp::metrics::metrics_text());
     text.push_str(&super::chat_metrics::metrics_text());

@@ -23,6 +23,7 @@
 
 use super::App;
 use super::body::Body;
+use super::chat_metrics::{ChatStream, Metered};
 use super::limit::Surface;
 use super::respond::{self, Resp};
 use super::step_accounting::{self, StepAccounting};
@@ -40,7 +41,7 @@ use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Frames buffered towards one client before the producer waits (each at most
 /// `stream::MAX_FRAME` bytes, so at most 1 MiB per stream).
@@ -56,6 +57,7 @@ const RELAYED_HEADERS: [&str; 4] = [
 /// `POST /v1/chat/completions`: relayed to the model's provider, or answered by
 /// the agent loop when `model` names an agent (`surfaces::agents::completion`).
 pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>, caller: &Caller) -> Resp {
+    let started = Instant::now();
     let (parts, body) = req.into_parts();
     let value = match read_body(app, caller, body).await {
         Ok(value) => value,
@@ -65,7 +67,7 @@ pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>, cal
         .ok()
         .and_then(|model| super::agents::agent_named(app, model));
     if let Some(agent) = agent {
-        let answer = super::agents::completion::answer(app, &value, &agent, caller);
+        let answer = super::agents::completion::answer(app, &value, &agent, caller, started);
         return app.limits.serve(Surface::Proxy, answer).await;
     }
     let targets = match resolve(app, &value) {
@@ -73,33 +75,43 @@ pub(crate) async fn chat_completions(app: &Arc<App>, req: Request<Incoming>, cal
         Err(resp) => return resp,
     };
     app.limits
-        .serve(Surface::Proxy, relay(app, &parts.headers, targets, value, caller))
+        .serve(
+            Surface::Proxy,
+            relay(app, &parts.headers, targets, value, caller, started),
+        )
         .await
 }
 
-/// Sends a checked request to its targets in order and relays the answer.
+/// Sends a checked request to its targets in order and relays the answer; the
+/// answer is counted in the chat metrics (`surface="openai"`) and the GenAI client
+/// metrics.
 async fn relay(
     app: &Arc<App>,
     headers: &http::HeaderMap,
     targets: Vec<Route>,
     value: Value,
     caller: &Caller,
+    started: Instant,
 ) -> Resp {
     let accounting = StepAccounting::start(app, caller);
     let forwarded = upstream::forwarded_headers(headers);
+    let mut metrics = ChatStream::new("openai", started);
+    let first = &targets[0];
+    metrics.provider(&first.provider.config.name);
     let relayed = match app.llm.relay_chain(&targets, &value, &forwarded).await {
         Ok(relayed) => relayed,
-        Err(RelayError::Upstream(e)) => return call_error(e),
-        Err(RelayError::Body { route, error }) => {
-            let message = format!("provider {:?}: {error}", route.provider.config.name);
-            return respond::error(StatusCode::BAD_GATEWAY, error.code(), message);
-        }
-        Err(RelayError::NoTargets) => {
-            return respond::error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "no_providers",
-                "the model has no targets",
+        Err(e) => {
+            metrics.error();
+            metrics.ended(false);
+            let provider = &first.provider.config.name;
+            crate::llm::client_metrics::record(
+                provider,
+                &first.model,
+                started.elapsed(),
+                None,
+                Some("upstream_error"),
             );
+            return relay_error(e);
         }
     };
     let Relayed {
@@ -111,10 +123,25 @@ async fn relay(
     let (first, reader) = match body {
         RelayBody::Whole(bytes) => {
             // Errors, non-streamed answers, and servers that ignored `stream: true`.
+            let usage = status.is_success().then(|| usage_in(&bytes)).flatten();
             if status.is_success() {
                 let output = || step_accounting::answer_output(&bytes);
-                accounting.done(&route, usage_in(&bytes), &value, output);
+                accounting.done(&route, usage, &value, output);
+                metrics.first_byte();
+            } else {
+                metrics.error();
             }
+            metrics.provider(&route.provider.config.name);
+            metrics.ended(false);
+            let error = (!status.is_success()).then_some("upstream_error");
+            let provider = &route.provider.config.name;
+            crate::llm::client_metrics::record(
+                provider,
+                &route.model,
+                started.elapsed(),
+                usage.as_ref(),
+                error,
+            );
             let mut out = Response::new(Body::full(bytes));
             *out.status_mut() = status;
             let ct = headers
@@ -130,13 +157,62 @@ async fn relay(
     let (tx, body) = Body::channel(STREAM_FRAMES);
     let mut out = respond::sse(body, false);
     relay_headers(&headers, &route, &mut out);
-    let stream = Stream {
+    metrics.provider(&route.provider.config.name);
+    let relayed = Relaying {
         route,
         request: value,
         accounting,
+        metrics,
+        started,
     };
-    tokio::spawn(relay_stream(stream, first, reader, SseSink::new(tx)));
+    tokio::spawn(relay_stream(relayed, first, reader, SseSink::new(tx)));
     out
+}
+
+/// A hub-side or upstream failure before any answer was relayed.
+fn relay_error(e: RelayError) -> Resp {
+    match e {
+        RelayError::Upstream(e) => call_error(e),
+        RelayError::Body { route, error } => {
+            let message = format!("provider {:?}: {error}", route.provider.config.name);
+            respond::error(StatusCode::BAD_GATEWAY, error.code(), message)
+        }
+        RelayError::NoTargets => respond::error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no_providers",
+            "the model has no targets",
+        ),
+    }
+}
+
+/// A stream being relayed: its target and request, and what counts it at its end.
+struct Relaying {
+    route: Route,
+    request: Value,
+    accounting: StepAccounting,
+    metrics: ChatStream,
+    started: Instant,
+}
+
+impl Relaying {
+    /// Counts the relayed stream: its usage, the chat metrics (ended by the client
+    /// when `client_left`), the GenAI client metrics; `output` is what the answer
+    /// said, counted when the provider reported no usage.
+    fn done(mut self, usage: Option<Usage>, output: String, end: &Terminal, failed: bool, client_left: bool) {
+        self.accounting.done(&self.route, usage, &self.request, || output);
+        self.metrics.unknown_events(end.skipped());
+        if failed {
+            self.metrics.error();
+        }
+        self.metrics.ended(client_left);
+        let error = if client_left {
+            Some("client_closed")
+        } else {
+            failed.then_some("upstream_error")
+        };
+        let (provider, model) = (&self.route.provider.config.name, &self.route.model);
+        crate::llm::client_metrics::record(provider, model, self.started.elapsed(), usage.as_ref(), error);
+    }
 }
 
 /// Relays a stream's events (`first` already read) until it ends or the client
@@ -145,23 +221,24 @@ async fn relay(
 /// clients raise instead of returning a truncated answer; the event that is not a
 /// JSON chunk is not relayed.
 async fn relay_stream(
-    stream: Stream,
+    mut relaying: Relaying,
     first: Option<OwnedEvent>,
     mut reader: Box<EventReader>,
     mut sink: SseSink,
 ) {
-    let provider = stream.route.provider.clone();
-    let mut output = String::new();
+    let provider = relaying.route.provider.clone();
     let interval = Duration::from_millis(provider.config.keepalive_ms.max(1));
     let mut end = Terminal::new(provider.config.max_malformed_chunks);
     let mut usage = None;
+    let mut output = String::new();
+    let mut errored = false;
     let mut pending = first;
     let failure = loop {
         let event = match pending.take() {
             Some(event) => event,
             // `Err(Closed)`: the client left; leaving drops the upstream body.
             None => match keepalive_while(&mut sink, interval, reader.next()).await {
-                Err(Closed) => return stream.done(usage, output),
+                Err(Closed) => return relaying.done(usage, output, &end, errored, true),
                 Ok(Ok(Some(event))) => event,
                 Ok(Ok(None)) => break end.at_end().err(),
                 Ok(Err(e)) => break Some(Unfinished::Broken(e)),
@@ -173,6 +250,7 @@ async fn relay_stream(
                 end.see(&chunk);
                 usage = chunk.usage().or(usage);
                 step_accounting::chunk_output(&chunk, &mut output);
+                errored |= chunk.error.is_some();
             }
             Ok(Read::Done) => {}
             // A provider's glitch: not relayed (a client's SDK would choke on it).
@@ -180,34 +258,24 @@ async fn relay_stream(
             Err(e) => break Some(e),
         }
         if sink.send_event(&event).await.is_err() {
-            return stream.done(usage, output);
+            return relaying.done(usage, output, &end, errored, true);
         }
+        relaying.metrics.first_byte();
     };
+    let failed = errored || failure.is_some();
     if let Some(failure) = failure {
         let message = format!("provider {:?}: {failure}", provider.config.name);
         crate::warn!("{message}");
         let frame = json!({"error": {"message": message, "type": "upstream_error", "param": null, "code": failure.code()}});
         let _ = sink.send_json(&frame).await;
     }
-    stream.done(usage, output);
-}
-
-/// A relayed stream's target, request and accounting.
-struct Stream {
-    route: Route,
-    request: Value,
-    accounting: StepAccounting,
-}
-
-impl Stream {
-    fn done(self, usage: Option<Usage>, output: String) {
-        self.accounting.done(&self.route, usage, &self.request, || output);
-    }
+    relaying.done(usage, output, &end, failed, false);
 }
 
 /// `POST /api/ui/chat/completions`: the same body, answered as a UI message stream
 /// (one step, `start` .. `finish`, then `[DONE]`).
 pub(crate) async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>, caller: &Caller) -> Resp {
+    let started = Instant::now();
     let (_parts, body) = req.into_parts();
     let mut value = match read_body(app, caller, body).await {
         Ok(value) => value,
@@ -219,24 +287,30 @@ pub(crate) async fn ui_chat_completions(app: &Arc<App>, req: Request<Incoming>, 
     };
     openai::prepare_stream_body(&mut value, &targets[0].model);
     app.limits
-        .serve(Surface::Proxy, async { ui_stream(app, targets, value, caller) })
+        .serve(Surface::Proxy, async {
+            ui_stream(app, targets, value, caller, started)
+        })
         .await
 }
 
-/// Streams one step of `value` (to the first target that answers) as a UI message stream.
-fn ui_stream(app: &Arc<App>, targets: Vec<Route>, value: Value, caller: &Caller) -> Resp {
+/// Streams one step of `value` (to the first target that answers) as a UI message
+/// stream, counted in the chat metrics (`surface="ui_completions"`).
+fn ui_stream(app: &Arc<App>, targets: Vec<Route>, value: Value, caller: &Caller, started: Instant) -> Resp {
     let (tx, body) = Body::channel(STREAM_FRAMES);
     let llm = app.llm.clone();
     let accounting = StepAccounting::start(app, caller);
+    let mut metrics = ChatStream::new("ui_completions", started);
+    metrics.provider(&targets[0].provider.config.name);
     tokio::spawn(async move {
-        let mut sink = SseSink::new(tx);
+        let mut sink = Metered::new(SseSink::new(tx), metrics);
         let opts = StepOptions::default();
         let step = llm.run_step_chain(&targets, &value, |_, _| {}, opts, &mut sink);
         if let Ok(summary) = step.await {
             let answered = answering_route(&targets, summary.target.as_deref());
             let output = || counted::summary_output(&summary);
             accounting.done(answered, summary.usage, &value, output);
-            let _ = sink.done().await;
+            sink.stream().unknown_events(summary.unknown_events);
+            let _ = sink.inner().done().await;
         }
     });
     respond::sse(body, true)

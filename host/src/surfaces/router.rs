@@ -106,6 +106,46 @@ impl Guarded<'_> {
     }
 }
 
+impl Route<'_> {
+    /// The matched route as a path template (`http.route`, and the name of the
+    /// request's span: `POST /api/chat/{id}/stop`); `None` when nothing matched.
+    fn template(&self) -> Option<&'static str> {
+        use Guarded as G;
+        let guarded = match self {
+            Route::Health => return Some("/health"),
+            Route::Metrics => return Some("/metrics"),
+            Route::Mcp | Route::McpPreflight => return Some("/mcp"),
+            Route::AnthropicMessages => return Some("/v1/messages"),
+            Route::ChatPage => return Some("/"),
+            Route::OAuth | Route::MethodNotAllowed(_) | Route::NotFound => return None,
+            Route::Guarded(g) => g,
+        };
+        Some(match guarded {
+            G::MetaTool(_) => "/api/hub/{meta_tool}",
+            G::Plugins => "/api/plugins",
+            G::McpServers => "/api/mcp-servers",
+            G::SetSecret(..) | G::RemoveSecret(..) => "/api/plugins/{plugin}/secrets/{name}",
+            G::Calls => "/api/calls",
+            G::Accounting => "/api/accounting",
+            G::Approvals => "/api/approvals",
+            G::DecideApproval(_) => "/api/approvals/{id}",
+            G::Console => "/console",
+            G::ChatCompletions => "/v1/chat/completions",
+            G::Models => "/v1/models",
+            G::Agent(_) => "/v1/agents/{name}",
+            G::Agents => "/api/agents",
+            G::UiChatCompletions => "/api/ui/chat/completions",
+            G::Chat => "/api/chat",
+            G::ResumeChat(_) => "/api/chat/{id}/stream",
+            G::StopChat(_) => "/api/chat/{id}/stop",
+            G::Sessions => "/api/sessions",
+            G::Session(_) | G::DeleteSession(_) => "/api/sessions/{id}",
+            G::HandOver(_) => "/api/sessions/{id}/handover",
+            G::SignInCode => "/api/oauth/signin-codes",
+        })
+    }
+}
+
 /// The route table.
 fn classify<'p>(method: &Method, segments: &[&'p str]) -> Route<'p> {
     use Guarded as G;
@@ -176,24 +216,33 @@ pub(crate) async fn route(app: Arc<App>, req: Request<Incoming>, peer: SocketAdd
     let started = std::time::Instant::now();
     // Probes and scrapes are not traced; every other request is a SERVER span
     // (to its response head), the current span of the work it starts.
-    let mut span = match req.uri().path() {
+    let path = req.uri().path().to_string();
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let to = classify(req.method(), &segments);
+    let mut span = match path.as_str() {
         "/health" | "/metrics" => crate::telemetry::Span::none(),
-        path => crate::telemetry::server_span(req.method(), path, req.headers()),
+        path => crate::telemetry::server_span(req.method(), path, to.template(), req.headers()),
     };
-    let resp = crate::telemetry::within(span.context().cloned(), dispatch(app, req, peer)).await;
+    let answer = dispatch(app, req, peer, to, &path, &segments);
+    let resp = crate::telemetry::within(span.context().cloned(), answer).await;
     span.set("http.response.status_code", i64::from(resp.status().as_u16()));
     timing::record(Stage::Request, started);
     resp
 }
 
-/// The answer of the route `req` matches.
-async fn dispatch(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Resp {
+/// The answer of `to`, the route `req` (to `path`, split into `segments`) matches.
+async fn dispatch(
+    app: Arc<App>,
+    req: Request<Incoming>,
+    peer: SocketAddr,
+    to: Route<'_>,
+    path: &str,
+    segments: &[&str],
+) -> Resp {
     if let Err(resp) = guard::check_host_and_origin(&app, &req) {
         return resp;
     }
-    let path = req.uri().path().to_string();
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    match classify(req.method(), &segments) {
+    match to {
         Route::Health => metrics::health(&app, req.uri().query()),
         Route::Metrics => metrics::metrics(&app),
         Route::Mcp => {
@@ -203,7 +252,7 @@ async fn dispatch(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Re
         Route::McpPreflight => cors::preflight("GET, POST, DELETE"),
         Route::AnthropicMessages => anthropic::messages(&app, req, peer).await,
         Route::ChatPage => chat::page::page(),
-        Route::OAuth => oauth::handle(&app, req, &segments).await,
+        Route::OAuth => oauth::handle(&app, req, segments).await,
         Route::Guarded(Guarded::Models) if anthropic::is_anthropic_client(req.headers()) => {
             anthropic::models(&app, &req, peer).await
         }
@@ -212,7 +261,7 @@ async fn dispatch(app: Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Re
             Err(refused) => refused,
         },
         Route::MethodNotAllowed(allowed) => respond::method_not_allowed(allowed),
-        Route::NotFound => respond::not_found(&path),
+        Route::NotFound => respond::not_found(path),
     }
 }
 

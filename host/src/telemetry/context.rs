@@ -8,6 +8,8 @@ use std::sync::Arc;
 /// The longest `tracestate` kept (the W3C limit is 32 members; 512 bytes is what
 /// the recommendation says a vendor must propagate at least).
 const MAX_TRACESTATE: usize = 512;
+/// The longest W3C `baggage` kept (the W3C Baggage limit is 8192 bytes).
+const MAX_BAGGAGE: usize = 8192;
 
 /// 16 bytes naming one trace; never all zero.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -79,7 +81,7 @@ impl fmt::Debug for SpanId {
 }
 
 /// Where a span sits: its trace, its own id, whether the trace is recorded, and
-/// the vendors' `tracestate` passed along unchanged.
+/// the vendors' `tracestate` and the W3C `baggage` passed along unchanged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpanContext {
     /// The trace.
@@ -90,6 +92,9 @@ pub struct SpanContext {
     pub sampled: bool,
     /// `tracestate`, passed along unchanged.
     pub state: Option<Arc<str>>,
+    /// W3C `baggage` (<https://www.w3.org/TR/baggage/>), passed along unchanged to
+    /// every request the context goes out with.
+    pub baggage: Option<Arc<str>>,
 }
 
 impl SpanContext {
@@ -130,7 +135,18 @@ impl SpanContext {
             span_id,
             sampled: flags & 1 == 1,
             state,
+            baggage: None,
         })
+    }
+
+    /// This context carrying `baggage` (a `baggage` header's or `_meta.baggage`
+    /// value); an empty, non-ASCII or oversized one (past 8192 bytes) is dropped.
+    pub(crate) fn with_baggage(mut self, baggage: Option<&str>) -> SpanContext {
+        self.baggage = baggage
+            .map(str::trim)
+            .filter(|b| !b.is_empty() && b.len() <= MAX_BAGGAGE && b.is_ascii())
+            .map(Arc::from);
+        self
     }
 }
 

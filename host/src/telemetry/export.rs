@@ -5,8 +5,14 @@
 //! first, and POSTs each as OTLP/HTTP JSON to `{otlp_endpoint}/v1/traces` over the
 //! one outbound client (`http_client`), keeping the connection between batches.
 //! A batch the collector does not take within `telemetry.export_timeout_ms` (down,
-//! slow, or answering an error) is dropped and counted: spans are never retried,
-//! so a collector that is away costs the hub one bounded queue and nothing else.
+//! slow, or answering an error) is dropped and counted: spans are never retried.
+//!
+//! After a failed batch the collector counts as down ([`Counters::collector_down`]):
+//! spans starting then record nothing (no attributes, no queueing, no encoding;
+//! one counter moves, `reason="collector_down"`), and the thread probes the
+//! collector with a connection attempt, first after `telemetry.flush_ms`, then at
+//! doubling intervals up to `telemetry.probe_max_ms`, until one connects. So a
+//! collector that is away costs the hub next to nothing.
 
 use super::span::SpanData;
 use crate::config::TelemetryConfig;
@@ -16,7 +22,7 @@ use http::{Request, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use std::fmt;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
@@ -30,13 +36,30 @@ pub(super) enum Message {
     Flush(SyncSender<()>),
 }
 
-/// Spans exported, and dropped by reason (`/metrics`).
+/// Spans exported, and dropped by reason (`/metrics`); and whether the collector
+/// is down, which spans check as they start.
 #[derive(Default)]
 pub(super) struct Counters {
     pub exported: AtomicU64,
     pub dropped_queue_full: AtomicU64,
     pub dropped_export_failed: AtomicU64,
+    /// Spans not recorded at all: they started while the collector was down.
+    pub dropped_collector_down: AtomicU64,
     pub export_requests_failed: AtomicU64,
+    /// Set by the exporter thread from a failed batch until a probe connects.
+    pub collector_down: AtomicBool,
+}
+
+impl Counters {
+    /// Whether a span starting now may record: the collector is not known down.
+    /// When it is, the span is counted as dropped here.
+    pub(super) fn accepting(&self) -> bool {
+        if self.collector_down.load(Ordering::Relaxed) {
+            self.dropped_collector_down.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
 }
 
 /// The queue's sending end.
@@ -94,6 +117,7 @@ struct Settings {
     batch_spans: usize,
     flush: Duration,
     timeout: Duration,
+    probe_max: Duration,
 }
 
 /// Starts the exporter thread for `config` (whose endpoint the config check
@@ -114,6 +138,7 @@ pub(super) fn start(
         batch_spans: config.batch_spans,
         flush: Duration::from_millis(config.flush_ms),
         timeout: Duration::from_millis(config.export_timeout_ms),
+        probe_max: Duration::from_millis(config.probe_max_ms),
     };
     let (tx, rx) = std::sync::mpsc::sync_channel(config.queue_spans);
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -136,6 +161,7 @@ fn run(
     let mut sender = None;
     let mut failing = false;
     while let Ok(first) = rx.recv() {
+        let mut down = false;
         let mut batch = Vec::new();
         let mut flushes = Vec::new();
         let mut next = Some(first);
@@ -160,11 +186,55 @@ fn run(
                     Err(_) => Err(ExportError::Timeout(settings.timeout)),
                 }
             });
+            down = sent.is_err();
             report(sent, batch.len() as u64, counters, &mut failing, &mut sender);
         }
         for done in flushes {
             let _ = done.send(());
         }
+        if down && !probe(&rx, &runtime, &target, &settings, counters, &mut sender) {
+            return;
+        }
+    }
+}
+
+/// The collector is down: marks it so (spans stop recording), drops what is
+/// queued, and tries to connect with growing pauses until it answers (`true`,
+/// `sender` connected) or every sender is gone (`false`).
+fn probe(
+    rx: &Receiver<Message>,
+    runtime: &tokio::runtime::Runtime,
+    target: &Target,
+    settings: &Settings,
+    counters: &Counters,
+    sender: &mut Option<Sender>,
+) -> bool {
+    counters.collector_down.store(true, Ordering::Relaxed);
+    let mut pause = settings.flush;
+    loop {
+        let until = Instant::now() + pause;
+        loop {
+            match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                Ok(Message::Span(_)) => {
+                    counters.dropped_collector_down.fetch_add(1, Ordering::Relaxed);
+                }
+                // Nothing can be sent: the flush is over.
+                Ok(Message::Flush(done)) => {
+                    let _ = done.send(());
+                }
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return false,
+            }
+        }
+        // The timeout is made inside the runtime (it needs its timer).
+        let attempt =
+            runtime.block_on(async { tokio::time::timeout(settings.timeout, connect(target)).await });
+        if let Ok(Ok(connected)) = attempt {
+            *sender = Some(connected);
+            counters.collector_down.store(false, Ordering::Relaxed);
+            return true;
+        }
+        pause = (pause * 2).min(settings.probe_max);
     }
 }
 

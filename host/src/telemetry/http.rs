@@ -1,7 +1,8 @@
-//! Trace context at the edges: read from a request's `traceparent`/`tracestate`
-//! headers or an MCP request's `params._meta`, written into an outbound request's
-//! headers, and the SERVER span of a request a surface serves (named by the
-//! OpenTelemetry HTTP conventions' fallback, the method, with `url.path`).
+//! Trace context at the edges: read from a request's `traceparent`/`tracestate`/
+//! `baggage` headers or an MCP request's `params._meta`, written into an outbound
+//! request's headers, and the SERVER span of a request a surface serves (named by the
+//! OpenTelemetry HTTP conventions: `{method} {http.route}`, the method alone when
+//! no route matched; with `url.path`).
 
 use super::context::SpanContext;
 use super::span::{Kind, Span};
@@ -12,19 +13,22 @@ pub(crate) fn from_headers(headers: &HeaderMap) -> Option<SpanContext> {
     super::installed()?;
     let parent = headers.get("traceparent")?.to_str().ok()?;
     let state = headers.get("tracestate").and_then(|v| v.to_str().ok());
-    SpanContext::parse(parent, state)
+    let baggage = headers.get("baggage").and_then(|v| v.to_str().ok());
+    SpanContext::parse(parent, state).map(|c| c.with_baggage(baggage))
 }
 
-/// The context in an MCP request's `params._meta` (`traceparent`, `tracestate`).
+/// The context in an MCP request's `params._meta` (`traceparent`, `tracestate`,
+/// `baggage`).
 pub(crate) fn from_meta(params: Option<&serde_json::Value>) -> Option<SpanContext> {
     super::installed()?;
     let meta = params?.get("_meta")?;
     let parent = meta.get("traceparent")?.as_str()?;
-    SpanContext::parse(parent, meta.get("tracestate").and_then(|v| v.as_str()))
+    let context = SpanContext::parse(parent, meta.get("tracestate").and_then(|v| v.as_str()))?;
+    Some(context.with_baggage(meta.get("baggage").and_then(|v| v.as_str())))
 }
 
-/// Writes `context` as `traceparent` (and its `tracestate`) into `headers`,
-/// replacing any there.
+/// Writes `context` as `traceparent` (and its `tracestate` and `baggage`) into
+/// `headers`, replacing any there.
 pub(crate) fn inject(headers: &mut HeaderMap, context: Option<&SpanContext>) {
     let Some(context) = context else {
         return;
@@ -40,15 +44,35 @@ pub(crate) fn inject(headers: &mut HeaderMap, context: Option<&SpanContext>) {
             headers.remove("tracestate");
         }
     }
+    match context.baggage.as_deref().map(HeaderValue::from_str) {
+        Some(Ok(baggage)) => {
+            headers.insert("baggage", baggage);
+        }
+        _ => {
+            headers.remove("baggage");
+        }
+    }
 }
 
-/// The SERVER span of a request to `path`, under the caller's `traceparent`.
-pub(crate) fn server_span(method: &http::Method, path: &str, headers: &HeaderMap) -> Span {
+/// The SERVER span of a request to `path`, which matched the path template
+/// `route` (`None`: no route), under the caller's `traceparent`.
+pub(crate) fn server_span(
+    method: &http::Method,
+    path: &str,
+    route: Option<&str>,
+    headers: &HeaderMap,
+) -> Span {
     let parent = from_headers(headers);
-    let mut span = Span::child_of(parent.as_ref(), Kind::Server, format_args!("{method}"));
+    let mut span = match route {
+        Some(route) => Span::child_of(parent.as_ref(), Kind::Server, format_args!("{method} {route}")),
+        None => Span::child_of(parent.as_ref(), Kind::Server, format_args!("{method}")),
+    };
     if span.recording() {
         span.set("http.request.method", method.as_str());
         span.set("url.path", path);
+        if let Some(route) = route {
+            span.set("http.route", route);
+        }
     }
     span
 }
@@ -69,8 +93,16 @@ mod tests {
         inject(&mut headers, Some(&ctx));
         assert_eq!(headers["traceparent"], ctx.traceparent().as_str());
         assert_eq!(headers["tracestate"], "a=b");
+        assert!(headers.get("baggage").is_none());
         let plain = SpanContext { state: None, ..ctx };
         inject(&mut headers, Some(&plain));
         assert!(headers.get("tracestate").is_none());
+        let carried = plain.clone().with_baggage(Some(" user=alice,tier=gold "));
+        inject(&mut headers, Some(&carried));
+        assert_eq!(headers["baggage"], "user=alice,tier=gold");
+        assert!(plain.clone().with_baggage(Some("")).baggage.is_none());
+        assert!(plain.clone().with_baggage(Some("k=é")).baggage.is_none());
+        let oversized = format!("k={}", "v".repeat(8192));
+        assert!(plain.with_baggage(Some(&oversized)).baggage.is_none());
     }
 }

@@ -51,7 +51,9 @@ static COUNTERS: export::Counters = export::Counters {
     exported: std::sync::atomic::AtomicU64::new(0),
     dropped_queue_full: std::sync::atomic::AtomicU64::new(0),
     dropped_export_failed: std::sync::atomic::AtomicU64::new(0),
+    dropped_collector_down: std::sync::atomic::AtomicU64::new(0),
     export_requests_failed: std::sync::atomic::AtomicU64::new(0),
+    collector_down: std::sync::atomic::AtomicBool::new(false),
 };
 
 tokio::task_local! {
@@ -94,14 +96,9 @@ pub(crate) fn install(config: &TelemetryConfig) -> Result<(), TelemetryError> {
         return Ok(());
     }
     let queue = export::start(config, endpoint, &COUNTERS).map_err(TelemetryError::Start)?;
-    let sample_below = match config.sample_ratio {
-        r if r <= 0.0 => None,
-        r if r >= 1.0 => Some(u64::MAX),
-        r => Some((r * u64::MAX as f64) as u64),
-    };
     let _ = INSTALLED.set(Telemetry {
         queue,
-        sample_below,
+        sample_below: threshold(config.sample_ratio),
         capture_content: config.capture_content,
         max_content_bytes: config.max_content_bytes,
         storage_wait: Duration::from_millis(config.storage_wait_ms),
@@ -124,15 +121,41 @@ pub(crate) fn installed() -> Option<&'static Telemetry> {
     INSTALLED.get()
 }
 
+/// The largest trace id low half a new trace is recorded with, for a share
+/// `ratio` of new traces; `None`: none.
+fn threshold(ratio: f64) -> Option<u64> {
+    match ratio {
+        r if r <= 0.0 => None,
+        r if r >= 1.0 => Some(u64::MAX),
+        r => Some((r * u64::MAX as f64) as u64),
+    }
+}
+
+/// Parent-based ratio sampling: a span of a trace with a parent follows the
+/// parent's sampled flag; a new trace (`trace_id`) is recorded when its id's low
+/// half is at most `sample_below`.
+fn sampled(parent: Option<&SpanContext>, sample_below: Option<u64>, trace_id: &TraceId) -> bool {
+    match parent {
+        Some(p) => p.sampled,
+        None => sample_below.is_some_and(|below| trace_id.low() <= below),
+    }
+}
+
 impl Telemetry {
-    /// Whether a new trace is recorded.
-    fn samples(&self, trace_id: &TraceId) -> bool {
-        self.sample_below.is_some_and(|below| trace_id.low() <= below)
+    /// Whether a span under `parent` (of the trace `trace_id`) is recorded.
+    fn samples(&self, parent: Option<&SpanContext>, trace_id: &TraceId) -> bool {
+        sampled(parent, self.sample_below, trace_id)
     }
 
     fn finished(&self, span: Box<span::SpanData>) {
         self.queue.push(span, &COUNTERS);
     }
+}
+
+/// Whether a sampled span starting now records (the collector is not known down;
+/// counted as dropped otherwise).
+fn accepting() -> bool {
+    COUNTERS.accepting()
 }
 
 /// The span the current task works in.
@@ -200,16 +223,56 @@ pub(crate) fn metrics_text() -> String {
         "# HELP wasmhub_telemetry_spans_exported_total Spans the OTLP collector took.\n\
          # TYPE wasmhub_telemetry_spans_exported_total counter\n\
          wasmhub_telemetry_spans_exported_total {}\n\
-         # HELP wasmhub_telemetry_spans_dropped_total Spans dropped: the queue was full, or their export failed.\n\
+         # HELP wasmhub_telemetry_spans_dropped_total Spans dropped: the queue was full, their export failed, or they started while the collector was down.\n\
          # TYPE wasmhub_telemetry_spans_dropped_total counter\n\
          wasmhub_telemetry_spans_dropped_total{{reason=\"queue_full\"}} {}\n\
          wasmhub_telemetry_spans_dropped_total{{reason=\"export_failed\"}} {}\n\
+         wasmhub_telemetry_spans_dropped_total{{reason=\"collector_down\"}} {}\n\
          # HELP wasmhub_telemetry_export_failures_total Export requests that failed (down, slow or refusing collector).\n\
          # TYPE wasmhub_telemetry_export_failures_total counter\n\
          wasmhub_telemetry_export_failures_total {}\n",
         c.exported.load(Relaxed),
         c.dropped_queue_full.load(Relaxed),
         c.dropped_export_failed.load(Relaxed),
+        c.dropped_collector_down.load(Relaxed),
         c.export_requests_failed.load(Relaxed),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_follows_the_parent_and_keeps_the_ratio_of_new_traces() {
+        let quarter = threshold(0.25);
+        let ids: Vec<TraceId> = (0..20_000).map(|_| TraceId::random()).collect();
+        let kept = ids.iter().filter(|id| sampled(None, quarter, id)).count();
+        let share = kept as f64 / ids.len() as f64;
+        assert!(
+            (0.22..0.28).contains(&share),
+            "{share} of new traces kept at ratio 0.25"
+        );
+        // Every replica decides the same for the same trace.
+        assert!(
+            ids.iter()
+                .all(|id| sampled(None, quarter, id) == sampled(None, quarter, id))
+        );
+        assert!(ids.iter().all(|id| sampled(None, threshold(1.0), id)));
+        assert!(!ids.iter().any(|id| sampled(None, threshold(0.0), id)));
+        // A parent's flag wins over the ratio, both ways.
+        let parent = |flag| SpanContext {
+            trace_id: ids[0],
+            span_id: SpanId::random(),
+            sampled: flag,
+            state: None,
+            baggage: None,
+        };
+        assert!(sampled(Some(&parent(true)), threshold(0.0), &ids[0]));
+        assert!(!sampled(Some(&parent(false)), threshold(1.0), &ids[0]));
+        let below = TraceId([[0; 8], 1u64.to_be_bytes()].concat().try_into().unwrap());
+        let above = TraceId([[0xff; 8], u64::MAX.to_be_bytes()].concat().try_into().unwrap());
+        assert!(sampled(None, threshold(0.001), &below));
+        assert!(!sampled(None, threshold(0.999), &above));
+    }
 }

@@ -99,6 +99,7 @@ mod tests {
             span_id: SpanId([0x01; 8]),
             sampled: true,
             state: Some("k=v".into()),
+            baggage: None,
         };
         let span = Box::new(SpanData {
             context: context.clone(),

@@ -1,7 +1,8 @@
 //! One span: started with a parent (or as a trace's root, sampled by the ratio),
 //! given attributes, events, links and an error as the work goes, and handed to
 //! the export queue when dropped. A span of a trace that is not sampled (or with
-//! telemetry off) records nothing and costs no allocation; it still has a context
+//! telemetry off, or while the collector is down) records nothing and costs no
+//! allocation; it still has a context
 //! to propagate when telemetry is on, so the services after the hub see the
 //! sampling decision.
 
@@ -110,24 +111,16 @@ impl Span {
         let Some(telemetry) = super::installed() else {
             return Span::none();
         };
-        let context = match parent {
-            Some(p) => SpanContext {
-                trace_id: p.trace_id,
-                span_id: SpanId::random(),
-                sampled: p.sampled,
-                state: p.state.clone(),
-            },
-            None => {
-                let trace_id = TraceId::random();
-                SpanContext {
-                    trace_id,
-                    span_id: SpanId::random(),
-                    sampled: telemetry.samples(&trace_id),
-                    state: None,
-                }
-            }
+        let trace_id = parent.map_or_else(TraceId::random, |p| p.trace_id);
+        let context = SpanContext {
+            trace_id,
+            span_id: SpanId::random(),
+            sampled: telemetry.samples(parent, &trace_id),
+            state: parent.and_then(|p| p.state.clone()),
+            baggage: parent.and_then(|p| p.baggage.clone()),
         };
-        let data = context.sampled.then(|| {
+        // Sampled out, or the collector is down: nothing is built.
+        let data = (context.sampled && super::accepting()).then(|| {
             Box::new(SpanData {
                 context: context.clone(),
                 parent: parent.map(|p| p.span_id),

@@ -105,6 +105,9 @@ pub struct StepSummary {
     /// The `provider/model` target that answered, when a chain of targets ran it
     /// (see `llm::route`).
     pub target: Option<String>,
+    /// Upstream events skipped because the hub could not read them (not JSON
+    /// chunks; `llm::terminal`).
+    pub unknown_events: u64,
 }
 
 /// Which part is open: at most one text or reasoning part at a time.
@@ -394,6 +397,7 @@ impl StepTransformer {
             model: self.model,
             error: self.error,
             target: None,
+            unknown_events: self.end.skipped(),
         }
     }
 

@@ -20,6 +20,7 @@ use crate::hub::Caller;
 use crate::llm::{Closed, SseSink, UiChunk, UiSink};
 use crate::surfaces::App;
 use crate::surfaces::body::Body;
+use crate::surfaces::chat_metrics::{ChatStream, Metered};
 use crate::surfaces::respond::{self, Resp};
 use http::{HeaderValue, StatusCode};
 use serde_json::{Value, json};
@@ -29,7 +30,15 @@ use std::sync::Arc;
 const STREAM_FRAMES: usize = 16;
 
 /// `POST /v1/chat/completions` with an agent's name as `model`.
-pub(crate) async fn answer(app: &Arc<App>, value: &Value, agent: &str, caller: &Caller) -> Resp {
+/// A text answer is counted in the chat metrics (`surface="openai"`, the request
+/// started at `started`).
+pub(crate) async fn answer(
+    app: &Arc<App>,
+    value: &Value,
+    agent: &str,
+    caller: &Caller,
+    started: std::time::Instant,
+) -> Resp {
     let chat = match openai_request::chat_request(value, agent) {
         Ok(chat) => chat,
         Err(e) => return respond::error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string()),
@@ -47,7 +56,10 @@ pub(crate) async fn answer(app: &Arc<App>, value: &Value, agent: &str, caller: &
             return respond::error(StatusCode::BAD_REQUEST, "invalid_request", message);
         }
         Ok(Some(output)) => json_answer(app, chat, output, agent, caller).await,
-        Ok(None) => text_answer(app, chat, agent, caller, stream, include_usage).await,
+        Ok(None) => {
+            let metrics = ChatStream::new("openai", started);
+            text_answer(app, chat, agent, caller, (stream, include_usage), metrics).await
+        }
     };
     if let Ok(name) = HeaderValue::try_from(agent) {
         resp.headers_mut().insert("x-wasmhub-agent", name);
@@ -89,8 +101,8 @@ async fn text_answer(
     chat: ChatRequest,
     agent: &str,
     caller: &Caller,
-    stream: bool,
-    include_usage: bool,
+    (stream, include_usage): (bool, bool),
+    metrics: ChatStream,
 ) -> Resp {
     let one = match OneOff::start(app, chat, caller.clone()).await {
         Ok(one) => one,
@@ -98,12 +110,13 @@ async fn text_answer(
     };
     if stream {
         let (tx, body) = Body::channel(STREAM_FRAMES);
-        one.stream(CompletionSink::new(agent, include_usage, Some(SseSink::new(tx))));
+        let sink = CompletionSink::new(agent, include_usage, Some(SseSink::new(tx)));
+        one.stream(Metered::new(sink, metrics));
         respond::sse(body, false)
     } else {
-        let mut sink = CompletionSink::new(agent, true, None);
+        let mut sink = Metered::new(CompletionSink::new(agent, true, None), metrics);
         one.collect(&mut sink).await;
-        sink.into_response()
+        sink.into_inner().into_response()
     }
 }
 

@@ -20,6 +20,7 @@ use crate::hub::Caller;
 use crate::llm::{Closed, SseSink, UiChunk, UiSink};
 use crate::surfaces::App;
 use crate::surfaces::body::Body;
+use crate::surfaces::chat_metrics::{ChatStream, Metered};
 use crate::surfaces::respond::{self, Resp};
 use http::{Request, StatusCode};
 use hyper::body::Incoming;
@@ -100,6 +101,7 @@ fn task_of(value: Value) -> Result<TaskBody, Resp> {
 
 /// `POST /v1/agents/{name}`.
 pub(crate) async fn run(app: &Arc<App>, req: Request<Incoming>, caller: Caller, name: &str) -> Resp {
+    let started = std::time::Instant::now();
     let profile = match is_agent_name(name)
         .then(|| app.agent.profiles().get(name).cloned())
         .flatten()
@@ -134,7 +136,7 @@ pub(crate) async fn run(app: &Arc<App>, req: Request<Incoming>, caller: Caller, 
         },
     };
     if task.stream {
-        return stream(app, caller, name, task).await;
+        return stream(app, caller, name, task, started).await;
     }
     let job = Task {
         agent: name.to_string(),
@@ -150,8 +152,15 @@ pub(crate) async fn run(app: &Arc<App>, req: Request<Incoming>, caller: Caller, 
     }
 }
 
-/// The task's turn as a UI message stream.
-async fn stream(app: &Arc<App>, caller: Caller, name: &str, task: TaskBody) -> Resp {
+/// The task's turn as a UI message stream, counted in the chat metrics
+/// (`surface="agents"`).
+async fn stream(
+    app: &Arc<App>,
+    caller: Caller,
+    name: &str,
+    task: TaskBody,
+    started: std::time::Instant,
+) -> Resp {
     let message = json!({ "id": "task", "role": "user", "parts": [{ "type": "text", "text": task.input }] });
     let chat = ChatRequest {
         // Nobody to ask: calls wait for an operator, as REST calls do.
@@ -171,10 +180,11 @@ async fn stream(app: &Arc<App>, caller: Caller, name: &str, task: TaskBody) -> R
         Err(e) => return super::completion::agent_error(e),
     };
     let (tx, body) = Body::channel(STREAM_FRAMES);
-    one.stream(UiStream {
+    let sink = UiStream {
         out: SseSink::new(tx),
         ended: false,
-    });
+    };
+    one.stream(Metered::new(sink, ChatStream::new("agents", started)));
     respond::sse(body, true)
 }
 

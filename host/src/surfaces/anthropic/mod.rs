@@ -27,9 +27,10 @@ mod sink;
 
 use super::App;
 use super::agents::structured;
-use super::agents::turn::OneOff;
+use super::agents::turn::{AnswerSink, OneOff};
 use super::auth;
 use super::body::Body;
+use super::chat_metrics::{ChatStream, Metered};
 use super::limit::{self, Surface};
 use super::respond::{self, BodyError, Resp};
 use super::step_accounting::StepAccounting;
@@ -38,7 +39,7 @@ use crate::agent::counted;
 use crate::hub::{Caller, Resource, Scope};
 use crate::llm::stream::{SseSink, transform_events};
 use crate::llm::upstream::{self, UpstreamError};
-use crate::llm::{Response, Route, RouteError, StepOptions, StepSummary, StepTransformer, UiSink};
+use crate::llm::{Response, Route, RouteError, StepOptions, StepSummary, StepTransformer};
 use error::ApiError;
 use events::ToolMode;
 use http::{HeaderMap, Request, StatusCode};
@@ -48,6 +49,7 @@ use serde_json::{Value, json};
 use sink::AnthropicSink;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Frames buffered towards one client before the producer waits.
 const STREAM_FRAMES: usize = 16;
@@ -86,6 +88,7 @@ async fn authenticate(app: &App, headers: &HeaderMap, peer: SocketAddr) -> Resul
 
 /// `POST /v1/messages`.
 pub(crate) async fn messages(app: &Arc<App>, req: Request<Incoming>, peer: SocketAddr) -> Resp {
+    let started = Instant::now();
     let (parts, body) = req.into_parts();
     let caller = match authenticate(app, &parts.headers, peer).await {
         Ok(caller) => caller,
@@ -115,9 +118,11 @@ pub(crate) async fn messages(app: &Arc<App>, req: Request<Incoming>, peer: Socke
             return refusal.with_retry_after(resp);
         }
     };
+    // Answers are counted in the chat metrics as `surface="anthropic"`.
+    let metrics = ChatStream::new("anthropic", started);
     let result = match mode {
-        ToolMode::Client => forward(app, &value, &checked, &caller).await,
-        ToolMode::Hub => run_agent(app, &value, &checked, agent, caller).await,
+        ToolMode::Client => forward(app, &value, &checked, &caller, metrics).await,
+        ToolMode::Hub => run_agent(app, &value, &checked, agent, caller, metrics).await,
     };
     limit::held(result.unwrap_or_else(ApiError::into_response), permit)
 }
@@ -158,39 +163,64 @@ fn tool_mode(headers: &HeaderMap, checked: &Checked, agent: Option<&str>) -> Res
     }
 }
 
-/// Client tools: one model call through the route's provider.
+/// Client tools: one model call through the route's provider, counted in the
+/// chat metrics (`metrics`) and the GenAI client metrics.
 async fn forward(
     app: &Arc<App>,
     value: &Value,
     checked: &Checked,
     caller: &Caller,
+    mut metrics: ChatStream,
 ) -> Result<Resp, ApiError> {
+    let started = Instant::now();
     let accounting = StepAccounting::start(app, caller);
     let route = app.llm.route(&checked.model).map_err(route_error)?;
     let mut upstream_body =
         request::to_openai(value, &route.model).map_err(|e| ApiError::invalid(e.to_string()))?;
     crate::llm::openai::prepare_stream_body(&mut upstream_body, &route.model);
-    let resp = app
-        .llm
-        .chat(&route, &upstream_body, &HeaderMap::new())
-        .await
-        .map_err(|e| upstream_error(&e))?;
-    if !resp.status.is_success() {
-        return Err(upstream_status(&route, resp).await);
-    }
+    metrics.provider(&route.provider.config.name);
+    let refused = |mut metrics: ChatStream| {
+        metrics.error();
+        metrics.ended(false);
+        let provider = &route.provider.config.name;
+        crate::llm::client_metrics::record(
+            provider,
+            &route.model,
+            started.elapsed(),
+            None,
+            Some("upstream_error"),
+        );
+    };
+    let resp = match app.llm.chat(&route, &upstream_body, &HeaderMap::new()).await {
+        Ok(resp) if resp.status.is_success() => resp,
+        Ok(resp) => {
+            refused(metrics);
+            return Err(upstream_status(&route, resp).await);
+        }
+        Err(e) => {
+            refused(metrics);
+            return Err(upstream_error(&e));
+        }
+    };
     if !checked.stream {
-        let mut sink = AnthropicSink::collect(ToolMode::Client, &checked.model);
-        if let Ok(summary) = relay_step(&route, resp, &mut sink).await {
+        let sink = AnthropicSink::collect(ToolMode::Client, &checked.model);
+        let mut sink = Metered::new(sink, metrics);
+        let step = relay_step(&route, resp, &mut sink).await;
+        record_model_call(&route, started, &step, &mut sink);
+        if let Ok(summary) = step {
             let output = || counted::summary_output(&summary);
             accounting.done(&route, summary.usage, &upstream_body, output);
         }
-        return collected(sink);
+        return collected(sink.into_inner());
     }
     let (tx, body) = Body::channel(STREAM_FRAMES);
-    let mut sink = AnthropicSink::stream(ToolMode::Client, &checked.model, SseSink::new(tx));
+    let sink = AnthropicSink::stream(ToolMode::Client, &checked.model, SseSink::new(tx));
+    let mut sink = Metered::new(sink, metrics);
     tokio::spawn(async move {
         // `Err(Closed)`: the client left; returning drops the upstream body.
-        if let Ok(summary) = relay_step(&route, resp, &mut sink).await {
+        let step = relay_step(&route, resp, &mut sink).await;
+        record_model_call(&route, started, &step, &mut sink);
+        if let Ok(summary) = step {
             let output = || counted::summary_output(&summary);
             accounting.done(&route, summary.usage, &upstream_body, output);
         }
@@ -198,11 +228,30 @@ async fn forward(
     Ok(respond::sse(body, false))
 }
 
+/// A forwarded step's unknown upstream events on its chat stream, and the step in
+/// the GenAI client metrics.
+fn record_model_call<S>(
+    route: &Route,
+    started: Instant,
+    step: &Result<StepSummary, crate::llm::Closed>,
+    sink: &mut Metered<S>,
+) {
+    let (usage, error) = match step {
+        Ok(summary) => {
+            sink.stream().unknown_events(summary.unknown_events);
+            (summary.usage, summary.error.as_ref().map(|_| "upstream_error"))
+        }
+        Err(_) => (None, Some("client_closed")),
+    };
+    let provider = &route.provider.config.name;
+    crate::llm::client_metrics::record(provider, &route.model, started.elapsed(), usage.as_ref(), error);
+}
+
 /// Streams one upstream answer through the transformer into `sink`.
-async fn relay_step(
+async fn relay_step<S: AnswerSink>(
     route: &Route,
     resp: Response,
-    sink: &mut AnthropicSink,
+    sink: &mut S,
 ) -> Result<StepSummary, crate::llm::Closed> {
     sink.begin().await?;
     let opts = StepOptions {
@@ -241,6 +290,7 @@ async fn run_agent(
     checked: &Checked,
     agent: Option<String>,
     caller: Caller,
+    metrics: ChatStream,
 ) -> Result<Resp, ApiError> {
     let mut chat =
         hub_mode::chat_request(value, &checked.model).map_err(|e| ApiError::invalid(e.to_string()))?;
@@ -259,16 +309,13 @@ async fn run_agent(
     }
     let one = OneOff::start(app, chat, caller).await.map_err(agent_error)?;
     if !checked.stream {
-        let mut sink = AnthropicSink::collect(ToolMode::Hub, &checked.model);
+        let mut sink = Metered::new(AnthropicSink::collect(ToolMode::Hub, &checked.model), metrics);
         one.collect(&mut sink).await;
-        return collected(sink);
+        return collected(sink.into_inner());
     }
     let (tx, body) = Body::channel(STREAM_FRAMES);
-    one.stream(AnthropicSink::stream(
-        ToolMode::Hub,
-        &checked.model,
-        SseSink::new(tx),
-    ));
+    let sink = AnthropicSink::stream(ToolMode::Hub, &checked.model, SseSink::new(tx));
+    one.stream(Metered::new(sink, metrics));
     Ok(respond::sse(body, false))
 }
 

@@ -43,6 +43,10 @@ pub(crate) struct CallCtx {
     /// Set when the client declared `elicitation` at `initialize` and the
     /// transport can send it a request while this one runs (2025-11-25 era).
     pub elicitor: Option<Elicitor>,
+    /// The MCP session the request belongs to (`Mcp-Session-Id`, handshake era).
+    pub session: Option<String>,
+    /// `network.transport` of the request: `tcp` (HTTP) or `pipe` (stdio).
+    pub transport: &'static str,
 }
 
 /// The MCP methods over one backend.
@@ -152,7 +156,7 @@ impl Dispatcher {
     pub(crate) async fn handle(&self, req: Request, ctx: CallCtx) -> Result<Value, RpcError> {
         let started = std::time::Instant::now();
         let method = req.known_method();
-        let mut span = super::span::start(&req, ctx.revision);
+        let mut span = super::span::start(&req, &ctx);
         let answer = crate::telemetry::within(span.context().cloned(), self.answer(req, ctx)).await;
         super::span::finish(&mut span, &answer);
         super::metrics::observe(method, &answer, started.elapsed());

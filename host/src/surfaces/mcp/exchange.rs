@@ -80,6 +80,8 @@ pub(crate) struct PostScope {
     /// The session whose client can be asked to approve calls (2025-11-25, a
     /// client that declared `elicitation`); used by streamed answers only.
     pub ask: Option<AskRoute>,
+    /// The MCP session of the POST (handshake era), for the requests' spans.
+    pub session: Option<String>,
 }
 
 /// How the requests of a POST reach their session's client with a question.
@@ -140,6 +142,8 @@ async fn run(
         cancel,
         progress,
         elicitor,
+        session: scope.session.clone(),
+        transport: "tcp",
     };
     let answer = scope.dispatcher.respond(req, ctx).await;
     guard.0 = None;

@@ -198,6 +198,7 @@ async fn answer_handshake(
         revision: Revision::Handshake,
         caller,
         ask,
+        session: session.map(|s| s.id.to_string()),
     };
     if sse {
         return exchange::sse(scope, items, &[]);
@@ -233,6 +234,7 @@ async fn initialize(state: &McpState, caller: &Caller, h: &McpHeaders<'_>, r: Re
             revision: Revision::Handshake,
             caller: caller.clone(),
             ask: None,
+            session: Some(sid.to_string()),
         };
         return exchange::sse(scope, vec![Item::Ready(answer)], &[(SESSION_HEADER, sid)]);
     }

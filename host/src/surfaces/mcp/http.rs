@@ -272,6 +272,7 @@ async fn stateless(state: &McpState, caller: Caller, h: &McpHeaders<'_>, payload
         revision: Revision::Stateless,
         caller,
         ask: None,
+        session: None,
     };
     let sse = h.wants_sse(std::iter::once(&req));
     let job = Job::new(req, |_, _| None);

@@ -2,15 +2,17 @@
 //! named `{mcp.method.name} {target}` (the tool of a `tools/call`), the parent
 //! the client put in `params._meta.traceparent` (the HTTP request's span is then
 //! only a link), `error.type` the JSON-RPC error code or `tool_error` when a
-//! tool's result has `isError: true`.
+//! tool's result has `isError: true`; `mcp.session.id` (a handshake-era
+//! session) and `network.transport` (`tcp` for HTTP, `pipe` for stdio).
 
+use super::dispatch::CallCtx;
 use super::jsonrpc::{Request, RpcError};
 use super::revision::{Revision, STATELESS_VERSION};
 use crate::telemetry::{self, Kind, Span};
 use serde_json::Value;
 
 /// The span of `req`, started now.
-pub(super) fn start(req: &Request, revision: Revision) -> Span {
+pub(super) fn start(req: &Request, ctx: &CallCtx) -> Span {
     let meta_parent = telemetry::from_meta(req.params.as_ref());
     let around = telemetry::current();
     let parent = meta_parent.as_ref().or(around.as_ref());
@@ -37,9 +39,13 @@ pub(super) fn start(req: &Request, revision: Revision) -> Span {
         other => other.to_string(),
     };
     span.set("jsonrpc.request.id", id);
-    if revision == Revision::Stateless {
+    if ctx.revision == Revision::Stateless {
         span.set("mcp.protocol.version", STATELESS_VERSION);
     }
+    if let Some(session) = &ctx.session {
+        span.set("mcp.session.id", session.as_str());
+    }
+    span.set("network.transport", ctx.transport);
     if let Some(tool) = tool {
         span.set("gen_ai.tool.name", tool);
         span.set("gen_ai.operation.name", "execute_tool");

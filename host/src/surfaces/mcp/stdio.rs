@@ -224,6 +224,8 @@ impl Conn {
             cancel,
             progress,
             elicitor,
+            session: None,
+            transport: "pipe",
         };
         let dispatcher = self.dispatcher.clone();
         let in_flight = self.in_flight.clone();

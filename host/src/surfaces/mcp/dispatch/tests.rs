@@ -117,6 +117,8 @@ fn ctx(revision: Revision) -> CallCtx {
         cancel: CancelToken::new(),
         progress: None,
         elicitor: None,
+        session: None,
+        transport: "tcp",
     }
 }
 
