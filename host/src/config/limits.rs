@@ -152,6 +152,9 @@ pub struct CpuLimits {
     /// share and its part of what idle tokens leave over
     /// (`limits.token_cpu_weights`; `local` is the no-token principal).
     pub token_weights: BTreeMap<String, u32>,
+    /// Whether idle tokens' CPU tickets and running permits are lent to busy
+    /// tokens every tick (`limits.cpu_lend_idle`, default off).
+    pub lend_idle: bool,
 }
 
 /// Loading plugins (`runtime::loader`).
@@ -206,6 +209,7 @@ struct LimitKeys {
     validate_sched_idle: bool,
     plugin_cpu_weights: BTreeMap<String, u32>,
     token_cpu_weights: BTreeMap<String, u32>,
+    cpu_lend_idle: bool,
     load_timeout_ms: u64,
     load_wait_ms: u64,
     agent_timeout_ms: u64,
@@ -246,6 +250,7 @@ impl Default for LimitKeys {
             validate_sched_idle: true,
             plugin_cpu_weights: BTreeMap::new(),
             token_cpu_weights: BTreeMap::new(),
+            cpu_lend_idle: false,
             load_timeout_ms: 10_000,
             load_wait_ms: 5_000,
             agent_timeout_ms: 300_000,
@@ -304,6 +309,7 @@ impl From<LimitKeys> for Limits {
                 validate_sched_idle: k.validate_sched_idle,
                 plugin_weights: k.plugin_cpu_weights,
                 token_weights: k.token_cpu_weights,
+                lend_idle: k.cpu_lend_idle,
             },
             load: LoadLimits {
                 max_plugin_mb: k.max_plugin_mb,

@@ -383,6 +383,9 @@ fn cpu_weights_are_read_per_plugin_and_token_and_their_mistakes_name_the_key() {
     .unwrap();
     assert_eq!(set.limits.cpu.plugin_weights.get("calc"), Some(&4));
     assert_eq!(set.limits.cpu.token_weights.get("local"), Some(&2));
+    assert!(!set.limits.cpu.lend_idle, "lending is off unless asked for");
+    let lend = with_overrides("[limits]\ncpu_lend_idle = true\n", &[]).unwrap();
+    assert!(lend.limits.cpu.lend_idle);
     for (toml, expected) in [
         (
             "plugin_cpu_weights = { calc = 0 }",

@@ -36,7 +36,9 @@
 //! so a long call of one plugin does not queue behind another's spinners. One
 //! plugin alone still has the tenant's whole share.
 //!
-//! Between tenants the shares are work-conserving: at every tick, the tickets and
+//! With `limits.cpu_lend_idle` (off by default: in `bench/fairness.sh` it made a
+//! benign call's latency under spinning calls much worse, for a reason not found
+//! yet) the shares are work-conserving between tenants: at every tick, the tickets and
 //! running permits of the tenants that ran nothing in the tick that ended (up to
 //! the number of async workers, less the active tenants' shares) go to the tenants
 //! that wanted more than their share, in proportion to their weights
@@ -90,6 +92,8 @@ pub struct CpuShares {
     /// `limits.plugin_cpu_weights` and `limits.token_cpu_weights`.
     plugin_weights: BTreeMap<String, u32>,
     token_weights: BTreeMap<String, u32>,
+    /// `limits.cpu_lend_idle`: whether idle tenants' shares are lent.
+    lend_idle: bool,
     tenants: Mutex<HashMap<Arc<str>, Tenant>>,
     /// Ticks since start (bumped by `refill`): when a call started running.
     clock: Arc<AtomicU64>,
@@ -138,6 +142,7 @@ impl CpuShares {
             workers: workers.max(1),
             plugin_weights: limits.plugin_weights.clone(),
             token_weights: limits.token_weights.clone(),
+            lend_idle: limits.lend_idle,
             tenants: Mutex::new(HashMap::new()),
             clock: Arc::new(AtomicU64::new(0)),
             busy_ticks: (limits.busy_ms * 1000 / limits.epoch_tick_us.max(1)).max(1),
@@ -283,7 +288,12 @@ impl CpuShares {
                 wanting.push((name, tenant.weight));
             }
         }
-        let lent = lend(self.workers.saturating_sub(reserved), &wanting, tick);
+        let spare = if self.lend_idle {
+            self.workers.saturating_sub(reserved)
+        } else {
+            0
+        };
+        let lent = lend(spare, &wanting, tick);
         for (name, tenant) in tenants.iter() {
             let extra = lent.get(name).copied().unwrap_or(0);
             tenant.ticks.refill(tenant.share + extra);

@@ -5,10 +5,12 @@ use super::*;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// Shares of `percent` of `workers`, the other limits at their defaults.
+/// Shares of `percent` of `workers`, lending idle shares, the other limits at
+/// their defaults.
 fn shares_of(workers: usize, percent: u32) -> CpuShares {
     let limits = CpuLimits {
         caller_percent: percent,
+        lend_idle: true,
         ..crate::config::Limits::default().cpu
     };
     CpuShares::new(workers, &limits)
@@ -74,6 +76,19 @@ async fn a_busy_tenant_alone_borrows_the_idle_ones_share_until_they_come_back() 
     assert!(shares.gate(&a, &p).try_pass());
     assert!(!shares.gate(&a, &p).try_pass());
     assert!(shares.gate(&b, &p).try_pass());
+}
+
+#[tokio::test(start_paused = true)]
+async fn by_default_nothing_is_lent() {
+    let shares = CpuShares::new(2, &crate::config::Limits::default().cpu);
+    let (a, p): (Arc<str>, Arc<str>) = ("a".into(), "p".into());
+    assert!(shares.gate(&a, &p).try_pass());
+    let waiting = tokio::spawn(shares.gate(&a, &p).pass());
+    tokio::task::yield_now().await;
+    shares.refill();
+    waiting.await.unwrap();
+    assert!(!shares.gate(&a, &p).try_pass(), "one ticket a tick, alone or not");
+    assert_eq!(shares.with(&a, |t| t.running.limit()), 1);
 }
 
 #[test]
