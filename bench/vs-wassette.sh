@@ -32,6 +32,8 @@
 #   git -C /tmp/wassette-src checkout 8940e27
 #   bash bench/vs-wassette.sh --build-wassette /tmp/wassette-src  # patch + cargo build --release (~11 min on 2 cores)
 #   WASSETTE_BIN=$HOME/.cache/wassette-target/release/wassette bash bench/vs-wassette.sh [seconds per run, default 5] [rounds, default 3]
+# WASSETTE_BIN=none runs the hub and the floor alone (no wassette built: the CPU per
+# call and the hub/floor ratios; the wassette columns print nan).
 # WASMHUB_BIN=path runs that hub binary (default target/release/wasmhub), FLOOR_BIN=path
 # that floor (default target/release/examples/http_floor). Nothing is rebuilt for the
 # hub: it needs the two binaries (cargo build --release -p wasmhub --example http_floor),
@@ -64,7 +66,9 @@ if [ -z "${WASSETTE_BIN:-}" ]; then
     sed -n '/^#   git clone/,/^#   WASSETTE_BIN/p' "$0" | sed 's/^# //' >&2
     exit 2
 fi
-[[ "$("$WASSETTE_BIN" serve --help)" == *--streamable-http* ]] \
+with_wassette=1
+[ "$WASSETTE_BIN" != none ] || with_wassette=""
+[ -z "$with_wassette" ] || [[ "$("$WASSETTE_BIN" serve --help)" == *--streamable-http* ]] \
     || { echo "$WASSETTE_BIN has no --streamable-http: build it with --build-wassette (see the header)" >&2; exit 2; }
 bin="${WASMHUB_BIN:-target/release/wasmhub}"
 floor_bin="${FLOOR_BIN:-target/release/examples/http_floor}"
@@ -73,7 +77,7 @@ for file in "$bin" "$floor_bin" target/test-guests/adversary.wasm dist/plugins/c
 done
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
 echo_wasm="$target_dir/wasm32-wasip2/release/wassette_echo.wasm"
-if [ ! -f "$echo_wasm" ]; then
+if [ -n "$with_wassette" ] && [ ! -f "$echo_wasm" ]; then
     (cd bench/wassette-echo && CARGO_TARGET_DIR="$target_dir" cargo build --release --target wasm32-wasip2)
 fi
 
@@ -137,6 +141,7 @@ done
 curl -fsS "$floor_url" -d '{}' | grep -q '"ok":true' || { echo "the floor does not answer" >&2; cat "$work/floor.log" >&2; exit 1; }
 hub_plugins="$(curl -fsS "http://127.0.0.1:$hub_port/health" | python3 -c 'import json,sys; p = json.load(sys.stdin)["plugins"]; print(p["active"], "plugins active,", p["rejected"], "rejected")')"
 
+if [ -n "$with_wassette" ]; then
 # wassette with the echo component alone in its plugin folder (loaded at start, no
 # policy: an echo needs no permission), then the session handshake. WASETTE_CONFIG_FILE
 # is wassette's own spelling; pointing it into the scratch folder (no file there) keeps
@@ -164,6 +169,7 @@ wassette_rest='"method":"tools/call","params":{"name":"echo","arguments":{"messa
 answer="$(wassette_post "{\"jsonrpc\":\"2.0\",\"id\":1,$wassette_rest" -H "mcp-session-id: $session")"
 [[ "$answer" == *'content-type: text/event-stream'*'data: {'*'"text":"hi"'* && "$answer" != *'"isError":true'* ]] \
     || { echo "wassette's echo fails: $answer" >&2; exit 1; }
+fi
 
 # lua NAME REST EXPECT HEADER...: writes NAME-call.lua (send-only) and NAME-checked.lua
 # (also checks every answer: status 200, contains EXPECT, no "isError":true). Each
@@ -204,7 +210,7 @@ EOF
 }
 lua hub "$hub_rest" '"ok":true' "${hub_headers[@]}"
 lua floor "$hub_rest" '"ok":true' "${hub_headers[@]}"
-lua wassette "$wassette_rest" '"text":"hi"' 'Content-Type: application/json' \
+[ -z "$with_wassette" ] || lua wassette "$wassette_rest" '"text":"hi"' 'Content-Type: application/json' \
     'Accept: application/json, text/event-stream' "Mcp-Session-Id: $session"
 
 # cpu_ticks PID: the process's CPU time so far (user + system, kernel included), in clock ticks.
@@ -237,15 +243,18 @@ run() {
 echo "MCP tools/call of a trivial echo, ${duration}s per run, $rounds rounds, $(nproc) cores shared with wrk, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "hub: $bin ($hub_plugins); wassette: $WASSETTE_BIN (1 component); floor: $floor_bin"
 servers=(hub wassette floor)
+[ -n "$with_wassette" ] || servers=(hub floor)
 for round in $(seq 1 "$rounds"); do
     for conns in 1 16 64; do
         # Each round starts with the next server: hub, then wassette, then the floor.
-        for i in 0 1 2; do run "${servers[$(((round - 1 + i) % 3))]}" "$conns" "$round"; done
+        for i in "${!servers[@]}"; do
+            run "${servers[$(((round - 1 + i) % ${#servers[@]}))]}" "$conns" "$round"
+        done
     done
 done
 
 sleep 3
-for server in hub wassette; do
+for server in hub ${with_wassette:+wassette}; do
     pid="$([ "$server" = hub ] && echo "$hub_pid" || echo "$wassette_pid")"
     awk -v server="$server" '/^Rss:/ { rss = $2 } /^Pss_Anon:/ { anon = $2 } /^Pss_File:/ { file = $2 }
         END { printf "%s %.1f %.1f %.1f\n", server, rss / 1024, anon / 1024, file / 1024 }' \
@@ -258,7 +267,10 @@ for line in open(sys.argv[1]):
     server, conns, rest = line.split(maxsplit=2)
     fields = dict(re.findall(r"(\S+)=(\S+)", rest))
     runs.setdefault((server, int(conns)), []).append(fields)
-median = lambda server, conns, key: statistics.median(float(r[key]) for r in runs[(server, conns)])
+def median(server, conns, key):
+    # Without wassette (WASSETTE_BIN=none) its columns are nan.
+    rs = runs.get((server, conns))
+    return statistics.median(float(r[key]) for r in rs) if rs else float("nan")
 print(f"\nmedians over {sys.argv[3]} rounds")
 print(f"{'connections':>11} | {'hub calls/s':>11} {'p50 ms':>7} {'p99 ms':>7} | "
       f"{'wassette calls/s':>16} {'p50 ms':>7} {'p99 ms':>7} | {'hub/wassette':>12} | target (#20)")

@@ -551,6 +551,13 @@ impl Config {
         if let Some(problem) = self.limits.problem() {
             return Some(problem);
         }
+        if let Some(name) = (self.limits.cpu.token_weights.keys())
+            .find(|name| *name != LOCAL_PRINCIPAL && !names.contains(name))
+        {
+            return Some(format!(
+                "limits.token_cpu_weights.{name}: no token has this name (the configured tokens and `local`)"
+            ));
+        }
         if let Some(message) = self.agent.mismatch(&self.agents) {
             return Some(message);
         }

@@ -9,6 +9,7 @@
 //! scheduler, and plugin loading.
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 /// Global caps, grouped. Read from the flat `[limits]` table.
 #[derive(Debug, Clone, Deserialize)]
@@ -143,6 +144,17 @@ pub struct CpuLimits {
     /// Whether large parses and validations run at `SCHED_IDLE` (with `busy_nice`
     /// above 0): only on cores nothing else wants.
     pub validate_sched_idle: bool,
+    /// Each named plugin's weight (1-100, default 1) when its calls and another
+    /// plugin's of the same token wait for CPU tickets
+    /// (`limits.plugin_cpu_weights`).
+    pub plugin_weights: BTreeMap<String, u32>,
+    /// Each named token's weight (1-100, default 1): it multiplies the token's CPU
+    /// share and its part of what idle tokens leave over
+    /// (`limits.token_cpu_weights`; `local` is the no-token principal).
+    pub token_weights: BTreeMap<String, u32>,
+    /// Whether idle tokens' CPU tickets and running permits are lent to busy
+    /// tokens every tick (`limits.cpu_lend_idle`, default off).
+    pub lend_idle: bool,
 }
 
 /// Loading plugins (`runtime::loader`).
@@ -195,6 +207,9 @@ struct LimitKeys {
     busy_nice: u32,
     busy_ms: u64,
     validate_sched_idle: bool,
+    plugin_cpu_weights: BTreeMap<String, u32>,
+    token_cpu_weights: BTreeMap<String, u32>,
+    cpu_lend_idle: bool,
     load_timeout_ms: u64,
     load_wait_ms: u64,
     agent_timeout_ms: u64,
@@ -233,6 +248,9 @@ impl Default for LimitKeys {
             busy_nice: 10,
             busy_ms: 1000,
             validate_sched_idle: true,
+            plugin_cpu_weights: BTreeMap::new(),
+            token_cpu_weights: BTreeMap::new(),
+            cpu_lend_idle: false,
             load_timeout_ms: 10_000,
             load_wait_ms: 5_000,
             agent_timeout_ms: 300_000,
@@ -289,6 +307,9 @@ impl From<LimitKeys> for Limits {
                 busy_nice: k.busy_nice,
                 busy_ms: k.busy_ms,
                 validate_sched_idle: k.validate_sched_idle,
+                plugin_weights: k.plugin_cpu_weights,
+                token_weights: k.token_cpu_weights,
+                lend_idle: k.cpu_lend_idle,
             },
             load: LoadLimits {
                 max_plugin_mb: k.max_plugin_mb,
@@ -329,6 +350,14 @@ impl Limits {
                 "limits.busy_nice must be between 0 and 19 (it is {})",
                 cpu.busy_nice
             ));
+        }
+        for (key, weights) in [
+            ("limits.plugin_cpu_weights", &cpu.plugin_weights),
+            ("limits.token_cpu_weights", &cpu.token_weights),
+        ] {
+            if let Some((name, weight)) = weights.iter().find(|(_, w)| !(1..=100).contains(*w)) {
+                return Some(format!("{key}.{name} must be between 1 and 100 (it is {weight})"));
+            }
         }
         if self.tree.max_batch == 0 || self.pool.max_instances == 0 {
             return Some("limits.max_batch and limits.max_instances must be greater than 0".into());

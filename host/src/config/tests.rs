@@ -399,6 +399,39 @@ fn the_cpu_share_has_its_own_key_and_the_slot_share_stands_for_it_unset() {
 }
 
 #[test]
+fn cpu_weights_are_read_per_plugin_and_token_and_their_mistakes_name_the_key() {
+    let set = with_overrides(
+        "[limits]\nplugin_cpu_weights = { calc = 4 }\ntoken_cpu_weights = { local = 2 }\n",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(set.limits.cpu.plugin_weights.get("calc"), Some(&4));
+    assert_eq!(set.limits.cpu.token_weights.get("local"), Some(&2));
+    assert!(!set.limits.cpu.lend_idle, "lending is off unless asked for");
+    let lend = with_overrides("[limits]\ncpu_lend_idle = true\n", &[]).unwrap();
+    assert!(lend.limits.cpu.lend_idle);
+    for (toml, expected) in [
+        (
+            "plugin_cpu_weights = { calc = 0 }",
+            "limits.plugin_cpu_weights.calc must be between 1 and 100 (it is 0)",
+        ),
+        (
+            "token_cpu_weights = { ci = 101 }",
+            "limits.token_cpu_weights.ci must be between 1 and 100 (it is 101)",
+        ),
+        (
+            "token_cpu_weights = { nobody = 2 }",
+            "limits.token_cpu_weights.nobody: no token has this name",
+        ),
+    ] {
+        let err = with_overrides(&format!("[limits]\n{toml}\n"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(expected), "{err}");
+    }
+}
+
+#[test]
 fn oauth_is_off_by_default_and_its_mistakes_name_the_key() {
     let c = Config::parse("", Path::new("w.toml")).unwrap();
     assert!(!c.oauth.enabled() && !c.oauth.builtin);

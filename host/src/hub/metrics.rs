@@ -1,6 +1,7 @@
 //! Call metrics in Prometheus text format: call counts and latency histograms by
 //! tool and outcome, calls in flight, plugins by state, and counters kept elsewhere
-//! (records the writers dropped, calls run at low priority).
+//! (records the writers dropped, calls run at low priority, CPU ticks spent by
+//! token and plugin).
 //!
 //! Hand-written (no metrics crate, the series from `prom`): one mutex-guarded map updated once per finished
 //! call, rendered on `GET /metrics`. Calls to tools that do not exist are counted
@@ -57,6 +58,7 @@ impl Metrics {
             accounting_dropped,
             low_priority_calls,
             low_priority_parses,
+            cpu_ticks,
         } = totals;
         let mut out = String::new();
         let calls = self.calls.lock().unwrap();
@@ -122,6 +124,16 @@ impl Metrics {
         for (name, help, value) in counters {
             single(&mut out, name, "counter", help, value);
         }
+        out.push_str("# HELP wasmhub_cpu_ticks_total Epoch ticks calls ran past their free first tick (each spent a CPU ticket of their token), by token and plugin.\n");
+        out.push_str("# TYPE wasmhub_cpu_ticks_total counter\n");
+        for (token, plugin, n) in cpu_ticks {
+            let _ = writeln!(
+                out,
+                "wasmhub_cpu_ticks_total{{token=\"{}\",plugin=\"{}\"}} {n}",
+                escape(token),
+                escape(plugin)
+            );
+        }
         out
     }
 }
@@ -138,6 +150,8 @@ pub(super) struct Totals {
     pub accounting_dropped: u64,
     pub low_priority_calls: u64,
     pub low_priority_parses: u64,
+    /// (token, plugin, epoch ticks past the free first one) from `runtime::cpu`.
+    pub cpu_ticks: Vec<(std::sync::Arc<str>, std::sync::Arc<str>, u64)>,
 }
 
 #[cfg(test)]
@@ -160,6 +174,7 @@ mod tests {
         let totals = Totals {
             low_priority_calls: 3,
             low_priority_parses: 4,
+            cpu_ticks: vec![("ci".into(), "calc".into(), 5)],
             ..Totals::default()
         };
         let text = m.render(&plugins, 7, &totals);
@@ -182,6 +197,7 @@ mod tests {
         assert!(text.contains("wasmhub_operations 7\n"));
         assert!(text.contains("wasmhub_low_priority_calls_total 3\n"));
         assert!(text.contains("wasmhub_low_priority_parses_total 4\n"));
+        assert!(text.contains("wasmhub_cpu_ticks_total{token=\"ci\",plugin=\"calc\"} 5\n"));
         assert!(
             m.render(&PluginCounts::default(), 0, &Totals::default())
                 .contains("wasmhub_calls_in_flight 0\n")

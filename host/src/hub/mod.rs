@@ -543,6 +543,7 @@ impl Hub {
             accounting_dropped: self.core.accounting.dropped(),
             low_priority_calls: self.runtime().cpu_shares().low_priority_calls(),
             low_priority_parses: self.runtime().cpu_shares().low_priority_parses(),
+            cpu_ticks: self.runtime().cpu_shares().ticks_spent(),
         };
         self.core
             .metrics

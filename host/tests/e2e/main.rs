@@ -51,6 +51,7 @@ mod plugin_trust;
 mod runtime_adversarial;
 mod runtime_budgets;
 mod runtime_cli;
+mod runtime_fair;
 mod runtime_loader;
 mod runtime_network;
 mod runtime_reload;

@@ -30,8 +30,23 @@
 //! Within a tenant, each plugin it calls has a part ([`Part`]): its calls wait for
 //! running permits in a line of their own, and the lines take turns
 //! ([`running`]), so one plugin's spinning calls do not keep a benign call of
-//! another plugin of the same token waiting behind all of them; one plugin alone
-//! still has the tenant's whole share.
+//! another plugin of the same token waiting behind all of them; they wait for
+//! tickets in a line of their own too, and the tenant's tickets go to the lines in
+//! proportion to the plugins' weights (`limits.plugin_cpu_weights`, [`tickets`]),
+//! so a long call of one plugin does not queue behind another's spinners. One
+//! plugin alone still has the tenant's whole share.
+//!
+//! With `limits.cpu_lend_idle` (off by default: in `bench/fairness.sh` it made a
+//! benign call's latency under spinning calls much worse, for a reason not found
+//! yet) the shares are work-conserving between tenants: at every tick, the tickets and
+//! running permits of the tenants that ran nothing in the tick that ended (up to
+//! the number of async workers, less the active tenants' shares) go to the tenants
+//! that wanted more than their share, in proportion to their weights
+//! (`limits.token_cpu_weights`, which also multiply a token's own share). A tenant
+//! that comes back finds its own share at once (its tickets are topped up every
+//! tick, its running permits never fall below it) and takes back what was lent at
+//! the next tick. So one token alone may use every worker, and two busy tokens
+//! split them.
 //!
 //! A plugin whose calls for a tenant ran past their first tick within
 //! `limits.busy_ms` is *busy* for that tenant (a call has run past it once it has
@@ -43,6 +58,7 @@
 mod background;
 mod running;
 mod spent;
+mod tickets;
 
 pub(crate) use background::Offloaded;
 pub(super) use running::{Running, inside_a_call};
@@ -51,11 +67,15 @@ use crate::config::CpuLimits;
 use background::Background;
 use running::{Line, RunSlots};
 use spent::CallCpu;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use tickets::Tickets;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// Weight of a plugin or token the limits name none for.
+const DEFAULT_WEIGHT: u32 = 1;
 
 /// Ticks a call runs before its first epoch callback spends a ticket: the first
 /// whole tick is free (`sandbox::new_store` sets the first deadline to this).
@@ -67,6 +87,13 @@ const NEVER: u64 = u64::MAX;
 /// Every tenant's tickets and validation permits.
 pub struct CpuShares {
     per_tenant: usize,
+    /// The async workers: the most tickets and running permits lent out per tick.
+    workers: usize,
+    /// `limits.plugin_cpu_weights` and `limits.token_cpu_weights`.
+    plugin_weights: BTreeMap<String, u32>,
+    token_weights: BTreeMap<String, u32>,
+    /// `limits.cpu_lend_idle`: whether idle tenants' shares are lent.
+    lend_idle: bool,
     tenants: Mutex<HashMap<Arc<str>, Tenant>>,
     /// Ticks since start (bumped by `refill`): when a call started running.
     clock: Arc<AtomicU64>,
@@ -81,8 +108,11 @@ pub struct CpuShares {
 
 /// One tenant's share.
 struct Tenant {
-    /// Ticks its busy calls may still run this tick (topped up every tick).
-    ticks: Arc<Semaphore>,
+    /// Its own tickets and running permits per tick: `per_tenant` times its weight.
+    share: usize,
+    weight: u32,
+    /// Ticks its busy calls may still run this tick (refilled every tick).
+    ticks: Arc<Tickets>,
     /// Large validations it may run at once on the blocking pool.
     validations: Arc<Semaphore>,
     /// Polls of its calls running at once (guest code on a worker).
@@ -95,6 +125,8 @@ struct Tenant {
 #[derive(Clone)]
 struct Part {
     line: Arc<Line>,
+    /// Its line for the tenant's tickets.
+    ticket_line: usize,
     /// The last tick one of its calls ran past its first tick ([`NEVER`]).
     overran: Arc<AtomicU64>,
 }
@@ -107,6 +139,10 @@ impl CpuShares {
         let per_tenant = (workers * percent as usize / 100).max(1);
         CpuShares {
             per_tenant,
+            workers: workers.max(1),
+            plugin_weights: limits.plugin_weights.clone(),
+            token_weights: limits.token_weights.clone(),
+            lend_idle: limits.lend_idle,
             tenants: Mutex::new(HashMap::new()),
             clock: Arc::new(AtomicU64::new(0)),
             busy_ticks: (limits.busy_ms * 1000 / limits.epoch_tick_us.max(1)).max(1),
@@ -119,7 +155,7 @@ impl CpuShares {
         }
     }
 
-    /// How many workers' worth one tenant gets.
+    /// How many workers' worth one tenant of weight 1 gets, at least.
     pub fn per_tenant(&self) -> usize {
         self.per_tenant
     }
@@ -128,27 +164,44 @@ impl CpuShares {
     /// internal names, their parts the plugins they call, so the maps stay small).
     fn with<T>(&self, tenant: &Arc<str>, f: impl FnOnce(&mut Tenant) -> T) -> T {
         let mut tenants = self.tenants.lock().unwrap_or_else(|e| e.into_inner());
-        let tenant = tenants.entry(tenant.clone()).or_insert_with(|| Tenant {
-            ticks: Arc::new(Semaphore::new(self.per_tenant)),
-            validations: Arc::new(Semaphore::new(self.per_tenant)),
-            running: Arc::new(RunSlots::new(self.per_tenant)),
-            plugins: HashMap::new(),
+        let tenant = tenants.entry(tenant.clone()).or_insert_with(|| {
+            let weight = self
+                .token_weights
+                .get(&**tenant)
+                .copied()
+                .unwrap_or(DEFAULT_WEIGHT);
+            let share = (self.per_tenant * weight as usize).min(self.workers).max(1);
+            Tenant {
+                share,
+                weight,
+                ticks: Arc::new(Tickets::new(share)),
+                validations: Arc::new(Semaphore::new(self.per_tenant)),
+                running: Arc::new(RunSlots::new(share)),
+                plugins: HashMap::new(),
+            }
         });
         f(tenant)
     }
 
     /// The ticket gate of `plugin`'s call for `tenant`, for its epoch callback.
     pub(super) fn gate(&self, tenant: &Arc<str>, plugin: &Arc<str>) -> TickGate {
+        let weight = self
+            .plugin_weights
+            .get(&**plugin)
+            .copied()
+            .unwrap_or(DEFAULT_WEIGHT);
         let (ticks, running, part) = self.with(tenant, |t| {
-            let running = &t.running;
+            let (running, ticks) = (&t.running, &t.ticks);
             let part = t.plugins.entry(plugin.clone()).or_insert_with(|| Part {
                 line: running.line(),
+                ticket_line: ticks.line(weight),
                 overran: Arc::new(AtomicU64::new(NEVER)),
             });
             (t.ticks.clone(), t.running.clone(), part.clone())
         });
         TickGate {
             ticks,
+            ticket_line: part.ticket_line,
             running,
             line: part.line,
             overran: part.overran,
@@ -183,6 +236,21 @@ impl CpuShares {
         self.background.blocking(work).await
     }
 
+    /// Epoch ticks each (tenant, plugin)'s calls ran past their free first tick
+    /// since start (each spent a ticket), in name order.
+    pub fn ticks_spent(&self) -> Vec<(Arc<str>, Arc<str>, u64)> {
+        let tenants = self.tenants.lock().unwrap_or_else(|e| e.into_inner());
+        let mut spent: Vec<_> = (tenants.iter())
+            .flat_map(|(name, t)| {
+                (t.plugins.iter()).map(move |(plugin, part)| {
+                    (name.clone(), plugin.clone(), t.ticks.spent(part.ticket_line))
+                })
+            })
+            .collect();
+        spent.sort_unstable();
+        spent
+    }
+
     /// Calls run on the low-priority threads since start.
     pub fn low_priority_calls(&self) -> u64 {
         self.background.calls()
@@ -202,23 +270,66 @@ impl CpuShares {
             .expect("validation permits are never closed")
     }
 
-    /// Called by the epoch ticker every tick: each tenant's tickets back to full.
+    /// Called by the epoch ticker every tick: each tenant gets its share of
+    /// tickets and running permits, and those who wanted more than their share
+    /// what the idle tenants leave over (the module doc).
     pub(super) fn refill(&self) {
-        self.clock.fetch_add(1, Ordering::Relaxed);
+        let tick = self.clock.fetch_add(1, Ordering::Relaxed);
         let tenants = self.tenants.lock().unwrap_or_else(|e| e.into_inner());
-        for tenant in tenants.values() {
-            let missing = self.per_tenant.saturating_sub(tenant.ticks.available_permits());
-            if missing > 0 {
-                tenant.ticks.add_permits(missing);
+        let mut reserved = 0;
+        let mut wanting = Vec::new();
+        for (name, tenant) in tenants.iter() {
+            let demand = tenant.ticks.demand();
+            let (ran, wants_more_slots) = tenant.running.tick(tenant.share);
+            if ran || demand.active() {
+                reserved += tenant.share;
+            }
+            if wants_more_slots || demand.waiting > 0 || demand.spent > tenant.share {
+                wanting.push((name, tenant.weight));
             }
         }
+        let spare = if self.lend_idle {
+            self.workers.saturating_sub(reserved)
+        } else {
+            0
+        };
+        let lent = lend(spare, &wanting, tick);
+        for (name, tenant) in tenants.iter() {
+            let extra = lent.get(name).copied().unwrap_or(0);
+            tenant.ticks.refill(tenant.share + extra);
+            tenant.running.set_limit(tenant.share + extra);
+        }
     }
+}
+
+/// Divides `spare` between the `wanting` tenants in proportion to their weights;
+/// what does not divide evenly goes one each in turn, starting at a place that
+/// moves with `tick`.
+fn lend<'a>(spare: usize, wanting: &[(&'a Arc<str>, u32)], tick: u64) -> HashMap<&'a Arc<str>, usize> {
+    let mut lent = HashMap::new();
+    let total: usize = wanting.iter().map(|(_, w)| *w as usize).sum();
+    if spare == 0 || total == 0 {
+        return lent;
+    }
+    let mut left = spare;
+    for (name, weight) in wanting {
+        let part = spare * *weight as usize / total;
+        left -= part;
+        lent.insert(*name, part);
+    }
+    let start = tick as usize % wanting.len();
+    for (name, _) in wanting.iter().cycle().skip(start).take(left) {
+        *lent.entry(*name).or_default() += 1;
+    }
+    lent
 }
 
 /// One call's way past an epoch tick.
 #[derive(Clone)]
 pub(super) struct TickGate {
-    ticks: Arc<Semaphore>,
+    ticks: Arc<Tickets>,
+    /// Its plugin's line for the tenant's tickets.
+    ticket_line: usize,
     running: Arc<RunSlots>,
     /// Its plugin's line for the tenant's running slots.
     line: Arc<Line>,
@@ -258,26 +369,15 @@ impl TickGate {
         overran != NEVER && self.clock.load(Ordering::Relaxed).saturating_sub(overran) <= self.busy_ticks
     }
 
-    /// At a tick: spends one of the tenant's tickets if one is left (`true`: the
-    /// call then yields the ordinary way), else `false`.
+    /// At a tick: spends one of the tenant's tickets if one is left and no call
+    /// waits for one (`true`: the call then yields the ordinary way), else `false`.
     pub(super) fn try_pass(&self) -> bool {
-        match self.ticks.try_acquire() {
-            Ok(ticket) => {
-                ticket.forget();
-                true
-            }
-            Err(_) => false,
-        }
+        self.ticks.try_pass(self.ticket_line)
     }
 
-    /// Waits for the next refill of the tenant's tickets and spends one (the
-    /// tenant's other busy calls go first).
+    /// Waits in its plugin's line for one of the tenant's tickets and spends it.
     pub(super) async fn pass(self) {
-        self.ticks
-            .acquire()
-            .await
-            .expect("tickets are never closed")
-            .forget();
+        self.ticks.pass(self.ticket_line).await
     }
 
     /// `call`, each poll of it holding one of the tenant's running permits
@@ -293,175 +393,4 @@ impl TickGate {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::pin::Pin;
-    use std::task::{Context, Poll};
-
-    /// Shares of `percent` of `workers`, the other limits at their defaults.
-    fn shares_of(workers: usize, percent: u32) -> CpuShares {
-        let limits = CpuLimits {
-            caller_percent: percent,
-            ..crate::config::Limits::default().cpu
-        };
-        CpuShares::new(workers, &limits)
-    }
-
-    #[test]
-    fn a_tenant_gets_its_share_of_the_workers_and_at_least_one() {
-        assert_eq!(shares_of(2, 50).per_tenant(), 1);
-        assert_eq!(shares_of(8, 50).per_tenant(), 4);
-        assert_eq!(shares_of(1, 10).per_tenant(), 1);
-        assert_eq!(shares_of(4, 100).per_tenant(), 4);
-        assert_eq!(shares_of(8, 25).per_tenant(), 2);
-    }
-
-    #[tokio::test]
-    async fn busy_calls_of_one_tenant_wait_for_the_next_tick_and_others_do_not() {
-        let shares = shares_of(2, 50);
-        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
-        shares.gate(&a, &Arc::from("p")).pass().await;
-        // `a`'s ticket for this tick is spent: its next busy call waits...
-        let waiting = tokio::spawn(shares.gate(&a, &Arc::from("p")).pass());
-        tokio::task::yield_now().await;
-        assert!(!waiting.is_finished());
-        // ...while `b` passes at once, and may validate.
-        shares.gate(&b, &Arc::from("p")).pass().await;
-        let _permit = shares.validation(&b).await;
-        // The next tick tops `a` up: the waiting call runs on.
-        shares.refill();
-        waiting.await.unwrap();
-        // At a tick, a ticket left is spent at once; none left, the call must wait.
-        shares.refill();
-        assert!(shares.gate(&a, &Arc::from("p")).try_pass());
-        assert!(!shares.gate(&a, &Arc::from("p")).try_pass());
-        // A refill never gives more than the share.
-        shares.refill();
-        shares.refill();
-        assert_eq!(shares.with(&a, |t| t.ticks.available_permits()), 1);
-    }
-
-    #[test]
-    fn a_tenant_is_busy_for_busy_ms_after_a_call_ran_past_its_first_tick() {
-        let shares = shares_of(2, 50);
-        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
-        let (gate_a, gate_b) = (shares.gate(&a, &Arc::from("p")), shares.gate(&b, &Arc::from("p")));
-        assert!(!gate_a.busy() && !gate_b.busy());
-        // Within its first tick a call makes its tenant nothing.
-        assert_eq!(gate_a.first_tick_left(), FREE_TICKS);
-        assert!(!gate_a.busy());
-        for _ in 0..FREE_TICKS {
-            shares.refill();
-        }
-        assert_eq!(gate_a.first_tick_left(), 0);
-        // Now every call of `a`, new ones too, is busy; `b`'s are not.
-        assert!(gate_a.busy() && shares.gate(&a, &Arc::from("p")).busy());
-        // Its other plugins' calls are not.
-        assert!(!shares.gate(&a, &Arc::from("q")).busy());
-        assert!(!gate_b.busy());
-        for _ in 0..shares.busy_ticks {
-            shares.refill();
-        }
-        assert!(
-            gate_a.busy(),
-            "busy for the whole second ({} ticks)",
-            shares.busy_ticks
-        );
-        shares.refill();
-        assert!(!shares.gate(&a, &Arc::from("p")).busy());
-        assert_eq!(shares.busy_ticks, 500);
-    }
-
-    /// Polls `f` once on a fresh thread (another worker) with a no-op waker.
-    fn poll_on_another_thread<F: Future + Send + 'static>(f: F) -> (Poll<F::Output>, Pin<Box<F>>)
-    where
-        F::Output: Send,
-    {
-        std::thread::spawn(move || {
-            let mut f = Box::pin(f);
-            let mut cx = Context::from_waker(std::task::Waker::noop());
-            let poll = f.as_mut().poll(&mut cx);
-            (poll, f)
-        })
-        .join()
-        .unwrap()
-    }
-
-    #[test]
-    fn at_most_a_share_of_one_tenants_calls_run_at_once_and_nested_calls_run_inside() {
-        let shares = Arc::new(shares_of(2, 50));
-        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
-        let (gate_a, gate_b) = (shares.gate(&a, &Arc::from("p")), shares.gate(&b, &Arc::from("p")));
-        let outer = gate_a.clone().running(std::future::poll_fn(move |cx| {
-            // While this poll of `a` runs, another of `a`'s calls on another worker
-            // waits without being polled; `b`'s runs.
-            let polled = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let flag = polled.clone();
-            let second_a = gate_a.running(async move {
-                flag.store(true, std::sync::atomic::Ordering::SeqCst);
-            });
-            let (poll, second_a) = poll_on_another_thread(second_a);
-            assert!(poll.is_pending());
-            assert!(!polled.load(std::sync::atomic::Ordering::SeqCst));
-            let (poll, _) = poll_on_another_thread(gate_b.running(async { 7 }));
-            assert_eq!(poll, Poll::Ready(7));
-            // A nested call of the same tenant runs inside this poll.
-            let mut nested = gate_a.running(async { 1 });
-            assert_eq!(Pin::new(&mut nested).poll(cx), Poll::Ready(1));
-            Poll::Ready((second_a, polled))
-        }));
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        let mut outer = Box::pin(outer);
-        let Poll::Ready((second_a, polled)) = outer.as_mut().poll(&mut cx) else {
-            panic!("the outer call finishes in one poll")
-        };
-        // The first call's poll is over: the waiting one gets the permit and runs.
-        let (poll, _) = poll_on_another_thread(second_a);
-        assert!(poll.is_ready());
-        assert!(polled.load(std::sync::atomic::Ordering::SeqCst));
-    }
-
-    #[test]
-    fn a_call_the_kernel_kept_waiting_past_its_first_tick_makes_nothing_busy_and_a_spinning_one_does() {
-        let shares = shares_of(2, 50);
-        let (a, p): (Arc<str>, Arc<str>) = ("a".into(), "p".into());
-        let gate = shares.gate(&a, &p);
-        let mut call = gate.running(std::future::poll_fn(|_| {
-            // The ticks pass while the call has used next to no CPU (its worker
-            // was descheduled): past its free tick, but its plugin stays as it was.
-            for _ in 0..FREE_TICKS {
-                shares.refill();
-            }
-            let preempted = (gate.first_tick_left(), gate.busy());
-            // Then it spins through a whole tick of CPU.
-            spent::spin(shares.tick_ns);
-            Poll::Ready((preempted, gate.first_tick_left()))
-        }));
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        let Poll::Ready((preempted, spun)) = Pin::new(&mut call).poll(&mut cx) else {
-            panic!("the call finishes in one poll")
-        };
-        assert_eq!(preempted, (0, false));
-        assert_eq!(spun, 0);
-        assert!(shares.gate(&a, &p).busy());
-    }
-
-    #[test]
-    fn the_free_first_tick_counts_from_when_a_call_starts_running() {
-        let shares = shares_of(2, 50);
-        let gate = shares.gate(&Arc::from("a"), &Arc::from("p"));
-        assert_eq!(gate.first_tick_left(), FREE_TICKS);
-        for _ in 0..5 {
-            shares.refill();
-        }
-        // Without a running permit (plugin loads) the ticks count from the gate.
-        assert_eq!(gate.first_tick_left(), 0);
-        // A call that waited five ticks for its permit has run none of them.
-        let mut call = gate.running(async {});
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        assert!(Pin::new(&mut call).poll(&mut cx).is_ready());
-        assert_eq!(gate.first_tick_left(), FREE_TICKS);
-        shares.refill();
-        assert_eq!(gate.first_tick_left(), FREE_TICKS - 1);
-    }
-}
+mod tests;

@@ -19,12 +19,16 @@
 //! spinning plugin waits for the next slot given back, not for a tick and then for
 //! every spinner queued before it. A plugin alone still has all the tenant's slots
 //! (work-conserving), and with one plugin nothing changes: its line is the only one.
+//!
+//! A tenant's limit is set every tick ([`RunSlots::set_limit`]): its share, plus
+//! the slots idle tenants leave over while it wants more than its share
+//! ([`RunSlots::tick`] says whether it did).
 
 use super::spent::CallCpu;
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use tokio::sync::Notify;
@@ -32,8 +36,12 @@ use tokio::sync::futures::OwnedNotified;
 
 /// One tenant's running slots.
 pub(crate) struct RunSlots {
-    limit: usize,
+    limit: AtomicUsize,
     taken: AtomicUsize,
+    /// The most slots held at once this tick.
+    peak: AtomicUsize,
+    /// Whether a poll found every slot taken this tick.
+    turned_away: AtomicBool,
     /// Waiters that have waited past a whole tick: newcomers leave slots to them.
     starving: AtomicUsize,
     /// Wakes one waiter whenever a slot is given back.
@@ -58,8 +66,10 @@ pub(crate) struct Line {
 impl RunSlots {
     pub(crate) fn new(limit: usize) -> RunSlots {
         RunSlots {
-            limit,
+            limit: AtomicUsize::new(limit),
             taken: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            turned_away: AtomicBool::new(false),
             starving: AtomicUsize::new(0),
             freed: Arc::new(Notify::new()),
             lines: Mutex::new((Vec::new(), 0)),
@@ -92,22 +102,51 @@ impl RunSlots {
         }
         // SeqCst here and in `give_back`: each writes one counter and then reads the
         // other, which weaker orderings let both read stale.
-        let taken = self
-            .taken
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < self.limit).then_some(n + 1)
-            })
-            .is_ok();
-        if taken {
-            line.taken.fetch_add(1, Ordering::SeqCst);
-            if starving {
-                // Its line's turn is used.
-                let _ = self
-                    .owed
-                    .compare_exchange(line.id, 0, Ordering::SeqCst, Ordering::SeqCst);
+        let limit = self.limit.load(Ordering::Relaxed);
+        let taken = self.taken.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < limit).then_some(n + 1)
+        });
+        let Ok(before) = taken else {
+            self.turned_away.store(true, Ordering::Relaxed);
+            return false;
+        };
+        if before >= self.peak.load(Ordering::Relaxed) {
+            self.peak.fetch_max(before + 1, Ordering::Relaxed);
+        }
+        line.taken.fetch_add(1, Ordering::SeqCst);
+        if starving {
+            // Its line's turn is used.
+            let _ = self
+                .owed
+                .compare_exchange(line.id, 0, Ordering::SeqCst, Ordering::SeqCst);
+        }
+        true
+    }
+
+    /// At a tick: whether the tenant ran anything in the tick that ends and
+    /// whether it wanted more than `share` slots (held more, or found none free).
+    pub(crate) fn tick(&self, share: usize) -> (bool, bool) {
+        let peak = self
+            .peak
+            .swap(self.taken.load(Ordering::Relaxed), Ordering::Relaxed);
+        let turned_away = self.turned_away.swap(false, Ordering::Relaxed);
+        (peak > 0 || turned_away, turned_away || peak > share)
+    }
+
+    /// How many slots the tenant has this tick.
+    #[cfg(test)]
+    pub(crate) fn limit(&self) -> usize {
+        self.limit.load(Ordering::SeqCst)
+    }
+
+    /// Sets how many slots the tenant has; waiters are woken for each one added.
+    pub(crate) fn set_limit(&self, limit: usize) {
+        let before = self.limit.swap(limit, Ordering::SeqCst);
+        for _ in before..limit {
+            if self.starving.load(Ordering::SeqCst) == 0 || !self.wake_next_line() {
+                self.freed.notify_one();
             }
         }
-        taken
     }
 
     fn give_back(&self, line: &Line) {
@@ -122,7 +161,9 @@ impl RunSlots {
     /// and a slot given back while it was on its way (its line was woken for
     /// it) goes to the next line.
     fn left_the_line(&self) {
-        if self.starving.load(Ordering::SeqCst) > 0 && self.taken.load(Ordering::SeqCst) < self.limit {
+        if self.starving.load(Ordering::SeqCst) > 0
+            && self.taken.load(Ordering::SeqCst) < self.limit.load(Ordering::SeqCst)
+        {
             self.wake_next_line();
         }
         self.freed.notify_one();
@@ -330,7 +371,6 @@ impl Drop for Held<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicBool;
     use std::task::{Wake, Waker};
 
     /// A waker that records being woken.
@@ -424,6 +464,28 @@ mod tests {
         // And back to a's line.
         assert!(waiting_a[1].woken() && !waiting_a[2].woken());
         assert!(waiting_a[1].poll());
+    }
+
+    #[test]
+    fn a_slot_lent_at_a_tick_wakes_a_waiter_and_the_tick_says_who_wanted_more() {
+        let (slots, clock) = (Arc::new(RunSlots::new(1)), Arc::new(AtomicU64::new(0)));
+        let a = slots.line();
+        assert!(slots.try_take(&a, false));
+        let mut second = Call::new(&slots, &a, &clock);
+        assert!(!second.poll());
+        // It held its one slot and found none for a second call: it wanted more.
+        assert_eq!(slots.tick(1), (true, true));
+        slots.set_limit(2);
+        assert!(
+            second.woken() && second.poll(),
+            "the lent slot ran the waiting call"
+        );
+        // Two held at once is more than its share of one.
+        assert_eq!(slots.tick(1), (true, true));
+        assert_eq!(slots.tick(1), (true, false), "one still held, no one turned away");
+        slots.give_back(&a);
+        assert_eq!(slots.tick(1), (true, false), "held during the tick");
+        assert_eq!(slots.tick(1), (false, false), "idle");
     }
 
     #[test]
