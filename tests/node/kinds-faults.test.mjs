@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import * as ai7 from "ai7";
-import { startNativeUpstream } from "./lib/native-upstream.mjs";
+import { nativeProviders, startNativeUpstream } from "./lib/native-upstream.mjs";
 import { errorBody, MIDSTREAM_MESSAGE, toolResults } from "./lib/native-faults.mjs";
 import { startHub } from "./lib/hub.mjs";
 
@@ -24,15 +24,10 @@ let openai;
 let anthropic;
 before(async () => {
   upstream = await startNativeUpstream();
-  process.env.WASMHUB_TEST_NATIVE_KEY = "sk-ant-node-native";
-  const provider = (name, kind) => [
-    "[[providers]]", `name = "${name}"`, `kind = "${kind}"`, `base_url = ${JSON.stringify(upstream.baseUrl)}`,
-    'api_key_env = "WASMHUB_TEST_NATIVE_KEY"', "max_retries = 0",
-  ];
   const chain = ["[[models]]", 'name = "mixed"', 'targets = ["claude/status-529", "gem/text"]'];
   hub = await startHub(upstream.baseUrl, {
     plugins: [`${process.env.WASMHUB_PLUGINS}/calc.wasm`],
-    config: [...provider("claude", "anthropic"), ...provider("llama", "ollama"), ...provider("gem", "gemini"), ...chain],
+    config: [...nativeProviders(upstream), ...chain],
   });
   openai = new OpenAI({ baseURL: `${hub.url}/v1`, apiKey: "client-key", maxRetries: 0 });
   anthropic = new Anthropic({ baseURL: hub.url, apiKey: "client-key", maxRetries: 0 });

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import * as ai7 from "ai7";
-import { startNativeUpstream } from "./lib/native-upstream.mjs";
+import { nativeProviders, startNativeUpstream } from "./lib/native-upstream.mjs";
 import { startHub } from "./lib/hub.mjs";
 
 let upstream;
@@ -18,12 +18,7 @@ let openai;
 let anthropic;
 before(async () => {
   upstream = await startNativeUpstream();
-  process.env.WASMHUB_TEST_NATIVE_KEY = "sk-ant-node-native";
-  const provider = (name, kind) => [
-    "[[providers]]", `name = "${name}"`, `kind = "${kind}"`, `base_url = ${JSON.stringify(upstream.baseUrl)}`,
-    'api_key_env = "WASMHUB_TEST_NATIVE_KEY"', "max_retries = 0",
-  ];
-  hub = await startHub(upstream.baseUrl, { config: [...provider("claude", "anthropic"), ...provider("llama", "ollama"), ...provider("gem", "gemini")] });
+  hub = await startHub(upstream.baseUrl, { config: nativeProviders(upstream) });
   openai = new OpenAI({ baseURL: `${hub.url}/v1`, apiKey: "client-key", maxRetries: 0 });
   anthropic = new Anthropic({ baseURL: hub.url, apiKey: "client-key", maxRetries: 0 });
 });

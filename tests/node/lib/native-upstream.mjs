@@ -152,3 +152,17 @@ export async function startNativeUpstream() {
     close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),
   };
 }
+
+/**
+ * The hub's config lines for providers `claude` (kind anthropic), `llama` (ollama)
+ * and `gem` (gemini) on `upstream`, keyed by WASMHUB_TEST_NATIVE_KEY (set here),
+ * without retries.
+ */
+export function nativeProviders(upstream) {
+  process.env.WASMHUB_TEST_NATIVE_KEY = "sk-ant-node-native";
+  const provider = (name, kind) => [
+    "[[providers]]", `name = "${name}"`, `kind = "${kind}"`, `base_url = ${JSON.stringify(upstream.baseUrl)}`,
+    'api_key_env = "WASMHUB_TEST_NATIVE_KEY"', "max_retries = 0",
+  ];
+  return [...provider("claude", "anthropic"), ...provider("llama", "ollama"), ...provider("gem", "gemini")];
+}
