@@ -111,3 +111,20 @@ for (const [kind, provider, path] of KINDS) {
     }
   });
 }
+
+test("anthropic: the Anthropic SDK gets the signed thinking block on /v1/messages and sends it back in the tool loop", async () => {
+  const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
+  const ask = { model: "claude/weather", max_tokens: 64, messages, tools };
+  const signed = { type: "thinking", thinking: "The weather tool.", signature: "EqQBCgIYAhIMweather" };
+  const streamed = await anthropic.messages.stream(ask).finalMessage();
+  assert.deepEqual(streamed.content[0], signed, "streamed: a signature_delta before the block's stop");
+  const collected = await anthropic.messages.create(ask);
+  assert.deepEqual(collected.content[0], signed, "collected");
+  const use = streamed.content.find((b) => b.type === "tool_use");
+  const round = [...messages, { role: "assistant", content: streamed.content },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "18°C" }] }];
+  await anthropic.messages.create({ ...ask, model: "claude/text", messages: round });
+  const sent = upstream.requests.at(-1).body.messages;
+  assert.deepEqual(sent[1].content[0], signed, "the provider gets the block back, signature and all");
+  assert.equal(sent[1].content[1].type, "tool_use");
+});

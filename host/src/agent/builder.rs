@@ -78,7 +78,7 @@ impl MessageBuilder {
                     text.push_str(delta);
                 }
             }
-            UiChunk::TextEnd { id } | UiChunk::ReasoningEnd { id } => {
+            UiChunk::TextEnd { id } | UiChunk::ReasoningEnd { id, .. } => {
                 if let Some(i) = self.open.remove(id.as_str()) {
                     self.mark_done(i);
                 }
@@ -272,7 +272,10 @@ mod tests {
                 id: "r".into(),
                 delta: "think".into(),
             },
-            UiChunk::ReasoningEnd { id: "r".into() },
+            UiChunk::ReasoningEnd {
+                id: "r".into(),
+                provider_metadata: None,
+            },
             UiChunk::TextStart { id: "t".into() },
             UiChunk::TextDelta {
                 id: "t".into(),

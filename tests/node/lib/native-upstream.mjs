@@ -52,7 +52,8 @@ function anthropicEvents(model) {
 
 function anthropicWhole(model) {
   const content = model === "weather"
-    ? [{ type: "tool_use", id: "toolu_01native", name: "get_weather", input: { city: "Paris" } }]
+    ? [{ type: "thinking", thinking: "The weather tool.", signature: "EqQBCgIYAhIMweather" },
+      { type: "tool_use", id: "toolu_01native", name: "get_weather", input: { city: "Paris" } }]
     : [{ type: "thinking", thinking: THINKING, signature: "EqQBCgIYAhIM" }, { type: "text", text: TEXT.join("") }];
   return { id: "msg_01native", type: "message", role: "assistant", model: "claude-opus-4-6", content,
     stop_reason: model === "weather" ? "tool_use" : "end_turn", stop_sequence: null, usage: { input_tokens: 11, output_tokens: 2 } };

@@ -249,7 +249,10 @@ mod tests {
                 id: "r".into(),
                 delta: "hmm".into(),
             },
-            UiChunk::ReasoningEnd { id: "r".into() },
+            UiChunk::ReasoningEnd {
+                id: "r".into(),
+                provider_metadata: None,
+            },
             UiChunk::TextStart { id: "a".into() },
             text("a", "first "),
             text("a", "answer"),

@@ -118,7 +118,10 @@ fn text_chunks(reasoning: bool, id: &str, text: &str, closed: bool) -> Vec<UiChu
     }
     if closed {
         out.push(if reasoning {
-            UiChunk::ReasoningEnd { id }
+            UiChunk::ReasoningEnd {
+                id,
+                provider_metadata: None,
+            }
         } else {
             UiChunk::TextEnd { id }
         });

@@ -24,7 +24,7 @@ use super::ui::{FinishReason, Text, UiChunk};
 use crate::config::{ProviderConfig, StreamDeltas};
 use calls::PendingCall;
 use deltas::{Channel, Deltas};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 mod arguments;
 mod calls;
@@ -136,6 +136,9 @@ pub struct StepTransformer {
     /// The message's provider extensions so far (`extra_content`, arrays
     /// appended: Anthropic's thinking blocks come one per chunk).
     extra: Option<Value>,
+    /// The open reasoning part's signature, given when its thinking block
+    /// ended (Anthropic's), for its `reasoning-end`.
+    reasoning_signature: Option<Value>,
     upstream_finish: Option<String>,
     usage: Option<Usage>,
     model: Option<String>,
@@ -161,6 +164,7 @@ impl StepTransformer {
             text: String::new(),
             reasoning: String::new(),
             extra: None,
+            reasoning_signature: None,
             upstream_finish: None,
             usage: None,
             model: None,
@@ -258,6 +262,9 @@ impl StepTransformer {
                 }
             }
             if let Some(extra) = &delta.extra_content {
+                if self.open == Open::Reasoning {
+                    self.reasoning_signature = signature_of(extra).or(self.reasoning_signature.take());
+                }
                 absorb(
                     self.extra
                         .get_or_insert_with(|| Value::Object(Default::default())),
@@ -470,9 +477,26 @@ impl StepTransformer {
         match std::mem::replace(&mut self.open, Open::None) {
             Open::None => {}
             Open::Text => out.push(UiChunk::TextEnd { id }),
-            Open::Reasoning => out.push(UiChunk::ReasoningEnd { id }),
+            Open::Reasoning => out.push(UiChunk::ReasoningEnd {
+                id,
+                provider_metadata: self
+                    .reasoning_signature
+                    .take()
+                    .map(|signature| json!({ "anthropic": { "signature": signature } })),
+            }),
         }
     }
+}
+
+/// The signature of the last signed thinking block in an `extra_content`
+/// (`anthropic.thinking_blocks`), which the adapter gives as the block ends.
+fn signature_of(extra: &Value) -> Option<Value> {
+    let blocks = extra.pointer("/anthropic/thinking_blocks")?.as_array()?;
+    let signature = blocks.last()?.get("signature")?;
+    signature
+        .as_str()
+        .is_some_and(|s| !s.is_empty())
+        .then(|| signature.clone())
 }
 
 /// Adds `from` to `into`: objects merged key by key, arrays appended, any

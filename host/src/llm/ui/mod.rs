@@ -106,6 +106,11 @@ pub enum UiChunk {
     ReasoningEnd {
         /// `id`: the reasoning part that closes.
         id: Text,
+        /// `providerMetadata`: what the provider signed the reasoning with
+        /// (`{"anthropic": {"signature": ...}}`: Anthropic wants a thinking block
+        /// back with its signature in a tool-use loop).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider_metadata: Option<Value>,
     },
     /// `tool-input-start`: the model began a tool call; its input streams next.
     ToolInputStart {

@@ -49,7 +49,10 @@ fn every_variant_round_trips_with_the_documented_keys() {
             json!({"type": "reasoning-delta", "id": "r", "delta": "x"}),
         ),
         (
-            UiChunk::ReasoningEnd { id: "r".into() },
+            UiChunk::ReasoningEnd {
+                id: "r".into(),
+                provider_metadata: None,
+            },
             json!({"type": "reasoning-end", "id": "r"}),
         ),
         (

@@ -79,6 +79,7 @@ impl Collector {
         match delta["type"].as_str() {
             Some("text_delta") => append(block, "text", &delta["text"]),
             Some("thinking_delta") => append(block, "thinking", &delta["thinking"]),
+            Some("signature_delta") => append(block, "signature", &delta["signature"]),
             Some("input_json_delta") => self
                 .json
                 .entry(index)

@@ -146,7 +146,23 @@ impl Encoder {
             UiChunk::ReasoningDelta { id, delta } => {
                 self.part_delta(id, json!({ "type": "thinking_delta", "thinking": delta }), out)
             }
-            UiChunk::TextEnd { id } | UiChunk::ReasoningEnd { id } => {
+            UiChunk::ReasoningEnd {
+                id,
+                provider_metadata,
+            } => {
+                // Signed: the client sends the block back in a tool-use loop.
+                let signature = provider_metadata
+                    .as_ref()
+                    .and_then(|m| m.pointer("/anthropic/signature"));
+                if let Some(signature) = signature {
+                    let delta = json!({ "type": "signature_delta", "signature": signature });
+                    self.part_delta(id, delta, out);
+                }
+                if let Some(&b) = self.parts.get(id.as_str()) {
+                    self.end(b, out);
+                }
+            }
+            UiChunk::TextEnd { id } => {
                 if let Some(&b) = self.parts.get(id.as_str()) {
                     self.end(b, out);
                 }

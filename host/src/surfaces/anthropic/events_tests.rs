@@ -166,6 +166,33 @@ fn reasoning_becomes_thinking_and_length_is_max_tokens() {
 }
 
 #[test]
+fn a_signed_thinking_block_gets_its_signature_delta_before_it_stops() {
+    let signed = json!({"anthropic": {"thinking_blocks": [{"type": "thinking", "thinking": "think", "signature": "EqQB"}]}});
+    let events = events_for(&[
+        delta(json!({"reasoning_content": "think"})),
+        delta(json!({ "extra_content": signed })),
+        delta(json!({"content": "ok"})),
+        finish("stop"),
+    ]);
+    let at = |name: &str, kind: &str| {
+        events
+            .iter()
+            .position(|e| e.name == name && e.data["index"] == 0 && e.data["delta"]["type"] == kind)
+            .unwrap_or_else(|| panic!("no {name} {kind}: {:?}", names(&events)))
+    };
+    assert!(at("content_block_delta", "thinking_delta") < at("content_block_delta", "signature_delta"));
+    let stop = events
+        .iter()
+        .position(|e| e.name == "content_block_stop" && e.data["index"] == 0);
+    assert!(at("content_block_delta", "signature_delta") < stop.unwrap());
+    let message = collect(&events).unwrap();
+    assert_eq!(
+        message["content"][0],
+        json!({"type": "thinking", "thinking": "think", "signature": "EqQB"})
+    );
+}
+
+#[test]
 fn an_upstream_error_is_one_error_event_and_nothing_after() {
     let events = events_for(&[
         delta(json!({"content": "Hel"})),

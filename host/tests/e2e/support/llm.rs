@@ -64,7 +64,7 @@ pub fn ui_chunks(events: &[String]) -> Vec<UiChunk> {
             UiChunk::TextDelta { id, .. } | UiChunk::ReasoningDelta { id, .. } => {
                 assert!(open.contains(id), "{id} not open")
             }
-            UiChunk::TextEnd { id } | UiChunk::ReasoningEnd { id } => {
+            UiChunk::TextEnd { id } | UiChunk::ReasoningEnd { id, .. } => {
                 assert!(open.remove(id), "{id} not open")
             }
             UiChunk::ToolInputStart { tool_call_id, .. } => assert!(tools.insert(tool_call_id.to_string())),

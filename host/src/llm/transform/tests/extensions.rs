@@ -72,3 +72,39 @@ fn an_abandoned_attempts_extensions_are_dropped() {
     t.finish(&mut out);
     assert_eq!(metadata(&out), vec![None]);
 }
+
+#[test]
+fn a_thinking_blocks_signature_given_as_it_ends_reaches_its_reasoning_end() {
+    let signed = json!({"extra_content": {"anthropic": {"thinking_blocks": [
+        {"type": "thinking", "thinking": "hmm", "signature": "EqQB"}]}}});
+    let ends = |datas: &[String]| -> Vec<Option<Value>> {
+        run(datas, opts())
+            .0
+            .into_iter()
+            .filter_map(|c| match c {
+                UiChunk::ReasoningEnd {
+                    provider_metadata, ..
+                } => Some(provider_metadata),
+                _ => None,
+            })
+            .collect()
+    };
+    let datas = [
+        chunk(json!({"reasoning_content": "hmm"}), None),
+        chunk(signed.clone(), None),
+        chunk(json!({"content": "ok"}), None),
+        chunk(json!({}), Some("stop")),
+        "[DONE]".to_string(),
+    ];
+    assert_eq!(
+        ends(&datas),
+        vec![Some(json!({"anthropic": {"signature": "EqQB"}}))]
+    );
+    // Unsigned reasoning (every other provider) ends without metadata.
+    let plain = [
+        chunk(json!({"reasoning_content": "hmm"}), None),
+        chunk(json!({"content": "ok"}), Some("stop")),
+        "[DONE]".to_string(),
+    ];
+    assert_eq!(ends(&plain), vec![None]);
+}
