@@ -79,11 +79,7 @@ pub(crate) fn request(route: &Route, body: &Value, stream: bool) -> Result<Value
 /// already has (the model, the messages, `stream`, the client's sampling) is
 /// kept.
 fn options(route: &Route, out: &mut Map<String, Value>) {
-    let mut options = route.provider.config.options.clone();
-    if let Some(settings) = route.settings() {
-        options.extend(settings.options.clone());
-    }
-    for (k, v) in options {
+    for (k, v) in parts::configured_options(route) {
         out.entry(k).or_insert(v);
     }
 }

@@ -76,11 +76,7 @@ pub(crate) fn request(route: &Route, body: &Value) -> Result<Value, RequestError
 }
 
 fn generation_config(route: &Route, body: &Value) -> Result<Map<String, Value>, RequestError> {
-    let mut config = route.provider.config.options.clone();
-    let settings = route.settings();
-    if let Some(settings) = settings {
-        config.extend(settings.options.clone());
-    }
+    let mut config = parts::configured_options(route);
     let fields = [
         ("temperature", "temperature"),
         ("top_p", "topP"),
@@ -108,7 +104,10 @@ fn generation_config(route: &Route, body: &Value) -> Result<Map<String, Value>, 
         }
         _ => {}
     }
-    let think = settings.and_then(|s| s.think).or(route.provider.config.think);
+    let think = route
+        .settings()
+        .and_then(|s| s.think)
+        .or(route.provider.config.think);
     if let Some(think) = think {
         let thinking = config.entry("thinkingConfig").or_insert_with(|| json!({}));
         if let Some(thinking) = thinking.as_object_mut() {

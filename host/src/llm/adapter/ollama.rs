@@ -53,10 +53,7 @@ pub(crate) fn request(route: &Route, body: &Value, stream: bool) -> Result<Value
 
 /// The provider's options, the model's over them, the request's over both.
 fn options(route: &Route, body: &Value) -> Map<String, Value> {
-    let mut options = route.provider.config.options.clone();
-    if let Some(settings) = route.settings() {
-        options.extend(settings.options.clone());
-    }
+    let mut options = parts::configured_options(route);
     let fields = [
         ("temperature", "temperature"),
         ("top_p", "top_p"),

@@ -1,12 +1,22 @@
 //! Pieces of the hub's OpenAI request that every adapter reads the same way: the
 //! stop sequences, the tools offered and the choice among them, a tool call's
 //! arguments as an object, a message's content as
-//! text and image pieces, a `data:` URL's parts, and fields copied under another
-//! name.
+//! text and image pieces, a `data:` URL's parts, fields copied under another
+//! name; and the route's configured `options`.
 
 use super::RequestError;
 use crate::config::ProviderKind;
+use crate::llm::Route;
 use serde_json::{Map, Value, json};
+
+/// The route's `options`: the provider's, the model's over them key by key.
+pub(super) fn configured_options(route: &Route) -> Map<String, Value> {
+    let mut options = route.provider.config.options.clone();
+    if let Some(settings) = route.settings() {
+        options.extend(settings.options.clone());
+    }
+    options
+}
 
 /// `stop` (a string or an array of strings) as an array.
 pub(super) fn stop_list(body: &Value) -> Option<Value> {
