@@ -49,11 +49,7 @@ pub(super) fn record_step(
     request: &Value,
     tokenizers: &Tokenizers,
 ) {
-    let route = summary
-        .target
-        .as_deref()
-        .and_then(|name| targets.iter().find(|r| r.target() == name))
-        .unwrap_or(&targets[0]);
+    let route = crate::llm::route::answering_route(targets, summary.target.as_deref());
     let measured = ModelStep::measured(&route.provider.config.name, &route.model, summary.usage, latency);
     let counter = || Counter::of(route, tokenizers);
     let measured = super::counted::fill_in(measured, counter, request, || {

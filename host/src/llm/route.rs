@@ -190,6 +190,14 @@ pub(crate) enum RelayError {
     NoTargets,
 }
 
+/// The target of `targets` named `provider/model` by a step's summary (the first
+/// when the summary names none of them). `targets` is not empty.
+pub(crate) fn answering_route<'a>(targets: &'a [Route], answered: Option<&str>) -> &'a Route {
+    answered
+        .and_then(|name| targets.iter().find(|r| r.target() == name))
+        .unwrap_or(&targets[0])
+}
+
 impl Llm {
     /// The targets of `model`, in the order they are tried: a `[[models]]` name's
     /// targets, else the one provider that serves it.
@@ -218,35 +226,24 @@ impl Llm {
         let summary = crate::telemetry::within(span.context().cloned(), chain).await;
         let first = targets.first();
         let answered = summary.as_ref().ok().and_then(|s| s.target.as_deref());
-        let route = answered
-            .and_then(|t| targets.iter().find(|r| r.target() == t))
-            .or(first);
+        let route = first.map(|_| answering_route(targets, answered));
         let (provider, model) =
             route.map_or(("", ""), |r| (r.provider.config.name.as_str(), r.model.as_str()));
         let model = first.map_or(model, |r| r.model.as_str());
-        match &summary {
+        let (usage, error) = match &summary {
             Ok(summary) => {
                 super::spans::end_chat(&mut span, summary);
-                let error = summary.error.as_ref().map(|_| "upstream_error");
-                super::client_metrics::record(
-                    provider,
-                    model,
-                    started.elapsed(),
+                (
                     summary.usage.as_ref(),
-                    error,
-                );
+                    summary.error.as_ref().map(|_| "upstream_error"),
+                )
             }
             Err(Closed) => {
                 span.fail("client_closed", "the step's client went away");
-                super::client_metrics::record(
-                    provider,
-                    model,
-                    started.elapsed(),
-                    None,
-                    Some("client_closed"),
-                );
+                (None, Some("client_closed"))
             }
-        }
+        };
+        super::client_metrics::record(provider, model, started.elapsed(), usage, error);
         summary
     }
 

@@ -306,7 +306,7 @@ fn ui_stream(app: &Arc<App>, targets: Vec<Route>, value: Value, caller: &Caller,
         let opts = StepOptions::default();
         let step = llm.run_step_chain(&targets, &value, |_, _| {}, opts, &mut sink);
         if let Ok(summary) = step.await {
-            let answered = answering_route(&targets, summary.target.as_deref());
+            let answered = crate::llm::route::answering_route(&targets, summary.target.as_deref());
             let output = || counted::summary_output(&summary);
             accounting.done(answered, summary.usage, &value, output);
             sink.stream().unknown_events(summary.unknown_events);
@@ -314,14 +314,6 @@ fn ui_stream(app: &Arc<App>, targets: Vec<Route>, value: Value, caller: &Caller,
         }
     });
     respond::sse(body, true)
-}
-
-/// The target of `targets` named `provider/model` by a step's summary (the first
-/// when the summary names none).
-fn answering_route<'a>(targets: &'a [Route], answered: Option<&str>) -> &'a Route {
-    answered
-        .and_then(|name| targets.iter().find(|r| r.target() == name))
-        .unwrap_or(&targets[0])
 }
 
 /// The usage in a non-streamed OpenAI answer, wherever the provider put it; only
