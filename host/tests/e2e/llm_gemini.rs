@@ -21,7 +21,7 @@ use crate::support::hub::Hub;
 use crate::support::llm::{WITHIN, error_text, openai_text, smart_chain, text_of, ui_chunks};
 use crate::support::upstream::{Frame, Reply, Upstream};
 use serde_json::{Value, json};
-use wasmhub::llm::{FinishReason, UiChunk};
+use wasmhub::llm::FinishReason;
 
 const KEY_VAR: &str = "WASMHUB_E2E_GEMINI_KEY";
 const KEY: &str = "AIza-e2e-gemini-secret";
@@ -250,11 +250,8 @@ async fn an_agent_turn_runs_a_tool_round_through_gemini_keeping_its_signature() 
     let chunks =
         chat::chunks(chat::post_chat(hub.addr, &submit("gemini-1", vec![user("u1", "6*7?")])).await).await;
     assert_eq!(text_of(&chunks).0, "It is 42.");
-    let output = chunks.iter().find_map(|c| match c {
-        UiChunk::ToolOutputAvailable { output, .. } => Some(output.clone()),
-        _ => None,
-    });
-    assert_eq!(output.unwrap()["results"][0]["result"]["decimal"], "42");
+    let output = crate::support::llm::tool_output(&chunks).expect("the hub_call's output");
+    assert_eq!(output["results"][0]["result"]["decimal"], "42");
     let second = up.requests()[1].json();
     let contents = second["contents"].as_array().unwrap();
     let (call, result) = (&contents[contents.len() - 2], &contents[contents.len() - 1]);

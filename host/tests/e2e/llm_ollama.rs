@@ -16,7 +16,7 @@ use crate::support::hub::{self, Hub};
 use crate::support::llm::{WITHIN, error_text, openai_text, smart_chain, text_of, ui_chunks};
 use crate::support::upstream::{CHAT, Reply, Upstream};
 use serde_json::{Value, json};
-use wasmhub::llm::{FinishReason, UiChunk};
+use wasmhub::llm::FinishReason;
 
 /// Ollama's chat endpoint as the upstream sees it (the base URL's `/v1` dropped).
 const API_CHAT: &str = "/api/chat";
@@ -261,11 +261,8 @@ async fn an_agent_turn_runs_a_tool_round_through_ollama() {
     let chunks =
         chat::chunks(chat::post_chat(hub.addr, &submit("ollama-1", vec![user("u1", "6*7?")])).await).await;
     assert_eq!(text_of(&chunks).0, "It is 42.");
-    let output = chunks.iter().find_map(|c| match c {
-        UiChunk::ToolOutputAvailable { output, .. } => Some(output.clone()),
-        _ => None,
-    });
-    assert_eq!(output.unwrap()["results"][0]["result"]["decimal"], "42");
+    let output = crate::support::llm::tool_output(&chunks).expect("the hub_call's output");
+    assert_eq!(output["results"][0]["result"]["decimal"], "42");
     let second = up.requests()[1].json();
     let messages = second["messages"].as_array().unwrap();
     let (call, result) = (&messages[messages.len() - 2], &messages[messages.len() - 1]);

@@ -363,7 +363,6 @@ async fn a_server_over_streamable_http_serves_its_tools() {
 async fn the_agent_loop_and_a_plugins_nested_call_reach_a_servers_tool() {
     use crate::support::chat::{call_args, chunks, hub_with, post_chat, submit, text_step, tool_step, user};
     use crate::support::upstream::Upstream;
-    use wasmhub::llm::UiChunk;
     let upstream = Upstream::start().await;
     let dir = plugins(&[("adversary", "adversary")], &[]);
     let hub = hub_with(&upstream, dir.0.clone(), |c| {
@@ -407,13 +406,7 @@ async fn the_agent_loop_and_a_plugins_nested_call_reach_a_servers_tool() {
         chunks(post_chat(hub.addr, &submit("chat-mcp", vec![user("u1", "Echo and add.")])).await).await;
     let system = upstream.requests()[0].json()["messages"][0]["content"].to_string();
     assert!(system.contains("Use fake.echo to repeat text."), "{system}");
-    let output = chunks
-        .iter()
-        .find_map(|c| match c {
-            UiChunk::ToolOutputAvailable { output, .. } => Some(output.clone()),
-            _ => None,
-        })
-        .expect("the hub_call's output");
+    let output = crate::support::llm::tool_output(&chunks).expect("the hub_call's output");
     assert_eq!(
         output["results"][0]["result"],
         json!({"text": "via the agent"}),

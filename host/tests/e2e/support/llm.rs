@@ -104,6 +104,14 @@ pub fn finish_reason(chunks: &[UiChunk]) -> Option<FinishReason> {
     })
 }
 
+/// The output of the first tool call that has one.
+pub fn tool_output(chunks: &[UiChunk]) -> Option<&Value> {
+    chunks.iter().find_map(|c| match c {
+        UiChunk::ToolOutputAvailable { output, .. } => Some(output),
+        _ => None,
+    })
+}
+
 pub fn error_text(chunks: &[UiChunk]) -> Option<&str> {
     chunks.iter().find_map(|c| match c {
         UiChunk::Error { error_text } => Some(error_text.as_str()),
