@@ -20,6 +20,8 @@ mod llm_trace;
 mod mcp_servers;
 mod models;
 mod oauth;
+#[cfg(test)]
+mod oauth_tests;
 mod providers;
 mod secrets;
 mod storage;
