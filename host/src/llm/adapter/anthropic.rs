@@ -100,12 +100,27 @@ pub(crate) const THINK_BUDGET: u64 = 4096;
 /// `thinking`. The budget comes on top of the answer's `max_tokens` (Anthropic
 /// counts thinking in it and wants the budget below it), and `temperature` and
 /// `top_p` are left out (the API refuses them with thinking).
+///
+/// Anthropic allows thinking only with `tool_choice` auto or none: a request
+/// that forces a tool and asks for thinking itself (`reasoning_effort`) is
+/// refused here, naming both; thinking that only the configuration turns on
+/// (`think`, `options.thinking`) gives way to the client's forced tool.
 fn thinking(route: &Route, body: &Value, out: &mut Map<String, Value>) -> Result<(), RequestError> {
+    let forced = parts::tools(body).is_some_and(|t| !t.is_empty())
+        && matches!(parts::tool_choice(body), Choice::Required | Choice::Function(_));
     let budget = match body.get("reasoning_effort").filter(|e| !e.is_null()) {
         Some(effort) => match effort.as_str() {
             Some("none") => {
                 out.remove("thinking");
                 return Ok(());
+            }
+            Some(_) if forced => {
+                return Err(bad(
+                    "reasoning_effort turns on Anthropic extended thinking, which allows only \
+                     tool_choice auto or none; this request forces a tool (tool_choice \
+                     required or a named function): drop one of them"
+                        .into(),
+                ));
             }
             Some(e) => match EFFORT_BUDGETS.iter().find(|(name, _)| *name == e) {
                 Some((_, budget)) => Some(*budget),
@@ -128,6 +143,10 @@ fn thinking(route: &Route, body: &Value, out: &mut Map<String, Value>) -> Result
             }
         }
     };
+    if forced {
+        out.remove("thinking");
+        return Ok(());
+    }
     if let Some(budget) = budget {
         out.insert(
             "thinking".into(),

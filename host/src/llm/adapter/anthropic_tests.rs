@@ -283,3 +283,49 @@ fn extended_thinking_comes_from_reasoning_effort_think_or_options() {
     let err = sent("", json!({"reasoning_effort": "extreme"})).unwrap_err();
     assert!(err.to_string().contains("reasoning_effort \"extreme\""), "{err}");
 }
+
+#[test]
+fn a_forced_tool_and_thinking_do_not_go_together() {
+    let sent = |settings: &str, extra: Value| {
+        let text = format!(
+            "name = \"a\"\nkind = \"anthropic\"\nbase_url = \"https://api.anthropic.com/v1\"\n{settings}"
+        );
+        let ps = Providers::new(&[crate::toml::from_str(&text).unwrap()]).unwrap();
+        let mut body = json!({"model": "m", "temperature": 0.2, "max_tokens": 100,
+            "messages": [{"role": "user", "content": "Hi"}],
+            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        prepare(&ps.route("a/m").unwrap(), &body).map(|call| body_of(&call))
+    };
+    let named = json!({"type": "function", "function": {"name": "get_weather"}});
+    for choice in [json!("required"), named.clone()] {
+        let err = sent("", json!({"reasoning_effort": "low", "tool_choice": choice})).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("reasoning_effort") && text.contains("tool_choice"),
+            "{text}"
+        );
+    }
+    let configured = "think = true\noptions = { thinking = { type = \"enabled\", budget_tokens = 2000 } }";
+    let forced = sent(configured, json!({"tool_choice": named})).unwrap();
+    assert_eq!(
+        (
+            forced.get("thinking"),
+            &forced["max_tokens"],
+            &forced["temperature"],
+            &forced["tool_choice"]["type"]
+        ),
+        (None, &json!(100), &json!(0.2), &json!("tool")),
+        "configured thinking gives way to the client's forced tool"
+    );
+    let auto = sent(
+        "think = true",
+        json!({"reasoning_effort": "low", "tool_choice": "auto"}),
+    )
+    .unwrap();
+    assert_eq!(auto["thinking"]["budget_tokens"], json!(1024));
+    let none = sent("", json!({"reasoning_effort": "low", "tool_choice": "none"})).unwrap();
+    assert_eq!(none["thinking"]["budget_tokens"], json!(1024));
+}
