@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import * as ai7 from "ai7";
-import { nativeProviders, startNativeUpstream } from "./lib/native-upstream.mjs";
+import { REDACTED, nativeProviders, startNativeUpstream } from "./lib/native-upstream.mjs";
 import { startHub } from "./lib/hub.mjs";
 
 let upstream;
@@ -127,4 +127,29 @@ test("anthropic: the Anthropic SDK gets the signed thinking block on /v1/message
   const sent = upstream.requests.at(-1).body.messages;
   assert.deepEqual(sent[1].content[0], signed, "the provider gets the block back, signature and all");
   assert.equal(sent[1].content[1].type, "tool_use");
+});
+
+test("anthropic: withheld reasoning (redacted_thinking) reaches the Anthropic SDK whole and goes back, and ai 7 sees it as the AI SDK shows it", async () => {
+  const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
+  const ask = { model: "claude/redacted", max_tokens: 64, messages, tools };
+  const streamed = await anthropic.messages.stream(ask).finalMessage();
+  assert.deepEqual(streamed.content[0], REDACTED, "streamed");
+  const collected = await anthropic.messages.create(ask);
+  assert.deepEqual(collected.content[0], REDACTED, "collected");
+  const use = streamed.content.find((b) => b.type === "tool_use");
+  const round = [...messages, { role: "assistant", content: streamed.content },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "18°C" }] }];
+  await anthropic.messages.create({ ...ask, model: "claude/text", messages: round });
+  const sent = upstream.requests.at(-1).body.messages;
+  assert.deepEqual(sent[1].content[0], REDACTED, "the provider gets the block back as it came");
+
+  const transport = new ai7.DefaultChatTransport({
+    api: `${hub.url}/api/ui/chat/completions`,
+    prepareSendMessagesRequest: () => ({ body: { model: "claude/redacted", messages } }),
+  });
+  const stream = await transport.sendMessages({ chatId: "c3", messages: [], trigger: "submit-message", messageId: undefined, abortSignal: undefined });
+  let message;
+  for await (const m of ai7.readUIMessageStream({ stream, terminateOnError: true })) message = m;
+  const reasoning = message.parts.find((p) => p.type === "reasoning");
+  assert.deepEqual([reasoning.text, reasoning.providerMetadata], ["", { anthropic: { redactedData: REDACTED.data } }]);
 });

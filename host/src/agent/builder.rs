@@ -67,7 +67,7 @@ impl MessageBuilder {
             UiChunk::StartStep => self.message.parts.push(Part::StepStart),
             UiChunk::FinishStep => self.open.clear(),
             UiChunk::TextStart { id } => self.open_part(id, |text, state| Part::Text { text, state }),
-            UiChunk::ReasoningStart { id } => {
+            UiChunk::ReasoningStart { id, .. } => {
                 self.open_part(id, |text, state| Part::Reasoning { text, state })
             }
             UiChunk::TextDelta { id, delta } | UiChunk::ReasoningDelta { id, delta } => {
@@ -267,7 +267,10 @@ mod tests {
                 message_metadata: None,
             },
             UiChunk::StartStep,
-            UiChunk::ReasoningStart { id: "r".into() },
+            UiChunk::ReasoningStart {
+                id: "r".into(),
+                provider_metadata: None,
+            },
             UiChunk::ReasoningDelta {
                 id: "r".into(),
                 delta: "think".into(),

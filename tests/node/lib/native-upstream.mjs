@@ -8,6 +8,7 @@
 // calling"). The model picks the script:
 //   text      thinking "Greeting back.", then "Hello world", usage 11 in / 2 out
 //   weather   a get_weather call with {"city": "Paris"}
+//   redacted  withheld reasoning (a `redacted_thinking` block), then the same call
 //   hub       the agent loop's tool round: a hub_call of calc.eval {"6*7"} while
 //             the conversation holds no tool result, then the text "6*7 = 42"
 //   status-N  the provider's own error body with status N (429 with Retry-After: 7)
@@ -21,6 +22,8 @@ import { faultAnswer, hubAnswer } from "./native-faults.mjs";
 
 const THINKING = "Greeting back.";
 const TEXT = ["Hello", " world"];
+// Anthropic's withheld reasoning: encrypted, opaque, to be sent back as it came.
+export const REDACTED = { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj" };
 
 function anthropicEvents(model) {
   const start = { type: "message_start", message: { id: "msg_01native", type: "message", role: "assistant", content: [],
@@ -29,6 +32,14 @@ function anthropicEvents(model) {
     { type: "message_delta", delta: { stop_reason: reason, stop_sequence: null }, usage: { output_tokens: 2 } },
     { type: "message_stop" },
   ];
+  if (model === "redacted") {
+    return [start,
+      { type: "content_block_start", index: 0, content_block: REDACTED },
+      { type: "content_block_stop", index: 0 },
+      { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_01native", name: "get_weather", input: {} } },
+      { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "{\"city\": \"Paris\"}" } },
+      { type: "content_block_stop", index: 1 }, ...end("tool_use")];
+  }
   if (model === "weather") {
     return [start,
       { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } },
@@ -51,6 +62,11 @@ function anthropicEvents(model) {
 }
 
 function anthropicWhole(model) {
+  if (model === "redacted") {
+    return { id: "msg_01native", type: "message", role: "assistant", model: "claude-opus-4-6",
+      content: [REDACTED, { type: "tool_use", id: "toolu_01native", name: "get_weather", input: { city: "Paris" } }],
+      stop_reason: "tool_use", stop_sequence: null, usage: { input_tokens: 11, output_tokens: 2 } };
+  }
   const content = model === "weather"
     ? [{ type: "thinking", thinking: "The weather tool.", signature: "EqQBCgIYAhIMweather" },
       { type: "tool_use", id: "toolu_01native", name: "get_weather", input: { city: "Paris" } }]

@@ -244,7 +244,10 @@ mod tests {
                 message_metadata: Some(json!({"model": "x"})),
             },
             UiChunk::StartStep,
-            UiChunk::ReasoningStart { id: "r".into() },
+            UiChunk::ReasoningStart {
+                id: "r".into(),
+                provider_metadata: None,
+            },
             UiChunk::ReasoningDelta {
                 id: "r".into(),
                 delta: "hmm".into(),

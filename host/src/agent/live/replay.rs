@@ -98,7 +98,10 @@ fn text_chunks(reasoning: bool, id: &str, text: &str, closed: bool) -> Vec<UiChu
     let id = crate::llm::Text::from(id);
     let mut out = Vec::with_capacity(3);
     out.push(if reasoning {
-        UiChunk::ReasoningStart { id: id.clone() }
+        UiChunk::ReasoningStart {
+            id: id.clone(),
+            provider_metadata: None,
+        }
     } else {
         UiChunk::TextStart { id: id.clone() }
     });

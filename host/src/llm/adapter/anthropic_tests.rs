@@ -229,19 +229,25 @@ fn signed_thinking_rides_along_in_the_answer_and_goes_back_first() {
     );
 }
 
+/// What an `anthropic` provider configured with `settings` sends for `body`
+/// with `extra`'s fields added.
+fn sent_with(settings: &str, body: Value, extra: Value) -> Result<Value, super::RequestError> {
+    let text = format!(
+        "name = \"a\"\nkind = \"anthropic\"\nbase_url = \"https://api.anthropic.com/v1\"\n{settings}"
+    );
+    let ps = Providers::new(&[crate::toml::from_str(&text).unwrap()]).unwrap();
+    let mut body = body;
+    body.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    prepare(&ps.route("a/m").unwrap(), &body).map(|call| body_of(&call))
+}
+
 #[test]
 fn extended_thinking_comes_from_reasoning_effort_think_or_options() {
     let sent = |settings: &str, extra: Value| {
-        let text = format!(
-            "name = \"a\"\nkind = \"anthropic\"\nbase_url = \"https://api.anthropic.com/v1\"\nmax_output_tokens = 2048\n{settings}"
-        );
-        let ps = Providers::new(&[crate::toml::from_str(&text).unwrap()]).unwrap();
-        let mut body =
-            json!({"model": "m", "temperature": 0.2, "messages": [{"role": "user", "content": "Hi"}]});
-        body.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        prepare(&ps.route("a/m").unwrap(), &body).map(|call| body_of(&call))
+        let body = json!({"model": "m", "temperature": 0.2, "messages": [{"role": "user", "content": "Hi"}]});
+        sent_with(&format!("max_output_tokens = 2048\n{settings}"), body, extra)
     };
     let think = sent("think = true", json!({})).unwrap();
     assert_eq!(
@@ -287,17 +293,10 @@ fn extended_thinking_comes_from_reasoning_effort_think_or_options() {
 #[test]
 fn a_forced_tool_and_thinking_do_not_go_together() {
     let sent = |settings: &str, extra: Value| {
-        let text = format!(
-            "name = \"a\"\nkind = \"anthropic\"\nbase_url = \"https://api.anthropic.com/v1\"\n{settings}"
-        );
-        let ps = Providers::new(&[crate::toml::from_str(&text).unwrap()]).unwrap();
-        let mut body = json!({"model": "m", "temperature": 0.2, "max_tokens": 100,
+        let body = json!({"model": "m", "temperature": 0.2, "max_tokens": 100,
             "messages": [{"role": "user", "content": "Hi"}],
             "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]});
-        body.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        prepare(&ps.route("a/m").unwrap(), &body).map(|call| body_of(&call))
+        sent_with(settings, body, extra)
     };
     let named = json!({"type": "function", "function": {"name": "get_weather"}});
     for choice in [json!("required"), named.clone()] {

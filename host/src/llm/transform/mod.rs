@@ -265,6 +265,7 @@ impl StepTransformer {
                 if self.open == Open::Reasoning {
                     self.reasoning_signature = signature_of(extra).or(self.reasoning_signature.take());
                 }
+                self.push_redacted(extra, out);
                 absorb(
                     self.extra
                         .get_or_insert_with(|| Value::Object(Default::default())),
@@ -450,6 +451,7 @@ impl StepTransformer {
                     self.next_part_id("reasoning");
                     out.push(UiChunk::ReasoningStart {
                         id: self.part_id.clone(),
+                        provider_metadata: None,
                     });
                 }
                 Open::None => unreachable!("push_part is called for text or reasoning"),
@@ -472,6 +474,35 @@ impl StepTransformer {
         }
     }
 
+    /// Each `redacted_thinking` block in `extra` (Anthropic's withheld
+    /// reasoning, which comes whole) as a reasoning part with no text and its
+    /// data as `providerMetadata.anthropic.redactedData`, as the AI SDK's own
+    /// Anthropic provider shows it: `/v1/messages` clients get the block back.
+    fn push_redacted(&mut self, extra: &Value, out: &mut Vec<UiChunk>) {
+        let Some(blocks) = extra
+            .pointer("/anthropic/thinking_blocks")
+            .and_then(Value::as_array)
+        else {
+            return;
+        };
+        for block in blocks.iter().filter(|b| b["type"] == "redacted_thinking") {
+            let Some(data) = block.get("data").filter(|d| d.is_string()) else {
+                continue;
+            };
+            self.close_part(out);
+            self.next_part_id("reasoning");
+            let id = self.part_id.clone();
+            out.push(UiChunk::ReasoningStart {
+                id: id.clone(),
+                provider_metadata: Some(json!({ "anthropic": { "redactedData": data } })),
+            });
+            out.push(UiChunk::ReasoningEnd {
+                id,
+                provider_metadata: None,
+            });
+        }
+    }
+
     fn close_part(&mut self, out: &mut Vec<UiChunk>) {
         let id = self.part_id.clone();
         match std::mem::replace(&mut self.open, Open::None) {
@@ -489,10 +520,12 @@ impl StepTransformer {
 }
 
 /// The signature of the last signed thinking block in an `extra_content`
-/// (`anthropic.thinking_blocks`), which the adapter gives as the block ends.
+/// (`anthropic.thinking_blocks`), which the adapter gives as the block ends
+/// (a `redacted_thinking` block has none and is a part of its own).
 fn signature_of(extra: &Value) -> Option<Value> {
     let blocks = extra.pointer("/anthropic/thinking_blocks")?.as_array()?;
-    let signature = blocks.last()?.get("signature")?;
+    let thinking = blocks.iter().rev().find(|b| b["type"] == "thinking")?;
+    let signature = thinking.get("signature")?;
     signature
         .as_str()
         .is_some_and(|s| !s.is_empty())

@@ -94,6 +94,11 @@ pub enum UiChunk {
     ReasoningStart {
         /// `id`: the part's id, repeated by its deltas and its end.
         id: Text,
+        /// `providerMetadata`: for reasoning the provider withheld,
+        /// `{"anthropic": {"redactedData": ...}}` (the AI SDK's own field for
+        /// Anthropic's `redacted_thinking`); the part then has no text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider_metadata: Option<Value>,
     },
     /// `reasoning-delta`: text appended to an open reasoning part.
     ReasoningDelta {

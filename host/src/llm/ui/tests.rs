@@ -38,7 +38,10 @@ fn every_variant_round_trips_with_the_documented_keys() {
             json!({"type": "text-end", "id": "t"}),
         ),
         (
-            UiChunk::ReasoningStart { id: "r".into() },
+            UiChunk::ReasoningStart {
+                id: "r".into(),
+                provider_metadata: None,
+            },
             json!({"type": "reasoning-start", "id": "r"}),
         ),
         (

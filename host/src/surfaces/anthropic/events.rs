@@ -135,11 +135,20 @@ impl Encoder {
         }
         match chunk {
             UiChunk::TextStart { id } => self.open_part(id, json!({ "type": "text", "text": "" }), out),
-            UiChunk::ReasoningStart { id } => self.open_part(
+            UiChunk::ReasoningStart {
                 id,
-                json!({ "type": "thinking", "thinking": "", "signature": "" }),
-                out,
-            ),
+                provider_metadata,
+            } => {
+                let redacted = provider_metadata
+                    .as_ref()
+                    .and_then(|m| m.pointer("/anthropic/redactedData"));
+                let block = match redacted {
+                    // Withheld reasoning goes back to the client whole, as it came.
+                    Some(data) => json!({ "type": "redacted_thinking", "data": data }),
+                    None => json!({ "type": "thinking", "thinking": "", "signature": "" }),
+                };
+                self.open_part(id, block, out)
+            }
             UiChunk::TextDelta { id, delta } => {
                 self.part_delta(id, json!({ "type": "text_delta", "text": delta }), out)
             }

@@ -193,6 +193,26 @@ fn a_signed_thinking_block_gets_its_signature_delta_before_it_stops() {
 }
 
 #[test]
+fn withheld_reasoning_is_a_redacted_thinking_block_as_it_came() {
+    let redacted = json!({"type": "redacted_thinking", "data": "EmwK"});
+    let events = events_for(&[
+        delta(json!({ "extra_content": {"anthropic": {"thinking_blocks": [redacted.clone()]}} })),
+        delta(json!({"content": "ok"})),
+        finish("stop"),
+    ]);
+    let start = events
+        .iter()
+        .find(|e| e.name == "content_block_start" && e.data["index"] == 0)
+        .unwrap_or_else(|| panic!("{:?}", names(&events)));
+    assert_eq!(start.data["content_block"], redacted);
+    let message = collect(&events).unwrap();
+    assert_eq!(
+        message["content"],
+        json!([redacted, {"type": "text", "text": "ok"}])
+    );
+}
+
+#[test]
 fn an_upstream_error_is_one_error_event_and_nothing_after() {
     let events = events_for(&[
         delta(json!({"content": "Hel"})),

@@ -58,7 +58,7 @@ pub fn ui_chunks(events: &[String]) -> Vec<UiChunk> {
     let mut tools = std::collections::HashSet::new();
     for c in &chunks {
         match c {
-            UiChunk::TextStart { id } | UiChunk::ReasoningStart { id } => {
+            UiChunk::TextStart { id } | UiChunk::ReasoningStart { id, .. } => {
                 assert!(open.insert(id.clone()), "reopened {id}")
             }
             UiChunk::TextDelta { id, .. } | UiChunk::ReasoningDelta { id, .. } => {

@@ -108,3 +108,54 @@ fn a_thinking_blocks_signature_given_as_it_ends_reaches_its_reasoning_end() {
     ];
     assert_eq!(ends(&plain), vec![None]);
 }
+
+#[test]
+fn withheld_reasoning_is_a_reasoning_part_with_its_data_and_no_text() {
+    let blocks = json!({"extra_content": {"anthropic": {"thinking_blocks": [
+        {"type": "thinking", "thinking": "hmm", "signature": "EqQB"},
+        {"type": "redacted_thinking", "data": "EmwK"}]}}});
+    let datas = [
+        chunk(json!({"reasoning_content": "hmm"}), None),
+        chunk(blocks, None),
+        chunk(json!({"content": "ok"}), Some("stop")),
+        "[DONE]".to_string(),
+    ];
+    let reasoning: Vec<UiChunk> = run(&datas, opts())
+        .0
+        .into_iter()
+        .filter(|c| {
+            matches!(
+                c,
+                UiChunk::ReasoningStart { .. }
+                    | UiChunk::ReasoningDelta { .. }
+                    | UiChunk::ReasoningEnd { .. }
+            )
+        })
+        .collect();
+    let (first, second) = ("reasoning-0-0", "reasoning-0-1");
+    assert_eq!(
+        reasoning,
+        vec![
+            UiChunk::ReasoningStart {
+                id: first.into(),
+                provider_metadata: None
+            },
+            UiChunk::ReasoningDelta {
+                id: first.into(),
+                delta: "hmm".into()
+            },
+            UiChunk::ReasoningEnd {
+                id: first.into(),
+                provider_metadata: Some(json!({"anthropic": {"signature": "EqQB"}}))
+            },
+            UiChunk::ReasoningStart {
+                id: second.into(),
+                provider_metadata: Some(json!({"anthropic": {"redactedData": "EmwK"}}))
+            },
+            UiChunk::ReasoningEnd {
+                id: second.into(),
+                provider_metadata: None
+            },
+        ]
+    );
+}
