@@ -106,6 +106,8 @@ def script(messages):
         args = json.dumps({"calls": [{"tool": "calc.eval", "input": {"expression": expr}}]})
         call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "hub_call", "arguments": args}}
         return [chunk({"role": "assistant", "tool_calls": [call]}), chunk({}, "tool_calls")]
+    if "json" in words and not tools:
+        return [chunk({"role": "assistant", "content": '{"sum": 5}'}), chunk({}, "stop")]
     if tools:
         return [chunk({"role": "assistant", "content": "The answer is "}), chunk({"content": tools[-1]["content"][:40]}), chunk({}, "stop")]
     return [chunk({"role": "assistant", "content": "You're "}), chunk({"content": "welcome."}), chunk({}, "stop")]

@@ -23,6 +23,12 @@
 #     event; an upstream that fails: an error; a client that leaves mid-stream: an
 #     abort by the client), of /api/ui/chat/completions (an error), and the GenAI
 #     client metrics (operation duration, token usage);
+#   - the chat metrics of agent turns: the unknown upstream event of a step on
+#     /api/chat, /v1/agents (streamed), the proxy and /v1/messages naming an agent;
+#     a non-streamed /v1/agents answer (a request, no first byte); the JSON answers;
+#   - capture_content: the chat spans' gen_ai.input.messages / gen_ai.output.messages
+#     (the conventions' JSON), a bearer token in the user's text redacted, a long
+#     text cut naming telemetry.max_content_bytes, the JSON still whole;
 #   - HTTP spans named by route (`POST /api/chat`, `POST /mcp`, with http.route);
 #   - `wasmhub mcp --stdio` started by the mcp client: its tools/call span under the
 #     client's _meta.traceparent, network.transport = pipe.
@@ -79,6 +85,11 @@ max_retries = 0
 [agent]
 model = "scripted/scripted-1"
 
+# An agent whose model sends an event the hub cannot read before its answer.
+[[agents]]
+name = "garbler"
+model = "scripted/garbled-1"
+
 [telemetry]
 otlp_endpoint = "$receiver"
 service_name = "wasmhub-otel-suite"
@@ -88,6 +99,9 @@ export_timeout_ms = 2000
 probe_max_ms = 400
 # Every storage wait is a span here (0), to see them in the chat's trace.
 storage_wait_ms = 0
+# Inputs and outputs on spans (tool calls, model messages), redacted and cut.
+capture_content = true
+max_content_bytes = 2048
 EOF
 "$bin" serve --config "$work/wasmhub.toml" >"$work/hub.log" 2>&1 &
 pids+=($!)

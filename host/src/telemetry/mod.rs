@@ -43,6 +43,9 @@ pub(crate) struct Telemetry {
     sample_below: Option<u64>,
     capture_content: bool,
     max_content_bytes: usize,
+    /// `[audit] redact_fields`, lowercase: redacted in captured JSON content.
+    redact: Vec<String>,
+
     storage_wait: Duration,
 }
 
@@ -84,8 +87,9 @@ impl std::error::Error for TelemetryError {
 }
 
 /// Starts the tracer and its exporter when `config.otlp_endpoint` is set (once per
-/// process; a second call changes nothing).
-pub(crate) fn install(config: &TelemetryConfig) -> Result<(), TelemetryError> {
+/// process; a second call changes nothing); captured content has the fields named
+/// in `redact` (`[audit] redact_fields`) redacted.
+pub(crate) fn install(config: &TelemetryConfig, redact: &[String]) -> Result<(), TelemetryError> {
     crate::logging::configure(config.log_format == crate::config::LogFormat::Json, || {
         current_trace_id().map(|t| t.0)
     });
@@ -101,6 +105,8 @@ pub(crate) fn install(config: &TelemetryConfig) -> Result<(), TelemetryError> {
         sample_below: threshold(config.sample_ratio),
         capture_content: config.capture_content,
         max_content_bytes: config.max_content_bytes,
+        redact: redact.iter().map(|f| f.to_ascii_lowercase()).collect(),
+
         storage_wait: Duration::from_millis(config.storage_wait_ms),
     });
     crate::info!(
@@ -197,6 +203,22 @@ pub(crate) fn content(text: impl FnOnce() -> String) -> Option<String> {
         text.push('…');
     }
     Some(text)
+}
+
+/// `value` as a JSON content attribute when the operator opted in
+/// (`telemetry.capture_content`); `None` otherwise. Redacted as the audit log
+/// redacts (the fields of `[audit] redact_fields`, at any depth), bearer tokens in
+/// its strings too, and bounded by `telemetry.max_content_bytes`: its longest
+/// strings are cut, each saying so, keeping it JSON (`redact::fit_json`).
+pub(crate) fn content_json(value: impl FnOnce() -> serde_json::Value) -> Option<String> {
+    let t = installed().filter(|t| t.capture_content)?;
+    let mut value = crate::redact::redact(&value(), &t.redact);
+    crate::redact::bearer_tokens(&mut value);
+    Some(crate::redact::fit_json(
+        value,
+        t.max_content_bytes,
+        "telemetry.max_content_bytes",
+    ))
 }
 
 /// A span `name` for a storage wait that began at `started` and ends now, under
