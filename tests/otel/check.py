@@ -146,12 +146,33 @@ async def mcp_checks():
 
         await check("an isError result sets error.type = tool_error", tool_error)
 
+        async def external_server():
+            trace, _, tp = traceparent(0x707)
+            r = await client.call_tool("hub_call", {"calls": [{"tool": "tracer.whoami", "input": {}}]},
+                                       meta={"traceparent": tp, "baggage": "user=alice,tier=gold"})
+            assert not r.is_error, r
+            spans = spans_of(trace, names("execute_tool tracer.whoami", "tools/call whoami"))
+            op = one(spans, "execute_tool tracer.whoami")
+            out = one(spans, "tools/call whoami")
+            assert out["kind"] == CLIENT and out["parentSpanId"] == op["spanId"], out
+            assert out["attributes"]["mcp.method.name"] == "tools/call", out
+            got = [s for s in json.loads(get(f"{os.environ['MCP_SERVER_URL']}/seen"))
+                   if (s["meta"] or {}).get("traceparent", "").startswith(f"00-{trace}-")]
+            assert len(got) == 1, got
+            want = f"00-{trace}-{out['spanId']}-01"
+            assert got[0]["meta"]["traceparent"] == want and got[0]["traceparent"] == want, got
+            # telemetry.forward_baggage = ["tier"]: the client's other keys stay in the hub.
+            assert got[0]["meta"]["baggage"] == "tier=gold" and got[0]["baggage"] == "tier=gold", got
+
+        await check("an external MCP server gets the hub's span in _meta.traceparent and the header, "
+                    "and only the forwarded baggage", external_server)
+
 
 async def chat_checks():
     async def agent_turn():
         trace, parent, tp = traceparent(0x404)
         body = {"id": "otel-chat-1", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "compute 2+3"}]}]}
-        status, text = post(f"{HUB}/api/chat", body, {"traceparent": tp})
+        status, text = post(f"{HUB}/api/chat", body, {"traceparent": tp, "baggage": "user=alice,tier=gold"})
         assert status == 200 and '"finish"' in text, text
         spans = spans_of(trace, names("POST /api/chat", "execute_tool calc.eval", "execute_tool hub_call")
                          and (lambda s: sum(x["name"] == "chat scripted-1" for x in s) == 2
@@ -179,10 +200,12 @@ async def chat_checks():
         assert lease["parentSpanId"] == http["spanId"], lease
         saves = [s for s in spans if s["name"] == "wasmhub.session.save"]
         assert saves and all(s["parentSpanId"] == agent["spanId"] for s in saves), saves
-        # Each model request carried its chat span.
-        sent = {s["traceparent"] for s in json.loads(get(f"{UPSTREAM}/seen")) if s["path"] == "/v1/chat/completions"}
+        # Each model request carried its chat span, and of the client's baggage only
+        # what telemetry.forward_baggage lets out.
+        seen = {s["traceparent"]: s["baggage"] for s in json.loads(get(f"{UPSTREAM}/seen"))
+                if s["path"] == "/v1/chat/completions"}
         for c in chats:
-            assert f"00-{trace}-{c['spanId']}-01" in sent, (c["spanId"], sent)
+            assert seen.get(f"00-{trace}-{c['spanId']}-01", "missing") == "tier=gold", (c["spanId"], seen)
 
     await check("/api/chat: invoke_agent -> chat MODEL (usage) and execute_tool -> the operation", agent_turn)
 

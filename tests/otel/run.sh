@@ -29,6 +29,10 @@
 #   - capture_content: the chat spans' gen_ai.input.messages / gen_ai.output.messages
 #     (the conventions' JSON), a bearer token in the user's text redacted, a long
 #     text cut naming telemetry.max_content_bytes, the JSON still whole;
+#   - an external MCP server ([[mcp_servers]] over HTTP, receiver.py mcp) gets the
+#     hub's CLIENT span `tools/call whoami` as _meta.traceparent and traceparent
+#     header, and only the baggage telemetry.forward_baggage allows (so does the
+#     model provider);
 #   - HTTP spans named by route (`POST /api/chat`, `POST /mcp`, with http.route);
 #   - `wasmhub mcp --stdio` started by the mcp client: its tools/call span under the
 #     client's _meta.traceparent, network.transport = pipe.
@@ -53,7 +57,9 @@ receiver_pid=$!
 pids+=("$receiver_pid")
 "$python" "$here/receiver.py" upstream >"$work/upstream.url" 2>"$work/upstream.log" &
 pids+=($!)
-for f in receiver upstream; do
+"$python" "$here/receiver.py" mcp >"$work/mcp.url" 2>"$work/mcp.log" &
+pids+=($!)
+for f in receiver upstream mcp; do
     for _ in $(seq 100); do
         [ -s "$work/$f.url" ] && break
         sleep 0.1
@@ -61,6 +67,7 @@ for f in receiver upstream; do
 done
 receiver="$(head -n1 "$work/receiver.url")"
 upstream="$(head -n1 "$work/upstream.url")"
+mcp_server="$(head -n1 "$work/mcp.url")"
 upstream_port="${upstream##*:}"
 
 mkdir "$work/plugins"
@@ -102,6 +109,14 @@ storage_wait_ms = 0
 # Inputs and outputs on spans (tool calls, model messages), redacted and cut.
 capture_content = true
 max_content_bytes = 2048
+# Only the client's `tier` baggage goes on to providers, plugins and MCP servers.
+forward_baggage = ["tier"]
+
+# An external MCP server over HTTP that records the trace context it gets.
+[[mcp_servers]]
+name = "tracer"
+transport = "http"
+url = "$mcp_server/mcp"
 EOF
 "$bin" serve --config "$work/wasmhub.toml" >"$work/hub.log" 2>&1 &
 pids+=($!)
@@ -109,7 +124,7 @@ hub="http://127.0.0.1:$port"
 wait_health "$hub" "$work/hub.log"
 
 status=0
-HUB_URL="$hub" RECEIVER_URL="$receiver" UPSTREAM_URL="$upstream" WASMHUB_BIN="$bin" \
+HUB_URL="$hub" RECEIVER_URL="$receiver" UPSTREAM_URL="$upstream" MCP_SERVER_URL="$mcp_server" WASMHUB_BIN="$bin" \
     WASMHUB_CONFIG="$work/wasmhub.toml" STDIO_DATA="$work/data-stdio" "$python" "$here/check.py" || status=1
 
 # Two replicas on PostgreSQL, exporting to the same receiver: a turn started on one

@@ -28,7 +28,7 @@ mod otlp;
 mod span;
 
 pub use context::{SpanContext, SpanId, TraceId};
-pub(crate) use http::{from_meta, inject, server_span};
+pub(crate) use http::{from_meta, inject, into_meta, server_span};
 pub(crate) use span::{Kind, Span};
 
 use crate::config::TelemetryConfig;
@@ -45,7 +45,8 @@ pub(crate) struct Telemetry {
     max_content_bytes: usize,
     /// `[audit] redact_fields`, lowercase: redacted in captured JSON content.
     redact: Vec<String>,
-
+    /// `telemetry.forward_baggage`: the baggage keys third parties get.
+    forward_baggage: Vec<String>,
     storage_wait: Duration,
 }
 
@@ -106,7 +107,7 @@ pub(crate) fn install(config: &TelemetryConfig, redact: &[String]) -> Result<(),
         capture_content: config.capture_content,
         max_content_bytes: config.max_content_bytes,
         redact: redact.iter().map(|f| f.to_ascii_lowercase()).collect(),
-
+        forward_baggage: config.forward_baggage.clone(),
         storage_wait: Duration::from_millis(config.storage_wait_ms),
     });
     crate::info!(
@@ -219,6 +220,12 @@ pub(crate) fn content_json(value: impl FnOnce() -> serde_json::Value) -> Option<
         t.max_content_bytes,
         "telemetry.max_content_bytes",
     ))
+}
+
+/// What of `context`'s baggage a third party gets (`telemetry.forward_baggage`):
+/// nothing unless the operator named its keys.
+pub(crate) fn forwarded_baggage(context: &SpanContext) -> Option<String> {
+    context.baggage_allowed(&installed()?.forward_baggage)
 }
 
 /// A span `name` for a storage wait that began at `started` and ends now, under
