@@ -118,7 +118,7 @@ async def mcp_checks():
             trace, _, tp = traceparent(0x202)
             url = f"{UPSTREAM}/echo"
             r = await client.call_tool("hub_call", {"calls": [{"tool": "fetch.get", "input": {"url": url}}]},
-                                       meta={"traceparent": tp})
+                                       meta={"traceparent": tp, "baggage": "user=alice,tier=gold"})
             assert not r.is_error, r
             spans = spans_of(trace, names("tools/call hub_call", "execute_tool fetch.get", "GET"))
             op = one(spans, "execute_tool fetch.get")
@@ -127,8 +127,9 @@ async def mcp_checks():
             assert http["attributes"]["http.response.status_code"] == 200, http
             assert http["attributes"]["server.address"] == "127.0.0.1", http
             # network.trace_context = true: the request carried the span.
-            sent = [s["traceparent"] for s in json.loads(get(f"{UPSTREAM}/seen")) if s["path"] == "/echo"]
-            assert f"00-{trace}-{http['spanId']}-01" in sent, sent
+            sent = {s["traceparent"]: s["baggage"] for s in json.loads(get(f"{UPSTREAM}/seen")) if s["path"] == "/echo"}
+            # ... and of the client's baggage only what telemetry.forward_baggage lets out.
+            assert sent.get(f"00-{trace}-{http['spanId']}-01", "missing") == "tier=gold", sent
 
         await check("a plugin's outbound request is a CLIENT span under its call and carries traceparent", outbound)
 

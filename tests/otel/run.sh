@@ -10,7 +10,8 @@
 #     under that parent (the HTTP request's span a link) with the MCP conventions'
 #     attributes, `execute_tool calc.eval` under it;
 #   - fetch.get (manifest: network.trace_context = true) -> a CLIENT span `GET`
-#     under its call, and the request carried that span as traceparent;
+#     under its call, and the request carried that span as traceparent (and only
+#     the baggage telemetry.forward_baggage allows);
 #   - an isError result -> error.type = tool_error on the server span;
 #   - /api/chat -> POST -> invoke_agent -> chat scripted-1 (usage, one per step,
 #     each model request carrying its span) and execute_tool hub_call ->
