@@ -45,6 +45,7 @@ pub(crate) mod oauth;
 pub(crate) mod percent;
 pub(crate) mod prom;
 pub(crate) mod race;
+pub(crate) mod redact;
 pub mod runtime;
 pub(crate) mod secret_ref;
 pub mod sse;

@@ -118,7 +118,7 @@ async def mcp_checks():
             trace, _, tp = traceparent(0x202)
             url = f"{UPSTREAM}/echo"
             r = await client.call_tool("hub_call", {"calls": [{"tool": "fetch.get", "input": {"url": url}}]},
-                                       meta={"traceparent": tp})
+                                       meta={"traceparent": tp, "baggage": "user=alice,tier=gold"})
             assert not r.is_error, r
             spans = spans_of(trace, names("tools/call hub_call", "execute_tool fetch.get", "GET"))
             op = one(spans, "execute_tool fetch.get")
@@ -127,8 +127,9 @@ async def mcp_checks():
             assert http["attributes"]["http.response.status_code"] == 200, http
             assert http["attributes"]["server.address"] == "127.0.0.1", http
             # network.trace_context = true: the request carried the span.
-            sent = [s["traceparent"] for s in json.loads(get(f"{UPSTREAM}/seen")) if s["path"] == "/echo"]
-            assert f"00-{trace}-{http['spanId']}-01" in sent, sent
+            sent = {s["traceparent"]: s["baggage"] for s in json.loads(get(f"{UPSTREAM}/seen")) if s["path"] == "/echo"}
+            # ... and of the client's baggage only what telemetry.forward_baggage lets out.
+            assert sent.get(f"00-{trace}-{http['spanId']}-01", "missing") == "tier=gold", sent
 
         await check("a plugin's outbound request is a CLIENT span under its call and carries traceparent", outbound)
 
@@ -146,12 +147,33 @@ async def mcp_checks():
 
         await check("an isError result sets error.type = tool_error", tool_error)
 
+        async def external_server():
+            trace, _, tp = traceparent(0x707)
+            r = await client.call_tool("hub_call", {"calls": [{"tool": "tracer.whoami", "input": {}}]},
+                                       meta={"traceparent": tp, "baggage": "user=alice,tier=gold"})
+            assert not r.is_error, r
+            spans = spans_of(trace, names("execute_tool tracer.whoami", "tools/call whoami"))
+            op = one(spans, "execute_tool tracer.whoami")
+            out = one(spans, "tools/call whoami")
+            assert out["kind"] == CLIENT and out["parentSpanId"] == op["spanId"], out
+            assert out["attributes"]["mcp.method.name"] == "tools/call", out
+            got = [s for s in json.loads(get(f"{os.environ['MCP_SERVER_URL']}/seen"))
+                   if (s["meta"] or {}).get("traceparent", "").startswith(f"00-{trace}-")]
+            assert len(got) == 1, got
+            want = f"00-{trace}-{out['spanId']}-01"
+            assert got[0]["meta"]["traceparent"] == want and got[0]["traceparent"] == want, got
+            # telemetry.forward_baggage = ["tier"]: the client's other keys stay in the hub.
+            assert got[0]["meta"]["baggage"] == "tier=gold" and got[0]["baggage"] == "tier=gold", got
+
+        await check("an external MCP server gets the hub's span in _meta.traceparent and the header, "
+                    "and only the forwarded baggage", external_server)
+
 
 async def chat_checks():
     async def agent_turn():
         trace, parent, tp = traceparent(0x404)
         body = {"id": "otel-chat-1", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "compute 2+3"}]}]}
-        status, text = post(f"{HUB}/api/chat", body, {"traceparent": tp})
+        status, text = post(f"{HUB}/api/chat", body, {"traceparent": tp, "baggage": "user=alice,tier=gold"})
         assert status == 200 and '"finish"' in text, text
         spans = spans_of(trace, names("POST /api/chat", "execute_tool calc.eval", "execute_tool hub_call")
                          and (lambda s: sum(x["name"] == "chat scripted-1" for x in s) == 2
@@ -179,12 +201,43 @@ async def chat_checks():
         assert lease["parentSpanId"] == http["spanId"], lease
         saves = [s for s in spans if s["name"] == "wasmhub.session.save"]
         assert saves and all(s["parentSpanId"] == agent["spanId"] for s in saves), saves
-        # Each model request carried its chat span.
-        sent = {s["traceparent"] for s in json.loads(get(f"{UPSTREAM}/seen")) if s["path"] == "/v1/chat/completions"}
+        # Each model request carried its chat span, and of the client's baggage only
+        # what telemetry.forward_baggage lets out.
+        seen = {s["traceparent"]: s["baggage"] for s in json.loads(get(f"{UPSTREAM}/seen"))
+                if s["path"] == "/v1/chat/completions"}
         for c in chats:
-            assert f"00-{trace}-{c['spanId']}-01" in sent, (c["spanId"], sent)
+            assert seen.get(f"00-{trace}-{c['spanId']}-01", "missing") == "tier=gold", (c["spanId"], seen)
 
     await check("/api/chat: invoke_agent -> chat MODEL (usage) and execute_tool -> the operation", agent_turn)
+
+    async def captured_messages():
+        trace, _, tp = traceparent(0x606)
+        text = "compute 2+3 with Authorization: Bearer sk-live-0123456789abcdef then " + "y" * 3000
+        body = {"id": "otel-content", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}]}
+        status, answer = post(f"{HUB}/api/chat", body, {"traceparent": tp})
+        assert status == 200 and '"finish"' in answer, answer
+        spans = spans_of(trace, lambda s: sum(x["name"] == "chat scripted-1" for x in s) == 2)
+        first, second = sorted((s for s in spans if s["name"] == "chat scripted-1"), key=lambda s: s["start"])
+        for span in (first, second):
+            for key in ("gen_ai.input.messages", "gen_ai.output.messages"):
+                assert len(span["attributes"][key]) <= 2048, (key, len(span["attributes"][key]))
+                assert "sk-live-0123456789abcdef" not in span["attributes"][key], span["attributes"][key]
+        sent = json.loads(first["attributes"]["gen_ai.input.messages"])
+        assert [m["role"] for m in sent] == ["system", "user"], sent
+        user = sent[1]["parts"][0]
+        assert user["type"] == "text" and "Bearer [redacted] then yyy" in user["content"], user
+        assert user["content"].endswith("…[cut: telemetry.max_content_bytes]"), user["content"][-60:]
+        out = json.loads(first["attributes"]["gen_ai.output.messages"])
+        assert out[0]["role"] == "assistant" and out[0]["finish_reason"] == "tool_calls", out
+        call = [p for p in out[0]["parts"] if p["type"] == "tool_call"][0]
+        assert call["name"] == "hub_call" and call["arguments"]["calls"][0]["tool"] == "calc.eval", call
+        later = json.loads(second["attributes"]["gen_ai.input.messages"])
+        response = [p for m in later for p in m["parts"] if p["type"] == "tool_call_response"]
+        assert response and response[0]["id"] == call["id"], later
+        final = json.loads(second["attributes"]["gen_ai.output.messages"])
+        assert final[0]["parts"][0]["content"].startswith("The answer is"), final
+
+    await check("capture_content: chat spans carry the input and output messages, redacted and cut", captured_messages)
 
 
 def chat_stream(session, text, model, base=HUB, headers=None):
@@ -373,6 +426,58 @@ async def surface_metric_checks():
     await check("/metrics: gen_ai_client_operation_duration_seconds and gen_ai_client_token_usage", genai_client)
 
 
+async def agent_metric_checks():
+    """The chat metrics of the answers the agent loop gives: the upstream events its
+    steps skipped, per surface that asked for the turn, and the non-streamed
+    answers (no time to first byte)."""
+    labels = lambda surface: f'surface="{surface}",provider="scripted"'  # noqa: E731
+    turns = [("chat", "/api/chat", {"id": "otel-garbled", "model": "scripted/garbled-1", "messages": [
+                 {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hello"}]}]}, {}),
+             ("agents", "/v1/agents/garbler", {"input": "hello", "stream": True}, {}),
+             ("openai", "/v1/chat/completions", proxy_body("garbler"), {}),
+             ("anthropic", "/v1/messages", messages_body("garbler"), ANTHROPIC)]
+    for surface, path, body, headers in turns:
+        async def unknown_events(surface=surface, path=path, body=body, headers=headers):
+            sample = f"wasmhub_chat_unknown_upstream_events_total{{{labels(surface)}}}"
+            before = metric(sample)
+            conn, resp = stream_post(path, body, headers)
+            text = resp.read().decode()
+            conn.close()
+            assert resp.status == 200 and "welcome" in text, (resp.status, text[-400:])
+            wait_metric(sample, before)
+            assert metric(sample) == before + 1, metric(sample)
+
+        await check(f"{surface} metrics: an agent turn's step counts its unknown upstream event", unknown_events)
+
+    async def not_streamed():
+        requests = f"wasmhub_chat_requests_total{{{labels('agents')}}}"
+        duration = f"wasmhub_chat_turn_duration_seconds_count{{{labels('agents')}}}"
+        first = f"wasmhub_chat_time_to_first_byte_seconds_count{{{labels('agents')}}}"
+        before = [metric(s) for s in (requests, duration, first)]
+        status, text = post(f"{HUB}/v1/agents/garbler", {"input": "hello"})
+        assert status == 200 and "welcome" in text, text
+        assert [metric(s) for s in (requests, duration, first)] == [before[0] + 1, before[1] + 1, before[2]]
+
+    await check("agents metrics: a non-streamed answer counts a request and its duration, no first byte", not_streamed)
+
+    async def json_answers():
+        for surface, path, body, headers in [
+                ("openai", "/v1/chat/completions",
+                 {**proxy_body("garbler", stream=False), "response_format": {"type": "json_object"},
+                  "messages": [{"role": "user", "content": "json please"}]}, {}),
+                ("anthropic", "/v1/messages",
+                 {**messages_body("garbler", stream=False), "messages": [{"role": "user", "content": "json please"}],
+                  "output_config": {"format": {"type": "json_schema", "schema": {"type": "object"}}}}, ANTHROPIC)]:
+            requests = f"wasmhub_chat_requests_total{{{labels(surface)}}}"
+            errors = f"wasmhub_chat_errors_total{{{labels(surface)}}}"
+            before = metric(requests), metric(errors)
+            status, text = post(f"{HUB}{path}", body, headers)
+            assert status == 200 and "sum" in text, (surface, text)
+            assert (metric(requests), metric(errors)) == (before[0] + 1, before[1]), surface
+
+    await check("openai and anthropic metrics: the JSON answers of an agent count as requests", json_answers)
+
+
 async def replica_checks():
     r1, r2 = os.environ["R1_URL"], os.environ["R2_URL"]
 
@@ -417,6 +522,7 @@ async def main():
     await chat_checks()
     await metric_checks()
     await surface_metric_checks()
+    await agent_metric_checks()
     await stdio_checks()
 
     async def mcp_metric():

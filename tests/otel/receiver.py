@@ -12,8 +12,12 @@
             with usage): "compute EXPR" -> a hub_call of calc.eval, then "The answer
             is ..."; model `failing-1` answers 500; `slow-1` streams one word, then
             holds the stream until the client goes away. GET /echo answers "ok"
-            (the fetch plugin's target). Every request's `traceparent` is kept:
-            GET /seen -> [{"path", "traceparent"}].
+            (the fetch plugin's target). Every request's `traceparent` and
+            `baggage` are kept: GET /seen -> [{"path", "traceparent", "baggage"}].
+  mcp       an external MCP server over HTTP (JSON-RPC answered as JSON, the
+            2025 handshake: `server/discover` is refused) with one tool, `whoami`;
+            every tools/call's `params._meta` and trace headers are kept:
+            GET /seen -> [{"meta", "traceparent", "baggage"}].
 
 Each listens on a free loopback port (or the one given after the role) and prints its
 base URL on the first line.
@@ -106,6 +110,8 @@ def script(messages):
         args = json.dumps({"calls": [{"tool": "calc.eval", "input": {"expression": expr}}]})
         call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "hub_call", "arguments": args}}
         return [chunk({"role": "assistant", "tool_calls": [call]}), chunk({}, "tool_calls")]
+    if "json" in words and not tools:
+        return [chunk({"role": "assistant", "content": '{"sum": 5}'}), chunk({}, "stop")]
     if tools:
         return [chunk({"role": "assistant", "content": "The answer is "}), chunk({"content": tools[-1]["content"][:40]}), chunk({}, "stop")]
     return [chunk({"role": "assistant", "content": "You're "}), chunk({"content": "welcome."}), chunk({}, "stop")]
@@ -130,14 +136,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def remember(self):
         with lock:
-            seen.append({"path": self.path, "traceparent": self.headers.get("traceparent")})
+            seen.append({"path": self.path, "traceparent": self.headers.get("traceparent"),
+                         "baggage": self.headers.get("baggage")})
 
     def do_GET(self):
         global requests
         if ROLE == "receiver" and self.path == "/spans":
             with lock:
                 return self.reply(200, {"spans": spans, "errors": errors, "requests": requests})
-        if ROLE == "upstream" and self.path == "/seen":
+        if ROLE == "mcp" and self.path == "/mcp":
+            return self.reply(405, {"error": "no server stream"})
+        if ROLE in ("upstream", "mcp") and self.path == "/seen":
             with lock:
                 return self.reply(200, seen)
         if ROLE == "upstream" and self.path.startswith("/echo"):
@@ -166,7 +175,28 @@ class Handler(BaseHTTPRequestHandler):
         if ROLE == "upstream" and self.path == "/v1/chat/completions":
             self.remember()
             return self.complete(json.loads(body))
+        if ROLE == "mcp" and self.path == "/mcp":
+            return self.mcp(json.loads(body))
         self.reply(404, {"error": self.path})
+
+    def mcp(self, msg):
+        if "id" not in msg:
+            return self.reply(202, b"", "text/plain")
+        method, params = msg.get("method"), msg.get("params") or {}
+        answer = lambda result: self.reply(200, {"jsonrpc": "2.0", "id": msg["id"], "result": result})  # noqa: E731
+        if method == "initialize":
+            return answer({"protocolVersion": params.get("protocolVersion"), "capabilities": {"tools": {}},
+                           "serverInfo": {"name": "otel-tracer", "version": "1.0.0"}})
+        if method == "tools/list":
+            return answer({"tools": [{"name": "whoami", "description": "Says hello.",
+                                      "inputSchema": {"type": "object", "properties": {}},
+                                      "annotations": {"readOnlyHint": True}}]})
+        if method == "tools/call":
+            with lock:
+                seen.append({"meta": params.get("_meta"), "traceparent": self.headers.get("traceparent"),
+                             "baggage": self.headers.get("baggage")})
+            return answer({"content": [{"type": "text", "text": "hello"}], "isError": False})
+        self.reply(200, {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": f"no {method}"}})
 
     def complete(self, req):
         model = req.get("model", "")

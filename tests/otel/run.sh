@@ -10,7 +10,8 @@
 #     under that parent (the HTTP request's span a link) with the MCP conventions'
 #     attributes, `execute_tool calc.eval` under it;
 #   - fetch.get (manifest: network.trace_context = true) -> a CLIENT span `GET`
-#     under its call, and the request carried that span as traceparent;
+#     under its call, and the request carried that span as traceparent (and only
+#     the baggage telemetry.forward_baggage allows);
 #   - an isError result -> error.type = tool_error on the server span;
 #   - /api/chat -> POST -> invoke_agent -> chat scripted-1 (usage, one per step,
 #     each model request carrying its span) and execute_tool hub_call ->
@@ -23,6 +24,16 @@
 #     event; an upstream that fails: an error; a client that leaves mid-stream: an
 #     abort by the client), of /api/ui/chat/completions (an error), and the GenAI
 #     client metrics (operation duration, token usage);
+#   - the chat metrics of agent turns: the unknown upstream event of a step on
+#     /api/chat, /v1/agents (streamed), the proxy and /v1/messages naming an agent;
+#     a non-streamed /v1/agents answer (a request, no first byte); the JSON answers;
+#   - capture_content: the chat spans' gen_ai.input.messages / gen_ai.output.messages
+#     (the conventions' JSON), a bearer token in the user's text redacted, a long
+#     text cut naming telemetry.max_content_bytes, the JSON still whole;
+#   - an external MCP server ([[mcp_servers]] over HTTP, receiver.py mcp) gets the
+#     hub's CLIENT span `tools/call whoami` as _meta.traceparent and traceparent
+#     header, and only the baggage telemetry.forward_baggage allows (so does the
+#     model provider);
 #   - HTTP spans named by route (`POST /api/chat`, `POST /mcp`, with http.route);
 #   - `wasmhub mcp --stdio` started by the mcp client: its tools/call span under the
 #     client's _meta.traceparent, network.transport = pipe.
@@ -47,7 +58,9 @@ receiver_pid=$!
 pids+=("$receiver_pid")
 "$python" "$here/receiver.py" upstream >"$work/upstream.url" 2>"$work/upstream.log" &
 pids+=($!)
-for f in receiver upstream; do
+"$python" "$here/receiver.py" mcp >"$work/mcp.url" 2>"$work/mcp.log" &
+pids+=($!)
+for f in receiver upstream mcp; do
     for _ in $(seq 100); do
         [ -s "$work/$f.url" ] && break
         sleep 0.1
@@ -55,6 +68,7 @@ for f in receiver upstream; do
 done
 receiver="$(head -n1 "$work/receiver.url")"
 upstream="$(head -n1 "$work/upstream.url")"
+mcp_server="$(head -n1 "$work/mcp.url")"
 upstream_port="${upstream##*:}"
 
 mkdir "$work/plugins"
@@ -79,6 +93,11 @@ max_retries = 0
 [agent]
 model = "scripted/scripted-1"
 
+# An agent whose model sends an event the hub cannot read before its answer.
+[[agents]]
+name = "garbler"
+model = "scripted/garbled-1"
+
 [telemetry]
 otlp_endpoint = "$receiver"
 service_name = "wasmhub-otel-suite"
@@ -88,6 +107,17 @@ export_timeout_ms = 2000
 probe_max_ms = 400
 # Every storage wait is a span here (0), to see them in the chat's trace.
 storage_wait_ms = 0
+# Inputs and outputs on spans (tool calls, model messages), redacted and cut.
+capture_content = true
+max_content_bytes = 2048
+# Only the client's `tier` baggage goes on to providers, plugins and MCP servers.
+forward_baggage = ["tier"]
+
+# An external MCP server over HTTP that records the trace context it gets.
+[[mcp_servers]]
+name = "tracer"
+transport = "http"
+url = "$mcp_server/mcp"
 EOF
 "$bin" serve --config "$work/wasmhub.toml" >"$work/hub.log" 2>&1 &
 pids+=($!)
@@ -95,7 +125,7 @@ hub="http://127.0.0.1:$port"
 wait_health "$hub" "$work/hub.log"
 
 status=0
-HUB_URL="$hub" RECEIVER_URL="$receiver" UPSTREAM_URL="$upstream" WASMHUB_BIN="$bin" \
+HUB_URL="$hub" RECEIVER_URL="$receiver" UPSTREAM_URL="$upstream" MCP_SERVER_URL="$mcp_server" WASMHUB_BIN="$bin" \
     WASMHUB_CONFIG="$work/wasmhub.toml" STDIO_DATA="$work/data-stdio" "$python" "$here/check.py" || status=1
 
 # Two replicas on PostgreSQL, exporting to the same receiver: a turn started on one

@@ -16,6 +16,8 @@ pub struct Collected {
     pub usage: Option<crate::llm::Usage>,
     /// Why the turn failed or was stopped.
     pub error: Option<String>,
+    /// The provider that answered the turn's last step (`messageMetadata.provider`).
+    pub provider: Option<String>,
 }
 
 /// What one chunk added to a [`Collected`] answer.
@@ -53,6 +55,7 @@ impl Collected {
                     .and_then(|m| m.get("usage"))
                     .and_then(|u| serde_json::from_value(u.clone()).ok());
                 self.outcome = meta.and_then(|m| m["finishReason"].as_str()).map(str::to_string);
+                self.provider = meta.and_then(|m| m["provider"].as_str()).map(str::to_string);
                 Some(Added::Finished)
             }
             _ => None,

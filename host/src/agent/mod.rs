@@ -374,6 +374,7 @@ impl Agent {
             sampling,
             output: req.output.clone(),
             parent: req.parent.clone(),
+            surface: req.surface,
         };
         let agent = self.clone();
         tokio::spawn(crate::telemetry::carry(async move {
@@ -389,6 +390,15 @@ impl Agent {
             agent.bus.finish(&live);
         }));
         Ok(subscription)
+    }
+
+    /// The provider a task of the agent `name` asks first (its first model's first
+    /// target), when it routes.
+    pub fn first_provider(&self, name: &str) -> Option<String> {
+        let profile = self.profiles.current().get(name)?.clone();
+        let first = profile.models.first()?;
+        let route = self.env.llm.targets(first).ok()?.into_iter().next()?;
+        Some(route.provider.config.name.clone())
     }
 
     /// The profile `req` names (the default one when it names none) and the

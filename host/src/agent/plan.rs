@@ -61,6 +61,10 @@ pub struct ChatRequest {
     pub parent: Option<crate::hub::agent_calls::ParentCall>,
     /// Who approves the calls the approval policy asks about.
     pub approvals: Approver,
+    /// The chat surface that asked for the turn (`chat`, `openai`, `anthropic`,
+    /// `agents`, `subagent`): the `surface` label of what its steps count on
+    /// `/metrics`.
+    pub surface: &'static str,
 }
 
 /// Who approves a turn's calls that the approval policy asks about.
@@ -243,6 +247,7 @@ mod tests {
             message_id: message_id.map(str::to_string),
             model: None,
             agent: None,
+            surface: "chat",
             sampling: Default::default(),
             output: None,
             parent: None,

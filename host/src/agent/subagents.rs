@@ -54,6 +54,7 @@ impl AgentRunner for SubAgents {
                 output,
                 parent: Some(call.parent),
                 cancel: Some(call.cancel),
+                surface: "subagent",
             };
             match agent.run_task(task, call.caller).await {
                 Ok(answer) => Ok(json!({ "output": answer.output, "corrections": answer.corrections })),

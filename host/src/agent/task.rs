@@ -32,6 +32,9 @@ pub struct Task {
     pub parent: Option<ParentCall>,
     /// Stops the task (a sub-agent's call cancelled).
     pub cancel: Option<CancelToken>,
+    /// The chat surface that asked (`agents`, `openai`, `anthropic`; `subagent`
+    /// for an `agents.NAME` call), the label its steps' metrics carry.
+    pub surface: &'static str,
 }
 
 /// A task's answer.
@@ -45,6 +48,8 @@ pub struct TaskAnswer {
     pub usage: Option<Usage>,
     /// 1 when a JSON answer needed its correction round.
     pub corrections: u32,
+    /// The provider that answered the last step.
+    pub provider: Option<String>,
 }
 
 /// Why a task has no answer.
@@ -113,6 +118,7 @@ impl Agent {
                 outcome: answer.outcome.unwrap_or_else(|| "stop".into()),
                 usage: answer.usage,
                 corrections: 0,
+                provider: answer.provider,
             });
         };
         let found = match output.check(&answer.text) {
@@ -122,6 +128,7 @@ impl Agent {
                     outcome: answer.outcome.unwrap_or_else(|| "stop".into()),
                     usage: answer.usage,
                     corrections: 0,
+                    provider: answer.provider,
                 });
             }
             Err(found) => found,
@@ -140,6 +147,7 @@ impl Agent {
             outcome: corrected.outcome.unwrap_or_else(|| "stop".into()),
             usage,
             corrections: 1,
+            provider: corrected.provider,
         })
     }
 
@@ -163,6 +171,7 @@ impl Agent {
             sampling: task.sampling,
             output: task.output.clone(),
             parent: task.parent.clone(),
+            surface: task.surface,
         };
         let session = chat.session_id.clone();
         let mut sub = self.start(chat, caller.clone()).await.map_err(TaskError::Start)?;

@@ -39,7 +39,7 @@ pub fn run_stdio(config: Config) -> ExitCode {
 }
 
 async fn serve(config: Config) -> Result<(), String> {
-    crate::telemetry::install(&config.telemetry).map_err(|e| e.to_string())?;
+    crate::telemetry::install(&config.telemetry, &config.audit.redact_fields).map_err(|e| e.to_string())?;
     let backend = crate::storage::Backend::open(&config).await.map_err(|e| {
         format!("{e} (a running `wasmhub serve` holds its data folder: give this one its own --data)")
     })?;

@@ -75,7 +75,7 @@ async fn sync_sources(config: &Config, options: &ServeFlags) -> Result<(), Strin
 }
 
 async fn start(config: Config, options: ServeFlags, signals: super::signals::Signals) -> Result<(), String> {
-    crate::telemetry::install(&config.telemetry).map_err(|e| e.to_string())?;
+    crate::telemetry::install(&config.telemetry, &config.audit.redact_fields).map_err(|e| e.to_string())?;
     sync_sources(&config, &options).await?;
     let config = Arc::new(config);
     // --locked: every plugin must be pinned in plugins.lock; read it before loading

@@ -39,6 +39,10 @@ pub struct TelemetryConfig {
     pub storage_wait_ms: u64,
     /// Log line format: `text` (default) or `json` (one object per line).
     pub log_format: LogFormat,
+    /// The W3C baggage keys passed on to third parties (model providers, plugins'
+    /// outbound requests, external MCP servers); a client's other baggage stays
+    /// in the hub. Empty (default): none is passed on.
+    pub forward_baggage: Vec<String>,
 }
 
 /// How log lines are written.
@@ -67,6 +71,7 @@ impl Default for TelemetryConfig {
             max_content_bytes: 4096,
             storage_wait_ms: 50,
             log_format: LogFormat::Text,
+            forward_baggage: Vec::new(),
         }
     }
 }
@@ -93,6 +98,18 @@ impl TelemetryConfig {
         }
         if self.batch_spans > self.queue_spans {
             return Some("telemetry.batch_spans must be at most telemetry.queue_spans".into());
+        }
+        let not_a_key = |k: &String| {
+            k.is_empty()
+                || !k
+                    .bytes()
+                    .all(|b| b.is_ascii_graphic() && !b"\"(),/:;<=>?@[\\]{}".contains(&b))
+        };
+        if let Some(key) = self.forward_baggage.iter().find(|k| not_a_key(k)) {
+            return Some(format!(
+                "telemetry.forward_baggage: {key:?} is not a baggage key (a W3C token: visible ASCII \
+                 without separators such as = , ; or spaces)"
+            ));
         }
         if self.service_name.is_empty() {
             return Some("telemetry.service_name must not be empty".into());

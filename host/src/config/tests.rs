@@ -162,6 +162,14 @@ fn telemetry_section_parses_and_is_checked() {
         ("[telemetry]\nflush_ms = 0\n", "telemetry.flush_ms"),
         ("[telemetry]\nprobe_max_ms = 0\n", "telemetry.probe_max_ms"),
         (
+            "[telemetry]\nforward_baggage = [\"a=b\"]\n",
+            "telemetry.forward_baggage",
+        ),
+        (
+            "[telemetry]\nforward_baggage = [\"\"]\n",
+            "telemetry.forward_baggage",
+        ),
+        (
             "[telemetry]\nbatch_spans = 10\nqueue_spans = 5\n",
             "telemetry.batch_spans",
         ),

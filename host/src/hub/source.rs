@@ -64,7 +64,8 @@ impl Source {
         match self {
             Source::Plugin(p) => p.call(op, input_json, inv).await,
             // An MCP server's tool cannot call back into the hub: `inv.nested` is unused.
-            Source::Mcp(m) => m.call(op, input_json, inv.deadline).await,
+            // The call's span is current, so the request to the server is its child.
+            Source::Mcp(m) => crate::telemetry::within(inv.trace, m.call(op, input_json, inv.deadline)).await,
         }
     }
 }

@@ -221,7 +221,7 @@ impl Llm {
         sink: &mut S,
     ) -> Result<StepSummary, Closed> {
         let started = std::time::Instant::now();
-        let mut span = super::spans::chat_span(targets);
+        let mut span = super::spans::chat_span(targets, body);
         let chain = self.step_chain(targets, body, prepare, opts, sink);
         let summary = crate::telemetry::within(span.context().cloned(), chain).await;
         let first = targets.first();

@@ -6,7 +6,8 @@
 //!
 //! A stream reached its terminal event once it sent `[DONE]` or a choice's
 //! `finish_reason` (some providers send no `[DONE]` after it). An event whose data
-//! is not a JSON chunk is skipped (logged, counted on `/metrics`), unless more than
+//! is not a JSON chunk is skipped (logged, counted on `/metrics`: in all, and per
+//! chat surface and provider by [`count_skipped`]), unless more than
 //! the provider's `max_malformed_chunks` come in a row. Every other way a stream
 //! stops is an [`Unfinished`]: a body that ends before the terminal event (the
 //! connection closed cleanly mid-answer; on a malformed event, e.g. a torn last
@@ -20,19 +21,49 @@ use super::client::ResponseBodyError;
 use super::openai::ChatChunk;
 use super::stream_error::StreamError;
 use crate::config::DEFAULT_MAX_MALFORMED_CHUNKS;
+use crate::prom::{Counters, escape};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Upstream events skipped because they were not JSON chunks, since start.
 static MALFORMED_SKIPPED: AtomicU64 = AtomicU64::new(0);
 
-/// `/metrics` lines: `wasmhub_upstream_malformed_chunks_total`.
+/// The skipped events of finished answers, per chat surface and provider.
+fn skipped_per_surface() -> &'static Counters {
+    static COUNTERS: OnceLock<Counters> = OnceLock::new();
+    COUNTERS.get_or_init(Counters::default)
+}
+
+/// Counts `n` events one answer of chat `surface` from `provider` skipped: the one
+/// place `wasmhub_chat_unknown_upstream_events_total` is counted, by the surfaces
+/// that run a model call themselves (`surfaces::chat_metrics`) and by the agent
+/// loop for each of its steps.
+pub(crate) fn count_skipped(surface: &str, provider: &str, n: u64) {
+    if n > 0 {
+        let labels = format!(
+            "surface=\"{}\",provider=\"{}\"",
+            escape(surface),
+            escape(provider)
+        );
+        skipped_per_surface().add(labels, n);
+    }
+}
+
+/// `/metrics` lines: `wasmhub_upstream_malformed_chunks_total` and
+/// `wasmhub_chat_unknown_upstream_events_total{surface,provider}`.
 pub(crate) fn metrics_text() -> String {
-    format!(
+    let mut out = format!(
         "# HELP wasmhub_upstream_malformed_chunks_total Upstream stream events skipped because they were not JSON chunks.\n\
          # TYPE wasmhub_upstream_malformed_chunks_total counter\n\
          wasmhub_upstream_malformed_chunks_total {}\n",
         MALFORMED_SKIPPED.load(Ordering::Relaxed)
-    )
+    );
+    skipped_per_surface().render(
+        &mut out,
+        "wasmhub_chat_unknown_upstream_events_total",
+        "Upstream events the hub could not read and skipped, by chat surface and provider.",
+    );
+    out
 }
 
 /// What one upstream event is, once read by [`Terminal::read`].

@@ -10,6 +10,12 @@
 //! abandons its HTTP exchange, which is that revision's cancellation. Once
 //! [`Connection::adopt_stateless`] was called, every request carries the
 //! stateless `_meta` (`stateless`).
+//!
+//! A request made inside a trace is a CLIENT span `{mcp.method.name} {tool}`
+//! (MCP conventions) whose context goes in `params._meta` (`traceparent`,
+//! `tracestate`, and the baggage `telemetry.forward_baggage` lets out; MCP
+//! 2026-07-28), so the server's spans join the hub's trace; over HTTP the
+//! transport also sends them as headers (`http`).
 
 use super::asked::Asked;
 use super::error::RequestError;
@@ -147,6 +153,11 @@ impl Connection {
             id,
             cancellable,
         };
+        let span = client_span(method, &params);
+        let params = match span.as_ref().and_then(|s| s.context()) {
+            Some(context) => with_trace(params, context),
+            None => params,
+        };
         let params = match self.stateless.get() {
             Some(meta) => super::stateless::with_meta(params, meta),
             None => params,
@@ -277,6 +288,43 @@ impl Drop for Unanswered<'_> {
 }
 
 /// For tests: an outbound that hands every message to a channel.
+/// The CLIENT span of request `method` when one is made inside a trace (none
+/// otherwise: the supervisor's own listing starts no trace).
+fn client_span(method: &str, params: &Value) -> Option<crate::telemetry::Span> {
+    use crate::telemetry::{Kind, Span};
+    let parent = crate::telemetry::current()?;
+    let tool = (method == "tools/call")
+        .then(|| params.get("name").and_then(Value::as_str))
+        .flatten();
+    let mut span = match tool {
+        Some(tool) => Span::child_of(Some(&parent), Kind::Client, format_args!("{method} {tool}")),
+        None => Span::child_of(Some(&parent), Kind::Client, format_args!("{method}")),
+    };
+    if span.recording() {
+        span.set("mcp.method.name", method);
+        if let Some(tool) = tool {
+            span.set("gen_ai.tool.name", tool);
+            span.set("gen_ai.operation.name", "execute_tool");
+        }
+    }
+    Some(span)
+}
+
+/// `params` with `context` in its `_meta` (`telemetry::into_meta`).
+fn with_trace(params: Value, context: &crate::telemetry::SpanContext) -> Value {
+    let mut params = match params {
+        Value::Object(p) => p,
+        _ => serde_json::Map::new(),
+    };
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Value::Object(meta) = meta {
+        crate::telemetry::into_meta(meta, context);
+    }
+    Value::Object(params)
+}
+
 #[cfg(test)]
 pub(super) struct Capture(pub mpsc::UnboundedSender<Value>);
 

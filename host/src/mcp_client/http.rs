@@ -219,6 +219,21 @@ pub(super) fn endpoint(config: &McpServerConfig) -> Result<Endpoint, StartError>
     })
 }
 
+/// The trace context a request carries in `params._meta` (`connection`), as the
+/// W3C headers too: a server that traces by HTTP headers joins the trace as well.
+fn trace_headers(message: &Value) -> Vec<(HeaderName, HeaderValue)> {
+    let Some(meta) = message.pointer("/params/_meta") else {
+        return Vec::new();
+    };
+    ["traceparent", "tracestate", "baggage"]
+        .into_iter()
+        .filter_map(|key| {
+            let value = HeaderValue::from_str(meta.get(key)?.as_str()?).ok()?;
+            Some((HeaderName::from_static(key), value))
+        })
+        .collect()
+}
+
 /// One POST of `message`, delivering what the server answers.
 async fn exchange(
     out: &HttpOut,
@@ -232,7 +247,8 @@ async fn exchange(
     if let Some(target) = legacy {
         return super::http_legacy::post(out, &target, body).await;
     }
-    let routing = super::stateless::routing_headers(&message);
+    let mut routing = super::stateless::routing_headers(&message);
+    routing.extend(trace_headers(&message));
     let target = &out.endpoint.target;
     let response = send_with(out, Method::POST, target, Some(body.clone()), routing).await?;
     let status = response.status();

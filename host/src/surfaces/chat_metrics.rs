@@ -23,9 +23,15 @@
 //!   stream carried an `abort` chunk (a stop, a detached turn timing out),
 //!   `by="client"` when the client left before the end otherwise;
 //! - `wasmhub_chat_unknown_upstream_events_total{surface,provider}`: upstream
-//!   events the hub could not read and skipped (`llm::terminal`), on the surfaces
-//!   that run the model call themselves (`openai` relayed, `ui_completions`,
-//!   `anthropic` with client tools).
+//!   events the hub could not read and skipped, counted by `llm::terminal`: here
+//!   for the surfaces that run the model call themselves (`openai` relayed,
+//!   `ui_completions`, `anthropic` with client tools), by the agent loop for each
+//!   step of a turn (the surface that asked for the turn, `subagent` for an
+//!   `agents.NAME` call).
+//!
+//! A non-streamed answer of an agent (`agents` without `stream`, the JSON answers
+//! of `openai` and `anthropic`) is counted by [`ChatStream::answered`] once its
+//! task is over: no time to first byte (its first byte is its end).
 //!
 //! `provider` is the one the surface routed to, or the one the `finish` chunk
 //! names (`unknown` when neither is known: a stream its client left, or a turn
@@ -43,7 +49,6 @@ struct Families {
     requests: Counters,
     errors: Counters,
     aborts: Counters,
-    unknown_events: Counters,
     first_byte: Histograms,
     duration: Histograms,
 }
@@ -103,6 +108,49 @@ impl ChatStream {
     /// `n` upstream events the hub skipped (it could not read them).
     pub(crate) fn unknown_events(&mut self, n: u64) {
         self.unknown_events += n;
+    }
+
+    /// The model call to `route` (sent at `call_started`) was refused or failed
+    /// before any answer: the stream ends with an error, and the call is counted
+    /// in the GenAI client metrics as an `upstream_error`.
+    pub(crate) fn refused(mut self, route: &crate::llm::Route, call_started: Instant) {
+        let provider = &route.provider.config.name;
+        self.provider(provider);
+        self.error();
+        self.ended(false);
+        crate::llm::client_metrics::record(
+            provider,
+            &route.model,
+            call_started.elapsed(),
+            None,
+            Some("upstream_error"),
+        );
+    }
+
+    /// A task of the agent `name`: its provider is the one the agent asks first
+    /// until its answer names the one that answered.
+    pub(crate) fn agent_task(mut self, agent: &crate::agent::Agent, name: &str) -> ChatStream {
+        self.provider = agent.first_provider(name).or(self.provider);
+        self
+    }
+
+    /// Counts a non-streamed agent answer (`TaskAnswer`) once its task is over:
+    /// an error when it failed or its JSON never complied; a task that could not
+    /// start is not an answer (the surface answered 4xx/5xx before any), like a
+    /// streamed turn that could not start.
+    pub(crate) fn answered(mut self, task: &Result<crate::agent::TaskAnswer, crate::agent::TaskError>) {
+        use crate::agent::TaskError;
+        match task {
+            Err(TaskError::Start(_)) => return,
+            Err(TaskError::Failed(_) | TaskError::InvalidOutput(_)) => self.error(),
+            Ok(_) => {}
+        }
+        if let Ok(answer) = task
+            && let Some(provider) = &answer.provider
+        {
+            self.provider(provider);
+        }
+        self.ended(false);
     }
 
     /// This stream as a resume of the turn `watch` follows: a `resume_turn` span in
@@ -170,9 +218,8 @@ impl ChatStream {
         } else if client_left {
             f.aborts.add(format!("{labels},by=\"client\""), 1);
         }
-        if self.unknown_events > 0 {
-            f.unknown_events.add(labels.clone(), self.unknown_events);
-        }
+        let provider = self.provider.as_deref().unwrap_or("unknown");
+        crate::llm::terminal::count_skipped(self.surface, provider, self.unknown_events);
         if let Some(first) = self.first_byte {
             f.first_byte.observe(labels.clone(), first);
         }
@@ -198,11 +245,6 @@ pub(crate) fn metrics_text() -> String {
         &mut out,
         "wasmhub_chat_aborts_total",
         "Streamed chat answers abandoned by the client (by=client) or aborted by the hub (by=server).",
-    );
-    f.unknown_events.render(
-        &mut out,
-        "wasmhub_chat_unknown_upstream_events_total",
-        "Upstream events the hub could not read and skipped, by surface and provider.",
     );
     f.first_byte.render(
         &mut out,
@@ -382,7 +424,8 @@ mod tests {
         assert!(text.contains(&format!(
             "wasmhub_chat_aborts_total{{{labels},by=\"client\"}} 1\n"
         )));
-        assert!(text.contains(&format!(
+        // Counted by the one counter of skipped events, `llm::terminal`.
+        assert!(crate::llm::terminal::metrics_text().contains(&format!(
             "wasmhub_chat_unknown_upstream_events_total{{{labels}}} 2\n"
         )));
         assert!(text.contains(&format!(

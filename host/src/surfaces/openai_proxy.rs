@@ -101,16 +101,7 @@ async fn relay(
     let relayed = match app.llm.relay_chain(&targets, &value, &forwarded).await {
         Ok(relayed) => relayed,
         Err(e) => {
-            metrics.error();
-            metrics.ended(false);
-            let provider = &first.provider.config.name;
-            crate::llm::client_metrics::record(
-                provider,
-                &first.model,
-                started.elapsed(),
-                None,
-                Some("upstream_error"),
-            );
+            metrics.refused(first, started);
             return relay_error(e);
         }
     };

@@ -150,6 +150,24 @@ impl SpanContext {
     }
 }
 
+impl SpanContext {
+    /// The members of this context's baggage whose key is in `allowed`, as a
+    /// `baggage` value (each member as it came, properties included); `None` when
+    /// none is left.
+    pub(crate) fn baggage_allowed(&self, allowed: &[String]) -> Option<String> {
+        let baggage = self.baggage.as_deref()?;
+        let kept: Vec<&str> = baggage
+            .split(',')
+            .map(str::trim)
+            .filter(|member| {
+                let key = member.split(['=', ';']).next().unwrap_or_default().trim();
+                allowed.iter().any(|a| a == key)
+            })
+            .collect();
+        (!kept.is_empty()).then(|| kept.join(","))
+    }
+}
+
 /// `N` bytes from exactly `2N` lowercase hex digits (upper case is invalid in
 /// `traceparent`).
 fn hex_bytes<const N: usize>(text: &str) -> Option<[u8; N]> {

@@ -27,9 +27,16 @@ pub(crate) fn from_meta(params: Option<&serde_json::Value>) -> Option<SpanContex
     Some(context.with_baggage(meta.get("baggage").and_then(|v| v.as_str())))
 }
 
-/// Writes `context` as `traceparent` (and its `tracestate` and `baggage`) into
-/// `headers`, replacing any there.
+/// Writes `context` as `traceparent` (and its `tracestate`, and the baggage
+/// `telemetry.forward_baggage` lets out) into the `headers` of a request to a third
+/// party, replacing any there.
 pub(crate) fn inject(headers: &mut HeaderMap, context: Option<&SpanContext>) {
+    let baggage = context.and_then(super::forwarded_baggage);
+    inject_with(headers, context, baggage)
+}
+
+/// [`inject`] with the `baggage` to send.
+fn inject_with(headers: &mut HeaderMap, context: Option<&SpanContext>, baggage: Option<String>) {
     let Some(context) = context else {
         return;
     };
@@ -44,7 +51,7 @@ pub(crate) fn inject(headers: &mut HeaderMap, context: Option<&SpanContext>) {
             headers.remove("tracestate");
         }
     }
-    match context.baggage.as_deref().map(HeaderValue::from_str) {
+    match baggage.as_deref().map(HeaderValue::from_str) {
         Some(Ok(baggage)) => {
             headers.insert("baggage", baggage);
         }
@@ -52,6 +59,22 @@ pub(crate) fn inject(headers: &mut HeaderMap, context: Option<&SpanContext>) {
             headers.remove("baggage");
         }
     }
+}
+
+/// `context` as an MCP request's `params._meta` entries (`traceparent`,
+/// `tracestate`, and the baggage `telemetry.forward_baggage` lets out), for a
+/// request to an external MCP server; keys already in `meta` are replaced.
+pub(crate) fn into_meta(meta: &mut serde_json::Map<String, serde_json::Value>, context: &SpanContext) {
+    use serde_json::Value;
+    meta.insert("traceparent".into(), Value::String(context.traceparent()));
+    match &context.state {
+        Some(state) => meta.insert("tracestate".into(), Value::String(state.to_string())),
+        None => meta.remove("tracestate"),
+    };
+    match super::forwarded_baggage(context) {
+        Some(baggage) => meta.insert("baggage".into(), Value::String(baggage)),
+        None => meta.remove("baggage"),
+    };
 }
 
 /// The SERVER span of a request to `path`, which matched the path template
@@ -97,9 +120,22 @@ mod tests {
         let plain = SpanContext { state: None, ..ctx };
         inject(&mut headers, Some(&plain));
         assert!(headers.get("tracestate").is_none());
-        let carried = plain.clone().with_baggage(Some(" user=alice,tier=gold "));
+        let carried = plain
+            .clone()
+            .with_baggage(Some(" user=alice,tier=gold;p=1 , x=y "));
+        // The client's baggage goes on only as far as `telemetry.forward_baggage`
+        // allows: by default, not at all.
+        headers.insert("baggage", HeaderValue::from_static("old=1"));
         inject(&mut headers, Some(&carried));
-        assert_eq!(headers["baggage"], "user=alice,tier=gold");
+        assert!(headers.get("baggage").is_none());
+        let allowed = ["tier".to_string(), "x".to_string()];
+        inject_with(&mut headers, Some(&carried), carried.baggage_allowed(&allowed));
+        assert_eq!(headers["baggage"], "tier=gold;p=1,x=y");
+        assert_eq!(carried.baggage_allowed(&["nope".into()]), None);
+        assert_eq!(
+            carried.baggage_allowed(&["user".into()]).as_deref(),
+            Some("user=alice")
+        );
         assert!(plain.clone().with_baggage(Some("")).baggage.is_none());
         assert!(plain.clone().with_baggage(Some("k=é")).baggage.is_none());
         let oversized = format!("k={}", "v".repeat(8192));

@@ -28,7 +28,7 @@ mod otlp;
 mod span;
 
 pub use context::{SpanContext, SpanId, TraceId};
-pub(crate) use http::{from_meta, inject, server_span};
+pub(crate) use http::{from_meta, inject, into_meta, server_span};
 pub(crate) use span::{Kind, Span};
 
 use crate::config::TelemetryConfig;
@@ -43,6 +43,10 @@ pub(crate) struct Telemetry {
     sample_below: Option<u64>,
     capture_content: bool,
     max_content_bytes: usize,
+    /// `[audit] redact_fields`, lowercase: redacted in captured JSON content.
+    redact: Vec<String>,
+    /// `telemetry.forward_baggage`: the baggage keys third parties get.
+    forward_baggage: Vec<String>,
     storage_wait: Duration,
 }
 
@@ -84,8 +88,9 @@ impl std::error::Error for TelemetryError {
 }
 
 /// Starts the tracer and its exporter when `config.otlp_endpoint` is set (once per
-/// process; a second call changes nothing).
-pub(crate) fn install(config: &TelemetryConfig) -> Result<(), TelemetryError> {
+/// process; a second call changes nothing); captured content has the fields named
+/// in `redact` (`[audit] redact_fields`) redacted.
+pub(crate) fn install(config: &TelemetryConfig, redact: &[String]) -> Result<(), TelemetryError> {
     crate::logging::configure(config.log_format == crate::config::LogFormat::Json, || {
         current_trace_id().map(|t| t.0)
     });
@@ -101,6 +106,8 @@ pub(crate) fn install(config: &TelemetryConfig) -> Result<(), TelemetryError> {
         sample_below: threshold(config.sample_ratio),
         capture_content: config.capture_content,
         max_content_bytes: config.max_content_bytes,
+        redact: redact.iter().map(|f| f.to_ascii_lowercase()).collect(),
+        forward_baggage: config.forward_baggage.clone(),
         storage_wait: Duration::from_millis(config.storage_wait_ms),
     });
     crate::info!(
@@ -197,6 +204,28 @@ pub(crate) fn content(text: impl FnOnce() -> String) -> Option<String> {
         text.push('…');
     }
     Some(text)
+}
+
+/// `value` as a JSON content attribute when the operator opted in
+/// (`telemetry.capture_content`); `None` otherwise. Redacted as the audit log
+/// redacts (the fields of `[audit] redact_fields`, at any depth), bearer tokens in
+/// its strings too, and bounded by `telemetry.max_content_bytes`: its longest
+/// strings are cut, each saying so, keeping it JSON (`redact::fit_json`).
+pub(crate) fn content_json(value: impl FnOnce() -> serde_json::Value) -> Option<String> {
+    let t = installed().filter(|t| t.capture_content)?;
+    let mut value = crate::redact::redact(&value(), &t.redact);
+    crate::redact::bearer_tokens(&mut value);
+    Some(crate::redact::fit_json(
+        value,
+        t.max_content_bytes,
+        "telemetry.max_content_bytes",
+    ))
+}
+
+/// What of `context`'s baggage a third party gets (`telemetry.forward_baggage`):
+/// nothing unless the operator named its keys.
+pub(crate) fn forwarded_baggage(context: &SpanContext) -> Option<String> {
+    context.baggage_allowed(&installed()?.forward_baggage)
 }
 
 /// A span `name` for a storage wait that began at `started` and ends now, under

@@ -12,15 +12,8 @@ use crate::support::upstream::Upstream;
 
 /// `wasmhub_chat_queued_turns` from `/metrics`.
 async fn queued(addr: SocketAddr) -> u64 {
-    let text = client::send(addr, http::Method::GET, "/metrics", None, &[])
-        .await
-        .bytes()
-        .await;
-    let text = String::from_utf8_lossy(&text).into_owned();
-    text.lines()
-        .find_map(|l| l.strip_prefix("wasmhub_chat_queued_turns "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no wasmhub_chat_queued_turns in /metrics:\n{text}"))
+    let n = client::metric(addr, "wasmhub_chat_queued_turns").await;
+    n.expect("wasmhub_chat_queued_turns in /metrics") as u64
 }
 
 async fn until_queued(addr: SocketAddr, n: u64) {

@@ -15,6 +15,7 @@ mod chat_crash;
 mod chat_detached;
 mod chat_leases;
 mod chat_loop_end;
+mod chat_metrics;
 mod chat_queue;
 #[cfg(feature = "postgres")]
 mod chat_replicas;

@@ -95,6 +95,8 @@ pub(crate) struct Turn {
     /// The `agents.NAME` call a sub-agent's turn runs inside: its calls are that
     /// call's children.
     pub parent: Option<crate::hub::agent_calls::ParentCall>,
+    /// The chat surface that asked for the turn (`ChatRequest::surface`).
+    pub surface: &'static str,
 }
 
 /// How a turn ended (the hub's own reason; `messageMetadata.finishReason`).
@@ -218,6 +220,12 @@ impl Runner<'_> {
                 return Outcome::Aborted;
             };
             self.measure(&summary, estimate, &mut budget);
+            let provider = &self.answered.as_ref().unwrap_or(&self.turn.targets[0]).provider;
+            crate::llm::terminal::count_skipped(
+                self.turn.surface,
+                &provider.config.name,
+                summary.unknown_events,
+            );
             let index = self.steps_before() + self.steps;
             let latency = started.elapsed();
             let ledger = self.ledger();

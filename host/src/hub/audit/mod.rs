@@ -29,6 +29,7 @@ use crate::config::AuditConfig;
 use crate::hub::HubError;
 use crate::hub::auth::Visible;
 use crate::hub::records::{RecordKind, Records};
+pub(crate) use crate::redact::redact;
 use kind::{AuditRecords, Recent};
 use serde_json::Value;
 use std::sync::Arc;
@@ -38,7 +39,6 @@ use unwritten::Unwritten;
 
 /// Longest stored input excerpt, in bytes of JSON.
 const EXCERPT_BYTES: usize = 1024;
-const REDACTED: &str = "[redacted]";
 
 /// The audit log's handle, owned by the hub.
 pub(crate) struct AuditLog {
@@ -155,30 +155,6 @@ impl Drop for AuditLog {
         // The last span's summary is stored too; dropping `records` then waits
         // for the writer to store what was queued.
         self.queue_summary(true);
-    }
-}
-
-/// `value` with every object field whose name is in `fields` (lowercase,
-/// compared case-insensitively) replaced by `"[redacted]"`, at any depth.
-pub(crate) fn redact(value: &Value, fields: &[String]) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| {
-                    let sensitive = fields.iter().any(|f| f.eq_ignore_ascii_case(k));
-                    (
-                        k.clone(),
-                        if sensitive {
-                            Value::String(REDACTED.into())
-                        } else {
-                            redact(v, fields)
-                        },
-                    )
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(|v| redact(v, fields)).collect()),
-        other => other.clone(),
     }
 }
 

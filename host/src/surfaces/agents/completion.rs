@@ -55,7 +55,10 @@ pub(crate) async fn answer(
             let message = format!("response_format: {}", structured::NO_STREAM);
             return respond::error(StatusCode::BAD_REQUEST, "invalid_request", message);
         }
-        Ok(Some(output)) => json_answer(app, chat, output, agent, caller).await,
+        Ok(Some(output)) => {
+            let metrics = ChatStream::new("openai", started);
+            json_answer(app, chat, output, agent, caller, metrics).await
+        }
         Ok(None) => {
             let metrics = ChatStream::new("openai", started);
             text_answer(app, chat, agent, caller, (stream, include_usage), metrics).await
@@ -75,8 +78,9 @@ async fn json_answer(
     output: JsonOutput,
     agent: &str,
     caller: &Caller,
+    metrics: ChatStream,
 ) -> Resp {
-    match structured::run(app, chat, output, caller.clone()).await {
+    match structured::run(app, chat, output, caller.clone(), metrics).await {
         Ok(answer) => {
             let mut sink = CompletionSink::new(agent, true, None);
             sink.answer.text = answer.output.to_string();

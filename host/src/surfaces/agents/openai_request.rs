@@ -94,6 +94,7 @@ pub(crate) fn chat_request(body: &Value, agent: &str) -> Result<ChatRequest, Req
         sampling,
         output: None,
         parent: None,
+        surface: "openai",
     })
 }
 

@@ -145,8 +145,12 @@ pub(crate) async fn run(app: &Arc<App>, req: Request<Incoming>, caller: Caller, 
         output,
         parent: None,
         cancel: None,
+        surface: "agents",
     };
-    match app.agent.run_task(job, caller).await {
+    let metrics = ChatStream::new("agents", started).agent_task(&app.agent, name);
+    let answer = app.agent.run_task(job, caller).await;
+    metrics.answered(&answer);
+    match answer {
         Ok(answer) => answered(name, answer),
         Err(e) => super::structured::task_error(e),
     }
@@ -174,6 +178,7 @@ async fn stream(
         sampling: task.sampling,
         output: None,
         parent: None,
+        surface: "agents",
     };
     let one = match OneOff::start(app, chat, caller).await {
         Ok(one) => one,

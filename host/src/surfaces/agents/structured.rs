@@ -11,6 +11,7 @@
 use crate::agent::{ChatRequest, JsonOutput, Profile, Task, TaskAnswer, TaskError};
 use crate::hub::Caller;
 use crate::surfaces::App;
+use crate::surfaces::chat_metrics::ChatStream;
 use crate::surfaces::respond::{self, Resp};
 use http::{HeaderValue, StatusCode};
 use serde_json::{Value, json};
@@ -130,12 +131,14 @@ impl Asked {
     }
 }
 
-/// Runs `chat` (a request naming an agent) as one task whose answer is `output`.
+/// Runs `chat` (a request naming an agent) as one task whose answer is `output`,
+/// counted in the chat metrics as `metrics` once over.
 pub(crate) async fn run(
     app: &Arc<App>,
     chat: ChatRequest,
     output: JsonOutput,
     caller: Caller,
+    metrics: ChatStream,
 ) -> Result<TaskAnswer, TaskError> {
     let task = Task {
         agent: chat.agent.unwrap_or_default(),
@@ -144,8 +147,12 @@ pub(crate) async fn run(
         output: Some(output),
         parent: None,
         cancel: None,
+        surface: chat.surface,
     };
-    app.agent.run_task(task, caller).await
+    let metrics = metrics.agent_task(&app.agent, &task.agent);
+    let answer = app.agent.run_task(task, caller).await;
+    metrics.answered(&answer);
+    answer
 }
 
 /// A task that gave no answer, in the hub's error shape: the agent's start

@@ -66,6 +66,7 @@ pub(crate) fn chat_request(body: &Value, model: &str) -> Result<ChatRequest, Req
         sampling: Default::default(),
         output: None,
         parent: None,
+        surface: "anthropic",
     })
 }
 

@@ -13,6 +13,7 @@ use crate::hub::Caller;
 use crate::llm::anthropic_wire::anthropic_usage;
 use crate::surfaces::App;
 use crate::surfaces::agents::structured;
+use crate::surfaces::chat_metrics::ChatStream;
 use crate::surfaces::respond::{self, Resp};
 use http::{HeaderValue, StatusCode};
 use serde_json::json;
@@ -25,8 +26,9 @@ pub(super) async fn json_message(
     output: JsonOutput,
     model: &str,
     caller: Caller,
+    metrics: ChatStream,
 ) -> Result<Resp, ApiError> {
-    let answer = match structured::run(app, chat, output, caller).await {
+    let answer = match structured::run(app, chat, output, caller, metrics).await {
         Ok(answer) => answer,
         Err(TaskError::Start(e)) => return Err(super::agent_error(e)),
         Err(TaskError::Failed(error)) => return Err(ApiError::new(StatusCode::BAD_GATEWAY, error)),

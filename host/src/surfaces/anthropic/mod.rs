@@ -179,26 +179,14 @@ async fn forward(
         request::to_openai(value, &route.model).map_err(|e| ApiError::invalid(e.to_string()))?;
     crate::llm::openai::prepare_stream_body(&mut upstream_body, &route.model);
     metrics.provider(&route.provider.config.name);
-    let refused = |mut metrics: ChatStream| {
-        metrics.error();
-        metrics.ended(false);
-        let provider = &route.provider.config.name;
-        crate::llm::client_metrics::record(
-            provider,
-            &route.model,
-            started.elapsed(),
-            None,
-            Some("upstream_error"),
-        );
-    };
     let resp = match app.llm.chat(&route, &upstream_body, &HeaderMap::new()).await {
         Ok(resp) if resp.status.is_success() => resp,
         Ok(resp) => {
-            refused(metrics);
+            metrics.refused(&route, started);
             return Err(upstream_status(&route, resp).await);
         }
         Err(e) => {
-            refused(metrics);
+            metrics.refused(&route, started);
             return Err(upstream_error(&e));
         }
     };
@@ -301,7 +289,7 @@ async fn run_agent(
         let output = json_output(app, asked, agent.as_deref(), checked)?;
         chat.model = None;
         chat.agent = agent;
-        return json_answer::json_message(app, chat, output, &checked.model, caller).await;
+        return json_answer::json_message(app, chat, output, &checked.model, caller, metrics).await;
     }
     if let Some(agent) = agent {
         chat.model = None;

@@ -129,6 +129,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<ChatRequest, ChatRequestError> {
         sampling: Default::default(),
         output: None,
         parent: None,
+        surface: "chat",
     })
 }
 

@@ -65,6 +65,16 @@ pub async fn send(
     }
 }
 
+/// The value of the sample `name{labels}` (as written) on `/metrics`, `None` when
+/// the page has no such sample.
+pub async fn metric(addr: SocketAddr, sample: &str) -> Option<f64> {
+    let text = send(addr, Method::GET, "/metrics", None, &[]).await.bytes().await;
+    let text = String::from_utf8_lossy(&text);
+    text.lines()
+        .find_map(|l| l.strip_prefix(sample).and_then(|rest| rest.strip_prefix(' ')))
+        .map(|n| n.trim().parse().unwrap_or_else(|e| panic!("{sample} {n}: {e}")))
+}
+
 pub async fn post(addr: SocketAddr, path: &str, body: &Value) -> ClientResp {
     send(
         addr,

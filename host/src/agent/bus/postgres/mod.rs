@@ -28,6 +28,7 @@ use crate::agent::live::{LiveTurn, LiveTurns, TurnLimits};
 use crate::llm::UiChunk;
 use crate::storage::postgres::Notifications;
 use crate::storage::{Postgres, StorageError};
+use crate::telemetry::SpanContext;
 use follower::Follower;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -76,6 +77,11 @@ const MIGRATIONS: &[&str] = &[
     -- The W3C traceparent of the request that started the turn: a watcher on
     -- another replica joins its trace.
     ALTER TABLE wasmhub_chat_turns ADD COLUMN traceparent text;
+",
+    "
+    -- The rest of that request's trace context: its tracestate and the client's
+    -- W3C baggage, which a watcher on another replica keeps too.
+    ALTER TABLE wasmhub_chat_turns ADD COLUMN tracestate text, ADD COLUMN baggage text;
 ",
 ];
 
@@ -188,11 +194,11 @@ impl Inner {
         &self,
         session: &str,
         principal: Option<&str>,
-    ) -> Result<Option<(String, Option<String>)>, StorageError> {
+    ) -> Result<Option<(String, Option<SpanContext>)>, StorageError> {
         let client = self.pg.client().await?;
         let row = client
             .query_opt(
-                "SELECT turn_id, traceparent FROM wasmhub_chat_turns
+                "SELECT turn_id, traceparent, tracestate, baggage FROM wasmhub_chat_turns
                  WHERE session_id = $1 AND ended IS NULL AND alive_until > now()
                    AND ($2::text IS NULL OR principal = $2)
                  ORDER BY started DESC LIMIT 1",
@@ -200,7 +206,14 @@ impl Inner {
             )
             .await
             .map_err(StorageError::pg("find a live turn"))?;
-        Ok(row.map(|r| (r.get(0), r.get(1))))
+        Ok(row.map(|r| {
+            let (parent, state, baggage): (Option<String>, Option<String>, Option<String>) =
+                (r.get(1), r.get(2), r.get(3));
+            let trace = parent
+                .and_then(|p| SpanContext::parse(&p, state.as_deref()))
+                .map(|c| c.with_baggage(baggage.as_deref()));
+            (r.get(0), trace)
+        }))
     }
 
     fn wake_all(&self) {
@@ -224,8 +237,11 @@ impl Inner {
         turn_id: &str,
         session: &str,
         principal: &str,
-        traceparent: Option<String>,
+        trace: Option<&SpanContext>,
     ) -> Result<(), StorageError> {
+        let traceparent = trace.map(SpanContext::traceparent);
+        let state = trace.and_then(|c| c.state.as_deref());
+        let baggage = trace.and_then(|c| c.baggage.as_deref());
         let client = self.pg.client().await?;
         client
             .execute(
@@ -238,8 +254,9 @@ impl Inner {
             .map_err(StorageError::pg("forget ended turns"))?;
         client
             .execute(
-                "INSERT INTO wasmhub_chat_turns (turn_id, session_id, owner, alive_until, principal, traceparent)
-                 VALUES ($1, $2, $3, now() + $4::float8 * interval '1 second', $5, $6)",
+                "INSERT INTO wasmhub_chat_turns
+                     (turn_id, session_id, owner, alive_until, principal, traceparent, tracestate, baggage)
+                 VALUES ($1, $2, $3, now() + $4::float8 * interval '1 second', $5, $6, $7, $8)",
                 &[
                     &turn_id,
                     &session,
@@ -247,6 +264,8 @@ impl Inner {
                     &self.ttl.as_secs_f64(),
                     &principal,
                     &traceparent,
+                    &state,
+                    &baggage,
                 ],
             )
             .await
@@ -273,10 +292,9 @@ impl TurnBus for PgBus {
             .begin(session, principal)
             .map_err(AgentError::Busy)?;
         let turn_id = crate::ids::new_id("turn");
-        let traceparent = live.trace.as_ref().map(|c| c.traceparent());
         if let Err(e) = self
             .inner
-            .register(&turn_id, session, principal, traceparent)
+            .register(&turn_id, session, principal, live.trace.as_ref())
             .await
         {
             self.inner.local.finish(&live);
@@ -311,7 +329,7 @@ impl TurnBus for PgBus {
             // elsewhere: one session has one owner).
             return Ok(turn.belongs_to(principal).then(|| Watch::local(&turn)));
         }
-        let Some((turn_id, traceparent)) = self.inner.live_turn(session, principal).await? else {
+        let Some((turn_id, trace)) = self.inner.live_turn(session, principal).await? else {
             return Ok(None);
         };
         // Waiting for notifications before the first read: none is missed.
@@ -330,7 +348,6 @@ impl TurnBus for PgBus {
             done: false,
         };
         self.inner.notify("j", &follower.turn_id).await?;
-        let trace = traceparent.and_then(|t| crate::telemetry::SpanContext::parse(&t, None));
         Ok(Some(Watch::remote(Box::new(follower), trace)))
     }
 }
@@ -380,6 +397,25 @@ mod tests {
     async fn conformance_only_the_owner_watches_across_replicas() {
         let (a, b) = two().await;
         conformance::only_the_owner_watches(a, b).await;
+    }
+
+    #[tokio::test]
+    async fn a_watcher_on_another_replica_keeps_the_turns_trace_state_and_baggage() {
+        let (a, b) = two().await;
+        let started = crate::telemetry::SpanContext::parse(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            Some("vendor=1"),
+        )
+        .unwrap()
+        .with_baggage(Some("user=alice,tier=gold"));
+        let turn = crate::telemetry::within(Some(started.clone()), a.begin("t", "alice"))
+            .await
+            .unwrap();
+        let _watching = turn.subscribe();
+        let watch = b.subscribe("t", Some("alice")).await.unwrap().expect("the turn");
+        assert_eq!(watch.trace(), Some(&started));
+        drop(watch);
+        a.finish(&turn);
     }
 
     #[tokio::test]
