@@ -151,15 +151,29 @@ pub(crate) async fn call(
     if scope.cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
+    // Built from their parts: `json!` would copy each output once more.
     let results: Vec<Value> = tools
         .into_iter()
         .zip(outcomes)
-        .map(|(tool, outcome)| match outcome {
-            Ok(result) => json!({ "tool": tool, "ok": true, "result": result }),
-            Err(error) => json!({ "tool": tool, "ok": false, "error": error.to_json() }),
+        .map(|(tool, outcome)| {
+            let mut entry = Map::new();
+            entry.insert("tool".into(), Value::String(tool));
+            match outcome {
+                Ok(result) => {
+                    entry.insert("ok".into(), true.into());
+                    entry.insert("result".into(), result);
+                }
+                Err(error) => {
+                    entry.insert("ok".into(), false.into());
+                    entry.insert("error".into(), error.to_json());
+                }
+            }
+            Value::Object(entry)
         })
         .collect();
-    Ok(json!({ "results": results }))
+    let mut answer = Map::new();
+    answer.insert("results".into(), Value::Array(results));
+    Ok(Value::Object(answer))
 }
 
 /// One `hub_list` entry of an operation.

@@ -299,7 +299,7 @@ pub(super) async fn approve(
         caller: scope.caller,
         approved_by: scope.approved_by,
         cancel: scope.cancel,
-        excerpt: recorder.excerpt(),
+        excerpt: recorder.excerpt.as_ref(),
         until: parent.map_or_else(far_future, |p| p.deadline.at()),
     };
     let checked = scope.core.approvals.check(asked, &mut recorder.approval).await;

@@ -8,7 +8,8 @@
 //! (-32600) carrying the request's id when one can be read.
 
 use super::method::McpMethod;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
 
 /// Invalid JSON was received.
 pub(crate) const PARSE_ERROR: i64 = -32700;
@@ -171,7 +172,15 @@ pub(crate) enum Payload {
 /// Parses `bytes` as one JSON-RPC message or a batch of them. Fails only when the
 /// bytes are not JSON (or are an empty batch); per-message problems come back as
 /// [`Message::Invalid`] so the rest of a batch still runs.
+///
+/// A single object (nearly every POST) is read straight into its [`Members`],
+/// without building the object itself; anything else, and an object that reading
+/// refuses (a member named twice), goes through a [`Value`] as before.
 pub(crate) fn parse(bytes: &[u8]) -> Result<Payload, RpcError> {
+    let starts_object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    if starts_object && let Ok(members) = serde_json::from_slice::<Members>(bytes) {
+        return Ok(Payload::Single(classify_members(members)));
+    }
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| RpcError::parse(format!("parse error: {e}")))?;
     match value {
@@ -185,33 +194,68 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Payload, RpcError> {
     }
 }
 
+/// The members of a message object that say what it is; the others are ignored.
+/// A member sent as `null` is `Some(Value::Null)`, an absent one `None`.
+#[derive(Deserialize)]
+struct Members {
+    #[serde(default, deserialize_with = "present")]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+/// A member that is there, whatever its value (`null` included).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
 /// Classifies one decoded JSON value.
 pub(crate) fn classify(value: Value) -> Message {
     let Value::Object(mut obj) = value else {
         return invalid(Value::Null, "a JSON-RPC message must be an object");
     };
-    let raw_id = obj.remove("id");
+    classify_members(Members {
+        jsonrpc: obj.remove("jsonrpc"),
+        id: obj.remove("id"),
+        method: obj.remove("method"),
+        params: obj.remove("params"),
+        result: obj.remove("result"),
+        error: obj.remove("error"),
+    })
+}
+
+/// Classifies one message object by its members.
+fn classify_members(m: Members) -> Message {
+    let raw_id = m.id;
     // The id to answer with: only a valid one is echoed, anything else is `null`.
     let id = match &raw_id {
         Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
         _ => Value::Null,
     };
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if m.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return invalid(id, "\"jsonrpc\" must be \"2.0\"");
     }
-    let method = match obj.remove("method") {
-        Some(Value::String(m)) => m,
+    let method = match m.method {
+        Some(Value::String(method)) => method,
         Some(_) => return invalid(id, "\"method\" must be a string"),
-        None if obj.contains_key("result") || obj.contains_key("error") => {
-            let outcome = match obj.remove("error") {
+        None if m.result.is_some() || m.error.is_some() => {
+            let outcome = match m.error {
                 Some(error) => Err(error),
-                None => Ok(obj.remove("result").unwrap_or(Value::Null)),
+                None => Ok(m.result.unwrap_or(Value::Null)),
             };
             return Message::Response { id, outcome };
         }
         None => return invalid(id, "a request needs a \"method\""),
     };
-    let params = obj.remove("params");
+    let params = m.params;
     if let Some(p) = &params
         && !p.is_object()
         && !p.is_array()
@@ -233,19 +277,33 @@ fn invalid(id: Value, message: &str) -> Message {
     }
 }
 
+// The messages below are built from their parts, not with `json!`: the macro
+// serializes each value it is given into a new one, which for a tool's result
+// would copy the whole output once more per answer.
+
 /// `{"jsonrpc":"2.0","id":…,"result":…}`.
 pub(crate) fn result_response(id: &Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+    message([("id", id.clone()), ("result", result)])
 }
 
 /// `{"jsonrpc":"2.0","id":…,"error":{…}}`.
 pub(crate) fn error_response(id: &Value, error: &RpcError) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "error": error.to_value() })
+    message([("id", id.clone()), ("error", error.to_value())])
 }
 
 /// A notification object from the server.
 pub(crate) fn notification(method: &str, params: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "method": method, "params": params })
+    message([("method", method.into()), ("params", params)])
+}
+
+/// `{"jsonrpc":"2.0", …fields}`, the fields moved in.
+fn message<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    let mut obj = Map::new();
+    obj.insert("jsonrpc".into(), "2.0".into());
+    for (name, value) in fields {
+        obj.insert(name.into(), value);
+    }
+    Value::Object(obj)
 }
 
 /// A stable map key for a request id (`"7"` and `7` are different ids).
@@ -256,6 +314,7 @@ pub(crate) fn id_key(id: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn single(text: &str) -> Message {
         match parse(text.as_bytes()).unwrap() {
@@ -320,6 +379,31 @@ mod tests {
                 other => panic!("{text}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn an_object_read_by_its_members_classifies_as_its_value_does() {
+        let cases = [
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,{"b":null}]}},"extra":true}"#,
+            r#" {"jsonrpc":"2.0","method":"notifications/initialized","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":"a","result":null}"#,
+            r#"{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"x"},"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":null,"id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"a","id":3}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"ping","params":"x"}"#,
+        ];
+        for text in cases {
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(single(text), classify(value), "{text}");
+        }
+        // A member named twice: the last one counts, as in a `Value`.
+        let Message::Request(r) = single(r#"{"jsonrpc":"2.0","id":2,"method":"a","id":3}"#) else {
+            panic!("expected a request")
+        };
+        assert_eq!(r.id, json!(3));
+        assert_eq!(parse(b"{\"jsonrpc\":\"2.0\",").unwrap_err().code, PARSE_ERROR);
     }
 
     #[test]

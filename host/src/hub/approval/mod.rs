@@ -159,8 +159,9 @@ pub(super) struct Request<'a> {
     pub approved_by: Option<&'a str>,
     /// Cancelling the call stops its wait.
     pub cancel: &'a CancelToken,
-    /// The redacted input excerpt the audit log keeps, shown to operators.
-    pub excerpt: Option<Value>,
+    /// The redacted input excerpt the audit log keeps, shown to operators
+    /// (copied only when an operator is asked).
+    pub excerpt: Option<&'a Value>,
     /// The call's own bound (a nested call's parent deadline): waiting stops there.
     pub until: tokio::time::Instant,
 }
@@ -195,7 +196,7 @@ impl Approvals {
                     call_id: req.call_id.to_string(),
                     tool: tool.to_string(),
                     caller: req.caller.name().to_string(),
-                    input: req.excerpt,
+                    input: req.excerpt.cloned(),
                     hints: hint_names(&hints),
                     policy: key.clone(),
                     requested_ms: now,

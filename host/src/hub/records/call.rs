@@ -42,7 +42,8 @@ pub(in crate::hub) struct CallRecorder<'a> {
     core: &'a Core,
     origin: CallOrigin<'a>,
     started_ms: u64,
-    excerpt: Option<Value>,
+    /// The input excerpt the audit record stores.
+    pub excerpt: Option<Value>,
     finished: bool,
     _in_flight: InFlightCall<'a>,
     /// When the call's time started (again after an approval wait).
@@ -96,11 +97,6 @@ impl<'a> CallRecorder<'a> {
         {
             self.span.set("gen_ai.tool.call.result", text);
         }
-    }
-
-    /// The input excerpt the audit record stores.
-    pub(in crate::hub) fn excerpt(&self) -> Option<Value> {
-        self.excerpt.clone()
     }
 
     /// Writes the metrics and records of the call, ended with `outcome`.

@@ -474,8 +474,8 @@ fn tool_json(t: &ToolSpec) -> Value {
 pub(crate) fn tool_result(output: ToolOutput, structured: bool) -> Value {
     let ToolOutput { value, is_error } = output;
     let text = value.to_string();
-    let mut obj = Map::with_capacity(3);
-    obj.insert("content".into(), json!([{ "type": "text", "text": text }]));
+    let mut obj = Map::new();
+    obj.insert("content".into(), text_content(text));
     if structured && value.is_object() {
         obj.insert("structuredContent".into(), value);
     }
@@ -488,8 +488,19 @@ pub(crate) fn tool_result(output: ToolOutput, structured: bool) -> Value {
 /// A tool-level failure the model can read and act on: `{"error": {code, message, …}}`
 /// as text.
 pub(crate) fn tool_error_result(error: Value) -> Value {
-    let text = json!({ "error": error }).to_string();
-    json!({ "content": [{ "type": "text", "text": text }], "isError": true })
+    let text = format!("{{\"error\":{error}}}");
+    let mut obj = Map::new();
+    obj.insert("content".into(), text_content(text));
+    obj.insert("isError".into(), true.into());
+    Value::Object(obj)
+}
+
+/// `[{"type": "text", "text": text}]`, the text moved in (`json!` would copy it).
+fn text_content(text: String) -> Value {
+    let mut part = Map::new();
+    part.insert("type".into(), "text".into());
+    part.insert("text".into(), Value::String(text));
+    Value::Array(vec![Value::Object(part)])
 }
 
 #[cfg(test)]
