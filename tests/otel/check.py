@@ -426,6 +426,41 @@ async def surface_metric_checks():
     await check("/metrics: gen_ai_client_operation_duration_seconds and gen_ai_client_token_usage", genai_client)
 
 
+async def relay_span_checks():
+    """A model call the proxy relays (and one /v1/messages forwards) is a `chat
+    MODEL` CLIENT span under the request's server span, with usage, finish reason
+    and the captured messages; the provider's request carries that span as its
+    parent."""
+    surfaces = [("POST /v1/chat/completions", "/v1/chat/completions", proxy_body, {}, 0x808),
+                ("POST /v1/messages", "/v1/messages", messages_body, ANTHROPIC, 0x809)]
+    for server_name, path, body, headers, n in surfaces:
+        async def relayed(server_name=server_name, path=path, body=body, headers=headers, n=n):
+            trace, parent, tp = traceparent(n)
+            conn, resp = stream_post(path, body("scripted/scripted-1"), {**headers, "traceparent": tp})
+            text = resp.read().decode()
+            conn.close()
+            assert resp.status == 200 and "welcome" in text, (resp.status, text[-400:])
+            spans = spans_of(trace, names(server_name, "chat scripted-1"))
+            server = one(spans, server_name)
+            assert server["parentSpanId"] == parent, server
+            chat = one(spans, "chat scripted-1")
+            assert chat["parentSpanId"] == server["spanId"] and chat["kind"] == CLIENT, chat
+            attrs = chat["attributes"]
+            assert (attrs["gen_ai.usage.input_tokens"], attrs["gen_ai.usage.output_tokens"]) == (12, 7), attrs
+            assert attrs["gen_ai.response.finish_reasons"] == "stop", attrs
+            assert attrs["gen_ai.provider.name"] == "scripted", attrs
+            sent = json.loads(attrs["gen_ai.input.messages"])
+            assert sent[-1]["role"] == "user" and sent[-1]["parts"][0]["content"] == "hello", sent
+            out = json.loads(attrs["gen_ai.output.messages"])
+            assert out[0]["parts"] == [{"type": "text", "content": "You're welcome."}], out
+            got = [s for s in json.loads(get(f"{UPSTREAM}/seen"))
+                   if (s.get("traceparent") or "").startswith(f"00-{trace}-")]
+            assert [s["traceparent"] for s in got] == [f"00-{trace}-{chat['spanId']}-01"], got
+
+        await check(f"{server_name}: the relayed model call is a chat span (usage, finish reason, messages) "
+                    "and the provider's request is under it", relayed)
+
+
 async def agent_metric_checks():
     """The chat metrics of the answers the agent loop gives: the upstream events its
     steps skipped, per surface that asked for the turn, and the non-streamed
@@ -522,6 +557,7 @@ async def main():
     await chat_checks()
     await metric_checks()
     await surface_metric_checks()
+    await relay_span_checks()
     await agent_metric_checks()
     await stdio_checks()
 

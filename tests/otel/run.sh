@@ -27,6 +27,9 @@
 #   - the chat metrics of agent turns: the unknown upstream event of a step on
 #     /api/chat, /v1/agents (streamed), the proxy and /v1/messages naming an agent;
 #     a non-streamed /v1/agents answer (a request, no first byte); the JSON answers;
+#   - a model call the proxy relays and one /v1/messages forwards: a `chat MODEL`
+#     span under the request's span (usage, finish reason, messages), the provider's
+#     request under it;
 #   - capture_content: the chat spans' gen_ai.input.messages / gen_ai.output.messages
 #     (the conventions' JSON), a bearer token in the user's text redacted, a long
 #     text cut naming telemetry.max_content_bytes, the JSON still whole;
@@ -110,7 +113,7 @@ storage_wait_ms = 0
 # Inputs and outputs on spans (tool calls, model messages), redacted and cut.
 capture_content = true
 max_content_bytes = 2048
-# Only the client's `tier` baggage goes on to providers, plugins and MCP servers.
+# Only the client's "tier" baggage goes on to providers, plugins and MCP servers.
 forward_baggage = ["tier"]
 
 # An external MCP server over HTTP that records the trace context it gets.

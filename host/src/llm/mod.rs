@@ -32,6 +32,7 @@ pub use client::{Cause, Response, ResponseBody, ResponseBodyError, SendError};
 pub use openai::Usage;
 pub use providers::{BaseUrl, BaseUrlError, KeyError, Provider, ProviderError, Route, RouteError};
 pub use route::{Tuning, check_keys};
+pub(crate) use spans::{RelayedAnswer, chat_span, end_chat, end_relay};
 pub use stream::{Closed, EventReader, SseSink, UiSink};
 pub use transform::{ModelToolCall, StepOptions, StepSummary, StepTransformer};
 pub use ui::{FinishReason, Text, UiChunk};

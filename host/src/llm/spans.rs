@@ -7,6 +7,7 @@
 //! (`gen_ai.output.messages`) in the conventions' JSON shape, redacted and bounded
 //! by `telemetry::content_json`.
 
+use super::openai::{ChatChunk, Usage};
 use super::providers::Route;
 use super::transform::StepSummary;
 use crate::telemetry::{Kind, Span};
@@ -114,6 +115,93 @@ pub(crate) fn end_chat(span: &mut Span, summary: &StepSummary) {
     span.set("wasmhub.llm.tool_calls", summary.tool_calls.len() as u64);
     if let Some(error) = &summary.error {
         span.fail("upstream_error", error);
+    }
+}
+
+/// What a relayed answer (the provider's own chunks, passed through by the
+/// proxy) said, gathered as it passes for its span: the finish reason, and its
+/// text only when content is captured.
+pub(crate) struct RelayedAnswer {
+    text: String,
+    finish_reason: Option<String>,
+    capture: bool,
+}
+
+impl RelayedAnswer {
+    /// Gathers for `span` (nothing when it does not record).
+    pub(crate) fn new(span: &Span) -> RelayedAnswer {
+        RelayedAnswer {
+            text: String::new(),
+            finish_reason: None,
+            capture: span.recording() && crate::telemetry::capturing(),
+        }
+    }
+
+    /// One relayed chunk.
+    pub(crate) fn see(&mut self, chunk: &ChatChunk<'_>) {
+        let Some(choice) = &chunk.choice else {
+            return;
+        };
+        if let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty()) {
+            self.finish_reason.get_or_insert_with(|| reason.to_string());
+        }
+        if self.capture
+            && let Some(text) = choice.delta.as_ref().and_then(|d| d.content.as_deref())
+        {
+            self.text.push_str(text);
+        }
+    }
+
+    /// A whole (non-streamed) answer's body.
+    pub(crate) fn whole(&mut self, body: &[u8]) {
+        let Ok(answer) = serde_json::from_slice::<Value>(body) else {
+            return;
+        };
+        let choice = &answer["choices"][0];
+        self.finish_reason = choice["finish_reason"].as_str().map(str::to_string);
+        if self.capture {
+            self.text = choice["message"]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+        }
+    }
+}
+
+/// A relayed answer's end on its span: the target that answered, the finish
+/// reason, usage, its text as the output message (when captured), `error.type`
+/// when it failed.
+pub(crate) fn end_relay(
+    span: &mut Span,
+    route: &Route,
+    usage: Option<&Usage>,
+    answer: &RelayedAnswer,
+    error: Option<&str>,
+) {
+    if !span.recording() {
+        return;
+    }
+    span.set("wasmhub.llm.target", route.target());
+    let reason = answer.finish_reason.as_deref().unwrap_or("");
+    if answer.capture {
+        let parts = match answer.text.as_str() {
+            "" => json!([]),
+            text => json!([{"type": "text", "content": text}]),
+        };
+        let output = || json!([{"role": "assistant", "parts": parts, "finish_reason": reason}]);
+        if let Some(messages) = crate::telemetry::content_json(output) {
+            span.set("gen_ai.output.messages", messages);
+        }
+    }
+    if !reason.is_empty() {
+        span.set("gen_ai.response.finish_reasons", reason.to_string());
+    }
+    if let Some(usage) = usage {
+        span.set("gen_ai.usage.input_tokens", usage.input_tokens);
+        span.set("gen_ai.usage.output_tokens", usage.output_tokens);
+    }
+    if let Some(error) = error {
+        span.fail(error, "the relayed answer failed");
     }
 }
 

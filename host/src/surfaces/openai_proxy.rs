@@ -35,8 +35,9 @@ use crate::llm::route::{RelayBody, RelayError, Relayed};
 use crate::llm::stream::{Closed, EventReader, SseSink, keepalive_while};
 use crate::llm::terminal::{Read, Terminal, Unfinished};
 use crate::llm::upstream::{self, UpstreamError};
-use crate::llm::{Route, RouteError, StepOptions, Usage};
+use crate::llm::{RelayedAnswer, Route, RouteError, StepOptions, Usage};
 use crate::sse::OwnedEvent;
+use crate::telemetry::Span;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
@@ -98,13 +99,18 @@ async fn relay(
     let mut metrics = ChatStream::new("openai", started);
     let first = &targets[0];
     metrics.provider(&first.provider.config.name);
-    let relayed = match app.llm.relay_chain(&targets, &value, &forwarded).await {
+    // The model call's `chat MODEL` span, the providers' requests under it.
+    let mut span = crate::llm::chat_span(&targets, &value);
+    let chain = app.llm.relay_chain(&targets, &value, &forwarded);
+    let relayed = match crate::telemetry::within(span.context().cloned(), chain).await {
         Ok(relayed) => relayed,
         Err(e) => {
             metrics.refused(first, started);
+            span.fail("upstream_error", "no target answered");
             return relay_error(e);
         }
     };
+    let mut answer = RelayedAnswer::new(&span);
     let Relayed {
         route,
         status,
@@ -125,6 +131,8 @@ async fn relay(
             metrics.provider(&route.provider.config.name);
             metrics.ended(false);
             let error = (!status.is_success()).then_some("upstream_error");
+            answer.whole(&bytes);
+            crate::llm::end_relay(&mut span, &route, usage.as_ref(), &answer, error);
             let provider = &route.provider.config.name;
             crate::llm::client_metrics::record(
                 provider,
@@ -155,6 +163,8 @@ async fn relay(
         accounting,
         metrics,
         started,
+        span,
+        answer,
     };
     tokio::spawn(relay_stream(relayed, first, reader, SseSink::new(tx)));
     out
@@ -176,13 +186,16 @@ fn relay_error(e: RelayError) -> Resp {
     }
 }
 
-/// A stream being relayed: its target and request, and what counts it at its end.
+/// A stream being relayed: its target and request, and what counts it at its end
+/// (its span ends with it).
 struct Relaying {
     route: Route,
     request: Value,
     accounting: StepAccounting,
     metrics: ChatStream,
     started: Instant,
+    span: Span,
+    answer: RelayedAnswer,
 }
 
 impl Relaying {
@@ -201,6 +214,7 @@ impl Relaying {
         } else {
             failed.then_some("upstream_error")
         };
+        crate::llm::end_relay(&mut self.span, &self.route, usage.as_ref(), &self.answer, error);
         let (provider, model) = (&self.route.provider.config.name, &self.route.model);
         crate::llm::client_metrics::record(provider, model, self.started.elapsed(), usage.as_ref(), error);
     }
@@ -239,6 +253,7 @@ async fn relay_stream(
         match end.read(&event.data, &mut chunk) {
             Ok(Read::Chunk) => {
                 end.see(&chunk);
+                relaying.answer.see(&chunk);
                 usage = chunk.usage().or(usage);
                 step_accounting::chunk_output(&chunk, &mut output);
                 errored |= chunk.error.is_some();

@@ -206,6 +206,12 @@ pub(crate) fn content(text: impl FnOnce() -> String) -> Option<String> {
     Some(text)
 }
 
+/// Whether content is captured (`telemetry.capture_content`): what gathers text
+/// for a content attribute asks first, so it gathers nothing otherwise.
+pub(crate) fn capturing() -> bool {
+    installed().is_some_and(|t| t.capture_content)
+}
+
 /// `value` as a JSON content attribute when the operator opted in
 /// (`telemetry.capture_content`); `None` otherwise. Redacted as the audit log
 /// redacts (the fields of `[audit] redact_fields`, at any depth), bearer tokens in

@@ -40,6 +40,7 @@ use crate::hub::{Caller, Resource, Scope};
 use crate::llm::stream::{SseSink, transform_events};
 use crate::llm::upstream::{self, UpstreamError};
 use crate::llm::{Response, Route, RouteError, StepOptions, StepSummary, StepTransformer};
+use crate::telemetry::Span;
 use error::ApiError;
 use events::ToolMode;
 use http::{HeaderMap, Request, StatusCode};
@@ -179,14 +180,20 @@ async fn forward(
         request::to_openai(value, &route.model).map_err(|e| ApiError::invalid(e.to_string()))?;
     crate::llm::openai::prepare_stream_body(&mut upstream_body, &route.model);
     metrics.provider(&route.provider.config.name);
-    let resp = match app.llm.chat(&route, &upstream_body, &HeaderMap::new()).await {
+    // The model call's `chat MODEL` span, the provider's request under it.
+    let mut span = crate::llm::chat_span(std::slice::from_ref(&route), &upstream_body);
+    let no_headers = HeaderMap::new();
+    let call = app.llm.chat(&route, &upstream_body, &no_headers);
+    let resp = match crate::telemetry::within(span.context().cloned(), call).await {
         Ok(resp) if resp.status.is_success() => resp,
         Ok(resp) => {
             metrics.refused(&route, started);
+            span.fail("upstream_error", "the provider refused the request");
             return Err(upstream_status(&route, resp).await);
         }
         Err(e) => {
             metrics.refused(&route, started);
+            span.fail("upstream_error", "the provider could not be reached");
             return Err(upstream_error(&e));
         }
     };
@@ -194,7 +201,7 @@ async fn forward(
         let sink = AnthropicSink::collect(ToolMode::Client, &checked.model);
         let mut sink = Metered::new(sink, metrics);
         let step = relay_step(&route, resp, &mut sink).await;
-        record_model_call(&route, started, &step, &mut sink);
+        record_model_call(&route, started, &step, &mut sink, span);
         if let Ok(summary) = step {
             let output = || counted::summary_output(&summary);
             accounting.done(&route, summary.usage, &upstream_body, output);
@@ -207,7 +214,7 @@ async fn forward(
     tokio::spawn(async move {
         // `Err(Closed)`: the client left; returning drops the upstream body.
         let step = relay_step(&route, resp, &mut sink).await;
-        record_model_call(&route, started, &step, &mut sink);
+        record_model_call(&route, started, &step, &mut sink, span);
         if let Ok(summary) = step {
             let output = || counted::summary_output(&summary);
             accounting.done(&route, summary.usage, &upstream_body, output);
@@ -216,20 +223,25 @@ async fn forward(
     Ok(respond::sse(body, false))
 }
 
-/// A forwarded step's unknown upstream events on its chat stream, and the step in
-/// the GenAI client metrics.
+/// A forwarded step's unknown upstream events on its chat stream, the step in
+/// the GenAI client metrics, and its end on its `chat MODEL` span.
 fn record_model_call<S>(
     route: &Route,
     started: Instant,
     step: &Result<StepSummary, crate::llm::Closed>,
     sink: &mut Metered<S>,
+    mut span: Span,
 ) {
     let (usage, error) = match step {
         Ok(summary) => {
             sink.stream().unknown_events(summary.unknown_events);
+            crate::llm::end_chat(&mut span, summary);
             (summary.usage, summary.error.as_ref().map(|_| "upstream_error"))
         }
-        Err(_) => (None, Some("client_closed")),
+        Err(_) => {
+            span.fail("client_closed", "the client went away");
+            (None, Some("client_closed"))
+        }
     };
     let provider = &route.provider.config.name;
     crate::llm::client_metrics::record(provider, &route.model, started.elapsed(), usage.as_ref(), error);
