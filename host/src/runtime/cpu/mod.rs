@@ -39,8 +39,8 @@
 //! plugin alone still has the tenant's whole share.
 //!
 //! With `limits.cpu_lend_idle` (off by default: in `bench/fairness.sh` it made a
-//! benign call's latency under spinning calls much worse, for a reason not found
-//! yet) the shares are work-conserving between tenants: at every tick, the tickets and
+//! benign call's latency under spinning calls much worse, most likely because with two workers a lent
+//! slot runs a spinner on the last free core, docs/performance/fairness.md) the shares are work-conserving between tenants: at every tick, the tickets and
 //! running permits of the tenants that ran nothing in the tick that ended (up to
 //! the number of async workers, less the active tenants' shares) go to the tenants
 //! that wanted more than their share, in proportion to their weights
