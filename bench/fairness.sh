@@ -23,11 +23,16 @@
 #   same-spin  4 clients keep 32 spinning calls each running: the token's running
 #              permits go to calc's line and adversary's line in turn;
 #   same-input big-input on the benign token.
-# Otherwise each client has its own token (so the caller shares apply as in production). The
-# scenarios alternate within each round (the machine's load drifts; alternating
-# spreads it over all of them); the table shows the median over rounds of each
-# round's p50/p99, and the ratio attack-p99 / idle-p99 (target <= 3x). The exit
-# status is 1 when a scenario misses the target (named on stderr).
+# Otherwise each client has its own token (so the caller shares apply as in
+# production). The scenarios alternate within each round (the machine's load
+# drifts; alternating spreads it over all of them). Each starts from a drained hub:
+# after a measurement the attackers are stopped and the run waits until /metrics
+# shows no call and no REST request in flight (it fails, naming the scenario, if
+# they do not end); an attack counts as engaged once /metrics shows it (its calls
+# in flight, or its large inputs parsed), not after a pause. The table shows the
+# median over rounds of each round's p50/p99, the ratio attack-p99 / idle-p99
+# (target <= 3x) and the attack's calls in flight while the benign client ran. The
+# exit status is 1 when a scenario misses the target (named on stderr).
 # The benign side is wrk with one connection (a sequential client: every stalled
 # call shows in its latency). The attackers are bounded Python clients (a fixed
 # number of connections, stopped after the measurement), loopback only. They run
@@ -36,7 +41,11 @@
 # the hub and wrk by themselves, which no scheduling inside the hub can change.
 #   usage: bench/fairness.sh [seconds per measurement, default 5] [rounds, default 3]
 #   WASMHUB_BIN=path runs that binary instead of building target/release/wasmhub;
-#   EPOCH_TICK_US=N runs the hub with limits.epoch_tick_us = N;
+#   WASMHUB_BIN_B=path also runs a second hub with that binary, for an A/B in one
+#     run: every scenario is measured on both hubs, in an order that alternates by
+#     round, and the table has a row per hub and scenario and the B/A ratio of the
+#     p99 medians (each hub's ratio to idle is to its own idle);
+#   EPOCH_TICK_US=N runs the hubs with limits.epoch_tick_us = N;
 #   BUSY_NICE=N with limits.busy_nice = N (0: busy tokens' work at normal priority).
 #   SCENARIOS="idle same-spin" runs only those (idle first: the ratios need it).
 set -euo pipefail
@@ -45,11 +54,15 @@ cd "$root"
 duration="${1:-5}"
 rounds="${2:-3}"
 attack_nice="${ATTACK_NICE:-19}"
+# Only calc and the adversary guest are needed (bench/setup.sh).
+bench_plugins=calc
 
 # shellcheck source=bench/setup.sh
 source bench/setup.sh
 attack_pid=""
-# The running attack client, stopped after each measurement and on exit.
+hub_b_pid=""
+# The running attack client, stopped after each measurement and on exit (and the
+# second hub, on exit).
 bench_stop() {
     if [ -n "$attack_pid" ]; then
         kill "$attack_pid" 2>/dev/null || true
@@ -57,13 +70,17 @@ bench_stop() {
         attack_pid=""
     fi
 }
+trap 'bench_stop; if [ -n "$hub_b_pid" ]; then kill "$hub_b_pid" 2>/dev/null || true; wait "$hub_b_pid" 2>/dev/null || true; fi; bench_cleanup' EXIT
 
 mkdir -p "$work/plugins"
-cp dist/plugins/*.wasm target/test-guests/adversary.wasm "$work/plugins/"
-cp dist/plugins/*.toml "$work/plugins/" 2>/dev/null || true
-cat > "$work/bench.toml" <<EOF
+cp dist/plugins/calc.wasm target/test-guests/adversary.wasm "$work/plugins/"
+export BENCH_TOKEN_BENIGN="benign-$RANDOM$RANDOM" BENCH_TOKEN_POOL="pool-$RANDOM$RANDOM" \
+    BENCH_TOKEN_INPUT="input-$RANDOM$RANDOM"
+# hub_config NAME: the config of hub NAME (its own data folder).
+hub_config() {
+    cat <<CONF
 plugins_dir = "$work/plugins"
-data_dir = "$work/data"
+data_dir = "$work/data-$1"
 [limits]
 $([ -n "${EPOCH_TICK_US:-}" ] && printf 'epoch_tick_us = %s\n' "$EPOCH_TICK_US")
 $([ -n "${BUSY_NICE:-}" ] && printf 'busy_nice = %s\n' "$BUSY_NICE")
@@ -82,32 +99,57 @@ allow = ["*"]
 name = "input"
 secret_env = "BENCH_TOKEN_INPUT"
 allow = ["*"]
-EOF
-export BENCH_TOKEN_BENIGN="benign-$RANDOM$RANDOM" BENCH_TOKEN_POOL="pool-$RANDOM$RANDOM" \
-    BENCH_TOKEN_INPUT="input-$RANDOM$RANDOM"
-base="http://127.0.0.1:$port"
-WASMHUB_LOG=warn "$bin" serve --config "$work/bench.toml" --listen "127.0.0.1:$port" \
-    >"$work/hub.log" 2>&1 &
+CONF
+}
+hub_config A >"$work/A.toml"
+WASMHUB_LOG=warn "$bin" serve --config "$work/A.toml" --listen "127.0.0.1:$port" \
+    >"$work/A.log" 2>&1 &
 hub_pid=$!
+hubs=(A)
+declare -A hub_port=([A]=$port) hub_proc=([A]=$hub_pid) hub_bin=([A]=$bin)
+if [ -n "${WASMHUB_BIN_B:-}" ]; then
+    port_b="$(free_port)"
+    hub_config B >"$work/B.toml"
+    WASMHUB_LOG=warn "$WASMHUB_BIN_B" serve --config "$work/B.toml" --listen "127.0.0.1:$port_b" \
+        >"$work/B.log" 2>&1 &
+    hub_b_pid=$!
+    hubs=(A B)
+    hub_port[B]=$port_b hub_proc[B]=$hub_b_pid hub_bin[B]=$WASMHUB_BIN_B
+fi
 
 calc='{"calls":[{"tool":"calc.eval","input":{"expression":"1+1"}}]}'
-call() { # call TOKEN BODY: the answer of POST /api/hub/call
-    curl -sS "$base/api/hub/call" -H "authorization: Bearer $1" -H 'content-type: application/json' -d "$2" || true
+call() { # call PORT TOKEN BODY: the answer of POST /api/hub/call
+    curl -sS "http://127.0.0.1:$1/api/hub/call" -H "authorization: Bearer $2" -H 'content-type: application/json' -d "$3" || true
+}
+# metric PORT SERIES: the value of SERIES (name and labels as printed) on /metrics, 0 if absent.
+metric() {
+    curl -sS "http://127.0.0.1:$1/metrics" -H "authorization: Bearer $BENCH_TOKEN_BENIGN" 2>/dev/null |
+        awk -v s="$2" '$1 == s { print $2; found = 1 } END { if (!found) print 0 }'
+}
+in_flight() { metric "$1" wasmhub_calls_in_flight; }
+rest_in_flight() { metric "$1" 'wasmhub_surface_in_flight{surface="rest"}'; }
+# wait_until WHAT TEST...: re-runs TEST (reading /metrics) until it holds; after
+# 60 s the run fails, naming WHAT. Polling the gauges is the only way a shell
+# client can wait for them; the 50 ms between reads adds nothing to a measurement.
+wait_until() {
+    local what=$1
+    shift
+    for _ in $(seq 1 1200); do
+        "$@" && return 0
+        sleep 0.05
+    done
+    echo "fairness: gave up waiting for $what" >&2
+    exit 1
 }
 # The plugins load in the background: wait until calc.eval and adversary.slow answer.
-for _ in $(seq 1 600); do
-    call "$BENCH_TOKEN_BENIGN" "$calc" | grep -q '"ok":true' &&
-        call "$BENCH_TOKEN_POOL" '{"calls":[{"tool":"adversary.slow","input":{"ms":1}}]}' | grep -q '"ok":true' &&
-        break
-    kill -0 "$hub_pid" 2>/dev/null || { cat "$work/hub.log" >&2; exit 1; }
-    sleep 0.2
-done
-call "$BENCH_TOKEN_BENIGN" "$calc" | grep -q '"ok":true' || { echo "calc.eval does not answer" >&2; exit 1; }
-
-in_flight() {
-    curl -sS "$base/metrics" -H "authorization: Bearer $BENCH_TOKEN_BENIGN" 2>/dev/null |
-        awk '/^wasmhub_calls_in_flight/ { print $2; found = 1 } END { if (!found) print 0 }'
+answers() {
+    call "$1" "$BENCH_TOKEN_BENIGN" "$calc" | grep -q '"ok":true' &&
+        call "$1" "$BENCH_TOKEN_POOL" '{"calls":[{"tool":"adversary.slow","input":{"ms":1}}]}' | grep -q '"ok":true'
 }
+for h in "${hubs[@]}"; do
+    kill -0 "${hub_proc[$h]}" || { cat "$work/$h.log" >&2; exit 1; }
+    wait_until "hub $h's plugins to load" answers "${hub_port[$h]}"
+done
 
 # The attack clients: bounded connections, each posting in a loop until killed.
 cat > "$work/attack.py" <<'EOF'
@@ -145,7 +187,7 @@ async def main():
 asyncio.run(main())
 EOF
 
-cat > "$work/benign.lua" <<EOF
+cat > "$work/benign.lua" <<LUA
 wrk.method = "POST"
 wrk.body = '$calc'
 wrk.headers["Content-Type"] = "application/json"
@@ -156,75 +198,98 @@ function response(status, headers, body)
     if status ~= 200 or not string.find(body, '"ok":true', 1, true) then bad = bad + 1 end
 end
 dofile("$root/bench/wrk-report.lua")
-EOF
+LUA
 
-# measure SCENARIO: starts its attack, lets it engage, times the benign client.
+at_least() { [ "$("${@:3}")" -ge "$2" ] 2>/dev/null; } # at_least _ N CMD...: CMD prints >= N
+drained() { [ "$(in_flight "$1")" = 0 ] && [ "$(rest_in_flight "$1")" = 0 ]; }
+parsed_since() { [ "$(metric "$1" wasmhub_low_priority_parses_total)" -ge "$2" ] 2>/dev/null; }
+
+# measure HUB SCENARIO: starts the attack on a drained hub, waits until /metrics
+# shows it engaged, times the benign client, stops the attack and waits until the
+# hub has drained.
 measure() {
-    local scenario=$1
+    local hub=$1 scenario=$2
+    local p=${hub_port[$hub]} mode="" token="" conns=8
     case "$scenario" in
         idle) ;;
-        pool-slow) nice -n "$attack_nice" python3 "$work/attack.py" slow "$port" "$BENCH_TOKEN_POOL" 8 & attack_pid=$! ;;
-        pool-spin) nice -n "$attack_nice" python3 "$work/attack.py" spin "$port" "$BENCH_TOKEN_POOL" 8 & attack_pid=$! ;;
-        big-input) nice -n "$attack_nice" python3 "$work/attack.py" input "$port" "$BENCH_TOKEN_INPUT" 4 & attack_pid=$! ;;
-        same-slow) nice -n "$attack_nice" python3 "$work/attack.py" slow "$port" "$BENCH_TOKEN_BENIGN" 8 & attack_pid=$! ;;
-        same-spin) nice -n "$attack_nice" python3 "$work/attack.py" spin "$port" "$BENCH_TOKEN_BENIGN" 4 & attack_pid=$! ;;
-        same-input) nice -n "$attack_nice" python3 "$work/attack.py" input "$port" "$BENCH_TOKEN_BENIGN" 4 & attack_pid=$! ;;
+        pool-slow) mode=slow token=$BENCH_TOKEN_POOL ;;
+        pool-spin) mode=spin token=$BENCH_TOKEN_POOL ;;
+        big-input) mode=input token=$BENCH_TOKEN_INPUT conns=4 ;;
+        same-slow) mode=slow token=$BENCH_TOKEN_BENIGN ;;
+        same-spin) mode=spin token=$BENCH_TOKEN_BENIGN conns=4 ;;
+        same-input) mode=input token=$BENCH_TOKEN_BENIGN conns=4 ;;
+        *) echo "unknown scenario $scenario" >&2; exit 2 ;;
     esac
-    if [ "$scenario" != idle ]; then
-        # Engaged: the pool attacks hold many calls; the input attack needs a moment.
-        for _ in $(seq 1 50); do
-            case "$scenario" in *-input) break ;; esac
-            [ "$(in_flight)" -ge 64 ] 2>/dev/null && break
-            sleep 0.1
-        done
-        sleep 1
+    local parses
+    parses="$(metric "$p" wasmhub_low_priority_parses_total)"
+    if [ -n "$mode" ]; then
+        nice -n "$attack_nice" python3 "$work/attack.py" "$mode" "$p" "$token" "$conns" &
+        attack_pid=$!
+        case "$mode" in
+            # Engaged: the slot attacks hold (at least) 100 calls; each input client
+            # had a large input parsed.
+            slow | spin) wait_until "$scenario to engage on hub $hub" at_least _ 100 in_flight "$p" ;;
+            input) wait_until "$scenario to engage on hub $hub" parsed_since "$p" $((parses + conns)) ;;
+        esac
     fi
-    local line
-    line="$(wrk -t1 -c1 -d"${duration}s" --timeout 30s -s "$work/benign.lua" "$base/api/hub/call" | grep RESULT)"
-    local peak
-    peak="$(in_flight)"
+    local line attack
+    line="$(wrk -t1 -c1 -d"${duration}s" --timeout 30s -s "$work/benign.lua" "http://127.0.0.1:$p/api/hub/call" | grep RESULT)"
+    attack="$(in_flight "$p")"
     bench_stop
     local p50 p99 requests errors
     read -r _ p50 p99 requests errors <<<"$(echo "${line#RESULT }" | sed -E 's/[a-z_/0-9]+=//g')"
-    echo "$scenario $p50 $p99 $requests $errors $peak" >>"$work/results"
-    # Let the attack's calls drain (a closed connection cancels them) before the next.
-    for _ in $(seq 1 150); do
-        [ "$(in_flight)" -le 0 ] 2>/dev/null && break
-        sleep 0.1
-    done
+    echo "$hub $scenario $p50 $p99 $requests $errors $attack" >>"$work/results"
+    # A closed connection cancels its calls: the next scenario starts from nothing.
+    wait_until "hub $hub to drain after $scenario" drained "$p"
 }
 
 read -r -a scenarios <<<"${SCENARIOS:-idle pool-slow pool-spin big-input same-slow same-spin same-input}"
 echo "benign calc.eval \"1+1\" via POST /api/hub/call, 1 connection, ${duration}s per measurement, $rounds rounds," \
-    "$(nproc) cores shared with the clients (attackers at nice $attack_nice), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$(nproc) cores shared with the clients (attackers at nice $attack_nice)"
+for h in "${hubs[@]}"; do echo "  hub $h: ${hub_bin[$h]}"; done
+echo "  load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq 1 "$rounds"); do
+    order=("${hubs[@]}")
+    if [ "${#hubs[@]}" = 2 ] && [ $((round % 2)) = 0 ]; then order=(B A); fi
     for scenario in "${scenarios[@]}"; do
-        measure "$scenario"
+        for h in "${order[@]}"; do
+            measure "$h" "$scenario"
+        done
     done
-    echo "  round $round done"
+    echo "  round $round done (hubs ${order[*]}), load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 
-python3 - "$work/results" <<'EOF'
+python3 - "$work/results" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    s, p50, p99, n, errs, peak = line.split()
-    rows.setdefault(s, []).append((float(p50), float(p99), int(n), int(errs), peak))
-idle99 = statistics.median(r[1] for r in rows["idle"])
-print(f"  {'scenario':<11} {'p50 ms':>9} {'p99 ms':>9} {'calls':>7} {'errors':>7} {'p99/idle':>9}  in-flight at end")
-for s, rs in rows.items():
-    p50 = statistics.median(r[0] for r in rs)
-    p99 = statistics.median(r[1] for r in rs)
-    calls = sum(r[2] for r in rs)
-    errs = sum(r[3] for r in rs)
-    ratio = p99 / idle99 if idle99 else float("nan")
-    flag = "" if s == "idle" else ("  ok (<= 3x)" if ratio <= 3 else "  over 3x")
-    print(f"  {s:<11} {p50:9.3f} {p99:9.3f} {calls:7d} {errs:7d} {ratio:8.1f}x  {','.join(r[4] for r in rs)}{flag}")
-worst = max((statistics.median(r[1] for r in rs), s) for s, rs in rows.items() if s != "idle")
-print(f"attack-p99 / idle-p99: {worst[0] / idle99:.1f}x at worst ({worst[1]}; target <= 3x)")
-missed = [(s, statistics.median(r[1] for r in rs) / idle99) for s, rs in rows.items()
-          if s != "idle" and not statistics.median(r[1] for r in rs) <= 3 * idle99]
-for s, ratio in missed:
-    print(f"missed the 3x target: {s} ({ratio:.1f}x idle p99)", file=sys.stderr)
+    hub, s, p50, p99, n, errs, attack = line.split()
+    rows.setdefault((hub, s), []).append((float(p50), float(p99), int(n), int(errs), attack))
+hubs = sorted({h for h, _ in rows})
+scenarios = list(dict.fromkeys(s for _, s in rows))
+med = lambda rs, i: statistics.median(r[i] for r in rs)
+idle = {h: med(rows[(h, "idle")], 1) for h in hubs}
+print(f"  {'hub':<3} {'scenario':<11} {'p50 ms':>8} {'p99 ms':>8} {'p99/idle':>8} {'calls':>7} {'errors':>6}  "
+      f"{'each round p99 ms':<24} {'attack calls':<14} verdict")
+missed = []
+for s in scenarios:
+    for h in hubs:
+        rs = rows[(h, s)]
+        ratio = med(rs, 1) / idle[h] if idle[h] else float("nan")
+        verdict = "" if s == "idle" else ("ok (<= 3x)" if ratio <= 3 else "OVER 3x")
+        if s != "idle" and not ratio <= 3:
+            missed.append((h, s, ratio))
+        each = ",".join(f"{r[1]:.2f}" for r in rs)
+        print(f"  {h:<3} {s:<11} {med(rs, 0):8.3f} {med(rs, 1):8.3f} {ratio:7.1f}x "
+              f"{sum(r[2] for r in rs):7d} {sum(r[3] for r in rs):6d}  {each:<24} "
+              f"{','.join(r[4] for r in rs):<14} {verdict}")
+if len(hubs) == 2:
+    print("  B/A of the p99 medians: " + ", ".join(
+        f"{s} {med(rows[('B', s)], 1) / med(rows[('A', s)], 1):.2f}" for s in scenarios))
+for h in hubs:
+    worst = max((med(rows[(h, s)], 1), s) for s in scenarios if s != "idle")
+    print(f"hub {h}: attack-p99 / idle-p99 {worst[0] / idle[h]:.1f}x at worst ({worst[1]}; target <= 3x)")
+for h, s, ratio in missed:
+    print(f"missed the 3x target: hub {h} {s} ({ratio:.1f}x idle p99)", file=sys.stderr)
 sys.exit(1 if missed else 0)
-EOF
+PY

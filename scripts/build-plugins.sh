@@ -9,7 +9,9 @@
 #   JS plugins     (plugins/NAME/package.json): componentize-js 0.23.0 via npm ci and
 #                                             npm run build, SDK from guest-sdk-js/
 #
-# Usage: scripts/build-plugins.sh [--out DIR]      (run from anywhere)
+# Usage: scripts/build-plugins.sh [--out DIR] [--only NAME,...]   (run from anywhere)
+#   --only builds and copies just those plugins (the benchmarks that need calc alone
+#   use it: no Python or JS toolchain is set up, nothing else is rebuilt).
 #
 # Idempotent: cargo rebuilds only what changed, a Python or JS component is rebuilt only
 # when its sources, the SDK's, the WIT or the componentize-py version change (a
@@ -19,19 +21,26 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="$ROOT/dist/plugins"
+ONLY=""
 COMPONENTIZE_PY_VERSION="0.25.1"
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --out) OUT="$2"; shift 2 ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        --only) ONLY=",$2,"; shift 2 ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 
 log() { printf '==> %s\n' "$*"; }
+# Whether plugin $1 is to be built (every one unless --only names others).
+wanted() { [[ -z "$ONLY" || "$ONLY" == *",$1,"* ]]; }
 
 cd "$ROOT"
+for name in ${ONLY//,/ }; do
+    [[ -d "plugins/$name" ]] || { echo "--only: no plugin plugins/$name" >&2; exit 2; }
+done
 mkdir -p "$OUT"
 TARGET_DIR="$(cargo metadata --format-version 1 --no-deps \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
@@ -53,6 +62,7 @@ BUILT=()
 rust_plugins=()
 for manifest in plugins/*/Cargo.toml; do
     [[ -f "$manifest" ]] || continue
+    wanted "$(basename "$(dirname "$manifest")")" || continue
     rust_plugins+=("$(basename "$(dirname "$manifest")")")
 done
 
@@ -80,6 +90,7 @@ for app in plugins/*/app.py; do
     [[ -f "$app" ]] || continue
     dir="$(dirname "$app")"
     [[ -f "$dir/Cargo.toml" ]] && continue
+    wanted "$(basename "$dir")" || continue
     python_plugins+=("$(basename "$dir")")
 done
 
@@ -131,6 +142,7 @@ for pkg in plugins/*/package.json; do
     [[ -f "$pkg" ]] || continue
     dir="$(dirname "$pkg")"
     [[ -f "$dir/Cargo.toml" ]] && continue
+    wanted "$(basename "$dir")" || continue
     js_plugins+=("$(basename "$dir")")
 done
 

@@ -211,7 +211,7 @@ impl Runtime {
                 None
             }
         });
-        let cpu = Arc::new(CpuShares::new(async_workers(), &limits.cpu));
+        let cpu = Arc::new(CpuShares::new(async_workers(), &limits.cpu).preempting(engine.clone()));
         let ticker = engine::Ticker::start(engine.clone(), cpu.clone(), epoch_tick(&limits.cpu))
             .map_err(RuntimeError::Ticker)?;
         crate::debug!(

@@ -236,11 +236,21 @@ pub(super) fn new_store(
     store.set_epoch_deadline(super::cpu::FREE_TICKS);
     store.epoch_deadline_callback(|ctx| {
         let gate = &ctx.data().gate;
+        if gate.preempted() {
+            // A new call of another plugin of the tenant waits for this call's
+            // running slot (`runtime::cpu::running`): give it back now.
+            return Ok(wasmtime::UpdateDeadline::Yield(1));
+        }
         // A call that waited for a running permit reaches its first deadline as
         // soon as it runs: its free first tick counts from when it started running.
+        // (Deadlines are in epochs, which preemptions bump too: one may come
+        // early, and is set again.)
         let left = gate.first_tick_left();
         Ok(if left > 0 {
             wasmtime::UpdateDeadline::Continue(left)
+        } else if gate.paid_this_tick() {
+            // A preemption for another tenant's call: this tick is paid for.
+            wasmtime::UpdateDeadline::Continue(1)
         } else if gate.try_pass() {
             // The ordinary yield to tokio at every tick (other tasks run, the
             // call's timeout is noticed).

@@ -26,17 +26,7 @@ async fn a_long_call_of_one_plugin_gets_cpu_tickets_beside_another_plugins_spinn
     // b's call spins until its 1 s limit; a's spinners outlast the test.
     std::fs::write(dir.path("b.toml"), "[limits]\ntimeout_ms = 1000\n").unwrap();
     let h = hub(&dir, |c| c.limits.call.timeout_ms = 600_000).await;
-    let spinners: Vec<_> = (0..SPINNERS)
-        .map(|_| {
-            let hub = h.hub.clone();
-            tokio::spawn(async move {
-                let args = json!({"calls": [{"tool": "a.spin", "input": {}}]});
-                let request = wasmhub::hub::MetaToolRequest::parse("hub_call", args).unwrap();
-                let context = wasmhub::hub::CallContext::new(hub.local_operator());
-                hub.invoke(request, context).await
-            })
-        })
-        .collect();
+    let spinners = spinners(&h, "a.spin", SPINNERS as usize);
     in_flight(&h.hub, SPINNERS).await;
     let before = ticks(&h, "a");
     let r = h.call("b.spin", json!({})).await;
@@ -57,6 +47,48 @@ async fn a_long_call_of_one_plugin_gets_cpu_tickets_beside_another_plugins_spinn
         "a's spinners ended early"
     );
     for spinner in spinners {
+        spinner.abort();
+    }
+}
+
+/// Keeps `n` calls of `tool` running (as the local operator) until aborted.
+fn spinners(h: &TestHub, tool: &str, n: usize) -> Vec<tokio::task::JoinHandle<()>> {
+    (0..n)
+        .map(|_| {
+            let (hub, tool) = (h.hub.clone(), tool.to_string());
+            tokio::spawn(async move {
+                let args = json!({"calls": [{"tool": tool, "input": {}}]});
+                let request = wasmhub::hub::MetaToolRequest::parse("hub_call", args).unwrap();
+                let context = wasmhub::hub::CallContext::new(hub.local_operator());
+                let _ = hub.invoke(request, context).await;
+            })
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_plugins_spinning_on_one_token_share_its_cpu_by_their_weights() {
+    // Four workers: the token has two running permits and two tickets a tick; the
+    // spinners wait for both. b weighs three times a.
+    let dir = plugins(&[("adversary", "a"), ("adversary", "b")], &[]);
+    let h = hub(&dir, |c| {
+        c.limits.call.timeout_ms = 600_000;
+        c.limits.cpu.plugin_weights.insert("b".into(), 3);
+    })
+    .await;
+    let mut all = spinners(&h, "a.spin", 16);
+    all.extend(spinners(&h, "b.spin", 16));
+    in_flight(&h.hub, 32).await;
+    let (a0, b0) = (ticks(&h, "a"), ticks(&h, "b"));
+    let (a, b) = crate::support::wait::until("400 ticks spent past the first", || async {
+        let (a, b) = (ticks(&h, "a") - a0, ticks(&h, "b") - b0);
+        (a + b >= 400).then_some((a, b))
+    })
+    .await;
+    // Stride scheduling gives b three ticks for each of a's; permits taken in
+    // plain turns, or one first-come ticket queue, gave them one each.
+    assert!(b >= 2 * a, "b (weight 3) ran {b} ticks and a (weight 1) {a}");
+    for spinner in all {
         spinner.abort();
     }
 }

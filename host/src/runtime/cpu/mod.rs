@@ -28,17 +28,19 @@
 //! before a plugin runs.
 //!
 //! Within a tenant, each plugin it calls has a part ([`Part`]): its calls wait for
-//! running permits in a line of their own, and the lines take turns
+//! running permits in a line of their own, and the lines take turns by weight
 //! ([`running`]), so one plugin's spinning calls do not keep a benign call of
-//! another plugin of the same token waiting behind all of them; they wait for
+//! another plugin of the same token waiting behind all of them (a new call of a
+//! plugin that runs nothing goes first and preempts the permits' holders at their
+//! next epoch check: [`TickGate::preempted`]); they wait for
 //! tickets in a line of their own too, and the tenant's tickets go to the lines in
 //! proportion to the plugins' weights (`limits.plugin_cpu_weights`, [`tickets`]),
 //! so a long call of one plugin does not queue behind another's spinners. One
 //! plugin alone still has the tenant's whole share.
 //!
 //! With `limits.cpu_lend_idle` (off by default: in `bench/fairness.sh` it made a
-//! benign call's latency under spinning calls much worse, for a reason not found
-//! yet) the shares are work-conserving between tenants: at every tick, the tickets and
+//! benign call's latency under spinning calls much worse, most likely because with two workers a lent
+//! slot runs a spinner on the last free core, docs/performance/fairness.md) the shares are work-conserving between tenants: at every tick, the tickets and
 //! running permits of the tenants that ran nothing in the tick that ended (up to
 //! the number of async workers, less the active tenants' shares) go to the tenants
 //! that wanted more than their share, in proportion to their weights
@@ -104,6 +106,9 @@ pub struct CpuShares {
     tick_ns: u64,
     /// Where busy tenants' calls and large validations run.
     background: Background,
+    /// The engine whose epoch a new call bumps to preempt the running guests of
+    /// its tenant (`running`; `None` until [`CpuShares::preempting`]).
+    engine: Option<wasmtime::Engine>,
 }
 
 /// One tenant's share.
@@ -152,7 +157,15 @@ impl CpuShares {
                 limits.validate_sched_idle,
                 workers,
             ),
+            engine: None,
         }
+    }
+
+    /// These shares preempt guests of `engine` (`running`: a new call of a plugin
+    /// that runs nothing does not wait for the rest of another plugin's tick).
+    pub(super) fn preempting(mut self, engine: wasmtime::Engine) -> CpuShares {
+        self.engine = Some(engine);
+        self
     }
 
     /// How many workers' worth one tenant of weight 1 gets, at least.
@@ -176,7 +189,7 @@ impl CpuShares {
                 weight,
                 ticks: Arc::new(Tickets::new(share)),
                 validations: Arc::new(Semaphore::new(self.per_tenant)),
-                running: Arc::new(RunSlots::new(share)),
+                running: Arc::new(RunSlots::new(share, self.engine.clone())),
                 plugins: HashMap::new(),
             }
         });
@@ -193,7 +206,7 @@ impl CpuShares {
         let (ticks, running, part) = self.with(tenant, |t| {
             let (running, ticks) = (&t.running, &t.ticks);
             let part = t.plugins.entry(plugin.clone()).or_insert_with(|| Part {
-                line: running.line(),
+                line: running.line(weight),
                 ticket_line: ticks.line(weight),
                 overran: Arc::new(AtomicU64::new(NEVER)),
             });
@@ -209,6 +222,7 @@ impl CpuShares {
             tick_ns: self.tick_ns,
             started: Arc::new(AtomicU64::new(self.clock.load(Ordering::Relaxed))),
             cpu: Arc::new(CallCpu::default()),
+            paid: Arc::new(AtomicU64::new(NEVER)),
             clock: self.clock.clone(),
         }
     }
@@ -343,6 +357,8 @@ pub(super) struct TickGate {
     /// The CPU the call has used in its polls.
     cpu: Arc<CallCpu>,
     tick_ns: u64,
+    /// The tick the call last spent a ticket for ([`NEVER`]: none yet).
+    paid: Arc<AtomicU64>,
     clock: Arc<AtomicU64>,
 }
 
@@ -369,15 +385,35 @@ impl TickGate {
         overran != NEVER && self.clock.load(Ordering::Relaxed).saturating_sub(overran) <= self.busy_ticks
     }
 
+    /// Whether a new call of another of the tenant's plugins waits for the
+    /// running slot this call holds: it should yield at once (no ticket spent).
+    pub(super) fn preempted(&self) -> bool {
+        self.running.preempted()
+    }
+
+    /// Whether the call already spent a ticket in this tick: an epoch deadline
+    /// it reaches within the tick is a preemption for another tenant's call, not
+    /// a tick ([`running`]), and costs nothing.
+    pub(super) fn paid_this_tick(&self) -> bool {
+        self.paid.load(Ordering::Relaxed) == self.clock.load(Ordering::Relaxed)
+    }
+
     /// At a tick: spends one of the tenant's tickets if one is left and no call
     /// waits for one (`true`: the call then yields the ordinary way), else `false`.
     pub(super) fn try_pass(&self) -> bool {
-        self.ticks.try_pass(self.ticket_line)
+        let passed = self.ticks.try_pass(self.ticket_line);
+        if passed {
+            self.paid
+                .store(self.clock.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        passed
     }
 
     /// Waits in its plugin's line for one of the tenant's tickets and spends it.
     pub(super) async fn pass(self) {
-        self.ticks.pass(self.ticket_line).await
+        self.ticks.pass(self.ticket_line).await;
+        self.paid
+            .store(self.clock.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 
     /// `call`, each poll of it holding one of the tenant's running permits
