@@ -556,6 +556,8 @@ impl Hub {
 }
 
 #[cfg(test)]
+mod future_size_tests;
+#[cfg(test)]
 mod stored_records_tests;
 
 /// `config`'s `[[mcp_servers]]`, each bounded by its `secrets.max_value_kb`.
