@@ -386,6 +386,10 @@ impl Hub {
     /// Runs one meta-tool request: answers with the meta-tool's JSON output or why
     /// it could not run.
     pub async fn invoke(&self, request: MetaToolRequest, ctx: CallContext) -> Result<Value, ToolError> {
+        // One unit of tokio's cooperative budget per call: a call that never waits
+        // (its guest done within a tick, no slot or permit to wait for) does not
+        // yield otherwise, and an embedder's loop of such calls would hold its worker.
+        tokio::task::consume_budget().await;
         let started = std::time::Instant::now();
         let answer = self.answer(request, ctx).await;
         crate::timing::record(crate::timing::Stage::Invoke, started);
@@ -555,6 +559,8 @@ impl Hub {
     }
 }
 
+#[cfg(test)]
+mod future_size_tests;
 #[cfg(test)]
 mod stored_records_tests;
 

@@ -4,11 +4,14 @@
 use crate::hub::approval::ApprovalRecord;
 use crate::hub::error::ErrorCode;
 use serde::de::value::StrDeserializer;
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-/// One call, as stored and as `GET /api/calls` shows it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// One call, as stored and as `GET /api/calls` shows it. Serialized by hand
+/// ([`CallRecord::serialize`]): serde's `flatten` and `into` copied the outcome into
+/// a new struct and buffered it for every record the writer thread encodes.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct CallRecord {
     /// The call's id (`call_...`), also its audit key.
     pub id: String,
@@ -78,6 +81,41 @@ struct OutcomeFields {
     outcome: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+}
+
+impl Serialize for CallRecord {
+    /// The members in the order the derived form wrote them, optional ones left
+    /// out when empty, the outcome as `outcome` (and `error` for a failure).
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("tool", &self.tool)?;
+        map.serialize_entry("caller", &self.caller)?;
+        for (key, value) in [
+            ("client", &self.client),
+            ("parent", &self.parent),
+            ("agent", &self.agent),
+        ] {
+            if let Some(value) = value {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.serialize_entry("started_ms", &self.started_ms)?;
+        map.serialize_entry("duration_us", &self.duration_us)?;
+        map.serialize_entry("input_bytes", &self.input_bytes)?;
+        map.serialize_entry("output_bytes", &self.output_bytes)?;
+        map.serialize_entry("outcome", self.outcome.as_str())?;
+        if let CallOutcome::Failed { message, .. } = &self.outcome {
+            map.serialize_entry("error", message)?;
+        }
+        if let Some(input) = &self.input {
+            map.serialize_entry("input", input)?;
+        }
+        if let Some(approval) = &self.approval {
+            map.serialize_entry("approval", approval)?;
+        }
+        map.end()
+    }
 }
 
 impl From<CallOutcome> for OutcomeFields {

@@ -55,6 +55,42 @@ fn outcomes_keep_the_stored_shape() {
 }
 
 #[test]
+fn a_full_record_is_stored_with_its_members_in_order() {
+    let record = CallRecord {
+        id: "call_1".into(),
+        tool: "a.b".into(),
+        caller: "alice".into(),
+        client: Some("client_1".into()),
+        parent: Some("call_0".into()),
+        agent: Some("helper".into()),
+        started_ms: 1,
+        duration_us: 2,
+        input_bytes: 3,
+        output_bytes: 4,
+        outcome: CallOutcome::Failed {
+            code: ErrorCode::ApprovalDenied,
+            message: "no".into(),
+        },
+        input: Some(json!({"x": 1})),
+        approval: Some(crate::hub::approval::ApprovalRecord {
+            policy: Some("ask".into()),
+            id: None,
+            decision: "denied".into(),
+            by: Some("bob".into()),
+            reason: None,
+            decided_ms: 5,
+        }),
+    };
+    let text = serde_json::to_string(&record).unwrap();
+    assert_eq!(
+        text,
+        r#"{"id":"call_1","tool":"a.b","caller":"alice","client":"client_1","parent":"call_0","agent":"helper","started_ms":1,"duration_us":2,"input_bytes":3,"output_bytes":4,"outcome":"approval_denied","error":"no","input":{"x":1},"approval":{"policy":"ask","decision":"denied","by":"bob","decided_ms":5}}"#
+    );
+    let decoded: CallRecord = serde_json::from_str(&text).unwrap();
+    assert_eq!(decoded, record);
+}
+
+#[test]
 fn redacts_sensitive_fields_at_any_depth() {
     let fields = vec!["password".to_string(), "api_key".to_string()];
     let v = redact(
