@@ -64,7 +64,10 @@ impl Background {
                 let built = tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(self.workers)
                     .thread_name("wasmhub-busy")
-                    .on_thread_start(move || lower_this_thread(nice))
+                    .on_thread_start(move || {
+                        LOW_PRIORITY.set(true);
+                        lower_this_thread(nice)
+                    })
                     .enable_all()
                     .build();
                 built
@@ -152,6 +155,21 @@ fn lower_this_thread(nice: i32) {
 
 thread_local! {
     static IDLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether this thread is one of the low-priority runtime's.
+    static LOW_PRIORITY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the calling thread is one of the low-priority threads (`running`: a
+/// slot's holder there is slow to reach its next epoch check on a loaded machine).
+pub(super) fn on_low_priority_thread() -> bool {
+    LOW_PRIORITY.get()
+}
+
+/// Marks the calling thread as a low-priority one, as the runtime's threads are
+/// (tests of `running` stand in for a busy call's holder this way).
+#[cfg(test)]
+pub(super) fn mark_low_priority() {
+    LOW_PRIORITY.set(true);
 }
 
 /// Puts the calling thread (one of the low-priority blocking pool's, which never

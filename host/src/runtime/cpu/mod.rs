@@ -32,7 +32,9 @@
 //! ([`running`]), so one plugin's spinning calls do not keep a benign call of
 //! another plugin of the same token waiting behind all of them (a new call of a
 //! plugin that runs nothing goes first and preempts the permits' holders at their
-//! next epoch check: [`TickGate::preempted`]); they wait for
+//! next epoch check: [`TickGate::preempted`], or, when they run on the
+//! low-priority threads, runs at once on one slot over the tenant's limit);
+//! they wait for
 //! tickets in a line of their own too, and the tenant's tickets go to the lines in
 //! proportion to the plugins' weights (`limits.plugin_cpu_weights`, [`tickets`]),
 //! so a long call of one plugin does not queue behind another's spinners. One
