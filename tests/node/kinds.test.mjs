@@ -112,37 +112,32 @@ for (const [kind, provider, path] of KINDS) {
   });
 }
 
-test("anthropic: the Anthropic SDK gets the signed thinking block on /v1/messages and sends it back in the tool loop", async () => {
+// A thinking block (`block`, first in the answer of the scripted `model`) reaches
+// the Anthropic SDK whole, streamed and collected, and goes back to the provider
+// as it came when the client echoes the assistant turn in its tool loop.
+async function thinkingRoundTrip(model, block, streamedWhy) {
   const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
-  const ask = { model: "claude/weather", max_tokens: 64, messages, tools };
-  const signed = { type: "thinking", thinking: "The weather tool.", signature: "EqQBCgIYAhIMweather" };
+  const ask = { model, max_tokens: 64, messages, tools };
   const streamed = await anthropic.messages.stream(ask).finalMessage();
-  assert.deepEqual(streamed.content[0], signed, "streamed: a signature_delta before the block's stop");
+  assert.deepEqual(streamed.content[0], block, streamedWhy);
   const collected = await anthropic.messages.create(ask);
-  assert.deepEqual(collected.content[0], signed, "collected");
+  assert.deepEqual(collected.content[0], block, "collected");
   const use = streamed.content.find((b) => b.type === "tool_use");
   const round = [...messages, { role: "assistant", content: streamed.content },
     { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "18°C" }] }];
   await anthropic.messages.create({ ...ask, model: "claude/text", messages: round });
   const sent = upstream.requests.at(-1).body.messages;
-  assert.deepEqual(sent[1].content[0], signed, "the provider gets the block back, signature and all");
+  assert.deepEqual(sent[1].content[0], block, "the provider gets the block back as it came");
   assert.equal(sent[1].content[1].type, "tool_use");
+}
+
+test("anthropic: the Anthropic SDK gets the signed thinking block on /v1/messages and sends it back in the tool loop", async () => {
+  const signed = { type: "thinking", thinking: "The weather tool.", signature: "EqQBCgIYAhIMweather" };
+  await thinkingRoundTrip("claude/weather", signed, "streamed: a signature_delta before the block's stop");
 });
 
 test("anthropic: withheld reasoning (redacted_thinking) reaches the Anthropic SDK whole and goes back, and ai 7 sees it as the AI SDK shows it", async () => {
-  const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
-  const ask = { model: "claude/redacted", max_tokens: 64, messages, tools };
-  const streamed = await anthropic.messages.stream(ask).finalMessage();
-  assert.deepEqual(streamed.content[0], REDACTED, "streamed");
-  const collected = await anthropic.messages.create(ask);
-  assert.deepEqual(collected.content[0], REDACTED, "collected");
-  const use = streamed.content.find((b) => b.type === "tool_use");
-  const round = [...messages, { role: "assistant", content: streamed.content },
-    { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "18°C" }] }];
-  await anthropic.messages.create({ ...ask, model: "claude/text", messages: round });
-  const sent = upstream.requests.at(-1).body.messages;
-  assert.deepEqual(sent[1].content[0], REDACTED, "the provider gets the block back as it came");
-
+  await thinkingRoundTrip("claude/redacted", REDACTED, "streamed");
   const transport = new ai7.DefaultChatTransport({
     api: `${hub.url}/api/ui/chat/completions`,
     prepareSendMessagesRequest: () => ({ body: { model: "claude/redacted", messages } }),

@@ -124,6 +124,7 @@ pub(crate) fn end_chat(span: &mut Span, summary: &StepSummary) {
 pub(crate) struct RelayedAnswer {
     text: String,
     finish_reason: Option<String>,
+    recording: bool,
     capture: bool,
 }
 
@@ -133,13 +134,14 @@ impl RelayedAnswer {
         RelayedAnswer {
             text: String::new(),
             finish_reason: None,
+            recording: span.recording(),
             capture: span.recording() && crate::telemetry::capturing(),
         }
     }
 
     /// One relayed chunk.
     pub(crate) fn see(&mut self, chunk: &ChatChunk<'_>) {
-        let Some(choice) = &chunk.choice else {
+        let Some(choice) = chunk.choice.as_ref().filter(|_| self.recording) else {
             return;
         };
         if let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty()) {
@@ -152,8 +154,11 @@ impl RelayedAnswer {
         }
     }
 
-    /// A whole (non-streamed) answer's body.
+    /// A whole (non-streamed) answer's body, parsed only for a span that records.
     pub(crate) fn whole(&mut self, body: &[u8]) {
+        if !self.recording {
+            return;
+        }
         let Ok(answer) = serde_json::from_slice::<Value>(body) else {
             return;
         };

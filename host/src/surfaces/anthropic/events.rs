@@ -139,9 +139,7 @@ impl Encoder {
                 id,
                 provider_metadata,
             } => {
-                let redacted = provider_metadata
-                    .as_ref()
-                    .and_then(|m| m.pointer("/anthropic/redactedData"));
+                let redacted = anthropic_metadata(provider_metadata, "redactedData");
                 let block = match redacted {
                     // Withheld reasoning goes back to the client whole, as it came.
                     Some(data) => json!({ "type": "redacted_thinking", "data": data }),
@@ -160,9 +158,7 @@ impl Encoder {
                 provider_metadata,
             } => {
                 // Signed: the client sends the block back in a tool-use loop.
-                let signature = provider_metadata
-                    .as_ref()
-                    .and_then(|m| m.pointer("/anthropic/signature"));
+                let signature = anthropic_metadata(provider_metadata, "signature");
                 if let Some(signature) = signature {
                     let delta = json!({ "type": "signature_delta", "signature": signature });
                     self.part_delta(id, delta, out);
@@ -469,6 +465,12 @@ pub(crate) fn stop_reason(mode: ToolMode, reason: Option<FinishReason>, hub: Opt
         Some(FinishReason::ToolCalls) if mode != ToolMode::Client => "end_turn",
         _ => anthropic_wire::stop_reason(reason),
     }
+}
+
+/// `providerMetadata.anthropic.KEY` of a UI chunk: what Anthropic attached to a
+/// reasoning part (`signature`, `redactedData`).
+fn anthropic_metadata<'a>(provider_metadata: &'a Option<Value>, key: &str) -> Option<&'a Value> {
+    provider_metadata.as_ref()?.get("anthropic")?.get(key)
 }
 
 #[cfg(test)]
