@@ -18,13 +18,20 @@
 //!   to its own part. Nothing is taken back from a running call.
 //!
 //! A call that cannot take a slot waits for one for at most `limits.queue_ms`
-//! (never past its deadline; every freed slot wakes the waiters to check again),
-//! then fails with `call_limit` naming the level and key it waited on, checked from
+//! (never past its deadline), then fails with `call_limit` naming the level and key it waited on, checked from
 //! the token's share outwards. The books keep only tokens and plugins with calls
 //! running or waiting.
+//!
+//! A freed slot wakes only the waiters it may let through: those of its token,
+//! and only when one of them would now pass the token's levels, and those
+//! waiting at the plugin or pool level. (Waking every waiter at every freed slot
+//! made a token's benign calls pay for another's queue: with 13 to 128 spinning
+//! calls queued, each benign call's end woke all of them on the async workers,
+//! each to re-check and re-arm its timer, `bench/fairness.sh` pool-spin.)
 
 use super::error::{CallError, Limit};
 use crate::config::ShareLimits;
+use crate::race::{Race, race};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -47,8 +54,8 @@ struct Shares {
     /// Slots of a token's share a borrowing plugin leaves free, and the percentage.
     reserve: (u32, u32),
     books: Mutex<Books>,
-    /// Wakes every waiter when a slot is freed.
-    freed: Notify,
+    /// Wakes the calls waiting at the plugin or pool level when a slot is freed.
+    wide: Arc<Notify>,
 }
 
 /// Who holds and who waits for slots now.
@@ -58,6 +65,8 @@ struct Books {
     /// Slots each plugin holds, across tokens.
     plugins: HashMap<String, u32>,
     callers: HashMap<String, Caller>,
+    /// Calls waiting at the plugin or pool level (on `Shares::wide`).
+    wide_waiting: u32,
 }
 
 /// One token's slots, and its plugins' slots and waiting calls.
@@ -65,6 +74,8 @@ struct Books {
 struct Caller {
     held: u32,
     plugins: HashMap<String, Use>,
+    /// Wakes its calls waiting at the token's levels.
+    freed: Arc<Notify>,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -118,7 +129,7 @@ impl Scheduler {
             part: share(caller_cap.0, limits.caller_plugin_percent.max(1)),
             reserve: share(caller_cap.0, limits.caller_reserve_percent),
             books: Mutex::default(),
-            freed: Notify::new(),
+            wide: Arc::default(),
         }))
     }
 
@@ -132,37 +143,36 @@ impl Scheduler {
     ) -> Result<Slot, CallError> {
         let shares = &self.0;
         let until = deadline.min(Instant::now() + shares.queue);
+        let mut timer = std::pin::pin!(tokio::time::sleep_until(until));
         let mut waiting: Option<Waiting<'_>> = None;
         loop {
-            // Registered before the check, so a slot freed after it wakes us.
-            let freed = shares.freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            let wait = {
+            let (freed, wait) = {
                 let mut books = shares.lock();
-                match shares.check(&books, plugin, caller) {
-                    None => {
-                        books.take(plugin, caller);
-                        return Ok(Slot {
-                            shares: self.0.clone(),
-                            plugin: plugin.to_string(),
-                            caller: caller.to_string(),
-                        });
+                let Some(wait) = shares.check(&books, plugin, caller) else {
+                    books.take(plugin, caller);
+                    return Ok(Slot {
+                        shares: self.0.clone(),
+                        plugin: plugin.to_string(),
+                        caller: caller.to_string(),
+                    });
+                };
+                let waiter = waiting.get_or_insert_with(|| {
+                    books.use_of(caller, plugin).waiting += 1;
+                    Waiting {
+                        shares,
+                        plugin,
+                        caller,
+                        wide: false,
                     }
-                    Some(wait) => {
-                        if waiting.is_none() {
-                            books.use_of(caller, plugin).waiting += 1;
-                            waiting = Some(Waiting {
-                                shares,
-                                plugin,
-                                caller,
-                            });
-                        }
-                        wait
-                    }
-                }
+                });
+                let notify = waiter.waits_at(&mut books, wait);
+                // Registered under the lock: a slot freed after this check is
+                // released under it too, and then wakes us.
+                let mut freed = Box::pin(notify.notified_owned());
+                freed.as_mut().enable();
+                (freed, wait)
             };
-            if tokio::time::timeout_at(until, freed).await.is_err() {
+            if let Race::Second(()) = race(freed, timer.as_mut()).await {
                 return Err(shares.refused(wait, plugin, caller));
             }
         }
@@ -210,7 +220,7 @@ impl Shares {
     }
 
     fn release(&self, plugin: &str, caller: &str) {
-        {
+        let (of_caller, wide) = {
             let mut books = self.lock();
             books.pool -= 1;
             if let Some(held) = books.plugins.get_mut(plugin) {
@@ -224,8 +234,38 @@ impl Shares {
             }
             books.use_of(caller, plugin).held -= 1;
             books.forget_idle(caller, plugin);
+            (self.passing(&books, caller), books.wide_waiting > 0)
+        };
+        self.wake(of_caller, wide);
+    }
+
+    /// `caller`'s waiters' wake-up, if one of them would now pass the token's
+    /// levels (it may still wait at a wider one: it then moves to `wide`).
+    fn passing(&self, books: &Books, caller: &str) -> Option<Arc<Notify>> {
+        let of_caller = books.callers.get(caller)?;
+        let passes = |(plugin, u): (&String, &Use)| {
+            u.waiting > 0
+                && !matches!(
+                    self.check(books, plugin, caller),
+                    Some(Wait::Caller | Wait::PluginInCaller { .. })
+                )
+        };
+        of_caller
+            .plugins
+            .iter()
+            .any(passes)
+            .then(|| of_caller.freed.clone())
+    }
+
+    /// Wakes a token's waiters (`passing`) and, when `wide`, those waiting at
+    /// the plugin or pool level.
+    fn wake(&self, of_caller: Option<Arc<Notify>>, wide: bool) {
+        if let Some(freed) = of_caller {
+            freed.notify_waiters();
         }
-        self.freed.notify_waiters();
+        if wide {
+            self.wide.notify_waiters();
+        }
     }
 
     /// The error of a call that waited its time at `wait`.
@@ -336,16 +376,44 @@ struct Waiting<'a> {
     shares: &'a Shares,
     plugin: &'a str,
     caller: &'a str,
+    /// Whether it counts in `Books::wide_waiting`.
+    wide: bool,
+}
+
+impl Waiting<'_> {
+    /// It waits at `wait` now: the wake-up to wait for (its token's, or the
+    /// plugin and pool levels').
+    fn waits_at(&mut self, books: &mut Books, wait: Wait) -> Arc<Notify> {
+        let wide = matches!(wait, Wait::Plugin | Wait::Pool);
+        if wide != self.wide {
+            match wide {
+                true => books.wide_waiting += 1,
+                false => books.wide_waiting -= 1,
+            }
+            self.wide = wide;
+        }
+        match wide {
+            true => self.shares.wide.clone(),
+            false => entry(&mut books.callers, self.caller).freed.clone(),
+        }
+    }
 }
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        {
+        // One waiter fewer may let a borrowing plugin of its token through (it
+        // frees no slot: the plugin and pool levels stay as they were).
+        let of_caller = {
             let mut books = self.shares.lock();
             books.use_of(self.caller, self.plugin).waiting -= 1;
+            if self.wide {
+                books.wide_waiting -= 1;
+            }
+            let of_caller = self.shares.passing(&books, self.caller);
             books.forget_idle(self.caller, self.plugin);
-        }
-        self.shares.freed.notify_waiters();
+            of_caller
+        };
+        self.shares.wake(of_caller, false);
     }
 }
 
@@ -520,6 +588,43 @@ mod tests {
         echo.await.unwrap().unwrap();
         web.pop();
         s.admit("calc", "ci", far()).await.unwrap();
+    }
+
+    /// A waker that counts its wake-ups.
+    struct Count(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_freed_slot_wakes_only_the_waiters_it_may_let_through() {
+        use std::sync::atomic::Ordering::SeqCst;
+        use std::task::{Context, Poll, Waker};
+        // Tokens of 4 slots in a pool of 8; a plugin's part is 2, 1 kept free.
+        let s = within_tokens(8, 100, 50, 50, 25);
+        let mut spin = hold(&s, "spin", "ci", 3).await;
+        let mut calc = hold(&s, "calc", "web", 2).await;
+        let count = Arc::new(Count(Default::default()));
+        let waker = Waker::from(count.clone());
+        let mut queued = Box::pin(s.admit("spin", "ci", far()));
+        let mut poll = || queued.as_mut().poll(&mut Context::from_waker(&waker));
+        assert!(poll().is_pending(), "spin borrows no further: the reserve");
+        // Another token's calls end: nothing changed for ci's waiter.
+        calc.pop();
+        assert_eq!(count.0.load(SeqCst), 0, "not woken by web's slot");
+        // A call of ci's own that ends, but leaves spin still over its part
+        // with the reserve taken: still nothing to wake it for.
+        let _echo = s.admit("echo", "ci", far()).await.unwrap();
+        assert!(poll().is_pending());
+        drop(_echo);
+        assert_eq!(count.0.load(SeqCst), 0, "the reserve is still needed");
+        // One of spin's own ends: now it may borrow it back.
+        spin.pop();
+        assert_eq!(count.0.load(SeqCst), 1);
+        assert!(matches!(poll(), Poll::Ready(Ok(_))));
     }
 
     #[tokio::test(start_paused = true)]
