@@ -46,7 +46,8 @@
 #     round, and the table has a row per hub and scenario and the B/A ratio of the
 #     p99 medians (each hub's ratio to idle is to its own idle);
 #   EPOCH_TICK_US=N runs the hubs with limits.epoch_tick_us = N;
-#   BUSY_NICE=N with limits.busy_nice = N (0: busy tokens' work at normal priority).
+#   BUSY_NICE=N with limits.busy_nice = N (0: busy tokens' work at normal priority),
+#     BUSY_NICE_B=N hub B only (an A/B of the setting with one binary).
 #   SCENARIOS="idle same-spin" runs only those (idle first: the ratios need it).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -76,6 +77,12 @@ mkdir -p "$work/plugins"
 cp dist/plugins/calc.wasm target/test-guests/adversary.wasm "$work/plugins/"
 export BENCH_TOKEN_BENIGN="benign-$RANDOM$RANDOM" BENCH_TOKEN_POOL="pool-$RANDOM$RANDOM" \
     BENCH_TOKEN_INPUT="input-$RANDOM$RANDOM"
+# nice_of NAME: hub NAME's limits.busy_nice line (BUSY_NICE, or BUSY_NICE_B for hub B).
+nice_of() {
+    local n="${BUSY_NICE:-}"
+    if [ "$1" = B ] && [ -n "${BUSY_NICE_B:-}" ]; then n=$BUSY_NICE_B; fi
+    if [ -n "$n" ]; then printf 'busy_nice = %s\n' "$n"; fi
+}
 # hub_config NAME: the config of hub NAME (its own data folder).
 hub_config() {
     cat <<CONF
@@ -83,7 +90,7 @@ plugins_dir = "$work/plugins"
 data_dir = "$work/data-$1"
 [limits]
 $([ -n "${EPOCH_TICK_US:-}" ] && printf 'epoch_tick_us = %s\n' "$EPOCH_TICK_US")
-$([ -n "${BUSY_NICE:-}" ] && printf 'busy_nice = %s\n' "$BUSY_NICE")
+$(nice_of "$1")
 
 [[tokens]]
 name = "benign"
@@ -220,8 +227,9 @@ measure() {
         same-input) mode=input token=$BENCH_TOKEN_BENIGN conns=4 ;;
         *) echo "unknown scenario $scenario" >&2; exit 2 ;;
     esac
-    local parses
+    local parses offloaded
     parses="$(metric "$p" wasmhub_low_priority_parses_total)"
+    offloaded="$(metric "$p" wasmhub_low_priority_calls_total)"
     if [ -n "$mode" ]; then
         nice -n "$attack_nice" python3 "$work/attack.py" "$mode" "$p" "$token" "$conns" &
         attack_pid=$!
@@ -235,10 +243,11 @@ measure() {
     local line attack
     line="$(wrk -t1 -c1 -d"${duration}s" --timeout 30s -s "$work/benign.lua" "http://127.0.0.1:$p/api/hub/call" | grep RESULT)"
     attack="$(in_flight "$p")"
+    offloaded=$(($(metric "$p" wasmhub_low_priority_calls_total) - offloaded))
     bench_stop
     local p50 p99 requests errors
     read -r _ p50 p99 requests errors <<<"$(echo "${line#RESULT }" | sed -E 's/[a-z_/0-9]+=//g')"
-    echo "$hub $scenario $p50 $p99 $requests $errors $attack" >>"$work/results"
+    echo "$hub $scenario $p50 $p99 $requests $errors $attack $offloaded" >>"$work/results"
     # A closed connection cancels its calls: the next scenario starts from nothing.
     wait_until "hub $hub to drain after $scenario" drained "$p"
 }
@@ -263,14 +272,14 @@ python3 - "$work/results" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    hub, s, p50, p99, n, errs, attack = line.split()
-    rows.setdefault((hub, s), []).append((float(p50), float(p99), int(n), int(errs), attack))
+    hub, s, p50, p99, n, errs, attack, offloaded = line.split()
+    rows.setdefault((hub, s), []).append((float(p50), float(p99), int(n), int(errs), attack, offloaded))
 hubs = sorted({h for h, _ in rows})
 scenarios = list(dict.fromkeys(s for _, s in rows))
 med = lambda rs, i: statistics.median(r[i] for r in rs)
 idle = {h: med(rows[(h, "idle")], 1) for h in hubs}
 print(f"  {'hub':<3} {'scenario':<11} {'p50 ms':>8} {'p99 ms':>8} {'p99/idle':>8} {'calls':>7} {'errors':>6}  "
-      f"{'each round p99 ms':<24} {'attack calls':<14} verdict")
+      f"{'each round p99 ms':<24} {'attack calls':<14} {'offloaded':<18} verdict")
 missed = []
 for s in scenarios:
     for h in hubs:
@@ -282,7 +291,7 @@ for s in scenarios:
         each = ",".join(f"{r[1]:.2f}" for r in rs)
         print(f"  {h:<3} {s:<11} {med(rs, 0):8.3f} {med(rs, 1):8.3f} {ratio:7.1f}x "
               f"{sum(r[2] for r in rs):7d} {sum(r[3] for r in rs):6d}  {each:<24} "
-              f"{','.join(r[4] for r in rs):<14} {verdict}")
+              f"{','.join(r[4] for r in rs):<14} {','.join(r[5] for r in rs):<18} {verdict}")
 if len(hubs) == 2:
     print("  B/A of the p99 medians: " + ", ".join(
         f"{s} {med(rows[('B', s)], 1) / med(rows[('A', s)], 1):.2f}" for s in scenarios))

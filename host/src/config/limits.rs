@@ -138,6 +138,9 @@ pub struct CpuLimits {
     /// Nice value (0-19) of the threads that run busy tokens' calls and large
     /// parses and validations; 0 runs them on the workers.
     pub busy_nice: u32,
+    /// Worker threads of the low-priority runtime (`limits.busy_threads`; unset:
+    /// half the async workers, at least one).
+    pub busy_threads: Option<u32>,
     /// How long a token stays busy after one of its calls ran past its first
     /// epoch tick, in milliseconds.
     pub busy_ms: u64,
@@ -205,6 +208,7 @@ struct LimitKeys {
     queue_ms: u64,
     epoch_tick_us: u64,
     busy_nice: u32,
+    busy_threads: Option<u32>,
     busy_ms: u64,
     validate_sched_idle: bool,
     plugin_cpu_weights: BTreeMap<String, u32>,
@@ -246,6 +250,7 @@ impl Default for LimitKeys {
             queue_ms: 1000,
             epoch_tick_us: 2000,
             busy_nice: 10,
+            busy_threads: None,
             busy_ms: 1000,
             validate_sched_idle: true,
             plugin_cpu_weights: BTreeMap::new(),
@@ -305,6 +310,7 @@ impl From<LimitKeys> for Limits {
                 caller_percent: k.caller_cpu_share_percent.unwrap_or(k.caller_share_percent),
                 epoch_tick_us: k.epoch_tick_us,
                 busy_nice: k.busy_nice,
+                busy_threads: k.busy_threads,
                 busy_ms: k.busy_ms,
                 validate_sched_idle: k.validate_sched_idle,
                 plugin_weights: k.plugin_cpu_weights,
@@ -344,6 +350,11 @@ impl Limits {
         }
         if cpu.busy_ms == 0 {
             return Some("limits.busy_ms must be greater than 0".into());
+        }
+        if let Some(threads) = cpu.busy_threads.filter(|t| !(1..=1024).contains(t)) {
+            return Some(format!(
+                "limits.busy_threads must be between 1 and 1024 (it is {threads})"
+            ));
         }
         if cpu.busy_nice > 19 {
             return Some(format!(

@@ -343,6 +343,24 @@ fn the_epoch_tick_is_bounded_and_the_error_names_the_key() {
 }
 
 #[test]
+fn the_low_priority_threads_are_bounded_and_the_error_names_the_key() {
+    let c = Config::parse("[limits]\nbusy_threads = 3\n", Path::new("w.toml")).unwrap();
+    assert_eq!(c.limits.cpu.busy_threads, Some(3));
+    assert_eq!(Config::default().limits.cpu.busy_threads, None);
+    for bad in [0, 1025] {
+        let err = Config::parse(&format!("[limits]\nbusy_threads = {bad}\n"), Path::new("w.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!(
+                "limits.busy_threads must be between 1 and 1024 (it is {bad})"
+            )),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn the_warm_slot_keys_parse() {
     let c = with_overrides("[limits]\nwarm_slots = 4\nwarm_slot_kb = 256\n", &[]).unwrap();
     assert_eq!((c.limits.pool.warm_slots, c.limits.pool.warm_slot_kb), (4, 256));

@@ -292,9 +292,10 @@ type GuestRun = Result<wasmtime::Result<Result<String, PluginError>>, tokio::tim
 
 impl Plugin {
     /// Instantiates the plugin in `store` and runs `op` until `deadline`, each poll
-    /// on one of the tenant's running slots: on the low-priority threads when the
-    /// tenant is busy (`runtime::cpu`), else right here. Nested calls always run
-    /// here, inside their parent's poll, wherever that runs.
+    /// on one of the tenant's running slots: on the low-priority threads from the
+    /// moment its plugin is busy for the tenant (`runtime::cpu`, even mid-run),
+    /// else right here. Nested calls always run here, inside their parent's poll,
+    /// wherever that runs.
     async fn run_guest(
         &self,
         mut store: wasmtime::Store<CallState>,
@@ -303,28 +304,32 @@ impl Plugin {
         input: &str,
         deadline: Instant,
     ) -> Result<(wasmtime::Store<CallState>, GuestRun), CallFailure> {
-        if !gate.busy() || super::cpu::inside_a_call() {
+        if super::cpu::inside_a_call() {
             let run = gate.running(self.pre.call(&mut store, op, input));
             let result = tokio::time::timeout_at(deadline, run).await;
             return Ok((store, result));
         }
         let (pre, op, input) = (self.pre.clone(), op.to_owned(), input.to_owned());
-        let call = async move {
-            let run = gate.running(pre.call(&mut store, &op, &input));
-            let result = tokio::time::timeout_at(deadline, run).await;
-            (store, result)
+        let call = {
+            let gate = gate.clone();
+            async move {
+                let run = gate.running(pre.call(&mut store, &op, &input));
+                let result = tokio::time::timeout_at(deadline, run).await;
+                (store, result)
+            }
         };
-        match self.runtime.cpu.offload(call) {
-            Ok(offloaded) => offloaded.await.map_err(|e| match e.try_into_panic() {
+        self.runtime
+            .cpu
+            .movable(&gate, call)
+            .await
+            .map_err(|e| match e.try_into_panic() {
                 Ok(panic) => std::panic::resume_unwind(panic),
                 // Only at shutdown: the low-priority runtime is gone.
                 Err(_) => CallFailure::Trap {
                     kind: TrapKind::Other,
                     message: "the call was stopped: the hub is shutting down".into(),
                 },
-            }),
-            Err(call) => Ok(call.await),
-        }
+            })
     }
 }
 

@@ -236,28 +236,32 @@ pub(super) fn new_store(
     store.set_epoch_deadline(super::cpu::FREE_TICKS);
     store.epoch_deadline_callback(|ctx| {
         let gate = &ctx.data().gate;
-        if gate.preempted() {
-            // A new call of another plugin of the tenant waits for this call's
-            // running slot (`runtime::cpu::running`): give it back now.
-            return Ok(wasmtime::UpdateDeadline::Yield(1));
-        }
         // A call that waited for a running permit reaches its first deadline as
         // soon as it runs: its free first tick counts from when it started running.
         // (Deadlines are in epochs, which preemptions bump too: one may come
-        // early, and is set again.)
+        // early, and is set again.) Read before a preemption's yield: it marks the
+        // plugin busy once the call has overrun, which moves it to the
+        // low-priority threads at its next poll; a spinner preempted at every
+        // check by a tenant's benign calls was never marked.
         let left = gate.first_tick_left();
-        Ok(if left > 0 {
-            wasmtime::UpdateDeadline::Continue(left)
+        let update = if gate.preempted() {
+            // A new call of another plugin of the tenant waits for this call's
+            // running slot (`runtime::cpu::running`): give it back now.
+            wasmtime::UpdateDeadline::Yield(1)
+        } else if left > 0 {
+            return Ok(wasmtime::UpdateDeadline::Continue(left));
         } else if gate.paid_this_tick() {
             // A preemption for another tenant's call: this tick is paid for.
-            wasmtime::UpdateDeadline::Continue(1)
+            return Ok(wasmtime::UpdateDeadline::Continue(1));
         } else if gate.try_pass() {
             // The ordinary yield to tokio at every tick (other tasks run, the
             // call's timeout is noticed).
             wasmtime::UpdateDeadline::Yield(1)
         } else {
             wasmtime::UpdateDeadline::YieldCustom(1, Box::pin(gate.clone().pass()))
-        })
+        };
+        gate.yields();
+        Ok(update)
     });
     store
 }

@@ -515,21 +515,23 @@ async fn a_busy_tokens_next_calls_run_at_low_priority_and_other_tokens_calls_do_
     // `ci` spins to its time limit, far past its free first tick: `ci` is busy.
     let r = call_as(s.addr, CI, "a.spin", json!({})).await;
     assert_eq!(r["error"]["code"], "timeout", "{r}");
+    // The spinning call itself moved there once it had overrun, mid-run.
+    assert_eq!(low_priority_calls(s.addr).await, 1, "the spinning call moved");
     // Its next call runs on the low-priority threads, nested call and all, and
     // answers the same.
     let r = call_as(s.addr, CI, "a.nested", echo(2)).await;
     assert_eq!(r["result"], json!({"ok": {"x": 2}}), "{r}");
     assert_eq!(
         low_priority_calls(s.addr).await,
-        1,
+        2,
         "one top-level call, its nested call inside it"
     );
     // `web` is not busy: its calls stay on the workers.
     let r = call_as(s.addr, WEB, "a.nested", echo(3)).await;
     assert_eq!(r["result"], json!({"ok": {"x": 3}}), "{r}");
-    assert_eq!(low_priority_calls(s.addr).await, 1);
+    assert_eq!(low_priority_calls(s.addr).await, 2);
     // A busy token's call is still cut at its time limit there.
     let r = call_as(s.addr, CI, "a.spin", json!({})).await;
     assert_eq!(r["error"]["code"], "timeout", "{r}");
-    assert_eq!(low_priority_calls(s.addr).await, 2);
+    assert_eq!(low_priority_calls(s.addr).await, 3);
 }

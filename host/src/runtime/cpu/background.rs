@@ -32,7 +32,8 @@ pub(super) struct Background {
     nice: i32,
     /// Whether blocking work runs at `SCHED_IDLE` (`limits.validate_sched_idle`).
     idle_blocking: bool,
-    workers: usize,
+    /// Its worker threads (`limits.busy_threads`).
+    threads: usize,
     runtime: OnceLock<Option<tokio::runtime::Runtime>>,
     /// Calls spawned here (`wasmhub_low_priority_calls_total`).
     calls: AtomicU64,
@@ -41,11 +42,11 @@ pub(super) struct Background {
 }
 
 impl Background {
-    pub(super) fn new(nice: i32, idle_blocking: bool, workers: usize) -> Background {
+    pub(super) fn new(nice: i32, idle_blocking: bool, threads: usize) -> Background {
         Background {
             nice,
             idle_blocking,
-            workers: workers.max(1),
+            threads: threads.max(1),
             runtime: OnceLock::new(),
             calls: AtomicU64::new(0),
             parses: AtomicU64::new(0),
@@ -62,7 +63,7 @@ impl Background {
             .get_or_init(|| {
                 let nice = self.nice;
                 let built = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(self.workers)
+                    .worker_threads(self.threads)
                     .thread_name("wasmhub-busy")
                     .on_thread_start(move || {
                         LOW_PRIORITY.set(true);

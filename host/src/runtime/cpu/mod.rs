@@ -55,20 +55,23 @@
 //! A plugin whose calls for a tenant ran past their first tick within
 //! `limits.busy_ms` is *busy* for that tenant (a call has run past it once it has
 //! used a whole tick of CPU, [`spent`], not merely seen one pass while the kernel
-//! ran something else): its new calls run on low-priority
-//! threads ([`background`]), so the kernel too prefers the others (the tenant's
-//! other plugins included); every large parse and validation runs there too.
+//! ran something else): its calls run on low-priority
+//! threads ([`background`]), those already running too, from their next poll
+//! ([`moving`]), so the kernel too prefers the others (the tenant's other plugins
+//! included); every large parse and validation runs there too.
 
 mod background;
+mod moving;
 mod running;
 mod spent;
 mod tickets;
 
-pub(crate) use background::Offloaded;
+pub(crate) use moving::Movable;
 pub(super) use running::{Running, inside_a_call};
 
 use crate::config::CpuLimits;
 use background::Background;
+use moving::BusyMark;
 use running::{Line, RunSlots};
 use spent::CallCpu;
 use std::collections::{BTreeMap, HashMap};
@@ -157,7 +160,7 @@ impl CpuShares {
             background: Background::new(
                 limits.busy_nice.min(19) as i32,
                 limits.validate_sched_idle,
-                workers,
+                busy_threads(limits, workers),
             ),
             engine: None,
         }
@@ -219,24 +222,28 @@ impl CpuShares {
             ticket_line: part.ticket_line,
             running,
             line: part.line,
-            overran: part.overran,
-            busy_ticks: self.busy_ticks,
+            mark: BusyMark {
+                overran: part.overran,
+                clock: self.clock.clone(),
+                busy_ticks: self.busy_ticks,
+            },
             tick_ns: self.tick_ns,
             started: Arc::new(AtomicU64::new(self.clock.load(Ordering::Relaxed))),
             cpu: Arc::new(CallCpu::default()),
             paid: Arc::new(AtomicU64::new(NEVER)),
             clock: self.clock.clone(),
+            yielded: Arc::default(),
         }
     }
 
-    /// Runs `call` on the low-priority threads (`Err` gives it back to run in
-    /// place: they are off).
-    pub(super) fn offload<F>(&self, call: F) -> Result<Offloaded<F::Output>, F>
+    /// `call`, run where it is polled until `gate`'s plugin is busy for its
+    /// tenant, from then on on the low-priority threads ([`moving`]).
+    pub(super) fn movable<F>(&self, gate: &TickGate, call: F) -> Movable<'_, F>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.background.spawn(call)
+        Movable::new(call, gate.mark.clone(), &self.background)
     }
 
     /// Runs CPU-heavy work `tenant` caused (a large parse or validation) on the
@@ -318,6 +325,20 @@ impl CpuShares {
     }
 }
 
+/// Threads of the low-priority runtime: `limits.busy_threads`, else half the
+/// async workers, at least one. Not all of them: busy calls spin until their
+/// time limit, and with as many low-priority threads as cores every core ran
+/// one, so a benign call's worker always woke beside a spinner and the slot
+/// hand-offs between spinning calls bounced across all the cores (a benign
+/// `calc.eval` beside 128 spinning calls of its own token, 2 cores: p99 1.28 ms
+/// with 2 threads, 0.83 ms with 1, `bench/fairness.sh`).
+fn busy_threads(limits: &CpuLimits, workers: usize) -> usize {
+    match limits.busy_threads {
+        Some(threads) => threads as usize,
+        None => (workers / 2).max(1),
+    }
+}
+
 /// Divides `spare` between the `wanting` tenants in proportion to their weights;
 /// what does not divide evenly goes one each in turn, starting at a place that
 /// moves with `tick`.
@@ -350,8 +371,7 @@ pub(super) struct TickGate {
     /// Its plugin's line for the tenant's running slots.
     line: Arc<Line>,
     /// When its plugin's calls for the tenant last ran past their first tick.
-    overran: Arc<AtomicU64>,
-    busy_ticks: u64,
+    mark: BusyMark,
     /// The tick the call started running at: made with the gate, moved to when
     /// [`TickGate::running`] first got a permit (a call that waited for one has
     /// run no tick yet, however long it waited).
@@ -362,6 +382,9 @@ pub(super) struct TickGate {
     /// The tick the call last spent a ticket for ([`NEVER`]: none yet).
     paid: Arc<AtomicU64>,
     clock: Arc<AtomicU64>,
+    /// Whether the call yields at the end of this poll (a tick, a preemption):
+    /// it then waits its plugin's turn for its next slot ([`running`]).
+    yielded: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl TickGate {
@@ -376,15 +399,21 @@ impl TickGate {
         let now = self.clock.load(Ordering::Relaxed);
         let left = (self.started.load(Ordering::Relaxed) + FREE_TICKS).saturating_sub(now);
         if left == 0 && self.cpu.spent().is_none_or(|ns| ns >= self.tick_ns) {
-            self.overran.store(now, Ordering::Relaxed);
+            self.mark.overran.store(now, Ordering::Relaxed);
         }
         left
     }
 
     /// Whether a call of this tenant ran past its first tick within `limits.busy_ms`.
+    #[cfg(test)]
     pub(super) fn busy(&self) -> bool {
-        let overran = self.overran.load(Ordering::Relaxed);
-        overran != NEVER && self.clock.load(Ordering::Relaxed).saturating_sub(overran) <= self.busy_ticks
+        self.mark.busy()
+    }
+
+    /// The call yields its slot at the end of this poll (its epoch callback
+    /// returns a yield): its next slot comes in its plugin's turn.
+    pub(super) fn yields(&self) {
+        self.yielded.store(true, Ordering::Relaxed);
     }
 
     /// Whether a new call of another of the tenant's plugins waits for the
@@ -424,7 +453,7 @@ impl TickGate {
         Running::new(
             call,
             (self.running.clone(), self.line.clone()),
-            (self.started.clone(), self.cpu.clone()),
+            (self.started.clone(), self.cpu.clone(), self.yielded.clone()),
             self.clock.clone(),
         )
     }

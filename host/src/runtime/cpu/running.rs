@@ -11,7 +11,8 @@
 //! is only ever within one tenant, so the tenants' shares stay as they were.
 //!
 //! Within a tenant, each plugin's calls wait in a [`Line`] of their own once
-//! starving, and a slot given back while some wait goes to the lines in turn,
+//! starving (a call that yields its slot at a tick starves at once: it waits its
+//! line's turn for the next), and a slot given back while some wait goes to the lines in turn,
 //! in proportion to their plugins' weights (`limits.plugin_cpu_weights`; stride
 //! scheduling, as for tickets; until a waiter of the line whose turn it is takes
 //! it, no other starving waiter may), so one plugin's hundred spinning calls take
@@ -82,8 +83,11 @@ pub(crate) struct RunSlots {
     /// scheduling, as for tickets: a line's pass grows by its stride with each
     /// slot it is given, and the starving line with the lowest goes next).
     lines: Mutex<(Vec<Arc<Line>>, u64)>,
-    /// The line whose turn it is (its id + 1; 0: none): until one of its starving
-    /// waiters takes the slot given back for it, no other starving waiter may.
+    /// Slots given back and owed to a line whose turn it was (the sum of the
+    /// lines' `owed`): while any is, only a starving waiter of a line owed one
+    /// may take a slot. A count per line, not one line's turn: with two slots
+    /// given back before either's line took one, the second turn overwrote the
+    /// first, and weights 3:1 ran 1.8:1 (e2e `runtime_fair`).
     owed: AtomicUsize,
     /// Hungry waiters (new calls of plugins that ran nothing): while there are
     /// any, the slots' holders yield at their next epoch check.
@@ -96,17 +100,20 @@ pub(crate) struct RunSlots {
     /// The engine whose epoch a hungry waiter bumps to preempt the holders
     /// (`None` in unit tests: no guest runs).
     engine: Option<wasmtime::Engine>,
+    /// Preemptions asked for (the tests' view of the epoch bumps).
+    #[cfg(test)]
+    preempts: AtomicUsize,
 }
 
 /// One plugin's calls within a tenant: the slots they hold and their starving
 /// waiters, woken when the tenant's turn comes to this line.
 pub(crate) struct Line {
-    /// 1 + its index in the tenant's lines.
-    id: usize,
     taken: AtomicUsize,
     starving: AtomicUsize,
     /// Its hungry waiters: its line goes first when a slot is given back.
     hungry: AtomicUsize,
+    /// Slots given back for its turns that none of its waiters took yet.
+    owed: AtomicUsize,
     /// `STRIDE / weight` (`limits.plugin_cpu_weights`), and its pass (both
     /// read and written under `RunSlots::lines`).
     stride: u64,
@@ -129,6 +136,8 @@ impl RunSlots {
             low: AtomicUsize::new(0),
             over: AtomicBool::new(false),
             engine,
+            #[cfg(test)]
+            preempts: AtomicUsize::new(0),
         }
     }
 
@@ -136,10 +145,10 @@ impl RunSlots {
     pub(crate) fn line(&self, weight: u32) -> Arc<Line> {
         let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
         let line = Arc::new(Line {
-            id: lines.0.len() + 1,
             taken: AtomicUsize::new(0),
             starving: AtomicUsize::new(0),
             hungry: AtomicUsize::new(0),
+            owed: AtomicUsize::new(0),
             stride: STRIDE / u64::from(weight.max(1)),
             pass: AtomicU64::new(lines.1),
             freed_starving: Arc::new(Notify::new()),
@@ -154,17 +163,34 @@ impl RunSlots {
         if !starving && self.starving.load(Ordering::SeqCst) > 0 {
             return false;
         }
-        let owed = self.owed.load(Ordering::SeqCst);
-        if starving && owed != 0 && owed != line.id {
+        // A hungry line may take a slot owed to another: the owed waiter may be
+        // on its way on a low-priority thread, and once it had the slot the
+        // hungry call waited for its next epoch check, a whole tick.
+        if starving
+            && self.owed.load(Ordering::SeqCst) > 0
+            && line.owed.load(Ordering::SeqCst) == 0
+            && line.hungry.load(Ordering::SeqCst) == 0
+        {
             return false;
         }
         // SeqCst here and in `give_back`: each writes one counter and then reads the
         // other, which weaker orderings let both read stale.
+        // A holder on a low-priority thread counts in `low` before its slot
+        // counts as taken: a hungry call that finds every slot taken must also
+        // see why (`try_take_over`), or it waits for the holder's next epoch
+        // check, which the kernel may delay by preempting the holder right here.
+        let low = on_low_priority_thread();
+        if low {
+            self.low.fetch_add(1, Ordering::SeqCst);
+        }
         let limit = self.limit.load(Ordering::Relaxed);
         let taken = self.taken.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
             (n < limit).then_some(n + 1)
         });
         let Ok(before) = taken else {
+            if low {
+                self.low.fetch_sub(1, Ordering::SeqCst);
+            }
             self.turned_away.store(true, Ordering::Relaxed);
             return false;
         };
@@ -173,10 +199,8 @@ impl RunSlots {
         }
         line.taken.fetch_add(1, Ordering::SeqCst);
         if starving {
-            // Its line's turn is used.
-            let _ = self
-                .owed
-                .compare_exchange(line.id, 0, Ordering::SeqCst, Ordering::SeqCst);
+            // One of its line's turns is used.
+            self.settle_turn(line);
         }
         true
     }
@@ -242,6 +266,15 @@ impl RunSlots {
         }
     }
 
+    /// A starving waiter leaves `line`: its line's turns lapse with its last one.
+    fn leave(&self, line: &Line) {
+        if line.starving.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.forfeit_turns(line);
+        }
+        self.starving.fetch_sub(1, Ordering::SeqCst);
+        self.left_the_line();
+    }
+
     /// After a starving waiter left its line: newcomers held back for it may go,
     /// and a slot given back while it was on its way (its line was woken for
     /// it) goes to the next line.
@@ -263,8 +296,26 @@ impl RunSlots {
     /// epoch check (the epoch is bumped for it; calls of other tenants see a
     /// deadline that is not a tick, and go on without spending a ticket).
     fn preempt(&self) {
+        #[cfg(test)]
+        self.preempts.fetch_add(1, Ordering::SeqCst);
         if let Some(engine) = &self.engine {
             engine.increment_epoch();
+        }
+    }
+
+    /// One slot owed to `line` is taken (or no longer wanted).
+    fn settle_turn(&self, line: &Line) {
+        let took = (line.owed).fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if took.is_ok() {
+            self.owed.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Every slot owed to `line` is dropped: it has no starving waiter left.
+    fn forfeit_turns(&self, line: &Line) {
+        let n = line.owed.swap(0, Ordering::SeqCst);
+        if n > 0 {
+            self.owed.fetch_sub(n, Ordering::SeqCst);
         }
     }
 
@@ -283,11 +334,14 @@ impl RunSlots {
         if let Some(line) = next {
             *now = pass(line);
             line.pass.store(*now + line.stride, Ordering::Relaxed);
-            self.owed.store(line.id, Ordering::SeqCst);
+            line.owed.fetch_add(1, Ordering::SeqCst);
+            self.owed.fetch_add(1, Ordering::SeqCst);
             line.freed_starving.notify_one();
             return true;
         }
-        self.owed.store(0, Ordering::SeqCst);
+        for line in all.iter() {
+            self.forfeit_turns(line);
+        }
         false
     }
 }
@@ -316,6 +370,8 @@ pub(in crate::runtime) struct Running<F> {
     started: Option<Arc<AtomicU64>>,
     /// The CPU its polls use.
     cpu: Arc<CallCpu>,
+    /// Set by its epoch callback when the poll under way ends in a yield.
+    yielded: Arc<AtomicBool>,
     /// Ticks since start (the gate's clock).
     clock: Arc<AtomicU64>,
     /// The tick this call began waiting for a slot, while it waits.
@@ -332,7 +388,7 @@ impl<F: Future> Running<F> {
     pub(super) fn new(
         call: F,
         (slots, line): (Arc<RunSlots>, Arc<Line>),
-        (started, cpu): (Arc<AtomicU64>, Arc<CallCpu>),
+        (started, cpu, yielded): (Arc<AtomicU64>, Arc<CallCpu>, Arc<AtomicBool>),
         clock: Arc<AtomicU64>,
     ) -> Self {
         Running {
@@ -342,6 +398,7 @@ impl<F: Future> Running<F> {
             waiting: None,
             started: Some(started),
             cpu,
+            yielded,
             clock,
             wait_began: None,
             starving: false,
@@ -361,6 +418,17 @@ impl<F: Future> Running<F> {
             if self.slots.try_take(&self.line, self.starving) {
                 self.stop_waiting();
                 return Poll::Ready(());
+            }
+            if self.hungry {
+                // Every slot is taken (a hungry call may take one owed to
+                // another line): it runs beside a holder on a low-priority
+                // thread, else the holders yield at their next epoch check.
+                if self.slots.try_take_over(&self.line) {
+                    self.over = true;
+                    self.stop_waiting();
+                    return Poll::Ready(());
+                }
+                self.slots.preempt();
             }
             if !self.starving && self.line.taken.load(Ordering::SeqCst) == 0 {
                 // Its plugin runs nothing: it waits for its plugin's turn now, and
@@ -410,9 +478,6 @@ impl<F: Future> Running<F> {
         self.hungry = true;
         self.line.hungry.fetch_add(1, Ordering::SeqCst);
         self.slots.hungry.fetch_add(1, Ordering::SeqCst);
-        if self.slots.taken.load(Ordering::SeqCst) >= self.slots.limit.load(Ordering::SeqCst) {
-            self.slots.preempt();
-        }
     }
 
     /// No longer hungry (it took a slot, or was dropped).
@@ -439,9 +504,7 @@ impl<F: Future> Running<F> {
         self.stop_hungry();
         self.wait_began = None;
         if std::mem::take(&mut self.starving) {
-            self.line.starving.fetch_sub(1, Ordering::SeqCst);
-            self.slots.starving.fetch_sub(1, Ordering::SeqCst);
-            self.slots.left_the_line();
+            self.slots.leave(&self.line);
         }
     }
 }
@@ -453,9 +516,7 @@ impl<F> Drop for Running<F> {
             self.slots.hungry.fetch_sub(1, Ordering::SeqCst);
         }
         if self.starving {
-            self.line.starving.fetch_sub(1, Ordering::SeqCst);
-            self.slots.starving.fetch_sub(1, Ordering::SeqCst);
-            self.slots.left_the_line();
+            self.slots.leave(&self.line);
         }
     }
 }
@@ -476,6 +537,18 @@ impl<F: Future> Future for Running<F> {
         }
         let held = Held::start(&this.slots, &this.line, std::mem::take(&mut this.over));
         let result = measured(&mut this.call, &this.cpu, cx);
+        if this.yielded.swap(false, Ordering::Relaxed) && result.is_pending() {
+            // It yields its slot at a tick: it waits its plugin's turn for the
+            // next one, counted as starving before the slot is given back, so
+            // the slot goes to the lines in turn. Left to tokio's run queue, the
+            // calls took turns one by one: with fewer threads than slots (the
+            // low-priority runtime) no call ever found the slot taken, and one
+            // long call beside 32 spinners of another plugin ran 1 tick in 33.
+            // (Not registered for a wake-up: a yield is woken at once.)
+            this.starving = true;
+            this.line.starving.fetch_add(1, Ordering::SeqCst);
+            this.slots.starving.fetch_add(1, Ordering::SeqCst);
+        }
         drop(held);
         result
     }
@@ -504,12 +577,11 @@ struct Held<'a> {
 }
 
 impl<'a> Held<'a> {
+    /// `slots.low` already counts a slot taken on a low-priority thread
+    /// (`RunSlots::try_take`).
     fn start(slots: &'a RunSlots, line: &'a Line, over: bool) -> Held<'a> {
         HOLDING.set(true);
         let low = !over && on_low_priority_thread();
-        if low {
-            slots.low.fetch_add(1, Ordering::SeqCst);
-        }
         Held {
             slots,
             line,

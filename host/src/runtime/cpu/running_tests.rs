@@ -36,7 +36,12 @@ impl Call {
         let ran = Arc::new(AtomicUsize::new(0));
         let started = Arc::new(AtomicU64::new(0));
         let line = (slots.clone(), line.clone());
-        let run = Running::new(Spin(ran.clone()), line, (started, Arc::default()), clock.clone());
+        let run = Running::new(
+            Spin(ran.clone()),
+            line,
+            (started, Arc::default(), Arc::default()),
+            clock.clone(),
+        );
         Call {
             run: Box::pin(run),
             ran,
@@ -115,6 +120,10 @@ fn a_new_call_of_a_plugin_that_runs_nothing_goes_first_and_preempts_the_holders(
     let mut benign = Call::new(&slots, &b, &clock);
     assert!(!benign.poll());
     assert!(slots.preempted(), "a's holder yields at its next epoch check");
+    assert!(
+        slots.preempts.load(Ordering::SeqCst) >= 1,
+        "the epoch was bumped for it"
+    );
     // ...and the slot it gives back goes to b before a's three waiters.
     slots.give_back(&a);
     assert!(benign.woken() && waiting_a.iter().all(|c| !c.woken()));
@@ -124,6 +133,47 @@ fn a_new_call_of_a_plugin_that_runs_nothing_goes_first_and_preempts_the_holders(
     assert!(waiting_a[0].woken());
     assert!(waiting_a[0].poll());
     assert!(!slots.preempted());
+}
+
+#[test]
+fn a_new_call_takes_a_slot_owed_to_another_line_before_its_waiter_comes() {
+    let (slots, clock, a, b, mut waiting_a) = a_holds_the_slot_and_three_of_its_calls_starve();
+    // a's poll ends: the slot is owed to a's line, whose woken waiter (on a
+    // low-priority thread, say) has not taken it yet.
+    slots.give_back(&a);
+    assert!(waiting_a[0].woken());
+    // A new call of b, which runs nothing, takes it at once: had a's waiter
+    // taken it first, b's call would wait for that poll's next epoch check.
+    let mut benign = Call::new(&slots, &b, &clock);
+    assert!(benign.poll(), "b's call ran without waiting");
+    assert!(!slots.preempted(), "no one is hungry any more");
+    // The slot b's poll gave back is a's line's again: its woken waiter runs.
+    assert!(waiting_a[0].poll());
+    assert_eq!(b.taken.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_slot_taken_on_a_low_priority_thread_counts_as_such_at_once() {
+    let (slots, clock) = (Arc::new(RunSlots::new(1, None)), Arc::new(AtomicU64::new(0)));
+    let (a, b) = (slots.line(1), slots.line(1));
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            super::super::background::mark_low_priority();
+            assert!(slots.try_take(&a, false));
+        });
+    });
+    // Taken, its poll not begun: a hungry call already sees a low-priority holder.
+    assert_eq!(slots.low.load(Ordering::SeqCst), 1);
+    let mut benign = Call::new(&slots, &b, &clock);
+    assert!(benign.poll(), "it ran on the slot over the limit");
+    // A try on a low-priority thread that finds no slot leaves no count behind.
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            super::super::background::mark_low_priority();
+            assert!(!slots.try_take(&a, false));
+        });
+    });
+    assert_eq!(slots.low.load(Ordering::SeqCst), 1);
 }
 
 #[test]

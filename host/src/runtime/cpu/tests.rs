@@ -17,6 +17,19 @@ fn shares_of(workers: usize, percent: u32) -> CpuShares {
 }
 
 #[test]
+fn the_low_priority_runtime_has_half_the_workers_unless_configured() {
+    let defaults = crate::config::Limits::default().cpu;
+    assert_eq!(busy_threads(&defaults, 2), 1);
+    assert_eq!(busy_threads(&defaults, 1), 1);
+    assert_eq!(busy_threads(&defaults, 8), 4);
+    let three = CpuLimits {
+        busy_threads: Some(3),
+        ..defaults
+    };
+    assert_eq!(busy_threads(&three, 2), 3);
+}
+
+#[test]
 fn a_tenant_gets_its_share_of_the_workers_and_at_least_one() {
     assert_eq!(shares_of(2, 50).per_tenant(), 1);
     assert_eq!(shares_of(8, 50).per_tenant(), 4);
