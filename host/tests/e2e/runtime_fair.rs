@@ -86,8 +86,11 @@ async fn two_plugins_spinning_on_one_token_share_its_cpu_by_their_weights() {
     })
     .await;
     // Stride scheduling gives b three ticks for each of a's; permits taken in
-    // plain turns, or one first-come ticket queue, gave them one each.
-    assert!(b >= 2 * a, "b (weight 3) ran {b} ticks and a (weight 1) {a}");
+    // plain turns, or one first-come ticket queue, gave them one each. (Since the
+    // spinners move to the low-priority threads, a turn's length varies with the
+    // kernel's time for them: alone 3:1 to 2:1, under the whole e2e suite 1.9:1;
+    // 1.5 still fails plain turns, 202:199.)
+    assert!(2 * b >= 3 * a, "b (weight 3) ran {b} ticks and a (weight 1) {a}");
     for spinner in all {
         spinner.abort();
     }
