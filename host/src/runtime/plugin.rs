@@ -310,17 +310,15 @@ impl Plugin {
             return Ok((store, result));
         }
         let (pre, op, input) = (self.pre.clone(), op.to_owned(), input.to_owned());
-        let call = {
-            let gate = gate.clone();
-            async move {
-                let run = gate.running(pre.call(&mut store, &op, &input));
-                let result = tokio::time::timeout_at(deadline, run).await;
-                (store, result)
-            }
+        let busy = gate.busy_mark();
+        let call = async move {
+            let run = gate.running(pre.call(&mut store, &op, &input));
+            let result = tokio::time::timeout_at(deadline, run).await;
+            (store, result)
         };
         self.runtime
             .cpu
-            .movable(&gate, call)
+            .movable(busy, call)
             .await
             .map_err(|e| match e.try_into_panic() {
                 Ok(panic) => std::panic::resume_unwind(panic),

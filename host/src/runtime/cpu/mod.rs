@@ -236,14 +236,15 @@ impl CpuShares {
         }
     }
 
-    /// `call`, run where it is polled until `gate`'s plugin is busy for its
-    /// tenant, from then on on the low-priority threads ([`moving`]).
-    pub(super) fn movable<F>(&self, gate: &TickGate, call: F) -> Movable<'_, F>
+    /// `call`, run where it is polled until the plugin `busy` marks is busy
+    /// for its tenant ([`TickGate::busy_mark`]), from then on on the
+    /// low-priority threads ([`moving`]).
+    pub(super) fn movable<F>(&self, busy: BusyMark, call: F) -> Movable<'_, F>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        Movable::new(call, gate.mark.clone(), &self.background)
+        Movable::new(call, busy, &self.background)
     }
 
     /// Runs CPU-heavy work `tenant` caused (a large parse or validation) on the
@@ -408,6 +409,11 @@ impl TickGate {
     #[cfg(test)]
     pub(super) fn busy(&self) -> bool {
         self.mark.busy()
+    }
+
+    /// Whether the call's plugin is busy for its tenant, for [`CpuShares::movable`].
+    pub(super) fn busy_mark(&self) -> BusyMark {
+        self.mark.clone()
     }
 
     /// The call yields its slot at the end of this poll (its epoch callback
