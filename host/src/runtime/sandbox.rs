@@ -249,10 +249,10 @@ pub(super) fn new_store(
             // running slot (`runtime::cpu::running`): give it back now.
             wasmtime::UpdateDeadline::Yield(1)
         } else if left > 0 {
-            return Ok(wasmtime::UpdateDeadline::Continue(left));
+            wasmtime::UpdateDeadline::Continue(left)
         } else if gate.paid_this_tick() {
             // A preemption for another tenant's call: this tick is paid for.
-            return Ok(wasmtime::UpdateDeadline::Continue(1));
+            wasmtime::UpdateDeadline::Continue(1)
         } else if gate.try_pass() {
             // The ordinary yield to tokio at every tick (other tasks run, the
             // call's timeout is noticed).
@@ -260,7 +260,9 @@ pub(super) fn new_store(
         } else {
             wasmtime::UpdateDeadline::YieldCustom(1, Box::pin(gate.clone().pass()))
         };
-        gate.yields();
+        if !matches!(update, wasmtime::UpdateDeadline::Continue(_)) {
+            gate.yields();
+        }
         Ok(update)
     });
     store

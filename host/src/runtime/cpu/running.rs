@@ -173,8 +173,6 @@ impl RunSlots {
         {
             return false;
         }
-        // SeqCst here and in `give_back`: each writes one counter and then reads the
-        // other, which weaker orderings let both read stale.
         // A holder on a low-priority thread counts in `low` before its slot
         // counts as taken: a hungry call that finds every slot taken must also
         // see why (`try_take_over`), or it waits for the holder's next epoch
@@ -183,6 +181,8 @@ impl RunSlots {
         if low {
             self.low.fetch_add(1, Ordering::SeqCst);
         }
+        // SeqCst here and in `give_back`: each writes one counter and then reads the
+        // other, which weaker orderings let both read stale.
         let limit = self.limit.load(Ordering::Relaxed);
         let taken = self.taken.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
             (n < limit).then_some(n + 1)
@@ -264,6 +264,12 @@ impl RunSlots {
         if self.starving.load(Ordering::SeqCst) == 0 || !self.wake_next_line() {
             self.freed.notify_one();
         }
+    }
+
+    /// A waiter of `line` starts starving (its twin is [`RunSlots::leave`]).
+    fn starve(&self, line: &Line) {
+        line.starving.fetch_add(1, Ordering::SeqCst);
+        self.starving.fetch_add(1, Ordering::SeqCst);
     }
 
     /// A starving waiter leaves `line`: its line's turns lapse with its last one.
@@ -468,8 +474,7 @@ impl<F: Future> Running<F> {
     /// From now on it waits in its plugin's starving line.
     fn start_starving(&mut self) {
         self.starving = true;
-        self.line.starving.fetch_add(1, Ordering::SeqCst);
-        self.slots.starving.fetch_add(1, Ordering::SeqCst);
+        self.slots.starve(&self.line);
         self.unregister();
     }
 
@@ -546,8 +551,7 @@ impl<F: Future> Future for Running<F> {
             // long call beside 32 spinners of another plugin ran 1 tick in 33.
             // (Not registered for a wake-up: a yield is woken at once.)
             this.starving = true;
-            this.line.starving.fetch_add(1, Ordering::SeqCst);
-            this.slots.starving.fetch_add(1, Ordering::SeqCst);
+            this.slots.starve(&this.line);
         }
         drop(held);
         result
