@@ -1,6 +1,9 @@
 //! The running slots' tests: lines per plugin, hungry calls, the slot over the limit.
 
 use super::*;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::task::{Wake, Waker};
 
 /// A waker that records being woken.
