@@ -47,7 +47,8 @@
 #     p99 medians (each hub's ratio to idle is to its own idle);
 #   EPOCH_TICK_US=N runs the hubs with limits.epoch_tick_us = N;
 #   BUSY_NICE=N with limits.busy_nice = N (0: busy tokens' work at normal priority),
-#     BUSY_NICE_B=N hub B only (an A/B of the setting with one binary).
+#     BUSY_NICE_B=N hub B only (an A/B of the setting with one binary);
+#   LIMITS_B="key = value" adds that line to hub B's [limits] (any other setting's A/B).
 #   SCENARIOS="idle same-spin" runs only those (idle first: the ratios need it).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -77,11 +78,13 @@ mkdir -p "$work/plugins"
 cp dist/plugins/calc.wasm target/test-guests/adversary.wasm "$work/plugins/"
 export BENCH_TOKEN_BENIGN="benign-$RANDOM$RANDOM" BENCH_TOKEN_POOL="pool-$RANDOM$RANDOM" \
     BENCH_TOKEN_INPUT="input-$RANDOM$RANDOM"
-# nice_of NAME: hub NAME's limits.busy_nice line (BUSY_NICE, or BUSY_NICE_B for hub B).
+# nice_of NAME: hub NAME's limits.busy_nice line (BUSY_NICE, or BUSY_NICE_B for hub B)
+# and its extra [limits] lines (LIMITS_B for hub B).
 nice_of() {
     local n="${BUSY_NICE:-}"
     if [ "$1" = B ] && [ -n "${BUSY_NICE_B:-}" ]; then n=$BUSY_NICE_B; fi
     if [ -n "$n" ]; then printf 'busy_nice = %s\n' "$n"; fi
+    if [ "$1" = B ] && [ -n "${LIMITS_B:-}" ]; then printf '%s\n' "$LIMITS_B"; fi
 }
 # hub_config NAME: the config of hub NAME (its own data folder).
 hub_config() {
@@ -296,7 +299,10 @@ if len(hubs) == 2:
     print("  B/A of the p99 medians: " + ", ".join(
         f"{s} {med(rows[('B', s)], 1) / med(rows[('A', s)], 1):.2f}" for s in scenarios))
 for h in hubs:
-    worst = max((med(rows[(h, s)], 1), s) for s in scenarios if s != "idle")
+    attacks = [(med(rows[(h, s)], 1), s) for s in scenarios if s != "idle"]
+    if not attacks:
+        continue
+    worst = max(attacks)
     print(f"hub {h}: attack-p99 / idle-p99 {worst[0] / idle[h]:.1f}x at worst ({worst[1]}; target <= 3x)")
 for h, s, ratio in missed:
     print(f"missed the 3x target: hub {h} {s} ({ratio:.1f}x idle p99)", file=sys.stderr)

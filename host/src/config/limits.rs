@@ -141,6 +141,9 @@ pub struct CpuLimits {
     /// Worker threads of the low-priority runtime (`limits.busy_threads`; unset:
     /// half the async workers, at least one).
     pub busy_threads: Option<u32>,
+    /// How often, in microseconds, a busy call's thread offers its core to any
+    /// other runnable thread (`limits.busy_yield_us`; 0: never).
+    pub busy_yield_us: u64,
     /// How long a token stays busy after one of its calls ran past its first
     /// epoch tick, in milliseconds.
     pub busy_ms: u64,
@@ -209,6 +212,7 @@ struct LimitKeys {
     epoch_tick_us: u64,
     busy_nice: u32,
     busy_threads: Option<u32>,
+    busy_yield_us: u64,
     busy_ms: u64,
     validate_sched_idle: bool,
     plugin_cpu_weights: BTreeMap<String, u32>,
@@ -251,6 +255,7 @@ impl Default for LimitKeys {
             epoch_tick_us: 2000,
             busy_nice: 10,
             busy_threads: None,
+            busy_yield_us: 250,
             busy_ms: 1000,
             validate_sched_idle: true,
             plugin_cpu_weights: BTreeMap::new(),
@@ -311,6 +316,7 @@ impl From<LimitKeys> for Limits {
                 epoch_tick_us: k.epoch_tick_us,
                 busy_nice: k.busy_nice,
                 busy_threads: k.busy_threads,
+                busy_yield_us: k.busy_yield_us,
                 busy_ms: k.busy_ms,
                 validate_sched_idle: k.validate_sched_idle,
                 plugin_weights: k.plugin_cpu_weights,
@@ -354,6 +360,12 @@ impl Limits {
         if let Some(threads) = cpu.busy_threads.filter(|t| !(1..=1024).contains(t)) {
             return Some(format!(
                 "limits.busy_threads must be between 1 and 1024 (it is {threads})"
+            ));
+        }
+        if cpu.busy_yield_us != 0 && !(50..=100_000).contains(&cpu.busy_yield_us) {
+            return Some(format!(
+                "limits.busy_yield_us must be 0 (off) or between 50 and 100000 (it is {})",
+                cpu.busy_yield_us
             ));
         }
         if cpu.busy_nice > 19 {

@@ -343,6 +343,26 @@ fn the_epoch_tick_is_bounded_and_the_error_names_the_key() {
 }
 
 #[test]
+fn busy_yield_us_is_off_or_bounded_and_the_error_names_the_key() {
+    assert_eq!(Config::default().limits.cpu.busy_yield_us, 250);
+    for ok in [0, 50, 100_000] {
+        let c = Config::parse(&format!("[limits]\nbusy_yield_us = {ok}\n"), Path::new("w.toml")).unwrap();
+        assert_eq!(c.limits.cpu.busy_yield_us, ok);
+    }
+    for bad in [1, 49, 100_001] {
+        let err = Config::parse(&format!("[limits]\nbusy_yield_us = {bad}\n"), Path::new("w.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!(
+                "limits.busy_yield_us must be 0 (off) or between 50 and 100000 (it is {bad})"
+            )),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn the_low_priority_threads_are_bounded_and_the_error_names_the_key() {
     let c = Config::parse("[limits]\nbusy_threads = 3\n", Path::new("w.toml")).unwrap();
     assert_eq!(c.limits.cpu.busy_threads, Some(3));

@@ -58,6 +58,7 @@ impl Metrics {
             accounting_dropped,
             low_priority_calls,
             low_priority_parses,
+            low_priority_yields,
             cpu_ticks,
         } = totals;
         let mut out = String::new();
@@ -120,6 +121,11 @@ impl Metrics {
                 "Large request bodies and inputs parsed or validated on the low-priority blocking pool (limits.validate_blocking_kb).",
                 low_priority_parses,
             ),
+            (
+                "wasmhub_low_priority_yields_total",
+                "Epoch checks at which a guest on the low-priority threads offered its core to other threads (limits.busy_yield_us).",
+                low_priority_yields,
+            ),
         ];
         for (name, help, value) in counters {
             single(&mut out, name, "counter", help, value);
@@ -150,6 +156,7 @@ pub(super) struct Totals {
     pub accounting_dropped: u64,
     pub low_priority_calls: u64,
     pub low_priority_parses: u64,
+    pub low_priority_yields: u64,
     /// (token, plugin, epoch ticks past the free first one) from `runtime::cpu`.
     pub cpu_ticks: Vec<(std::sync::Arc<str>, std::sync::Arc<str>, u64)>,
 }
@@ -174,6 +181,7 @@ mod tests {
         let totals = Totals {
             low_priority_calls: 3,
             low_priority_parses: 4,
+            low_priority_yields: 6,
             cpu_ticks: vec![("ci".into(), "calc".into(), 5)],
             ..Totals::default()
         };
@@ -197,6 +205,7 @@ mod tests {
         assert!(text.contains("wasmhub_operations 7\n"));
         assert!(text.contains("wasmhub_low_priority_calls_total 3\n"));
         assert!(text.contains("wasmhub_low_priority_parses_total 4\n"));
+        assert!(text.contains("wasmhub_low_priority_yields_total 6\n"));
         assert!(text.contains("wasmhub_cpu_ticks_total{token=\"ci\",plugin=\"calc\"} 5\n"));
         assert!(
             m.render(&PluginCounts::default(), 0, &Totals::default())

@@ -547,6 +547,7 @@ impl Hub {
             accounting_dropped: self.core.accounting.dropped(),
             low_priority_calls: self.runtime().cpu_shares().low_priority_calls(),
             low_priority_parses: self.runtime().cpu_shares().low_priority_parses(),
+            low_priority_yields: self.runtime().cpu_shares().low_priority_yields(),
             cpu_ticks: self.runtime().cpu_shares().ticks_spent(),
         };
         self.core

@@ -5,7 +5,7 @@
 use crate::config::{CallCaps, CpuLimits, Limits, PoolLimits};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// The epoch tick (`limits.epoch_tick_us`). Each tick a running guest yields to
@@ -99,7 +99,8 @@ pub(super) fn build(limits: &Limits) -> Result<(Engine, Allocator), wasmtime::Er
     }
 }
 
-/// The thread that advances the engine's epoch every tick ([`epoch_tick`]) and tops up
+/// The thread that advances the engine's epoch every tick ([`epoch_tick`]; between
+/// ticks too while busy calls run, `CpuShares::nudge_every`) and tops up
 /// every tenant's CPU tickets (`cpu`); stops when dropped.
 pub(super) struct Ticker {
     stop: Arc<AtomicBool>,
@@ -116,9 +117,27 @@ impl Ticker {
         std::thread::Builder::new()
             .name("wasmhub-epoch".into())
             .spawn(move || {
+                let mut next_tick = Instant::now() + tick;
                 while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(tick);
-                    cpu.refill();
+                    // Between ticks too while calls run on the low-priority
+                    // threads: their guests give way at every epoch check
+                    // (`cpu::background`); other guests see a deadline that is
+                    // not a tick and go on.
+                    let now = Instant::now();
+                    let wake = match cpu.nudge_every() {
+                        Some(every) => next_tick.min(now + every),
+                        None => next_tick,
+                    };
+                    std::thread::sleep(wake.saturating_duration_since(now));
+                    let now = Instant::now();
+                    if now >= next_tick {
+                        cpu.refill();
+                        next_tick += tick;
+                        // After a stall, no burst of ticks to catch up.
+                        if next_tick <= now {
+                            next_tick = now + tick;
+                        }
+                    }
                     engine.increment_epoch();
                 }
             })?;

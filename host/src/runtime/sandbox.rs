@@ -236,6 +236,9 @@ pub(super) fn new_store(
     store.set_epoch_deadline(super::cpu::FREE_TICKS);
     store.epoch_deadline_callback(|ctx| {
         let gate = &ctx.data().gate;
+        // On a low-priority thread, the core goes to any other runnable thread
+        // first (the epoch is bumped between ticks for it, `cpu::background`).
+        gate.give_way();
         // A call that waited for a running permit reaches its first deadline as
         // soon as it runs: its free first tick counts from when it started running.
         // (Deadlines are in epochs, which preemptions bump too: one may come

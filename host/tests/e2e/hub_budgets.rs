@@ -489,12 +489,18 @@ async fn records_the_audit_writer_had_no_room_for_become_one_summary_record() {
 
 /// The `wasmhub_low_priority_calls_total` counter of the server at `addr`, now.
 async fn low_priority_calls(addr: SocketAddr) -> u64 {
+    counter(addr, "wasmhub_low_priority_calls_total").await
+}
+
+/// The unlabelled counter `name` of the server at `addr`, now.
+async fn counter(addr: SocketAddr, name: &str) -> u64 {
     let resp = client::send(addr, Method::GET, "/metrics", None, &[]).await;
     let text = String::from_utf8(resp.bytes().await.to_vec()).unwrap();
+    let prefix = format!("{name} ");
     let line = text
         .lines()
-        .find_map(|l| l.strip_prefix("wasmhub_low_priority_calls_total "))
-        .unwrap_or_else(|| panic!("no low-priority counter in {text}"));
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {name} in {text}"));
     line.parse().unwrap()
 }
 
@@ -517,6 +523,10 @@ async fn a_busy_tokens_next_calls_run_at_low_priority_and_other_tokens_calls_do_
     assert_eq!(r["error"]["code"], "timeout", "{r}");
     // The spinning call itself moved there once it had overrun, mid-run.
     assert_eq!(low_priority_calls(s.addr).await, 1, "the spinning call moved");
+    // There it gave its core away at epoch checks between the ticks too
+    // (limits.busy_yield_us): it ran there for most of its 300 ms.
+    let yields = counter(s.addr, "wasmhub_low_priority_yields_total").await;
+    assert!(yields > 0, "the moved spinner never gave way");
     // Its next call runs on the low-priority threads, nested call and all, and
     // answers the same.
     let r = call_as(s.addr, CI, "a.nested", echo(2)).await;
@@ -534,4 +544,19 @@ async fn a_busy_tokens_next_calls_run_at_low_priority_and_other_tokens_calls_do_
     let r = call_as(s.addr, CI, "a.spin", json!({})).await;
     assert_eq!(r["error"]["code"], "timeout", "{r}");
     assert_eq!(low_priority_calls(s.addr).await, 3);
+}
+
+#[tokio::test]
+async fn with_busy_yield_us_0_a_moved_spinner_keeps_its_core_between_ticks() {
+    let gate = Gate::start().await;
+    let (_dir, s) = two_tokens(&gate, |l| {
+        l.call.timeout_ms = 300;
+        l.cpu.busy_ms = 600_000;
+        l.cpu.busy_yield_us = 0;
+    })
+    .await;
+    let r = call_as(s.addr, CI, "a.spin", json!({})).await;
+    assert_eq!(r["error"]["code"], "timeout", "{r}");
+    assert_eq!(low_priority_calls(s.addr).await, 1, "the spinning call moved");
+    assert_eq!(counter(s.addr, "wasmhub_low_priority_yields_total").await, 0);
 }

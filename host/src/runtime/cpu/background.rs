@@ -18,12 +18,24 @@
 //! and the kernel lets a running low-priority thread finish its slice (a
 //! millisecond or two) before a woken worker gets the core, which a large
 //! validation always uses up; a `SCHED_IDLE` thread is preempted at once. Busy
-//! calls stay on nice alone: their guests yield every epoch tick anyway.
+//! calls stay on nice alone (at `SCHED_IDLE` they did worse: a spinner holding one
+//! of its tenant's running slots then waited for any core to fall idle).
+//!
+//! A nice value alone still cost benign calls about 3× their idle p99 on a
+//! 2-core machine (one plain nice-10 busy loop beside an idle hub: 0.30 → 1.16
+//! ms): the kernel lets the low-priority thread run out its slice before a woken
+//! normal-priority thread gets the core. So while calls run here, the epoch ticker
+//! also bumps the epoch every `limits.busy_yield_us` (`CpuShares::nudge_every`), and
+//! at every epoch check a guest on these threads offers its core to any other
+//! runnable thread (`sched_yield`; [`GiveWay`]): a woken thread waits that long at
+//! most. The same loop yielding every 250 µs left the benign p99 where it was
+//! without the loop (0.31 ms; every 1 ms: 0.55 ms).
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use tokio::task::{JoinError, JoinHandle};
 
@@ -39,6 +51,10 @@ pub(super) struct Background {
     calls: AtomicU64,
     /// Blocking work run here (`wasmhub_low_priority_parses_total`).
     parses: AtomicU64,
+    /// Calls spawned here that have not ended.
+    in_flight: Arc<AtomicUsize>,
+    /// Cores offered at epoch checks (`wasmhub_low_priority_yields_total`).
+    yields: Arc<AtomicU64>,
 }
 
 impl Background {
@@ -50,6 +66,8 @@ impl Background {
             runtime: OnceLock::new(),
             calls: AtomicU64::new(0),
             parses: AtomicU64::new(0),
+            in_flight: Arc::default(),
+            yields: Arc::default(),
         }
     }
 
@@ -90,7 +108,11 @@ impl Background {
         match self.runtime() {
             Some(runtime) => {
                 self.calls.fetch_add(1, Ordering::Relaxed);
-                Ok(Offloaded(runtime.spawn(call)))
+                let in_flight = InFlight::count(&self.in_flight);
+                Ok(Offloaded(runtime.spawn(async move {
+                    let _in_flight = in_flight;
+                    call.await
+                })))
             }
             None => Err(call),
         }
@@ -124,6 +146,56 @@ impl Background {
     /// Large parses and validations run on the blocking pool since start.
     pub(super) fn parses(&self) -> u64 {
         self.parses.load(Ordering::Relaxed)
+    }
+
+    /// Whether calls run here now (spawned and not ended, wherever they wait).
+    pub(super) fn in_use(&self) -> bool {
+        self.in_flight.load(Ordering::Relaxed) > 0
+    }
+
+    /// How a call's epoch checks give way on these threads.
+    pub(super) fn give_way(&self) -> GiveWay {
+        GiveWay(self.yields.clone())
+    }
+
+    /// Cores offered at epoch checks since start.
+    pub(super) fn yields(&self) -> u64 {
+        self.yields.load(Ordering::Relaxed)
+    }
+}
+
+/// Counts a call in [`Background::in_use`] until dropped (with the call, when it
+/// ends or is aborted).
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn count(n: &Arc<AtomicUsize>) -> InFlight {
+        n.fetch_add(1, Ordering::Relaxed);
+        InFlight(n.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A call's way of giving its core away at an epoch check (the module doc).
+#[derive(Clone)]
+pub(super) struct GiveWay(Arc<AtomicU64>);
+
+impl GiveWay {
+    /// On a low-priority thread: lets any other runnable thread of this core run
+    /// first (`sched_yield`; it returns at once when there is none). Elsewhere:
+    /// nothing, a normal-priority worker keeps its core.
+    pub(super) fn now(&self) {
+        if !on_low_priority_thread() {
+            return;
+        }
+        // SAFETY: a plain syscall with no arguments.
+        unsafe { libc::sched_yield() };
+        self.0.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -245,6 +317,30 @@ mod tests {
         assert!(off.spawn(async {}).is_err());
         assert_eq!(off.blocking(blocking).await.unwrap(), (base, libc::SCHED_OTHER));
         assert_eq!(off.calls(), 0);
+    }
+
+    #[tokio::test]
+    async fn calls_count_as_in_use_until_they_end_and_only_their_threads_give_way() {
+        let background = Background::new(5, false, 1);
+        let give_way = background.give_way();
+        // On a normal-priority thread, giving way does nothing.
+        give_way.now();
+        assert_eq!(background.yields(), 0);
+        assert!(!background.in_use());
+        let (go, wait) = tokio::sync::oneshot::channel::<()>();
+        let on_worker = give_way.clone();
+        let call = background
+            .spawn(async move {
+                on_worker.now();
+                wait.await.unwrap();
+            })
+            .ok()
+            .unwrap();
+        assert!(background.in_use(), "a call runs there");
+        go.send(()).unwrap();
+        call.await.unwrap();
+        assert!(!background.in_use(), "its call ended");
+        assert_eq!(background.yields(), 1, "it gave way once, on its thread");
     }
 
     #[tokio::test]

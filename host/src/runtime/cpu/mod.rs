@@ -70,7 +70,7 @@ pub(crate) use moving::Movable;
 pub(super) use running::{Running, inside_a_call};
 
 use crate::config::CpuLimits;
-use background::Background;
+use background::{Background, GiveWay};
 use moving::BusyMark;
 use running::{Line, RunSlots};
 use spent::CallCpu;
@@ -111,6 +111,9 @@ pub struct CpuShares {
     tick_ns: u64,
     /// Where busy tenants' calls and large validations run.
     background: Background,
+    /// How often the epoch is bumped while calls run there, so that their guests
+    /// give way at that pace (`limits.busy_yield_us`, at most a tick; `None`: off).
+    give_way_every: Option<std::time::Duration>,
     /// The engine whose epoch a new call bumps to preempt the running guests of
     /// its tenant (`running`; `None` until [`CpuShares::preempting`]).
     engine: Option<wasmtime::Engine>,
@@ -162,6 +165,8 @@ impl CpuShares {
                 limits.validate_sched_idle,
                 busy_threads(limits, workers),
             ),
+            give_way_every: (limits.busy_yield_us > 0 && limits.busy_nice > 0)
+                .then(|| std::time::Duration::from_micros(limits.busy_yield_us.min(limits.epoch_tick_us))),
             engine: None,
         }
     }
@@ -233,6 +238,7 @@ impl CpuShares {
             paid: Arc::new(AtomicU64::new(NEVER)),
             clock: self.clock.clone(),
             yielded: Arc::default(),
+            give_way: self.give_way_every.map(|_| self.background.give_way()),
         }
     }
 
@@ -283,6 +289,19 @@ impl CpuShares {
     /// Large parses and validations run by [`CpuShares::blocking`] since start.
     pub fn low_priority_parses(&self) -> u64 {
         self.background.parses()
+    }
+
+    /// Times a guest on the low-priority threads offered its core to other
+    /// threads at an epoch check since start (`limits.busy_yield_us`).
+    pub fn low_priority_yields(&self) -> u64 {
+        self.background.yields()
+    }
+
+    /// For the epoch ticker: how soon to bump the epoch again between ticks, so
+    /// that guests on the low-priority threads reach an epoch check and give way
+    /// ([`background`]); `None` while no call runs there (or when off).
+    pub(super) fn nudge_every(&self) -> Option<std::time::Duration> {
+        self.give_way_every.filter(|_| self.background.in_use())
     }
 
     /// Waits for one of `tenant`'s validation permits; given back when dropped.
@@ -386,6 +405,9 @@ pub(super) struct TickGate {
     /// Whether the call yields at the end of this poll (a tick, a preemption):
     /// it then waits its plugin's turn for its next slot ([`running`]).
     yielded: Arc<std::sync::atomic::AtomicBool>,
+    /// How it offers its core at an epoch check on a low-priority thread
+    /// (`None`: `limits.busy_yield_us = 0`).
+    give_way: Option<GiveWay>,
 }
 
 impl TickGate {
@@ -403,6 +425,14 @@ impl TickGate {
             self.mark.overran.store(now, Ordering::Relaxed);
         }
         left
+    }
+
+    /// At every epoch check: on a low-priority thread, lets any other runnable
+    /// thread of the core run first ([`background`]).
+    pub(super) fn give_way(&self) {
+        if let Some(give_way) = &self.give_way {
+            give_way.now();
+        }
     }
 
     /// Whether a call of this tenant ran past its first tick within `limits.busy_ms`.

@@ -29,6 +29,46 @@ fn the_low_priority_runtime_has_half_the_workers_unless_configured() {
     assert_eq!(busy_threads(&three, 2), 3);
 }
 
+#[tokio::test]
+async fn the_epoch_is_nudged_between_ticks_only_while_calls_run_at_low_priority() {
+    let defaults = crate::config::Limits::default().cpu;
+    let shares = CpuShares::new(2, &defaults);
+    assert_eq!(shares.nudge_every(), None, "nothing runs there");
+    let (go, wait) = tokio::sync::oneshot::channel::<()>();
+    let call = shares.background.spawn(wait).ok().unwrap();
+    assert_eq!(shares.nudge_every(), Some(std::time::Duration::from_micros(250)));
+    go.send(()).unwrap();
+    call.await.unwrap().unwrap();
+    assert_eq!(shares.nudge_every(), None, "its call ended");
+    // At most a tick apart; never when off.
+    for (limits, every) in [
+        (
+            CpuLimits {
+                busy_yield_us: 5000,
+                ..defaults.clone()
+            },
+            Some(2000),
+        ),
+        (
+            CpuLimits {
+                busy_yield_us: 0,
+                ..defaults.clone()
+            },
+            None,
+        ),
+        (
+            CpuLimits {
+                busy_nice: 0,
+                ..defaults.clone()
+            },
+            None,
+        ),
+    ] {
+        let shares = CpuShares::new(2, &limits);
+        assert_eq!(shares.give_way_every, every.map(std::time::Duration::from_micros));
+    }
+}
+
 #[test]
 fn a_tenant_gets_its_share_of_the_workers_and_at_least_one() {
     assert_eq!(shares_of(2, 50).per_tenant(), 1);
