@@ -1,5 +1,6 @@
 //! The writer thread of a record kind: lets queued records gather for
-//! [`GATHER`], appends each batch (at most [`BATCH`]) to the kind's store (and
+//! [`GATHER`] (unless it is behind, [`Pace`]), appends each batch (at most
+//! [`BATCH`]) to the kind's store (and
 //! hands the stored records to the kind, `RecordKind::stored`), trims
 //! the store to the configured retention (with a tenth of slack, so it does not
 //! look after every batch), and answers reads once what was queued before them
@@ -28,8 +29,9 @@ pub(super) enum Msg<K: RecordKind> {
 /// Runs until the channel closes, after storing everything queued.
 pub(super) fn write_loop<K: RecordKind>(rx: Receiver<Msg<K>>, mut kind: K, driver: Driver, retention: usize) {
     let slack = (retention / 10).max(1);
+    let mut pace = Pace::default();
     while let Ok(first) = rx.recv() {
-        if matches!(first, Msg::Record(_)) {
+        if pace.gathers_before(matches!(first, Msg::Record(_))) {
             std::thread::sleep(GATHER);
         }
         let mut batch: Vec<Record<K>> = Vec::new();
@@ -51,6 +53,7 @@ pub(super) fn write_loop<K: RecordKind>(rx: Receiver<Msg<K>>, mut kind: K, drive
                 None
             };
         }
+        pace.stored(batch.len());
         if !batch.is_empty() {
             append(&mut kind, &driver, batch);
             if let Err(e) = driver.run(kind.store().trim(retention, slack)) {
@@ -63,6 +66,29 @@ pub(super) fn write_loop<K: RecordKind>(rx: Receiver<Msg<K>>, mut kind: K, drive
     }
 }
 
+/// Whether the writer lets records gather before its next batch: only once it has
+/// caught up (its last batch took everything queued). Behind, it stores the next
+/// batch at once: sleeping before every batch of at most [`BATCH`] capped a writer
+/// at `BATCH / GATHER`, 25,600 records a second, and a hub answering 33k calls a
+/// second over MCP dropped 29% of its audit and accounting records.
+#[derive(Default)]
+struct Pace {
+    behind: bool,
+}
+
+impl Pace {
+    /// Before a batch that starts with `first_is_record` (an order or a read is
+    /// answered at once).
+    fn gathers_before(&self, first_is_record: bool) -> bool {
+        first_is_record && !self.behind
+    }
+
+    /// After a batch of `len` records: a full one may have left records queued.
+    fn stored(&mut self, len: usize) {
+        self.behind = len >= BATCH;
+    }
+}
+
 /// Stores `batch`, if it holds anything; a failure is logged (the records are lost).
 fn append<K: RecordKind>(kind: &mut K, driver: &Driver, batch: Vec<Record<K>>) {
     if batch.is_empty() {
@@ -72,5 +98,25 @@ fn append<K: RecordKind>(kind: &mut K, driver: &Driver, batch: Vec<Record<K>>) {
     match driver.run(kind.store().append(batch)) {
         Ok(stored) => kind.stored(&stored),
         Err(e) => crate::error!("{}: cannot store {n} records: {e}", K::NAME),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_writer_gathers_only_once_it_has_caught_up() {
+        let mut pace = Pace::default();
+        assert!(pace.gathers_before(true), "the first record waits for others");
+        assert!(!pace.gathers_before(false), "an order or a read does not wait");
+        pace.stored(BATCH);
+        assert!(!pace.gathers_before(true), "behind: the next batch at once");
+        pace.stored(BATCH + 1);
+        assert!(!pace.gathers_before(true));
+        pace.stored(BATCH - 1);
+        assert!(pace.gathers_before(true), "caught up: gather again");
+        pace.stored(0);
+        assert!(pace.gathers_before(true));
     }
 }
