@@ -18,7 +18,8 @@
 # and p99 per server, the ratio hub/wassette, each one's CPU time per call over the timed
 # runs (user + system from /proc/PID/stat, so the kernel's work for its sockets counts),
 # and each one's resident memory after the runs (3 s of quiet first), from
-# /proc/PID/smaps_rollup.
+# /proc/PID/smaps_rollup. Last, how many audit and accounting records the hub
+# dropped over the run (its writers not keeping up), which should be 0.
 # A third server runs in the same rounds: the transport floor (host/examples/
 # http_floor.rs), hyper built as the hub's listener is, answering the hub's own answer
 # bytes to every request without doing anything else. Its figures are the most any
@@ -306,4 +307,9 @@ for line in open(sys.argv[2]):
     server, rss, anon, file = line.split()
     print(f"  {server:<8} RSS {float(rss):6.1f} (Pss_Anon {float(anon):6.1f}, Pss_File {float(file):6.1f})")
 PY
+# Records the hub could not write count as work it skipped: a run that dropped any
+# measured a cheaper hub than a deployment runs (the writers once capped at 25,600/s).
+dropped="$(curl -sS "http://127.0.0.1:$hub_port/metrics" |
+    awk '$1 == "wasmhub_audit_dropped_total" || $1 == "wasmhub_accounting_dropped_total" { n += $2 } END { print n + 0 }')"
+echo "hub records dropped over the whole run (audit + accounting): $dropped"
 echo "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
