@@ -54,8 +54,8 @@
 //!
 //! A plugin whose calls for a tenant ran past their first tick within
 //! `limits.busy_ms` is *busy* for that tenant (a call has run past it once it has
-//! used a whole tick of CPU, [`spent`], not merely seen one pass while the kernel
-//! ran something else): its calls run on low-priority
+//! also used a whole tick of CPU after it, [`spent`], not merely seen one pass
+//! while the kernel ran something else): its calls run on low-priority
 //! threads ([`background`]), those already running too, from their next poll
 //! ([`moving`]), so the kernel too prefers the others (the tenant's other plugins
 //! included); every large parse and validation runs there too.
@@ -414,7 +414,7 @@ impl TickGate {
     /// At an epoch deadline: how many more ticks the call may run before it has
     /// had its free first whole tick since it started running; 0 once it has. From
     /// then on its plugin is busy for the tenant, once the call has also used a
-    /// whole tick of CPU in its polls ([`spent`]; a call that never ran in a
+    /// whole tick of CPU in its polls since its first check past it ([`spent`]; a call that never ran in a
     /// [`TickGate::running`] poll, such as a plugin's load, by the ticks alone): a
     /// trivial call whose worker the kernel gave to something else for a tick
     /// makes nothing busy.
