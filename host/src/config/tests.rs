@@ -324,6 +324,13 @@ fn the_readme_model_examples_load() {
     }
 }
 
+/// The error of a file whose `[limits]` holds `line` alone.
+fn limits_error(line: &str) -> String {
+    with_overrides(&format!("[limits]\n{line}\n"), &[])
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn the_epoch_tick_is_bounded_and_the_error_names_the_key() {
     let c = Config::parse("[limits]\nepoch_tick_us = 500\n", Path::new("w.toml")).unwrap();
@@ -332,9 +339,7 @@ fn the_epoch_tick_is_bounded_and_the_error_names_the_key() {
         std::time::Duration::from_micros(500)
     );
     for bad in [0, 99, 100_001] {
-        let err = Config::parse(&format!("[limits]\nepoch_tick_us = {bad}\n"), Path::new("w.toml"))
-            .unwrap_err()
-            .to_string();
+        let err = limits_error(&format!("epoch_tick_us = {bad}"));
         assert!(
             err.contains("limits.epoch_tick_us must be between 100 and 100000"),
             "{err}"
@@ -350,9 +355,7 @@ fn busy_yield_us_is_off_or_bounded_and_the_error_names_the_key() {
         assert_eq!(c.limits.cpu.busy_yield_us, ok);
     }
     for bad in [1, 49, 100_001] {
-        let err = Config::parse(&format!("[limits]\nbusy_yield_us = {bad}\n"), Path::new("w.toml"))
-            .unwrap_err()
-            .to_string();
+        let err = limits_error(&format!("busy_yield_us = {bad}"));
         assert!(
             err.contains(&format!(
                 "limits.busy_yield_us must be 0 (off) or between 50 and 100000 (it is {bad})"
@@ -368,9 +371,7 @@ fn the_low_priority_threads_are_bounded_and_the_error_names_the_key() {
     assert_eq!(c.limits.cpu.busy_threads, Some(3));
     assert_eq!(Config::default().limits.cpu.busy_threads, None);
     for bad in [0, 1025] {
-        let err = Config::parse(&format!("[limits]\nbusy_threads = {bad}\n"), Path::new("w.toml"))
-            .unwrap_err()
-            .to_string();
+        let err = limits_error(&format!("busy_threads = {bad}"));
         assert!(
             err.contains(&format!(
                 "limits.busy_threads must be between 1 and 1024 (it is {bad})"
@@ -434,9 +435,7 @@ fn the_cpu_share_has_its_own_key_and_the_slot_share_stands_for_it_unset() {
         ("caller_share_percent", 101),
         ("plugin_share_percent", 0),
     ] {
-        let err = with_overrides(&format!("[limits]\n{key} = {bad}\n"), &[])
-            .unwrap_err()
-            .to_string();
+        let err = limits_error(&format!("{key} = {bad}"));
         assert!(
             err.contains(&format!("limits.{key} must be between 1 and 100 (it is {bad})")),
             "{err}"
@@ -470,9 +469,7 @@ fn cpu_weights_are_read_per_plugin_and_token_and_their_mistakes_name_the_key() {
             "limits.token_cpu_weights.nobody: no token has this name",
         ),
     ] {
-        let err = with_overrides(&format!("[limits]\n{toml}\n"), &[])
-            .unwrap_err()
-            .to_string();
+        let err = limits_error(toml);
         assert!(err.contains(expected), "{err}");
     }
 }
