@@ -78,9 +78,9 @@ mkdir -p "$work/plugins"
 cp dist/plugins/calc.wasm target/test-guests/adversary.wasm "$work/plugins/"
 export BENCH_TOKEN_BENIGN="benign-$RANDOM$RANDOM" BENCH_TOKEN_POOL="pool-$RANDOM$RANDOM" \
     BENCH_TOKEN_INPUT="input-$RANDOM$RANDOM"
-# nice_of NAME: hub NAME's limits.busy_nice line (BUSY_NICE, or BUSY_NICE_B for hub B)
+# extra_limits NAME: hub NAME's limits.busy_nice line (BUSY_NICE, or BUSY_NICE_B for hub B)
 # and its extra [limits] lines (LIMITS_B for hub B).
-nice_of() {
+extra_limits() {
     local n="${BUSY_NICE:-}"
     if [ "$1" = B ] && [ -n "${BUSY_NICE_B:-}" ]; then n=$BUSY_NICE_B; fi
     if [ -n "$n" ]; then printf 'busy_nice = %s\n' "$n"; fi
@@ -93,7 +93,7 @@ plugins_dir = "$work/plugins"
 data_dir = "$work/data-$1"
 [limits]
 $([ -n "${EPOCH_TICK_US:-}" ] && printf 'epoch_tick_us = %s\n' "$EPOCH_TICK_US")
-$(nice_of "$1")
+$(extra_limits "$1")
 
 [[tokens]]
 name = "benign"
