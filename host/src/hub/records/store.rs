@@ -19,9 +19,11 @@ pub(crate) trait RecordStore: Send + Sync {
     async fn append(&self, batch: Vec<Self::Record>) -> Result<Vec<Self::Record>, StorageError>;
 
     /// Once more than `keep + slack` records are stored (all writers together),
-    /// removes the oldest until `keep` remain. `slack` spares the work of trimming
-    /// after every batch; an implementation may look only every `slack` appended
-    /// records (with `slack` 0 it always looks).
+    /// removes the oldest until between `keep` and `keep + slack` remain (exactly
+    /// `keep` with `slack` 0). `slack` spares the work of trimming after every
+    /// batch: an implementation may look only every `slack` appended records, and
+    /// may stop short of `keep` where that is cheaper (the segment logs delete
+    /// whole files).
     async fn trim(&self, keep: usize, slack: usize) -> Result<(), StorageError>;
 }
 

@@ -117,6 +117,34 @@ fn trimming_drops_whole_segments_then_rewrites_the_oldest_part_of_one() {
 }
 
 #[test]
+fn a_slack_of_a_segment_or_more_deletes_whole_segments_and_rewrites_none() {
+    let dir = TempDir::new("log");
+    let mut log = RecordLog::<Rec>::open(&dir).unwrap();
+    let seg = SEGMENT_RECORDS as u64;
+    let n = 3 * seg + 10;
+    for start in (0..n).step_by(SEGMENT_RECORDS) {
+        log.append(&recs(start..(start + seg).min(n)), 5).unwrap();
+    }
+    let before = files(&dir);
+    assert_eq!(before.len(), 4);
+    // Keep 100 with a segment's slack: the three full segments would leave 10,
+    // under `keep`, so two go and the third stays whole (4,106 records).
+    log.trim(100, SEGMENT_RECORDS).unwrap();
+    assert_eq!(log.len(), (seg + 10) as usize);
+    assert_eq!(files(&dir), before[2..], "whole files deleted, none rewritten");
+    assert_eq!(ids(&log.newest(1).unwrap()), [n - 1]);
+    // The same trim with no slack cuts to exactly `keep`: the oldest segment
+    // is rewritten with its newest 90, the newest keeps its 10.
+    log.trim(100, 0).unwrap();
+    assert_eq!(log.len(), 100);
+    assert_eq!(files(&dir), [format!("{:020}.jsonl", n - 100), before[3].clone()]);
+    assert_eq!(
+        ids(&log.newest(1_000).unwrap()),
+        (n - 100..n).rev().collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn opening_repairs_a_torn_line_and_what_an_interrupted_trim_left() {
     let dir = closed_log(0..10);
     let segment = Segment::path(&dir, 0);
