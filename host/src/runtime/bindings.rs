@@ -13,7 +13,7 @@ use crate::timing::{self, Stage};
 use std::fmt;
 use std::time::Instant;
 use wasmtime::Store;
-use wasmtime::component::{HasSelf, InstancePre, Linker};
+use wasmtime::component::{ComponentExportIndex, HasSelf, InstancePre, Linker};
 
 // `path` is relative to the host crate's manifest directory.
 mod v0_1 {
@@ -200,17 +200,21 @@ macro_rules! list_with_instructions {
 }
 
 /// Instantiates `pre` (of version `$v`) in `store` and runs `op` on `input`, timing
-/// both stages.
+/// both stages. Only `operations.call` is looked up, by the index found at load:
+/// the generated `instantiate_async` looks up and type-checks every function of the
+/// interface on every instantiation (`list`'s nested records the costliest).
 macro_rules! run_call {
-    ($v:ident, $pre:expr, $store:expr, $op:expr, $input:expr) => {{
+    ($v:ident, $pre:expr, $call:expr, $store:expr, $op:expr, $input:expr) => {{
+        use $v::exports::wasmhub::plugin::operations::Error;
         let started = Instant::now();
-        let plugin = $pre.instantiate_async(&mut *$store).await?;
+        let instance = $pre.instance_pre().instantiate_async(&mut *$store).await?;
+        let call = instance
+            .get_func(&mut *$store, $call)
+            .ok_or_else(|| wasmtime::format_err!("the plugin exports no `call` function"))?
+            .typed::<(&str, &str), (Result<String, Error>,)>(&*$store)?;
         let instantiated = timing::record(Stage::Instantiate, started);
         $store.data_mut().times.instantiate_us = (instantiated - started).as_micros() as u64;
-        let out = plugin
-            .wasmhub_plugin_operations()
-            .call_call(&mut *$store, $op, $input)
-            .await?;
+        let (out,) = call.call_async(&mut *$store, ($op, $input)).await?;
         let done = timing::record(Stage::Guest, instantiated);
         $store.data_mut().times.guest_us = (done - instantiated).as_micros() as u64;
         out.map_err(|e| plugin_error!($v, e))
@@ -219,7 +223,15 @@ macro_rules! run_call {
 
 /// A component linked against the host, ready to instantiate once per call.
 #[derive(Clone)]
-pub(super) enum PluginPre {
+pub(super) struct PluginPre {
+    linked: Linked,
+    /// The export `operations.call`, whose type the generated `new` checked.
+    call: ComponentExportIndex,
+}
+
+/// The generated bindings of the plugin's version.
+#[derive(Clone)]
+enum Linked {
     V0_1(v0_1::PluginPre<CallState>),
     V0_2(v0_2::PluginPre<CallState>),
     V0_3(v0_3::PluginPre<CallState>),
@@ -228,27 +240,33 @@ pub(super) enum PluginPre {
 impl PluginPre {
     /// Wraps `pre` as a plugin of `version` (checks the exports' types).
     pub(super) fn new(version: WitVersion, pre: InstancePre<CallState>) -> wasmtime::Result<PluginPre> {
-        Ok(match version {
-            WitVersion::V0_1 => PluginPre::V0_1(v0_1::PluginPre::new(pre)?),
-            WitVersion::V0_2 => PluginPre::V0_2(v0_2::PluginPre::new(pre)?),
-            WitVersion::V0_3 => PluginPre::V0_3(v0_3::PluginPre::new(pre)?),
-        })
+        let component = pre.component();
+        let call = component
+            .get_export_index(None, version.operations_export())
+            .and_then(|operations| component.get_export_index(Some(&operations), "call"))
+            .ok_or_else(|| wasmtime::format_err!("no export `{}.call`", version.operations_export()))?;
+        let linked = match version {
+            WitVersion::V0_1 => Linked::V0_1(v0_1::PluginPre::new(pre)?),
+            WitVersion::V0_2 => Linked::V0_2(v0_2::PluginPre::new(pre)?),
+            WitVersion::V0_3 => Linked::V0_3(v0_3::PluginPre::new(pre)?),
+        };
+        Ok(PluginPre { linked, call })
     }
 
     /// The WIT version the component targets.
     pub(super) fn version(&self) -> WitVersion {
-        match self {
-            PluginPre::V0_1(_) => WitVersion::V0_1,
-            PluginPre::V0_2(_) => WitVersion::V0_2,
-            PluginPre::V0_3(_) => WitVersion::V0_3,
+        match self.linked {
+            Linked::V0_1(_) => WitVersion::V0_1,
+            Linked::V0_2(_) => WitVersion::V0_2,
+            Linked::V0_3(_) => WitVersion::V0_3,
         }
     }
 
     /// Instantiates the plugin in `store` and asks it for its instructions and
     /// operations.
     pub(super) async fn list(&self, store: &mut Store<CallState>) -> wasmtime::Result<Listing> {
-        match self {
-            PluginPre::V0_1(pre) => {
+        match &self.linked {
+            Linked::V0_1(pre) => {
                 let ops = pre.instantiate_async(&mut *store).await?;
                 let specs = ops.wasmhub_plugin_operations().call_list(&mut *store).await?;
                 Ok(Listing {
@@ -256,8 +274,8 @@ impl PluginPre {
                     specs: specs.into_iter().map(v0_1_spec).collect(),
                 })
             }
-            PluginPre::V0_2(pre) => list_with_instructions!(v0_2, pre, store),
-            PluginPre::V0_3(pre) => list_with_instructions!(v0_3, pre, store),
+            Linked::V0_2(pre) => list_with_instructions!(v0_2, pre, store),
+            Linked::V0_3(pre) => list_with_instructions!(v0_3, pre, store),
         }
     }
 
@@ -268,10 +286,10 @@ impl PluginPre {
         op: &str,
         input: &str,
     ) -> wasmtime::Result<Result<String, PluginError>> {
-        Ok(match self {
-            PluginPre::V0_1(pre) => run_call!(v0_1, pre, store, op, input),
-            PluginPre::V0_2(pre) => run_call!(v0_2, pre, store, op, input),
-            PluginPre::V0_3(pre) => run_call!(v0_3, pre, store, op, input),
+        Ok(match &self.linked {
+            Linked::V0_1(pre) => run_call!(v0_1, pre, self.call, store, op, input),
+            Linked::V0_2(pre) => run_call!(v0_2, pre, self.call, store, op, input),
+            Linked::V0_3(pre) => run_call!(v0_3, pre, self.call, store, op, input),
         })
     }
 }
