@@ -24,16 +24,35 @@ pub(super) struct McpHeaders<'h> {
 
 impl<'h> McpHeaders<'h> {
     pub(super) fn read(h: &'h HeaderMap) -> McpHeaders<'h> {
-        let get = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-        let duplicated = [VERSION_HEADER, METHOD_HEADER, NAME_HEADER]
+        // One pass over the request's few headers: a lookup by a `&str` name
+        // parses and hashes the name each time, and there were seven.
+        let routing = [VERSION_HEADER, METHOD_HEADER, NAME_HEADER];
+        let mut values: [Option<&'h str>; 4] = [None; 4];
+        let mut counts = [0usize; 4];
+        for (name, value) in h {
+            let Some(i) = [SESSION_HEADER, VERSION_HEADER, METHOD_HEADER, NAME_HEADER]
+                .iter()
+                .position(|n| name.as_str() == *n)
+            else {
+                continue;
+            };
+            counts[i] += 1;
+            if counts[i] == 1 {
+                values[i] = value.to_str().ok().map(str::trim);
+            }
+        }
+        let duplicated = routing
             .into_iter()
-            .find(|name| h.get_all(*name).iter().count() > 1);
+            .zip(&counts[1..])
+            .find(|(_, n)| **n > 1)
+            .map(|(name, _)| name);
         let (accepts_json, accepts_sse) = accepts(h);
+        let [session_id, version, method, name] = values;
         McpHeaders {
-            session_id: get(SESSION_HEADER),
-            version: get(VERSION_HEADER),
-            method: get(METHOD_HEADER),
-            name: get(NAME_HEADER),
+            session_id,
+            version,
+            method,
+            name,
             duplicated,
             accepts_json,
             accepts_sse,
@@ -105,5 +124,35 @@ mod tests {
         let h = McpHeaders::read(&map);
         assert_eq!(h.duplicated, Some(METHOD_HEADER));
         assert_eq!(h.name, Some("x"));
+    }
+
+    #[test]
+    fn each_header_keeps_its_first_value_and_the_first_routing_duplicate_is_named() {
+        let mut map = headers(&[
+            ("mcp-name", "n1"),
+            ("mcp-session-id", " s1 "),
+            ("mcp-protocol-version", "2025-11-25"),
+            ("mcp-name", "n2"),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("content-type", "application/json"),
+        ]);
+        map.append("mcp-method", HeaderValue::from_bytes(b"\xff").unwrap());
+        let h = McpHeaders::read(&map);
+        assert_eq!(
+            (h.session_id, h.version, h.name, h.method),
+            (Some("s1"), Some("2025-11-25"), Some("n1"), None),
+            "the first of each, trimmed; a value that is not text reads as absent"
+        );
+        assert_eq!(
+            h.duplicated,
+            Some(VERSION_HEADER),
+            "version is checked before name"
+        );
+        let single = headers(&[("mcp-method", "tools/call"), ("MCP-Name", "hub_call")]);
+        let h = McpHeaders::read(&single);
+        assert_eq!(
+            (h.method, h.name, h.duplicated, h.session_id),
+            (Some("tools/call"), Some("hub_call"), None, None)
+        );
     }
 }
