@@ -473,7 +473,8 @@ fn tool_json(t: &ToolSpec) -> Value {
 /// output schema (which describes an object), as `structuredContent`.
 pub(crate) fn tool_result(output: ToolOutput, structured: bool) -> Value {
     let ToolOutput { value, is_error } = output;
-    let text = value.to_string();
+    // `serde_json::to_string`, not `Value`'s `Display` (through the formatter, twice as slow).
+    let text = serde_json::to_string(&value).expect("a JSON value always serializes");
     let mut obj = Map::new();
     obj.insert("content".into(), text_content(text));
     if structured && value.is_object() {
