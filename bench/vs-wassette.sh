@@ -299,6 +299,16 @@ for conns in (1, 16, 64):
     per_call = f"{1e6 / hub:>7.1f}" if conns == 1 else f"{'':>7}"
     print(f"{conns:>11} | {floor:>13.0f} {median('floor', conns, 'p50_ms'):>7.3f} | {floor / was:>13.2f}x | "
           f"{hub / floor:>8.0%} | {per_call} {above} | {targets[conns] * was / floor:.0%}")
+# The machine's throughput drifts (here by a quarter, over tens of seconds, for
+# every server alike), and the ratio of two medians can pair a hub round from a slow
+# stretch with a floor round from a fast one. The hub and the floor run back to back
+# in every round: the ratio within each round compares them in the same state.
+print("\nhub/floor within each round (the two ran back to back): median, lowest, highest")
+for conns in (1, 16, 64):
+    pairs = zip(runs.get(("hub", conns), []), runs.get(("floor", conns), []))
+    ratios = sorted(float(h["calls/s"]) / float(f["calls/s"]) for h, f in pairs)
+    if ratios:
+        print(f"{conns:>11} | {statistics.median(ratios):>6.1%} {ratios[0]:>6.1%} {ratios[-1]:>6.1%}")
 errors = sum(int(r["errors"]) for rs in runs.values() for r in rs)
 if errors:
     print(f"WARNING: {errors} errors (socket or non-2xx) in the timed runs")

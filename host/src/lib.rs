@@ -37,6 +37,7 @@ pub mod distribution;
 pub(crate) mod http_client;
 pub mod hub;
 pub mod ids;
+pub(crate) mod json;
 pub mod llm;
 pub(crate) mod logging;
 pub(crate) mod mcp_client;

@@ -12,7 +12,8 @@
 
 use super::replay::{Baseline, ReplayState, replay};
 use crate::agent::builder::MessageBuilder;
-use crate::agent::message::{Role, UiMessage, json_len};
+use crate::agent::message::{Role, UiMessage};
+use crate::json::encoded_len;
 use crate::llm::UiChunk;
 use std::collections::{HashMap, VecDeque};
 
@@ -210,7 +211,7 @@ fn weight(chunk: &UiChunk) -> usize {
         UiChunk::TextDelta { id, delta } | UiChunk::ReasoningDelta { id, delta } => {
             KEEPING + id.len() + delta.len()
         }
-        other => KEEPING + json_len(other),
+        other => KEEPING + encoded_len(other),
     }
 }
 

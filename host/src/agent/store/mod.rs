@@ -22,8 +22,9 @@ mod sled;
 #[cfg(test)]
 mod stored_sessions_tests;
 
-use super::message::{Role, UiMessage, json_len};
+use super::message::{Role, UiMessage};
 use crate::hub::StoredUsage;
+use crate::json::encoded_len;
 use crate::storage::{Backend, Storage, StorageError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -253,7 +254,7 @@ pub(crate) fn next_record(save: &SaveRequest<'_>) -> SessionInfo {
         .head
         .iter()
         .chain(save.tail)
-        .map(|m| json_len(m) as u64)
+        .map(|m| encoded_len(m) as u64)
         .sum();
     info
 }

@@ -40,20 +40,6 @@ use unwritten::Unwritten;
 /// Longest stored input excerpt, in bytes of JSON.
 const EXCERPT_BYTES: usize = 1024;
 
-/// A writer that only counts the bytes written to it.
-struct ByteCount(usize);
-
-impl std::io::Write for ByteCount {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0 += bytes.len();
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The audit log's handle, owned by the hub.
 pub(crate) struct AuditLog {
     records: Records<AuditRecords>,
@@ -129,10 +115,8 @@ impl AuditLog {
     /// The input excerpt stored for a call: sensitive fields redacted, cut to size.
     pub(crate) fn excerpt(&self, input: &Value) -> Value {
         let redacted = redact(input, &self.redact);
-        // Measured without keeping the text: nearly every input fits.
-        let mut len = ByteCount(0);
-        serde_json::to_writer(&mut len, &redacted).expect("a JSON value always serializes");
-        if len.0 <= EXCERPT_BYTES {
+        // Measured without building the text: nearly every input fits.
+        if crate::json::encoded_len(&redacted) <= EXCERPT_BYTES {
             return redacted;
         }
         let text = serde_json::to_string(&redacted).expect("a JSON value always serializes");
