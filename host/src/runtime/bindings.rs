@@ -240,16 +240,18 @@ enum Linked {
 impl PluginPre {
     /// Wraps `pre` as a plugin of `version` (checks the exports' types).
     pub(super) fn new(version: WitVersion, pre: InstancePre<CallState>) -> wasmtime::Result<PluginPre> {
-        let component = pre.component();
-        let call = component
-            .get_export_index(None, version.operations_export())
-            .and_then(|operations| component.get_export_index(Some(&operations), "call"))
-            .ok_or_else(|| wasmtime::format_err!("no export `{}.call`", version.operations_export()))?;
+        let component = pre.component().clone();
+        // The generated check first: a component that does not fit the world fails
+        // with its error, as before the index was kept.
         let linked = match version {
             WitVersion::V0_1 => Linked::V0_1(v0_1::PluginPre::new(pre)?),
             WitVersion::V0_2 => Linked::V0_2(v0_2::PluginPre::new(pre)?),
             WitVersion::V0_3 => Linked::V0_3(v0_3::PluginPre::new(pre)?),
         };
+        let call = component
+            .get_export_index(None, version.operations_export())
+            .and_then(|operations| component.get_export_index(Some(&operations), "call"))
+            .ok_or_else(|| wasmtime::format_err!("no export `{}.call`", version.operations_export()))?;
         Ok(PluginPre { linked, call })
     }
 

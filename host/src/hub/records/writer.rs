@@ -1,10 +1,9 @@
 //! The writer thread of a record kind: lets queued records gather for
 //! [`GATHER`] (unless it is behind, [`Pace`]), appends each batch (at most
-//! [`BATCH`]) to the kind's store (and
-//! hands the stored records to the kind, `RecordKind::stored`), trims
-//! the store to the configured retention (with a tenth of slack, so it does not
-//! look after every batch), and answers reads once what was queued before them
-//! is stored. It is the only place the store's futures run (`super::driver`);
+//! [`BATCH`]) to the kind's store (and hands the stored records to the kind,
+//! `RecordKind::stored`), trims the store to the configured retention (with a
+//! tenth of slack, so it does not look after every batch), and answers reads once
+//! what was queued before them is stored. It is the only place the store's futures run (`super::driver`);
 //! nothing here runs on the async workers.
 
 use super::kind::Record;
@@ -71,8 +70,9 @@ pub(super) fn write_loop<K: RecordKind>(rx: Receiver<Msg<K>>, mut kind: K, drive
 /// Whether the writer lets records gather before its next batch: only once it has
 /// caught up (its last batch took everything queued). Behind, it stores the next
 /// batch at once: sleeping before every batch of at most [`BATCH`] capped a writer
-/// at `BATCH / GATHER` (25,600 records a second when a batch held 512), and a hub answering 33k calls a
-/// second over MCP dropped 29% of its audit and accounting records.
+/// at `BATCH / GATHER` (25,600 records a second when a batch held 512), and a hub
+/// answering 33k calls a second over MCP dropped 29% of its audit and accounting
+/// records.
 #[derive(Default)]
 struct Pace {
     behind: bool,

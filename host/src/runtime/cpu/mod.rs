@@ -414,10 +414,10 @@ impl TickGate {
     /// At an epoch deadline: how many more ticks the call may run before it has
     /// had its free first whole tick since it started running; 0 once it has. From
     /// then on its plugin is busy for the tenant, once the call has also used a
-    /// whole tick of CPU in its polls since its first check past it ([`spent`]; a call that never ran in a
-    /// [`TickGate::running`] poll, such as a plugin's load, by the ticks alone): a
-    /// trivial call whose worker the kernel gave to something else for a tick
-    /// makes nothing busy.
+    /// whole tick of CPU in its polls since its first check past it ([`spent`]; a
+    /// call that never ran in a [`TickGate::running`] poll, such as a plugin's load,
+    /// by the ticks alone): a trivial call whose worker the kernel gave to something
+    /// else for a tick makes nothing busy.
     pub(super) fn first_tick_left(&self) -> u64 {
         let now = self.clock.load(Ordering::Relaxed);
         let left = (self.started.load(Ordering::Relaxed) + FREE_TICKS).saturating_sub(now);

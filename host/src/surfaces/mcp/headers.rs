@@ -26,14 +26,12 @@ impl<'h> McpHeaders<'h> {
     pub(super) fn read(h: &'h HeaderMap) -> McpHeaders<'h> {
         // One pass over the request's few headers: a lookup by a `&str` name
         // parses and hashes the name each time, and there were seven.
-        let routing = [VERSION_HEADER, METHOD_HEADER, NAME_HEADER];
+        // The session id, then the three routing headers (a duplicate is named).
+        const READ: [&str; 4] = [SESSION_HEADER, VERSION_HEADER, METHOD_HEADER, NAME_HEADER];
         let mut values: [Option<&'h str>; 4] = [None; 4];
         let mut counts = [0usize; 4];
         for (name, value) in h {
-            let Some(i) = [SESSION_HEADER, VERSION_HEADER, METHOD_HEADER, NAME_HEADER]
-                .iter()
-                .position(|n| name.as_str() == *n)
-            else {
+            let Some(i) = READ.iter().position(|n| name.as_str() == *n) else {
                 continue;
             };
             counts[i] += 1;
@@ -41,11 +39,11 @@ impl<'h> McpHeaders<'h> {
                 values[i] = value.to_str().ok().map(str::trim);
             }
         }
-        let duplicated = routing
-            .into_iter()
+        let duplicated = READ[1..]
+            .iter()
             .zip(&counts[1..])
             .find(|(_, n)| **n > 1)
-            .map(|(name, _)| name);
+            .map(|(name, _)| *name);
         let (accepts_json, accepts_sse) = accepts(h);
         let [session_id, version, method, name] = values;
         McpHeaders {
